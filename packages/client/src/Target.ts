@@ -1,0 +1,71 @@
+/**
+ * The resolved, validated description of an upstream: an LLM client (where and how to call) and a
+ * target (which model on that client). Built by `@switchyard-ts/config`, or by hand by a library
+ * consumer.
+ */
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+
+/** Wire format of an LLM client. Only `openai_chat` exists for now. */
+export type Format = "openai_chat"
+
+/** One `[llm_clients.<name>]` table, validated. */
+export interface LlmClient {
+  /** The TOML table name. */
+  readonly name: string
+  readonly format: Format
+  /** Absolute http(s) URL in normalized form, e.g. `http://127.0.0.1:8001/v1`. */
+  readonly baseUrl: string
+  /** The key read from `api_key_env` at load time; sent as `Authorization: Bearer`. */
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  /** Static headers sent on every call (never credential headers). */
+  readonly extraHeaders: Readonly<Record<string, string>>
+  /** Retries after the first attempt, 0..10. */
+  readonly maxRetries: number
+  /** Deadline of one logical call, retries included; none when unset. */
+  readonly timeoutMs: Option.Option<number>
+}
+
+/** One `[targets.<name>]` table, validated and joined with its client. */
+export interface Target {
+  /** The TOML table name (reported as `target` by `/v1/decision`). */
+  readonly name: string
+  /** Model id sent upstream in place of the request's `model`. */
+  readonly id: string
+  readonly client: LlmClient
+  /** Top-level body fields added where the request lacks them. */
+  readonly extraBody: Readonly<Record<string, unknown>>
+}
+
+/** Headers whose values are credentials; never forwarded, never accepted in `extra_headers`. */
+export const credentialHeaders: ReadonlySet<string> = new Set([
+  "authorization",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "api-key",
+  "chatgpt-account-id",
+  "x-openai-fedramp",
+  "openai-organization",
+  "openai-project"
+])
+
+/** Caller headers that are never forwarded upstream (hop-by-hop, framing and credential headers). */
+export const reservedHeaders: ReadonlySet<string> = new Set([
+  ...credentialHeaders,
+  "host",
+  "content-length",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "proxy-connection",
+  "content-type",
+  "accept-encoding",
+  "anthropic-beta",
+  "anthropic-version"
+])

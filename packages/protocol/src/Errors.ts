@@ -1,0 +1,146 @@
+/**
+ * The typed failures of switchyard-ts and, in one place, how each one is shown to an HTTP
+ * caller (SPEC §5): status, OpenAI error `type` / `code`, and message.
+ *
+ * Upstream failures carry structured facts only (target model id, status, a bounded summary),
+ * never an API key or a verbatim upstream body.
+ */
+import * as Schema from "effect/Schema"
+
+/** The upstream could not be reached, or the connection failed before a full answer arrived. */
+export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
+  /** Model id of the target that was called. */
+  target: Schema.String,
+  /** A short, secret-free description (e.g. `connection refused`). */
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `upstream ${this.target} is unreachable: ${this.reason}`
+  }
+}
+
+/** One logical call (retries included) did not finish within the client's `timeout_ms`. */
+export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>()("DeadlineExceeded", {
+  target: Schema.String,
+  afterMs: Schema.Number
+}) {
+  override get message(): string {
+    return `upstream ${this.target} did not finish within ${this.afterMs} ms, retries included`
+  }
+}
+
+/** The upstream answered with a non-2xx status (after retries). */
+export class UpstreamStatus extends Schema.TaggedError<UpstreamStatus>()("UpstreamStatus", {
+  target: Schema.String,
+  status: Schema.Int,
+  /** The upstream's `error.message` when its body had one (bounded length). */
+  upstreamMessage: Schema.optional(Schema.String),
+  /** The upstream's `error.code` / `error.type` when present (bounded length). */
+  upstreamCode: Schema.optional(Schema.String),
+  /** Delay the upstream asked for through `Retry-After`, in milliseconds. */
+  retryAfterMs: Schema.optional(Schema.Number),
+  /** A 400 whose body says the context window was exceeded. */
+  contextWindowExceeded: Schema.optional(Schema.Boolean)
+}) {
+  override get message(): string {
+    return this.upstreamMessage ?? `upstream ${this.target} answered HTTP ${this.status}`
+  }
+}
+
+/** The upstream answered 2xx but its body could not be decoded as a chat completion. */
+export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("InvalidResponse", {
+  target: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `upstream ${this.target} sent an invalid response: ${this.reason}`
+  }
+}
+
+/** Any failure of one upstream call. */
+export type UpstreamFailure = TransportError | DeadlineExceeded | UpstreamStatus | InvalidResponse
+
+/** The request body is not JSON or violates the request schema; `message` names the field path. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String
+}) {}
+
+/** The request's `model` names no route. */
+export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
+  model: Schema.String
+}) {
+  override get message(): string {
+    return `No route registered for model ${this.model}`
+  }
+}
+
+/** The request body is larger than the server's limit. */
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
+  limitBytes: Schema.Number
+}) {
+  override get message(): string {
+    return `request body exceeds the limit of ${this.limitBytes} bytes`
+  }
+}
+
+/** A routing problem that is our fault or the deployment's (e.g. a route with no callable target). */
+export class RoutingError extends Schema.TaggedError<RoutingError>()("RoutingError", {
+  message: Schema.String
+}) {}
+
+/** Everything that can fail a routed request. */
+export type RequestFailure = UpstreamFailure | InvalidRequest | ModelNotFound | RequestTooLarge | RoutingError
+
+/** The OpenAI error envelope every error response uses. */
+export const ErrorEnvelope = Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    type: Schema.String,
+    code: Schema.String
+  })
+})
+export type ErrorEnvelope = typeof ErrorEnvelope.Type
+
+/** How a failure is shown to the HTTP caller. */
+export interface HttpMapping {
+  readonly status: number
+  readonly type: string
+  readonly code: string
+  readonly message: string
+}
+
+const upstream = (status: number, code: string, message: string): HttpMapping => ({
+  status,
+  type: "upstream_error",
+  code,
+  message
+})
+
+/**
+ * The SPEC §5 mapping of every failure. An upstream non-2xx keeps its status (a status outside
+ * 400..599 becomes 502), with the upstream's own `error.message` when it had one.
+ */
+export const toHttp = (failure: RequestFailure): HttpMapping => {
+  switch (failure._tag) {
+    case "InvalidRequest":
+      return { status: 400, type: "invalid_request_error", code: "invalid_request_error", message: failure.message }
+    case "ModelNotFound":
+      return { status: 404, type: "invalid_request_error", code: "model_not_found", message: failure.message }
+    case "RequestTooLarge":
+      return { status: 413, type: "invalid_request_error", code: "request_too_large", message: failure.message }
+    case "TransportError":
+    case "InvalidResponse":
+      return upstream(502, "upstream_error", failure.message)
+    case "DeadlineExceeded":
+      return upstream(504, "upstream_timeout", failure.message)
+    case "UpstreamStatus":
+      return upstream(failure.status >= 400 && failure.status <= 599 ? failure.status : 502, "upstream_error", failure.message)
+    case "RoutingError":
+      return { status: 500, type: "server_error", code: "server_error", message: failure.message }
+  }
+}
+
+/** The envelope body of a failure. */
+export const toEnvelope = (mapping: HttpMapping): ErrorEnvelope => ({
+  error: { message: mapping.message, type: mapping.type, code: mapping.code }
+})
