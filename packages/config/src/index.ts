@@ -1,0 +1,6 @@
+/**
+ * @switchyard-ts/config — deployment TOML → validated Deployment → Layers.
+ */
+export * as Deployment from "./Deployment.js"
+export * as DeploymentToml from "./DeploymentToml.js"
+export * as InvalidConfig from "./InvalidConfig.js"

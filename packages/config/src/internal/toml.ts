@@ -1,0 +1,155 @@
+/**
+ * Helpers for decoding a parsed TOML document: key paths, `InvalidConfig` construction, leaf
+ * schemas whose messages name TOML types, a Schema-driven decoder that reports the first issue
+ * with its full key path, and the JSON conversion of `extra_body` values.
+ *
+ * The document is parsed with `integersAsBigInt: true`, so TOML integers arrive as `bigint` and
+ * TOML floats as `number`; the leaf schemas below rely on that to tell the two apart.
+ */
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import { InvalidConfig } from "../InvalidConfig.js"
+
+/** A TOML key path: table keys as strings, array indices as numbers. */
+export type Path = ReadonlyArray<string | number>
+
+const bareKey = /^[A-Za-z0-9_-]+$/
+
+/**
+ * Renders a path as TOML would spell it: `llm_clients.hosted.max_retries`, `routes.r.targets[1]`,
+ * quoting keys that are not bare keys (`llm_clients." x"`).
+ */
+export const formatPath = (path: Path): string => {
+  let out = ""
+  for (const segment of path) {
+    if (typeof segment === "number") {
+      out += `[${segment}]`
+    } else {
+      const key = bareKey.test(segment) ? segment : JSON.stringify(segment)
+      out += out === "" ? key : `.${key}`
+    }
+  }
+  return out
+}
+
+/** Builds an `InvalidConfig` whose message starts with the rendered path. */
+export const invalid = (path: Path, text: string): InvalidConfig => {
+  const rendered = formatPath(path)
+  return new InvalidConfig({ path: rendered, message: rendered === "" ? text : `${rendered}: ${text}` })
+}
+
+/** Fails with `invalid(path, text)`. */
+export const fail = (path: Path, text: string): Effect.Effect<never, InvalidConfig> => Effect.fail(invalid(path, text))
+
+/** Names the TOML type of a parsed value, for messages. */
+export const describeToml = (value: unknown): string => {
+  if (value === undefined) return "nothing"
+  if (Predicate.isString(value)) return "string"
+  if (Predicate.isBigInt(value)) return "integer"
+  if (Predicate.isNumber(value)) return "float"
+  if (Predicate.isBoolean(value)) return "boolean"
+  if (Predicate.isDate(value)) return "datetime"
+  if (Array.isArray(value)) return "array"
+  if (Predicate.isRecord(value)) return "table"
+  return typeof value
+}
+
+const expected = (what: string) => (issue: ParseResult.ParseIssue): string =>
+  `expected ${what}, got ${describeToml(issue.actual)}`
+
+/** A TOML table (not an array, not a datetime), keys untyped values. */
+export const isTomlTable = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  Predicate.isRecord(u) && !Predicate.isDate(u)
+
+/** A TOML string. */
+export const TomlString = Schema.String.annotations({ message: expected("a string") })
+
+/** A TOML integer (a `bigint`, given `integersAsBigInt: true`). */
+export const TomlInteger = Schema.BigIntFromSelf.annotations({ message: expected("an integer") })
+
+/** A TOML boolean. */
+export const TomlBoolean = Schema.Boolean.annotations({ message: expected("a boolean") })
+
+/** A TOML integer or float, as a JS number (integers beyond 2^53 lose precision, as floats do). */
+export const TomlNumber = Schema.transform(
+  Schema.declare((u): u is number | bigint => Predicate.isNumber(u) || Predicate.isBigInt(u), {
+    message: expected("a number")
+  }),
+  Schema.Number,
+  { strict: true, decode: (n) => Number(n), encode: (n) => n }
+)
+
+/** A TOML table whose values are left undecoded. */
+export const TomlTable = Schema.declare(isTomlTable, { message: expected("a table") })
+
+/** A TOML table whose values all decode with `value`. */
+export const tableOf = <A, I>(value: Schema.Schema<A, I>) =>
+  Schema.compose(TomlTable, Schema.Record({ key: Schema.String, value }), { strict: false })
+
+/** A TOML array whose elements all decode with `element`. */
+export const arrayOf = <A, I>(element: Schema.Schema<A, I>) =>
+  Schema.Array(element).annotations({ message: expected("an array") })
+
+/**
+ * Decodes `input` (found at `path`) with `schema`, rejecting unknown keys unless `excess` is
+ * `"ignore"`. The first issue becomes an `InvalidConfig` at the issue's full path: `missing`,
+ * `unknown field`, or the leaf's message.
+ */
+export const decodeAt = <A, I>(
+  schema: Schema.Schema<A, I>,
+  path: Path,
+  input: unknown,
+  excess: "error" | "ignore" = "error"
+): Effect.Effect<A, InvalidConfig> =>
+  Schema.decodeUnknown(schema, { errors: "first", onExcessProperty: excess })(input).pipe(
+    Effect.mapError((error) => {
+      const [first] = ParseResult.ArrayFormatter.formatErrorSync(error)
+      if (first === undefined) return invalid(path, "invalid value")
+      const at = [...path, ...first.path.map((key) => (Predicate.isSymbol(key) ? String(key) : key))]
+      switch (first._tag) {
+        case "Missing":
+          return invalid(at, "missing")
+        case "Unexpected":
+          return invalid(at, "unknown field")
+        default:
+          return invalid(at, first.message)
+      }
+    })
+  )
+
+/**
+ * Converts a TOML value to a JSON-compatible one for `extra_body`: integers become numbers (they
+ * must be safe integers), floats must be finite, tables and arrays are converted recursively.
+ * TOML datetimes are rejected rather than stringified, so no value changes type silently.
+ */
+export const toJsonValue = (value: unknown, path: Path): Effect.Effect<unknown, InvalidConfig> => {
+  if (Predicate.isString(value) || Predicate.isBoolean(value)) return Effect.succeed(value)
+  if (Predicate.isBigInt(value)) {
+    const n = Number(value)
+    return Number.isSafeInteger(n) && BigInt(n) === value
+      ? Effect.succeed(n)
+      : fail(path, `integer ${value} cannot be represented exactly in JSON`)
+  }
+  if (Predicate.isNumber(value)) {
+    return Number.isFinite(value) ? Effect.succeed(value) : fail(path, `float ${value} is not valid JSON`)
+  }
+  if (Predicate.isDate(value)) return fail(path, "TOML datetimes are not supported in extra_body")
+  if (Schema.is(Schema.Array(Schema.Unknown))(value)) {
+    return Effect.forEach(value, (item, index) => toJsonValue(item, [...path, index]))
+  }
+  if (isTomlTable(value)) return toJsonTable(value, path)
+  return fail(path, `unsupported value of type ${describeToml(value)}`)
+}
+
+/** `toJsonValue` for a table, keeping its key order. */
+export const toJsonTable = (
+  table: Readonly<Record<string, unknown>>,
+  path: Path
+): Effect.Effect<Record<string, unknown>, InvalidConfig> =>
+  Effect.reduce(Object.entries(table), {}, (acc: Record<string, unknown>, [key, item]) =>
+    Effect.map(toJsonValue(item, [...path, key]), (json) => {
+      acc[key] = json
+      return acc
+    }))

@@ -1,0 +1,451 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import { InvalidConfig } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+
+const secret = "sk-test-0123456789-very-secret"
+
+const withEnv = (env: ReadonlyArray<readonly [string, string]>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+
+const load = (text: string, env: ReadonlyArray<readonly [string, string]> = [["HOSTED_API_KEY", secret]]) =>
+  DeploymentToml.parse(text).pipe(withEnv(env))
+
+/** Parses `text`, expects an `InvalidConfig` at `path` whose message starts with it and contains `fragment`. */
+const expectInvalid = (
+  text: string,
+  path: string,
+  fragment: string,
+  env?: ReadonlyArray<readonly [string, string]>
+) =>
+  Effect.gen(function*() {
+    const error = yield* Effect.flip(load(text, env))
+    assert.instanceOf(error, InvalidConfig)
+    assert.strictEqual(error._tag, "InvalidConfig")
+    assert.strictEqual(error.path, path)
+    assert.isTrue(error.message.startsWith(path), `message ${JSON.stringify(error.message)} should start with ${path}`)
+    assert.include(error.message, fragment)
+    assert.notInclude(error.message, secret)
+    return error
+  })
+
+/** A minimal valid document; each option appends lines to one table, `more` appends whole tables. */
+const doc = (
+  parts: { top?: string; client?: string; target?: string; route?: string; more?: string } = {}
+): string => `
+schema_version = 1
+${parts.top ?? ""}
+
+[llm_clients.hosted]
+format = "openai_chat"
+base_url = "https://api.example.com/v1"
+api_key_env = "HOSTED_API_KEY"
+${parts.client ?? ""}
+
+[targets.weak]
+id = "small-coder"
+llm_client = "hosted"
+${parts.target ?? ""}
+
+[routes.r]
+id = "r"
+type = "noop"
+${parts.route ?? ""}
+
+${parts.more ?? ""}
+`
+
+const fullDeployment = `
+schema_version = 1
+
+[llm_clients.local_judge]
+format = "openai_chat"
+base_url = "  http://127.0.0.1:8001/v1/  "
+
+[llm_clients.hosted]
+format = "openai_chat"
+base_url = "https://API.example.com/v1"
+api_key_env = "HOSTED_API_KEY"
+extra_headers = { "x-team" = "infra" }
+max_retries = 3
+timeout_ms = 120000
+forward_auth = false
+
+[targets.weak]
+id = "small-coder"
+llm_client = "hosted"
+
+[targets.judge]
+id = "qwen3-30b"
+llm_client = "local_judge"
+extra_body = { temperature = 0, top_p = 0.5, stop = ["a", "b"], nested = { big = 9007199254740991 } }
+
+[targets.strong]
+id = "frontier-coder"
+llm_client = "hosted"
+
+[routes.zeta]
+id = "auto"
+type = "passthrough"
+target = "strong"
+context_window = 200000
+tool_calling = true
+
+[routes.alpha]
+id = "zz-random"
+type = "random"
+targets = ["weak", "strong"]
+weights = [1, 2.5]
+seed = 18446744073709551615
+
+[routes.mid]
+id = "b-noop"
+type = "noop"
+
+[routes.equal]
+id = "c-random"
+type = "random"
+targets = ["strong", "weak"]
+`
+
+const routeIds = (deployment: Deployment): Array<string> => deployment.routes.map((route) => route.id)
+
+const routeById = (deployment: Deployment, id: string): RouteSpec => {
+  const route = deployment.routes.find((r) => r.id === id)
+  return route ?? assert.fail(`no route ${id}`)
+}
+
+describe("DeploymentToml.parse", () => {
+  it.effect("decodes a full deployment", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(fullDeployment)
+
+      assert.deepStrictEqual(deployment.clients.map((c) => c.name), ["hosted", "local_judge"])
+      const [hosted, local] = deployment.clients
+      assert.isDefined(hosted)
+      assert.isDefined(local)
+      if (hosted === undefined || local === undefined) return
+      assert.strictEqual(hosted.format, "openai_chat")
+      assert.strictEqual(hosted.baseUrl, "https://api.example.com/v1")
+      assert.strictEqual(Redacted.value(Option.getOrThrow(hosted.apiKey)), secret)
+      assert.notInclude(String(Option.getOrThrow(hosted.apiKey)), secret)
+      assert.deepStrictEqual(hosted.extraHeaders, { "x-team": "infra" })
+      assert.strictEqual(hosted.maxRetries, 3)
+      assert.deepStrictEqual(hosted.timeoutMs, Option.some(120000))
+      assert.strictEqual(local.baseUrl, "http://127.0.0.1:8001/v1")
+      assert.isTrue(Option.isNone(local.apiKey))
+      assert.deepStrictEqual(local.extraHeaders, {})
+      assert.strictEqual(local.maxRetries, 2)
+      assert.isTrue(Option.isNone(local.timeoutMs))
+
+      assert.deepStrictEqual(deployment.targets.map((t) => t.name), ["judge", "strong", "weak"])
+      const judge = deployment.targets[0]
+      assert.strictEqual(judge?.id, "qwen3-30b")
+      assert.strictEqual(judge?.client, local)
+      assert.deepStrictEqual(judge?.extraBody, {
+        temperature: 0,
+        top_p: 0.5,
+        stop: ["a", "b"],
+        nested: { big: 9007199254740991 }
+      })
+      assert.deepStrictEqual(deployment.targets[2]?.extraBody, {})
+
+      assert.deepStrictEqual(routeIds(deployment), ["auto", "b-noop", "c-random", "zz-random"])
+
+      const auto = routeById(deployment, "auto")
+      assert.strictEqual(auto.type, "passthrough")
+      assert.strictEqual(auto.name, "zeta")
+      assert.deepStrictEqual(auto.contextWindow, Option.some(200000))
+      assert.deepStrictEqual(auto.toolCalling, Option.some(true))
+      if (auto.type === "passthrough") assert.strictEqual(auto.target.name, "strong")
+
+      const noop = routeById(deployment, "b-noop")
+      assert.strictEqual(noop.type, "noop")
+      assert.isTrue(Option.isNone(noop.contextWindow))
+      assert.isTrue(Option.isNone(noop.toolCalling))
+
+      const seeded = routeById(deployment, "zz-random")
+      assert.strictEqual(seeded.type, "random")
+      if (seeded.type === "random") {
+        assert.deepStrictEqual(seeded.targets.map((t) => t.name), ["weak", "strong"])
+        assert.strictEqual(seeded.targets[0].client, hosted)
+        assert.deepStrictEqual(seeded.weights, [1, 2.5])
+        assert.deepStrictEqual(seeded.seed, Option.some(18446744073709551615n))
+      }
+
+      const equal = routeById(deployment, "c-random")
+      if (equal.type === "random") {
+        assert.deepStrictEqual(equal.weights, [1, 1])
+        assert.isTrue(Option.isNone(equal.seed))
+      } else {
+        assert.fail("expected a random route")
+      }
+    }))
+
+  it.effect("accepts a document without [llm_clients] and with an empty [targets]", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load("schema_version = 1\n[targets]\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n")
+      assert.deepStrictEqual(deployment.clients, [])
+      assert.deepStrictEqual(deployment.targets, [])
+      assert.deepStrictEqual(routeIds(deployment), ["n"])
+    }))
+
+  it.effect("reads API keys through an env-style provider (pathDelim _)", () =>
+    Effect.gen(function*() {
+      const deployment = yield* DeploymentToml.parse(doc()).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOSTED_API_KEY", secret]]), { pathDelim: "_" }))
+      )
+      assert.strictEqual(Redacted.value(Option.getOrThrow(deployment.clients[0]?.apiKey ?? Option.none())), secret)
+    }))
+})
+
+describe("DeploymentToml.parse top level", () => {
+  it.effect("TOML syntax errors are reported as failed to parse TOML", () =>
+    Effect.gen(function*() {
+      const error = yield* expectInvalid("schema_version = 1\nschema_version = 1\n", "", "failed to parse TOML: ")
+      assert.isTrue(error.message.startsWith("failed to parse TOML: "))
+      assert.include(error.message, "line 2")
+    }))
+
+  it.effect("schema_version is required", () => expectInvalid("[targets]\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "schema_version", "schema_version: missing"))
+
+  it.effect("schema_version must be 1", () => expectInvalid(doc().replace("schema_version = 1", "schema_version = 2"), "schema_version", "unsupported schema_version 2; expected 1"))
+
+  it.effect("schema_version must be an integer", () => expectInvalid(doc().replace("schema_version = 1", "schema_version = 1.0"), "schema_version", "expected an integer, got float"))
+
+  it.effect("unknown top-level keys are rejected", () => expectInvalid(doc({ top: "surprise = true" }), "surprise", "surprise: unknown field"))
+
+  it.effect("[targets] is required", () => expectInvalid("schema_version = 1\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "targets", "targets: missing"))
+
+  it.effect("[routes] is required", () => expectInvalid("schema_version = 1\n[targets]\n", "routes", "routes: missing"))
+
+  it.effect("[routes] must not be empty", () => expectInvalid("schema_version = 1\n[targets]\n[routes]\n", "routes", "routes: at least one route is required"))
+
+  it.effect("arrays of tables are not tables", () =>
+    expectInvalid("schema_version = 1\n[[targets]]\nid = \"a\"\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "targets", "expected a table, got array"))
+
+  it.effect("keys such as __proto__ are parse errors", () =>
+    expectInvalid(doc({ target: "extra_body = { __proto__ = 1 }" }), "", "failed to parse TOML"))
+
+  it.effect("a table name must be a table", () => expectInvalid(doc({ top: "llm_clients = 3" }).replace(/\[llm_clients\.hosted\][^[]*/, ""), "llm_clients", "expected a table, got integer"))
+})
+
+describe("DeploymentToml.parse names and ids", () => {
+  it.effect("client table names have no surrounding whitespace", () =>
+    expectInvalid(doc({ more: "[llm_clients.\" spaced\"]\nformat = \"openai_chat\"\nbase_url = \"http://h\"" }), "llm_clients.\" spaced\"", "llm client name must be non-empty and have no surrounding whitespace"))
+
+  it.effect("target table names are non-empty", () =>
+    expectInvalid(doc({ more: "[targets.\"\"]\nid = \"m\"\nllm_client = \"hosted\"" }), "targets.\"\"", "target name must be non-empty"))
+
+  it.effect("target ids are non-empty", () => expectInvalid(doc().replace("id = \"small-coder\"", "id = \"  \""), "targets.weak.id", "target id must be non-empty"))
+
+  it.effect("route ids have no surrounding whitespace", () => expectInvalid(doc().replace("id = \"r\"", "id = \"r \""), "routes.r.id", "route id must be non-empty and have no surrounding whitespace"))
+
+  it.effect("names are checked before clients", () =>
+    expectInvalid(doc({ client: "max_retries = 11" }).replace("id = \"r\"", "id = \"\""), "routes.r.id", "route id must be non-empty"))
+})
+
+describe("DeploymentToml.parse llm clients", () => {
+  const other = (body: string) => doc({ more: `[llm_clients.other]\n${body}` })
+
+  it.effect("format is required", () => expectInvalid(other("base_url = \"http://h\""), "llm_clients.other.format", "missing"))
+
+  it.effect("anthropic_messages is not supported yet", () =>
+    expectInvalid(other("format = \"anthropic_messages\"\nbase_url = \"http://h\""), "llm_clients.other.format", "format \"anthropic_messages\" is not supported yet"))
+
+  it.effect("openai_responses is not supported yet", () =>
+    expectInvalid(other("format = \"openai_responses\"\nbase_url = \"http://h\""), "llm_clients.other.format", "is not supported yet"))
+
+  it.effect("unknown formats list the allowed values", () =>
+    expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\""))
+
+  it.effect("base_url is required", () => expectInvalid(other("format = \"openai_chat\""), "llm_clients.other.base_url", "llm_clients.other.base_url: missing"))
+
+  it.effect("base_url must be http(s)", () =>
+    expectInvalid(other("format = \"openai_chat\"\nbase_url = \"ftp://h/v1\""), "llm_clients.other.base_url", "base_url must be an absolute HTTP(S) URL"))
+
+  it.effect("base_url must be absolute", () =>
+    expectInvalid(other("format = \"openai_chat\"\nbase_url = \"api.example.com/v1\""), "llm_clients.other.base_url", "base_url must be an absolute HTTP(S) URL"))
+
+  it.effect("base_url of a bare host is normalized without a trailing slash", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(other("format = \"openai_chat\"\nbase_url = \"HTTP://Example.COM:8080/\""))
+      assert.strictEqual(deployment.clients.find((c) => c.name === "other")?.baseUrl, "http://example.com:8080")
+    }))
+
+  it.effect("api_key_env must not be blank", () => expectInvalid(doc({ client: "max_retries = 1" }).replace("api_key_env = \"HOSTED_API_KEY\"", "api_key_env = \" \""), "llm_clients.hosted.api_key_env", "api_key_env must not be empty"))
+
+  it.effect("api_key_env must name a set variable", () => expectInvalid(doc(), "llm_clients.hosted.api_key_env", "could not read api_key_env HOSTED_API_KEY", []))
+
+  it.effect("api_key_env must name a non-empty variable", () =>
+    expectInvalid(doc(), "llm_clients.hosted.api_key_env", "api_key_env HOSTED_API_KEY is empty", [["HOSTED_API_KEY", "  "]]))
+
+  it.effect("extra_headers cannot set credential headers", () =>
+    expectInvalid(doc({ client: "extra_headers = { \"x-team\" = \"a\", \"Authorization\" = \"Bearer x\" }" }), "llm_clients.hosted.extra_headers.Authorization", "extra_headers cannot set \"Authorization\""))
+
+  it.effect("extra_headers compares names case-insensitively", () =>
+    expectInvalid(doc({ client: "extra_headers = { \"X-Api-Key\" = \"k\" }" }), "llm_clients.hosted.extra_headers.X-Api-Key", "extra_headers cannot set \"X-Api-Key\""))
+
+  it.effect("extra_headers values are strings", () =>
+    expectInvalid(doc({ client: "extra_headers = { \"x-n\" = 1 }" }), "llm_clients.hosted.extra_headers.x-n", "expected a string, got integer"))
+
+  it.effect("max_retries is at most 10", () => expectInvalid(doc({ client: "max_retries = 11" }), "llm_clients.hosted.max_retries", "llm_clients.hosted.max_retries: must be at most 10, got 11"))
+
+  it.effect("max_retries is non-negative", () => expectInvalid(doc({ client: "max_retries = -1" }), "llm_clients.hosted.max_retries", "must be at least 0, got -1"))
+
+  it.effect("max_retries is an integer", () => expectInvalid(doc({ client: "max_retries = 2.5" }), "llm_clients.hosted.max_retries", "expected an integer, got float"))
+
+  it.effect("timeout_ms of 0 is rejected", () => expectInvalid(doc({ client: "timeout_ms = 0" }), "llm_clients.hosted.timeout_ms", "must be a positive integer, got 0"))
+
+  it.effect("negative timeout_ms is rejected", () => expectInvalid(doc({ client: "timeout_ms = -5" }), "llm_clients.hosted.timeout_ms", "must be a positive integer, got -5"))
+
+  it.effect("forward_auth is not supported yet", () => expectInvalid(doc({ client: "forward_auth = true" }), "llm_clients.hosted.forward_auth", "forward_auth is not supported yet"))
+
+  it.effect("unknown client keys are rejected", () => expectInvalid(doc({ client: "api_key = \"x\"" }), "llm_clients.hosted.api_key", "unknown field"))
+
+  it.effect("clients are checked before targets", () =>
+    expectInvalid(doc({ client: "max_retries = 11" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "llm_clients.hosted.max_retries", "must be at most 10"))
+
+  it.effect("targets are checked before routes", () =>
+    expectInvalid(doc({ more: "[routes.p]\nid = \"p\"\ntype = \"passthrough\"\ntarget = \"ghost\"" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "targets.weak.llm_client", "references unknown llm client \"nope\""))
+
+  it.effect("structure (unknown keys) is checked before rules", () =>
+    expectInvalid(doc({ client: "max_retries = 11", target: "llm_client_x = 1" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "targets.weak.llm_client_x", "unknown field"))
+})
+
+describe("DeploymentToml.parse targets", () => {
+  it.effect("id is required", () => expectInvalid(doc().replace("id = \"small-coder\"", ""), "targets.weak.id", "missing"))
+
+  it.effect("llm_client is required", () => expectInvalid(doc().replace("llm_client = \"hosted\"", ""), "targets.weak.llm_client", "missing"))
+
+  it.effect("llm_client must name a client", () =>
+    expectInvalid(doc().replace("llm_client = \"hosted\"", "llm_client = \"x\""), "targets.weak.llm_client", "targets.weak.llm_client: references unknown llm client \"x\""))
+
+  it.effect("unknown target keys such as context_window are rejected", () =>
+    expectInvalid(doc({ target: "context_window = 1000" }), "targets.weak.context_window", "unknown field"))
+
+  it.effect("extra_body must be a table", () => expectInvalid(doc({ target: "extra_body = 1" }), "targets.weak.extra_body", "expected a table, got integer"))
+
+  it.effect("extra_body rejects TOML datetimes", () =>
+    expectInvalid(doc({ target: "extra_body = { a = { when = 1979-05-27T07:32:00Z } }" }), "targets.weak.extra_body.a.when", "TOML datetimes are not supported"))
+
+  it.effect("extra_body rejects integers JSON cannot hold exactly", () =>
+    expectInvalid(doc({ target: "extra_body = { n = 9007199254740993 }" }), "targets.weak.extra_body.n", "cannot be represented exactly"))
+})
+
+describe("DeploymentToml.parse routes", () => {
+  const route = (body: string) => doc({ more: `[routes.x]\n${body}` })
+
+  it.effect("id is required", () => expectInvalid(route("type = \"noop\""), "routes.x.id", "routes.x.id: missing"))
+
+  it.effect("type is required", () => expectInvalid(route("id = \"x\""), "routes.x.type", "routes.x.type: missing"))
+
+  it.effect("context_window must be greater than zero", () =>
+    expectInvalid(doc({ route: "context_window = 0" }), "routes.r.context_window", "must be greater than zero, got 0"))
+
+  it.effect("tool_calling is a boolean", () => expectInvalid(doc({ route: "tool_calling = \"yes\"" }), "routes.r.tool_calling", "expected a boolean, got string"))
+
+  it.effect("route ids are unique", () =>
+    expectInvalid(route("id = \"r\"\ntype = \"noop\""), "routes.x.id", "routes.x.id: duplicate route model r"))
+
+  it.effect("noop takes no other keys", () => expectInvalid(doc({ route: "target = \"weak\"" }), "routes.r.target", "unknown field"))
+
+  it.effect("unknown keys in inline route tables are rejected", () =>
+    expectInvalid(doc({ more: "[routes.inline]\nid = \"i\"\ntype = \"noop\"\nbogus = { a = 1 }" }), "routes.inline.bogus", "unknown field"))
+
+  it.effect("passthrough requires target", () => expectInvalid(route("id = \"x\"\ntype = \"passthrough\""), "routes.x.target", "missing"))
+
+  it.effect("passthrough target must exist", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"nope\""), "routes.x.target", "references unknown target \"nope\""))
+
+  it.effect("random targets are required", () => expectInvalid(route("id = \"x\"\ntype = \"random\""), "routes.x.targets", "missing"))
+
+  it.effect("random targets must be non-empty", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = []"), "routes.x.targets", "no routing targets are configured"))
+
+  it.effect("random targets must exist", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"ghost\"]"), "routes.x.targets[1]", "references unknown target \"ghost\""))
+
+  it.effect("random targets must be unique", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"weak\"]"), "routes.x.targets[1]", "random targets must be unique"))
+
+  it.effect("random targets are strings", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", 3]"), "routes.x.targets[1]", "expected a string, got integer"))
+
+  it.effect("weights have one entry per target", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [1, 2]"), "routes.x.weights", "expected 1 weights, got 2"))
+
+  it.effect("weights are non-negative", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [-1]"), "routes.x.weights[0]", "weights must be finite and nonnegative"))
+
+  it.effect("weights are finite", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [inf]"), "routes.x.weights[0]", "weights must be finite and nonnegative"))
+
+  it.effect("weights are not NaN", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [nan]"), "routes.x.weights[0]", "weights must be finite and nonnegative"))
+
+  it.effect("at least one weight is positive", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [0.0]"), "routes.x.weights", "at least one weight must be positive"))
+
+  it.effect("seed is non-negative", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = -1"), "routes.x.seed", "must be at least 0, got -1"))
+
+  it.effect("seed fits in 64 bits", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 18446744073709551616"), "routes.x.seed", "must be at most 18446744073709551615"))
+
+  it.effect("seed is an integer", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 1.5"), "routes.x.seed", "expected an integer, got float"))
+
+  it.effect("llm_classifier is recognised but not supported yet", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"llm_classifier\"\nmode = \"capability\""), "routes.x.type", "routes.x.type: route type \"llm_classifier\" is not supported yet"))
+
+  it.effect("advisor is recognised but not supported yet", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.type", "route type \"advisor\" is not supported yet"))
+
+  it.effect("stage_router is recognised but not supported yet", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"stage_router\""), "routes.x.type", "route type \"stage_router\" is not supported yet"))
+
+  it.effect("unknown route types list the allowed values", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"magic\""), "routes.x.type", "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\""))
+})
+
+describe("DeploymentToml secrets", () => {
+  it.effect("the API key never appears in an InvalidConfig message", () =>
+    Effect.gen(function*() {
+      const bad = [
+        doc({ client: "timeout_ms = 0" }),
+        doc({ client: `extra_headers = { authorization = "Bearer ${secret}" }` }),
+        doc({ route: "context_window = 0" }),
+        doc({ more: `[llm_clients.${"k"}]\nformat = "openai_chat"\nbase_url = "not a url"` })
+      ]
+      for (const text of bad) {
+        const error = yield* Effect.flip(load(text))
+        assert.instanceOf(error, InvalidConfig)
+        assert.notInclude(error.message, secret)
+        assert.notInclude(JSON.stringify(error), secret)
+      }
+    }))
+})
+
+describe("DeploymentToml.summary and warnings", () => {
+  it.effect("summary lists route ids in order", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(fullDeployment)
+      assert.strictEqual(DeploymentToml.summary(deployment), "server OK: auto, b-noop, c-random, zz-random")
+    }))
+
+  it("summary of a hand-built deployment", () => {
+    const common = { contextWindow: Option.none(), toolCalling: Option.none() }
+    const deployment: Deployment = {
+      clients: [],
+      targets: [],
+      routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }]
+    }
+    assert.strictEqual(DeploymentToml.summary(deployment), "server OK: alpha, beta")
+    assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])
+  })
+})

@@ -1,0 +1,66 @@
+/**
+ * The `noop` route: answers `OK` by itself, without any upstream call.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import type { Route } from "./Route.js"
+
+/** Options of a noop route. */
+export interface Options {
+  readonly id: string
+  readonly name: string
+  readonly contextWindow?: Option.Option<number>
+  readonly toolCalling?: Option.Option<boolean>
+}
+
+/** The fixed answer of a noop route. */
+export const answerText = "OK"
+
+/** Build a noop route. */
+export const make = (options: Options): Route => {
+  const route: Route = {
+    id: options.id,
+    name: options.name,
+    algorithm: "noop",
+    targets: [],
+    contextWindow: options.contextWindow ?? Option.none(),
+    toolCalling: options.toolCalling ?? Option.none(),
+    decide: () =>
+      Effect.succeed({
+        route: { id: options.id, name: options.name, algorithm: "noop" },
+        selected: Option.none(),
+        fallbacks: [],
+        evidence: { source: "noop" }
+      })
+  }
+  return route
+}
+
+/** The buffered answer of a noop route (`model` = the route id). */
+export const completion = (routeId: string, created: number): ChatCompletion => ({
+  id: "switchyard-noop",
+  object: "chat.completion",
+  created,
+  model: routeId,
+  choices: [{ index: 0, message: { role: "assistant", content: answerText }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+})
+
+/** The streamed answer of a noop route. */
+export const chunks = (routeId: string, created: number): ReadonlyArray<ChatCompletionChunk> => [
+  {
+    id: "switchyard-noop",
+    object: "chat.completion.chunk",
+    created,
+    model: routeId,
+    choices: [{ index: 0, delta: { role: "assistant", content: answerText }, finish_reason: null }]
+  },
+  {
+    id: "switchyard-noop",
+    object: "chat.completion.chunk",
+    created,
+    model: routeId,
+    choices: [{ index: 0, delta: {}, finish_reason: "stop" }]
+  }
+]

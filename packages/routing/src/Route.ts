@@ -1,0 +1,38 @@
+/**
+ * The contract of a route algorithm, and the request it routes.
+ */
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { Target } from "@switchyard-ts/client/Target"
+import type { DeadlineExceeded, RoutingError, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import type { SessionId } from "@switchyard-ts/protocol/Ids"
+import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import type { Algorithm, Decision } from "./Decision.js"
+
+/** A request as a route sees it. */
+export interface RoutedRequest {
+  /** The decoded chat request (unknown fields preserved). */
+  readonly body: ChatCompletionRequest
+  /** The caller's headers, lower-case names. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The session identity, when the request carries one. */
+  readonly sessionId: Option.Option<SessionId>
+}
+
+/** Why routing itself (before any answer call) failed. */
+export type RouteFailure = TransportError | DeadlineExceeded | UpstreamStatus | RoutingError
+
+/** One configured route. */
+export interface Route {
+  readonly id: string
+  readonly name: string
+  readonly algorithm: Algorithm
+  /** The targets answers may go to, in route order. */
+  readonly targets: ReadonlyArray<Target>
+  /** Advertised by `/v1/models`. */
+  readonly contextWindow: Option.Option<number>
+  /** Advertised by `/v1/models`. */
+  readonly toolCalling: Option.Option<boolean>
+  /** Choose the target for one request. */
+  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure>
+}

@@ -1,0 +1,190 @@
+/**
+ * The HTTP endpoints of SPEC §5 as `HttpLayerRouter` route layers: chat completions (buffered and
+ * SSE), decision, models, health, metrics, and an enveloped 404 for everything else. Every failure
+ * is mapped to the error envelope here, never left to the platform's defaults.
+ */
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { Target } from "@switchyard-ts/client/Target"
+import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import { SessionId } from "@switchyard-ts/protocol/Ids"
+import { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import type { Decision } from "@switchyard-ts/routing/Decision"
+import * as Noop from "@switchyard-ts/routing/Noop"
+import type { RoutedRequest } from "@switchyard-ts/routing/Route"
+import { Router } from "@switchyard-ts/routing/Router"
+import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
+import * as Telemetry from "./Telemetry.js"
+
+/** Options of the HTTP API. */
+export interface Options {
+  /** Request body limit in bytes (default 16 MiB). */
+  readonly bodyLimit?: number
+}
+
+/** Header naming the model that served a chat completion. */
+export const selectedModelHeader = "x-switchyard-selected-model"
+/** Header summarising the evidence source of a chat completion. */
+export const evidenceSourceHeader = "x-switchyard-evidence-source"
+/** Header carrying the caller's session identity. */
+export const sessionHeader = "x-switchyard-session-id"
+
+const errorResponse = (failure: RequestFailure) => {
+  const mapping = toHttp(failure)
+  return HttpServerResponse.unsafeJson(toEnvelope(mapping), { status: mapping.status })
+}
+
+const internalError = HttpServerResponse.unsafeJson(
+  { error: { message: "internal error", type: "server_error", code: "server_error" } },
+  { status: 500 }
+)
+
+/** Map every typed failure to the envelope and every defect to a 500 envelope. */
+const enveloped = <E extends RequestFailure, R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  handler.pipe(
+    Effect.catchAll(errorResponse),
+    Effect.catchAllDefect((defect) => Effect.as(Effect.logError("request failed with a defect", defect), internalError))
+  )
+
+const plainHeaders = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => ({ ...request.headers })
+
+const routedRequest = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: ChatCompletionRequest
+): RoutedRequest => {
+  const headers = plainHeaders(request)
+  const session = (headers[sessionHeader] ?? "").trim()
+  return { body, headers, sessionId: session === "" ? Option.none() : Option.some(SessionId.make(session)) }
+}
+
+const servedModel = (decision: Decision, served: Option.Option<Target>): string =>
+  Option.match(served, { onNone: () => decision.route.id, onSome: (target) => target.id })
+
+const routingHeaders = (decision: Decision, served: Option.Option<Target>) => ({
+  [selectedModelHeader]: servedModel(decision, served),
+  [evidenceSourceHeader]: decision.evidence.source
+})
+
+const sseEvent = (data: string) => `data: ${data}\n\n`
+
+const streamErrorEvent = (failure: UpstreamFailure) => {
+  const mapping = toHttp(failure)
+  return sseEvent(JSON.stringify({ error: { message: mapping.message, type: "SwitchyardError", code: mapping.code } }))
+}
+
+const chatCompletions = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(Effect.gen(function*() {
+    const text = yield* readText(request, limit)
+    const body = yield* decodeJson(ChatCompletionRequest, text)
+    const routed = routedRequest(request, body)
+    if (body.stream === true) {
+      const streamed = yield* router.stream(routed)
+      const events = streamed.chunks.pipe(
+        Stream.map((chunk) => sseEvent(JSON.stringify(chunk))),
+        Stream.concat(Stream.succeed(sseEvent("[DONE]"))),
+        Stream.catchAll((failure) => Stream.succeed(streamErrorEvent(failure))),
+        Stream.encodeText
+      )
+      return HttpServerResponse.stream(events, {
+        contentType: "text/event-stream",
+        headers: { "cache-control": "no-cache", ...routingHeaders(streamed.decision, streamed.served) }
+      })
+    }
+    const completed = yield* router.complete(routed)
+    return HttpServerResponse.unsafeJson(completed.completion, {
+      headers: routingHeaders(completed.decision, completed.served)
+    })
+  }))
+
+/** The body of `POST /v1/decision`; unknown keys are rejected. */
+export const DecisionRequest = Schema.Struct({
+  input_format: Schema.Literal("openai_chat"),
+  request: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+const describeTarget = (target: Target) => ({
+  target: target.name,
+  model: target.id,
+  llm_client: { format: target.client.format, base_url: target.client.baseUrl },
+  extra_body: target.extraBody
+})
+
+const decision = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(Effect.gen(function*() {
+    const text = yield* readText(request, limit)
+    const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
+    const body = yield* decodeValue(ChatCompletionRequest, envelope.request)
+    const decided = yield* router.decide(routedRequest(request, body))
+    const answer = Option.isNone(decided.selected)
+      ? { response: Noop.completion(decided.route.id, 0) }
+      : {}
+    return HttpServerResponse.unsafeJson({
+      selected: Option.match(decided.selected, { onNone: () => null, onSome: describeTarget }),
+      fallbacks: decided.fallbacks.map(describeTarget),
+      evidence: decided.evidence,
+      ...answer
+    })
+  }))
+
+const models = (router: Router["Type"]) => {
+  const ids = router.routes.map((route) => route.id)
+  const body = {
+    object: "list",
+    data: router.routes.map((route) => ({
+      id: route.id,
+      object: "model",
+      type: "model",
+      created: 0,
+      owned_by: "switchyard",
+      display_name: route.id,
+      capabilities: {
+        streaming: true,
+        tool_calling: Option.getOrNull(route.toolCalling),
+        context_window: Option.getOrNull(route.contextWindow),
+        supported_inbound_formats: ["openai-chat-completions"]
+      }
+    })),
+    first_id: ids[0] ?? null,
+    last_id: ids[ids.length - 1] ?? null,
+    has_more: false,
+    default_model: ids[0] ?? null,
+    model_pool: ids
+  }
+  return Effect.succeed(HttpServerResponse.unsafeJson(body))
+}
+
+const notFound = Effect.succeed(
+  HttpServerResponse.unsafeJson(
+    { error: { message: "Not Found", type: "not_found", code: "endpoint_not_found" } },
+    { status: 404 }
+  )
+)
+
+/** All endpoints. Requires the `Router` and the telemetry reader when the layer is built. */
+export const layer = (options: Options = {}) =>
+  HttpLayerRouter.use(Effect.fn(function*(http) {
+    const router = yield* Router
+    const reader = yield* Telemetry.PrometheusReader
+    const limit = options.bodyLimit ?? defaultBodyLimit
+    yield* http.add("POST", "/v1/chat/completions", chatCompletions(router, limit))
+    yield* http.add("POST", "/v1/decision", decision(router, limit))
+    yield* http.add("GET", "/v1/models", models(router))
+    yield* http.add("GET", "/health", Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" })))
+    yield* http.add(
+      "GET",
+      "/metrics",
+      Effect.map(
+        Effect.provideService(Telemetry.scrape, Telemetry.PrometheusReader, reader),
+        (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+      )
+    )
+    yield* http.add("*", "*", notFound)
+  }))
+

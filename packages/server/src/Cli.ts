@@ -1,0 +1,162 @@
+/**
+ * The `switchyard` command line: `--config FILE [--host] [--port] [--dry-run]
+ * [--shutdown-timeout SECONDS] [--demo]`. This is the one place that runs effects.
+ *
+ * Shutdown: SIGINT/SIGTERM stop accepting and let in-flight requests finish for up to
+ * `--shutdown-timeout` seconds, then the process exits 0. A repeated signal within 1 s (a terminal
+ * Ctrl-C reaches the server from the terminal and again from npm) is the same request to stop;
+ * a signal more than 1 s after the first forces an immediate exit (code 1).
+ */
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { readFile } from "node:fs/promises"
+import { parseArgs } from "node:util"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Demo from "./Demo.js"
+import * as Server from "./Server.js"
+
+/** Parsed command-line options. */
+export interface CliOptions {
+  readonly config: string
+  readonly host: string
+  readonly port: number
+  readonly dryRun: boolean
+  readonly shutdownTimeoutMs: number
+  readonly demo: boolean
+}
+
+/** A usage problem on the command line. */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
+
+/** The config file could not be read or is invalid; `message` is the one line to print. */
+export class ConfigFileError extends Schema.TaggedError<ConfigFileError>()("ConfigFileError", {
+  message: Schema.String
+}) {}
+
+const usage = "usage: switchyard --config FILE [--host 127.0.0.1] [--port 4000] [--dry-run] [--shutdown-timeout 30]"
+
+/** Seconds, optionally suffixed `s` or `ms` (`30`, `30s`, `500ms`). */
+const parseDurationMs = (text: string): number | undefined => {
+  const match = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(text.trim())
+  if (match === null) return undefined
+  const value = Number(match[1])
+  return match[2] === "ms" ? value : value * 1000
+}
+
+/** Parse argv (without node and script). */
+export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions, UsageError> =>
+  Effect.gen(function*() {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...argv],
+          options: {
+            config: { type: "string" },
+            host: { type: "string", default: "127.0.0.1" },
+            port: { type: "string", short: "p", default: "4000" },
+            "dry-run": { type: "boolean", default: false },
+            "shutdown-timeout": { type: "string", default: "30" },
+            demo: { type: "boolean", default: false },
+            help: { type: "boolean", short: "h", default: false }
+          },
+          strict: true,
+          allowPositionals: false
+        }),
+      catch: (error) => new UsageError({ message: `${error instanceof Error ? error.message : "bad arguments"}\n${usage}` })
+    })
+    const values = parsed.values
+    if (values.help === true) return yield* new UsageError({ message: usage })
+    if (values.config === undefined) return yield* new UsageError({ message: `--config is required\n${usage}` })
+    const port = Number(values.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return yield* new UsageError({ message: `--port must be an integer in 0..65535, got ${values.port}` })
+    }
+    const shutdownTimeoutMs = parseDurationMs(values["shutdown-timeout"] ?? "30")
+    if (shutdownTimeoutMs === undefined) {
+      return yield* new UsageError({ message: `--shutdown-timeout must be seconds (e.g. 30 or 30s), got ${values["shutdown-timeout"]}` })
+    }
+    return {
+      config: values.config,
+      host: values.host ?? "127.0.0.1",
+      port,
+      dryRun: values["dry-run"] === true,
+      shutdownTimeoutMs,
+      demo: values.demo === true
+    }
+  })
+
+/** Read and validate the deployment file; failures carry the one-line message of SPEC §3. */
+export const loadDeployment = (path: string) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(path, "utf8"),
+      catch: (error) =>
+        new ConfigFileError({
+          message: `failed to read server config ${path}: ${error instanceof Error ? error.message : "read error"}`
+        })
+    })
+    return yield* DeploymentToml.parse(text).pipe(
+      Effect.mapError((error) => new ConfigFileError({ message: `invalid server config ${path}: ${error.message}` }))
+    )
+  })
+
+/** The program behind the command: dry-run, or serve until interrupted. */
+export const program = (options: CliOptions) =>
+  Effect.gen(function*() {
+    const deployment = yield* loadDeployment(options.config)
+    for (const warning of DeploymentToml.warnings(deployment)) yield* Console.error(`warning: ${warning}`)
+    if (options.dryRun) {
+      yield* Console.log(DeploymentToml.summary(deployment))
+      return
+    }
+    const server = Server.layer(deployment, options)
+    const app = options.demo ? Layer.merge(server, Demo.layer(deployment, options)) : server
+    return yield* Layer.launch(app)
+  })
+
+/**
+ * Run the command with `argv` and exit the process when it is done. Installs the SIGINT/SIGTERM
+ * handling described in the module documentation.
+ */
+export const main = (argv: ReadonlyArray<string>): void => {
+  const parsed = Effect.runSync(Effect.either(parseCli(argv)))
+  if (Either.isLeft(parsed)) {
+    process.stderr.write(`${parsed.left.message}\n`)
+    process.exitCode = 2
+    return
+  }
+  const options = parsed.right
+  const fiber = Effect.runFork(
+    program(options).pipe(
+      Effect.as(0),
+      Effect.catchTag("ConfigFileError", (error) => Effect.as(Console.error(error.message), 1)),
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.succeed(0)
+          : Effect.as(Console.error(`switchyard failed: ${Cause.pretty(cause)}`), 1)
+      )
+    )
+  )
+  let firstSignalAt: number | undefined
+  const onSignal = () => {
+    const now = Date.now()
+    if (firstSignalAt === undefined) {
+      firstSignalAt = now
+      setTimeout(() => process.exit(0), options.shutdownTimeoutMs).unref()
+      Effect.runFork(Fiber.interrupt(fiber))
+    } else if (now - firstSignalAt > 1000) {
+      process.exit(1)
+    }
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+  fiber.addObserver((exit) => {
+    process.exit(Exit.isSuccess(exit) ? exit.value : 0)
+  })
+}
