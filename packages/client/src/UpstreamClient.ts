@@ -1,13 +1,32 @@
 /**
  * The `UpstreamClient` service: one logical call to one target — request preparation (model
  * rewrite, `extra_body`, auth, header forwarding), retries, the `timeout_ms` deadline over the
- * whole call, and typed failures.
+ * whole call, and typed failures. `make` builds it over any platform `HttpClient` (the server
+ * provides `NodeHttpClient.layerUndici`; tests provide a scripted one), so this module stays
+ * runtime-neutral.
  */
-import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import type * as Stream from "effect/Stream"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { DeadlineExceeded, InvalidResponse } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Failure from "./internal/failure.js"
+import * as Prepare from "./internal/prepare.js"
+import * as Sse from "./internal/sse.js"
+import * as Metrics from "./Metrics.js"
 import type { Target } from "./Target.js"
 
 /** What to send to one target. */
@@ -39,3 +58,248 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
    */
   readonly stream: (options: CallOptions) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, UpstreamFailure>
 }>() {}
+
+/** Facts about one logical call that its attempts share. */
+interface CallContext {
+  readonly target: Target
+  /** Values redacted from any upstream text kept on an error (the API key). */
+  readonly secrets: ReadonlyArray<string>
+}
+
+const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
+const decodeChunkJson = Schema.decodeUnknownEither(ChatCompletionChunk, decodeOptions)
+
+const isSuccess = (status: number): boolean => status >= 200 && status <= 299
+
+/**
+ * One HTTP attempt: send, record the attempt metric, then either hand a 2xx response to `onOk`
+ * or map the non-2xx answer to `UpstreamStatus` (reading its body for `error.message`).
+ */
+const attempt = <A>(
+  http: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest,
+  ctx: CallContext,
+  onOk: (response: HttpClientResponse.HttpClientResponse, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
+): Effect.Effect<A, UpstreamFailure> =>
+  Effect.gen(function*() {
+    const response = yield* http.execute(request).pipe(
+      Effect.catchAll((error) =>
+        Effect.zipRight(Metrics.recordAttempt(Option.none()), Effect.fail(Failure.transportError(ctx.target.id, error)))
+      ),
+      // An attempt cut by the deadline or by the caller still went out on the wire.
+      Effect.onInterrupt(() => Metrics.recordAttempt(Option.none()))
+    )
+    yield* Metrics.recordAttempt(Option.some(response.status))
+    if (isSuccess(response.status)) return yield* onOk(response, ctx)
+    const body = yield* Effect.option(response.text)
+    const now = yield* Clock.currentTimeMillis
+    return yield* Failure.upstreamStatus({
+      target: ctx.target.id,
+      status: response.status,
+      body,
+      retryAfterMs: Failure.parseRetryAfter(response.headers["retry-after"], now),
+      secrets: ctx.secrets
+    })
+  })
+
+/** The delay before retry `retry` (0-based): `Retry-After` when the failure had one, else jittered backoff. */
+const retryDelay = (retry: number, failure: UpstreamFailure): Effect.Effect<number> =>
+  failure._tag === "UpstreamStatus" && failure.retryAfterMs !== undefined
+    ? Effect.succeed(failure.retryAfterMs)
+    : Effect.map(Random.next, (r) => Math.round(Failure.backoffBaseMs(retry) * Failure.jitterFactor(r)))
+
+/**
+ * The logical call: attempts with retries under one deadline, inside the `libsy.client_call` span.
+ */
+const logicalCall = <A>(
+  http: HttpClient.HttpClient,
+  options: CallOptions,
+  streaming: boolean,
+  onOk: (response: HttpClientResponse.HttpClientResponse, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
+): Effect.Effect<A, UpstreamFailure> => {
+  const { target } = options
+  const client = target.client
+  const url = Prepare.chatCompletionsUrl(client.baseUrl)
+  const ctx: CallContext = {
+    target,
+    secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] })
+  }
+  const server = Prepare.serverOf(url)
+
+  const run = Effect.gen(function*() {
+    const base = HttpClientRequest.post(url).pipe(
+      HttpClientRequest.setHeaders(Prepare.prepareHeaders(client, options.headers)),
+      (request) =>
+        Option.match(client.apiKey, {
+          onNone: () => request,
+          onSome: (key) => HttpClientRequest.bearerToken(request, key)
+        }),
+      HttpClientRequest.accept(streaming ? "text/event-stream" : "application/json")
+    )
+    // A body that JSON cannot encode is a programmer error (bodies come from decoded JSON).
+    const request = yield* HttpClientRequest.bodyJson(base, Prepare.prepareBody(target, options.body, streaming)).pipe(
+      Effect.orDie
+    )
+    const startedAt = yield* Clock.currentTimeMillis
+    const deadlineAt = Option.map(client.timeoutMs, (ms) => startedAt + ms)
+
+    const loop = (retry: number): Effect.Effect<A, UpstreamFailure> =>
+      attempt(http, request, ctx, onOk).pipe(
+        Effect.tap(() => (retry > 0 ? Metric.increment(Metrics.retryRecovered) : Effect.void)),
+        Effect.catchAll((failure) =>
+          Effect.gen(function*() {
+            if (retry >= client.maxRetries || !Failure.isRetryable(failure)) return yield* Effect.fail(failure)
+            const delayMs = yield* retryDelay(retry, failure)
+            const now = yield* Clock.currentTimeMillis
+            const annotations = {
+              target: target.id,
+              retry: retry + 1,
+              delay_ms: delayMs,
+              error: Failure.errorType(failure)
+            }
+            // Never sleep into the deadline: the caller gets the last real answer instead.
+            if (Option.isSome(deadlineAt) && now + delayMs >= deadlineAt.value) {
+              yield* Effect.logDebug("upstream retry would cross the deadline; giving up").pipe(
+                Effect.annotateLogs(annotations)
+              )
+              return yield* Effect.fail(failure)
+            }
+            yield* Effect.logDebug("retrying upstream call").pipe(Effect.annotateLogs(annotations))
+            yield* Effect.sleep(Duration.millis(delayMs))
+            return yield* loop(retry + 1)
+          })
+        )
+      )
+    return yield* loop(0)
+  })
+
+  const bounded = Option.match(client.timeoutMs, {
+    onNone: () => run,
+    onSome: (ms) =>
+      Effect.timeoutFail(run, {
+        duration: Duration.millis(ms),
+        onTimeout: () => new DeadlineExceeded({ target: target.id, afterMs: ms })
+      })
+  })
+
+  return bounded.pipe(
+    Effect.tap(() => Effect.annotateCurrentSpan("outcome", "ok")),
+    Effect.tapError((failure) =>
+      Effect.annotateCurrentSpan({ outcome: "error", "error.type": Failure.errorType(failure) })
+    ),
+    Effect.withSpan("libsy.client_call", {
+      kind: "client",
+      attributes: {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": target.id,
+        "gen_ai.request.stream": streaming,
+        ...Option.match(server, {
+          onNone: () => ({}),
+          onSome: (s) => ({ "server.address": s.address, "server.port": s.port })
+        })
+      }
+    })
+  )
+}
+
+/** Reads and decodes a buffered 2xx body; a failed read is a (retryable) `TransportError`. */
+const readCompletion = (
+  response: HttpClientResponse.HttpClientResponse,
+  ctx: CallContext
+): Effect.Effect<ChatCompletion, UpstreamFailure> =>
+  response.text.pipe(
+    Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
+    Effect.flatMap((text) => decodeCompletion(ctx.target.id, text))
+  )
+
+/** Decodes one SSE `data` payload: a chunk, an in-band error (→ 502), or an `InvalidResponse`. */
+const decodeSseItem = (ctx: CallContext) => (item: Sse.SseItem): Either.Either<ChatCompletionChunk, UpstreamFailure> => {
+  const target = ctx.target.id
+  if (item._tag === "Overflow") {
+    return Either.left(new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` }))
+  }
+  return Option.match(Failure.jsonOf(item.data), {
+    onNone: () => Either.left(new InvalidResponse({ target, reason: "stream chunk is not valid JSON" })),
+    onSome: (json) =>
+      Option.match(Failure.errorBodyOf(json), {
+        onSome: () =>
+          Either.left(
+            Failure.upstreamStatus({
+              target,
+              status: 502,
+              body: Option.some(item.data),
+              retryAfterMs: Option.none(),
+              secrets: ctx.secrets
+            })
+          ),
+        onNone: () =>
+          Either.mapLeft(decodeChunkJson(json), (error) => Failure.schemaMismatch(target, "stream chunk", error))
+      })
+  })
+}
+
+const isDone = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim() === "[DONE]"
+const isBlank = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim().length === 0
+
+/**
+ * The chunk stream of a 2xx SSE response. Reading the body goes through the platform response
+ * stream, whose finalizer aborts the request: ending at `[DONE]`, failing, timing out or being
+ * interrupted all release the socket.
+ */
+const chunkStream = (
+  response: HttpClientResponse.HttpClientResponse,
+  ctx: CallContext
+): Stream.Stream<ChatCompletionChunk, UpstreamFailure> => {
+  const target = ctx.target.id
+  const chunks = response.stream.pipe(
+    Stream.mapError((error): UpstreamFailure => Failure.transportError(target, error)),
+    Stream.decodeText(),
+    Stream.mapAccum(Sse.initial, (state, text) => Sse.feed(state, text)),
+    Stream.flattenIterables,
+    Stream.takeWhile((item) => !isDone(item)),
+    Stream.filter((item) => !isBlank(item)),
+    Stream.mapEffect(decodeSseItem(ctx))
+  )
+  return Option.match(ctx.target.client.timeoutMs, {
+    onNone: () => chunks,
+    onSome: (ms) =>
+      Stream.timeoutFail(chunks, () => new DeadlineExceeded({ target, afterMs: ms }), Duration.millis(ms))
+  })
+}
+
+/**
+ * Builds the service over the ambient `HttpClient` (platform defaults kept: trace propagation,
+ * the `http.client` span, socket abort on interruption).
+ *
+ * Per logical call:
+ * - URL: `base_url` trimmed, trailing `/` and a trailing `/chat/completions` or `/responses`
+ *   removed, `/chat/completions` appended.
+ * - Body: a shallow copy with `model` = the target's id and missing `extra_body` keys added;
+ *   streamed calls get `stream: true` and `stream_options.include_usage = true` (unless the caller
+ *   set `include_usage`), buffered calls drop `stream` / `stream_options`.
+ * - Headers: caller headers minus `reservedHeaders`, then `extra_headers`, then
+ *   `Authorization: Bearer <key>`, `accept` and `content-type: application/json`.
+ * - Retries: up to `maxRetries` on `TransportError`, 408, 429 and 5xx. Delay before retry `n`
+ *   (0-based): `Retry-After` when the failed response had one (seconds or HTTP-date, capped at
+ *   60 s), else `min(250 ms × 2^n, 2 s)` times a jitter factor uniform in [0.8, 1.2] drawn from
+ *   Effect's `Random` (`Random.fixed([0.5])` makes it exactly 1), rounded to whole ms.
+ * - Deadline: `timeoutMs` bounds the whole call (buffered: until the body is decoded; streamed:
+ *   until the headers) and fails with `DeadlineExceeded` exactly then. A retry whose delay would
+ *   reach the deadline is not attempted: the call fails at once with the last attempt's error.
+ * - Streams: after the headers, a gap between chunks longer than `timeoutMs` fails the stream
+ *   with `DeadlineExceeded`; `data: [DONE]` ends it; an in-band `{"error":…}` fails it with
+ *   `UpstreamStatus` 502; an undecodable chunk with `InvalidResponse`; a broken connection with
+ *   `TransportError`. A stream is never retried.
+ * - Telemetry: `libsy.client_call` span per logical call; `Metrics.upstreamAttempts` per attempt,
+ *   `Metrics.retryRecovered` per call that succeeded after a retry.
+ */
+export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpClient> = Effect.gen(function*() {
+  const http = yield* HttpClient.HttpClient
+  return UpstreamClient.of({
+    complete: (options) => logicalCall(http, options, false, readCompletion),
+    stream: (options) => logicalCall(http, options, true, (response, ctx) => Effect.succeed(chunkStream(response, ctx)))
+  })
+})
+
+/** {@link make} as a layer; requires an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */
+export const layer: Layer.Layer<UpstreamClient, never, HttpClient.HttpClient> = Layer.effect(UpstreamClient, make)

@@ -2,10 +2,9 @@
  * Reading and decoding request bodies: the size limit, JSON, and Schema errors rendered with
  * their field paths.
  */
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
@@ -15,31 +14,48 @@ import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 /** Default request body limit: 16 MiB. */
 export const defaultBodyLimit = 16 * 1024 * 1024
 
-const decoder = new TextDecoder()
-
-const isMaxBytes = (error: unknown): boolean => {
-  let cause: unknown = error
-  for (let depth = 0; depth < 4 && typeof cause === "object" && cause !== null; depth++) {
-    if (cause instanceof Error && cause.message === "maxBytes exceeded") return true
-    cause = "cause" in cause ? cause.cause : undefined
-  }
-  return false
-}
-
-/** The raw body text, failing with `RequestTooLarge` past `limit` bytes. */
+/**
+ * The raw body text, failing with `RequestTooLarge` past `limit` bytes (declared or streamed).
+ * Past the limit the rest of the body is discarded unread, so the 413 can still be answered on
+ * the same connection.
+ */
 export const readText = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     const declared = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(declared) && declared > limit) return yield* new RequestTooLarge({ limitBytes: limit })
-    const bytes = yield* request.arrayBuffer.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
-      Effect.mapError((error) =>
-        isMaxBytes(error)
-          ? new RequestTooLarge({ limitBytes: limit })
-          : new InvalidRequest({ message: "could not read the request body" })
-      )
-    )
-    return decoder.decode(bytes)
+    if (Number.isFinite(declared) && declared > limit) return Effect.fail(new RequestTooLarge({ limitBytes: limit }))
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    return Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
+      const chunks: Array<Buffer> = []
+      let size = 0
+      const cleanup = () => {
+        incoming.off("data", onData)
+        incoming.off("end", onEnd)
+        incoming.off("error", onError)
+      }
+      const onData = (chunk: Buffer) => {
+        size += chunk.length
+        if (size > limit) {
+          cleanup()
+          chunks.length = 0
+          incoming.resume()
+          resume(Effect.fail(new RequestTooLarge({ limitBytes: limit })))
+          return
+        }
+        chunks.push(chunk)
+      }
+      const onEnd = () => {
+        cleanup()
+        resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+      }
+      const onError = () => {
+        cleanup()
+        resume(Effect.fail(new InvalidRequest({ message: "could not read the request body" })))
+      }
+      incoming.on("data", onData)
+      incoming.on("end", onEnd)
+      incoming.on("error", onError)
+      return Effect.sync(cleanup)
+    })
   })
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>

@@ -1,0 +1,124 @@
+/**
+ * Answer-call candidate fallback (SPEC §6, anchor §5.5): the selected target first, then the
+ * decision's fallbacks, advancing only on failures that say "this target cannot serve now". Each
+ * candidate runs its own retries and deadline inside `UpstreamClient`; a deadline is terminal.
+ * Routing-time (judge) calls never use this module.
+ */
+import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import type * as Array from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import type { Target } from "./Target.js"
+import { UpstreamClient } from "./UpstreamClient.js"
+
+/** Why a candidate was left (the `reason` of the "trying next candidate" log). */
+export type FallbackReason = "context_window" | "unavailable"
+
+/**
+ * The reason to try the next candidate after `failure`, or `None` when the failure is final:
+ * `TransportError` and `UpstreamStatus` 403, 408, 429 or 5xx → `unavailable`; `UpstreamStatus`
+ * 400 with `contextWindowExceeded` → `context_window`. `DeadlineExceeded` is terminal and every
+ * other failure stops the answer call.
+ */
+export const fallbackReason = (failure: UpstreamFailure): Option.Option<FallbackReason> => {
+  switch (failure._tag) {
+    case "TransportError":
+      return Option.some("unavailable")
+    case "UpstreamStatus": {
+      const s = failure.status
+      if (s === 400 && failure.contextWindowExceeded === true) return Option.some("context_window")
+      return s === 403 || s === 408 || s === 429 || (s >= 500 && s <= 599) ? Option.some("unavailable") : Option.none()
+    }
+    case "DeadlineExceeded":
+    case "InvalidResponse":
+      return Option.none()
+  }
+}
+
+/** Whether a failure moves an answer call to the next candidate (see {@link fallbackReason}). */
+export const isFallbackWorthy = (failure: UpstreamFailure): boolean => Option.isSome(fallbackReason(failure))
+
+/** A buffered answer and who served it. */
+export interface Completed {
+  /** The target that answered. */
+  readonly target: Target
+  /** Its 1-based position among the candidates. */
+  readonly candidate: number
+  readonly completion: ChatCompletion
+}
+
+/** A streamed answer (headers received) and who serves it. */
+export interface Streamed {
+  /** The target whose stream this is. */
+  readonly target: Target
+  /** Its 1-based position among the candidates. */
+  readonly candidate: number
+  /** The chunks; never retried nor failed over. */
+  readonly stream: Stream.Stream<ChatCompletionChunk, UpstreamFailure>
+}
+
+const runCandidates = <A>(
+  candidates: Array.NonEmptyReadonlyArray<Target>,
+  call: (target: Target) => Effect.Effect<A, UpstreamFailure, UpstreamClient>
+): Effect.Effect<{ readonly target: Target; readonly candidate: number; readonly value: A }, UpstreamFailure, UpstreamClient> => {
+  const count = candidates.length
+  const from = (index: number, target: Target): Effect.Effect<
+    { readonly target: Target; readonly candidate: number; readonly value: A },
+    UpstreamFailure,
+    UpstreamClient
+  > =>
+    call(target).pipe(
+      Effect.map((value) => ({ target, candidate: index + 1, value })),
+      Effect.annotateSpans({ "switchyard.candidate": index + 1, "switchyard.candidate_count": count }),
+      Effect.catchAll((failure) => {
+        const next = candidates[index + 1]
+        const reason = fallbackReason(failure)
+        if (next === undefined || Option.isNone(reason)) return Effect.fail(failure)
+        return Effect.logInfo("trying next candidate").pipe(
+          Effect.annotateLogs({
+            from: target.name,
+            from_model: target.id,
+            to: next.name,
+            to_model: next.id,
+            reason: reason.value,
+            error: failure._tag === "UpstreamStatus" ? String(failure.status) : failure._tag
+          }),
+          Effect.zipRight(from(index + 1, next))
+        )
+      })
+    )
+  return from(0, candidates[0])
+}
+
+/**
+ * A buffered answer call over `candidates` (`[selected, ...fallbacks]`). Succeeds with the first
+ * candidate that answers; moves on only when {@link isFallbackWorthy}; fails at once on
+ * `DeadlineExceeded` or any other final failure; when every candidate failed, fails with the last
+ * candidate's error.
+ */
+export const complete = (
+  candidates: Array.NonEmptyReadonlyArray<Target>,
+  body: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<Completed, UpstreamFailure, UpstreamClient> =>
+  Effect.flatMap(UpstreamClient, (client) =>
+    runCandidates(candidates, (target) => client.complete({ target, body, headers }))).pipe(
+      Effect.map(({ candidate, target, value }): Completed => ({ target, candidate, completion: value }))
+    )
+
+/**
+ * A streamed answer call over `candidates`, with the rules of {@link complete} applied until a
+ * candidate's response headers arrive; from then on candidate selection is over and the returned
+ * stream's failures are the caller's to handle.
+ */
+export const stream = (
+  candidates: Array.NonEmptyReadonlyArray<Target>,
+  body: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<Streamed, UpstreamFailure, UpstreamClient> =>
+  Effect.flatMap(UpstreamClient, (client) =>
+    runCandidates(candidates, (target) => client.stream({ target, body, headers }))).pipe(
+      Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
+    )

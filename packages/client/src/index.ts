@@ -1,0 +1,8 @@
+/**
+ * @switchyard-ts/client — the `UpstreamClient` service (HTTP calls, deadlines, retries), answer-call
+ * candidate fallback, target descriptions and the upstream metrics.
+ */
+export * as Fallback from "./Fallback.js"
+export * as Metrics from "./Metrics.js"
+export * as Target from "./Target.js"
+export * as UpstreamClient from "./UpstreamClient.js"

@@ -1,0 +1,204 @@
+/**
+ * Mapping of upstream answers and platform errors into the protocol's `UpstreamFailure` family,
+ * plus the retry rules (which failures are retryable, the backoff, `Retry-After`). Every text put
+ * into an error is bounded and secret-free: platform error messages (which carry URLs and causes)
+ * and raw upstream bodies are never copied.
+ *
+ * @internal
+ */
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import { InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import { UpstreamErrorBody, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/** Longest upstream `error.message` kept on an `UpstreamStatus` (a cut text ends with `…`). */
+export const maxMessageLength = 2000
+/** Longest upstream `error.code` / `error.type` kept. */
+export const maxCodeLength = 200
+/** Largest `Retry-After` honoured, in milliseconds. */
+export const maxRetryAfterMs = 60_000
+
+const contextWindowPhrases: ReadonlyArray<string> = [
+  "maximum context length",
+  "context length exceeded",
+  "context window",
+  "context length is only",
+  "please reduce the length of the input",
+  "exceeds the maximum allowed input length",
+  "exceeds the maximum allowed length",
+  "is longer than the model's context length"
+]
+
+const truncate = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
+/** Replaces every occurrence of a secret in a text (upstreams sometimes echo a key back). */
+export const redact = (text: string, secrets: ReadonlyArray<string>): string =>
+  secrets.reduce((acc, secret) => (secret.length >= 4 ? acc.split(secret).join("[REDACTED]") : acc), text)
+
+const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+const decodeErrorBody = Schema.decodeUnknownEither(UpstreamErrorBody, decodeOptions)
+
+/** The JSON value of a text, if it is JSON. */
+export const jsonOf = (text: string): Option.Option<unknown> => Option.getRight(parseJson(text))
+
+/** The `error` object of an upstream error body, if the value has one. */
+export const errorBodyOf = (json: unknown): Option.Option<UpstreamErrorBody["error"]> =>
+  Predicate.hasProperty(json, "error")
+    ? Option.map(Option.getRight(decodeErrorBody(json)), (body) => body.error)
+    : Option.none()
+
+/**
+ * `Retry-After` in milliseconds: integer seconds or an HTTP-date (relative to `nowMs`; past dates
+ * give 0), capped at 60 s. `None` when the header is absent or unparsable.
+ */
+export const parseRetryAfter = (value: string | undefined, nowMs: number): Option.Option<number> => {
+  if (value === undefined) return Option.none()
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Option.some(Math.min(Number(trimmed) * 1000, maxRetryAfterMs))
+  const date = Date.parse(trimmed)
+  if (Number.isNaN(date)) return Option.none()
+  return Option.some(Math.min(Math.max(0, date - nowMs), maxRetryAfterMs))
+}
+
+/** Whether a 400 body says the context window was exceeded (anchor §5.5, OpenAI formats). */
+export const isContextWindowExceeded = (
+  status: number,
+  code: Option.Option<string>,
+  message: Option.Option<string>,
+  rawBody: string
+): boolean => {
+  if (status !== 400) return false
+  if (Option.contains(code, "context_length_exceeded")) return true
+  const haystacks = [Option.getOrElse(message, () => ""), rawBody].map((s) => s.toLowerCase())
+  return contextWindowPhrases.some((phrase) => haystacks.some((h) => h.includes(phrase)))
+}
+
+/**
+ * An `UpstreamStatus` from a non-2xx answer: the body's `error.message` (bounded, secrets
+ * redacted), `error.code` or `error.type`, the `Retry-After` delay and the context-window flag.
+ */
+export const upstreamStatus = (options: {
+  readonly target: string
+  readonly status: number
+  readonly body: Option.Option<string>
+  readonly retryAfterMs: Option.Option<number>
+  readonly secrets: ReadonlyArray<string>
+}): UpstreamStatus => {
+  const raw = Option.getOrElse(options.body, () => "")
+  const error = Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(errorBodyOf))
+  const message = Option.flatMap(error, (e) => Option.fromNullable(e.message))
+  const code = Option.flatMap(error, (e) =>
+    Option.orElse(
+      Option.fromNullable(e.code).pipe(Option.map(String)),
+      () => Option.fromNullable(e.type)
+    ))
+  const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw)
+  return new UpstreamStatus({
+    target: options.target,
+    status: options.status,
+    ...Option.match(message, {
+      onNone: () => ({}),
+      onSome: (m) => ({ upstreamMessage: truncate(redact(m, options.secrets), maxMessageLength) })
+    }),
+    ...Option.match(code, {
+      onNone: () => ({}),
+      onSome: (c) => ({ upstreamCode: truncate(redact(c, options.secrets), maxCodeLength) })
+    }),
+    ...Option.match(options.retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
+    ...(contextWindowExceeded ? { contextWindowExceeded: true } : {})
+  })
+}
+
+const errorCodeOf = (cause: unknown, depth = 0): Option.Option<string> => {
+  if (depth > 4 || !Predicate.isObject(cause)) return Option.none()
+  if (Predicate.hasProperty(cause, "code") && typeof cause.code === "string" && /^[A-Z][A-Z0-9_]{1,40}$/.test(cause.code)) {
+    return Option.some(cause.code)
+  }
+  return Predicate.hasProperty(cause, "cause") ? errorCodeOf(cause.cause, depth + 1) : Option.none()
+}
+
+/** A short, secret-free reason for a platform request/response error (system error code only). */
+export const transportReason = (error: HttpClientError.HttpClientError): string => {
+  const code = Option.match(errorCodeOf(error.cause), { onNone: () => "", onSome: (c) => ` (${c})` })
+  if (error._tag === "RequestError") {
+    switch (error.reason) {
+      case "Transport":
+        return `connection failed${code}`
+      case "Encode":
+        return "request body could not be encoded"
+      case "InvalidUrl":
+        return "invalid upstream URL"
+    }
+  }
+  switch (error.reason) {
+    case "EmptyBody":
+      return "response had no body"
+    case "StatusCode":
+    case "Decode":
+      return `response body could not be read${code}`
+  }
+}
+
+/** A `TransportError` for a platform error. */
+export const transportError = (target: string, error: HttpClientError.HttpClientError): TransportError =>
+  new TransportError({ target, reason: transportReason(error) })
+
+/** A schema mismatch described by the failing paths only (values can quote the conversation). */
+export const schemaMismatch = (target: string, what: string, error: ParseResult.ParseError): InvalidResponse => {
+  const paths = ParseResult.ArrayFormatter.formatErrorSync(error)
+    .slice(0, 3)
+    .map((issue) => (issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")))
+  const unique = [...new Set(paths)].map((p) => truncate(p, 100))
+  return new InvalidResponse({ target, reason: `${what} does not match the expected schema at ${unique.join(", ")}` })
+}
+
+/**
+ * A decoder of JSON text against a schema (unknown fields preserved), mapping a non-JSON text or a
+ * mismatch to `InvalidResponse` for the given target.
+ */
+export const decodeJsonText = <A, I>(schema: Schema.Schema<A, I>, what: string) => {
+  const decode = Schema.decodeUnknownEither(schema, decodeOptions)
+  return (target: string, text: string): Either.Either<A, InvalidResponse> =>
+    Option.match(jsonOf(text), {
+      onNone: () => Either.left(new InvalidResponse({ target, reason: `${what} is not valid JSON` })),
+      onSome: (json) => Either.mapLeft(decode(json), (e) => schemaMismatch(target, what, e))
+    })
+}
+
+/** Retryable: transport failures and 408, 429, 5xx. Never other statuses, never `InvalidResponse`. */
+export const isRetryable = (failure: UpstreamFailure): boolean => {
+  switch (failure._tag) {
+    case "TransportError":
+      return true
+    case "UpstreamStatus":
+      return failure.status === 408 || failure.status === 429 || (failure.status >= 500 && failure.status <= 599)
+    case "InvalidResponse":
+    case "DeadlineExceeded":
+      return false
+  }
+}
+
+/** Backoff base before retry `n` (0-based): 250 ms × 2^n, capped at 2 s. */
+export const backoffBaseMs = (n: number): number => Math.min(250 * 2 ** Math.min(n, 3), 2000)
+
+/** Jitter factor for a uniform `r` in [0, 1]: uniform in [0.8, 1.2], exactly 1 for `r = 0.5`. */
+export const jitterFactor = (r: number): number => 1 + (r - 0.5) * 0.4
+
+/** The `error.type` span attribute of a failure. */
+export const errorType = (failure: UpstreamFailure): string => {
+  switch (failure._tag) {
+    case "TransportError":
+      return "transport"
+    case "DeadlineExceeded":
+      return "timeout"
+    case "InvalidResponse":
+      return "invalid_response"
+    case "UpstreamStatus":
+      return String(failure.status)
+  }
+}

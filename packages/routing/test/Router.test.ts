@@ -1,0 +1,109 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { ModelNotFound, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import * as Metrics from "@switchyard-ts/routing/Metrics"
+import * as Noop from "@switchyard-ts/routing/Noop"
+import * as Passthrough from "@switchyard-ts/routing/Passthrough"
+import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
+import * as Router from "@switchyard-ts/routing/Router"
+import { scriptedUpstream, target } from "./fixtures.js"
+
+const request = (model: string) => ({
+  body: { model, messages: [{ role: "user" as const, content: "hi" }] },
+  headers: {},
+  sessionId: Option.none()
+})
+
+const counterValue = (counter: typeof Metrics.requestsTotal, model: string) =>
+  Effect.map(Metric.value(counter.pipe(Metric.tagged("model", model))), (state) => state.count)
+
+describe("Router", () => {
+  it.effect("an unknown model fails with ModelNotFound", () =>
+    Effect.gen(function*() {
+      const upstream = yield* scriptedUpstream(new Map())
+      const exit = yield* Router.complete(request("nope")).pipe(
+        Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provide(upstream.layer),
+        Effect.exit
+      )
+      assert.deepStrictEqual(exit, Exit.fail(new ModelNotFound({ model: "nope" })))
+    }))
+
+  it.effect("noop answers OK without any upstream call", () =>
+    Effect.gen(function*() {
+      const upstream = yield* scriptedUpstream(new Map())
+      const completed = yield* Router.complete(request("ping")).pipe(
+        Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provide(upstream.layer)
+      )
+      assert.strictEqual(completed.completion.choices[0]?.message.content, "OK")
+      assert.strictEqual(completed.completion.model, "ping")
+      assert.isTrue(Option.isNone(completed.served))
+      assert.deepStrictEqual(yield* upstream.calls, [])
+    }))
+
+  it.effect("a passthrough answer counts one request for the selected model", () =>
+    Effect.gen(function*() {
+      const model = "router-test-passthrough-model"
+      const upstream = yield* scriptedUpstream(new Map())
+      const before = yield* counterValue(Metrics.requestsTotal, model)
+      const completed = yield* Router.complete(request("fast")).pipe(
+        Effect.provide(Router.layer([Passthrough.make({ id: "fast", name: "fast", target: target("weak", model) })])),
+        Effect.provide(upstream.layer)
+      )
+      assert.strictEqual(completed.completion.model, model)
+      assert.strictEqual(completed.decision.evidence.source, "passthrough")
+      assert.strictEqual((yield* counterValue(Metrics.requestsTotal, model)) - before, 1)
+    }))
+
+  it.effect("a random route falls back to the other target on a 503 and counts no error", () =>
+    Effect.gen(function*() {
+      const upstream = yield* scriptedUpstream(
+        new Map([["router-test-a", new UpstreamStatus({ target: "router-test-a", status: 503 })]])
+      )
+      const route = RandomRoute.make({
+        id: "mix",
+        name: "mix",
+        targets: [target("a", "router-test-a"), target("b", "router-test-b")],
+        weights: [1, 0]
+      })
+      const errorsBefore = yield* counterValue(Metrics.errorsTotal, "router-test-a")
+      const completed = yield* Router.complete(request("mix")).pipe(
+        Effect.provide(Router.layer([route])),
+        Effect.provide(upstream.layer)
+      )
+      assert.strictEqual(Option.getOrThrow(completed.served).id, "router-test-b")
+      assert.deepStrictEqual(yield* upstream.calls, ["router-test-a", "router-test-b"])
+      assert.strictEqual((yield* counterValue(Metrics.errorsTotal, "router-test-a")) - errorsBefore, 0)
+    }))
+
+  it.effect("a failed answer call counts an error for the selected model", () =>
+    Effect.gen(function*() {
+      const model = "router-test-failing"
+      const upstream = yield* scriptedUpstream(new Map([[model, new UpstreamStatus({ target: model, status: 400 })]]))
+      const before = yield* counterValue(Metrics.errorsTotal, model)
+      const exit = yield* Router.complete(request("fast")).pipe(
+        Effect.provide(Router.layer([Passthrough.make({ id: "fast", name: "fast", target: target("t", model) })])),
+        Effect.provide(upstream.layer),
+        Effect.exit
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      assert.strictEqual((yield* counterValue(Metrics.errorsTotal, model)) - before, 1)
+    }))
+
+  it.effect("a streamed noop answer is two chunks ending with stop", () =>
+    Effect.gen(function*() {
+      const upstream = yield* scriptedUpstream(new Map())
+      const streamed = yield* Router.stream(request("ping")).pipe(
+        Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provide(upstream.layer)
+      )
+      const chunks = yield* Stream.runCollect(streamed.chunks)
+      assert.strictEqual(chunks.length, 2)
+      assert.strictEqual([...chunks][1]?.choices[0]?.finish_reason, "stop")
+    }))
+})

@@ -1,0 +1,84 @@
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import type * as Api from "@switchyard-ts/server/Api"
+import * as Server from "@switchyard-ts/server/Server"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+
+/**
+ * A real switchyard server on a free loopback port, in front of a fresh fake upstream. `toml`
+ * receives the fake upstream's base URL.
+ */
+export const startServer = (toml: (upstreamUrl: string) => string, options: Api.Options = {}) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream.make()
+    const deployment = yield* DeploymentToml.parse(toml(upstream.url))
+    const context = yield* Layer.build(
+      Server.layerApp(deployment, options).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+    )
+    const client = Context.get(context, HttpClient.HttpClient)
+    const address = Context.get(context, HttpServer.HttpServer).address
+    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
+    return { upstream, client, url, deployment }
+  })
+
+/** A deployment with one client on the fake upstream and the usual routes. */
+export const basicToml = (settings: { readonly timeoutMs?: number; readonly maxRetries?: number } = {}) =>
+(upstreamUrl: string) => `
+schema_version = 1
+
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = ${settings.maxRetries ?? 0}
+${settings.timeoutMs === undefined ? "" : `timeout_ms = ${settings.timeoutMs}`}
+
+[llm_clients.dead]
+format = "openai_chat"
+base_url = "http://127.0.0.1:9/v1"
+max_retries = 0
+
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+extra_body = { temperature = 0.5 }
+
+[targets.strong]
+id = "strong-model"
+llm_client = "sim"
+
+[targets.gone]
+id = "gone-model"
+llm_client = "dead"
+
+[routes.fast]
+id = "fast"
+type = "passthrough"
+target = "weak"
+
+[routes.mix]
+id = "mix"
+type = "random"
+targets = ["weak", "strong"]
+weights = [1, 0]
+
+[routes.unreachable]
+id = "unreachable"
+type = "passthrough"
+target = "gone"
+
+[routes.ping]
+id = "ping"
+type = "noop"
+`
+
+/** A chat request body. */
+export const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "hello" }],
+  ...extra
+})

@@ -1,0 +1,643 @@
+/**
+ * A fault-injecting, OpenAI-compatible upstream for integration tests, the demo and benchmarks.
+ *
+ * {@link make} starts a real `node:http` server on `127.0.0.1` (a free port unless one is given) that
+ * serves `POST /v1/chat/completions` (also `POST /chat/completions`) and `GET /v1/models`; anything
+ * else is a 404 with the OpenAI error envelope. What a chat request gets is a {@link Behaviour},
+ * chosen by the request body's `model`: the model's one-shot {@link FakeUpstream.script | script}
+ * first, then its default ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide
+ * default (an {@link Ok} with fixed content). Every received request is logged with its connection
+ * fate, so a test can assert "the upstream saw its connection closed before the response finished".
+ *
+ * Raw sockets are needed to stall and to cut streams, hence plain `node:http`: each request runs as a
+ * fiber of a `FiberSet` runtime captured in {@link make}, and closing the scope interrupts those fibers
+ * and destroys every socket. Delays (`Ok.delayMs`, `Chunks.gapMs`) use real timers (`setTimeout`),
+ * not the Effect `Clock`: use it from `it.live` / `it.scopedLive` tests and real programs, not under
+ * a frozen `TestClock`.
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Http from "node:http"
+import { type ChatCompletion, type ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
+
+// ---------------------------------------------------------------------------------------------
+// Behaviours
+// ---------------------------------------------------------------------------------------------
+
+/** Milliseconds of real time, at most ten minutes; arbitraries stay at or under 10 ms. */
+export const Millis = Schema.Int.pipe(Schema.between(0, 600_000)).annotations({
+  identifier: "Millis",
+  arbitrary: () => (fc) => fc.integer({ min: 0, max: 10 })
+})
+
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+/** A string that is not a JSON document (what a broken proxy or an HTML error page sends). */
+export const NotJson = Schema.String.pipe(
+  Schema.filter((s) => Either.isLeft(decodeJson(s)), { message: () => "must not be valid JSON" })
+).annotations({
+  identifier: "NotJson",
+  arbitrary: () => (fc) => fc.string({ maxLength: 40 }).map((s) => `<html>${s}`)
+})
+
+const UsageSample = Usage.annotations({
+  arbitrary: () => (fc) =>
+    fc.record({ prompt_tokens: fc.nat(10_000), completion_tokens: fc.nat(10_000) }).map((u) => ({
+      ...u,
+      total_tokens: u.prompt_tokens + u.completion_tokens
+    }))
+})
+
+/**
+ * Answer 200 with `content`, after `delayMs` (before any byte is sent). A request with
+ * `stream: true` gets SSE: a role chunk, the content split into up to three chunks, a chunk with
+ * `finish_reason: "stop"`, then — when `stream_options.include_usage` — a usage chunk with empty
+ * `choices` (as OpenAI sends it), then `data: [DONE]`. Otherwise a buffered `chat.completion`.
+ * `usage` defaults to a rough estimate from the request and content sizes.
+ */
+export const Ok = Schema.TaggedStruct("Ok", {
+  content: Schema.String,
+  delayMs: Schema.optional(Millis),
+  usage: Schema.optional(UsageSample)
+})
+/** @see {@link Ok} */
+export type Ok = typeof Ok.Type
+
+/** Accept the request and never answer. Closing the server (the scope) destroys the socket. */
+export const Stall = Schema.TaggedStruct("Stall", {})
+/** @see {@link Stall} */
+export type Stall = typeof Stall.Type
+
+/**
+ * Answer `status` (400–599) with `{"error":{"message","type","code"}}`, or with `body` verbatim when
+ * given (for provider-specific shapes). `type` defaults to `server_error` for 5xx and
+ * `invalid_request_error` otherwise; `code` to `null`. `retryAfter` sets the `Retry-After` header.
+ */
+export const Status = Schema.TaggedStruct("Status", {
+  status: Schema.Int.pipe(Schema.between(400, 599)),
+  message: Schema.optional(Schema.String),
+  type: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  retryAfter: Schema.optional(
+    Schema.String.annotations({ arbitrary: () => (fc) => fc.integer({ min: 0, max: 2 }).map(String) })
+  ),
+  body: Schema.optional(Schema.String)
+})
+/** @see {@link Status} */
+export type Status = typeof Status.Type
+
+/** Answer 200, `content-type: application/json`, with a body that is not JSON. */
+export const Garbage = Schema.TaggedStruct("Garbage", { body: NotJson })
+/** @see {@link Garbage} */
+export type Garbage = typeof Garbage.Type
+
+/**
+ * Answer SSE (whatever the request's `stream` flag): headers at once, then one chunk per element of
+ * `chunks` as a content delta, waiting `gapMs` between consecutive chunks, then the stop chunk
+ * (usage chunk when requested) and `data: [DONE]`.
+ */
+export const Chunks = Schema.TaggedStruct("Chunks", {
+  chunks: Schema.Array(Schema.String).annotations({
+    arbitrary: () => (fc) => fc.array(fc.string({ maxLength: 12 }), { maxLength: 5 })
+  }),
+  gapMs: Schema.optional(Millis)
+})
+/** @see {@link Chunks} */
+export type Chunks = typeof Chunks.Type
+
+/**
+ * Send 200 SSE headers and `chunksBeforeClose` content chunks (each flushed to the socket), then
+ * destroy the socket: the client sees a truncated stream without `[DONE]`.
+ */
+export const CloseMidStream = Schema.TaggedStruct("CloseMidStream", {
+  chunksBeforeClose: Schema.Int.pipe(Schema.between(0, 1_000)).annotations({
+    arbitrary: () => (fc) => fc.integer({ min: 0, max: 5 })
+  })
+})
+/** @see {@link CloseMidStream} */
+export type CloseMidStream = typeof CloseMidStream.Type
+
+/**
+ * Answer like {@link Ok} (buffered or SSE) with the JSON of the request received as content:
+ * `{"method","path","headers","body"}` — for asserting what reached the upstream.
+ */
+export const Echo = Schema.TaggedStruct("Echo", {})
+/** @see {@link Echo} */
+export type Echo = typeof Echo.Type
+
+/** Destroy the socket as soon as the request is read, without a response (a connection reset). */
+export const Reset = Schema.TaggedStruct("Reset", {})
+/** @see {@link Reset} */
+export type Reset = typeof Reset.Type
+
+/** What the fake upstream does with one chat completion request, discriminated by `_tag`. */
+export const Behaviour = Schema.Union(Ok, Stall, Status, Garbage, Chunks, CloseMidStream, Echo, Reset)
+/** @see {@link Behaviour} */
+export type Behaviour = typeof Behaviour.Type
+
+/** `Stall` as a value. */
+export const stall: Behaviour = Stall.make({})
+/** `Echo` as a value. */
+export const echo: Behaviour = Echo.make({})
+/** `Reset` as a value. */
+export const reset: Behaviour = Reset.make({})
+
+/** An `Ok` answering `content`. */
+export const ok = (content: string, options: { readonly delayMs?: number; readonly usage?: Usage } = {}): Behaviour =>
+  Ok.make({ content, ...options })
+
+/** A `Status` with the standard envelope; `options` as in {@link Status}. */
+export const status = (
+  code: number,
+  options: Omit<Status, "_tag" | "status"> = {}
+): Behaviour => Status.make({ status: code, ...options })
+
+/** The 400 an OpenAI upstream answers when the prompt exceeds the context window. */
+export const contextLengthExceeded: Behaviour = Status.make({
+  status: 400,
+  type: "invalid_request_error",
+  code: "context_length_exceeded",
+  message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens."
+})
+
+/** The content of the server-wide default behaviour. */
+export const defaultContent = "Hello from the fake upstream."
+
+/** The server-wide default: `Ok` with {@link defaultContent}. */
+export const defaultBehaviour: Behaviour = Ok.make({ content: defaultContent })
+
+// ---------------------------------------------------------------------------------------------
+// Service
+// ---------------------------------------------------------------------------------------------
+
+/** One request the fake upstream received. */
+export interface RequestRecord {
+  /** Sequence number, starting at 1 for each server. */
+  readonly id: number
+  /** The body's `model`, `""` when absent (or for non-chat routes). */
+  readonly model: string
+  readonly method: string
+  /** Path without the query string, e.g. `/v1/chat/completions`. */
+  readonly path: string
+  /** Request headers, names lower-case, repeated values joined with `", "`. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The parsed JSON body; the raw text when it is not JSON; `undefined` when empty. */
+  readonly body: unknown
+  /** Epoch milliseconds (wall clock) when the body had been read. */
+  readonly at: number
+  /** The behaviour served, absent for requests that are not chat completions. */
+  readonly behaviour?: Behaviour
+  /**
+   * `true` once the client side closed the connection before the response finished (a
+   * disconnecting client, a cancelled call, a client-side timeout, or the server shutting down
+   * under a stalled request). Cuts made by the behaviour itself (`CloseMidStream`, `Reset`) do not
+   * count.
+   */
+  readonly closedEarly: boolean
+}
+
+/** Failed to bind the fake upstream's port (e.g. `EADDRINUSE` for a fixed port). */
+export class ListenError extends Data.TaggedError("ListenError")<{
+  readonly port: number
+  readonly cause: unknown
+}> {}
+
+/** Options of {@link make}. */
+export interface Options {
+  /** Port on 127.0.0.1; 0 (default) picks a free one. */
+  readonly port?: number
+  /** Behaviour for models with neither script nor default; {@link defaultBehaviour} by default. */
+  readonly defaultBehaviour?: Behaviour
+  /** Initial per-model defaults; these models are also listed by `GET /v1/models`. */
+  readonly models?: Readonly<Record<string, Behaviour>>
+}
+
+/** A running fake upstream. */
+export class FakeUpstream extends Context.Tag("@switchyard-ts/testkit/FakeUpstream")<FakeUpstream, {
+  /** Base URL ending in `/v1`, e.g. `http://127.0.0.1:40123/v1`. */
+  readonly url: string
+  readonly port: number
+  /** Set the default behaviour of `model` (its script, if any, is served first). */
+  readonly setBehaviour: (model: string, behaviour: Behaviour) => Effect.Effect<void>
+  /** Append one-shot behaviours to `model`'s script; each request consumes one, in order. */
+  readonly script: (model: string, behaviours: ReadonlyArray<Behaviour>) => Effect.Effect<void>
+  /** The received requests, oldest first. */
+  readonly requests: Effect.Effect<ReadonlyArray<RequestRecord>>
+  /** Forget the request log (behaviours and scripts stay). */
+  readonly clear: Effect.Effect<void>
+  /** Forget the request log, every per-model behaviour and every script. */
+  readonly reset: Effect.Effect<void>
+  /**
+   * Wait until a logged request for `model` is there (already received, or the next one); returns
+   * it. Unbounded: put a timeout around it.
+   */
+  readonly awaitRequest: (model: string) => Effect.Effect<RequestRecord>
+  /**
+   * Wait until a logged request for `model` has `closedEarly` (already, or later); returns it.
+   * Unbounded: put a timeout around it.
+   */
+  readonly awaitClosed: (model: string) => Effect.Effect<RequestRecord>
+}>() {}
+
+interface ModelState {
+  readonly fallback: Option.Option<Behaviour>
+  readonly queue: ReadonlyArray<Behaviour>
+}
+
+const emptyModel: ModelState = { fallback: Option.none(), queue: [] }
+
+/** What a request handler needs to answer. */
+interface Exchange {
+  readonly req: Http.IncomingMessage
+  readonly res: Http.ServerResponse
+  readonly id: number
+  readonly model: string
+  readonly method: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+  readonly bodyText: string
+  readonly at: number
+  readonly stream: boolean
+  readonly includeUsage: boolean
+  /** Mark that the behaviour itself is about to cut the connection. */
+  readonly cutting: () => void
+}
+
+const Peek = Schema.Struct({
+  model: Schema.optional(Schema.String),
+  stream: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  stream_options: Schema.optional(Schema.NullOr(Schema.Struct({
+    include_usage: Schema.optional(Schema.NullOr(Schema.Boolean))
+  })))
+})
+const decodePeek = Schema.decodeUnknownOption(Peek)
+
+/** Real-time sleep; the timer is cleared on interruption. */
+const sleep = (ms: number): Effect.Effect<void> =>
+  ms <= 0 ? Effect.void : Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), ms)
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+/** Write and wait until the bytes were handed to the socket. */
+const write = (res: Http.ServerResponse, data: string): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    res.write(data, () => resume(Effect.void))
+  })
+
+const readBody = (req: Http.IncomingMessage): Effect.Effect<Option.Option<string>> =>
+  Effect.async<Option.Option<string>>((resume) => {
+    const parts: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => parts.push(chunk))
+    req.on("end", () => resume(Effect.succeed(Option.some(Buffer.concat(parts).toString("utf8")))))
+    req.on("error", () => resume(Effect.succeed(Option.none())))
+  })
+
+const lowerCaseHeaders = (req: Http.IncomingMessage): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return out
+}
+
+const sendJson = (
+  res: Http.ServerResponse,
+  statusCode: number,
+  body: string,
+  headers: Readonly<Record<string, string>> = {}
+): Effect.Effect<void> =>
+  Effect.sync(() => {
+    res.writeHead(statusCode, {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(body)),
+      ...headers
+    })
+    res.end(body)
+  })
+
+const errorEnvelope = (message: string, type: string, code: string | null): string =>
+  JSON.stringify({ error: { message, type, code } })
+
+const openSse = (res: Http.ServerResponse): Effect.Effect<void> =>
+  Effect.sync(() => {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+    res.flushHeaders()
+  })
+
+const sseEvent = (chunk: ChatCompletionChunk): string => `data: ${JSON.stringify(chunk)}\n\n`
+
+const completionId = (ex: Exchange): string => `chatcmpl-fake-${ex.id}`
+
+const chunkOf = (
+  ex: Exchange,
+  delta: ChatCompletionChunk["choices"][number]["delta"],
+  finishReason: string | null
+): ChatCompletionChunk => ({
+  id: completionId(ex),
+  object: "chat.completion.chunk",
+  created: Math.floor(ex.at / 1000),
+  model: ex.model,
+  choices: [{ index: 0, delta, finish_reason: finishReason }]
+})
+
+const estimateUsage = (ex: Exchange, content: string): Usage => {
+  const prompt = Math.ceil(ex.bodyText.length / 4)
+  const completion = content.split(/\s+/).filter((w) => w.length > 0).length
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+/** Split into at most `parts` pieces on code-point boundaries; no pieces for "". */
+const split = (content: string, parts: number): ReadonlyArray<string> => {
+  const points = Array.from(content)
+  const size = Math.max(1, Math.ceil(points.length / parts))
+  const out: Array<string> = []
+  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(""))
+  return out
+}
+
+/** The SSE tail: stop chunk, optional usage chunk, `[DONE]`, end of response. */
+const finishSse = (ex: Exchange, usage: Usage): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* write(ex.res, sseEvent(chunkOf(ex, {}, "stop")))
+    if (ex.includeUsage) {
+      const usageChunk: ChatCompletionChunk = { ...chunkOf(ex, {}, null), choices: [], usage }
+      yield* write(ex.res, sseEvent(usageChunk))
+    }
+    yield* Effect.sync(() => ex.res.end("data: [DONE]\n\n"))
+  })
+
+const answer = (ex: Exchange, content: string, usage: Usage | undefined): Effect.Effect<void> => {
+  const used = usage ?? estimateUsage(ex, content)
+  if (ex.stream) {
+    return Effect.gen(function*() {
+      yield* openSse(ex.res)
+      yield* write(ex.res, sseEvent(chunkOf(ex, { role: "assistant", content: "" }, null)))
+      for (const piece of split(content, 3)) {
+        yield* write(ex.res, sseEvent(chunkOf(ex, { content: piece }, null)))
+      }
+      yield* finishSse(ex, used)
+    })
+  }
+  const completion: ChatCompletion = {
+    id: completionId(ex),
+    object: "chat.completion",
+    created: Math.floor(ex.at / 1000),
+    model: ex.model,
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    usage: used
+  }
+  return sendJson(ex.res, 200, JSON.stringify(completion))
+}
+
+const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
+  switch (behaviour._tag) {
+    case "Ok":
+      return Effect.zipRight(sleep(behaviour.delayMs ?? 0), answer(ex, behaviour.content, behaviour.usage))
+    case "Echo":
+      return answer(
+        ex,
+        JSON.stringify({ method: ex.method, path: ex.path, headers: ex.headers, body: ex.body }),
+        undefined
+      )
+    case "Stall":
+      return Effect.never
+    case "Status": {
+      const body = behaviour.body ?? errorEnvelope(
+        behaviour.message ?? `fake upstream answered ${behaviour.status}`,
+        behaviour.type ?? (behaviour.status >= 500 ? "server_error" : "invalid_request_error"),
+        behaviour.code ?? null
+      )
+      const headers: Record<string, string> = behaviour.retryAfter === undefined
+        ? {}
+        : { "retry-after": behaviour.retryAfter }
+      return sendJson(ex.res, behaviour.status, body, headers)
+    }
+    case "Garbage":
+      return sendJson(ex.res, 200, behaviour.body)
+    case "Chunks":
+      return Effect.gen(function*() {
+        yield* openSse(ex.res)
+        let index = 0
+        for (const piece of behaviour.chunks) {
+          if (index > 0) yield* sleep(behaviour.gapMs ?? 0)
+          const delta = index === 0 ? { role: "assistant", content: piece } : { content: piece }
+          yield* write(ex.res, sseEvent(chunkOf(ex, delta, null)))
+          index++
+        }
+        yield* finishSse(ex, estimateUsage(ex, behaviour.chunks.join("")))
+      })
+    case "CloseMidStream":
+      return Effect.gen(function*() {
+        yield* openSse(ex.res)
+        for (let i = 0; i < behaviour.chunksBeforeClose; i++) {
+          const delta = i === 0 ? { role: "assistant", content: `chunk ${i} ` } : { content: `chunk ${i} ` }
+          yield* write(ex.res, sseEvent(chunkOf(ex, delta, null)))
+        }
+        yield* Effect.sync(() => {
+          ex.cutting()
+          ex.res.destroy()
+        })
+      })
+    case "Reset":
+      return Effect.sync(() => {
+        ex.cutting()
+        ex.req.socket.destroy()
+      })
+  }
+}
+
+const listen = (
+  port: number,
+  handler: Http.RequestListener
+): Effect.Effect<Http.Server, ListenError> =>
+  Effect.async<Http.Server, ListenError>((resume) => {
+    const server = Http.createServer(handler)
+    const onError = (cause: unknown) => resume(Effect.fail(new ListenError({ port, cause })))
+    server.once("error", onError)
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", onError)
+      resume(Effect.succeed(server))
+    })
+    return Effect.sync(() => {
+      server.close()
+    })
+  })
+
+const shutdown = (server: Http.Server): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+    server.closeAllConnections()
+  }).pipe(Effect.timeoutOption("2 seconds"), Effect.asVoid)
+
+const firstMatching = <A>(
+  log: SubscriptionRef.SubscriptionRef<ReadonlyArray<RequestRecord>>,
+  find: (records: ReadonlyArray<RequestRecord>) => A | undefined
+): Effect.Effect<A> =>
+  log.changes.pipe(
+    Stream.filterMap((records) => Option.fromNullable(find(records))),
+    Stream.runHead,
+    // `changes` never ends, so `None` cannot happen; wait rather than invent an error.
+    Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
+  )
+
+/**
+ * Start a fake upstream on 127.0.0.1 (`options.port`, default 0 = a free port). The scope owns it:
+ * closing the scope interrupts every in-flight request and destroys all sockets (stalled ones
+ * included), so nothing keeps the process alive. Fails with {@link ListenError} when the port
+ * cannot be bound. Delays use real timers.
+ */
+export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<FakeUpstream>, ListenError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const serverDefault = options.defaultBehaviour ?? defaultBehaviour
+    const initial = HashMap.fromIterable(
+      Object.entries(options.models ?? {}).map(([model, b]): [string, ModelState] => [model, {
+        fallback: Option.some(b),
+        queue: []
+      }])
+    )
+    const models = yield* Ref.make(initial)
+    const log = yield* SubscriptionRef.make<ReadonlyArray<RequestRecord>>([])
+    const sequence = yield* Ref.make(0)
+    const run = yield* FiberSet.makeRuntime<never, void, never>()
+
+    const take = (model: string): Effect.Effect<Behaviour> =>
+      Ref.modify(models, (state): [Behaviour, HashMap.HashMap<string, ModelState>] => {
+        const entry = Option.getOrElse(HashMap.get(state, model), () => emptyModel)
+        const [next, ...rest] = entry.queue
+        if (next !== undefined) return [next, HashMap.set(state, model, { ...entry, queue: rest })]
+        return [Option.getOrElse(entry.fallback, () => serverDefault), state]
+      })
+
+    const markClosedEarly = (id: number) =>
+      SubscriptionRef.update(log, (records) => records.map((r) => r.id === id ? { ...r, closedEarly: true } : r))
+
+    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        // Resolved by the response's "close": true when it finished or we cut it ourselves.
+        const settled = yield* Deferred.make<boolean>()
+        let cutByUs = false
+        res.on("error", () => {})
+        res.on("close", () => {
+          Deferred.unsafeDone(settled, Exit.succeed(res.writableFinished || cutByUs))
+        })
+        const text = yield* Effect.raceFirst(readBody(req), Effect.as(Deferred.await(settled), Option.none()))
+        if (Option.isNone(text)) return
+        const method = req.method ?? "GET"
+        const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
+        const headers = lowerCaseHeaders(req)
+        const parsed = text.value.length === 0 ? Either.right(undefined) : decodeJson(text.value)
+        const body: unknown = Either.getOrElse(parsed, () => text.value)
+        const peek = Option.getOrUndefined(decodePeek(body))
+        const model = peek?.model ?? ""
+        const isChat = method === "POST" && (path === "/v1/chat/completions" || path === "/chat/completions")
+        const behaviour = isChat && Either.isRight(parsed) ? Option.some(yield* take(model)) : Option.none()
+        const id = yield* Ref.updateAndGet(sequence, (n) => n + 1)
+        const at = Date.now()
+        const record: RequestRecord = Option.match(behaviour, {
+          onNone: () => ({ id, model, method, path, headers, body, at, closedEarly: false }),
+          onSome: (b) => ({ id, model, method, path, headers, body, at, behaviour: b, closedEarly: false })
+        })
+        yield* SubscriptionRef.update(log, (records) => [...records, record])
+
+        const exchange: Exchange = {
+          req,
+          res,
+          id,
+          model,
+          method,
+          path,
+          headers,
+          body,
+          bodyText: text.value,
+          at,
+          stream: peek?.stream === true,
+          includeUsage: peek?.stream_options?.include_usage === true,
+          cutting: () => {
+            cutByUs = true
+          }
+        }
+        const respond = Option.match(behaviour, {
+          onSome: (b) => perform(b, exchange),
+          onNone: () => {
+            if (isChat) {
+              return sendJson(res, 400, errorEnvelope("request body is not JSON", "invalid_request_error", "invalid_json"))
+            }
+            if (method === "GET" && (path === "/v1/models" || path === "/models")) {
+              return Effect.flatMap(Ref.get(models), (state) =>
+                sendJson(res, 200, JSON.stringify({
+                  object: "list",
+                  data: Array.from(HashMap.keys(state)).map((m) => ({
+                    id: m,
+                    object: "model",
+                    created: 0,
+                    owned_by: "fake-upstream"
+                  }))
+                })))
+            }
+            return sendJson(res, 404, errorEnvelope(`no route for ${method} ${path}`, "invalid_request_error", "not_found"))
+          }
+        })
+        yield* Effect.raceFirst(respond, Deferred.await(settled))
+        const finished = yield* Deferred.await(settled)
+        if (!finished) yield* markClosedEarly(id)
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (!res.writableFinished) res.destroy()
+        }))
+      )
+
+    const server = yield* Effect.acquireRelease(
+      listen(options.port ?? 0, (req, res) => {
+        run(handle(req, res))
+      }),
+      shutdown
+    )
+    const address = server.address()
+    const port = typeof address === "object" && address !== null
+      ? address.port
+      : yield* Effect.dieMessage("fake upstream: server has no TCP address")
+
+    return FakeUpstream.of({
+      url: `http://127.0.0.1:${port}/v1`,
+      port,
+      setBehaviour: (model, b) =>
+        Ref.update(models, (state) =>
+          HashMap.set(state, model, {
+            ...Option.getOrElse(HashMap.get(state, model), () => emptyModel),
+            fallback: Option.some(b)
+          })),
+      script: (model, bs) =>
+        Ref.update(models, (state) => {
+          const entry = Option.getOrElse(HashMap.get(state, model), () => emptyModel)
+          return HashMap.set(state, model, { ...entry, queue: [...entry.queue, ...bs] })
+        }),
+      requests: SubscriptionRef.get(log),
+      clear: SubscriptionRef.set(log, []),
+      reset: Effect.zipRight(Ref.set(models, HashMap.empty()), SubscriptionRef.set(log, [])),
+      awaitRequest: (model) => firstMatching(log, (records) => records.find((r) => r.model === model)),
+      awaitClosed: (model) => firstMatching(log, (records) => records.find((r) => r.model === model && r.closedEarly))
+    })
+  })
+
+/**
+ * The fake upstream as a scoped Layer (see {@link make}). For a fixed port — e.g. the demo serving
+ * simulated models at a known address — pass `{ port }`; it fails with {@link ListenError} if taken.
+ * Each call builds a new server: bind the result to a constant to share one.
+ */
+export const layer = (options: Options = {}): Layer.Layer<FakeUpstream, ListenError> =>
+  Layer.scoped(FakeUpstream, make(options))
