@@ -173,6 +173,7 @@ export const layer = (options: Options = {}) =>
     const router = yield* Router
     const reader = yield* Telemetry.PrometheusReader
     const limit = options.bodyLimit ?? defaultBodyLimit
+    yield* Telemetry.seed(router.routes)
     yield* http.add("POST", "/v1/chat/completions", chatCompletions(router, limit))
     yield* http.add("POST", "/v1/decision", decision(router, limit))
     yield* http.add("GET", "/v1/models", models(router))

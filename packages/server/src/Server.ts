@@ -8,8 +8,9 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Api from "./Api.js"
@@ -38,8 +39,32 @@ export const layerApp = (deployment: Deployment.Deployment, options: Api.Options
 /** Prints `listening on http://HOST:PORT` once the server is bound. */
 export const listeningLine = HttpServer.addressFormattedWith((address) => Console.log(`listening on ${address}`))
 
-/** The whole server bound to `options.host:options.port`. */
-export const layer = (deployment: Deployment.Deployment, options: Options) =>
-  Layer.mergeAll(layerApp(deployment, options), Layer.effectDiscard(listeningLine)).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port }))
+/**
+ * The whole server bound to `options.host:options.port`. The Node server sits between the API and
+ * the router so that, on shutdown, it stops accepting and drains in-flight requests while the
+ * router and its upstream connection pool are still alive.
+ */
+export const layer = (deployment: Deployment.Deployment, options: Options) => {
+  const server = createServer()
+  return Layer.mergeAll(
+    HttpLayerRouter.serve(Api.layer(options), { disableListenLog: true, disableLogger: true }),
+    Layer.effectDiscard(listeningLine),
+    closeIdleOnShutdown(server)
+  ).pipe(
+    Layer.provide(NodeHttpServer.layer(() => server, { host: options.host, port: options.port })),
+    Layer.provide(routerLayer(deployment)),
+    Layer.provide(Telemetry.layer)
   )
+}
+
+/**
+ * While the server drains, close keep-alive connections as soon as they become idle, so the drain
+ * ends when the last in-flight response is sent rather than when keep-alive timers expire.
+ */
+const closeIdleOnShutdown = (server: Server) =>
+  Layer.scopedDiscard(Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      server.closeIdleConnections()
+      setInterval(() => server.closeIdleConnections(), 20).unref()
+    })
+  ))

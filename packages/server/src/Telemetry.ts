@@ -11,7 +11,11 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as ClientMetrics from "@switchyard-ts/client/Metrics"
+import type { Route } from "@switchyard-ts/routing/Route"
+import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 
 /** The Prometheus reader bound to the SDK's meter provider. */
 export class PrometheusReader extends Context.Tag("@switchyard-ts/server/PrometheusReader")<
@@ -47,3 +51,22 @@ export const scrape: Effect.Effect<string, never, PrometheusReader> = Effect.fla
     Effect.promise(() => reader.collect()),
     ({ resourceMetrics }) => serializer.serialize(resourceMetrics)
   ))
+
+/**
+ * Create, at 0, the series dashboards expect before the first request: the upstream attempt
+ * codes and retry counter the compatible system pre-seeds, and `requests_total` /
+ * `errors_total` for every model a route can select.
+ */
+export const seed = (routes: ReadonlyArray<Route>): Effect.Effect<void> =>
+  Effect.zipRight(
+    ClientMetrics.seed,
+    Effect.forEach(
+      routes.flatMap((route) => (route.targets.length === 0 ? [route.id] : route.targets.map((target) => target.id))),
+      (model) =>
+        Effect.zipRight(
+          Metric.update(RoutingMetrics.requestsTotal.pipe(Metric.tagged("model", model)), 0),
+          Metric.update(RoutingMetrics.errorsTotal.pipe(Metric.tagged("model", model)), 0)
+        ),
+      { discard: true }
+    )
+  )

@@ -282,6 +282,16 @@ describe("other endpoints", () => {
       assert.deepStrictEqual<unknown>(yield* health.json, { status: "ok" })
     }))
 
+  it.scopedLive("/metrics has the request and upstream attempt series before the first request", () =>
+    Effect.gen(function*() {
+      const { client } = yield* startServer(basicToml())
+      const text = yield* Effect.flatMap(client.execute(HttpClientRequest.get("/metrics")), (r) => r.text)
+      assert.match(text, /switchyard_requests_total\{[^}]*model="strong-model"[^}]*\} \d/)
+      assert.match(text, /switchyard_errors_total\{[^}]*model="ping"[^}]*\} \d/)
+      assert.match(text, /switchyard_upstream_attempts_total\{[^}]*code="none"[^}]*\} \d/)
+      assert.match(text, /switchyard_router_retry_recovered_total\{[^}]*\} \d/)
+    }))
+
   it.scopedLive("/metrics exposes request, error and upstream attempt counters as Prometheus text", () =>
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(basicToml())

@@ -1,0 +1,132 @@
+/**
+ * The `switchyard` command as users run it: the compiled bin in a child process (built by
+ * `npm run build`, which `npm ci` and `npm test` run first). Shutdown tests use real time.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+
+const bin = path.resolve(import.meta.dirname, "../bin/switchyard.js")
+const root = path.resolve(import.meta.dirname, "../../..")
+
+interface Run {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Effect.Effect<number | null>
+}
+
+/** Spawn the CLI; the process is killed when the scope closes if it is still running. */
+const run = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const exit = yield* Deferred.make<number | null>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })),
+      (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
+    )
+    let out = ""
+    let err = ""
+    child.stdout?.on("data", (data: Buffer) => (out += data.toString()))
+    child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
+    child.on("exit", (code) => Deferred.unsafeDone(exit, Effect.succeed(code)))
+    const result: Run = { child, stdout: () => out, stderr: () => err, exited: Deferred.await(exit) }
+    return result
+  })
+
+const writeToml = (text: string) => {
+  const dir = mkdtempSync(path.join(tmpdir(), "switchyard-cli-"))
+  const file = path.join(dir, "routes.toml")
+  writeFileSync(file, text)
+  return file
+}
+
+const tomlFor = (upstreamUrl: string) => `
+schema_version = 1
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+[routes.fast]
+id = "fast"
+type = "passthrough"
+target = "weak"
+`
+
+/** Wait (bounded) for the `listening on` line and return the base URL. */
+const listening = (cli: Run) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const match = /listening on (http:\/\/[^\s]+)/.exec(cli.stdout())
+      if (match?.[1] !== undefined) return match[1]
+      yield* Effect.sleep("25 millis")
+    }
+    return yield* Effect.dieMessage(`server did not start: ${cli.stderr()}`)
+  })
+
+const chat = (url: string) =>
+  Effect.promise(() =>
+    fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "fast", messages: [{ role: "user", content: "hi" }] })
+    }).then(async (response) => ({ status: response.status, text: await response.text() }), () => ({ status: 0, text: "" }))
+  )
+
+describe("switchyard CLI", () => {
+  it.scopedLive("--dry-run validates and prints a one-line summary", () =>
+    Effect.gen(function*() {
+      const cli = yield* run(["--config", "examples/demo.toml", "--dry-run"])
+      assert.strictEqual(yield* cli.exited, 0)
+      assert.strictEqual(cli.stdout(), "server OK: fast, mix, ping\n")
+    }))
+
+  it.scopedLive("a bad file exits non-zero with one `invalid server config` line naming the key", () =>
+    Effect.gen(function*() {
+      const file = writeToml(tomlFor("http://127.0.0.1:1/v1").replace("max_retries = 0", "max_retries = 11"))
+      const cli = yield* run(["--config", file, "--dry-run"])
+      assert.strictEqual(yield* cli.exited, 1)
+      const lines = cli.stderr().trim().split("\n")
+      assert.strictEqual(lines.length, 1)
+      assert.strictEqual(lines[0], `invalid server config ${file}: llm_clients.sim.max_retries: must be at most 10, got 11`)
+      assert.strictEqual(cli.stdout(), "")
+    }))
+
+  it.scopedLive("SIGTERM lets an in-flight request finish, and a repeated signal within 1 s does not cut it short", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream.make()
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("slow answer", { delayMs: 600 }))
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"])
+      const url = yield* listening(cli)
+      const inFlight = yield* Effect.fork(chat(url))
+      yield* upstream.awaitRequest("weak-model").pipe(Effect.timeout("5 seconds"))
+      cli.child.kill("SIGTERM")
+      yield* Effect.sleep("100 millis")
+      cli.child.kill("SIGINT")
+      const response = yield* inFlight.await.pipe(Effect.flatten)
+      assert.strictEqual(response.status, 200)
+      assert.include(response.text, "slow answer")
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
+    }))
+
+  it.scopedLive("a request still running at --shutdown-timeout is cut and the process exits 0", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream.make()
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.stall)
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0", "--shutdown-timeout", "1"])
+      const url = yield* listening(cli)
+      const inFlight = yield* Effect.fork(chat(url))
+      yield* upstream.awaitRequest("weak-model").pipe(Effect.timeout("5 seconds"))
+      cli.child.kill("SIGTERM")
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
+      const response = yield* inFlight.await.pipe(Effect.flatten)
+      assert.notStrictEqual(response.status, 200)
+    }))
+})
