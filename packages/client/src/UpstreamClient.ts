@@ -71,6 +71,35 @@ const decodeChunkJson = Schema.decodeUnknownEither(ChatCompletionChunk, decodeOp
 
 const isSuccess = (status: number): boolean => status >= 200 && status <= 299
 
+/** How much of a non-2xx body is read to find its `error.message`; the rest is never buffered. */
+const errorBodyLimit = 64 * 1024
+
+const readErrorBody = (response: HttpClientResponse.HttpClientResponse) =>
+  Effect.map(
+    Stream.runFoldWhile(
+      response.stream,
+      { chunks: new Array<Uint8Array>(), size: 0 },
+      (acc) => acc.size < errorBodyLimit,
+      (acc, chunk) => {
+        acc.chunks.push(chunk)
+        return { chunks: acc.chunks, size: acc.size + chunk.length }
+      }
+    ),
+    ({ chunks, size }) => {
+      const bytes = new Uint8Array(Math.min(size, errorBodyLimit))
+      let offset = 0
+      for (const chunk of chunks) {
+        if (offset >= bytes.length) break
+        const part = chunk.subarray(0, bytes.length - offset)
+        bytes.set(part, offset)
+        offset += part.length
+      }
+      return utf8.decode(bytes)
+    }
+  )
+
+const utf8 = new TextDecoder()
+
 /**
  * One HTTP attempt: send, record the attempt metric, then either hand a 2xx response to `onOk`
  * or map the non-2xx answer to `UpstreamStatus` (reading its body for `error.message`).
@@ -91,7 +120,7 @@ const attempt = <A>(
     )
     yield* Metrics.recordAttempt(Option.some(response.status))
     if (isSuccess(response.status)) return yield* onOk(response, ctx)
-    const body = yield* Effect.option(response.text)
+    const body = yield* Effect.option(readErrorBody(response))
     const now = yield* Clock.currentTimeMillis
     return yield* Failure.upstreamStatus({
       target: ctx.target.id,

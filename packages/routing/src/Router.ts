@@ -121,23 +121,23 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
 
     const decide = (request: RoutedRequest) => run(request, (found) => route(found, request))
 
-    const complete = (request: RoutedRequest) =>
+    /** Route, then answer: by the route itself (noop) or by an answer call over the candidates. */
+    const routeAndAnswer = <A>(
+      request: RoutedRequest,
+      byRoute: (decision: Decision, created: number) => A,
+      byUpstream: (
+        decision: Decision,
+        candidates: readonly [Target, ...Array<Target>]
+      ) => Effect.Effect<A, UpstreamFailure, UpstreamClient>
+    ) =>
       run(request, (found) =>
         Effect.gen(function*() {
           const decision = yield* route(found, request)
           const start = yield* nowMs
           const answer = Option.match(decision.selected, {
-            onNone: () =>
-              Effect.map(Clock.currentTimeMillis, (ms): Completed => ({
-                decision,
-                served: Option.none(),
-                completion: Noop.completion(found.id, Math.floor(ms / 1000))
-              })),
+            onNone: () => Effect.map(Clock.currentTimeMillis, (ms) => byRoute(decision, Math.floor(ms / 1000))),
             onSome: (selected) =>
-              Effect.map(
-                Fallback.complete([selected, ...decision.fallbacks], request.body, request.headers),
-                (served): Completed => ({ decision, served: Option.some(served.target), completion: served.completion })
-              ).pipe(Effect.provideService(UpstreamClient, upstream))
+              byUpstream(decision, [selected, ...decision.fallbacks]).pipe(Effect.provideService(UpstreamClient, upstream))
           })
           return yield* answer.pipe(
             Effect.tap(() => recordCall(decision, "ok", start)),
@@ -145,37 +145,41 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           )
         }))
 
-    const stream = (request: RoutedRequest) =>
-      run(request, (found) =>
-        Effect.gen(function*() {
-          const decision = yield* route(found, request)
-          const start = yield* nowMs
-          const answer = Option.match(decision.selected, {
-            onNone: () =>
-              Effect.map(Clock.currentTimeMillis, (ms): Streamed => ({
-                decision,
-                served: Option.none(),
-                chunks: Stream.fromIterable(Noop.chunks(found.id, Math.floor(ms / 1000)))
-              })),
-            onSome: (selected) =>
-              Effect.map(
-                Fallback.stream([selected, ...decision.fallbacks], request.body, request.headers),
-                (served): Streamed => ({
-                  decision,
-                  served: Option.some(served.target),
-                  chunks: served.stream.pipe(
-                    Stream.tapError(() =>
-                      Metric.update(Metrics.errorsTotal.pipe(Metric.tagged("model", served.target.id)), 1)
-                    )
-                  )
-                })
-              ).pipe(Effect.provideService(UpstreamClient, upstream))
-          })
-          return yield* answer.pipe(
-            Effect.tap(() => recordCall(decision, "ok", start)),
-            Effect.tapError(() => recordCall(decision, "error", start))
+    const complete = (request: RoutedRequest) =>
+      routeAndAnswer(
+        request,
+        (decision, created): Completed => ({
+          decision,
+          served: Option.none(),
+          completion: Noop.completion(decision.route.id, created)
+        }),
+        (decision, candidates) =>
+          Effect.map(
+            Fallback.complete(candidates, request.body, request.headers),
+            (served): Completed => ({ decision, served: Option.some(served.target), completion: served.completion })
           )
-        }))
+      )
+
+    const stream = (request: RoutedRequest) =>
+      routeAndAnswer(
+        request,
+        (decision, created): Streamed => ({
+          decision,
+          served: Option.none(),
+          chunks: Stream.fromIterable(Noop.chunks(decision.route.id, created))
+        }),
+        (decision, candidates) =>
+          Effect.map(
+            Fallback.stream(candidates, request.body, request.headers),
+            (served): Streamed => ({
+              decision,
+              served: Option.some(served.target),
+              chunks: served.stream.pipe(
+                Stream.tapError(() => Metric.update(Metrics.errorsTotal.pipe(Metric.tagged("model", served.target.id)), 1))
+              )
+            })
+          )
+      )
 
     return Router.of({ routes: sorted, decide, complete, stream })
   })
