@@ -7,11 +7,14 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as DeploymentToml from "./DeploymentToml.js"
 import { InvalidConfig } from "./InvalidConfig.js"
 
@@ -50,33 +53,96 @@ export interface RandomRouteSpec extends RouteCommon {
   readonly seed: Option.Option<bigint>
 }
 
-export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec
+/** What a classifier route does when its judge cannot be reached: fail the request, or route without a verdict. */
+export type JudgeFailurePosture = "error" | "fail_open"
+
+/** When a capability route consults its judge. */
+export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
+
+/** `type = "llm_classifier"`, `mode = "capability"`: a judge estimates p_solve; weak or strong by threshold. */
+export interface ClassifierRouteSpec extends RouteCommon {
+  readonly type: "llm_classifier"
+  readonly mode: "capability"
+  /** `classifier_target`: the judge; never a routing destination. */
+  readonly judge: Target
+  /** `weak_target` */
+  readonly weak: Target
+  /** `strong_target` */
+  readonly strong: Target
+  /** `base_threshold` in [0, 1]. */
+  readonly baseThreshold: number
+  /** `threshold_step` >= 0 (default 0), with `base_threshold + 2 * threshold_step <= 1`. */
+  readonly thresholdStep: number
+  /** `classify_trigger` (default `every_request`). */
+  readonly classifyTrigger: ClassifyTrigger
+  /** `message_hash_fallback` (default false; requires `new_session`). */
+  readonly messageHashFallback: boolean
+  /** `recent_turn_window` (non-negative integer), unset by default. */
+  readonly recentTurnWindow: Option.Option<number>
+  /** `prompt`: replaces the packaged judge system prompt (non-blank). */
+  readonly prompt: Option.Option<string>
+  /** `response_format_type` (default `json_schema`). */
+  readonly responseFormatType: "json_schema" | "json_object"
+  /** `max_output_tokens` >= 1 (default 4096). */
+  readonly maxOutputTokens: number
+  /** `judge_failure` (default `error`). */
+  readonly judgeFailure: JudgeFailurePosture
+}
+
+export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec | ClassifierRouteSpec
+
+/** The optional `[sessions]` table: bounds of the in-memory session store. */
+export interface SessionsSpec {
+  /** `max_entries` >= 1 (default 100000): least recently used sessions are evicted beyond it. */
+  readonly maxEntries: number
+  /** `ttl_ms` >= 1 (default 3600000): a session idle for longer is forgotten. */
+  readonly ttlMs: number
+}
 
 /** A validated deployment. Every list is sorted by table name (routes by route id). */
 export interface Deployment {
   readonly clients: ReadonlyArray<LlmClient>
   readonly targets: ReadonlyArray<Target>
   readonly routes: ReadonlyArray<RouteSpec>
+  readonly sessions: SessionsSpec
 }
 
 
 /** The route algorithms of a deployment, in route-id order. */
-export const routes = (deployment: Deployment): ReadonlyArray<Route> =>
-  deployment.routes.map((spec) => {
+export const routes = (
+  deployment: Deployment
+): Effect.Effect<ReadonlyArray<Route>, never, Judge.Judge | SessionStore.SessionStore> =>
+  Effect.forEach(deployment.routes, (spec): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore> => {
     const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
     switch (spec.type) {
       case "noop":
-        return Noop.make(common)
+        return Effect.succeed(Noop.make(common))
       case "passthrough":
-        return Passthrough.make({ ...common, target: spec.target })
+        return Effect.succeed(Passthrough.make({ ...common, target: spec.target }))
       case "random":
-        return RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed })
+        return Effect.succeed(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
+      case "llm_classifier":
+        return CapabilityRoute.make({ ...common, ...spec })
     }
   })
 
-/** The `Router` of a validated deployment; the upstream client is the caller's to provide. */
+/**
+ * The `Router` of a validated deployment over the caller's `Judge`, `SessionStore` and
+ * `UpstreamClient` (replace any of them, e.g. a scripted judge in tests or a shared session store).
+ */
+export const layerWith = (
+  deployment: Deployment
+): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient | Judge.Judge | SessionStore.SessionStore> =>
+  Layer.effect(Router.Router, Effect.flatMap(routes(deployment), Router.make))
+
+/**
+ * The `Router` of a validated deployment with the default judge (over the upstream client) and an
+ * in-memory session store bounded by the deployment's `[sessions]` table.
+ */
 export const layer = (deployment: Deployment): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient> =>
-  Layer.suspend(() => Router.layer(routes(deployment)))
+  layerWith(deployment).pipe(
+    Layer.provide(Layer.merge(Judge.layer, SessionStore.layerMemory(deployment.sessions)))
+  )
 
 /**
  * The `Router` of a deployment TOML text, with the `UpstreamClient` built on the caller's

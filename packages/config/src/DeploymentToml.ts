@@ -4,11 +4,17 @@
  * Loading runs in two phases, as the anchor does (serde first, then validation):
  *
  * 1. Structure, decoded with `effect/Schema`: TOML syntax, `schema_version`, the top-level tables,
- *    then every client, target and route table in sorted table-name order — unknown keys,
- *    missing keys, value types and enum variants (`format`, route `type`).
+ *    then every client, target and route table in sorted table-name order, then `[sessions]` —
+ *    unknown keys, missing keys, value types and enum variants (`format`, route `type`, and for
+ *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`).
+ *    A classifier route's mode is settled before its keys: `escalation`/`custom` (explicit, or
+ *    implied by an `escalation` table) are not supported yet, and custom-mode keys on a
+ *    capability route get `mode capability cannot use custom classifier fields`.
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
  *    `api_key_env`, `extra_headers`) → target→client references and `extra_body` → each route
- *    (duplicate ids, `context_window`, target references, weights, seed).
+ *    (duplicate ids, `context_window`, target references, weights, seed; for `llm_classifier`:
+ *    target references → thresholds → `message_hash_fallback` → `recent_turn_window` → `prompt`
+ *    → `max_output_tokens`) → `[sessions]` bounds.
  *
  * The first problem found fails the load with `InvalidConfig({ path, message })`, where `path`
  * is the TOML key path (`llm_clients.hosted.max_retries`, `routes.r.targets[1]`) and `message`
@@ -35,7 +41,14 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
 import { credentialHeaders, type LlmClient, type Target } from "@switchyard-ts/client/Target"
-import type { Deployment, RandomRouteSpec, RouteCommon, RouteSpec } from "./Deployment.js"
+import type {
+  ClassifierRouteSpec,
+  Deployment,
+  RandomRouteSpec,
+  RouteCommon,
+  RouteSpec,
+  SessionsSpec
+} from "./Deployment.js"
 import type { InvalidConfig } from "./InvalidConfig.js"
 import {
   arrayOf,
@@ -49,7 +62,9 @@ import {
   TomlInteger,
   TomlNumber,
   TomlString,
-  TomlTable
+  TomlTable,
+  TomlVariant,
+  unknownVariant
 } from "./internal/toml.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -62,8 +77,15 @@ const RawTop = Schema.Struct({
   schema_version: TomlInteger,
   llm_clients: Schema.optional(tableOf(TomlTable)),
   targets: tableOf(TomlTable),
-  routes: tableOf(TomlTable)
+  routes: tableOf(TomlTable),
+  sessions: Schema.optional(TomlTable)
 })
+
+const RawSessions = Schema.Struct({
+  max_entries: Schema.optional(TomlInteger),
+  ttl_ms: Schema.optional(TomlInteger)
+})
+type RawSessions = typeof RawSessions.Type
 
 const RawClient = Schema.Struct({
   format: TomlString,
@@ -101,10 +123,41 @@ const RawRandom = Schema.Struct({
   seed: Schema.optional(TomlInteger)
 })
 
+/** The keys that settle a classifier route's mode, read before the route's own keys. */
+const RawClassifierMode = Schema.Struct({
+  mode: Schema.optional(TomlString),
+  escalation: Schema.optional(Schema.Unknown),
+  targets: Schema.optional(Schema.Unknown),
+  default_target: Schema.optional(Schema.Unknown),
+  response_schema: Schema.optional(Schema.Unknown),
+  policy: Schema.optional(Schema.Unknown)
+})
+
+const customClassifierFields = ["targets", "default_target", "response_schema", "policy"] as const
+
+const RawClassifier = Schema.Struct({
+  ...routeCommonFields,
+  mode: Schema.optional(TomlString),
+  classifier_target: TomlString,
+  weak_target: TomlString,
+  strong_target: TomlString,
+  base_threshold: TomlNumber,
+  threshold_step: Schema.optional(TomlNumber),
+  classify_trigger: Schema.optional(TomlVariant("every_request", "user_turn", "new_session")),
+  message_hash_fallback: Schema.optional(TomlBoolean),
+  recent_turn_window: Schema.optional(TomlInteger),
+  prompt: Schema.optional(TomlString),
+  response_format_type: Schema.optional(TomlVariant("json_schema", "json_object")),
+  max_output_tokens: Schema.optional(TomlInteger),
+  judge_failure: Schema.optional(TomlVariant("error", "fail_open"))
+})
+type RawClassifier = typeof RawClassifier.Type
+
 type RawRoute =
   | { readonly type: "noop"; readonly raw: typeof RawNoop.Type }
   | { readonly type: "passthrough"; readonly raw: typeof RawPassthrough.Type }
   | { readonly type: "random"; readonly raw: typeof RawRandom.Type }
+  | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
 
 interface Named<A> {
   readonly name: string
@@ -115,14 +168,15 @@ interface RawDeployment {
   readonly clients: ReadonlyArray<Named<RawClient>>
   readonly targets: ReadonlyArray<Named<RawTarget>>
   readonly routes: ReadonlyArray<Named<RawRoute>>
+  readonly sessions: RawSessions
 }
 
 const supportedFormats = ["openai_chat"] as const
 const laterFormats: ReadonlyArray<string> = ["openai_responses", "anthropic_messages"]
-const supportedRouteTypes = ["noop", "passthrough", "random"] as const
-const laterRouteTypes: ReadonlyArray<string> = ["llm_classifier", "advisor", "stage_router"]
-
-const listVariants = (variants: ReadonlyArray<string>): string => variants.map((v) => JSON.stringify(v)).join(", ")
+const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier"] as const
+const laterRouteTypes: ReadonlyArray<string> = ["advisor", "stage_router"]
+const supportedClassifierModes = ["capability"] as const
+const laterClassifierModes: ReadonlyArray<string> = ["escalation", "custom"]
 
 const sortedEntries = <A>(record: Readonly<Record<string, A>>): Array<readonly [string, A]> =>
   Arr.sort(Object.entries(record), Order.mapInput(Order.string, ([key]: readonly [string, A]) => key))
@@ -135,9 +189,42 @@ const decodeClient = (name: string, table: unknown) =>
       const formatPath = [...path, "format"]
       return yield* laterFormats.includes(raw.format)
         ? fail(formatPath, `format ${JSON.stringify(raw.format)} is not supported yet`)
-        : fail(formatPath, `unknown variant ${JSON.stringify(raw.format)}; expected one of ${listVariants(supportedFormats)}`)
+        : fail(formatPath, unknownVariant(raw.format, supportedFormats))
     }
     return { name, raw }
+  })
+
+/**
+ * Settles a classifier route's mode (explicit `mode`, else `escalation` when an `escalation`
+ * table is present, else `capability`), rejects what capability mode cannot use, then decodes
+ * the capability keys.
+ */
+const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawClassifier, InvalidConfig> =>
+  Effect.gen(function*() {
+    const head = yield* decodeAt(RawClassifierMode, path, table, "ignore")
+    if (head.mode !== undefined) {
+      const modePath = [...path, "mode"]
+      if (laterClassifierModes.includes(head.mode)) {
+        return yield* fail(modePath, `mode ${JSON.stringify(head.mode)} is not supported yet`)
+      }
+      if (!Arr.contains(supportedClassifierModes, head.mode)) {
+        return yield* fail(modePath, unknownVariant(head.mode, supportedClassifierModes))
+      }
+      if (head.escalation !== undefined) {
+        return yield* fail([...path, "escalation"], "mode capability cannot use escalation")
+      }
+    } else if (head.escalation !== undefined) {
+      return yield* fail(
+        [...path, "escalation"],
+        "an escalation table selects mode \"escalation\", which is not supported yet"
+      )
+    }
+    for (const field of customClassifierFields) {
+      if (head[field] !== undefined) {
+        return yield* fail([...path, field], "mode capability cannot use custom classifier fields")
+      }
+    }
+    return yield* decodeAt(RawClassifier, path, table)
   })
 
 const decodeRoute = (name: string, table: unknown) =>
@@ -151,10 +238,12 @@ const decodeRoute = (name: string, table: unknown) =>
         return { name, raw: { type, raw: yield* decodeAt(RawPassthrough, path, table) } }
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
+      case "llm_classifier":
+        return { name, raw: { type, raw: yield* decodeClassifier(path, table) } }
     }
     return yield* laterRouteTypes.includes(type)
       ? fail([...path, "type"], `route type ${JSON.stringify(type)} is not supported yet`)
-      : fail([...path, "type"], `unknown variant ${JSON.stringify(type)}; expected one of ${listVariants(supportedRouteTypes)}`)
+      : fail([...path, "type"], unknownVariant(type, supportedRouteTypes))
   })
 
 const decodeStructure = (document: Toml.TomlTable): Effect.Effect<RawDeployment, InvalidConfig> =>
@@ -171,7 +260,8 @@ const decodeStructure = (document: Toml.TomlTable): Effect.Effect<RawDeployment,
     const targets = yield* Effect.forEach(sortedEntries(top.targets), ([name, table]) =>
       Effect.map(decodeAt(RawTarget, ["targets", name], table), (raw) => ({ name, raw })))
     const routes = yield* Effect.forEach(routeTables, ([name, table]) => decodeRoute(name, table))
-    return { clients, targets, routes }
+    const sessions = top.sessions === undefined ? {} : yield* decodeAt(RawSessions, ["sessions"], top.sessions)
+    return { clients, targets, routes, sessions }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -320,6 +410,80 @@ const buildRandom = (
     return { ...common, type: "random", targets: resolved, weights, seed }
   })
 
+/** Reads a TOML float (or integer) in [0, 1], NaN and infinities excluded. */
+const unitInterval = (path: Path, value: number): Effect.Effect<number, InvalidConfig> =>
+  Number.isFinite(value) && value >= 0 && value <= 1
+    ? Effect.succeed(value === 0 ? 0 : value) // -0.0 reads as 0
+    : fail(path, `must be between 0 and 1, got ${value}`)
+
+const responseSchemaPlaceholder = "{{RESPONSE_SCHEMA}}"
+
+const buildClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawClassifier
+): Effect.Effect<ClassifierRouteSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    // references
+    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
+    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
+    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    // thresholds
+    const baseThreshold = yield* unitInterval([...path, "base_threshold"], raw.base_threshold)
+    const stepPath = [...path, "threshold_step"]
+    const step = raw.threshold_step ?? 0
+    if (!Number.isFinite(step) || step < 0) {
+      return yield* fail(stepPath, `must be finite and at least 0, got ${step}`)
+    }
+    const thresholdStep = step === 0 ? 0 : step // -0.0 reads as 0
+    const highest = baseThreshold + 2 * thresholdStep
+    if (highest > 1 + Number.EPSILON) {
+      return yield* fail(stepPath, `base_threshold + 2 * threshold_step must be at most 1, got ${highest}`)
+    }
+    // trigger and message hash
+    const classifyTrigger = raw.classify_trigger ?? "every_request"
+    const messageHashFallback = raw.message_hash_fallback ?? false
+    if (messageHashFallback && classifyTrigger !== "new_session") {
+      return yield* fail([...path, "message_hash_fallback"], "message_hash_fallback requires classify_trigger = new_session")
+    }
+    const recentTurnWindow = raw.recent_turn_window === undefined
+      ? Option.none()
+      : Option.some(Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe)))
+    // prompt
+    const promptPath = [...path, "prompt"]
+    if (raw.prompt !== undefined && raw.prompt.trim() === "") {
+      return yield* fail(promptPath, "classifier prompt must not be empty")
+    }
+    if (raw.prompt !== undefined && raw.prompt.includes(responseSchemaPlaceholder)) {
+      return yield* fail(
+        promptPath,
+        `classifier prompt must not contain ${responseSchemaPlaceholder}; the response schema is supplied automatically`
+      )
+    }
+    // the rest
+    const maxOutputTokens = raw.max_output_tokens === undefined
+      ? 4096
+      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    return {
+      ...common,
+      type: "llm_classifier",
+      mode: "capability",
+      judge,
+      weak,
+      strong,
+      baseThreshold,
+      thresholdStep,
+      classifyTrigger,
+      messageHashFallback,
+      recentTurnWindow,
+      prompt: Option.fromNullable(raw.prompt),
+      responseFormatType: raw.response_format_type ?? "json_schema",
+      maxOutputTokens,
+      judgeFailure: raw.judge_failure ?? "error"
+    }
+  })
+
 const buildRoute = (
   targets: ReadonlyMap<string, Target>,
   { name, raw: route }: Named<RawRoute>
@@ -338,6 +502,8 @@ const buildRoute = (
         return { ...common, type: "passthrough", target: yield* lookupTarget(targets, [...path, "target"], route.raw.target) }
       case "random":
         return yield* buildRandom(targets, path, common, route.raw)
+      case "llm_classifier":
+        return yield* buildClassifier(targets, path, common, route.raw)
     }
   })
 
@@ -348,6 +514,17 @@ const checkDuplicateIds = (routes: ReadonlyArray<Named<RawRoute>>): Effect.Effec
       if (seen.has(raw.raw.id)) return yield* fail(["routes", name, "id"], `duplicate route model ${raw.raw.id}`)
       seen.add(raw.raw.id)
     }
+  })
+
+const buildSessions = (raw: RawSessions): Effect.Effect<SessionsSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    const maxEntries = raw.max_entries === undefined
+      ? 100_000
+      : Number(yield* integerInRange(["sessions", "max_entries"], raw.max_entries, 1n, maxSafe))
+    const ttlMs = raw.ttl_ms === undefined
+      ? 3_600_000
+      : Number(yield* integerInRange(["sessions", "ttl_ms"], raw.ttl_ms, 1n, maxSafe))
+    return { maxEntries, ttlMs }
   })
 
 const byName = <A extends { readonly name: string }>(items: ReadonlyArray<A>): ReadonlyMap<string, A> =>
@@ -371,7 +548,8 @@ const parseToml = (text: string): Effect.Effect<Toml.TomlTable, InvalidConfig> =
  *
  * API keys are read through `Config.redacted(api_key_env)` from the current `ConfigProvider`
  * (the environment by default) and stay `Redacted`. Clients and targets come out sorted by table
- * name, routes by route id.
+ * name, routes by route id. Without a `[sessions]` table, `sessions` holds the defaults
+ * (`max_entries = 100000`, `ttl_ms = 3600000`).
  *
  * Fails with `InvalidConfig` for the first problem found: `failed to parse TOML: ...` (path `""`)
  * for syntax errors, otherwise at the TOML key path of the offending value.
@@ -386,10 +564,12 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
     const targetsByName = byName(targets)
     yield* checkDuplicateIds(raw.routes)
     const routes = yield* Effect.forEach(raw.routes, (route) => buildRoute(targetsByName, route))
+    const sessions = yield* buildSessions(raw.sessions)
     return {
       clients,
       targets,
-      routes: Arr.sort(routes, Order.mapInput(Order.string, (route: RouteSpec) => route.id))
+      routes: Arr.sort(routes, Order.mapInput(Order.string, (route: RouteSpec) => route.id)),
+      sessions
     }
   }
 )
@@ -399,7 +579,16 @@ export const summary = (deployment: Deployment): string =>
   `server OK: ${deployment.routes.map((route) => route.id).join(", ")}`
 
 /**
- * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`.
- * None are produced yet; a judge client without `timeout_ms` will warn once judge routes exist.
+ * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
+ * in the deployment's route order: one per `llm_classifier` route whose judge's LLM client has no
+ * `timeout_ms` (`route <table name>: judge client <client name> has no timeout_ms; ...`).
  */
-export const warnings = (_deployment: Deployment): ReadonlyArray<string> => []
+export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
+  deployment.routes.flatMap((route) =>
+    route.type === "llm_classifier" && Option.isNone(route.judge.client.timeoutMs)
+      ? [
+        `route ${route.name}: judge client ${route.judge.client.name} has no timeout_ms; ` +
+        "a stalled judge holds requests until the peer closes the connection"
+      ]
+      : []
+  )

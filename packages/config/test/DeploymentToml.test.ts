@@ -6,58 +6,7 @@ import * as Redacted from "effect/Redacted"
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidConfig } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-
-const secret = "sk-test-0123456789-very-secret"
-
-const withEnv = (env: ReadonlyArray<readonly [string, string]>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
-
-const load = (text: string, env: ReadonlyArray<readonly [string, string]> = [["HOSTED_API_KEY", secret]]) =>
-  DeploymentToml.parse(text).pipe(withEnv(env))
-
-/** Parses `text`, expects an `InvalidConfig` at `path` whose message starts with it and contains `fragment`. */
-const expectInvalid = (
-  text: string,
-  path: string,
-  fragment: string,
-  env?: ReadonlyArray<readonly [string, string]>
-) =>
-  Effect.gen(function*() {
-    const error = yield* Effect.flip(load(text, env))
-    assert.instanceOf(error, InvalidConfig)
-    assert.strictEqual(error._tag, "InvalidConfig")
-    assert.strictEqual(error.path, path)
-    assert.isTrue(error.message.startsWith(path), `message ${JSON.stringify(error.message)} should start with ${path}`)
-    assert.include(error.message, fragment)
-    assert.notInclude(error.message, secret)
-    return error
-  })
-
-/** A minimal valid document; each option appends lines to one table, `more` appends whole tables. */
-const doc = (
-  parts: { top?: string; client?: string; target?: string; route?: string; more?: string } = {}
-): string => `
-schema_version = 1
-${parts.top ?? ""}
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-api_key_env = "HOSTED_API_KEY"
-${parts.client ?? ""}
-
-[targets.weak]
-id = "small-coder"
-llm_client = "hosted"
-${parts.target ?? ""}
-
-[routes.r]
-id = "r"
-type = "noop"
-${parts.route ?? ""}
-
-${parts.more ?? ""}
-`
+import { doc, expectInvalid, load, secret } from "./support.js"
 
 const fullDeployment = `
 schema_version = 1
@@ -400,9 +349,6 @@ describe("DeploymentToml.parse routes", () => {
   it.effect("seed is an integer", () =>
     expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 1.5"), "routes.x.seed", "expected an integer, got float"))
 
-  it.effect("llm_classifier is recognised but not supported yet", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"llm_classifier\"\nmode = \"capability\""), "routes.x.type", "routes.x.type: route type \"llm_classifier\" is not supported yet"))
-
   it.effect("advisor is recognised but not supported yet", () =>
     expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.type", "route type \"advisor\" is not supported yet"))
 
@@ -410,7 +356,7 @@ describe("DeploymentToml.parse routes", () => {
     expectInvalid(route("id = \"x\"\ntype = \"stage_router\""), "routes.x.type", "route type \"stage_router\" is not supported yet"))
 
   it.effect("unknown route types list the allowed values", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"magic\""), "routes.x.type", "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\""))
+    expectInvalid(route("id = \"x\"\ntype = \"magic\""), "routes.x.type", "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\""))
 })
 
 describe("DeploymentToml secrets", () => {
@@ -443,7 +389,8 @@ describe("DeploymentToml.summary and warnings", () => {
     const deployment: Deployment = {
       clients: [],
       targets: [],
-      routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }]
+      routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }],
+      sessions: { maxEntries: 100_000, ttlMs: 3_600_000 }
     }
     assert.strictEqual(DeploymentToml.summary(deployment), "server OK: alpha, beta")
     assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])

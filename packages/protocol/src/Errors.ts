@@ -88,8 +88,40 @@ export class RoutingError extends Schema.TaggedError<RoutingError>()("RoutingErr
   message: Schema.String
 }) {}
 
+/** The failures of a judge call that a posture may fold (SPEC §7); `InvalidResponse` never is one. */
+export type JudgeCallFailure = TransportError | DeadlineExceeded | UpstreamStatus
+
+/**
+ * A classifier route with `judge_failure = "error"` failed the request because its judge could not
+ * be consulted. Maps to 502 (transport, upstream status) or 504 (deadline); the message names the
+ * judge and never quotes the judge's error body.
+ */
+export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>()("JudgeUnavailable", {
+  /** Model id of the judge target. */
+  judgeModel: Schema.String,
+  failure: Schema.Union(TransportError, DeadlineExceeded, UpstreamStatus)
+}) {
+  override get message(): string {
+    const failure = this.failure
+    switch (failure._tag) {
+      case "TransportError":
+        return `judge ${this.judgeModel} is unreachable: ${failure.reason}`
+      case "DeadlineExceeded":
+        return `judge ${this.judgeModel} did not finish within ${failure.afterMs} ms, retries included`
+      case "UpstreamStatus":
+        return `judge ${this.judgeModel} answered HTTP ${failure.status}`
+    }
+  }
+}
+
 /** Everything that can fail a routed request. */
-export type RequestFailure = UpstreamFailure | InvalidRequest | ModelNotFound | RequestTooLarge | RoutingError
+export type RequestFailure =
+  | UpstreamFailure
+  | JudgeUnavailable
+  | InvalidRequest
+  | ModelNotFound
+  | RequestTooLarge
+  | RoutingError
 
 /** The OpenAI error envelope every error response uses. */
 export const ErrorEnvelope = Schema.Struct({
@@ -135,6 +167,10 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
       return upstream(504, "upstream_timeout", failure.message)
     case "UpstreamStatus":
       return upstream(failure.status >= 400 && failure.status <= 599 ? failure.status : 502, "upstream_error", failure.message)
+    case "JudgeUnavailable":
+      return failure.failure._tag === "DeadlineExceeded"
+        ? upstream(504, "upstream_timeout", failure.message)
+        : upstream(502, "upstream_error", failure.message)
     case "RoutingError":
       return { status: 500, type: "server_error", code: "server_error", message: failure.message }
   }

@@ -6,7 +6,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import type { Evidence } from "./Evidence.js"
 
 /** Metric/span label of a route algorithm (the anchor's names). */
-export type Algorithm = "noop" | "passthrough" | "random"
+export type Algorithm = "noop" | "passthrough" | "random" | "llm_task_classifier"
 
 /** Which route decided. */
 export interface RouteInfo {

@@ -36,3 +36,12 @@ export const routingOverheadMs = Metric.histogram(
   MetricBoundaries.fromIterable([0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000]),
   "Routing overhead in milliseconds"
 )
+
+/**
+ * Requests actually routed without a verdict, labelled `judge_model` (the judge target's model id)
+ * and `reason` (bounded, see `Evidence.Reason`). Never counts a request the `error` posture failed.
+ */
+export const classifierFailOpenTotal = Metric.counter("switchyard_classifier_fail_open_total", {
+  incremental: true,
+  description: "Classifier requests routed without a verdict, by judge model and reason"
+})

@@ -4,7 +4,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
-import type { DeadlineExceeded, RoutingError, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import type { JudgeUnavailable, RoutingError } from "@switchyard-ts/protocol/Errors"
 import type { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Algorithm, Decision } from "./Decision.js"
@@ -19,8 +19,8 @@ export interface RoutedRequest {
   readonly sessionId: Option.Option<SessionId>
 }
 
-/** Why routing itself (before any answer call) failed. */
-export type RouteFailure = TransportError | DeadlineExceeded | UpstreamStatus | RoutingError
+/** Why routing itself (before any answer call) failed: a judge under the `error` posture, or a deployment problem. */
+export type RouteFailure = JudgeUnavailable | RoutingError
 
 /** One configured route. */
 export interface Route {

@@ -16,6 +16,7 @@ import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { ModelNotFound, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "./Decision.js"
+import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Noop from "./Noop.js"
 import type { Route, RouteFailure, RoutedRequest } from "./Route.js"
@@ -59,7 +60,7 @@ const modelLabel = (decision: Decision): string =>
 
 const decisionAttributes = (decision: Decision) => ({
   selected_model: modelLabel(decision),
-  "evidence.source": decision.evidence.source
+  ...Evidence.spanAttributes(decision.evidence)
 })
 
 /** Build a router over `routes` (route ids must be unique; config guarantees it). */

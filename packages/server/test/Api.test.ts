@@ -207,12 +207,14 @@ describe("error table", () => {
             controller.close()
           }
         })
-        const response = await fetch(`${url}/v1/chat/completions`, {
+        // A streamed request body (no content-length) needs `duplex: "half"`, which RequestInit lacks.
+        const init: RequestInit & { readonly duplex: "half" } = {
           method: "POST",
           headers: { "content-type": "application/json" },
           body,
           duplex: "half"
-        } as RequestInit & { duplex: "half" })
+        }
+        const response = await fetch(`${url}/v1/chat/completions`, init)
         return response.status
       })
       assert.strictEqual(status, 413)

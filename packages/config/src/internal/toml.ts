@@ -81,6 +81,30 @@ export const TomlNumber = Schema.transform(
   { strict: true, decode: (n) => Number(n), encode: (n) => n }
 )
 
+/** Renders enum variants for messages: `"a", "b"`. */
+export const listVariants = (variants: ReadonlyArray<string>): string =>
+  variants.map((v) => JSON.stringify(v)).join(", ")
+
+/** The message of a string that is none of `variants`: `unknown variant "x"; expected one of "a", "b"`. */
+export const unknownVariant = (value: string, variants: ReadonlyArray<string>): string =>
+  `unknown variant ${JSON.stringify(value)}; expected one of ${listVariants(variants)}`
+
+/**
+ * A TOML string that must be one of `variants`. A declaration rather than `Schema.Literal`, so
+ * the first reported issue is ours (`unknown variant ...`, or `expected a string, got ...`)
+ * instead of one issue per literal.
+ */
+export const TomlVariant = <const Variants extends readonly [string, ...Array<string>]>(...variants: Variants) =>
+  Schema.declare(
+    (u): u is Variants[number] => Predicate.isString(u) && variants.some((variant) => variant === u),
+    {
+      message: (issue) =>
+        Predicate.isString(issue.actual)
+          ? unknownVariant(issue.actual, variants)
+          : `expected a string, got ${describeToml(issue.actual)}`
+    }
+  )
+
 /** A TOML table whose values are left undecoded. */
 export const TomlTable = Schema.declare(isTomlTable, { message: expected("a table") })
 

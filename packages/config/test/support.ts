@@ -1,0 +1,64 @@
+/**
+ * Shared helpers of the config tests: loading a deployment with a fake environment, expecting
+ * an `InvalidConfig` at a path, and a minimal valid document to vary.
+ */
+import { assert } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import { InvalidConfig } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+
+/** The API key the default environment holds; no message may contain it. */
+export const secret = "sk-test-0123456789-very-secret"
+
+/** Runs an effect with a `ConfigProvider` over exactly `env`. */
+export const withEnv = (env: ReadonlyArray<readonly [string, string]>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+
+/** Parses `text` with `HOSTED_API_KEY` set (or exactly `env`). */
+export const load = (text: string, env: ReadonlyArray<readonly [string, string]> = [["HOSTED_API_KEY", secret]]) =>
+  DeploymentToml.parse(text).pipe(withEnv(env))
+
+/** Parses `text`, expects an `InvalidConfig` at `path` whose message starts with it and contains `fragment`. */
+export const expectInvalid = (
+  text: string,
+  path: string,
+  fragment: string,
+  env?: ReadonlyArray<readonly [string, string]>
+) =>
+  Effect.gen(function*() {
+    const error = yield* Effect.flip(load(text, env))
+    assert.instanceOf(error, InvalidConfig)
+    assert.strictEqual(error._tag, "InvalidConfig")
+    assert.strictEqual(error.path, path)
+    assert.isTrue(error.message.startsWith(path), `message ${JSON.stringify(error.message)} should start with ${path}`)
+    assert.include(error.message, fragment)
+    assert.notInclude(error.message, secret)
+    return error
+  })
+
+/** A minimal valid document; each option appends lines to one table, `more` appends whole tables. */
+export const doc = (
+  parts: { top?: string; client?: string; target?: string; route?: string; more?: string } = {}
+): string => `
+schema_version = 1
+${parts.top ?? ""}
+
+[llm_clients.hosted]
+format = "openai_chat"
+base_url = "https://api.example.com/v1"
+api_key_env = "HOSTED_API_KEY"
+${parts.client ?? ""}
+
+[targets.weak]
+id = "small-coder"
+llm_client = "hosted"
+${parts.target ?? ""}
+
+[routes.r]
+id = "r"
+type = "noop"
+${parts.route ?? ""}
+
+${parts.more ?? ""}
+`

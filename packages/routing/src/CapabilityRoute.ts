@@ -1,0 +1,141 @@
+/**
+ * The `llm_classifier` route in `capability` mode: a judge estimates whether the weak target can
+ * solve the task; the threshold policy picks weak or strong. The route's `judge_failure` posture
+ * decides what a judge failure does; `classify_trigger` decides when the judge is consulted and
+ * when a session keeps its stored decision (SPEC §7).
+ */
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type { Target } from "@switchyard-ts/client/Target"
+import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import * as Conversation from "./Conversation.js"
+import type { Decision } from "./Decision.js"
+import type * as Evidence from "./Evidence.js"
+import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
+import * as Metrics from "./Metrics.js"
+import * as Policy from "./Policy.js"
+import * as Posture from "./Posture.js"
+import type { Route, RoutedRequest } from "./Route.js"
+import { SessionStore } from "./SessionStore.js"
+
+/** When the judge is consulted. */
+export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
+
+/** Options of a capability route (its TOML keys, validated). */
+export interface Options extends JudgeOptions {
+  readonly id: string
+  readonly name: string
+  readonly weak: Target
+  readonly strong: Target
+  readonly baseThreshold: number
+  readonly thresholdStep: number
+  readonly classifyTrigger: ClassifyTrigger
+  /** Under `new_session`, a request without a session id is identified by its first user message. */
+  readonly messageHashFallback: boolean
+  readonly judgeFailure: Posture.Posture
+  readonly contextWindow?: Option.Option<number>
+  readonly toolCalling?: Option.Option<boolean>
+}
+
+/** The bounded reason label of a judge failure. */
+export const reasonOf = (error: JudgeError): Evidence.Reason => {
+  switch (error._tag) {
+    case "DeadlineExceeded":
+      return "timeout"
+    case "TransportError":
+      return "transport"
+    case "UpstreamStatus":
+      return error.status >= 500 && error.status <= 599 ? "upstream_5xx" : "upstream_non_5xx"
+    case "InvalidVerdict":
+      return error.reason
+  }
+}
+
+/** Build a capability route over the `Judge` and `SessionStore` services. */
+export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore> =>
+  Effect.gen(function*() {
+    const judge = yield* Judge
+    const store = yield* SessionStore
+    const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
+    const judgeModel = options.judge.id
+    const targetOf = (tier: Policy.Tier) => (tier === "weak" ? options.weak : options.strong)
+
+    const decision = (tier: Policy.Tier, evidence: Evidence.Evidence): Decision => {
+      const selected = targetOf(tier)
+      return {
+        route: info,
+        selected: Option.some(selected),
+        fallbacks: [options.weak, options.strong].filter((target) => target.name !== selected.name),
+        evidence
+      }
+    }
+
+    /** The session identity: the caller's session id, or (new_session + message_hash_fallback) a hash. */
+    const identity = (request: RoutedRequest): Effect.Effect<Option.Option<string>> => {
+      if (Option.isSome(request.sessionId)) return Effect.succeed(Option.some(`s:${request.sessionId.value}`))
+      if (options.classifyTrigger === "new_session" && options.messageHashFallback) {
+        return Effect.map(Conversation.messageHash(request.body.messages), Option.map((hash) => `h:${hash}`))
+      }
+      return Effect.succeedNone
+    }
+
+    const decide = (request: RoutedRequest) =>
+      Effect.gen(function*() {
+        const key = options.classifyTrigger === "every_request"
+          ? Option.none<string>()
+          : Option.map(yield* identity(request), (id) => `${options.id}\u0000${id}`)
+        const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
+
+        const reuse = Option.isSome(stored) &&
+          (options.classifyTrigger === "new_session" ||
+            (options.classifyTrigger === "user_turn" && !Conversation.isUserTurn(request.body.messages)))
+        if (reuse && Option.isSome(stored)) {
+          return decision(stored.value.tier, { source: "affinity", previous_source: "llm-classifier" })
+        }
+
+        const failure = yield* Ref.make<Evidence.Reason>("parse_error")
+        const verdict = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers }).pipe(
+          Effect.tapError((error) => Ref.set(failure, reasonOf(error))),
+          Posture.fromConfig(options.judgeFailure),
+          Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
+        )
+
+        if (Option.isSome(verdict)) {
+          const chosen = Policy.choose(verdict.value, options.baseThreshold, options.thresholdStep)
+          if (Option.isSome(key)) yield* store.put(key.value, { target: targetOf(chosen.tier).name, tier: chosen.tier })
+          return decision(chosen.tier, {
+            source: "llm-classifier",
+            score: verdict.value.p_solve,
+            threshold: chosen.threshold,
+            boundary: verdict.value.capability_boundary
+          })
+        }
+
+        // Routed without a verdict: a stored decision is kept, else the strong target.
+        const reason = yield* Ref.get(failure)
+        yield* Metric.update(
+          Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason)),
+          1
+        )
+        yield* Effect.logWarning("routing without a judge verdict").pipe(
+          Effect.annotateLogs({ route: options.id, judge_model: judgeModel, reason })
+        )
+        return Option.match(stored, {
+          onNone: () => decision("strong", { source: "fail-open", reason, judge_model: judgeModel }),
+          onSome: (previous) => decision(previous.tier, { source: "retained", reason, judge_model: judgeModel })
+        })
+      })
+
+    const route: Route = {
+      id: options.id,
+      name: options.name,
+      algorithm: "llm_task_classifier",
+      targets: [options.weak, options.strong].filter((target, i, all) => all.findIndex((t) => t.name === target.name) === i),
+      contextWindow: options.contextWindow ?? Option.none(),
+      toolCalling: options.toolCalling ?? Option.none(),
+      decide
+    }
+    return route
+  })

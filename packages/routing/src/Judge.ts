@@ -1,0 +1,101 @@
+/**
+ * The `Judge` service: one consultation of a capability judge. It builds the judge request (the
+ * packaged rubric or the route's prompt, the conversation view, structured output), calls the
+ * judge target through `UpstreamClient` — one candidate, never a fallback — and decodes the verdict.
+ *
+ * Its failure channel is the judge posture's input: `TransportError | DeadlineExceeded |
+ * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { Target } from "@switchyard-ts/client/Target"
+import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import type { JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Conversation from "./Conversation.js"
+import * as JudgePrompt from "./JudgePrompt.js"
+import * as Verdict from "./Verdict.js"
+
+/** How a route consults its judge (the route's classifier keys). */
+export interface JudgeOptions {
+  /** The judge target (`classifier_target`). */
+  readonly judge: Target
+  /** Replaces the packaged rubric when set. */
+  readonly prompt: Option.Option<string>
+  readonly responseFormatType: "json_schema" | "json_object"
+  /** Sent as `max_completion_tokens`. */
+  readonly maxOutputTokens: number
+  readonly recentTurnWindow: Option.Option<number>
+}
+
+/** One consultation: the route's options and the caller's conversation and headers. */
+export interface Consultation {
+  readonly options: JudgeOptions
+  readonly messages: ReadonlyArray<Message>
+  /** Caller headers; the upstream client drops credentials and hop-by-hop headers. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** Everything a consultation can fail with. */
+export type JudgeError = JudgeCallFailure | Verdict.InvalidVerdict
+
+/** The judge port; replace it with `layerTest` to script verdicts and failures. */
+export class Judge extends Context.Tag("@switchyard-ts/routing/Judge")<Judge, {
+  readonly consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>
+}>() {}
+
+/** The judge's system prompt for these options. */
+export const systemPrompt = (options: JudgeOptions): string => {
+  const prompt = Option.getOrElse(options.prompt, () => JudgePrompt.capabilityRubric)
+  return options.responseFormatType === "json_object"
+    ? `${prompt}\n\n${JudgePrompt.jsonObjectInstruction}\n${JSON.stringify(Verdict.jsonSchema, null, 2)}`
+    : prompt
+}
+
+/** The chat request sent to the judge: no tools, no sampling fields, non-streaming. */
+export const requestBody = (consultation: Consultation): Readonly<Record<string, unknown>> => ({
+  model: consultation.options.judge.id,
+  messages: [
+    { role: "system", content: systemPrompt(consultation.options) },
+    { role: "user", content: Conversation.judgeView(consultation.messages, consultation.options.recentTurnWindow) }
+  ],
+  response_format: consultation.options.responseFormatType === "json_object"
+    ? { type: "json_object" }
+    : Verdict.responseFormatJsonSchema,
+  max_completion_tokens: consultation.options.maxOutputTokens
+})
+
+/** The verdict in a judge's completion: the first choice's text; a truncated reply is unusable. */
+export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Verdict, Verdict.InvalidVerdict> => {
+  const choice = completion.choices[0]
+  if (choice?.finish_reason === "length") {
+    return Effect.fail(new Verdict.InvalidVerdict({ reason: "parse_error", detail: "reply truncated by max_output_tokens" }))
+  }
+  return Verdict.decode(choice?.message.content ?? "")
+}
+
+/** The judge over the `UpstreamClient`. */
+export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(UpstreamClient, (upstream) =>
+  Judge.of({
+    consult: (consultation) =>
+      upstream.complete({
+        target: consultation.options.judge,
+        body: requestBody(consultation),
+        headers: consultation.headers
+      }).pipe(
+        Effect.catchTag("InvalidResponse", () =>
+          Effect.fail(new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge body is not a chat completion" }))),
+        Effect.flatMap(verdictOf),
+        Effect.withSpan("Judge.consult", { attributes: { "switchyard.judge_model": consultation.options.judge.id } })
+      )
+  }))
+
+/** The judge layer over the `UpstreamClient`. */
+export const layer: Layer.Layer<Judge, never, UpstreamClient> = Layer.effect(Judge, make)
+
+/** A scripted judge: `consult` answers whatever the function returns (e.g. from a `Ref` of outcomes). */
+export const layerTest = (
+  consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>
+): Layer.Layer<Judge> => Layer.succeed(Judge, Judge.of({ consult }))
