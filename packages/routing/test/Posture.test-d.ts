@@ -1,0 +1,67 @@
+import type * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import { describe, expectTypeOf, it } from "vitest"
+import type { DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import type { Judge } from "@switchyard-ts/routing/Judge"
+import * as Posture from "@switchyard-ts/routing/Posture"
+import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
+
+/** A requirement the combinators must carry through untouched. */
+interface Deps {
+  readonly _: unique symbol
+}
+
+type CallFailure = TransportError | DeadlineExceeded | UpstreamStatus
+
+declare const self: Effect.Effect<Verdict, CallFailure | InvalidVerdict, Deps>
+declare const posture: Posture.Posture
+
+describe("Posture types (SPEC §7)", () => {
+  it("error keeps exactly the judge call failures and the requirements", () => {
+    expectTypeOf(Posture.error(self)).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, CallFailure, Deps>>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof Posture.error<Verdict, Deps>>>>().toEqualTypeOf<CallFailure>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof Posture.error<Verdict, Deps>>>>().not.toEqualTypeOf<
+      CallFailure | InvalidVerdict
+    >()
+  })
+
+  it("failOpen has no failure channel", () => {
+    expectTypeOf(Posture.failOpen(self)).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, never, Deps>>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof Posture.failOpen<Verdict, Deps>>>>().toBeNever()
+  })
+
+  it("fromConfig, data-first and data-last, fails with the judge call failures", () => {
+    const dataFirst = Posture.fromConfig(self, posture)
+    const dataLast = self.pipe(Posture.fromConfig(posture))
+    expectTypeOf(dataFirst).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, CallFailure, Deps>>()
+    expectTypeOf(dataLast).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, CallFailure, Deps>>()
+    expectTypeOf<Effect.Effect.Error<typeof dataFirst>>().toEqualTypeOf<CallFailure>()
+    expectTypeOf<Effect.Effect.Error<typeof dataLast>>().toEqualTypeOf<CallFailure>()
+  })
+
+  it("a judge consultation fails with exactly the four-member union", () => {
+    type Consult = Judge["Type"]["consult"]
+    expectTypeOf<Effect.Effect.Error<ReturnType<Consult>>>().toEqualTypeOf<CallFailure | InvalidVerdict>()
+    expectTypeOf<Effect.Effect.Success<ReturnType<Consult>>>().toEqualTypeOf<Verdict>()
+    expectTypeOf<Effect.Effect.Context<ReturnType<Consult>>>().toBeNever()
+  })
+
+  it("the error posture's result is not assignable to a never-failing effect", () => {
+    // @ts-expect-error — the error posture keeps TransportError | DeadlineExceeded | UpstreamStatus
+    const bad: Effect.Effect<Option.Option<Verdict>, never, Deps> = Posture.error(self)
+    expectTypeOf(bad).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, never, Deps>>()
+    // ...while failOpen's is.
+    const ok: Effect.Effect<Option.Option<Verdict>, never, Deps> = Posture.failOpen(self)
+    expectTypeOf(ok).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, never, Deps>>()
+  })
+
+  it("a judge that can fail with something else is rejected by every posture", () => {
+    type Other = Context.Tag<"Other", { readonly other: true }>
+    declare const other: Effect.Effect<Verdict, CallFailure | InvalidVerdict | Other, Deps>
+    // @ts-expect-error — only judge failures can be folded
+    Posture.failOpen(other)
+    // @ts-expect-error — only judge failures can be folded
+    Posture.error(other)
+  })
+})
