@@ -1,9 +1,19 @@
-// `npm run demo`: a scripted tour of the demo deployment. Starts the server in demo mode
-// (simulated upstream models, no API key), sends a few requests, prints what came back, and
-// stops the server. Every request goes to 127.0.0.1.
+// `npm run demo`: first the judge drill — two capability routes that differ only in
+// judge_failure, against a simulated judge that is up, says p_solve = 0, stalls past its
+// 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as a table; then a
+// scripted tour of the demo deployment (`npm start`). Every request goes to 127.0.0.1.
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as path from "node:path"
+import { Effect, Logger, LogLevel } from "effect"
+import { Drill } from "../packages/server/dist/index.js"
+
+const drill = await Effect.runPromise(
+  Drill.run({ judgeTimeoutMs: 3000 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))
+)
+console.log("## Judge drill: the same judge failures under both postures (status, tier, latency, evidence / reason)\n")
+console.log(Drill.format(drill.rows))
+console.log("\n" + drill.failOpenSeries.join("\n"))
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const bin = path.join(root, "packages/server/bin/switchyard.js")
@@ -11,6 +21,10 @@ const child = spawn(process.execPath, [bin, "--config", "examples/demo.toml", "-
   cwd: root,
   stdio: ["ignore", "pipe", "inherit"]
 })
+
+// Never leave the server behind, even when this script is cut short (e.g. piped into `head`).
+process.on("exit", () => child.kill("SIGTERM"))
+for (const signal of ["SIGINT", "SIGTERM", "SIGPIPE"]) process.on(signal, () => process.exit(1))
 
 let out = ""
 const base = await new Promise((resolve, reject) => {
@@ -42,6 +56,7 @@ const show = async (title, method, url, body) => {
 
 const user = (model, extra = {}) => ({ model, messages: [{ role: "user", content: "hello" }], ...extra })
 
+console.log("\n## Tour of the demo deployment (npm start)")
 try {
   await show("the routes, as models", "GET", "/v1/models")
   await show("passthrough: always the weak model", "POST", "/v1/chat/completions", user("fast"))

@@ -1,4 +1,3 @@
-import type * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import { describe, expectTypeOf, it } from "vitest"
@@ -16,6 +15,12 @@ type CallFailure = TransportError | DeadlineExceeded | UpstreamStatus
 
 declare const self: Effect.Effect<Verdict, CallFailure | InvalidVerdict, Deps>
 declare const posture: Posture.Posture
+
+/** A failure that is not a judge failure. */
+interface OtherError {
+  readonly _tag: "OtherError"
+}
+declare const other: Effect.Effect<Verdict, CallFailure | InvalidVerdict | OtherError, Deps>
 
 describe("Posture types (SPEC §7)", () => {
   it("error keeps exactly the judge call failures and the requirements", () => {
@@ -57,8 +62,6 @@ describe("Posture types (SPEC §7)", () => {
   })
 
   it("a judge that can fail with something else is rejected by every posture", () => {
-    type Other = Context.Tag<"Other", { readonly other: true }>
-    declare const other: Effect.Effect<Verdict, CallFailure | InvalidVerdict | Other, Deps>
     // @ts-expect-error — only judge failures can be folded
     Posture.failOpen(other)
     // @ts-expect-error — only judge failures can be folded

@@ -31,6 +31,8 @@ export interface Options {
 export const selectedModelHeader = "x-switchyard-selected-model"
 /** Header summarising the evidence source of a chat completion. */
 export const evidenceSourceHeader = "x-switchyard-evidence-source"
+/** Header giving the reason of a decision made without a verdict (`retained`, `fail-open`). */
+export const evidenceReasonHeader = "x-switchyard-evidence-reason"
 /** Header carrying the caller's session identity. */
 export const sessionHeader = "x-switchyard-session-id"
 
@@ -67,9 +69,10 @@ const routedRequest = (
 const servedModel = (decision: Decision, served: Option.Option<Target>): string =>
   Option.match(served, { onNone: () => decision.route.id, onSome: (target) => target.id })
 
-const routingHeaders = (decision: Decision, served: Option.Option<Target>) => ({
+const routingHeaders = (decision: Decision, served: Option.Option<Target>): Record<string, string> => ({
   [selectedModelHeader]: servedModel(decision, served),
-  [evidenceSourceHeader]: decision.evidence.source
+  [evidenceSourceHeader]: decision.evidence.source,
+  ...("reason" in decision.evidence ? { [evidenceReasonHeader]: decision.evidence.reason } : {})
 })
 
 const sseEvent = (data: string) => `data: ${data}\n\n`

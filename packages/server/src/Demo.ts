@@ -21,12 +21,18 @@ export const simulatedPorts = (deployment: Deployment): ReadonlyMap<number, Read
   return ports
 }
 
+/** What a simulated judge answers: a supported task the weak model can probably solve. */
+const simulatedVerdict = FakeUpstream.ok(
+  JSON.stringify({ crux: "a routine change with tests to check it", primary_rule: "SUP-2", capability_boundary: "supported", p_solve: 0.8 })
+)
+
 /** Start the simulated upstreams and print a `curl` line to try against the server. */
 export const layer = (deployment: Deployment, server: { readonly host: string; readonly port: number }) =>
   Layer.scopedDiscard(Effect.gen(function*() {
+    const judges = new Set(deployment.routes.flatMap((route) => (route.type === "llm_classifier" ? [route.judge.id] : [])))
     for (const [port, models] of simulatedPorts(deployment)) {
       const behaviours = Object.fromEntries(
-        models.map((model) => [model, FakeUpstream.ok(`Hello from ${model}, a simulated model.`)])
+        models.map((model) => [model, judges.has(model) ? simulatedVerdict : FakeUpstream.ok(`Hello from ${model}, a simulated model.`)])
       )
       yield* FakeUpstream.make({ port, models: behaviours })
       yield* Console.log(`simulated upstream models on http://127.0.0.1:${port}/v1: ${models.join(", ")}`)

@@ -1,0 +1,179 @@
+/**
+ * The judge drill behind `npm run demo`: one deployment with two capability routes that differ
+ * only in `judge_failure`, simulated upstreams, and the six judge conditions an operator meets
+ * (good verdict, p_solve = 0, stalled past timeout_ms, stopped, HTTP 500, garbage), each sent to
+ * both routes through a real server on loopback.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { createServer } from "node:http"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as Server from "./Server.js"
+
+/** Options of the drill. */
+export interface Options {
+  /** The judge client's `timeout_ms` (the stalled row waits this long). */
+  readonly judgeTimeoutMs: number
+}
+
+/** One cell of the drill table. */
+export interface Outcome {
+  readonly status: number
+  /** `weak`, `strong`, or `-` when the request failed. */
+  readonly tier: string
+  readonly latencyMs: number
+  /** Evidence source (or the error code when the request failed). */
+  readonly source: string
+  readonly reason: string
+}
+
+/** One row: a judge condition and what each posture made of it. */
+export interface Row {
+  readonly judge: string
+  readonly error: Outcome
+  readonly failOpen: Outcome
+}
+
+const judgeModel = "sim-judge"
+
+const deploymentToml = (upstream: string, judge: string, options: Options) => `
+schema_version = 1
+
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstream}"
+max_retries = 0
+
+[llm_clients.judge]
+format = "openai_chat"
+base_url = "${judge}"
+max_retries = 0
+timeout_ms = ${options.judgeTimeoutMs}
+
+[targets.judge]
+id = "${judgeModel}"
+llm_client = "judge"
+
+[targets.weak]
+id = "sim-small-coder"
+llm_client = "sim"
+
+[targets.strong]
+id = "sim-frontier-coder"
+llm_client = "sim"
+
+[routes.auto]
+id = "auto"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.5
+judge_failure = "error"
+
+[routes.auto-open]
+id = "auto-open"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.5
+judge_failure = "fail_open"
+`
+
+const verdict = (p: number) =>
+  FakeUpstream.ok(JSON.stringify({ crux: "a small, testable change", primary_rule: "SUP-2", capability_boundary: "supported", p_solve: p }))
+
+const send = (base: string, model: string) =>
+  Effect.gen(function*() {
+    const start = yield* Clock.currentTimeMillis
+    const response = yield* Effect.promise(() =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "rename the helper and run the tests" }] })
+      }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }))
+    )
+    const end = yield* Clock.currentTimeMillis
+    const selected = response.headers.get("x-switchyard-selected-model")
+    const code = /"code":"([a-z_]+)"/.exec(response.text)?.[1] ?? "error"
+    const outcome: Outcome = {
+      status: response.status,
+      tier: selected === "sim-small-coder" ? "weak" : selected === "sim-frontier-coder" ? "strong" : "-",
+      latencyMs: end - start,
+      source: response.headers.get("x-switchyard-evidence-source") ?? code,
+      reason: response.headers.get("x-switchyard-evidence-reason") ?? ""
+    }
+    return outcome
+  })
+
+/** Run the drill; every server and upstream lives in the current scope. */
+export const run = (options: Options) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream.make({
+      models: {
+        "sim-small-coder": FakeUpstream.ok("answer from the weak model"),
+        "sim-frontier-coder": FakeUpstream.ok("answer from the strong model")
+      }
+    })
+    // The judge runs in its own scope so the "stopped" row can stop it and start it again.
+    let judgeScope = yield* Scope.make()
+    const firstJudge = yield* Scope.extend(FakeUpstream.make(), judgeScope)
+    const judgePort = firstJudge.port
+    let judge = firstJudge
+    const deployment = yield* DeploymentToml.parse(deploymentToml(upstream.url, firstJudge.url, options))
+    const context = yield* Layer.build(
+      Server.layerApp(deployment).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })))
+    )
+    const address = Context.get(context, HttpServer.HttpServer).address
+    const base = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
+
+    const both = (label: string) =>
+      Effect.map(Effect.all([send(base, "auto"), send(base, "auto-open")]), ([error, failOpen]): Row => ({
+        judge: label,
+        error,
+        failOpen
+      }))
+
+    const rows: Array<Row> = []
+    yield* judge.setBehaviour(judgeModel, verdict(0.9))
+    rows.push(yield* both("up, good verdict (p_solve 0.9)"))
+    yield* judge.setBehaviour(judgeModel, verdict(0))
+    rows.push(yield* both("up, p_solve = 0"))
+    yield* judge.setBehaviour(judgeModel, FakeUpstream.stall)
+    rows.push(yield* both(`stalled past timeout_ms = ${options.judgeTimeoutMs}`))
+    yield* Scope.close(judgeScope, Exit.void)
+    rows.push(yield* both("stopped (connection refused)"))
+    judgeScope = yield* Scope.make()
+    judge = yield* Scope.extend(FakeUpstream.make({ port: judgePort }), judgeScope)
+    yield* judge.setBehaviour(judgeModel, FakeUpstream.status(500, { message: "judge crashed" }))
+    rows.push(yield* both("answering HTTP 500"))
+    yield* judge.setBehaviour(judgeModel, FakeUpstream.ok("Sure! The small model can probably handle this."))
+    rows.push(yield* both("answering garbage"))
+    yield* Scope.close(judgeScope, Exit.void)
+
+    const metrics = yield* Effect.promise(() => fetch(`${base}/metrics`).then((r) => r.text()))
+    const failOpenSeries = metrics.split("\n").filter((line) => line.startsWith("switchyard_classifier_fail_open_total{"))
+    return { rows, failOpenSeries }
+  })
+
+const cell = (outcome: Outcome) =>
+  `${outcome.status} ${outcome.tier.padEnd(6)} ${`${outcome.latencyMs} ms`.padStart(8)}  ${outcome.source}${
+    outcome.reason === "" ? "" : ` / ${outcome.reason}`
+  }`
+
+/** The drill as a Markdown table. */
+export const format = (rows: ReadonlyArray<Row>): string => {
+  const header = ["judge", "judge_failure = \"error\"", "judge_failure = \"fail_open\""]
+  const body = rows.map((row) => [row.judge, cell(row.error), cell(row.failOpen)])
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`
+  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...body.map(line)].join("\n")
+}
