@@ -81,11 +81,37 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       return Effect.succeedNone
     }
 
+    // Requests of one session are routed one at a time (judge call included), so a second request
+    // sees the first one's stored decision instead of consulting the judge again.
+    const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
+    const withSessionLock = <A, E>(key: Option.Option<string>, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+      if (Option.isNone(key)) return effect
+      return Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const lock = locks.get(key.value) ?? { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+          lock.users++
+          locks.set(key.value, lock)
+          return lock
+        }),
+        (lock) => lock.semaphore.withPermits(1)(effect),
+        (lock) =>
+          Effect.sync(() => {
+            lock.users--
+            if (lock.users === 0) locks.delete(key.value)
+          })
+      )
+    }
+
     const decide = (request: RoutedRequest) =>
+      Effect.flatMap(
+        options.classifyTrigger === "every_request"
+          ? Effect.succeedNone
+          : Effect.map(identity(request), Option.map((id) => `${options.id}\u0000${id}`)),
+        (key) => withSessionLock(key, decideFor(request, key))
+      )
+
+    const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
       Effect.gen(function*() {
-        const key = options.classifyTrigger === "every_request"
-          ? Option.none<string>()
-          : Option.map(yield* identity(request), (id) => `${options.id}\u0000${id}`)
         const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
 
         const reuse = Option.isSome(stored) &&
