@@ -1,3 +1,4 @@
+import * as Errors from "@switchyard-ts/protocol/Errors"
 import { assert, describe, it } from "@effect/vitest"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
@@ -362,7 +363,10 @@ describe("UpstreamClient error mapping", () => {
       assert.strictEqual(first.status, 401)
       assert.strictEqual(first.upstreamMessage, "upstream authentication failed")
       assert.strictEqual(first.upstreamCode, "invalid_api_key")
-      assert.strictEqual(first.message, "upstream authentication failed")
+      // The error's own message (recorded by spans and logs) never carries upstream text; the HTTP
+      // mapping relays upstreamMessage to the caller of an answer call.
+      assert.strictEqual(first.message, "upstream a-model answered HTTP 401")
+      assert.strictEqual(Errors.toHttp(first).message, "upstream authentication failed")
       const second = yield* call
       assert.strictEqual(second.upstreamCode, "not_found_error")
       const third = yield* call

@@ -42,8 +42,12 @@ export class UpstreamStatus extends Schema.TaggedError<UpstreamStatus>()("Upstre
   /** A 400 whose body says the context window was exceeded. */
   contextWindowExceeded: Schema.optional(Schema.Boolean)
 }) {
+  /**
+   * Never the upstream's own text: spans and logs record this message, and a judge's error body
+   * can quote the conversation back. `toHttp` relays `upstreamMessage` for answer calls.
+   */
   override get message(): string {
-    return this.upstreamMessage ?? `upstream ${this.target} answered HTTP ${this.status}`
+    return `upstream ${this.target} answered HTTP ${this.status}`
   }
 }
 
@@ -166,7 +170,11 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
     case "DeadlineExceeded":
       return upstream(504, "upstream_timeout", failure.message)
     case "UpstreamStatus":
-      return upstream(failure.status >= 400 && failure.status <= 599 ? failure.status : 502, "upstream_error", failure.message)
+      return upstream(
+        failure.status >= 400 && failure.status <= 599 ? failure.status : 502,
+        "upstream_error",
+        failure.upstreamMessage ?? failure.message
+      )
     case "JudgeUnavailable":
       return failure.failure._tag === "DeadlineExceeded"
         ? upstream(504, "upstream_timeout", failure.message)

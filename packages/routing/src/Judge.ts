@@ -7,8 +7,12 @@
  * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably).
  */
 import * as Context from "effect/Context"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
@@ -16,6 +20,7 @@ import type { JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Conversation from "./Conversation.js"
 import * as JudgePrompt from "./JudgePrompt.js"
+import * as Metrics from "./Metrics.js"
 import * as Verdict from "./Verdict.js"
 
 /** How a route consults its judge (the route's classifier keys). */
@@ -76,15 +81,38 @@ export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Ver
   return Verdict.decode(choice?.message.content ?? "")
 }
 
+/**
+ * Record one judge call in `switchyard_llm_calls_total` / `switchyard_llm_call_duration_ms`
+ * (`selected_model` = the judge's model id). A call that returned a completion is `ok`, even when
+ * its verdict then proves unusable.
+ */
+const recordJudgeCall = (judgeModel: string, outcome: "ok" | "error", durationMs: number) => {
+  const labels = [
+    MetricLabel.make("algorithm", "llm_task_classifier"),
+    MetricLabel.make("selected_model", judgeModel),
+    MetricLabel.make("outcome", outcome)
+  ]
+  return Effect.zipRight(
+    Metric.update(Metrics.llmCallsTotal.pipe(Metric.taggedWithLabels(labels)), 1),
+    Metric.update(Metrics.llmCallDurationMs.pipe(Metric.taggedWithLabels(labels)), durationMs)
+  )
+}
+
 /** The judge over the `UpstreamClient`. */
 export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(UpstreamClient, (upstream) =>
   Judge.of({
     consult: (consultation) =>
-      upstream.complete({
-        target: consultation.options.judge,
-        body: requestBody(consultation),
-        headers: consultation.headers
-      }).pipe(
+      Effect.flatMap(Clock.currentTimeMillis, (start) =>
+        upstream.complete({
+          target: consultation.options.judge,
+          body: requestBody(consultation),
+          headers: consultation.headers
+        }).pipe(
+          Effect.onExit((exit) =>
+            Effect.flatMap(Clock.currentTimeMillis, (end) =>
+              recordJudgeCall(consultation.options.judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start))
+          )
+        )).pipe(
         Effect.catchTag("InvalidResponse", () =>
           Effect.fail(new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge body is not a chat completion" }))),
         Effect.flatMap(verdictOf),

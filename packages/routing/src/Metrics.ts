@@ -45,3 +45,73 @@ export const classifierFailOpenTotal = Metric.counter("switchyard_classifier_fai
   incremental: true,
   description: "Classifier requests routed without a verdict, by judge model and reason"
 })
+
+const latencyBoundaries = MetricBoundaries.fromIterable([
+  0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000, 15000, 30000, 60000, 120000, 300000
+])
+const defaultBoundaries = MetricBoundaries.fromIterable([0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000])
+
+/** Terminal routed runs (success and failure) since start; a gauge, as in the compatible system. */
+export const totalRequests = Metric.counter("switchyard_total_requests", {
+  description: "Terminal routed runs since start"
+})
+
+/** Failed terminal routed runs since start; a gauge. */
+export const totalErrors = Metric.counter("switchyard_total_errors", {
+  description: "Failed terminal routed runs since start"
+})
+
+/** Routed runs by `algorithm` and `outcome` (`ok` / `error`). */
+export const runsTotal = Metric.counter("switchyard_runs_total", {
+  incremental: true,
+  description: "Routed runs by algorithm and outcome"
+})
+
+/** Duration of routed runs in milliseconds (routing and answer call), labelled like `runsTotal`. */
+export const runDurationMs = Metric.histogram("switchyard_run_duration_ms", defaultBoundaries, "Routed run duration in milliseconds")
+
+/** Successful routing outcomes by `algorithm` and `selected_model`. */
+export const decisionsTotal = Metric.counter("switchyard_decisions_total", {
+  incremental: true,
+  description: "Routing decisions by algorithm and selected model"
+})
+
+/** Duration of a successful terminal answer call (all candidates), labelled `model` = the selected model. */
+export const modelCallLatencyMs = Metric.histogram(
+  "switchyard_model_call_latency_ms",
+  latencyBoundaries,
+  "Answer call latency in milliseconds by selected model"
+)
+
+/** Ingress to the full answer (buffered body ready, or clean end of stream), labelled `model` = the served model. */
+export const totalLatencyMs = Metric.histogram(
+  "switchyard_total_latency_ms",
+  latencyBoundaries,
+  "Request latency from ingress to the full answer in milliseconds by served model"
+)
+
+/** Prompt tokens (input, cached and cache-creation) of answers, labelled `model` = the served model. */
+export const promptTokensTotal = Metric.counter("switchyard_prompt_tokens_total", {
+  incremental: true,
+  description: "Prompt tokens by served model"
+})
+/** Completion tokens of answers, by served model. */
+export const completionTokensTotal = Metric.counter("switchyard_completion_tokens_total", {
+  incremental: true,
+  description: "Completion tokens by served model"
+})
+/** Cached prompt tokens, by served model (only when the upstream reports them). */
+export const cachedTokensTotal = Metric.counter("switchyard_cached_tokens_total", {
+  incremental: true,
+  description: "Cached prompt tokens by served model"
+})
+/** Cache-creation prompt tokens, by served model (only when the upstream reports them). */
+export const cacheCreationTokensTotal = Metric.counter("switchyard_cache_creation_tokens_total", {
+  incremental: true,
+  description: "Cache-creation prompt tokens by served model"
+})
+/** Reasoning tokens, by served model (only when the upstream reports them). */
+export const reasoningTokensTotal = Metric.counter("switchyard_reasoning_tokens_total", {
+  incremental: true,
+  description: "Reasoning tokens by served model"
+})

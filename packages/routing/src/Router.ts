@@ -14,7 +14,7 @@ import * as Fallback from "@switchyard-ts/client/Fallback"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { ModelNotFound, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion, ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
@@ -63,6 +63,38 @@ const decisionAttributes = (decision: Decision) => ({
   ...Evidence.spanAttributes(decision.evidence)
 })
 
+/** Add `value` to a counter tagged with `tags`. */
+const add = (
+  counter: Metric.Metric.Counter<number>,
+  tags: Readonly<Record<string, string>>,
+  value = 1
+): Effect.Effect<void> =>
+  Metric.update(counter.pipe(Metric.taggedWithLabels(Object.entries(tags).map(([k, v]) => MetricLabel.make(k, v)))), value)
+
+/** Record a value in a histogram tagged with `tags`. */
+const observe = (
+  histogram: Metric.Metric.Histogram<number>,
+  tags: Readonly<Record<string, string>>,
+  value: number
+): Effect.Effect<void> =>
+  Metric.update(histogram.pipe(Metric.taggedWithLabels(Object.entries(tags).map(([k, v]) => MetricLabel.make(k, v)))), value)
+
+/** Token counters of an answer's usage, labelled with the served model; absent fields add nothing. */
+export const recordUsage = (model: string, usage: Usage | null | undefined): Effect.Effect<void> => {
+  if (usage === null || usage === undefined) return Effect.void
+  const tags = { model }
+  const cached = usage.prompt_tokens_details?.cached_tokens
+  const creation = usage.prompt_tokens_details?.cache_creation_tokens
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens
+  return Effect.all([
+    add(Metrics.promptTokensTotal, tags, usage.prompt_tokens),
+    add(Metrics.completionTokensTotal, tags, usage.completion_tokens),
+    typeof cached === "number" ? add(Metrics.cachedTokensTotal, tags, cached) : Effect.void,
+    typeof creation === "number" ? add(Metrics.cacheCreationTokensTotal, tags, creation) : Effect.void,
+    typeof reasoning === "number" ? add(Metrics.reasoningTokensTotal, tags, reasoning) : Effect.void
+  ], { discard: true })
+}
+
 /** Build a router over `routes` (route ids must be unique; config guarantees it). */
 export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"], never, UpstreamClient> =>
   Effect.gen(function*() {
@@ -76,51 +108,72 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         onSome: Effect.succeed
       })
 
+    /** Run the route's algorithm; records the routing overhead and the decision. */
     const route = (route: Route, request: RoutedRequest) =>
       Effect.gen(function*() {
         const start = yield* nowMs
         const decision = yield* route.decide(request)
         const end = yield* nowMs
-        yield* Metric.update(Metrics.routingOverheadMs.pipe(Metric.tagged("algorithm", route.algorithm)), end - start)
+        yield* observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, end - start)
+        yield* add(Metrics.decisionsTotal, { algorithm: route.algorithm, selected_model: modelLabel(decision) })
         yield* Effect.annotateCurrentSpan(decisionAttributes(decision))
         return decision
       })
 
+    /** The terminal answer call's metrics: calls, duration, request/error counters. */
     const recordCall = (decision: Decision, outcome: "ok" | "error", startMs: number) =>
       Effect.gen(function*() {
-        const tags = {
-          algorithm: decision.route.algorithm,
-          selected_model: modelLabel(decision),
-          outcome
-        }
-        const end = yield* nowMs
-        yield* Metric.update(Metrics.llmCallsTotal.pipe(Metric.taggedWithLabels(labels(tags))), 1)
-        yield* Metric.update(Metrics.llmCallDurationMs.pipe(Metric.taggedWithLabels(labels(tags))), end - startMs)
-        yield* Metric.update(
-          (outcome === "ok" ? Metrics.requestsTotal : Metrics.errorsTotal).pipe(Metric.tagged("model", modelLabel(decision))),
-          1
-        )
+        const model = modelLabel(decision)
+        const tags = { algorithm: decision.route.algorithm, selected_model: model, outcome }
+        const elapsed = (yield* nowMs) - startMs
+        yield* add(Metrics.llmCallsTotal, tags)
+        yield* observe(Metrics.llmCallDurationMs, tags, elapsed)
+        if (outcome === "ok") yield* observe(Metrics.modelCallLatencyMs, { model }, elapsed)
+        yield* add(outcome === "ok" ? Metrics.requestsTotal : Metrics.errorsTotal, { model })
       })
 
+    /**
+     * One routed request inside its `libsy.run` span. A terminal run (one that answers) also
+     * counts in the run metrics; `/v1/decision` runs do not.
+     */
     const run = <A, E extends RouterFailure>(
       request: RoutedRequest,
+      terminal: boolean,
       body: (route: Route) => Effect.Effect<A, E>
     ): Effect.Effect<A, E | ModelNotFound> =>
       Effect.flatMap(findRoute(request.body.model), (found) =>
-        body(found).pipe(
-          Effect.tap(() => Effect.annotateCurrentSpan("outcome", "success")),
-          Effect.tapError((error) =>
-            Effect.annotateCurrentSpan({ outcome: "error", "error.type": error._tag })
-          ),
+        Effect.gen(function*() {
+          const start = yield* nowMs
+          const recordRun = (outcome: "ok" | "error") =>
+            terminal
+              ? Effect.gen(function*() {
+                const tags = { algorithm: found.algorithm, outcome }
+                yield* add(Metrics.runsTotal, tags)
+                yield* observe(Metrics.runDurationMs, tags, (yield* nowMs) - start)
+                yield* add(Metrics.totalRequests, {})
+                if (outcome === "error") yield* add(Metrics.totalErrors, {})
+              })
+              : Effect.void
+          return yield* body(found).pipe(
+            Effect.tap(() => Effect.zipRight(Effect.annotateCurrentSpan("outcome", "success"), recordRun("ok"))),
+            Effect.tapError((error) =>
+              Effect.zipRight(
+                Effect.annotateCurrentSpan({ outcome: "error", "error.type": error._tag }),
+                recordRun("error")
+              )
+            )
+          )
+        }).pipe(
           Effect.withSpan("libsy.run", {
             attributes: {
               "switchyard.route": found.id,
-              "switchyard.algorithm": found.algorithm
+              "switchyard.algorithm": found.algorithm,
+              ...Option.match(request.sessionId, { onNone: () => ({}), onSome: (id) => ({ "session.id": id }) })
             }
           })
         ))
 
-    const decide = (request: RoutedRequest) => run(request, (found) => route(found, request))
+    const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request))
 
     /** Route, then answer: by the route itself (noop) or by an answer call over the candidates. */
     const routeAndAnswer = <A>(
@@ -131,7 +184,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         candidates: readonly [Target, ...Array<Target>]
       ) => Effect.Effect<A, UpstreamFailure, UpstreamClient>
     ) =>
-      run(request, (found) =>
+      run(request, true, (found) =>
         Effect.gen(function*() {
           const decision = yield* route(found, request)
           const start = yield* nowMs
@@ -155,9 +208,14 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           completion: Noop.completion(decision.route.id, created)
         }),
         (decision, candidates) =>
-          Effect.map(
+          Effect.flatMap(
             Fallback.complete(candidates, request.body, request.headers),
-            (served): Completed => ({ decision, served: Option.some(served.target), completion: served.completion })
+            (served) =>
+              Effect.as(recordUsage(served.target.id, served.completion.usage), {
+                decision,
+                served: Option.some(served.target),
+                completion: served.completion
+              })
           )
       )
 
@@ -176,7 +234,8 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               decision,
               served: Option.some(served.target),
               chunks: served.stream.pipe(
-                Stream.tapError(() => Metric.update(Metrics.errorsTotal.pipe(Metric.tagged("model", served.target.id)), 1))
+                Stream.tap((chunk) => recordUsage(served.target.id, chunk.usage)),
+                Stream.tapError(() => add(Metrics.errorsTotal, { model: served.target.id }))
               )
             })
           )
@@ -184,10 +243,6 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
 
     return Router.of({ routes: sorted, decide, complete, stream })
   })
-
-const labels = (tags: Readonly<Record<string, string>>) =>
-  Object.entries(tags).map(([key, value]) => MetricLabel.make(key, value))
-
 
 /** A router layer over fixed routes. */
 export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, UpstreamClient> =>

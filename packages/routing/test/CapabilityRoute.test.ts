@@ -1,400 +1,51 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as TestClock from "effect/TestClock"
-import type { Target } from "@switchyard-ts/client/Target"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
-import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as Evidence from "@switchyard-ts/routing/Evidence"
-import type * as Judge from "@switchyard-ts/routing/Judge"
+import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import type { Decision } from "@switchyard-ts/routing/Decision"
 import * as JudgePrompt from "@switchyard-ts/routing/JudgePrompt"
-import * as Metrics from "@switchyard-ts/routing/Metrics"
-import type * as Posture from "@switchyard-ts/routing/Posture"
-import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import type { RouteFailure } from "@switchyard-ts/routing/Route"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
+import {
+  buildRoute,
+  conversation,
+  decideOnce,
+  failOpenCounts,
+  postures,
+  routed,
+  runSchedule,
+  schedule,
+  triggers,
+  uniqueJudgeModel
+} from "./capabilityModel.js"
 import { makeScriptedJudge, Outcome, routeOptions, target } from "./scriptedJudge.js"
 
 // ---------------------------------------------------------------------------------------------
-// Requests
+// Properties (the retrying-client variant is in CapabilityRoute.retries.test.ts)
 // ---------------------------------------------------------------------------------------------
-
-type Kind = "user_turn" | "tool_continuation"
-
-const conversation = (kind: Kind, task: string): ReadonlyArray<Message> =>
-  kind === "user_turn"
-    ? [
-      { role: "system", content: "CLIENT-SYSTEM-PROMPT" },
-      { role: "user", content: task },
-      { role: "assistant", content: "working on it" },
-      { role: "user", content: "please continue" }
-    ]
-    : [
-      { role: "system", content: "CLIENT-SYSTEM-PROMPT" },
-      { role: "user", content: task },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "ls", arguments: "{}" } }] },
-      { role: "tool", tool_call_id: "c1", content: "a.ts b.ts" }
-    ]
-
-const routed = (
-  messages: ReadonlyArray<Message>,
-  session: Option.Option<string> = Option.none(),
-  headers: Readonly<Record<string, string>> = {}
-): RoutedRequest => ({
-  body: { model: "auto", messages },
-  headers,
-  sessionId: Option.map(session, SessionId.make)
-})
-
-// ---------------------------------------------------------------------------------------------
-// The model of SPEC §7
-// ---------------------------------------------------------------------------------------------
-
-type Tier = "weak" | "strong"
-type CallFailureTag = "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
-
-interface Step {
-  readonly session: Option.Option<string>
-  readonly kind: Kind
-  readonly outcome: Outcome
-}
-
-type Expected =
-  | {
-    readonly _tag: "Fails"
-    readonly failure: CallFailureTag
-    readonly status: Option.Option<number>
-    readonly httpStatus: 502 | 504
-  }
-  | {
-    readonly _tag: "Routes"
-    readonly tier: Tier
-    readonly evidence: Evidence.Evidence
-    /** Set when the request is routed without a verdict (the fail-open metric's reason). */
-    readonly withoutVerdict: Option.Option<Evidence.Reason>
-  }
-
-interface ModelConfig {
-  readonly trigger: CapabilityRoute.ClassifyTrigger
-  readonly posture: Posture.Posture
-  readonly maxRetries: number
-  readonly judgeModel: string
-}
-
-/** SPEC §7 thresholds with base 0.5 and step 0.125. */
-const thresholdOf: Record<Verdict.Boundary, number> = {
-  supported: 0.5,
-  uncertain: 0.625,
-  unmatched: 0.625,
-  unsupported: 0.75
-}
-
-const ruleFamily: Record<Verdict.Boundary, (rule: Verdict.Rule) => boolean> = {
-  supported: (rule) => ["SUP-1", "SUP-2", "SUP-3", "SUP-4", "SUP-5"].includes(rule),
-  uncertain: (rule) => rule === "UNC-1" || rule === "UNC-2",
-  unmatched: (rule) => rule === "none",
-  unsupported: (rule) => rule === "LIM-1" || rule === "LIM-2"
-}
-
-type Judged =
-  | { readonly _tag: "Verdict"; readonly p_solve: number; readonly boundary: Verdict.Boundary }
-  | { readonly _tag: "NoVerdict"; readonly reason: Evidence.Reason }
-  | { readonly _tag: "CallFailed"; readonly failure: CallFailureTag; readonly status: Option.Option<number>; readonly reason: Evidence.Reason }
-
-/** What one judge consultation amounts to, from the scripted outcome alone. */
-const judgedOf = (outcome: Outcome): Judged => {
-  switch (outcome._tag) {
-    case "verdict": {
-      const valid = outcome.p_solve >= 0 && outcome.p_solve <= 1 && outcome.crux.trim() !== "" &&
-        ruleFamily[outcome.boundary](outcome.rule)
-      return valid
-        ? { _tag: "Verdict", p_solve: outcome.p_solve, boundary: outcome.boundary }
-        : { _tag: "NoVerdict", reason: "parse_error" }
-    }
-    case "garbage":
-      return { _tag: "NoVerdict", reason: "parse_error" }
-    case "invalid_body":
-      return { _tag: "NoVerdict", reason: "invalid_response" }
-    case "stall":
-      return { _tag: "CallFailed", failure: "DeadlineExceeded", status: Option.none(), reason: "timeout" }
-    case "refuse":
-      return { _tag: "CallFailed", failure: "TransportError", status: Option.none(), reason: "transport" }
-    case "5xx":
-      return { _tag: "CallFailed", failure: "UpstreamStatus", status: Option.some(503), reason: "upstream_5xx" }
-    case "4xx":
-      return { _tag: "CallFailed", failure: "UpstreamStatus", status: Option.some(outcome.status), reason: "upstream_non_5xx" }
-  }
-}
-
-/** HTTP requests one consultation makes: retryable failures are retried, everything else is one attempt. */
-const attemptsOf = (outcome: Outcome, maxRetries: number): number =>
-  outcome._tag === "refuse" || outcome._tag === "5xx" ? 1 + maxRetries : 1
-
-/** Whether the outcome makes a consultation wait on the clock (the deadline, or retry backoff). */
-const needsTime = (outcome: Outcome, maxRetries: number): boolean =>
-  outcome._tag === "stall" || (maxRetries > 0 && (outcome._tag === "refuse" || outcome._tag === "5xx"))
-
-/**
- * The model: the stored decision per session, the trigger rules, "only a valid verdict writes",
- * retained vs fail-open, and the error posture failing exactly on transport/deadline/status.
- */
-const modelStep = (
-  config: ModelConfig,
-  stored: Map<string, Tier>,
-  step: Step
-): { readonly expected: Expected; readonly calls: number } => {
-  const key = config.trigger === "every_request" ? Option.none<string>() : step.session
-  const previous = Option.flatMap(key, (k) => Option.fromNullable(stored.get(k)))
-  const reuse = Option.isSome(previous) &&
-    (config.trigger === "new_session" || (config.trigger === "user_turn" && step.kind === "tool_continuation"))
-  if (reuse && Option.isSome(previous)) {
-    return {
-      expected: {
-        _tag: "Routes",
-        tier: previous.value,
-        evidence: { source: "affinity", previous_source: "llm-classifier" },
-        withoutVerdict: Option.none()
-      },
-      calls: 0
-    }
-  }
-  const calls = attemptsOf(step.outcome, config.maxRetries)
-  const judged = judgedOf(step.outcome)
-  if (judged._tag === "Verdict") {
-    const threshold = thresholdOf[judged.boundary]
-    const tier: Tier = judged.p_solve >= threshold || threshold - judged.p_solve <= Number.EPSILON ? "weak" : "strong"
-    if (Option.isSome(key)) stored.set(key.value, tier)
-    return {
-      expected: {
-        _tag: "Routes",
-        tier,
-        evidence: { source: "llm-classifier", score: judged.p_solve, threshold, boundary: judged.boundary },
-        withoutVerdict: Option.none()
-      },
-      calls
-    }
-  }
-  if (judged._tag === "CallFailed" && config.posture === "error") {
-    return {
-      expected: {
-        _tag: "Fails",
-        failure: judged.failure,
-        status: judged.status,
-        httpStatus: judged.failure === "DeadlineExceeded" ? 504 : 502
-      },
-      calls
-    }
-  }
-  const reason = judged.reason
-  return {
-    expected: Option.match(previous, {
-      onNone: () => ({
-        _tag: "Routes",
-        tier: "strong",
-        evidence: { source: "fail-open", reason, judge_model: config.judgeModel },
-        withoutVerdict: Option.some(reason)
-      }),
-      onSome: (tier) => ({
-        _tag: "Routes",
-        tier,
-        evidence: { source: "retained", reason, judge_model: config.judgeModel },
-        withoutVerdict: Option.some(reason)
-      })
-    }),
-    calls
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running a schedule against the real route
-// ---------------------------------------------------------------------------------------------
-
-const failOpenCounts = (judgeModel: string) =>
-  Effect.forEach(Evidence.Reason.literals, (reason) =>
-    Effect.map(
-      Metric.value(
-        Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason))
-      ),
-      (state): readonly [Evidence.Reason, number] => [reason, state.count]
-    ))
-
-const sampleIds = { next: 0 }
-/** A judge model id unique to this process run and sample (the metric registry is process-global). */
-const uniqueJudgeModel = Effect.sync(() => `judge-${process.pid}-${Date.now()}-${sampleIds.next++}`)
-
-const buildRoute = (options: CapabilityRoute.Options, judgeLayer: Layer.Layer<Judge.Judge>) =>
-  CapabilityRoute.make(options).pipe(
-    Effect.provide(Layer.merge(judgeLayer, SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })))
-  )
-
-/** Run one decide: fork, advance the clock when the outcome needs it, await. */
-const decideOnce = (route: Route, request: RoutedRequest, outcome: Outcome, maxRetries: number) =>
-  Effect.gen(function*() {
-    const fiber = yield* Effect.fork(route.decide(request))
-    if (needsTime(outcome, maxRetries)) yield* TestClock.adjust("3 seconds")
-    return yield* Fiber.await(fiber)
-  })
-
-const tierOf = (target: Target): Tier => (target.name === "weak" ? "weak" : "strong")
-
-const runSchedule = (
-  config: Omit<ModelConfig, "judgeModel">,
-  steps: ReadonlyArray<Step>
-) =>
-  Effect.gen(function*() {
-    const judgeModel = yield* uniqueJudgeModel
-    const model: ModelConfig = { ...config, judgeModel }
-    const judge = yield* makeScriptedJudge
-    const judgeTarget = target("judge", judgeModel, { maxRetries: config.maxRetries, timeoutMs: Option.some(3000) })
-    const route = yield* buildRoute(
-      routeOptions(judgeTarget, { classifyTrigger: config.trigger, judgeFailure: config.posture }),
-      judge.layer
-    )
-    const stored = new Map<string, Tier>()
-    const expectedCounts = new Map<Evidence.Reason, number>()
-
-    for (const [i, step] of steps.entries()) {
-      const where = `request ${i} (${JSON.stringify(step)})`
-      const { calls: expectedCalls, expected } = modelStep(model, stored, step)
-      yield* judge.script([step.outcome])
-      const callsBefore = yield* judge.calls
-      const countsBefore = yield* failOpenCounts(judgeModel)
-
-      const exit = yield* decideOnce(route, routed(conversation(step.kind, "task"), step.session), step.outcome, config.maxRetries)
-
-      assert.strictEqual((yield* judge.calls) - callsBefore, expectedCalls, `judge HTTP calls, ${where}`)
-      const countsAfter = yield* failOpenCounts(judgeModel)
-      const deltas = countsAfter.map(([reason, count], j) => [reason, count - (countsBefore[j]?.[1] ?? 0)] as const)
-      const expectedDeltas = Evidence.Reason.literals.map((reason) =>
-        [
-          reason,
-          expected._tag === "Routes" && Option.contains(expected.withoutVerdict, reason) ? 1 : 0
-        ] as const
-      )
-      assert.deepStrictEqual(deltas, expectedDeltas, `fail-open metric, ${where}`)
-
-      if (expected._tag === "Fails") {
-        assert.isTrue(Exit.isFailure(exit), `expected a failure, ${where}`)
-        if (Exit.isFailure(exit)) {
-          const error = Option.getOrThrow(Exit.findErrorOption(exit))
-          assert.strictEqual(error._tag, "JudgeUnavailable", where)
-          if (error._tag === "JudgeUnavailable") {
-            assert.strictEqual(error.judgeModel, judgeModel, where)
-            assert.strictEqual(error.failure._tag, expected.failure, where)
-            assert.deepStrictEqual(
-              error.failure._tag === "UpstreamStatus" ? Option.some(error.failure.status) : Option.none(),
-              expected.status,
-              where
-            )
-            assert.strictEqual(toHttp(error).status, expected.httpStatus, where)
-          }
-        }
-      } else {
-        assert.isTrue(Exit.isSuccess(exit), `expected a decision, got ${String(exit)}, ${where}`)
-        if (Exit.isSuccess(exit)) {
-          const decision = exit.value
-          const selected = Option.getOrThrow(decision.selected)
-          assert.strictEqual(tierOf(selected), expected.tier, `tier, ${where}`)
-          assert.strictEqual(selected.name, expected.tier, `target, ${where}`)
-          assert.deepStrictEqual(decision.fallbacks.map((t) => t.name), [expected.tier === "weak" ? "strong" : "weak"], where)
-          assert.deepStrictEqual(decision.evidence, expected.evidence, `evidence, ${where}`)
-          assert.deepStrictEqual(decision.route, { id: "auto", name: "auto", algorithm: "llm_task_classifier" }, where)
-        }
-      }
-      for (const [reason, delta] of expectedDeltas) {
-        if (delta > 0) expectedCounts.set(reason, (expectedCounts.get(reason) ?? 0) + delta)
-      }
-    }
-
-    // Over the whole schedule: the counter equals the number of requests routed without a verdict.
-    const totals = yield* failOpenCounts(judgeModel)
-    assert.deepStrictEqual(
-      totals,
-      Evidence.Reason.literals.map((reason) => [reason, expectedCounts.get(reason) ?? 0] as const),
-      "fail-open metric totals"
-    )
-    return true
-  })
-
-// ---------------------------------------------------------------------------------------------
-// Generators
-// ---------------------------------------------------------------------------------------------
-
-const rulesOf: Record<Verdict.Boundary, ReadonlyArray<Verdict.Rule>> = {
-  supported: ["SUP-1", "SUP-2", "SUP-3", "SUP-4", "SUP-5"],
-  uncertain: ["UNC-1", "UNC-2"],
-  unmatched: ["none"],
-  unsupported: ["LIM-1", "LIM-2"]
-}
-
-const pSolve = FastCheck.oneof(
-  { arbitrary: FastCheck.integer({ min: 0, max: 8 }).map((k) => k / 8), weight: 4 },
-  { arbitrary: FastCheck.double({ min: 0, max: 1, noNaN: true }).map((x) => (x === 0 ? 0 : x)), weight: 3 },
-  { arbitrary: FastCheck.constantFrom(1.5, -0.1, 1.0000001), weight: 1 }
-)
-
-const verdictOutcome: FastCheck.Arbitrary<Outcome> = FastCheck.constantFrom(...Verdict.Boundary.literals).chain((boundary) =>
-  FastCheck.record({
-    p_solve: pSolve,
-    rule: FastCheck.oneof(
-      { arbitrary: FastCheck.constantFrom(...rulesOf[boundary]), weight: 6 },
-      { arbitrary: FastCheck.constantFrom(...Verdict.Rule.literals), weight: 1 }
-    ),
-    crux: FastCheck.oneof(
-      { arbitrary: FastCheck.constant("needs one edit"), weight: 10 },
-      { arbitrary: FastCheck.constantFrom("", "   "), weight: 1 }
-    )
-  }).map(({ crux, p_solve, rule }) => Outcome.verdict(p_solve, boundary, rule, crux))
-)
-
-const outcomeArb: FastCheck.Arbitrary<Outcome> = FastCheck.oneof(
-  { arbitrary: verdictOutcome, weight: 6 },
-  { arbitrary: FastCheck.constant(Outcome.garbage), weight: 1 },
-  { arbitrary: FastCheck.constant(Outcome.invalidBody), weight: 1 },
-  { arbitrary: FastCheck.constant(Outcome.stall), weight: 1 },
-  { arbitrary: FastCheck.constant(Outcome.refuse), weight: 1 },
-  { arbitrary: FastCheck.constant(Outcome.status5xx), weight: 1 },
-  { arbitrary: FastCheck.constantFrom<400 | 401 | 404>(400, 401, 404).map(Outcome.status4xx), weight: 1 }
-)
-
-const stepArb: FastCheck.Arbitrary<Step> = FastCheck.record({
-  session: FastCheck.option(FastCheck.constantFrom("s1", "s2", "s3"), { freq: 4 }).map(Option.fromNullable),
-  kind: FastCheck.constantFrom<Kind>("user_turn", "tool_continuation"),
-  outcome: outcomeArb
-})
-
-const schedule = FastCheck.array(stepArb, { minLength: 1, maxLength: 10 })
-
-// ---------------------------------------------------------------------------------------------
-// Properties
-// ---------------------------------------------------------------------------------------------
-
-const triggers: ReadonlyArray<CapabilityRoute.ClassifyTrigger> = ["every_request", "user_turn", "new_session"]
-const postures: ReadonlyArray<Posture.Posture> = ["error", "fail_open"]
 
 describe.concurrent("CapabilityRoute: failure schedules against the SPEC §7 model", () => {
-  for (const maxRetries of [0, 2]) {
-    for (const trigger of triggers) {
-      for (const posture of postures) {
-        it.effect.prop(
-          `${trigger} × ${posture} × maxRetries ${maxRetries}`,
-          { steps: schedule },
-          ({ steps }) => runSchedule({ trigger, posture, maxRetries }, steps),
-          { fastCheck: { numRuns: 100 }, timeout: 60_000 }
-        )
-      }
+  for (const trigger of triggers) {
+    for (const posture of postures) {
+      it.effect.prop(
+        `${trigger} × ${posture} × maxRetries 0`,
+        { steps: schedule },
+        ({ steps }) => runSchedule({ trigger, posture, maxRetries: 0 }, steps),
+        { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+      )
     }
   }
 
   it.effect.prop(
-    "fail_open never fails a request, whatever the schedule",
+    "fail_open never fails a request, whatever the schedule and trigger",
     { steps: schedule, trigger: FastCheck.constantFrom(...triggers) },
     ({ steps, trigger }) =>
       Effect.gen(function*() {
@@ -405,11 +56,255 @@ describe.concurrent("CapabilityRoute: failure schedules against the SPEC §7 mod
         )
         for (const step of steps) {
           yield* judge.script([step.outcome])
-          const exit = yield* decideOnce(route, routed(conversation(step.kind, "task"), step.session), step.outcome, 0)
+          const request = routed(conversation(step.kind, "task"), Option.fromNullable(step.session))
+          const exit = yield* decideOnce(route, request, step.outcome, 0)
           if (Exit.isFailure(exit)) return false
         }
         return true
       }),
     { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
+})
+
+// ---------------------------------------------------------------------------------------------
+// Examples
+// ---------------------------------------------------------------------------------------------
+
+const user = (content: string): Message => ({ role: "user", content })
+const assistant = (content: string): Message => ({ role: "assistant", content })
+
+const weakVerdict = Outcome.verdict(0.9, "supported", "SUP-1")
+const strongVerdict = Outcome.verdict(0.1, "unsupported", "LIM-2")
+
+const decisionOf = (exit: Exit.Exit<Decision, RouteFailure>): Decision =>
+  Exit.isSuccess(exit) ? exit.value : assert.fail(`expected a decision, got ${String(exit)}`)
+
+const summary = (decision: Decision) => ({
+  target: Option.match(decision.selected, { onNone: () => "none", onSome: (t) => t.name }),
+  source: decision.evidence.source
+})
+
+/** A route over a fresh scripted judge; `run` decides one request with the given judge script. */
+const harness = (overrides: Partial<CapabilityRoute.Options>, judgeOptions: { readonly maxRetries?: number } = {}) =>
+  Effect.gen(function*() {
+    const judgeModel = yield* uniqueJudgeModel
+    const judge = yield* makeScriptedJudge
+    const judgeTarget = target("judge", judgeModel, { maxRetries: judgeOptions.maxRetries ?? 0, timeoutMs: Option.some(3000) })
+    const route = yield* buildRoute(routeOptions(judgeTarget, overrides), judge.layer)
+    const run = (
+      messages: ReadonlyArray<Message>,
+      outcomes: ReadonlyArray<Outcome>,
+      session: Option.Option<string> = Option.none()
+    ) =>
+      Effect.gen(function*() {
+        yield* judge.script(outcomes)
+        const fiber = yield* Effect.fork(route.decide(routed(messages, session)))
+        yield* TestClock.adjust("3 seconds")
+        return yield* Fiber.await(fiber)
+      })
+    return { judge, judgeModel, run }
+  })
+
+describe("CapabilityRoute: new_session with message_hash_fallback", () => {
+  it.effect("requests without a session id share a decision when they open with the same text", () =>
+    Effect.gen(function*() {
+      const { judge, run } = yield* harness({ classifyTrigger: "new_session", messageHashFallback: true })
+      const first = decisionOf(yield* run([user("rename the helper in utils.ts")], [weakVerdict]))
+      assert.deepStrictEqual(summary(first), { target: "weak", source: "llm-classifier" })
+      // Same opening text, a later turn: the stored decision holds, the judge is not called.
+      const second = decisionOf(
+        yield* run([user("rename the helper in utils.ts"), assistant("done"), user("now the tests")], [strongVerdict])
+      )
+      assert.deepStrictEqual(summary(second), { target: "weak", source: "affinity" })
+      assert.strictEqual(yield* judge.calls, 1)
+      // A different opening text is another session: judged, and its own decision is stored.
+      const other = decisionOf(yield* run([user("port the build to bazel")], [strongVerdict]))
+      assert.deepStrictEqual(summary(other), { target: "strong", source: "llm-classifier" })
+      assert.strictEqual(yield* judge.calls, 2)
+      const otherAgain = decisionOf(yield* run([user("port the build to bazel"), assistant("ok"), user("go")], [weakVerdict]))
+      assert.deepStrictEqual(summary(otherAgain), { target: "strong", source: "affinity" })
+      assert.strictEqual(yield* judge.calls, 2)
+      // A caller session id takes precedence over the hash: nothing is stored for it yet.
+      const explicit = decisionOf(yield* run([user("rename the helper in utils.ts")], [strongVerdict], Option.some("s-42")))
+      assert.deepStrictEqual(summary(explicit), { target: "strong", source: "llm-classifier" })
+      assert.strictEqual(yield* judge.calls, 3)
+    }))
+
+  it.effect("without message_hash_fallback, requests without a session id are judged every time", () =>
+    Effect.gen(function*() {
+      const { judge, run } = yield* harness({ classifyTrigger: "new_session", messageHashFallback: false })
+      const first = decisionOf(yield* run([user("rename the helper in utils.ts")], [weakVerdict]))
+      const second = decisionOf(yield* run([user("rename the helper in utils.ts")], [strongVerdict]))
+      assert.deepStrictEqual([summary(first), summary(second)], [
+        { target: "weak", source: "llm-classifier" },
+        { target: "strong", source: "llm-classifier" }
+      ])
+      assert.strictEqual(yield* judge.calls, 2)
+    }))
+
+  it.effect("the hash is a new_session identity only: under user_turn a continuation without a session id is judged", () =>
+    Effect.gen(function*() {
+      const { judge, run } = yield* harness({ classifyTrigger: "user_turn", messageHashFallback: true })
+      yield* run([user("rename the helper in utils.ts")], [weakVerdict])
+      const continuation = decisionOf(yield* run(conversation("tool_continuation", "rename the helper in utils.ts"), [strongVerdict]))
+      assert.deepStrictEqual(summary(continuation), { target: "strong", source: "llm-classifier" })
+      assert.strictEqual(yield* judge.calls, 2)
+    }))
+
+  it.effect("a failed judgement under the hash identity stores nothing: the next request is judged again", () =>
+    Effect.gen(function*() {
+      const { judge, judgeModel, run } = yield* harness({
+        classifyTrigger: "new_session",
+        messageHashFallback: true,
+        judgeFailure: "fail_open"
+      })
+      const failed = decisionOf(yield* run([user("fix the flaky test")], [Outcome.stall]))
+      assert.deepStrictEqual(failed.evidence, { source: "fail-open", reason: "timeout", judge_model: judgeModel })
+      const next = decisionOf(yield* run([user("fix the flaky test")], [weakVerdict]))
+      assert.deepStrictEqual(summary(next), { target: "weak", source: "llm-classifier" })
+      assert.strictEqual(yield* judge.calls, 2)
+    }))
+})
+
+const asRecord = (value: unknown): Readonly<Record<string, unknown>> =>
+  Predicate.isRecord(value) ? value : assert.fail(`expected an object, got ${JSON.stringify(value)}`)
+
+const messagesOf = (body: Readonly<Record<string, unknown>>): ReadonlyArray<Readonly<Record<string, unknown>>> => {
+  const messages = body["messages"]
+  return Array.isArray(messages) ? messages.map(asRecord) : assert.fail("the judge body has no messages")
+}
+
+const stringOf = (value: unknown): string => (typeof value === "string" ? value : assert.fail(`expected a string, got ${JSON.stringify(value)}`))
+
+describe("CapabilityRoute: the judge request", () => {
+  const clientConversation: ReadonlyArray<Message> = [
+    { role: "system", content: "CLIENT-SYSTEM-PROMPT: you are a helpful agent" },
+    user("TASK: add a --dry-run flag to the deploy script"),
+    assistant("I added the flag."),
+    { role: "developer", content: "DEVELOPER-NOTE" },
+    user("LATEST: also document it in the README")
+  ]
+
+  const sentBody = (overrides: Partial<CapabilityRoute.Options>) =>
+    Effect.gen(function*() {
+      const { judge, judgeModel, run } = yield* harness(overrides)
+      decisionOf(yield* run(clientConversation, [weakVerdict]))
+      const requests = yield* judge.requests
+      assert.strictEqual(requests.length, 1)
+      const [request] = requests
+      if (request === undefined) return assert.fail("no judge request")
+      assert.strictEqual(request.url, "http://judge.test/v1/chat/completions")
+      return { body: asRecord(request.body), judgeModel }
+    })
+
+  it.effect("json_schema with the packaged rubric: model, messages, response_format, max_completion_tokens", () =>
+    Effect.gen(function*() {
+      const { body, judgeModel } = yield* sentBody({ responseFormatType: "json_schema", maxOutputTokens: 321 })
+      assert.deepStrictEqual(Object.keys(body).sort(), ["max_completion_tokens", "messages", "model", "response_format"])
+      assert.strictEqual(body["model"], judgeModel)
+      assert.strictEqual(body["max_completion_tokens"], 321)
+      assert.deepStrictEqual(body["response_format"], {
+        type: "json_schema",
+        json_schema: {
+          name: "CapabilityClassifierDecision",
+          strict: true,
+          schema: {
+            type: "object",
+            additionalProperties: false,
+            required: ["crux", "primary_rule", "capability_boundary", "p_solve"],
+            properties: {
+              crux: { type: "string", minLength: 1 },
+              primary_rule: { type: "string", enum: ["SUP-1", "SUP-2", "SUP-3", "SUP-4", "SUP-5", "UNC-1", "UNC-2", "LIM-1", "LIM-2", "none"] },
+              capability_boundary: { type: "string", enum: ["supported", "uncertain", "unmatched", "unsupported"] },
+              p_solve: { type: "number", minimum: 0, maximum: 1 }
+            }
+          }
+        }
+      })
+      const messages = messagesOf(body)
+      assert.deepStrictEqual(messages.map((m) => m["role"]), ["system", "user"])
+      assert.strictEqual(messages[0]?.["content"], JudgePrompt.capabilityRubric)
+      const view = stringOf(messages[1]?.["content"])
+      assert.include(view, "TASK: add a --dry-run flag to the deploy script")
+      assert.include(view, "LATEST: also document it in the README")
+      for (const hidden of ["CLIENT-SYSTEM-PROMPT", "DEVELOPER-NOTE"]) {
+        assert.notInclude(JSON.stringify(body), hidden)
+      }
+    }))
+
+  it.effect("a custom prompt replaces the rubric", () =>
+    Effect.gen(function*() {
+      const { body } = yield* sentBody({ prompt: Option.some("CUSTOM RUBRIC: judge carefully") })
+      const system = stringOf(messagesOf(body)[0]?.["content"])
+      assert.strictEqual(system, "CUSTOM RUBRIC: judge carefully")
+      assert.deepStrictEqual(body["response_format"], Verdict.responseFormatJsonSchema)
+    }))
+
+  it.effect("json_object sends json_object mode and appends the verdict schema to the prompt", () =>
+    Effect.gen(function*() {
+      for (const prompt of [Option.some("CUSTOM RUBRIC"), Option.none<string>()]) {
+        const { body } = yield* sentBody({ responseFormatType: "json_object", prompt, maxOutputTokens: 64 })
+        assert.deepStrictEqual(body["response_format"], { type: "json_object" })
+        assert.strictEqual(body["max_completion_tokens"], 64)
+        const system = stringOf(messagesOf(body)[0]?.["content"])
+        const base = Option.getOrElse(prompt, () => JudgePrompt.capabilityRubric)
+        assert.isTrue(system.startsWith(base), "the prompt comes first")
+        const rest = system.slice(base.length)
+        assert.include(rest, JudgePrompt.jsonObjectInstruction)
+        const schemaText = rest.slice(rest.indexOf("{"))
+        const schema: unknown = JSON.parse(schemaText)
+        assert.deepStrictEqual(schema, asRecord(JSON.parse(JSON.stringify(Verdict.jsonSchema))))
+        assert.notInclude(system, "CLIENT-SYSTEM-PROMPT")
+      }
+    }))
+
+  it.effect("a trailing window shows recent messages, still without client instructions", () =>
+    Effect.gen(function*() {
+      const { body } = yield* sentBody({ recentTurnWindow: Option.some(2) })
+      const view = stringOf(messagesOf(body)[1]?.["content"])
+      assert.include(view, "TASK: add a --dry-run flag")
+      assert.include(view, "I added the flag.")
+      assert.include(view, "LATEST: also document it")
+      assert.notInclude(view, "DEVELOPER-NOTE")
+      assert.notInclude(view, "CLIENT-SYSTEM-PROMPT")
+    }))
+})
+
+describe("CapabilityRoute: retries inside the judge deadline", () => {
+  it.effect("a 503 then a valid verdict with maxRetries 1 gives llm-classifier evidence", () =>
+    Effect.gen(function*() {
+      const { judge, judgeModel, run } = yield* harness({ judgeFailure: "error" }, { maxRetries: 1 })
+      const before = yield* failOpenCounts(judgeModel)
+      const decision = decisionOf(yield* run([user("fix the typo")], [Outcome.status5xx, weakVerdict]))
+      assert.deepStrictEqual(decision.evidence, { source: "llm-classifier", score: 0.9, threshold: 0.5, boundary: "supported" })
+      assert.deepStrictEqual(summary(decision), { target: "weak", source: "llm-classifier" })
+      assert.strictEqual(yield* judge.calls, 2)
+      assert.deepStrictEqual(yield* failOpenCounts(judgeModel), before)
+    }))
+
+  it.effect("the same 503 with maxRetries 0 fails the request under error and fails open under fail_open", () =>
+    Effect.gen(function*() {
+      const failing = yield* harness({ judgeFailure: "error" })
+      const exit = yield* failing.run([user("fix the typo")], [Outcome.status5xx, weakVerdict])
+      const error = Exit.isFailure(exit) ? Option.getOrThrow(Cause.failureOption(exit.cause)) : assert.fail("expected a failure")
+      assert.strictEqual(error._tag, "JudgeUnavailable")
+      assert.strictEqual(toHttp(error).status, 502)
+      assert.strictEqual(yield* failing.judge.calls, 1)
+      const open = yield* harness({ judgeFailure: "fail_open" })
+      const decision = decisionOf(yield* open.run([user("fix the typo")], [Outcome.status5xx, weakVerdict]))
+      assert.deepStrictEqual(decision.evidence, { source: "fail-open", reason: "upstream_5xx", judge_model: open.judgeModel })
+    }))
+
+  it.effect("a stalled first attempt is not retried past the deadline: 504-class failure under error", () =>
+    Effect.gen(function*() {
+      const { judge, run } = yield* harness({ judgeFailure: "error" }, { maxRetries: 3 })
+      const exit = yield* run([user("fix the typo")], [Outcome.stall, weakVerdict])
+      const error = Exit.isFailure(exit) ? Option.getOrThrow(Cause.failureOption(exit.cause)) : assert.fail("expected a failure")
+      assert.strictEqual(error._tag, "JudgeUnavailable")
+      if (error._tag === "JudgeUnavailable") {
+        assert.strictEqual(error.failure._tag, "DeadlineExceeded")
+        assert.strictEqual(toHttp(error).status, 504)
+      }
+      assert.strictEqual(yield* judge.calls, 1)
+    }))
 })

@@ -6,19 +6,24 @@
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import type { Target } from "@switchyard-ts/client/Target"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "@switchyard-ts/routing/Decision"
+import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
+import * as Metrics from "./Metrics.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** Options of the HTTP API. */
@@ -82,29 +87,90 @@ const streamErrorEvent = (failure: UpstreamFailure) => {
   return sseEvent(JSON.stringify({ error: { message: mapping.message, type: "SwitchyardError", code: mapping.code } }))
 }
 
+/** What the request log line and the request metrics know about one chat request. */
+interface RequestFacts {
+  route: string
+  selectedModel: string
+  evidenceSource: string
+  evidenceReason: string
+  streaming: boolean
+  error: string
+}
+
+const noteDecision = (facts: RequestFacts, decision: Decision, served: Option.Option<Target>) => {
+  facts.route = decision.route.id
+  facts.selectedModel = servedModel(decision, served)
+  facts.evidenceSource = decision.evidence.source
+  facts.evidenceReason = "reason" in decision.evidence ? decision.evidence.reason : ""
+}
+
+const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
+
+/**
+ * One log line and the client-response counter per chat request: route, selected model, evidence
+ * source and reason, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR for 5xx. No body,
+ * header value or upstream error text is logged.
+ */
+const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
+  Effect.gen(function*() {
+    const latencyMs = Math.round(((yield* nowMs) - startMs) * 100) / 100
+    yield* Metric.update(
+      Metrics.clientResponsesTotal.pipe(Metric.tagged("outcome", ClientMetrics.attemptOutcome(Option.some(status)))),
+      1
+    )
+    const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
+    yield* log("request").pipe(Effect.annotateLogs({
+      route: facts.route,
+      selected_model: facts.selectedModel,
+      evidence_source: facts.evidenceSource,
+      evidence_reason: facts.evidenceReason,
+      status,
+      latency_ms: latencyMs,
+      streaming: facts.streaming,
+      error: facts.error
+    }))
+  })
+
 const chatCompletions = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
-  enveloped(Effect.gen(function*() {
-    const text = yield* readText(request, limit)
-    const body = yield* decodeJson(ChatCompletionRequest, text)
-    const routed = routedRequest(request, body)
-    if (body.stream === true) {
-      const streamed = yield* router.stream(routed)
-      const events = streamed.chunks.pipe(
-        Stream.map((chunk) => sseEvent(JSON.stringify(chunk))),
-        Stream.concat(Stream.succeed(sseEvent("[DONE]"))),
-        Stream.catchAll((failure) => Stream.succeed(streamErrorEvent(failure))),
-        Stream.encodeText
-      )
-      return HttpServerResponse.stream(events, {
-        contentType: "text/event-stream",
-        headers: { "cache-control": "no-cache", ...routingHeaders(streamed.decision, streamed.served) }
+  Effect.gen(function*() {
+    const start = yield* nowMs
+    const facts: RequestFacts = { route: "", selectedModel: "", evidenceSource: "", evidenceReason: "", streaming: false, error: "" }
+    const totalLatency = (model: string) =>
+      Effect.flatMap(nowMs, (end) =>
+        Metric.update(RoutingMetrics.totalLatencyMs.pipe(Metric.tagged("model", model)), end - start))
+    const response = yield* Effect.gen(function*() {
+      const text = yield* readText(request, limit)
+      const body = yield* decodeJson(ChatCompletionRequest, text)
+      facts.route = body.model
+      const routed = routedRequest(request, body)
+      if (body.stream === true) {
+        facts.streaming = true
+        const streamed = yield* router.stream(routed)
+        noteDecision(facts, streamed.decision, streamed.served)
+        const events = streamed.chunks.pipe(
+          Stream.map((chunk) => sseEvent(JSON.stringify(chunk))),
+          Stream.concat(Stream.fromEffect(Effect.as(totalLatency(facts.selectedModel), sseEvent("[DONE]")))),
+          Stream.catchAll((failure) => Stream.succeed(streamErrorEvent(failure))),
+          Stream.encodeText
+        )
+        return HttpServerResponse.stream(events, {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-cache", ...routingHeaders(streamed.decision, streamed.served) }
+        })
+      }
+      const completed = yield* router.complete(routed)
+      noteDecision(facts, completed.decision, completed.served)
+      yield* totalLatency(facts.selectedModel)
+      return HttpServerResponse.unsafeJson(completed.completion, {
+        headers: routingHeaders(completed.decision, completed.served)
       })
-    }
-    const completed = yield* router.complete(routed)
-    return HttpServerResponse.unsafeJson(completed.completion, {
-      headers: routingHeaders(completed.decision, completed.served)
-    })
-  }))
+    }).pipe(
+      Effect.tapError((failure) => Effect.sync(() => (facts.error = toHttp(failure).code))),
+      enveloped
+    )
+    yield* recordRequest(facts, response.status, start)
+    return response
+  })
 
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
 export const DecisionRequest = Schema.Struct({

@@ -29,11 +29,17 @@ export const routerLayer = (deployment: Deployment.Deployment) =>
     Layer.provide(NodeHttpClient.layerUndici)
   )
 
+/** Options of `layerApp`. */
+export interface AppOptions extends Api.Options {
+  /** The telemetry layer (default `Telemetry.layer`); tests pass one with an in-memory exporter. */
+  readonly telemetry?: Layer.Layer<Telemetry.PrometheusReader>
+}
+
 /** The API served on whatever `HttpServer` is provided. */
-export const layerApp = (deployment: Deployment.Deployment, options: Api.Options = {}) =>
+export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) =>
   HttpLayerRouter.serve(Api.layer(options), { disableListenLog: true, disableLogger: true }).pipe(
     Layer.provide(routerLayer(deployment)),
-    Layer.provide(Telemetry.layer)
+    Layer.provide(options.telemetry ?? Telemetry.layer)
   )
 
 /** Prints `listening on http://HOST:PORT` once the server is bound. */

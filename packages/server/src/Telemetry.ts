@@ -6,7 +6,7 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
+import * as ServerMetrics from "./Metrics.js"
 
 /** The Prometheus reader bound to the SDK's meter provider. */
 export class PrometheusReader extends Context.Tag("@switchyard-ts/server/PrometheusReader")<
@@ -25,23 +26,34 @@ export class PrometheusReader extends Context.Tag("@switchyard-ts/server/Prometh
 
 const ReaderLive = Layer.sync(PrometheusReader, () => new PrometheusExporter({ preventServerStart: true }))
 
-const SdkLive = NodeSdk.layer(
-  Effect.gen(function*() {
-    const metricReader = yield* PrometheusReader
-    const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("switchyard-server"))
-    const endpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT"))
-    // The exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself.
-    const spanProcessor = Option.map(endpoint, () => new BatchSpanProcessor(new OTLPTraceExporter()))
-    return {
-      resource: { serviceName },
-      metricReader,
-      spanProcessor: Option.getOrUndefined(spanProcessor)
-    }
-  }).pipe(Effect.orDie)
-)
+/**
+ * The telemetry layer with a given span processor (e.g. an in-memory exporter in tests) instead
+ * of the one chosen from the environment.
+ */
+export const layerWith = (options: { readonly spanProcessor?: SpanProcessor }): Layer.Layer<PrometheusReader> =>
+  Layer.provideMerge(
+    NodeSdk.layer(
+      Effect.gen(function*() {
+        const metricReader = yield* PrometheusReader
+        const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("switchyard-server"))
+        const endpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        // The OTLP exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself.
+        const fromEnv = Option.map(endpoint, () => new BatchSpanProcessor(new OTLPTraceExporter()))
+        return {
+          resource: { serviceName },
+          metricReader,
+          spanProcessor: options.spanProcessor ?? Option.getOrUndefined(fromEnv)
+        }
+      }).pipe(Effect.orDie)
+    ),
+    ReaderLive
+  )
 
-/** The telemetry layer: SDK, Prometheus reader (exposed for `/metrics`), optional OTLP traces. */
-export const layer: Layer.Layer<PrometheusReader> = Layer.provideMerge(SdkLive, ReaderLive)
+/**
+ * The telemetry layer: SDK, Prometheus reader (exposed for `/metrics`), and OTLP/HTTP trace
+ * export only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+ */
+export const layer: Layer.Layer<PrometheusReader> = layerWith({})
 
 const serializer = new PrometheusSerializer()
 
@@ -59,7 +71,7 @@ export const scrape: Effect.Effect<string, never, PrometheusReader> = Effect.fla
  */
 export const seed = (routes: ReadonlyArray<Route>): Effect.Effect<void> =>
   Effect.zipRight(
-    ClientMetrics.seed,
+    Effect.zipRight(ClientMetrics.seed, ServerMetrics.seed),
     Effect.forEach(
       routes.flatMap((route) => (route.targets.length === 0 ? [route.id] : route.targets.map((target) => target.id))),
       (model) =>

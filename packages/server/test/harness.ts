@@ -4,8 +4,9 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import type * as Api from "@switchyard-ts/server/Api"
 import * as Server from "@switchyard-ts/server/Server"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 
@@ -13,12 +14,20 @@ import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
  * A real switchyard server on a free loopback port, in front of a fresh fake upstream. `toml`
  * receives the fake upstream's base URL.
  */
-export const startServer = (toml: (upstreamUrl: string) => string, options: Api.Options = {}) =>
+export const startServer = (
+  toml: (upstreamUrl: string) => string,
+  options: Server.AppOptions = {},
+  logger: Option.Option<Logger.Logger<unknown, void>> = Option.none()
+) =>
   Effect.gen(function*() {
     const upstream = yield* FakeUpstream.make()
     const deployment = yield* DeploymentToml.parse(toml(upstream.url))
+    const app = Server.layerApp(deployment, options).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
     const context = yield* Layer.build(
-      Server.layerApp(deployment, options).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+      Option.match(logger, {
+        onNone: () => app,
+        onSome: (l) => app.pipe(Layer.provide(Logger.replace(Logger.defaultLogger, l)))
+      })
     )
     const client = Context.get(context, HttpClient.HttpClient)
     const address = Context.get(context, HttpServer.HttpServer).address

@@ -1,0 +1,39 @@
+/**
+ * Server-level metrics: the final status of chat requests and the build info.
+ */
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
+import { readFileSync } from "node:fs"
+
+/** Final responses of the chat endpoint, labelled `outcome` (`success` / `retryable_error` / `other_error`). */
+export const clientResponsesTotal = Metric.counter("switchyard_client_responses_total", {
+  incremental: true,
+  description: "Final responses of the LLM endpoints by outcome"
+})
+
+/** Constant 1, labelled `version`. */
+export const buildInfo = Metric.gauge("switchyard_build_info", { description: "Build information" })
+
+const PackageJson = Schema.Struct({ version: Schema.String })
+
+/** The server package's version (from its package.json). */
+export const version: string = (() => {
+  try {
+    return Schema.decodeUnknownSync(Schema.parseJson(PackageJson))(
+      readFileSync(new URL("../package.json", import.meta.url), "utf8")
+    ).version
+  } catch {
+    return "unknown"
+  }
+})()
+
+/** Create the server series at start-up: build info 1, client responses at 0 for every outcome. */
+export const seed: Effect.Effect<void> = Effect.zipRight(
+  Metric.set(buildInfo.pipe(Metric.tagged("version", version)), 1),
+  Effect.forEach(
+    ["success", "retryable_error", "other_error"],
+    (outcome) => Metric.update(clientResponsesTotal.pipe(Metric.tagged("outcome", outcome)), 0),
+    { discard: true }
+  )
+)

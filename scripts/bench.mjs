@@ -1,0 +1,741 @@
+// `npm run bench`: the latency/throughput/memory benchmark of the switchyard server (issue 5).
+//
+// Starts a minimal fast mock upstream (scripts/bench/mock-upstream.mjs, a child process) and the
+// real server from its CLI (`node packages/server/bin/switchyard.js --config <toml> --port 0`),
+// both on 127.0.0.1, then measures every routed row beside a direct-to-mock row of the same run.
+// Load is driven with autocannon (bounded by duration); per-request latencies are taken from
+// autocannon's `response` events (float ms, so sub-millisecond differences are visible).
+//
+//   node scripts/bench.mjs [--quick] [--sessions N] [--cpu-prof DIR] [--no-sessions]
+//
+//   --quick         ~1 s rows, fewer sequential requests, 20 s session budget (a smoke run)
+//   --sessions N    distinct sessions for the memory row (default 100000, quick 20000); the row
+//                   stops at its time budget (90 s, quick 20 s) and then extrapolates linearly
+//   --no-sessions   skip the session-memory row
+//   --cpu-prof DIR  run the main server under `node --cpu-prof --cpu-prof-dir DIR` (profiling)
+//
+// Prints the machine, a Markdown table and the issue-5 targets; writes
+// bench-results/bench-<timestamp>.json. Needs `npm run build` first.
+import autocannon from "autocannon"
+import { fork, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import http from "node:http"
+import net from "node:net"
+import os from "node:os"
+import path from "node:path"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const BIN = path.join(ROOT, "packages/server/bin/switchyard.js")
+const MOCK = path.join(ROOT, "scripts/bench/mock-upstream.mjs")
+const HEAP_PROBE = path.join(ROOT, "scripts/bench/heap-probe.cjs")
+const HOST = "127.0.0.1"
+const JUDGE_MODEL = "bench-judge"
+const STALL_MODEL = "bench-judge-stall"
+const STALL_TIMEOUT_MS = 1000
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    sessions: { type: "string" },
+    "no-sessions": { type: "boolean", default: false },
+    "cpu-prof": { type: "string" }
+  },
+  strict: true
+})
+const QUICK = args.quick
+const ROW_S = QUICK ? 1 : 6 // seconds per autocannon row
+const WARM_S = QUICK ? 0.5 : 1.5 // warm-up before each row (not measured)
+const STREAM_N = QUICK ? 50 : 300 // sequential streamed requests per stream row
+const STALL_N = QUICK ? 2 : 5 // sequential requests to the stalled-judge route
+const SESSIONS = args["no-sessions"] ? 0 : Number(args.sessions ?? (QUICK ? 20_000 : 100_000))
+const SESSION_C = 64
+const SESSION_MAX_S = QUICK ? 20 : 90 // time budget of the session row (fewer sessions are extrapolated)
+const GLOBAL_WARM_S = QUICK ? 2 : 6 // JIT warm-up of the server on every route before any row
+
+if (!existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
+  console.error("packages/server/dist is missing: run `npm run build` first")
+  process.exit(1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: tracked by PID, always stopped (SIGTERM, then SIGKILL), even on errors.
+const children = new Set()
+const killAll = () => {
+  for (const child of children) {
+    try {
+      process.kill(child.pid, "SIGKILL")
+    } catch {}
+  }
+  children.clear()
+}
+process.on("exit", killAll)
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    killAll()
+    process.exit(130)
+  })
+}
+const track = (child) => {
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  return child
+}
+
+const withTimeout = (promise, ms, what) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)
+    promise.then((v) => (clearTimeout(timer), resolve(v)), (e) => (clearTimeout(timer), reject(e)))
+  })
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const startMock = async () => {
+  const child = track(fork(MOCK, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
+  const port = await withTimeout(
+    new Promise((resolve, reject) => {
+      child.once("message", (m) => resolve(m.port))
+      child.once("exit", (code) => reject(new Error(`mock exited with ${code}`)))
+    }),
+    10_000,
+    "mock start"
+  )
+  return { child, port }
+}
+
+const closedPort = () =>
+  new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, HOST, () => {
+      const { port } = probe.address()
+      probe.close(() => resolve(port))
+    })
+  })
+
+const startServer = async (tomlPath, nodeFlags = []) => {
+  const started = performance.now()
+  const child = track(
+    spawn(process.execPath, [...nodeFlags, BIN, "--config", tomlPath, "--host", HOST, "--port", "0", "--shutdown-timeout", "5"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+  )
+  let stdout = ""
+  let stderr = ""
+  const stderrLines = []
+  const lineWaiters = new Set()
+  child.stdout.setEncoding("utf8").on("data", (d) => (stdout = (stdout + d).slice(-65536)))
+  child.stderr.setEncoding("utf8").on("data", (d) => {
+    stderr += d
+    let nl
+    while ((nl = stderr.indexOf("\n")) >= 0) {
+      const line = stderr.slice(0, nl)
+      stderr = stderr.slice(nl + 1)
+      if (stderrLines.length < 1000) stderrLines.push(line)
+      for (const waiter of lineWaiters) waiter(line)
+    }
+  })
+  const url = await withTimeout(
+    new Promise((resolve, reject) => {
+      const onData = () => {
+        const m = /listening on (http:\/\/[^\s]+)/.exec(stdout)
+        if (m) {
+          child.stdout.off("data", onData)
+          resolve(m[1])
+        }
+      }
+      child.stdout.on("data", onData)
+      child.once("exit", (code) => reject(new Error(`server exited with ${code} before listening:\n${stdout}\n${stderrLines.join("\n")}`)))
+    }),
+    30_000,
+    "server start"
+  )
+  const { port } = new URL(url)
+  return {
+    child,
+    pid: child.pid,
+    url,
+    port: Number(port),
+    startupMs: performance.now() - started,
+    stderrLines,
+    waitLine: (prefix, ms) =>
+      withTimeout(
+        new Promise((resolve) => {
+          const waiter = (line) => {
+            if (line.startsWith(prefix)) {
+              lineWaiters.delete(waiter)
+              resolve(line.slice(prefix.length))
+            }
+          }
+          lineWaiters.add(waiter)
+        }),
+        ms,
+        `server line ${prefix}`
+      )
+  }
+}
+
+const stopServer = async (server) => {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.child.exitCode
+  const exited = new Promise((resolve) => server.child.once("exit", (code) => resolve(code)))
+  process.kill(server.pid, "SIGTERM")
+  try {
+    return await withTimeout(exited, 10_000, "server stop")
+  } catch {
+    process.kill(server.pid, "SIGKILL")
+    return "killed"
+  }
+}
+
+const procStatus = (pid) => {
+  const text = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN)
+  return { rssMb: kb("VmRSS") / 1024, hwmMb: kb("VmHWM") / 1024 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement helpers.
+const stats = (values) => {
+  if (values.length === 0) return { n: 0, mean: NaN, p50: NaN, p99: NaN, max: NaN }
+  const sorted = Float64Array.from(values).sort()
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
+  let sum = 0
+  for (const v of sorted) sum += v
+  return { n: sorted.length, mean: sum / sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] }
+}
+
+const JSON_HEADERS = { "content-type": "application/json" }
+
+/** One autocannon run; latencies of 2xx responses from its `response` events (float ms). */
+const cannon = (opts) =>
+  new Promise((resolve, reject) => {
+    const latencies = []
+    let non2xx = 0
+    const instance = autocannon(
+      { method: "POST", headers: JSON_HEADERS, timeout: 10, ...opts },
+      (err, result) => {
+        clearTimeout(guard)
+        if (err) return reject(err)
+        resolve({ result, latencies, non2xx })
+      }
+    )
+    // Hard bound in case `amount` is set and the server is slower than expected.
+    const guard = setTimeout(() => instance.stop(), opts.maxSeconds !== undefined ? opts.maxSeconds * 1000 : ((opts.duration ?? 10) + 5) * 1000)
+    instance.on("response", (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime)
+      else non2xx++
+    })
+  })
+
+const loadRow = async (name, { url, body, connections, headers, requests, pairs = false }) => {
+  const base = { url, connections, headers: { ...JSON_HEADERS, ...headers }, body, requests }
+  await cannon({ ...base, duration: WARM_S })
+  const { result, latencies, non2xx } = await cannon({ ...base, duration: ROW_S })
+  let samples = latencies
+  if (pairs) {
+    // c=1 and a two-request sequence: responses alternate judge, answer; a pair is one "turn".
+    samples = []
+    for (let i = 0; i + 1 < latencies.length; i += 2) samples.push(latencies[i] + latencies[i + 1])
+  }
+  const s = stats(samples)
+  return {
+    name,
+    kind: "load",
+    connections,
+    durationS: result.duration,
+    count: s.n,
+    rps: s.n / result.duration,
+    mean: s.mean,
+    p50: s.p50,
+    p99: s.p99,
+    max: s.max,
+    errors: result.errors + result.timeouts,
+    non2xx
+  }
+}
+
+/** One request on a keep-alive agent: status, headers, time to first body chunk and to the end. */
+const timedRequest = (agent, port, reqPath, body, headers = {}, timeoutMs = 10_000) =>
+  new Promise((resolve, reject) => {
+    const payload = Buffer.from(body)
+    const t0 = performance.now()
+    let tFirst = NaN
+    const req = http.request(
+      { agent, host: HOST, port, path: reqPath, method: "POST", headers: { ...JSON_HEADERS, "content-length": payload.length, ...headers } },
+      (res) => {
+        const parts = []
+        res.on("data", (part) => {
+          if (parts.length === 0) tFirst = performance.now()
+          parts.push(part)
+        })
+        res.on("end", () => {
+          const tEnd = performance.now()
+          resolve({ status: res.statusCode, headers: res.headers, first: tFirst - t0, total: tEnd - t0, text: Buffer.concat(parts).toString("utf8") })
+        })
+        res.on("error", reject)
+      }
+    )
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)))
+    req.on("error", reject)
+    req.end(payload)
+  })
+
+const streamRow = async (name, port, body, n = STREAM_N) => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const firsts = []
+  const lasts = []
+  let errors = 0
+  try {
+    for (let i = 0; i < n + 20; i++) {
+      try {
+        const r = await timedRequest(agent, port, "/v1/chat/completions", body)
+        if (r.status !== 200 || !r.text.includes("data: [DONE]")) {
+          errors++
+          continue
+        }
+        if (i >= 20) {
+          firsts.push(r.first)
+          lasts.push(r.total)
+        }
+      } catch {
+        errors++
+      }
+    }
+  } finally {
+    agent.destroy()
+  }
+  return { name, kind: "stream", count: firsts.length, first: stats(firsts), last: stats(lasts), errors }
+}
+
+// ---------------------------------------------------------------------------------------------
+const toml = ({ mockPort, deadPort }) => `# generated by scripts/bench.mjs
+schema_version = 1
+
+[llm_clients.mock]
+format = "openai_chat"
+base_url = "http://${HOST}:${mockPort}/v1"
+timeout_ms = 30000
+
+[llm_clients.judge]
+format = "openai_chat"
+base_url = "http://${HOST}:${mockPort}/v1"
+max_retries = 0
+timeout_ms = 3000
+
+[llm_clients.dead_judge]
+format = "openai_chat"
+base_url = "http://${HOST}:${deadPort}/v1"
+max_retries = 0
+timeout_ms = 3000
+
+[llm_clients.stall_judge]
+format = "openai_chat"
+base_url = "http://${HOST}:${mockPort}/v1"
+max_retries = 0
+timeout_ms = ${STALL_TIMEOUT_MS}
+
+[targets.weak]
+id = "bench-weak"
+llm_client = "mock"
+
+[targets.strong]
+id = "bench-strong"
+llm_client = "mock"
+
+[targets.judge]
+id = "${JUDGE_MODEL}"
+llm_client = "judge"
+extra_body = { temperature = 0 }
+
+[targets.dead_judge]
+id = "${JUDGE_MODEL}"
+llm_client = "dead_judge"
+
+[targets.stall_judge]
+id = "${STALL_MODEL}"
+llm_client = "stall_judge"
+
+[routes.pass]
+id = "pass"
+type = "passthrough"
+target = "weak"
+
+[routes.cap]
+id = "cap"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.7
+classify_trigger = "every_request"
+judge_failure = "fail_open"
+
+[routes.cap_dead]
+id = "cap-dead"
+type = "llm_classifier"
+classifier_target = "dead_judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.7
+classify_trigger = "every_request"
+judge_failure = "fail_open"
+
+[routes.cap_stall]
+id = "cap-stall"
+type = "llm_classifier"
+classifier_target = "stall_judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.7
+classify_trigger = "every_request"
+judge_failure = "fail_open"
+
+[routes.sess]
+id = "sess"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.7
+classify_trigger = "new_session"
+judge_failure = "fail_open"
+`
+
+const chatBody = (model, extra = {}) =>
+  JSON.stringify({ model, messages: [{ role: "user", content: "Write a function that reverses a string." }], ...extra })
+
+const checkRoute = async (agent, port, model, expectSource, headers = {}, timeoutMs = 10_000) => {
+  const r = await timedRequest(agent, port, "/v1/chat/completions", chatBody(model), headers, timeoutMs)
+  const source = r.headers["x-switchyard-evidence-source"]
+  const reason = r.headers["x-switchyard-evidence-reason"]
+  const ok = r.status === 200 && source === expectSource
+  if (!ok) throw new Error(`sanity check ${model}: HTTP ${r.status}, evidence ${source}/${reason} (expected ${expectSource}): ${r.text.slice(0, 300)}`)
+  return { model, status: r.status, selected: r.headers["x-switchyard-selected-model"], source, reason, ms: r.total }
+}
+
+// ---------------------------------------------------------------------------------------------
+const main = async () => {
+  const t0 = performance.now()
+  const cpus = os.cpus()
+  const machine = {
+    cpu: cpus[0]?.model ?? "unknown",
+    cores: cpus.length,
+    node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    memGb: Math.round(os.totalmem() / 2 ** 30),
+    loadavgAtStart: os.loadavg().map((l) => Number(l.toFixed(2)))
+  }
+  console.log(`# switchyard-ts bench${QUICK ? " (--quick)" : ""}`)
+  console.log(`machine: ${machine.cpu} x ${machine.cores}, ${machine.memGb} GB, ${machine.os}, node ${machine.node}, load average ${machine.loadavgAtStart.join(" ")}`)
+  console.log(`rows: ${ROW_S} s each after ${WARM_S} s warm-up; stream rows ${STREAM_N} sequential requests; sessions ${SESSIONS}\n`)
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-"))
+  const mock = await startMock()
+  const deadPort = await closedPort()
+  const tomlPath = path.join(tmp, "bench.toml")
+  writeFileSync(tomlPath, toml({ mockPort: mock.port, deadPort }))
+
+  const serverFlags = args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : []
+  const server = await startServer(tomlPath, serverFlags)
+  console.log(`server pid ${server.pid} at ${server.url} (ready in ${server.startupMs.toFixed(0)} ms); mock at :${mock.port}`)
+
+  const direct = `http://${HOST}:${mock.port}/v1/chat/completions`
+  const routed = `${server.url}/v1/chat/completions`
+  const rows = []
+  const log = (row) => {
+    rows.push(row)
+    if (row.kind === "load") {
+      console.log(`  ${row.name}: ${row.rps.toFixed(0)} req/s, mean ${row.mean.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms, errors ${row.errors}, non-2xx ${row.non2xx}`)
+    } else if (row.kind === "stream") {
+      console.log(`  ${row.name}: first chunk p50 ${row.first.p50.toFixed(3)} ms, last chunk p50 ${row.last.p50.toFixed(3)} ms, errors ${row.errors}`)
+    } else console.log(`  ${row.name}: ${JSON.stringify(row)}`)
+    return row
+  }
+
+  // Sanity: every route answers as configured before anything is measured.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const sanity = [
+    await checkRoute(agent, server.port, "pass", "passthrough"),
+    await checkRoute(agent, server.port, "cap", "llm-classifier"),
+    await checkRoute(agent, server.port, "cap-dead", "fail-open"),
+    await checkRoute(agent, server.port, "sess", "llm-classifier", { "x-switchyard-session-id": "sanity" }),
+    await checkRoute(agent, server.port, "sess", "affinity", { "x-switchyard-session-id": "sanity" })
+  ]
+  const judgeBody = await new Promise((resolve, reject) =>
+    http.get(`http://${HOST}:${mock.port}/_bench/last?model=${JUDGE_MODEL}`, (res) => {
+      let text = ""
+      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error("no judge body recorded"))))
+    }).on("error", reject)
+  )
+  console.log(`sanity: ${sanity.map((s) => `${s.model}→${s.selected} (${s.source}${s.reason ? `/${s.reason}` : ""})`).join(", ")}`)
+  console.log(`judge request body as sent by the server: ${judgeBody.length} bytes`)
+
+  // Warm-up: the server's JIT needs several seconds of traffic before latencies settle.
+  const warmStarted = performance.now()
+  await cannon({ url: routed, body: chatBody("pass"), connections: 8, duration: GLOBAL_WARM_S })
+  await streamRow("warm-up", server.port, chatBody("pass", { stream: true }), 50)
+  await cannon({ url: routed, body: chatBody("cap"), connections: 8, duration: GLOBAL_WARM_S / 2 })
+  await cannon({ url: routed, body: chatBody("cap-dead"), connections: 4, duration: GLOBAL_WARM_S / 4 })
+  console.log(`warm-up: ${((performance.now() - warmStarted) / 1000).toFixed(1)} s on every route\n`)
+
+  // 1. Passthrough buffered, c=1 and c=32.
+  const passBody = chatBody("pass")
+  const directBody = chatBody("bench-weak")
+  const d1 = log(await loadRow("direct mock, buffered, c=1", { url: direct, body: directBody, connections: 1 }))
+  const p1 = log(await loadRow("passthrough, buffered, c=1", { url: routed, body: passBody, connections: 1 }))
+  p1.added = p1.mean - d1.mean
+  const d32 = log(await loadRow("direct mock, buffered, c=32", { url: direct, body: directBody, connections: 32 }))
+  const p32 = log(await loadRow("passthrough, buffered, c=32", { url: routed, body: passBody, connections: 32 }))
+  p32.added = p32.mean - d32.mean
+
+  // 2. Passthrough streaming (sequential, own HTTP client): time to first / last chunk.
+  const ds = log(await streamRow("direct mock, streaming", mock.port, chatBody("bench-weak", { stream: true })))
+  const ps = log(await streamRow("passthrough, streaming", server.port, chatBody("pass", { stream: true })))
+  ps.addedFirst = ps.first.p50 - ds.first.p50
+  ps.addedLast = ps.last.p50 - ds.last.p50
+
+  // 3. Capability route, live judge (every_request), vs the two upstream calls made directly.
+  const pair = log(
+    await loadRow("direct judge call + answer call, c=1", {
+      url: direct,
+      connections: 1,
+      pairs: true,
+      requests: [
+        { method: "POST", path: "/v1/chat/completions", headers: JSON_HEADERS, body: judgeBody },
+        { method: "POST", path: "/v1/chat/completions", headers: JSON_HEADERS, body: directBody }
+      ]
+    })
+  )
+  const cap = log(await loadRow("capability, live judge, c=1", { url: routed, body: chatBody("cap"), connections: 1 }))
+  cap.added = cap.mean - pair.mean
+
+  // 4. fail_open with a dead judge (closed port) vs the live judge above.
+  const dead = log(await loadRow("capability fail_open, dead judge, c=1", { url: routed, body: chatBody("cap-dead"), connections: 1 }))
+  dead.added = dead.mean - cap.mean
+  dead.addedVs = "live judge"
+
+  // 5. Stalled judge, judge client timeout_ms = 1000 (sequential).
+  const stallRuns = []
+  for (let i = 0; i < STALL_N; i++) {
+    const r = await timedRequest(agent, server.port, "/v1/chat/completions", chatBody("cap-stall"), {}, 10_000)
+    stallRuns.push({ status: r.status, ms: r.total, source: r.headers["x-switchyard-evidence-source"], reason: r.headers["x-switchyard-evidence-reason"] })
+  }
+  const stallStats = stats(stallRuns.filter((r) => r.status === 200).map((r) => r.ms))
+  const stall = log({
+    name: `capability fail_open, stalled judge (timeout_ms ${STALL_TIMEOUT_MS})`,
+    kind: "stall",
+    count: stallStats.n,
+    mean: stallStats.mean,
+    p50: stallStats.p50,
+    p99: stallStats.max,
+    max: stallStats.max,
+    added: stallStats.max - STALL_TIMEOUT_MS,
+    addedVs: "deadline",
+    errors: stallRuns.filter((r) => r.status !== 200).length,
+    runs: stallRuns
+  })
+  agent.destroy()
+
+  const mainStatus = procStatus(server.pid)
+  const mainExit = await stopServer(server)
+  console.log(`main server: VmHWM ${mainStatus.hwmMb.toFixed(1)} MB, VmRSS ${mainStatus.rssMb.toFixed(1)} MB, exit ${mainExit}`)
+
+  // 6. Sessions: a fresh server (with a GC probe preloaded) and N distinct session ids on a
+  //    new_session route, each judged once and stored.
+  let sessions = null
+  if (SESSIONS > 0) {
+    const s = await startServer(tomlPath, ["--expose-gc", "--require", HEAP_PROBE])
+    try {
+      const sAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+      const heap = async () => {
+        const line = s.waitLine("heap-probe ", 10_000)
+        process.kill(s.pid, "SIGUSR2")
+        return JSON.parse(await line)
+      }
+      // Warm up the route without a session identity (judged every time, nothing stored).
+      await cannon({ url: `${s.url}/v1/chat/completions`, body: chatBody("sess"), connections: SESSION_C, duration: QUICK ? 1 : 2 })
+      await sleep(500)
+      const heapBefore = await heap()
+      const before = procStatus(s.pid)
+      let next = 0
+      const started = performance.now()
+      const { result, latencies, non2xx } = await cannon({
+        url: `${s.url}/v1/chat/completions`,
+        connections: SESSION_C,
+        amount: SESSIONS,
+        maxSeconds: SESSION_MAX_S,
+        requests: [
+          {
+            method: "POST",
+            path: "/v1/chat/completions",
+            body: chatBody("sess"),
+            setupRequest: (req) => ({ ...req, headers: { ...JSON_HEADERS, "x-switchyard-session-id": `bench-session-${next++}` } })
+          }
+        ]
+      })
+      const elapsedS = (performance.now() - started) / 1000
+      await sleep(1000)
+      const after = procStatus(s.pid)
+      const heapAfter = await heap()
+      const afterGc = procStatus(s.pid)
+      const last = await checkRoute(sAgent, s.port, "sess", "affinity", { "x-switchyard-session-id": `bench-session-${next - 1}` })
+      const first = await timedRequest(sAgent, s.port, "/v1/chat/completions", chatBody("sess"), { "x-switchyard-session-id": "bench-session-0" })
+      sAgent.destroy()
+      const stored = latencies.length
+      const l = stats(latencies)
+      const mb = (bytes) => bytes / 2 ** 20
+      sessions = {
+        name: `${stored} distinct sessions (new_session), c=${SESSION_C}`,
+        kind: "sessions",
+        requested: SESSIONS,
+        sent: next,
+        stored,
+        elapsedS,
+        rps: stored / elapsedS,
+        mean: l.mean,
+        p50: l.p50,
+        p99: l.p99,
+        errors: result.errors + result.timeouts,
+        non2xx,
+        rssBeforeMb: before.rssMb,
+        rssAfterMb: after.rssMb,
+        rssAfterGcMb: afterGc.rssMb,
+        rssDeltaMb: after.rssMb - before.rssMb,
+        hwmMb: afterGc.hwmMb,
+        heapUsedBeforeMb: mb(heapBefore.heapUsed),
+        heapUsedAfterMb: mb(heapAfter.heapUsed),
+        heapDeltaMb: mb(heapAfter.heapUsed - heapBefore.heapUsed),
+        heapDeltaPer100kMb: mb(heapAfter.heapUsed - heapBefore.heapUsed) * (100_000 / Math.max(1, stored)),
+        rssDeltaPer100kMb: (after.rssMb - before.rssMb) * (100_000 / Math.max(1, stored)),
+        bytesPerSession: (heapAfter.heapUsed - heapBefore.heapUsed) / Math.max(1, stored),
+        lastSessionEvidence: last.source,
+        firstSessionEvidence: first.headers["x-switchyard-evidence-source"]
+      }
+      log(sessions)
+    } finally {
+      await stopServer(s)
+    }
+  }
+
+  mock.child.kill("SIGTERM")
+  rmSync(tmp, { recursive: true, force: true })
+
+  // -------------------------------------------------------------------------------------------
+  // Report.
+  const f = (v, d = 2) => (v === undefined || Number.isNaN(v) ? "–" : v.toFixed(d))
+  const signed = (v, d = 2) => (v === undefined || Number.isNaN(v) ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(d)}`)
+  const table = [
+    "| row | req/s | mean ms | p50 ms | p99 ms | added ms vs direct | errors / non-2xx |",
+    "|---|---:|---:|---:|---:|---:|---:|"
+  ]
+  const loadLine = (r, added = "") =>
+    table.push(`| ${r.name} | ${f(r.rps, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p99)} | ${added} | ${r.errors} / ${r.non2xx} |`)
+  loadLine(d1)
+  loadLine(p1, signed(p1.added))
+  loadLine(d32)
+  loadLine(p32, signed(p32.added))
+  table.push(`| direct mock, streaming: first chunk (${ds.count} sequential) | – | ${f(ds.first.mean)} | ${f(ds.first.p50)} | ${f(ds.first.p99)} | | ${ds.errors} |`)
+  table.push(`| passthrough, streaming: first chunk | – | ${f(ps.first.mean)} | ${f(ps.first.p50)} | ${f(ps.first.p99)} | ${signed(ps.addedFirst)} (p50) | ${ps.errors} |`)
+  table.push(`| direct mock, streaming: last chunk | – | ${f(ds.last.mean)} | ${f(ds.last.p50)} | ${f(ds.last.p99)} | | ${ds.errors} |`)
+  table.push(`| passthrough, streaming: last chunk | – | ${f(ps.last.mean)} | ${f(ps.last.p50)} | ${f(ps.last.p99)} | ${signed(ps.addedLast)} (p50) | ${ps.errors} |`)
+  loadLine(pair)
+  loadLine(cap, `${signed(cap.added)} (beyond the 2 calls)`)
+  loadLine(dead, `${signed(dead.added)} vs live judge`)
+  table.push(
+    `| ${stall.name}, ${stall.count} sequential | – | ${f(stall.mean, 1)} | ${f(stall.p50, 1)} | ${f(stall.max, 1)} (max) | ${signed(stall.added, 1)} vs ${STALL_TIMEOUT_MS} ms deadline (max) | ${stall.errors} |`
+  )
+  if (sessions) {
+    table.push(
+      `| ${sessions.name} | ${f(sessions.rps, 0)} | ${f(sessions.mean)} | ${f(sessions.p50)} | ${f(sessions.p99)} | | ${sessions.errors} / ${sessions.non2xx} |`
+    )
+  }
+  const memory = [
+    "| memory | value |",
+    "|---|---:|",
+    `| main server peak RSS (VmHWM, after all rows above) | ${f(mainStatus.hwmMb, 1)} MB |`
+  ]
+  if (sessions) {
+    memory.push(
+      `| session server RSS before → after ${sessions.stored} sessions (VmRSS) | ${f(sessions.rssBeforeMb, 1)} → ${f(sessions.rssAfterMb, 1)} MB (${signed(sessions.rssDeltaMb, 1)} MB) |`,
+      `| session server heapUsed after full GC, before → after | ${f(sessions.heapUsedBeforeMb, 1)} → ${f(sessions.heapUsedAfterMb, 1)} MB (${signed(sessions.heapDeltaMb, 1)} MB, ${f(sessions.bytesPerSession, 0)} B/session) |`,
+      `| session server peak RSS (VmHWM) | ${f(sessions.hwmMb, 1)} MB |`
+    )
+    if (sessions.stored < 100_000) {
+      memory.push(`| extrapolated to 100k sessions (linear) | heap ${signed(sessions.heapDeltaPer100kMb, 1)} MB, RSS ${signed(sessions.rssDeltaPer100kMb, 1)} MB |`)
+    }
+  }
+
+  const verdict = (ok) => (ok ? "met" : "NOT met")
+  const targets = [
+    { target: "passthrough added mean latency at c=1 ≤ 0.5 ms", ok: p1.added <= 0.5, figure: `${signed(p1.added, 3)} ms` },
+    {
+      target: "buffered throughput at c=32 ≥ 3,000 req/s, no errors",
+      ok: p32.rps >= 3000 && p32.errors === 0 && p32.non2xx === 0,
+      figure: `${f(p32.rps, 0)} req/s, ${p32.errors} errors, ${p32.non2xx} non-2xx`
+    },
+    { target: "streaming: ≤ 1 ms added time to first chunk", ok: ps.addedFirst <= 1 && ps.errors === 0, figure: `${signed(ps.addedFirst, 3)} ms (p50)` },
+    { target: "fail_open with a dead judge ≤ 2 ms slower than with a live judge", ok: dead.added <= 2 && dead.non2xx === 0, figure: `${signed(dead.added, 3)} ms (mean, c=1)` },
+    {
+      target: `a stalled judge costs at most its deadline + 10 ms`,
+      ok: stall.count === STALL_N && stall.max <= STALL_TIMEOUT_MS + 10,
+      figure: `max ${f(stall.max, 1)} ms for a ${STALL_TIMEOUT_MS} ms deadline (answer call included), ${stall.errors} errors`
+    }
+  ]
+  if (sessions) {
+    targets.push({
+      target: "100k sessions in the default store ≤ 40 MB of extra heap",
+      ok: sessions.heapDeltaPer100kMb <= 40,
+      figure: `${signed(sessions.heapDeltaPer100kMb, 1)} MB heap after GC${sessions.stored < 100_000 ? " (extrapolated)" : ""} for ${sessions.stored} sessions; RSS ${signed(sessions.rssDeltaMb, 1)} MB`
+    })
+  }
+  const runtimeS = (performance.now() - t0) / 1000
+  machine.loadavgAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)))
+
+  console.log(`\n## Results\n\nmachine: ${machine.cpu} x ${machine.cores}, node ${machine.node}\n`)
+  console.log(table.join("\n"))
+  console.log("")
+  console.log(memory.join("\n"))
+  console.log("\n## Targets (issue 5)\n")
+  for (const t of targets) console.log(`- ${t.target}: **${verdict(t.ok)}** — ${t.figure}`)
+  console.log(`\nbench runtime ${runtimeS.toFixed(1)} s`)
+
+  const outDir = path.join(ROOT, "bench-results")
+  mkdirSync(outDir, { recursive: true })
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-")
+  const outFile = path.join(outDir, `bench-${stamp}.json`)
+  writeFileSync(
+    outFile,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        machine,
+        options: { quick: QUICK, rowSeconds: ROW_S, warmSeconds: WARM_S, streamRequests: STREAM_N, stallRequests: STALL_N, sessions: SESSIONS },
+        serverStartupMs: server.startupMs,
+        sanity,
+        rows,
+        memory: { mainServer: mainStatus, sessions },
+        targets,
+        markdown: { table: table.join("\n"), memory: memory.join("\n") },
+        runtimeS
+      },
+      null,
+      2
+    )
+  )
+  console.log(`wrote ${path.relative(ROOT, outFile)}`)
+}
+
+main().then(
+  () => {
+    killAll()
+    process.exit(0)
+  },
+  (error) => {
+    console.error(`bench failed: ${error instanceof Error ? error.stack : error}`)
+    killAll()
+    process.exit(1)
+  }
+)

@@ -1,0 +1,132 @@
+// A minimal, fast OpenAI-compatible upstream for `npm run bench` (plain node:http, keep-alive,
+// 127.0.0.1 only). Run as a child of scripts/bench.mjs (fork, IPC): it reports its port over IPC
+// and exits when the parent goes away.
+//
+//   POST /v1/chat/completions
+//     model = JUDGE_MODEL         -> a completion whose content is a valid capability verdict
+//     model = STALL_MODEL         -> never answers (the socket is dropped when the caller closes it,
+//                                    or after 60 s at the latest)
+//     any other model             -> a buffered completion, or SSE (`stream: true`): a role chunk,
+//                                    three content chunks, a finish chunk and `data: [DONE]`,
+//                                    written STREAM_GAP_MS apart
+//   GET /_bench/last?model=ID     -> the last request body received for that model (verbatim), so
+//                                    the bench can replay exactly what the server sent the judge
+import http from "node:http"
+
+export const JUDGE_MODEL = "bench-judge"
+export const STALL_MODEL = "bench-judge-stall"
+const STREAM_GAP_MS = Number(process.env.BENCH_STREAM_GAP_MS ?? "2")
+const VERDICT = JSON.stringify({ crux: "x", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })
+
+const completion = (model, content) =>
+  JSON.stringify({
+    id: "chatcmpl-bench",
+    object: "chat.completion",
+    created: 1700000000,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }
+  })
+
+const buffered = new Map() // model -> Buffer (the whole response body)
+const bufferedFor = (model) => {
+  let body = buffered.get(model)
+  if (body === undefined) {
+    body = Buffer.from(completion(model, model === JUDGE_MODEL ? VERDICT : "Hello from the bench mock."))
+    if (buffered.size < 64) buffered.set(model, body)
+  }
+  return body
+}
+
+const chunk = (model, delta, finish) =>
+  `data: ${JSON.stringify({
+    id: "chatcmpl-bench",
+    object: "chat.completion.chunk",
+    created: 1700000000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }]
+  })}\n\n`
+
+const streamEvents = (model) => [
+  chunk(model, { role: "assistant", content: "" }, null),
+  chunk(model, { content: "Hello " }, null),
+  chunk(model, { content: "from the " }, null),
+  chunk(model, { content: "bench mock." }, null),
+  chunk(model, {}, "stop"),
+  "data: [DONE]\n\n"
+]
+
+const lastBody = new Map() // model -> string
+const stalled = new Set()
+
+const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (req, res) => {
+  if (req.method === "GET" && req.url.startsWith("/_bench/last")) {
+    const model = new URL(req.url, "http://x").searchParams.get("model") ?? ""
+    const body = lastBody.get(model)
+    res.writeHead(body === undefined ? 404 : 200, { "content-type": "application/json" })
+    res.end(body ?? "{}")
+    return
+  }
+  if (req.method !== "POST" || !req.url.startsWith("/v1/chat/completions")) {
+    res.writeHead(404, { "content-type": "application/json" })
+    res.end('{"error":{"message":"not found","type":"not_found","code":"not_found"}}')
+    return
+  }
+  const parts = []
+  req.on("data", (part) => parts.push(part))
+  req.on("end", () => {
+    const text = Buffer.concat(parts).toString("utf8")
+    let parsed
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      res.writeHead(400, { "content-type": "application/json" })
+      res.end('{"error":{"message":"bad json","type":"invalid_request_error","code":"invalid_request_error"}}')
+      return
+    }
+    const model = typeof parsed.model === "string" ? parsed.model : "unknown"
+    if (model === JUDGE_MODEL || model === STALL_MODEL) lastBody.set(model, text)
+    if (model === STALL_MODEL) {
+      // Never answer; forget the request when the caller gives up (bounded by a 60 s backstop).
+      const backstop = setTimeout(() => req.socket.destroy(), 60_000)
+      stalled.add(req.socket)
+      req.socket.once("close", () => {
+        clearTimeout(backstop)
+        stalled.delete(req.socket)
+      })
+      return
+    }
+    if (parsed.stream === true) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      const events = streamEvents(model)
+      let i = 0
+      const next = () => {
+        if (res.destroyed) return
+        res.write(events[i++])
+        if (i < events.length) setTimeout(next, STREAM_GAP_MS)
+        else res.end()
+      }
+      next()
+      return
+    }
+    const body = bufferedFor(model)
+    res.writeHead(200, { "content-type": "application/json", "content-length": body.length })
+    res.end(body)
+  })
+})
+
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address()
+  if (process.send) process.send({ port })
+  else console.log(`mock listening on http://127.0.0.1:${port}`)
+})
+
+const stop = () => {
+  for (const socket of stalled) socket.destroy()
+  server.closeAllConnections?.()
+  server.close()
+  process.exit(0)
+}
+process.on("disconnect", stop)
+process.on("SIGTERM", stop)
+process.on("SIGINT", stop)
