@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import { createServer, type Server } from "node:http"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -22,11 +23,13 @@ interface Run {
 }
 
 /** Spawn the CLI; the process is killed when the scope closes if it is still running. */
-const run = (args: ReadonlyArray<string>) =>
+const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
   Effect.gen(function*() {
     const exit = yield* Deferred.make<number | null>()
     const child = yield* Effect.acquireRelease(
-      Effect.sync(() => spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })),
+      Effect.sync(() =>
+        spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
+      ),
       (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
     )
     let out = ""
@@ -128,5 +131,54 @@ describe("switchyard CLI", () => {
       assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
       const response = yield* inFlight.await.pipe(Effect.flatten)
       assert.notStrictEqual(response.status, 200)
+    }))
+
+  it.scopedLive("with OTEL_EXPORTER_OTLP_ENDPOINT set, spans are exported over OTLP/HTTP with OTEL_SERVICE_NAME", () =>
+    Effect.gen(function*() {
+      const received: Array<{ readonly path: string; readonly body: string }> = []
+      const collector = yield* Effect.acquireRelease(
+        Effect.async<Server>((resume) => {
+          const server = createServer((req, res) => {
+            let body = ""
+            req.on("data", (chunk: Buffer) => (body += chunk.toString("latin1")))
+            req.on("end", () => {
+              received.push({ path: req.url ?? "", body })
+              res.writeHead(200, { "content-type": "application/json" }).end("{}")
+            })
+          })
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+        })
+      )
+      const address = collector.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const upstream = yield* FakeUpstream.make()
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_SERVICE_NAME: "switchyard-otlp-test"
+      })
+      const url = yield* listening(cli)
+      assert.strictEqual((yield* chat(url)).status, 200)
+      cli.child.kill("SIGTERM")
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("10 seconds")), 0)
+      const traces = received.filter((r) => r.path === "/v1/traces")
+      assert.isAbove(traces.length, 0)
+      const all = traces.map((r) => r.body).join("")
+      assert.include(all, "switchyard-otlp-test")
+      assert.include(all, "libsy.run")
+    }))
+
+  it.scopedLive("without OTEL_EXPORTER_OTLP_ENDPOINT nothing is exported", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream.make()
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"], { OTEL_EXPORTER_OTLP_ENDPOINT: "" })
+      const url = yield* listening(cli)
+      assert.strictEqual((yield* chat(url)).status, 200)
+      cli.child.kill("SIGTERM")
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("10 seconds")), 0)
+      // Only the upstream saw traffic: no request left the process for a collector.
+      assert.deepStrictEqual((yield* upstream.requests).map((r) => r.path), ["/v1/chat/completions"])
     }))
 })
