@@ -238,8 +238,30 @@ const readCompletion = (
 ): Effect.Effect<ChatCompletion, UpstreamFailure> =>
   response.text.pipe(
     Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
-    Effect.flatMap((text) => decodeCompletion(ctx.target.id, text))
+    Effect.flatMap((text) => decodeCompletion(ctx.target.id, text)),
+    Effect.tap((completion) => Effect.annotateCurrentSpan(responseAttributes(completion)))
   )
+
+/** `gen_ai.response.*` and `gen_ai.usage.*` span attributes of a completion (no content). */
+export const responseAttributes = (completion: ChatCompletion): Record<string, string | number | ReadonlyArray<string>> => {
+  const usage = completion.usage
+  const details = usage?.prompt_tokens_details
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens
+  return {
+    "gen_ai.response.id": completion.id,
+    "gen_ai.response.model": completion.model,
+    "gen_ai.response.finish_reasons": completion.choices.map((choice) => choice.finish_reason ?? "null"),
+    ...(usage === null || usage === undefined ? {} : {
+      "gen_ai.usage.input_tokens": usage.prompt_tokens,
+      "gen_ai.usage.output_tokens": usage.completion_tokens,
+      ...(typeof details?.cached_tokens === "number" ? { "gen_ai.usage.cache_read.input_tokens": details.cached_tokens } : {}),
+      ...(typeof details?.cache_creation_tokens === "number"
+        ? { "gen_ai.usage.cache_creation.input_tokens": details.cache_creation_tokens }
+        : {}),
+      ...(typeof reasoning === "number" ? { "gen_ai.usage.reasoning.output_tokens": reasoning } : {})
+    })
+  }
+}
 
 /** Decodes one SSE `data` payload: a chunk, an in-band error (→ 502), or an `InvalidResponse`. */
 const decodeSseItem = (ctx: CallContext) => (item: Sse.SseItem): Either.Either<ChatCompletionChunk, UpstreamFailure> => {

@@ -138,6 +138,9 @@ describe("spans", () => {
       assert.strictEqual(parentId(answerCall), run?.spanContext().spanId)
       assert.strictEqual(answerCall?.attributes["switchyard.candidate"], 1)
       assert.strictEqual(answerCall?.attributes["outcome"], "ok")
+      assert.strictEqual(judgeCall?.attributes["gen_ai.usage.input_tokens"], 50)
+      assert.strictEqual(judgeCall?.attributes["gen_ai.usage.output_tokens"], 10)
+      assert.strictEqual(judgeCall?.attributes["gen_ai.response.model"], ids.judge)
     }))
 
   it.scoped("a fail-open request (judge stalled past its deadline, TestClock): reason timeout on libsy.run", () =>
