@@ -1,10 +1,11 @@
 /**
  * Answer-call candidate fallback (SPEC §6, anchor §5.5): the selected target first, then the
  * decision's fallbacks, advancing only on failures that say "this target cannot serve now". Each
- * candidate runs its own retries and deadline inside `UpstreamClient`; a deadline is terminal.
- * Routing-time (judge) calls never use this module.
+ * candidate runs its own retries and deadline inside `UpstreamClient`; a deadline is terminal. A
+ * candidate whose LLM client's circuit breaker is open (`CircuitOpen`, no HTTP request made) is
+ * skipped to the next one. Routing-time (judge) calls never use this module.
  */
-import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Array from "effect/Array"
 import * as Effect from "effect/Effect"
@@ -14,16 +15,18 @@ import type { Target } from "./Target.js"
 import { UpstreamClient } from "./UpstreamClient.js"
 
 /** Why a candidate was left (the `reason` of the "trying next candidate" log). */
-export type FallbackReason = "context_window" | "unavailable"
+export type FallbackReason = "context_window" | "unavailable" | "circuit_open"
 
 /**
  * The reason to try the next candidate after `failure`, or `None` when the failure is final:
  * `TransportError` and `UpstreamStatus` 403, 408, 429 or 5xx → `unavailable`; `UpstreamStatus`
- * 400 with `contextWindowExceeded` → `context_window`. `DeadlineExceeded` is terminal and every
- * other failure stops the answer call.
+ * 400 with `contextWindowExceeded` → `context_window`; `CircuitOpen` → `circuit_open`.
+ * `DeadlineExceeded` is terminal and every other failure stops the answer call.
  */
-export const fallbackReason = (failure: UpstreamFailure): Option.Option<FallbackReason> => {
+export const fallbackReason = (failure: ClientFailure): Option.Option<FallbackReason> => {
   switch (failure._tag) {
+    case "CircuitOpen":
+      return Option.some("circuit_open")
     case "TransportError":
       return Option.some("unavailable")
     case "UpstreamStatus": {
@@ -38,7 +41,7 @@ export const fallbackReason = (failure: UpstreamFailure): Option.Option<Fallback
 }
 
 /** Whether a failure moves an answer call to the next candidate (see {@link fallbackReason}). */
-export const isFallbackWorthy = (failure: UpstreamFailure): boolean => Option.isSome(fallbackReason(failure))
+export const isFallbackWorthy = (failure: ClientFailure): boolean => Option.isSome(fallbackReason(failure))
 
 /** A buffered answer and who served it. */
 export interface Completed {
@@ -61,12 +64,12 @@ export interface Streamed {
 
 const runCandidates = <A>(
   candidates: Array.NonEmptyReadonlyArray<Target>,
-  call: (target: Target) => Effect.Effect<A, UpstreamFailure, UpstreamClient>
-): Effect.Effect<{ readonly target: Target; readonly candidate: number; readonly value: A }, UpstreamFailure, UpstreamClient> => {
+  call: (target: Target) => Effect.Effect<A, ClientFailure, UpstreamClient>
+): Effect.Effect<{ readonly target: Target; readonly candidate: number; readonly value: A }, ClientFailure, UpstreamClient> => {
   const count = candidates.length
   const from = (index: number, target: Target): Effect.Effect<
     { readonly target: Target; readonly candidate: number; readonly value: A },
-    UpstreamFailure,
+    ClientFailure,
     UpstreamClient
   > =>
     call(target).pipe(
@@ -96,13 +99,13 @@ const runCandidates = <A>(
  * A buffered answer call over `candidates` (`[selected, ...fallbacks]`). Succeeds with the first
  * candidate that answers; moves on only when {@link isFallbackWorthy}; fails at once on
  * `DeadlineExceeded` or any other final failure; when every candidate failed, fails with the last
- * candidate's error.
+ * candidate's error (`CircuitOpen` when the last candidate's breaker is open).
  */
 export const complete = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
   headers: Readonly<Record<string, string>>
-): Effect.Effect<Completed, UpstreamFailure, UpstreamClient> =>
+): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(UpstreamClient, (client) =>
     runCandidates(candidates, (target) => client.complete({ target, body, headers }))).pipe(
       Effect.map(({ candidate, target, value }): Completed => ({ target, candidate, completion: value }))
@@ -117,7 +120,7 @@ export const stream = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
   headers: Readonly<Record<string, string>>
-): Effect.Effect<Streamed, UpstreamFailure, UpstreamClient> =>
+): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(UpstreamClient, (client) =>
     runCandidates(candidates, (target) => client.stream({ target, body, headers }))).pipe(
       Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))

@@ -28,6 +28,14 @@ export const retryRecovered = Metric.counter("switchyard_router_retry_recovered_
   description: "Upstream calls that succeeded after at least one retry"
 })
 
+/**
+ * `switchyard_circuit_breaker_state{llm_client}`: the state of each LLM client's circuit breaker
+ * (0 closed, 1 open, 2 half-open); a series exists for every client with a `breaker` table.
+ */
+export const circuitBreakerState = Metric.gauge("switchyard_circuit_breaker_state", {
+  description: "Circuit breaker state by LLM client (0 closed, 1 open, 2 half-open)"
+})
+
 /** The `outcome` label of an attempt. */
 export type AttemptOutcome = "success" | "retryable_error" | "other_error"
 

@@ -5,6 +5,7 @@
  */
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import type { Settings as BreakerSettings } from "./Breaker.js"
 
 /** Wire format of an LLM client. Only `openai_chat` exists for now. */
 export type Format = "openai_chat"
@@ -24,6 +25,8 @@ export interface LlmClient {
   readonly maxRetries: number
   /** Deadline of one logical call, retries included; none when unset. */
   readonly timeoutMs: Option.Option<number>
+  /** The client's circuit breaker (`breaker` table); none (or absent) when it has none. */
+  readonly breaker?: Option.Option<BreakerSettings>
 }
 
 /** One `[targets.<name>]` table, validated and joined with its client. */

@@ -1,15 +1,15 @@
 /**
  * The `UpstreamClient` service: one logical call to one target — request preparation (model
  * rewrite, `extra_body`, auth, header forwarding), retries, the `timeout_ms` deadline over the
- * whole call, and typed failures. `make` builds it over any platform `HttpClient` (the server
- * provides `NodeHttpClient.layerUndici`; tests provide a scripted one), so this module stays
- * runtime-neutral.
+ * whole call, the LLM client's circuit breaker around it, and typed failures. `make` builds it
+ * over any platform `HttpClient` (the server provides `NodeHttpClient.layerUndici`; tests provide a
+ * scripted one), so this module stays runtime-neutral.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { DeadlineExceeded, InvalidResponse } from "@switchyard-ts/protocol/Errors"
-import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -23,11 +23,12 @@ import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Breaker from "./Breaker.js"
 import * as Failure from "./internal/failure.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
-import type { Target } from "./Target.js"
+import type { LlmClient, Target } from "./Target.js"
 
 /** What to send to one target. */
 export interface CallOptions {
@@ -40,23 +41,37 @@ export interface CallOptions {
   readonly body: Readonly<Record<string, unknown>>
   /** The caller's headers (lower-case names); hop-by-hop and credential headers are dropped. */
   readonly headers: Readonly<Record<string, string>>
+  /**
+   * A deadline of this call in milliseconds (e.g. a route's `judge_timeout_ms`). The tighter of it
+   * and the client's `timeout_ms` bounds the call, retries included; its expiry is the same
+   * `DeadlineExceeded`, with `afterMs` = the deadline that applied.
+   */
+  readonly timeoutMs?: Option.Option<number>
 }
 
 /**
- * One logical upstream call. Both methods fail with exactly the `UpstreamFailure` family:
+ * One logical upstream call. Both methods fail with the `UpstreamFailure` family —
  * `TransportError`, `DeadlineExceeded` (the client's `timeout_ms` passed, retries included),
- * `UpstreamStatus` (non-2xx after retries) and `InvalidResponse` (undecodable 2xx body).
+ * `UpstreamStatus` (non-2xx after retries) and `InvalidResponse` (undecodable 2xx body) — or with
+ * `CircuitOpen` when the target's LLM client has a breaker that refused the call (no HTTP request).
  */
 export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamClient")<UpstreamClient, {
   /** A buffered call; the deadline covers every attempt until the whole body is read. */
-  readonly complete: (options: CallOptions) => Effect.Effect<ChatCompletion, UpstreamFailure>
+  readonly complete: (options: CallOptions) => Effect.Effect<ChatCompletion, ClientFailure>
   /**
    * A streamed call (`stream: true` is set on the body). Succeeds once response headers arrive
    * (retries and the deadline apply until then); afterwards a gap between chunks longer than
    * `timeout_ms` fails the stream with `DeadlineExceeded`. Interrupting the consumer aborts the
    * upstream socket.
    */
-  readonly stream: (options: CallOptions) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, UpstreamFailure>
+  readonly stream: (options: CallOptions) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, ClientFailure>
+  /**
+   * Creates the circuit breaker of `client` now, if it has a `breaker` table (it is otherwise
+   * created by the first call), so that `/health` and the state gauge show it from the start.
+   */
+  readonly register: (client: LlmClient) => Effect.Effect<void>
+  /** The state of every breaker created so far, sorted by LLM client name. */
+  readonly breakers: Effect.Effect<ReadonlyArray<Breaker.Status>>
 }>() {}
 
 /** Facts about one logical call that its attempts share. */
@@ -154,6 +169,11 @@ const logicalCall = <A>(
     secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] })
   }
   const server = Prepare.serverOf(url)
+  // The tighter of the client's timeout_ms and this call's own deadline applies.
+  const timeoutMs = Option.match(options.timeoutMs ?? Option.none(), {
+    onNone: () => client.timeoutMs,
+    onSome: (ms) => Option.some(Option.match(client.timeoutMs, { onNone: () => ms, onSome: (own) => Math.min(own, ms) }))
+  })
 
   const run = Effect.gen(function*() {
     const base = HttpClientRequest.post(url).pipe(
@@ -170,7 +190,7 @@ const logicalCall = <A>(
       Effect.orDie
     )
     const startedAt = yield* Clock.currentTimeMillis
-    const deadlineAt = Option.map(client.timeoutMs, (ms) => startedAt + ms)
+    const deadlineAt = Option.map(timeoutMs, (ms) => startedAt + ms)
 
     const loop = (retry: number): Effect.Effect<A, UpstreamFailure> =>
       attempt(http, request, ctx, onOk).pipe(
@@ -202,7 +222,7 @@ const logicalCall = <A>(
     return yield* loop(0)
   })
 
-  const bounded = Option.match(client.timeoutMs, {
+  const bounded = Option.match(timeoutMs, {
     onNone: () => run,
     onSome: (ms) =>
       Effect.timeoutFail(run, {
@@ -343,12 +363,27 @@ const chunkStream = (
  *   `TransportError`. A stream is never retried.
  * - Telemetry: `libsy.client_call` span per logical call; `Metrics.upstreamAttempts` per attempt,
  *   `Metrics.retryRecovered` per call that succeeded after a retry.
+ * - Circuit breakers: one per LLM client name with a `breaker` table, held by this service (so one
+ *   per server), shared by every target of that client and by judge and answer calls alike. The
+ *   breaker wraps the whole logical call (retries and deadline included; for a stream, until the
+ *   headers), so it counts logical failures; an open breaker fails the call with `CircuitOpen`
+ *   before any request is built. See `Breaker`.
  */
 export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpClient> = Effect.gen(function*() {
   const http = yield* HttpClient.HttpClient
+  const registry = yield* Breaker.makeRegistry
+  const guarded = <A>(options: CallOptions, call: Effect.Effect<A, UpstreamFailure>): Effect.Effect<A, ClientFailure> =>
+    Effect.flatMap(registry.forClient(options.target.client), (breaker) =>
+      Option.match(breaker, {
+        onNone: () => call,
+        onSome: (b) => b.guard(call, { target: options.target.id, isFailure: Breaker.isCountedFailure })
+      }))
   return UpstreamClient.of({
-    complete: (options) => logicalCall(http, options, false, readCompletion),
-    stream: (options) => logicalCall(http, options, true, (response, ctx) => Effect.succeed(chunkStream(response, ctx)))
+    complete: (options) => guarded(options, logicalCall(http, options, false, readCompletion)),
+    stream: (options) =>
+      guarded(options, logicalCall(http, options, true, (response, ctx) => Effect.succeed(chunkStream(response, ctx)))),
+    register: (client) => Effect.asVoid(registry.forClient(client)),
+    breakers: registry.statuses
   })
 })
 

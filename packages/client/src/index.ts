@@ -1,7 +1,8 @@
 /**
- * @switchyard-ts/client — the `UpstreamClient` service (HTTP calls, deadlines, retries), answer-call
+ * @switchyard-ts/client — the `UpstreamClient` service (HTTP calls, deadlines, retries, circuit breakers), answer-call
  * candidate fallback, target descriptions and the upstream metrics.
  */
+export * as Breaker from "./Breaker.js"
 export * as Fallback from "./Fallback.js"
 export * as Metrics from "./Metrics.js"
 export * as Target from "./Target.js"

@@ -167,7 +167,9 @@ const scripted = (outcomes: ReadonlyArray<Outcome>, calls: Ref.Ref<ReadonlyArray
     })
   return UpstreamClient.of({
     complete: ({ target: t }) => Effect.as(answer(t), completion(t.id)),
-    stream: ({ target: t }) => Effect.as(answer(t), Stream.make(chunk(t.id)))
+    stream: ({ target: t }) => Effect.as(answer(t), Stream.make(chunk(t.id))),
+    register: () => Effect.void,
+    breakers: Effect.succeed([])
   })
 }
 

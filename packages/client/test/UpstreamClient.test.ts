@@ -1,6 +1,6 @@
 import * as Errors from "@switchyard-ts/protocol/Errors"
 import { assert, describe, it } from "@effect/vitest"
-import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { ClientFailure } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,6 +20,9 @@ const noJitter = Effect.withRandom(Random.fixed([0.5]))
 
 const countOf = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 const attemptsCount = (status: Option.Option<number>) => countOf(Metrics.attemptsFor(status))
+
+/** What the client's methods fail with (no breaker is configured here, so never `CircuitOpen`). */
+type UpstreamFailure = ClientFailure
 
 const assertNoSecret = (failure: UpstreamFailure) => {
   for (const text of [JSON.stringify(failure), String(failure), failure.message]) {
@@ -631,6 +634,9 @@ describe("UpstreamClient span", () => {
         "gen_ai.request.stream": false,
         "server.address": "a.test",
         "server.port": 8443,
+        "gen_ai.response.id": "chatcmpl-1",
+        "gen_ai.response.model": "served-model",
+        "gen_ai.response.finish_reasons": ["stop"],
         outcome: "ok"
       })
     }))

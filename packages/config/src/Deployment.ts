@@ -5,6 +5,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
@@ -30,6 +31,11 @@ export interface RouteCommon {
   readonly contextWindow: Option.Option<number>
   /** Advertised by `/v1/models` only. */
   readonly toolCalling: Option.Option<boolean>
+  /**
+   * `request_timeout_ms` (positive integer, unset by default): bounds each request of the route —
+   * routing, judge and answer call, retries included; a stream until its headers — with a 504.
+   */
+  readonly requestTimeoutMs: Option.Option<number>
 }
 
 /** `type = "noop"`: answers `OK` itself, without any upstream. */
@@ -87,15 +93,39 @@ export interface ClassifierRouteSpec extends RouteCommon {
   readonly maxOutputTokens: number
   /** `judge_failure` (default `error`). */
   readonly judgeFailure: JudgeFailurePosture
+  /**
+   * `judge_timeout_ms` (positive integer, unset by default): bounds the judge consultation, retries
+   * included, together with the judge client's `timeout_ms` (the tighter wins).
+   */
+  readonly judgeTimeoutMs: Option.Option<number>
 }
 
 export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec | ClassifierRouteSpec
 
-/** The optional `[sessions]` table: bounds of the in-memory session store. */
+/** Where session decisions live: in this process, or in a Redis shared by several replicas. */
+export type SessionStoreKind = "memory" | "redis"
+
+/**
+ * The optional `[sessions]` table: which session store, and its bounds. This package only
+ * describes the store; the server builds it (`Deployment.layer` always uses the memory store).
+ */
 export interface SessionsSpec {
-  /** `max_entries` >= 1 (default 100000): least recently used sessions are evicted beyond it. */
+  /** `store` (default `memory`). */
+  readonly store: SessionStoreKind
+  /**
+   * `url`, a `redis://` or `rediss://` URL: required for `store = "redis"`, rejected otherwise.
+   * Redacted, since it may carry a password.
+   */
+  readonly url: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `max_entries` >= 1 (default 100000): least recently used sessions are evicted beyond it.
+   * Memory store only (rejected with `store = "redis"`, which Redis's own `maxmemory` bounds).
+   */
   readonly maxEntries: number
-  /** `ttl_ms` >= 1 (default 3600000): a session idle for longer is forgotten. */
+  /**
+   * `ttl_ms` >= 1 (default 3600000): a session idle for longer is forgotten (both stores; in Redis
+   * the key's expiry, refreshed on every read and write).
+   */
   readonly ttlMs: number
 }
 
@@ -114,30 +144,42 @@ export const routes = (
 ): Effect.Effect<ReadonlyArray<Route>, never, Judge.Judge | SessionStore.SessionStore> =>
   Effect.forEach(deployment.routes, (spec): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore> => {
     const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
+    const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs })
     switch (spec.type) {
       case "noop":
-        return Effect.succeed(Noop.make(common))
+        return Effect.succeed(bounded(Noop.make(common)))
       case "passthrough":
-        return Effect.succeed(Passthrough.make({ ...common, target: spec.target }))
+        return Effect.succeed(bounded(Passthrough.make({ ...common, target: spec.target })))
       case "random":
-        return Effect.succeed(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
+        return Effect.succeed(bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed })))
       case "llm_classifier":
-        return CapabilityRoute.make({ ...common, ...spec })
+        return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
     }
   })
 
 /**
  * The `Router` of a validated deployment over the caller's `Judge`, `SessionStore` and
  * `UpstreamClient` (replace any of them, e.g. a scripted judge in tests or a shared session store).
+ * Building it registers the circuit breaker of every client with a `breaker` table on the
+ * `UpstreamClient`, so breaker states are visible before the first call.
  */
 export const layerWith = (
   deployment: Deployment
 ): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient | Judge.Judge | SessionStore.SessionStore> =>
-  Layer.effect(Router.Router, Effect.flatMap(routes(deployment), Router.make))
+  Layer.effect(
+    Router.Router,
+    Effect.zipRight(
+      Effect.flatMap(UpstreamClient.UpstreamClient, (upstream) =>
+        Effect.forEach(deployment.clients, upstream.register, { discard: true })),
+      Effect.flatMap(routes(deployment), Router.make)
+    )
+  )
 
 /**
  * The `Router` of a validated deployment with the default judge (over the upstream client) and an
- * in-memory session store bounded by the deployment's `[sessions]` table.
+ * in-memory session store bounded by the deployment's `[sessions]` table. It ignores
+ * `store = "redis"` (this package stays runtime-neutral): use `layerWith` and a Redis-backed
+ * `SessionStore`, as the server does.
  */
 export const layer = (deployment: Deployment): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient> =>
   layerWith(deployment).pipe(

@@ -11,10 +11,12 @@
  *    implied by an `escalation` table) are not supported yet, and custom-mode keys on a
  *    capability route get `mode capability cannot use custom classifier fields`.
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
- *    `api_key_env`, `extra_headers`) → target→client references and `extra_body` → each route
- *    (duplicate ids, `context_window`, target references, weights, seed; for `llm_classifier`:
- *    target references → thresholds → `message_hash_fallback` → `recent_turn_window` → `prompt`
- *    → `max_output_tokens`) → `[sessions]` bounds.
+ *    `api_key_env`, `extra_headers`, `breaker`) → target→client references and `extra_body` → each
+ *    route (duplicate ids, `context_window`, `request_timeout_ms`, target references, weights, seed;
+ *    for `llm_classifier`: target references → thresholds → `message_hash_fallback` →
+ *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`) → `[sessions]`: `url` required with `store = "redis"` and rejected
+ *    with `memory`, `max_entries` rejected with `redis`, then the URL (`redis://`/`rediss://`,
+ *    never echoed: it may hold a password) and the bounds.
  *
  * The first problem found fails the load with `InvalidConfig({ path, message })`, where `path`
  * is the TOML key path (`llm_clients.hosted.max_retries`, `routes.r.targets[1]`) and `message`
@@ -31,6 +33,9 @@
  *   datetimes are rejected.
  * - `forward_auth = false` is accepted (it is the default); `forward_auth = true` is rejected.
  * - `extra_headers` credential names are rejected on every client, used or not.
+ * - `breaker` is an inline table with both `failure_threshold` and `cooldown_ms` (positive
+ *   integers); `request_timeout_ms` (every route type) and `judge_timeout_ms` (`llm_classifier`)
+ *   are positive integers. Milliseconds are capped at 2^53-1 like `timeout_ms`.
  */
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
@@ -82,10 +87,19 @@ const RawTop = Schema.Struct({
 })
 
 const RawSessions = Schema.Struct({
+  store: Schema.optional(TomlVariant("memory", "redis")),
+  url: Schema.optional(TomlString),
   max_entries: Schema.optional(TomlInteger),
   ttl_ms: Schema.optional(TomlInteger)
 })
 type RawSessions = typeof RawSessions.Type
+
+/** `breaker = { failure_threshold = N, cooldown_ms = M }` on an LLM client: both keys required. */
+const RawBreaker = Schema.compose(
+  TomlTable,
+  Schema.Struct({ failure_threshold: TomlInteger, cooldown_ms: TomlInteger }),
+  { strict: false }
+)
 
 const RawClient = Schema.Struct({
   format: TomlString,
@@ -94,7 +108,8 @@ const RawClient = Schema.Struct({
   forward_auth: Schema.optional(TomlBoolean),
   extra_headers: Schema.optional(tableOf(TomlString)),
   max_retries: Schema.optional(TomlInteger),
-  timeout_ms: Schema.optional(TomlInteger)
+  timeout_ms: Schema.optional(TomlInteger),
+  breaker: Schema.optional(RawBreaker)
 })
 type RawClient = typeof RawClient.Type
 
@@ -111,7 +126,8 @@ const routeCommonFields = {
   id: TomlString,
   type: TomlString,
   context_window: Schema.optional(TomlInteger),
-  tool_calling: Schema.optional(TomlBoolean)
+  tool_calling: Schema.optional(TomlBoolean),
+  request_timeout_ms: Schema.optional(TomlInteger)
 }
 
 const RawNoop = Schema.Struct(routeCommonFields)
@@ -149,7 +165,8 @@ const RawClassifier = Schema.Struct({
   prompt: Schema.optional(TomlString),
   response_format_type: Schema.optional(TomlVariant("json_schema", "json_object")),
   max_output_tokens: Schema.optional(TomlInteger),
-  judge_failure: Schema.optional(TomlVariant("error", "fail_open"))
+  judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
+  judge_timeout_ms: Schema.optional(TomlInteger)
 })
 type RawClassifier = typeof RawClassifier.Type
 
@@ -300,6 +317,11 @@ const integerInRange = (
     : Effect.succeed(value)
 
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
+
+/** An integer in 1..2^53-1 (milliseconds, counts). */
+const positiveInteger = (path: Path, value: bigint): Effect.Effect<bigint, InvalidConfig> =>
+  integerInRange(path, value, 1n, maxSafe, "must be a positive integer")
+
 const maxU32 = 2n ** 32n - 1n
 const maxU64 = 2n ** 64n - 1n
 
@@ -352,7 +374,11 @@ const buildClient = ({ name, raw }: Named<RawClient>): Effect.Effect<LlmClient, 
       ? Option.none()
       : Option.some(yield* readApiKey([...path, "api_key_env"], raw.api_key_env))
     const extraHeaders = yield* checkHeaders([...path, "extra_headers"], raw.extra_headers ?? {})
-    return { name, format: "openai_chat", baseUrl, apiKey, extraHeaders, maxRetries, timeoutMs }
+    const breaker = raw.breaker === undefined ? Option.none() : Option.some({
+      failureThreshold: Number(yield* positiveInteger([...path, "breaker", "failure_threshold"], raw.breaker.failure_threshold)),
+      cooldownMs: Number(yield* positiveInteger([...path, "breaker", "cooldown_ms"], raw.breaker.cooldown_ms))
+    })
+    return { name, format: "openai_chat", baseUrl, apiKey, extraHeaders, maxRetries, timeoutMs, breaker }
   })
 
 const buildTarget = (
@@ -480,7 +506,10 @@ const buildClassifier = (
       prompt: Option.fromNullable(raw.prompt),
       responseFormatType: raw.response_format_type ?? "json_schema",
       maxOutputTokens,
-      judgeFailure: raw.judge_failure ?? "error"
+      judgeFailure: raw.judge_failure ?? "error",
+      judgeTimeoutMs: raw.judge_timeout_ms === undefined
+        ? Option.none()
+        : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
     }
   })
 
@@ -494,7 +523,16 @@ const buildRoute = (
     const contextWindow = raw.context_window === undefined
       ? Option.none()
       : Option.some(Number(yield* integerInRange([...path, "context_window"], raw.context_window, 1n, maxU32, "must be greater than zero")))
-    const common: RouteCommon = { name, id: raw.id, contextWindow, toolCalling: Option.fromNullable(raw.tool_calling) }
+    const requestTimeoutMs = raw.request_timeout_ms === undefined
+      ? Option.none()
+      : Option.some(Number(yield* positiveInteger([...path, "request_timeout_ms"], raw.request_timeout_ms)))
+    const common: RouteCommon = {
+      name,
+      id: raw.id,
+      contextWindow,
+      toolCalling: Option.fromNullable(raw.tool_calling),
+      requestTimeoutMs
+    }
     switch (route.type) {
       case "noop":
         return { ...common, type: "noop" }
@@ -516,15 +554,42 @@ const checkDuplicateIds = (routes: ReadonlyArray<Named<RawRoute>>): Effect.Effec
     }
   })
 
+/** A `redis://` or `rediss://` URL with a host; the message never repeats the URL (it may hold a password). */
+const checkRedisUrl = (path: Path, input: string): Effect.Effect<Redacted.Redacted<string>, InvalidConfig> =>
+  Effect.try({
+    try: () => new URL(input.trim()),
+    catch: () => invalid(path, "url must be a redis:// or rediss:// URL")
+  }).pipe(
+    Effect.filterOrFail(
+      (url) => (url.protocol === "redis:" || url.protocol === "rediss:") && url.hostname !== "",
+      () => invalid(path, "url must be a redis:// or rediss:// URL")
+    ),
+    Effect.as(Redacted.make(input.trim()))
+  )
+
 const buildSessions = (raw: RawSessions): Effect.Effect<SessionsSpec, InvalidConfig> =>
   Effect.gen(function*() {
+    const store = raw.store ?? "memory"
+    if (store === "redis" && raw.url === undefined) {
+      return yield* fail(["sessions", "url"], "url is required when store = \"redis\"")
+    }
+    if (store === "memory" && raw.url !== undefined) {
+      return yield* fail(["sessions", "url"], "url applies to store = \"redis\" only")
+    }
+    if (store === "redis" && raw.max_entries !== undefined) {
+      return yield* fail(
+        ["sessions", "max_entries"],
+        "max_entries applies to store = \"memory\" only (bound Redis with its maxmemory setting)"
+      )
+    }
+    const url = raw.url === undefined ? Option.none() : Option.some(yield* checkRedisUrl(["sessions", "url"], raw.url))
     const maxEntries = raw.max_entries === undefined
       ? 100_000
       : Number(yield* integerInRange(["sessions", "max_entries"], raw.max_entries, 1n, maxSafe))
     const ttlMs = raw.ttl_ms === undefined
       ? 3_600_000
       : Number(yield* integerInRange(["sessions", "ttl_ms"], raw.ttl_ms, 1n, maxSafe))
-    return { maxEntries, ttlMs }
+    return { store, url, maxEntries, ttlMs }
   })
 
 const byName = <A extends { readonly name: string }>(items: ReadonlyArray<A>): ReadonlyMap<string, A> =>
@@ -549,7 +614,7 @@ const parseToml = (text: string): Effect.Effect<Toml.TomlTable, InvalidConfig> =
  * API keys are read through `Config.redacted(api_key_env)` from the current `ConfigProvider`
  * (the environment by default) and stay `Redacted`. Clients and targets come out sorted by table
  * name, routes by route id. Without a `[sessions]` table, `sessions` holds the defaults
- * (`max_entries = 100000`, `ttl_ms = 3600000`).
+ * (`store = "memory"`, `max_entries = 100000`, `ttl_ms = 3600000`).
  *
  * Fails with `InvalidConfig` for the first problem found: `failed to parse TOML: ...` (path `""`)
  * for syntax errors, otherwise at the TOML key path of the offending value.
@@ -581,11 +646,13 @@ export const summary = (deployment: Deployment): string =>
 /**
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route whose judge's LLM client has no
- * `timeout_ms` (`route <table name>: judge client <client name> has no timeout_ms; ...`).
+ * `timeout_ms` and which bounds its judge neither by `judge_timeout_ms` nor by `request_timeout_ms`
+ * (`route <table name>: judge client <client name> has no timeout_ms; ...`).
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
   deployment.routes.flatMap((route) =>
-    route.type === "llm_classifier" && Option.isNone(route.judge.client.timeoutMs)
+    route.type === "llm_classifier" && Option.isNone(route.judge.client.timeoutMs) &&
+      Option.isNone(route.judgeTimeoutMs) && Option.isNone(route.requestTimeoutMs)
       ? [
         `route ${route.name}: judge client ${route.judge.client.name} has no timeout_ms; ` +
         "a stalled judge holds requests until the peer closes the connection"

@@ -83,7 +83,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
         prompt: Option.none(),
         responseFormatType: "json_schema",
         maxOutputTokens: 4096,
-        judgeFailure: "error"
+        judgeFailure: "error",
+        requestTimeoutMs: Option.none(),
+        judgeTimeoutMs: Option.none()
       }
       assert.deepStrictEqual(deployment.routes, [expected])
       const route = classifierRoute(deployment, "auto")
@@ -105,7 +107,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
           "max_output_tokens = 512",
           "judge_failure = \"fail_open\"",
           "context_window = 128000",
-          "tool_calling = true"
+          "tool_calling = true",
+          "request_timeout_ms = 60000",
+          "judge_timeout_ms = 1500"
         ].join("\n")
       }))
       const expected: ClassifierRouteSpec = {
@@ -126,7 +130,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
         prompt: Option.some("Estimate whether the small model solves the task."),
         responseFormatType: "json_object",
         maxOutputTokens: 512,
-        judgeFailure: "fail_open"
+        judgeFailure: "fail_open",
+        requestTimeoutMs: Option.some(60000),
+        judgeTimeoutMs: Option.some(1500)
       }
       assert.deepStrictEqual(classifierRoute(deployment, "auto"), expected)
     }))
@@ -346,19 +352,19 @@ describe("DeploymentToml.parse [sessions]", () => {
   it.effect("defaults when absent", () =>
     Effect.gen(function*() {
       const deployment = yield* load(doc())
-      assert.deepStrictEqual(deployment.sessions, { maxEntries: 100_000, ttlMs: 3_600_000 })
+      assert.deepStrictEqual(deployment.sessions, { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 })
     }))
 
   it.effect("defaults for an empty table", () =>
     Effect.gen(function*() {
       const deployment = yield* load(doc({ more: "[sessions]" }))
-      assert.deepStrictEqual(deployment.sessions, { maxEntries: 100_000, ttlMs: 3_600_000 })
+      assert.deepStrictEqual(deployment.sessions, { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 })
     }))
 
   it.effect("values", () =>
     Effect.gen(function*() {
       const deployment = yield* load(doc({ more: "[sessions]\nmax_entries = 1\nttl_ms = 250" }))
-      assert.deepStrictEqual(deployment.sessions, { maxEntries: 1, ttlMs: 250 })
+      assert.deepStrictEqual(deployment.sessions, { store: "memory", url: Option.none(), maxEntries: 1, ttlMs: 250 })
     }))
 
   it.effect("max_entries is at least 1", () => expectInvalid(doc({ more: "[sessions]\nmax_entries = 0" }), "sessions.max_entries", "sessions.max_entries: must be at least 1, got 0"))
@@ -369,9 +375,7 @@ describe("DeploymentToml.parse [sessions]", () => {
 
   it.effect("ttl_ms is an integer", () => expectInvalid(doc({ more: "[sessions]\nttl_ms = \"1h\"" }), "sessions.ttl_ms", "expected an integer, got string"))
 
-  it.effect("store is not a key yet", () => expectInvalid(doc({ more: "[sessions]\nstore = \"redis\"" }), "sessions.store", "unknown field"))
-
-  it.effect("url is not a key yet", () => expectInvalid(doc({ more: "[sessions]\nurl = \"redis://h\"" }), "sessions.url", "unknown field"))
+  it.effect("unknown keys are rejected", () => expectInvalid(doc({ more: "[sessions]\nhost = \"h\"" }), "sessions.host", "unknown field"))
 
   it.effect("sessions is a table", () => expectInvalid(doc({ top: "sessions = 3" }), "sessions", "expected a table, got integer"))
 

@@ -385,12 +385,12 @@ describe("DeploymentToml.summary and warnings", () => {
     }))
 
   it("summary of a hand-built deployment", () => {
-    const common = { contextWindow: Option.none(), toolCalling: Option.none() }
+    const common = { contextWindow: Option.none(), toolCalling: Option.none(), requestTimeoutMs: Option.none() }
     const deployment: Deployment = {
       clients: [],
       targets: [],
       routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }],
-      sessions: { maxEntries: 100_000, ttlMs: 3_600_000 }
+      sessions: { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 }
     }
     assert.strictEqual(DeploymentToml.summary(deployment), "server OK: alpha, beta")
     assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])

@@ -64,6 +64,40 @@ export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("Inva
 /** Any failure of one upstream call. */
 export type UpstreamFailure = TransportError | DeadlineExceeded | UpstreamStatus | InvalidResponse
 
+/**
+ * A call was refused at once, without any HTTP request, because the circuit breaker of its LLM
+ * client is open (or half-open with its one probe already in flight). Maps to 503
+ * `upstream_unavailable`.
+ */
+export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen", {
+  /** Model id of the target that was not called. */
+  target: Schema.String,
+  /** Name of the LLM client whose breaker is open. */
+  client: Schema.String
+}) {
+  override get message(): string {
+    return `upstream ${this.target} is unavailable: the circuit breaker of llm client ${this.client} is open`
+  }
+}
+
+/** Any failure of a call made through the upstream client: the upstream's failures, or its open breaker. */
+export type ClientFailure = UpstreamFailure | CircuitOpen
+
+/**
+ * A routed request (routing, judge consultation and answer call, retries included; for a stream,
+ * until its response headers) did not finish within its route's `request_timeout_ms`. Maps to 504
+ * `upstream_timeout`.
+ */
+export class RequestDeadlineExceeded extends Schema.TaggedError<RequestDeadlineExceeded>()("RequestDeadlineExceeded", {
+  /** The route id (public model name). */
+  route: Schema.String,
+  afterMs: Schema.Number
+}) {
+  override get message(): string {
+    return `request did not finish within ${this.afterMs} ms, retries included`
+  }
+}
+
 /** The request body is not JSON or violates the request schema; `message` names the field path. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String
@@ -97,13 +131,14 @@ export type JudgeCallFailure = TransportError | DeadlineExceeded | UpstreamStatu
 
 /**
  * A classifier route with `judge_failure = "error"` failed the request because its judge could not
- * be consulted. Maps to 502 (transport, upstream status) or 504 (deadline); the message names the
- * judge and never quotes the judge's error body.
+ * be consulted. Maps to 502 (transport, upstream status), 504 (deadline) or 503 (the judge's
+ * circuit breaker is open: `CircuitOpen` is not a `JudgeCallFailure`, the route settles it around
+ * the posture); the message names the judge and never quotes the judge's error body.
  */
 export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>()("JudgeUnavailable", {
   /** Model id of the judge target. */
   judgeModel: Schema.String,
-  failure: Schema.Union(TransportError, DeadlineExceeded, UpstreamStatus)
+  failure: Schema.Union(TransportError, DeadlineExceeded, UpstreamStatus, CircuitOpen)
 }) {
   override get message(): string {
     const failure = this.failure
@@ -114,13 +149,16 @@ export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>()("Ju
         return `judge ${this.judgeModel} did not finish within ${failure.afterMs} ms, retries included`
       case "UpstreamStatus":
         return `judge ${this.judgeModel} answered HTTP ${failure.status}`
+      case "CircuitOpen":
+        return `judge ${this.judgeModel} is unavailable: the circuit breaker of llm client ${failure.client} is open`
     }
   }
 }
 
 /** Everything that can fail a routed request. */
 export type RequestFailure =
-  | UpstreamFailure
+  | ClientFailure
+  | RequestDeadlineExceeded
   | JudgeUnavailable
   | InvalidRequest
   | ModelNotFound
@@ -175,10 +213,19 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
         "upstream_error",
         failure.upstreamMessage ?? failure.message
       )
+    case "CircuitOpen":
+      return upstream(503, "upstream_unavailable", failure.message)
+    case "RequestDeadlineExceeded":
+      return upstream(504, "upstream_timeout", failure.message)
     case "JudgeUnavailable":
-      return failure.failure._tag === "DeadlineExceeded"
-        ? upstream(504, "upstream_timeout", failure.message)
-        : upstream(502, "upstream_error", failure.message)
+      switch (failure.failure._tag) {
+        case "DeadlineExceeded":
+          return upstream(504, "upstream_timeout", failure.message)
+        case "CircuitOpen":
+          return upstream(503, "upstream_unavailable", failure.message)
+        default:
+          return upstream(502, "upstream_error", failure.message)
+      }
     case "RoutingError":
       return { status: 500, type: "server_error", code: "server_error", message: failure.message }
   }

@@ -3,13 +3,22 @@
  * solve the task; the threshold policy picks weak or strong. The route's `judge_failure` posture
  * decides what a judge failure does; `classify_trigger` decides when the judge is consulted and
  * when a session keeps its stored decision (SPEC §7).
+ *
+ * Circuit breakers: a consultation refused by the judge client's open breaker fails with
+ * `CircuitOpen`, which is not a judge call failure (the SPEC pins the posture's input and output
+ * unions to `TransportError | DeadlineExceeded | UpstreamStatus`). The route settles it *around*
+ * the posture: before the combinator, `CircuitOpen` moves into the success channel (`Either.left`),
+ * so the posture neither sees nor changes it; after it, the route applies the posture's meaning
+ * itself — `fail_open` routes without a verdict (evidence `circuit-open`, reason `circuit_open`,
+ * counted in the fail-open metric), `error` fails with `JudgeUnavailable` (503).
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type { Target } from "@switchyard-ts/client/Target"
-import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import { type CircuitOpen, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Conversation from "./Conversation.js"
 import type { Decision } from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
@@ -17,6 +26,7 @@ import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
 import * as Policy from "./Policy.js"
 import * as Posture from "./Posture.js"
+import type { Verdict } from "./Verdict.js"
 import type { Route, RoutedRequest } from "./Route.js"
 import { SessionStore } from "./SessionStore.js"
 
@@ -50,6 +60,8 @@ export const reasonOf = (error: JudgeError): Evidence.Reason => {
       return error.status >= 500 && error.status <= 599 ? "upstream_5xx" : "upstream_non_5xx"
     case "InvalidVerdict":
       return error.reason
+    case "CircuitOpen":
+      return "circuit_open"
   }
 }
 
@@ -122,11 +134,18 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         }
 
         const failure = yield* Ref.make<Evidence.Reason>("parse_error")
-        const verdict = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers }).pipe(
+        const consulted = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers }).pipe(
           Effect.tapError((error) => Ref.set(failure, reasonOf(error))),
+          Effect.map((verdict): Either.Either<Verdict, CircuitOpen> => Either.right(verdict)),
+          Effect.catchTag("CircuitOpen", (open) => Effect.succeed(Either.left(open))),
           Posture.fromConfig(options.judgeFailure),
           Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
         )
+        const refused = Option.flatMap(consulted, Either.getLeft)
+        if (Option.isSome(refused) && options.judgeFailure === "error") {
+          return yield* new JudgeUnavailable({ judgeModel, failure: refused.value })
+        }
+        const verdict = Option.flatMap(consulted, Either.getRight)
 
         if (Option.isSome(verdict)) {
           const chosen = Policy.choose(verdict.value, options.baseThreshold, options.thresholdStep)
@@ -148,6 +167,12 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         yield* Effect.logWarning("routing without a judge verdict").pipe(
           Effect.annotateLogs({ route: options.id, judge_model: judgeModel, reason })
         )
+        if (Option.isSome(refused)) {
+          return decision(Option.match(stored, { onNone: () => "strong", onSome: (previous) => previous.tier }), {
+            source: "circuit-open",
+            judge_model: judgeModel
+          })
+        }
         return Option.match(stored, {
           onNone: () => decision("strong", { source: "fail-open", reason, judge_model: judgeModel }),
           onSome: (previous) => decision(previous.tier, { source: "retained", reason, judge_model: judgeModel })

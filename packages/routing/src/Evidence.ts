@@ -51,8 +51,17 @@ export const FailOpen = Schema.Struct({
   judge_model: Schema.String
 })
 
+/**
+ * The judge was not consulted because its LLM client's circuit breaker is open (posture
+ * `fail_open`); the session's stored target was kept, else the strong target was chosen.
+ */
+export const CircuitOpen = Schema.Struct({
+  source: Schema.Literal("circuit-open"),
+  judge_model: Schema.String
+})
+
 /** Every evidence record, discriminated by `source`. */
-export const Evidence = Schema.Union(Passthrough, Random, Noop, Classifier, Affinity, Retained, FailOpen)
+export const Evidence = Schema.Union(Passthrough, Random, Noop, Classifier, Affinity, Retained, FailOpen, CircuitOpen)
 export type Evidence = typeof Evidence.Type
 
 /** The `source` values. */
@@ -71,6 +80,8 @@ export const spanAttributes = (evidence: Evidence): Record<string, string | numb
     case "retained":
     case "fail-open":
       return { "evidence.source": evidence.source, "evidence.reason": evidence.reason, "evidence.judge_model": evidence.judge_model }
+    case "circuit-open":
+      return { "evidence.source": evidence.source, "evidence.reason": "circuit_open", "evidence.judge_model": evidence.judge_model }
     case "affinity":
       return { "evidence.source": evidence.source, "evidence.previous_source": evidence.previous_source }
     default:

@@ -3,9 +3,12 @@
  * packaged rubric or the route's prompt, the conversation view, structured output), calls the
  * judge target through `UpstreamClient` — one candidate, never a fallback — and decodes the verdict.
  *
- * Its failure channel is the judge posture's input: `TransportError | DeadlineExceeded |
- * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably).
+ * Its failure channel is the judge posture's input — `TransportError | DeadlineExceeded |
+ * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably) —
+ * plus `CircuitOpen` (the judge's LLM client's breaker refused the call; no HTTP request was made),
+ * which the route settles around the posture (see `CapabilityRoute`).
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -16,7 +19,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import type { JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
+import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Conversation from "./Conversation.js"
 import * as JudgePrompt from "./JudgePrompt.js"
@@ -33,6 +36,12 @@ export interface JudgeOptions {
   /** Sent as `max_completion_tokens`. */
   readonly maxOutputTokens: number
   readonly recentTurnWindow: Option.Option<number>
+  /**
+   * `judge_timeout_ms`: a deadline of the consultation, retries included, applied together with the
+   * judge client's `timeout_ms` (the tighter wins); its expiry is a `DeadlineExceeded`. None (or
+   * absent): the client's `timeout_ms` alone.
+   */
+  readonly judgeTimeoutMs?: Option.Option<number>
 }
 
 /** One consultation: the route's options and the caller's conversation and headers. */
@@ -44,7 +53,7 @@ export interface Consultation {
 }
 
 /** Everything a consultation can fail with. */
-export type JudgeError = JudgeCallFailure | Verdict.InvalidVerdict
+export type JudgeError = JudgeCallFailure | Verdict.InvalidVerdict | CircuitOpen
 
 /** The judge port; replace it with `layerTest` to script verdicts and failures. */
 export class Judge extends Context.Tag("@switchyard-ts/routing/Judge")<Judge, {
@@ -98,7 +107,14 @@ const recordJudgeCall = (judgeModel: string, outcome: "ok" | "error", durationMs
   )
 }
 
-/** The judge over the `UpstreamClient`. */
+const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): boolean =>
+  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
+
+/**
+ * The judge over the `UpstreamClient`: one call to the judge target, bounded by the route's
+ * `judgeTimeoutMs` as well as the client's `timeout_ms`. A call refused by the client's open
+ * breaker made no HTTP request and is not recorded in the call metrics.
+ */
 export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(UpstreamClient, (upstream) =>
   Judge.of({
     consult: (consultation) =>
@@ -106,10 +122,11 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         upstream.complete({
           target: consultation.options.judge,
           body: requestBody(consultation),
-          headers: consultation.headers
+          headers: consultation.headers,
+          timeoutMs: consultation.options.judgeTimeoutMs ?? Option.none()
         }).pipe(
           Effect.onExit((exit) =>
-            Effect.flatMap(Clock.currentTimeMillis, (end) =>
+            refusedByBreaker(exit) ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (end) =>
               recordJudgeCall(consultation.options.judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start))
           )
         )).pipe(

@@ -33,6 +33,12 @@ export interface Route {
   readonly contextWindow: Option.Option<number>
   /** Advertised by `/v1/models`. */
   readonly toolCalling: Option.Option<boolean>
+  /**
+   * `request_timeout_ms`: the `Router` bounds each request of this route (routing, judge and
+   * answer call, retries included; a stream until its headers) and fails it with
+   * `RequestDeadlineExceeded` when it passes. None (or absent): no bound beyond the calls' own.
+   */
+  readonly requestTimeoutMs?: Option.Option<number>
   /** Choose the target for one request. */
   readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure>
 }

@@ -1,9 +1,11 @@
 /**
  * The `Router` service: finds a request's route, runs its algorithm, makes the answer call with
- * candidate fallback, and records the run (span `libsy.run`, request/error/call metrics).
+ * candidate fallback, bounds the whole run by the route's `request_timeout_ms`, and records the run
+ * (span `libsy.run`, request/error/call metrics).
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -13,7 +15,12 @@ import * as Stream from "effect/Stream"
 import * as Fallback from "@switchyard-ts/client/Fallback"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { ModelNotFound, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import {
+  type ClientFailure,
+  ModelNotFound,
+  RequestDeadlineExceeded,
+  type UpstreamFailure
+} from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "./Decision.js"
 import * as Evidence from "./Evidence.js"
@@ -22,7 +29,7 @@ import * as Noop from "./Noop.js"
 import type { Route, RouteFailure, RoutedRequest } from "./Route.js"
 
 /** Every way a routed request can fail. */
-export type RouterFailure = RouteFailure | UpstreamFailure | ModelNotFound
+export type RouterFailure = RouteFailure | ClientFailure | ModelNotFound | RequestDeadlineExceeded
 
 /** A buffered answer and where it came from. */
 export interface Completed {
@@ -44,8 +51,8 @@ export interface Streamed {
 export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router, {
   /** The routes, sorted by route id. */
   readonly routes: ReadonlyArray<Route>
-  /** Run routing (judge calls included) without making the answer call. */
-  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure | ModelNotFound>
+  /** Run routing (judge calls included, bounded by `request_timeout_ms`) without making the answer call. */
+  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded>
   /** Route and make the buffered answer call. */
   readonly complete: (request: RoutedRequest) => Effect.Effect<Completed, RouterFailure>
   /** Route and start the streamed answer call. */
@@ -133,14 +140,15 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       })
 
     /**
-     * One routed request inside its `libsy.run` span. A terminal run (one that answers) also
+     * One routed request inside its `libsy.run` span, bounded by the route's `request_timeout_ms`
+     * (its expiry interrupts whatever call is in flight). A terminal run (one that answers) also
      * counts in the run metrics; `/v1/decision` runs do not.
      */
     const run = <A, E extends RouterFailure>(
       request: RoutedRequest,
       terminal: boolean,
       body: (route: Route) => Effect.Effect<A, E>
-    ): Effect.Effect<A, E | ModelNotFound> =>
+    ): Effect.Effect<A, E | ModelNotFound | RequestDeadlineExceeded> =>
       Effect.flatMap(findRoute(request.body.model), (found) =>
         Effect.gen(function*() {
           const start = yield* nowMs
@@ -154,7 +162,15 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
                 if (outcome === "error") yield* add(Metrics.totalErrors, {})
               })
               : Effect.void
-          return yield* body(found).pipe(
+          const bounded: Effect.Effect<A, E | RequestDeadlineExceeded> = Option.match(found.requestTimeoutMs ?? Option.none(), {
+            onNone: () => body(found),
+            onSome: (ms) =>
+              Effect.timeoutFail(body(found), {
+                duration: Duration.millis(ms),
+                onTimeout: () => new RequestDeadlineExceeded({ route: found.id, afterMs: ms })
+              })
+          })
+          return yield* bounded.pipe(
             Effect.tap(() => Effect.zipRight(Effect.annotateCurrentSpan("outcome", "success"), recordRun("ok"))),
             Effect.tapError((error) =>
               Effect.zipRight(
@@ -182,7 +198,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       byUpstream: (
         decision: Decision,
         candidates: readonly [Target, ...Array<Target>]
-      ) => Effect.Effect<A, UpstreamFailure, UpstreamClient>
+      ) => Effect.Effect<A, ClientFailure, UpstreamClient>
     ) =>
       run(request, true, (found) =>
         Effect.gen(function*() {

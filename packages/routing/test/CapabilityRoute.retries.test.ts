@@ -14,7 +14,7 @@ describe.concurrent("CapabilityRoute: failure schedules with a retrying judge cl
         `${trigger} × ${posture} × maxRetries 2`,
         { steps: schedule },
         ({ steps }) => runSchedule({ trigger, posture, maxRetries: 2 }, steps),
-        { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+        { fastCheck: { numRuns: 100 }, timeout: 120_000 }
       )
     }
   }

@@ -39,7 +39,7 @@ describe.concurrent("CapabilityRoute: failure schedules against the SPEC §7 mod
         `${trigger} × ${posture} × maxRetries 0`,
         { steps: schedule },
         ({ steps }) => runSchedule({ trigger, posture, maxRetries: 0 }, steps),
-        { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+        { fastCheck: { numRuns: 100 }, timeout: 120_000 }
       )
     }
   }
@@ -62,7 +62,7 @@ describe.concurrent("CapabilityRoute: failure schedules against the SPEC §7 mod
         }
         return true
       }),
-    { fastCheck: { numRuns: 100 }, timeout: 60_000 }
+    { fastCheck: { numRuns: 100 }, timeout: 120_000 }
   )
 })
 

@@ -1,7 +1,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import { describe, expectTypeOf, it } from "vitest"
-import type { DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
@@ -21,6 +21,8 @@ interface OtherError {
   readonly _tag: "OtherError"
 }
 declare const other: Effect.Effect<Verdict, CallFailure | InvalidVerdict | OtherError, Deps>
+/** A consultation refused by an open circuit breaker. */
+declare const refused: Effect.Effect<Verdict, CallFailure | InvalidVerdict | CircuitOpen, Deps>
 
 describe("Posture types (SPEC §7)", () => {
   it("error keeps exactly the judge call failures and the requirements", () => {
@@ -45,9 +47,14 @@ describe("Posture types (SPEC §7)", () => {
     expectTypeOf<Effect.Effect.Error<typeof dataLast>>().toEqualTypeOf<CallFailure>()
   })
 
-  it("a judge consultation fails with exactly the four-member union", () => {
+  it("a judge consultation fails with the four-member union plus CircuitOpen, which no posture accepts", () => {
     type Consult = Judge["Type"]["consult"]
-    expectTypeOf<Effect.Effect.Error<ReturnType<Consult>>>().toEqualTypeOf<CallFailure | InvalidVerdict>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<Consult>>>().toEqualTypeOf<CallFailure | InvalidVerdict | CircuitOpen>()
+    // CircuitOpen is settled by the route around the posture (CapabilityRoute), never folded by it.
+    // @ts-expect-error — CircuitOpen is not a judge call failure
+    Posture.failOpen(refused)
+    // @ts-expect-error — CircuitOpen is not a judge call failure
+    Posture.fromConfig(refused, posture)
     expectTypeOf<Effect.Effect.Success<ReturnType<Consult>>>().toEqualTypeOf<Verdict>()
     expectTypeOf<Effect.Effect.Context<ReturnType<Consult>>>().toBeNever()
   })

@@ -233,9 +233,8 @@ export const failOpenCounts = (judgeModel: string) =>
       (state): readonly [Evidence.Reason, number] => [reason, state.count]
     ))
 
-const sampleIds = { next: 0 }
-/** A judge model id unique to this process run and sample (the metric registry is process-global). */
-export const uniqueJudgeModel = Effect.sync(() => `judge-${process.pid}-${Date.now()}-${sampleIds.next++}`)
+/** A judge model id unique to one sample (the metric registry is process-global). */
+export const uniqueJudgeModel = Effect.sync(() => `judge-${globalThis.crypto.randomUUID()}`)
 
 export const buildRoute = (options: CapabilityRoute.Options, judgeLayer: Layer.Layer<Judge.Judge>) =>
   CapabilityRoute.make(options).pipe(
@@ -278,7 +277,8 @@ export const runSchedule = (
       yield* judge.script([step.outcome])
       const callsBefore = yield* judge.calls
 
-      const exit = yield* decideOnce(route, routed(conversation(step.kind, "task"), Option.fromNullable(step.session)), step.outcome, config.maxRetries)
+      const request = routed(conversation(step.kind, "task"), Option.fromNullable(step.session))
+      const exit = yield* decideOnce(route, request, step.outcome, config.maxRetries)
 
       assert.strictEqual((yield* judge.calls) - callsBefore, expectedCalls, `judge HTTP calls, ${where}`)
       const countsAfter = yield* failOpenCounts(judgeModel)

@@ -50,7 +50,9 @@ export const scriptedUpstream = (failures: ReadonlyMap<string, UpstreamFailure>)
               id: c.id,
               model: c.model,
               choices: [{ index: 0, delta: { content: c.choices[0]?.message.content ?? "" }, finish_reason: "stop" }]
-            }))
+            })),
+        register: () => Effect.void,
+        breakers: Effect.succeed([])
       })
     )
     return { calls: Ref.get(calls), layer }

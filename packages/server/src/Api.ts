@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import type { Target } from "@switchyard-ts/client/Target"
+import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
@@ -229,6 +230,18 @@ const models = (router: Router["Type"]) => {
   return Effect.succeed(HttpServerResponse.unsafeJson(body))
 }
 
+/**
+ * `GET /health`: always 200 `{"status":"ok","breakers":{...}}`, with the state (`closed`, `open`,
+ * `half_open`) of every LLM client's circuit breaker; an open breaker is degraded service, not a
+ * dead process.
+ */
+const health = (upstream: UpstreamClient["Type"]) =>
+  Effect.map(upstream.breakers, (statuses) =>
+    HttpServerResponse.unsafeJson({
+      status: "ok",
+      breakers: Object.fromEntries(statuses.map((status) => [status.client, status.state]))
+    }))
+
 const notFound = Effect.succeed(
   HttpServerResponse.unsafeJson(
     { error: { message: "Not Found", type: "not_found", code: "endpoint_not_found" } },
@@ -236,17 +249,21 @@ const notFound = Effect.succeed(
   )
 )
 
-/** All endpoints. Requires the `Router` and the telemetry reader when the layer is built. */
+/**
+ * All endpoints. Requires the `Router`, the `UpstreamClient` (breaker states for `/health`) and the
+ * telemetry reader when the layer is built.
+ */
 export const layer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
     const router = yield* Router
+    const upstream = yield* UpstreamClient
     const reader = yield* Telemetry.PrometheusReader
     const limit = options.bodyLimit ?? defaultBodyLimit
     yield* Telemetry.seed(router.routes)
     yield* http.add("POST", "/v1/chat/completions", chatCompletions(router, limit))
     yield* http.add("POST", "/v1/decision", decision(router, limit))
     yield* http.add("GET", "/v1/models", models(router))
-    yield* http.add("GET", "/health", Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" })))
+    yield* http.add("GET", "/health", health(upstream))
     yield* http.add(
       "GET",
       "/metrics",

@@ -10,10 +10,14 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { createServer, type Server } from "node:http"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as Deployment from "@switchyard-ts/config/Deployment"
+import * as Judge from "@switchyard-ts/routing/Judge"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Api from "./Api.js"
+import * as RedisSessionStore from "./RedisSessionStore.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** Options of the server. */
@@ -22,10 +26,28 @@ export interface Options extends Api.Options {
   readonly port: number
 }
 
-/** The Router of a deployment with a real upstream client (undici, keep-alive pool per origin). */
+/**
+ * The session store a deployment's `[sessions]` table asks for: in memory (bounded by
+ * `max_entries` and `ttl_ms`), or shared in Redis (`store = "redis"`, `url`, `ttl_ms`).
+ * A `redis` spec without a URL (impossible after `DeploymentToml.parse`) is a defect.
+ */
+export const sessionStoreLayer = (sessions: Deployment.SessionsSpec): Layer.Layer<SessionStore.SessionStore> =>
+  sessions.store === "redis"
+    ? Option.match(sessions.url, {
+      onNone: () => Layer.die(new Error("[sessions] store = \"redis\" needs a url")),
+      onSome: (url) => RedisSessionStore.layer({ url, ttlMs: sessions.ttlMs })
+    })
+    : SessionStore.layerMemory(sessions)
+
+/**
+ * The Router of a deployment with the default judge, the deployment's session store and a real
+ * upstream client (undici, keep-alive pool per origin).
+ */
 export const routerLayer = (deployment: Deployment.Deployment) =>
-  Deployment.layer(deployment).pipe(
-    Layer.provide(UpstreamClient.layer),
+  Deployment.layerWith(deployment).pipe(
+    Layer.provide(Layer.merge(Judge.layer, sessionStoreLayer(deployment.sessions))),
+    // also exposed: /health reads the circuit breaker states of the one UpstreamClient
+    Layer.provideMerge(UpstreamClient.layer),
     Layer.provide(NodeHttpClient.layerUndici)
   )
 

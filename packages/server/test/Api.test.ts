@@ -281,7 +281,7 @@ describe("other endpoints", () => {
       assert.deepStrictEqual(decoded.data.map((m) => m.id), ["fast", "mix", "ping", "unreachable"])
       const health = yield* client.execute(HttpClientRequest.get("/health"))
       assert.strictEqual(health.status, 200)
-      assert.deepStrictEqual<unknown>(yield* health.json, { status: "ok" })
+      assert.deepStrictEqual<unknown>(yield* health.json, { status: "ok", breakers: {} })
     }))
 
   it.scopedLive("/metrics has the request and upstream attempt series before the first request", () =>

@@ -1,0 +1,205 @@
+/**
+ * A `SessionStore` kept in Redis, so several server processes behind one load balancer share
+ * session decisions and one session stays on one tier across all of them (SPEC §7). It uses the
+ * Node-only `ioredis` client, hence it lives in the server package; `[sessions] store = "redis"`
+ * selects it (see `Server.sessionStoreLayer`).
+ *
+ * - Keys are `<keyPrefix><store key>` (prefix `switchyard:session:` by default); the value is the
+ *   JSON of the `SessionDecision`, decoded with Schema on read: an undecodable value reads as absent.
+ * - `ttlMs` is each key's expiry, refreshed on every read (`GETEX … PX`, Redis >= 6.2) and write
+ *   (`SET … PX`): the same idle TTL as the in-memory store. Redis bounds the number of keys itself
+ *   (`maxmemory`); there is no `max_entries` here.
+ * - A Redis outage never fails a request. Every command has a short timeout (`commandTimeoutMs`,
+ *   200 ms by default) and is never queued while the connection is down. A failed `get` reads as
+ *   "no stored decision" (the route then judges the request, or routes it fail-open), a failed
+ *   `put` is dropped; each failure logs a warning (`session store unavailable`, with the Redis host
+ *   but never the URL's credentials) and increments
+ *   `switchyard_session_store_errors_total{operation}`.
+ * - Start: the connection is tried for `connectTimeoutMs`; when Redis cannot be reached the store
+ *   starts anyway (a warning is logged) and the client keeps reconnecting in the background.
+ *   Release: `QUIT`, bounded by one second, then the socket is closed.
+ * - `size` counts this store's keys with `SCAN MATCH <prefix>* COUNT 1000` (deduplicated, expired
+ *   keys excluded): its cost grows with the whole database, so it is for tests and the benchmark,
+ *   never for request paths. It reads 0 when Redis cannot be reached.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Redis } from "ioredis"
+import { type SessionDecision, SessionStore } from "@switchyard-ts/routing/SessionStore"
+
+/** Options of the Redis store. */
+export interface Options {
+  /** A `redis://` or `rediss://` URL (it may carry a password, hence Redacted). */
+  readonly url: Redacted.Redacted<string>
+  /** Idle TTL of a session, refreshed on every read and write. */
+  readonly ttlMs: number
+  /** Prefix of every key (default {@link defaultKeyPrefix}). */
+  readonly keyPrefix?: string
+  /** Bound of each Redis command (default {@link defaultCommandTimeoutMs}). */
+  readonly commandTimeoutMs?: number
+  /** Bound of the first connection attempt at start (default {@link defaultConnectTimeoutMs}). */
+  readonly connectTimeoutMs?: number
+}
+
+/** Keys are namespaced `switchyard:session:<route id>\0<identity>`. */
+export const defaultKeyPrefix = "switchyard:session:"
+/** A hung Redis delays a routed request by at most about this much. */
+export const defaultCommandTimeoutMs = 200
+/** How long the store waits for Redis at start before starting without it. */
+export const defaultConnectTimeoutMs = 2_000
+
+/** Session store commands that failed; the request went on as if the store held nothing. */
+export const errorsTotal = Metric.counter("switchyard_session_store_errors_total", {
+  incremental: true,
+  description: "Session store operations that failed (the request went on without the store)"
+})
+
+/** The operations counted by {@link errorsTotal}. */
+export type Operation = "get" | "put" | "size"
+
+const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
+  target: Schema.String,
+  tier: Schema.Literal("weak", "strong")
+})
+const decodeStored = Schema.decodeUnknownOption(Schema.parseJson(StoredDecision))
+
+/** `redis://host:port/db` without user name or password, for log lines. */
+const describeUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.protocol}//${parsed.hostname}${parsed.port === "" ? "" : `:${parsed.port}`}${parsed.pathname}`
+  } catch {
+    return "redis"
+  }
+}
+
+/** A SCAN pattern matching keys that start with `prefix` literally. */
+const globPrefix = (prefix: string): string => `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`
+
+const scanCount = 1_000
+const maxScanCalls = 100_000
+
+/** Build the store; the connection lives as long as the `Scope`. Never fails (see the module doc). */
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const url = Redacted.value(options.url)
+    const where = describeUrl(url)
+    const secrets = (() => {
+      try {
+        const parsed = new URL(url)
+        return [parsed.password, decodeURIComponent(parsed.password)].filter((s) => s !== "")
+      } catch {
+        return []
+      }
+    })()
+    /** An error's message, without the URL's password should a message ever contain it. */
+    const describeError = (error: unknown): string => {
+      const text = error instanceof Error ? error.message : "unknown error"
+      return secrets.reduce((acc, secret) => acc.split(secret).join("<redacted>"), text)
+    }
+    const prefix = options.keyPrefix ?? defaultKeyPrefix
+    const commandTimeoutMs = options.commandTimeoutMs ?? defaultCommandTimeoutMs
+    const connectTimeoutMs = options.connectTimeoutMs ?? defaultConnectTimeoutMs
+
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const redis = new Redis(url, {
+          lazyConnect: true,
+          connectTimeout: connectTimeoutMs,
+          commandTimeout: commandTimeoutMs,
+          // Fail at once while disconnected instead of queueing behind a reconnect.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          retryStrategy: (times: number) => Math.min(100 * times, 2_000)
+        })
+        // Failures are reported per operation; without a listener ioredis prints every reconnect error.
+        redis.on("error", () => {})
+        return redis
+      }),
+      (redis) =>
+        Effect.tryPromise(() => redis.quit()).pipe(
+          Effect.timeoutOption(Duration.seconds(1)),
+          Effect.ignore,
+          Effect.ensuring(Effect.sync(() => redis.disconnect()))
+        )
+    )
+
+    const connected = yield* Effect.tryPromise({ try: () => client.connect(), catch: describeError }).pipe(
+      Effect.timeoutFail({ duration: Duration.millis(connectTimeoutMs), onTimeout: () => "connect timed out" }),
+      Effect.either
+    )
+    if (Either.isLeft(connected)) {
+      yield* Effect.logWarning("session store: Redis not reachable at start; sessions are not shared until it is").pipe(
+        Effect.annotateLogs({ session_store: "redis", redis: where, error: connected.left })
+      )
+    }
+    yield* Effect.forEach(
+      ["get", "put"] as const,
+      (operation) => Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 0),
+      { discard: true }
+    )
+
+    const degraded: Record<Operation, string> = {
+      get: "session store unavailable; routing as if the session had no stored decision",
+      put: "session store unavailable; the session decision was not stored",
+      size: "session store unavailable; size reads 0"
+    }
+
+    /** One bounded command; a failure is logged and counted, and reads as `None`. */
+    const command = <A>(operation: Operation, run: () => Promise<A>): Effect.Effect<Option.Option<A>> =>
+      Effect.tryPromise({ try: run, catch: describeError }).pipe(
+        // ioredis bounds the command too; this bound also holds should a promise never settle.
+        Effect.timeoutFail({ duration: Duration.millis(commandTimeoutMs + 50), onTimeout: () => "Command timed out" }),
+        Effect.asSome,
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 1),
+            Effect.as(
+              Effect.logWarning(degraded[operation]).pipe(
+                Effect.annotateLogs({ session_store: "redis", operation, redis: where, error })
+              ),
+              Option.none()
+            )
+          )
+        )
+      )
+
+    const get = (key: string): Effect.Effect<Option.Option<SessionDecision>> =>
+      command("get", () => client.getex(prefix + key, "PX", options.ttlMs)).pipe(
+        Effect.map((reply) => Option.flatMap(reply, (text) => (text === null ? Option.none() : decodeStored(text)))),
+        Effect.withSpan("SessionStore.get", { attributes: { "switchyard.session_store": "redis" } })
+      )
+
+    const put = (key: string, decision: SessionDecision): Effect.Effect<void> =>
+      command("put", () =>
+        client.set(prefix + key, JSON.stringify({ target: decision.target, tier: decision.tier }), "PX", options.ttlMs)).pipe(
+          Effect.asVoid,
+          Effect.withSpan("SessionStore.put", { attributes: { "switchyard.session_store": "redis" } })
+        )
+
+    const pattern = globPrefix(prefix)
+    const size: Effect.Effect<number> = Effect.gen(function*() {
+      const seen = new Set<string>()
+      let cursor = "0"
+      for (let calls = 0; calls < maxScanCalls; calls++) {
+        const page = yield* command("size", () => client.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
+        if (Option.isNone(page)) return 0
+        const [next, keys] = page.value
+        for (const key of keys) seen.add(key)
+        cursor = next
+        if (cursor === "0") break
+      }
+      return seen.size
+    })
+
+    return SessionStore.of({ get, put, size })
+  })
+
+/** The Redis store as a scoped layer (connected while the layer lives). */
+export const layer = (options: Options): Layer.Layer<SessionStore> => Layer.scoped(SessionStore, make(options))

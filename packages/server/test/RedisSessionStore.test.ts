@@ -1,0 +1,502 @@
+/**
+ * The Redis session store against a real `redis-server` (SPEC §7, issue 7 item 3), in real time.
+ *
+ * The server's URL comes from `SWITCHYARD_TEST_REDIS_URL`, which `.ci/run` sets after starting a
+ * throwaway redis-server. Without it these tests fail (they do not skip): run `bash .ci/run`, or
+ * start one yourself (`redis-server --port 6390 --save "" --appendonly no`) and export
+ * `SWITCHYARD_TEST_REDIS_URL=redis://127.0.0.1:6390`. Every key a test writes carries this run's
+ * unique suffix and is deleted afterwards; nothing global is flushed.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Redis } from "ioredis"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { createServer, type Server, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as RedisSessionStore from "@switchyard-ts/server/RedisSessionStore"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import { startServer } from "./harness.js"
+
+const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
+
+/** The test Redis; dies with instructions when `SWITCHYARD_TEST_REDIS_URL` is unset. */
+const redisUrl: Effect.Effect<string> = envUrl === ""
+  ? Effect.dieMessage(
+    "SWITCHYARD_TEST_REDIS_URL is not set: these tests need a real redis-server. Run `bash .ci/run` " +
+      "(it starts one), or start redis-server yourself and export SWITCHYARD_TEST_REDIS_URL=redis://127.0.0.1:PORT"
+  )
+  : Effect.succeed(envUrl)
+
+/** Unique to this test run, so runs sharing one Redis never see each other's keys. */
+const runId = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
+let counter = 0
+const unique = (label: string) => `${label}-${runId}-${++counter}`
+
+/** A plain ioredis connection for inspecting and planting keys; closed with the scope. */
+const rawClient = Effect.flatMap(redisUrl, (url) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 })
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.quit().catch(() => "closed"))
+  ))
+
+/** Delete `keys` when the scope closes (the test's own keys only). */
+const cleanUp = (client: Redis, keys: () => ReadonlyArray<string>) =>
+  Effect.addFinalizer(() =>
+    Effect.promise(() => (keys().length === 0 ? Promise.resolve(0) : client.del(...keys()).catch(() => 0)))
+  )
+
+/** The store over the test Redis. */
+const storeFor = (options: { readonly ttlMs: number; readonly keyPrefix?: string }) =>
+  Effect.flatMap(redisUrl, (url) => RedisSessionStore.make({ url: Redacted.make(url), ...options }))
+
+const errorCount = (operation: RedisSessionStore.Operation) =>
+  Effect.map(
+    Metric.value(RedisSessionStore.errorsTotal.pipe(Metric.tagged("operation", operation))),
+    (state) => state.count
+  )
+
+/** A port on 127.0.0.1 with nothing listening (bound, then closed). */
+const closedPort = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 1
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** A TCP server that accepts connections and never answers (a hung Redis). */
+const hungServer = Effect.acquireRelease(
+  Effect.async<{ readonly server: Server; readonly sockets: Array<Socket> }>((resume) => {
+    const sockets: Array<Socket> = []
+    const server = createServer((socket) => {
+      sockets.push(socket)
+    })
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, sockets })))
+  }),
+  ({ server, sockets }) =>
+    Effect.async<void>((resume) => {
+      for (const socket of sockets) socket.destroy()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+const portOf = (server: Server) => {
+  const address = server.address()
+  return typeof address === "object" && address !== null ? address.port : 0
+}
+
+/** A redis-server of the test's own on `port`; `stop` kills it, as closing the scope does. */
+const ownRedis = (port: number, dir: string) =>
+  Effect.gen(function*() {
+    const exited = yield* Deferred.make<void>()
+    const kill = (child: ChildProcess) =>
+      Effect.zipRight(
+        Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL")),
+        Deferred.await(exited).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+      )
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const args = ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no", "--dir", dir]
+        const child = spawn("redis-server", args, { stdio: "ignore" })
+        child.on("exit", () => Deferred.unsafeDone(exited, Effect.void))
+        child.on("error", () => Deferred.unsafeDone(exited, Effect.void))
+        return child
+      }),
+      kill
+    )
+    return { stop: kill(child) }
+  })
+
+/** Wait (bounded, 5 s) until a Redis on `port` answers PING. */
+const pingUntilUp = (port: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100; i++) {
+      const up = yield* Effect.promise(() => {
+        const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
+        probe.on("error", () => {})
+        return probe.connect().then(() => probe.ping()).then(() => true, () => false).finally(() => probe.disconnect())
+      })
+      if (up) return
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.dieMessage(`redis-server on 127.0.0.1:${port} did not answer PING (is redis-server on PATH?)`)
+  })
+
+/** Run `effect` with a logger that records each line (message and annotations) in `lines`. */
+const capturingLogs = (lines: Array<string>) =>
+  Effect.provide(
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ annotations, message }) => {
+        lines.push(JSON.stringify({ message, annotations: Object.fromEntries(annotations) }))
+      })
+    )
+  )
+
+const weak = { target: "weak", tier: "weak" } as const
+const strong = { target: "strong", tier: "strong" } as const
+
+describe("RedisSessionStore against a real redis-server", () => {
+  it.scopedLive("put then get round-trips, stored as JSON under switchyard:session:<key> with a PX expiry", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const key = `route\u0000s:${unique("roundtrip")}`
+      yield* cleanUp(raw, () => [`switchyard:session:${key}`])
+      const store = yield* storeFor({ ttlMs: 60_000 })
+      assert.isTrue(Option.isNone(yield* store.get(key)))
+      yield* store.put(key, weak)
+      assert.deepStrictEqual(yield* store.get(key), Option.some(weak))
+      yield* store.put(key, strong)
+      assert.deepStrictEqual(yield* store.get(key), Option.some(strong))
+      const stored = yield* Effect.promise(() => raw.get(`switchyard:session:${key}`))
+      assert.deepStrictEqual(JSON.parse(stored ?? "null"), { target: "strong", tier: "strong" })
+      const pttl = yield* Effect.promise(() => raw.pttl(`switchyard:session:${key}`))
+      assert.isTrue(pttl > 0 && pttl <= 60_000, `pttl ${pttl}`)
+    }))
+
+  it.scopedLive("ttl_ms forgets an idle session, and every get refreshes the expiry", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const key = `route\u0000s:${unique("ttl")}`
+      yield* cleanUp(raw, () => [`switchyard:session:${key}`])
+      const store = yield* storeFor({ ttlMs: 300 })
+      yield* store.put(key, weak)
+      yield* Effect.sleep("200 millis")
+      assert.deepStrictEqual(yield* store.get(key), Option.some(weak)) // refreshed: expires 300 ms from now
+      yield* Effect.sleep("200 millis") // 400 ms after the put, 200 ms after the refresh
+      assert.deepStrictEqual(yield* store.get(key), Option.some(weak))
+      yield* Effect.sleep("450 millis") // idle for longer than ttl_ms
+      assert.isTrue(Option.isNone(yield* store.get(key)))
+      assert.strictEqual(yield* Effect.promise(() => raw.exists(`switchyard:session:${key}`)), 0)
+    }))
+
+  it.scopedLive("a value that is not a SessionDecision reads as absent, and a put replaces it", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const key = `route\u0000s:${unique("garbage")}`
+      yield* cleanUp(raw, () => [`switchyard:session:${key}`])
+      const store = yield* storeFor({ ttlMs: 60_000 })
+      for (const garbage of ["not json", "{\"target\":\"weak\",\"tier\":\"medium\"}", "{\"target\":1,\"tier\":\"weak\"}", "null", "[]"]) {
+        yield* Effect.promise(() => raw.set(`switchyard:session:${key}`, garbage))
+        assert.isTrue(Option.isNone(yield* store.get(key)), garbage)
+      }
+      yield* store.put(key, strong)
+      assert.deepStrictEqual(yield* store.get(key), Option.some(strong))
+    }))
+
+  it.scopedLive("size counts this store's live keys only (SCAN over its prefix)", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const prefix = `switchyard:test:${unique("size")}:`
+      const other = `switchyard:test:${unique("size-other")}:`
+      yield* cleanUp(raw, () => ["a", "b", "c", "x"].flatMap((k) => [prefix + k, other + k]))
+      const store = yield* storeFor({ ttlMs: 60_000, keyPrefix: prefix })
+      const neighbour = yield* storeFor({ ttlMs: 60_000, keyPrefix: other })
+      assert.strictEqual(yield* store.size, 0)
+      yield* store.put("a", weak)
+      yield* store.put("b", weak)
+      yield* store.put("b", strong)
+      yield* store.put("c", strong)
+      yield* neighbour.put("x", weak)
+      assert.strictEqual(yield* store.size, 3)
+      assert.strictEqual(yield* neighbour.size, 1)
+    }))
+
+  it.scopedLive("Redis down (closed port): the store starts, get reads none, put is dropped, fast; counted and logged without the password", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const port = yield* closedPort
+      const getsBefore = yield* errorCount("get")
+      const putsBefore = yield* errorCount("put")
+      const started = Date.now()
+      yield* Effect.gen(function*() {
+        const store = yield* RedisSessionStore.make({
+          url: Redacted.make(`redis://user:s3cret-pw@127.0.0.1:${port}/0`),
+          ttlMs: 60_000,
+          connectTimeoutMs: 500
+        })
+        const key = `route\u0000s:${unique("down")}`
+        yield* store.put(key, weak)
+        assert.isTrue(Option.isNone(yield* store.get(key)))
+        assert.strictEqual(yield* store.size, 0)
+      }).pipe(capturingLogs(lines))
+      assert.isBelow(Date.now() - started, 1_500)
+      assert.strictEqual((yield* errorCount("get")) - getsBefore, 1)
+      assert.strictEqual((yield* errorCount("put")) - putsBefore, 1)
+      const all = lines.join("\n")
+      assert.include(all, "Redis not reachable at start")
+      assert.include(all, "session store unavailable; routing as if the session had no stored decision")
+      assert.include(all, "session store unavailable; the session decision was not stored")
+      assert.include(all, `redis://127.0.0.1:${port}/0`)
+      assert.notInclude(all, "s3cret-pw")
+      assert.notInclude(all, "user:")
+    }))
+
+  it.scopedLive("Redis going away mid-life: get reads none at once, and the store recovers when Redis is back", () =>
+    Effect.gen(function*() {
+      yield* redisUrl // CI's redis-server is on PATH; this test runs its own on a free port
+      const port = yield* closedPort
+      const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-own-"))
+      const first = yield* ownRedis(port, dir)
+      yield* pingUntilUp(port)
+      const store = yield* RedisSessionStore.make({ url: Redacted.make(`redis://127.0.0.1:${port}`), ttlMs: 60_000 }).pipe(
+        capturingLogs([])
+      )
+      yield* store.put("k", weak)
+      assert.deepStrictEqual(yield* store.get("k"), Option.some(weak))
+
+      yield* first.stop
+      const started = Date.now()
+      assert.isTrue(Option.isNone(yield* store.get("k").pipe(capturingLogs([]))))
+      yield* store.put("k", strong).pipe(capturingLogs([]))
+      assert.isBelow(Date.now() - started, 600)
+
+      // A fresh (empty) redis-server on the same port: the client reconnects by itself.
+      yield* ownRedis(port, dir)
+      yield* pingUntilUp(port)
+      let recovered = false
+      for (let i = 0; i < 100 && !recovered; i++) {
+        yield* store.put("k", strong).pipe(capturingLogs([]))
+        recovered = Option.isSome(yield* store.get("k").pipe(capturingLogs([])))
+        if (!recovered) yield* Effect.sleep("50 millis")
+      }
+      assert.isTrue(recovered, "the store did not reconnect within 5 s")
+      assert.deepStrictEqual(yield* store.get("k"), Option.some(strong))
+    }))
+
+  it.scopedLive("a hung Redis (accepts, never answers) delays a get or put by at most about the command timeout", () =>
+    Effect.gen(function*() {
+      const hung = yield* hungServer
+      const store = yield* RedisSessionStore.make({
+        url: Redacted.make(`redis://127.0.0.1:${portOf(hung.server)}`),
+        ttlMs: 60_000,
+        connectTimeoutMs: 300,
+        commandTimeoutMs: 200
+      }).pipe(capturingLogs([]))
+      const started = Date.now()
+      const got = yield* store.get("route\u0000s:hung").pipe(capturingLogs([]))
+      yield* store.put("route\u0000s:hung", weak).pipe(capturingLogs([]))
+      assert.isTrue(Option.isNone(got))
+      assert.isBelow(Date.now() - started, 2 * (200 + 50) + 200)
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// Through the server: an outage does not fail requests; two processes share one session
+// ---------------------------------------------------------------------------------------------
+
+const verdict = (p: number) =>
+  FakeUpstream.ok(JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }))
+
+const stickyToml = (judgeModel: string, redis: string) => (upstreamUrl: string) => `
+schema_version = 1
+
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+timeout_ms = 5000
+
+[targets.judge]
+id = "${judgeModel}"
+llm_client = "sim"
+
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+
+[targets.strong]
+id = "strong-model"
+llm_client = "sim"
+
+[routes.sticky]
+id = "sticky"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.5
+classify_trigger = "new_session"
+judge_failure = "fail_open"
+
+[sessions]
+store = "redis"
+url = "${redis}"
+ttl_ms = 60000
+`
+
+const chatBody = { model: "sticky", messages: [{ role: "user", content: "fix the typo in README" }] }
+
+const Answer = Schema.Struct({ status: Schema.Number, selected: Schema.String, source: Schema.String })
+const DecisionBody = Schema.Struct({
+  selected: Schema.Struct({ model: Schema.String }),
+  evidence: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/** POST a chat completion with a session id to a server at `base`; status and routing headers. */
+const chatAt = (base: string, session: string) =>
+  Effect.flatMap(
+    Effect.promise(() =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-switchyard-session-id": session },
+        body: JSON.stringify(chatBody)
+      }).then(async (response) => {
+        await response.text()
+        return {
+          status: response.status,
+          selected: response.headers.get("x-switchyard-selected-model") ?? "",
+          source: response.headers.get("x-switchyard-evidence-source") ?? ""
+        }
+      })
+    ),
+    Schema.decodeUnknown(Answer)
+  )
+
+const decisionAt = (base: string, session: string) =>
+  Effect.flatMap(
+    Effect.promise(() =>
+      fetch(`${base}/v1/decision`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-switchyard-session-id": session },
+        body: JSON.stringify({ input_format: "openai_chat", request: chatBody })
+      }).then((response) => response.json())
+    ),
+    Schema.decodeUnknown(DecisionBody)
+  )
+
+const metricsAt = (base: string) => Effect.promise(() => fetch(`${base}/metrics`).then((response) => response.text()))
+
+const bin = path.resolve(import.meta.dirname, "../bin/switchyard.js")
+const root = path.resolve(import.meta.dirname, "../../..")
+
+interface Cli {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Effect.Effect<number | null>
+}
+
+/** Spawn the compiled CLI (as `Cli.test.ts` does); killed when the scope closes if still running. */
+const spawnCli = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const exit = yield* Deferred.make<number | null>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })),
+      (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
+    )
+    let out = ""
+    let err = ""
+    child.stdout?.on("data", (data: Buffer) => (out += data.toString()))
+    child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
+    child.on("exit", (code) => Deferred.unsafeDone(exit, Effect.succeed(code)))
+    const cli: Cli = { child, stdout: () => out, stderr: () => err, exited: Deferred.await(exit) }
+    return cli
+  })
+
+/** Wait (bounded) for the `listening on` line and return the base URL. */
+const listening = (cli: Cli) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1_200; i++) {
+      const match = /listening on (http:\/\/[^\s]+)/.exec(cli.stdout())
+      if (match?.[1] !== undefined) return match[1]
+      yield* Effect.sleep("25 millis")
+    }
+    return yield* Effect.dieMessage(`server did not start: ${cli.stderr()}`)
+  })
+
+const judgeCalls = (upstream: FakeUpstream.FakeUpstream["Type"], judgeModel: string) =>
+  Effect.map(upstream.requests, (requests) => requests.filter((r) => r.model === judgeModel).length)
+
+describe("Redis session store through the server", () => {
+  it.scopedLive("two server processes sharing one Redis keep one session on one tier (affinity on B, no judge call)", () =>
+    Effect.gen(function*() {
+      const redis = yield* redisUrl
+      const raw = yield* rawClient
+      const judgeModel = unique("judge")
+      const sessionWeak = unique("session-weak")
+      const sessionStrong = unique("session-strong")
+      yield* cleanUp(raw, () => [sessionWeak, sessionStrong].map((s) => `switchyard:session:sticky\u0000s:${s}`))
+      const upstream = yield* FakeUpstream.make()
+      const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-"))
+      const file = path.join(dir, "routes.toml")
+      writeFileSync(file, stickyToml(judgeModel, redis)(upstream.url))
+      const a = yield* spawnCli(["--config", file, "--port", "0"])
+      const b = yield* spawnCli(["--config", file, "--port", "0"])
+      const urlA = yield* listening(a)
+      const urlB = yield* listening(b)
+      assert.notStrictEqual(urlA, urlB)
+
+      // Judged on A: p_solve 0.9 → weak, stored in Redis.
+      yield* upstream.setBehaviour(judgeModel, verdict(0.9))
+      assert.deepStrictEqual(yield* chatAt(urlA, sessionWeak), { status: 200, selected: "weak-model", source: "llm-classifier" })
+      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 1)
+
+      // The judge now says strong for everything; B still serves the session on the weak tier, unjudged.
+      yield* upstream.setBehaviour(judgeModel, verdict(0))
+      assert.deepStrictEqual(yield* chatAt(urlB, sessionWeak), { status: 200, selected: "weak-model", source: "affinity" })
+      const onB = yield* decisionAt(urlB, sessionWeak)
+      assert.strictEqual(onB.selected.model, "weak-model")
+      assert.deepStrictEqual<unknown>(onB.evidence, { source: "affinity", previous_source: "llm-classifier" })
+      assert.deepStrictEqual(yield* chatAt(urlA, sessionWeak), { status: 200, selected: "weak-model", source: "affinity" })
+      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 1)
+
+      // The other way round: a new session judged on B (strong) is served strong by A with affinity.
+      assert.deepStrictEqual(yield* chatAt(urlB, sessionStrong), { status: 200, selected: "strong-model", source: "llm-classifier" })
+      yield* upstream.setBehaviour(judgeModel, verdict(0.9))
+      assert.deepStrictEqual(yield* chatAt(urlA, sessionStrong), { status: 200, selected: "strong-model", source: "affinity" })
+      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 2)
+
+      const stored = yield* Effect.promise(() => raw.get(`switchyard:session:sticky\u0000s:${sessionWeak}`))
+      assert.deepStrictEqual(JSON.parse(stored ?? "null"), { target: "weak", tier: "weak" })
+      const seeded = (yield* metricsAt(urlB)).split("\n").find((l) => l.startsWith("switchyard_session_store_errors_total{operation=\"get\""))
+      assert.isTrue(seeded?.endsWith(" 0"), seeded)
+
+      // Both stop cleanly (the store's QUIT is bounded).
+      a.child.kill("SIGTERM")
+      b.child.kill("SIGTERM")
+      assert.strictEqual(yield* a.exited.pipe(Effect.timeout("10 seconds")), 0)
+      assert.strictEqual(yield* b.exited.pipe(Effect.timeout("10 seconds")), 0)
+    }), 60_000)
+
+  it.scopedLive("with Redis down, requests still succeed: judged every time (no affinity), errors counted on /metrics", () =>
+    Effect.gen(function*() {
+      const port = yield* closedPort
+      const judgeModel = unique("judge-down")
+      const session = unique("session-down")
+      const { client, upstream, url } = yield* startServer(stickyToml(judgeModel, `redis://127.0.0.1:${port}`)).pipe(
+        capturingLogs([])
+      )
+      yield* upstream.setBehaviour(judgeModel, verdict(0.9))
+      for (let i = 0; i < 2; i++) {
+        const response = yield* client.execute(
+          HttpClientRequest.post("/v1/chat/completions").pipe(
+            HttpClientRequest.setHeader("x-switchyard-session-id", session),
+            HttpClientRequest.bodyUnsafeJson(chatBody)
+          )
+        ).pipe(capturingLogs([]))
+        assert.strictEqual(response.status, 200)
+        assert.strictEqual(response.headers["x-switchyard-evidence-source"], "llm-classifier")
+        assert.strictEqual(response.headers["x-switchyard-selected-model"], "weak-model")
+      }
+      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 2)
+      const metrics = yield* metricsAt(url)
+      const line = metrics.split("\n").find((l) => l.startsWith("switchyard_session_store_errors_total{operation=\"get\""))
+      assert.isDefined(line)
+      assert.isAtLeast(Number(line?.slice(line.lastIndexOf(" ") + 1)), 2)
+    }))
+})
