@@ -237,6 +237,7 @@ const logicalCall = <A>(
       Effect.annotateCurrentSpan({ outcome: "error", "error.type": Failure.errorType(failure) })
     ),
     Effect.withSpan("libsy.client_call", {
+      captureStackTrace: false,
       kind: "client",
       attributes: {
         "gen_ai.operation.name": "chat",

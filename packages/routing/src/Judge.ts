@@ -133,7 +133,7 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         Effect.catchTag("InvalidResponse", () =>
           Effect.fail(new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge body is not a chat completion" }))),
         Effect.flatMap(verdictOf),
-        Effect.withSpan("Judge.consult", { attributes: { "switchyard.judge_model": consultation.options.judge.id } })
+        Effect.withSpan("Judge.consult", { captureStackTrace: false, attributes: { "switchyard.judge_model": consultation.options.judge.id } })
       )
   }))
 

@@ -181,6 +181,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           )
         }).pipe(
           Effect.withSpan("libsy.run", {
+            captureStackTrace: false,
             attributes: {
               "switchyard.route": found.id,
               "switchyard.algorithm": found.algorithm,

@@ -117,7 +117,7 @@ export const program = (options: CliOptions) =>
     }
     const server = Server.layer(deployment, options)
     const app = options.demo ? Layer.merge(server, Demo.layer(deployment, options)) : server
-    return yield* Layer.launch(app)
+    return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   })
 
 /**

@@ -10,6 +10,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { createServer, type Server } from "node:http"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
@@ -63,6 +64,18 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
     Layer.provide(routerLayer(deployment)),
     Layer.provide(options.telemetry ?? Telemetry.layer)
   )
+
+/**
+ * The server's logger: logfmt lines like Effect's default logger, written to stdout in batches
+ * every 20 ms (one write per batch instead of one synchronous write per line); flushed on shutdown.
+ */
+export const batchedLogger = Logger.replaceScoped(
+  Logger.defaultLogger,
+  Logger.batched(Logger.logfmtLogger, "20 millis", (lines) =>
+    Effect.sync(() => {
+      process.stdout.write(`${lines.join("\n")}\n`)
+    }))
+)
 
 /** Prints `listening on http://HOST:PORT` once the server is bound. */
 export const listeningLine = HttpServer.addressFormattedWith((address) => Console.log(`listening on ${address}`))
