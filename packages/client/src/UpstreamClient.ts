@@ -243,6 +243,7 @@ const logicalCall = <A>(
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": target.id,
         "gen_ai.request.stream": streaming,
+        ...requestAttributes(options.body),
         ...Option.match(server, {
           onNone: () => ({}),
           onSome: (s) => ({ "server.address": s.address, "server.port": s.port })
@@ -250,6 +251,20 @@ const logicalCall = <A>(
       }
     })
   )
+}
+
+/** `gen_ai.request.*` sampling attributes present in the caller's body (numbers only, no content). */
+const requestAttributes = (body: Readonly<Record<string, unknown>>): Record<string, number> => {
+  const attributes: Record<string, number> = {}
+  const copy = (field: string, attribute: string) => {
+    const value = body[field]
+    if (typeof value === "number") attributes[attribute] = value
+  }
+  copy("temperature", "gen_ai.request.temperature")
+  copy("top_p", "gen_ai.request.top_p")
+  copy("max_tokens", "gen_ai.request.max_tokens")
+  copy("max_completion_tokens", "gen_ai.request.max_tokens")
+  return attributes
 }
 
 /** Reads and decodes a buffered 2xx body; a failed read is a (retryable) `TransportError`. */

@@ -141,6 +141,7 @@ describe("spans", () => {
       assert.strictEqual(judgeCall?.attributes["gen_ai.usage.input_tokens"], 50)
       assert.strictEqual(judgeCall?.attributes["gen_ai.usage.output_tokens"], 10)
       assert.strictEqual(judgeCall?.attributes["gen_ai.response.model"], ids.judge)
+      assert.strictEqual(judgeCall?.attributes["gen_ai.request.max_tokens"], 4096)
     }))
 
   it.scoped("a fail-open request (judge stalled past its deadline, TestClock): reason timeout on libsy.run", () =>
