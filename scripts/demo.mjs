@@ -9,7 +9,7 @@ import { Effect, Logger, LogLevel } from "effect"
 import { Drill } from "../packages/server/dist/index.js"
 
 const drill = await Effect.runPromise(
-  Drill.run({ judgeTimeoutMs: 3000 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))
+  Drill.run({ judgeTimeoutMs: 3000 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None))
 )
 console.log("## Judge drill: the same judge failures under both postures (status, tier, latency, evidence / reason)\n")
 console.log(Drill.format(drill.rows))
