@@ -8,6 +8,7 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Noop from "@switchyard-ts/routing/Noop"
@@ -100,7 +101,41 @@ export interface ClassifierRouteSpec extends RouteCommon {
   readonly judgeTimeoutMs: Option.Option<number>
 }
 
-export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec | ClassifierRouteSpec
+/**
+ * `type = "advisor"`: the executor answers every turn; a turn that would end the work is reviewed
+ * by the advisor (APPROVE releases it, REDO has the executor answer again with the advisor's plan).
+ */
+export interface AdvisorRouteSpec extends RouteCommon {
+  readonly type: "advisor"
+  /** `executor_target`: answers every turn the client sees. */
+  readonly executor: Target
+  /** `advisor_target`: reviews turns; never an answer target. */
+  readonly advisor: Target
+  /** `gate_trigger` (default `no_tool_call`). */
+  readonly gateTrigger: "no_tool_call" | "pattern"
+  /** `gate_trigger_pattern`: a valid, non-blank regular expression; required with (and only with) `pattern`. */
+  readonly gateTriggerPattern: Option.Option<RegExp>
+  /** `max_reviews` >= 1 (default 1): reviews per session scope (or the instance-wide scope). */
+  readonly maxReviews: number
+  /** `gate_stall_turns` >= 0 (default 0, off). */
+  readonly gateStallTurns: number
+  /** `gate_min_tool_results` >= 0 (default 0). */
+  readonly gateMinToolResults: number
+  /** `advisor_max_tokens` >= 1 (default 2048). */
+  readonly advisorMaxTokens: number
+  /** `advisor_temperature`: finite, >= 0; unset by default (omitted on the wire). */
+  readonly advisorTemperature: Option.Option<number>
+  /** `transcript_max_chars` >= 256 (default 200000). */
+  readonly transcriptMaxChars: number
+  /** `fail_open` (default true): a failed consultation releases the turn; false fails the request (502/504). */
+  readonly failOpen: boolean
+  /** `reviewer_system_prompt` (non-blank): replaces the packaged reviewer prompt. */
+  readonly reviewerSystemPrompt: Option.Option<string>
+  /** `redo_feedback_prefix` (non-blank): replaces the packaged feedback prefix. */
+  readonly redoFeedbackPrefix: Option.Option<string>
+}
+
+export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec | ClassifierRouteSpec | AdvisorRouteSpec
 
 /** Where session decisions live: in this process, or in a Redis shared by several replicas. */
 export type SessionStoreKind = "memory" | "redis"
@@ -141,8 +176,12 @@ export interface Deployment {
 /** The route algorithms of a deployment, in route-id order. */
 export const routes = (
   deployment: Deployment
-): Effect.Effect<ReadonlyArray<Route>, never, Judge.Judge | SessionStore.SessionStore> =>
-  Effect.forEach(deployment.routes, (spec): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore> => {
+): Effect.Effect<ReadonlyArray<Route>, never, Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient> =>
+  Effect.forEach(deployment.routes, (spec): Effect.Effect<
+    Route,
+    never,
+    Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient
+  > => {
     const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
     const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs })
     switch (spec.type) {
@@ -154,6 +193,8 @@ export const routes = (
         return Effect.succeed(bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed })))
       case "llm_classifier":
         return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
+      case "advisor":
+        return Effect.map(AdvisorRoute.make({ ...common, ...spec }), bounded)
     }
   })
 

@@ -6,7 +6,8 @@
  * 1. Structure, decoded with `effect/Schema`: TOML syntax, `schema_version`, the top-level tables,
  *    then every client, target and route table in sorted table-name order, then `[sessions]` —
  *    unknown keys, missing keys, value types and enum variants (`format`, route `type`, and for
- *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`).
+ *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`;
+ *    for `advisor` its `gate_trigger`).
  *    A classifier route's mode is settled before its keys: `escalation`/`custom` (explicit, or
  *    implied by an `escalation` table) are not supported yet, and custom-mode keys on a
  *    capability route get `mode capability cannot use custom classifier fields`.
@@ -14,7 +15,11 @@
  *    `api_key_env`, `extra_headers`, `breaker`) → target→client references and `extra_body` → each
  *    route (duplicate ids, `context_window`, `request_timeout_ms`, target references, weights, seed;
  *    for `llm_classifier`: target references → thresholds → `message_hash_fallback` →
- *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`) → `[sessions]`: `url` required with `store = "redis"` and rejected
+ *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`; for `advisor`:
+ *    `executor_target` → `advisor_target` → `gate_trigger_pattern` (required exactly with
+ *    `gate_trigger = "pattern"`, non-blank, a valid regular expression) → `max_reviews` →
+ *    `gate_stall_turns` → `gate_min_tool_results` → `advisor_max_tokens` → `advisor_temperature` →
+ *    `transcript_max_chars` → `reviewer_system_prompt` → `redo_feedback_prefix`) → `[sessions]`: `url` required with `store = "redis"` and rejected
  *    with `memory`, `max_entries` rejected with `redis`, then the URL (`redis://`/`rediss://`,
  *    never echoed: it may hold a password) and the bounds.
  *
@@ -47,6 +52,7 @@ import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
 import { credentialHeaders, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import type {
+  AdvisorRouteSpec,
   ClassifierRouteSpec,
   Deployment,
   RandomRouteSpec,
@@ -170,11 +176,30 @@ const RawClassifier = Schema.Struct({
 })
 type RawClassifier = typeof RawClassifier.Type
 
+const RawAdvisor = Schema.Struct({
+  ...routeCommonFields,
+  executor_target: TomlString,
+  advisor_target: TomlString,
+  gate_trigger: Schema.optional(TomlVariant("no_tool_call", "pattern")),
+  gate_trigger_pattern: Schema.optional(TomlString),
+  max_reviews: Schema.optional(TomlInteger),
+  gate_stall_turns: Schema.optional(TomlInteger),
+  gate_min_tool_results: Schema.optional(TomlInteger),
+  advisor_max_tokens: Schema.optional(TomlInteger),
+  advisor_temperature: Schema.optional(TomlNumber),
+  transcript_max_chars: Schema.optional(TomlInteger),
+  fail_open: Schema.optional(TomlBoolean),
+  reviewer_system_prompt: Schema.optional(TomlString),
+  redo_feedback_prefix: Schema.optional(TomlString)
+})
+type RawAdvisor = typeof RawAdvisor.Type
+
 type RawRoute =
   | { readonly type: "noop"; readonly raw: typeof RawNoop.Type }
   | { readonly type: "passthrough"; readonly raw: typeof RawPassthrough.Type }
   | { readonly type: "random"; readonly raw: typeof RawRandom.Type }
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
+  | { readonly type: "advisor"; readonly raw: RawAdvisor }
 
 interface Named<A> {
   readonly name: string
@@ -190,8 +215,8 @@ interface RawDeployment {
 
 const supportedFormats = ["openai_chat"] as const
 const laterFormats: ReadonlyArray<string> = ["openai_responses", "anthropic_messages"]
-const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier"] as const
-const laterRouteTypes: ReadonlyArray<string> = ["advisor", "stage_router"]
+const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
+const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
 const supportedClassifierModes = ["capability"] as const
 const laterClassifierModes: ReadonlyArray<string> = ["escalation", "custom"]
 
@@ -257,6 +282,8 @@ const decodeRoute = (name: string, table: unknown) =>
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
       case "llm_classifier":
         return { name, raw: { type, raw: yield* decodeClassifier(path, table) } }
+      case "advisor":
+        return { name, raw: { type, raw: yield* decodeAt(RawAdvisor, path, table) } }
     }
     return yield* laterRouteTypes.includes(type)
       ? fail([...path, "type"], `route type ${JSON.stringify(type)} is not supported yet`)
@@ -513,6 +540,98 @@ const buildClassifier = (
     }
   })
 
+/** A prompt-like string key: when set, it must not be blank. */
+const nonBlank = (path: Path, value: string | undefined, what: string): Effect.Effect<Option.Option<string>, InvalidConfig> =>
+  value === undefined
+    ? Effect.succeedNone
+    : value.trim() === ""
+    ? fail(path, `${what} must not be empty`)
+    : Effect.succeed(Option.some(value))
+
+const buildAdvisor = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawAdvisor
+): Effect.Effect<AdvisorRouteSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    // references
+    const executor = yield* lookupTarget(targets, [...path, "executor_target"], raw.executor_target)
+    const advisor = yield* lookupTarget(targets, [...path, "advisor_target"], raw.advisor_target)
+    // trigger and pattern
+    const gateTrigger = raw.gate_trigger ?? "no_tool_call"
+    const patternPath = [...path, "gate_trigger_pattern"]
+    if (gateTrigger === "pattern" && raw.gate_trigger_pattern === undefined) {
+      return yield* fail(patternPath, "gate_trigger_pattern is required when gate_trigger = \"pattern\"")
+    }
+    if (gateTrigger !== "pattern" && raw.gate_trigger_pattern !== undefined) {
+      return yield* fail(patternPath, "gate_trigger_pattern requires gate_trigger = \"pattern\"")
+    }
+    const gateTriggerPattern = raw.gate_trigger_pattern === undefined ? Option.none() : Option.some(
+      yield* raw.gate_trigger_pattern.trim() === ""
+        ? fail(patternPath, "gate_trigger_pattern must not be empty")
+        : compilePattern(patternPath, raw.gate_trigger_pattern)
+    )
+    // budgets and limits
+    const maxReviews = raw.max_reviews === undefined
+      ? 1
+      : Number(yield* integerInRange([...path, "max_reviews"], raw.max_reviews, 1n, maxU32))
+    const gateStallTurns = raw.gate_stall_turns === undefined
+      ? 0
+      : Number(yield* integerInRange([...path, "gate_stall_turns"], raw.gate_stall_turns, 0n, maxU32))
+    const gateMinToolResults = raw.gate_min_tool_results === undefined
+      ? 0
+      : Number(yield* integerInRange([...path, "gate_min_tool_results"], raw.gate_min_tool_results, 0n, maxU32))
+    const advisorMaxTokens = raw.advisor_max_tokens === undefined
+      ? 2048
+      : Number(yield* integerInRange([...path, "advisor_max_tokens"], raw.advisor_max_tokens, 1n, maxU32))
+    const temperature = raw.advisor_temperature
+    if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0)) {
+      return yield* fail([...path, "advisor_temperature"], `must be finite and at least 0, got ${temperature}`)
+    }
+    const transcriptMaxChars = raw.transcript_max_chars === undefined
+      ? 200_000
+      : Number(yield* integerInRange([...path, "transcript_max_chars"], raw.transcript_max_chars, 256n, maxSafe))
+    // texts
+    const reviewerSystemPrompt = yield* nonBlank(
+      [...path, "reviewer_system_prompt"],
+      raw.reviewer_system_prompt,
+      "reviewer_system_prompt"
+    )
+    const redoFeedbackPrefix = yield* nonBlank([...path, "redo_feedback_prefix"], raw.redo_feedback_prefix, "redo_feedback_prefix")
+    return {
+      ...common,
+      type: "advisor",
+      executor,
+      advisor,
+      gateTrigger,
+      gateTriggerPattern,
+      maxReviews,
+      gateStallTurns,
+      gateMinToolResults,
+      advisorMaxTokens,
+      advisorTemperature: Option.map(Option.fromNullable(temperature), (t) => (t === 0 ? 0 : t)), // -0.0 reads as 0
+      transcriptMaxChars,
+      failOpen: raw.fail_open ?? true,
+      reviewerSystemPrompt,
+      redoFeedbackPrefix
+    }
+  })
+
+/**
+ * A `gate_trigger_pattern` as a JavaScript regular expression with the `u` flag (searched, not
+ * anchored); the message carries the engine's own complaint.
+ */
+const compilePattern = (path: Path, pattern: string): Effect.Effect<RegExp, InvalidConfig> =>
+  Effect.try({
+    try: () => new RegExp(pattern, "u"),
+    catch: (error) =>
+      invalid(
+        path,
+        `gate_trigger_pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`
+      )
+  })
+
 const buildRoute = (
   targets: ReadonlyMap<string, Target>,
   { name, raw: route }: Named<RawRoute>
@@ -542,6 +661,8 @@ const buildRoute = (
         return yield* buildRandom(targets, path, common, route.raw)
       case "llm_classifier":
         return yield* buildClassifier(targets, path, common, route.raw)
+      case "advisor":
+        return yield* buildAdvisor(targets, path, common, route.raw)
     }
   })
 
@@ -647,7 +768,8 @@ export const summary = (deployment: Deployment): string =>
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route whose judge's LLM client has no
  * `timeout_ms` and which bounds its judge neither by `judge_timeout_ms` nor by `request_timeout_ms`
- * (`route <table name>: judge client <client name> has no timeout_ms; ...`).
+ * (`route <table name>: judge client <client name> has no timeout_ms; ...`), and one per `advisor`
+ * route whose advisor's client has no `timeout_ms` and which has no `request_timeout_ms`.
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
   deployment.routes.flatMap((route) =>
@@ -656,6 +778,11 @@ export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
       ? [
         `route ${route.name}: judge client ${route.judge.client.name} has no timeout_ms; ` +
         "a stalled judge holds requests until the peer closes the connection"
+      ]
+      : route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) && Option.isNone(route.requestTimeoutMs)
+      ? [
+        `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
+        "a stalled advisor holds requests until the peer closes the connection"
       ]
       : []
   )

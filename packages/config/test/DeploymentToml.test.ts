@@ -349,8 +349,8 @@ describe("DeploymentToml.parse routes", () => {
   it.effect("seed is an integer", () =>
     expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 1.5"), "routes.x.seed", "expected an integer, got float"))
 
-  it.effect("advisor is recognised but not supported yet", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.type", "route type \"advisor\" is not supported yet"))
+  it.effect("advisor is a supported route type whose keys are then required", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.executor_target", "missing"))
 
   it.effect("stage_router is recognised but not supported yet", () =>
     expectInvalid(route("id = \"x\"\ntype = \"stage_router\""), "routes.x.type", "route type \"stage_router\" is not supported yet"))

@@ -155,11 +155,38 @@ export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>()("Ju
   }
 }
 
+/**
+ * An advisor route with `fail_open = false` failed the request because its advisor could not be
+ * consulted on the executor's turn. Mapped exactly like {@link JudgeUnavailable} (the same posture
+ * combinator decides both): 502 (transport, upstream status), 504 (deadline) or 503 (the advisor's
+ * circuit breaker is open); the message names the advisor and never quotes its error body.
+ */
+export class AdvisorUnavailable extends Schema.TaggedError<AdvisorUnavailable>()("AdvisorUnavailable", {
+  /** Model id of the advisor target. */
+  advisorModel: Schema.String,
+  failure: Schema.Union(TransportError, DeadlineExceeded, UpstreamStatus, CircuitOpen)
+}) {
+  override get message(): string {
+    const failure = this.failure
+    switch (failure._tag) {
+      case "TransportError":
+        return `advisor ${this.advisorModel} is unreachable: ${failure.reason}`
+      case "DeadlineExceeded":
+        return `advisor ${this.advisorModel} did not finish within ${failure.afterMs} ms, retries included`
+      case "UpstreamStatus":
+        return `advisor ${this.advisorModel} answered HTTP ${failure.status}`
+      case "CircuitOpen":
+        return `advisor ${this.advisorModel} is unavailable: the circuit breaker of llm client ${failure.client} is open`
+    }
+  }
+}
+
 /** Everything that can fail a routed request. */
 export type RequestFailure =
   | ClientFailure
   | RequestDeadlineExceeded
   | JudgeUnavailable
+  | AdvisorUnavailable
   | InvalidRequest
   | ModelNotFound
   | RequestTooLarge
@@ -218,6 +245,8 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
     case "RequestDeadlineExceeded":
       return upstream(504, "upstream_timeout", failure.message)
     case "JudgeUnavailable":
+    case "AdvisorUnavailable":
+      // One mapping for both: a routing-time consultation that the posture let fail.
       switch (failure.failure._tag) {
         case "DeadlineExceeded":
           return upstream(504, "upstream_timeout", failure.message)

@@ -7,7 +7,9 @@ import { Boundary } from "./Verdict.js"
 
 /**
  * Why a judged request was routed without a verdict (a bounded label set, also the
- * `reason` label of `switchyard_classifier_fail_open_total`).
+ * `reason` label of `switchyard_classifier_fail_open_total`); for an advisor, why its consultation
+ * failed (`switchyard_advisor_gate_consult_failures_total`; never `parse_error`, which is the
+ * `unparseable` verdict).
  */
 export const Reason = Schema.Literal(
   "timeout",
@@ -60,8 +62,55 @@ export const CircuitOpen = Schema.Struct({
   judge_model: Schema.String
 })
 
-/** Every evidence record, discriminated by `source`. */
-export const Evidence = Schema.Union(Passthrough, Random, Noop, Classifier, Affinity, Retained, FailOpen, CircuitOpen)
+/** What made the advisor gate review a turn (also the `trigger` label of the review metric). */
+export const AdvisorTrigger = Schema.Literal("no_tool_call", "pattern", "stall")
+export type AdvisorTrigger = typeof AdvisorTrigger.Type
+
+/**
+ * Why the advisor gate did not consult: the turn did not trigger a review (`no_trigger`), the
+ * scope's `max_reviews` are used up (`budget_exhausted`), or the scope had 3 failed consults
+ * (`consult_failures`).
+ */
+export const AdvisorSkip = Schema.Literal("no_trigger", "budget_exhausted", "consult_failures")
+export type AdvisorSkip = typeof AdvisorSkip.Type
+
+/**
+ * An `advisor` route: the advisor's verdict on the executor's turn (`approve`: released; `redo`:
+ * discarded and answered again; `unparseable`: released), with the `trigger` that asked for the
+ * review, or `skipped` with why no review happened.
+ */
+export const Advisor = Schema.Struct({
+  source: Schema.Literal("advisor"),
+  verdict: Schema.Literal("approve", "redo", "unparseable", "skipped"),
+  trigger: Schema.optional(AdvisorTrigger),
+  skipped: Schema.optional(AdvisorSkip),
+  advisor_model: Schema.String
+})
+
+/**
+ * An `advisor` route whose consultation failed (`reason`) and whose `fail_open` posture released
+ * the executor's turn without the advisor's verdict.
+ */
+export const AdvisorFailOpen = Schema.Struct({
+  source: Schema.Literal("advisor"),
+  reason: Reason,
+  trigger: AdvisorTrigger,
+  advisor_model: Schema.String
+})
+
+/** Every evidence record, discriminated by `source` (the two `advisor` records by `reason`). */
+export const Evidence = Schema.Union(
+  Passthrough,
+  Random,
+  Noop,
+  Classifier,
+  Affinity,
+  Retained,
+  FailOpen,
+  CircuitOpen,
+  Advisor,
+  AdvisorFailOpen
+)
 export type Evidence = typeof Evidence.Type
 
 /** The `source` values. */
@@ -84,6 +133,21 @@ export const spanAttributes = (evidence: Evidence): Record<string, string | numb
       return { "evidence.source": evidence.source, "evidence.reason": "circuit_open", "evidence.judge_model": evidence.judge_model }
     case "affinity":
       return { "evidence.source": evidence.source, "evidence.previous_source": evidence.previous_source }
+    case "advisor":
+      return "reason" in evidence
+        ? {
+          "evidence.source": evidence.source,
+          "evidence.reason": evidence.reason,
+          "evidence.trigger": evidence.trigger,
+          "evidence.advisor_model": evidence.advisor_model
+        }
+        : {
+          "evidence.source": evidence.source,
+          "evidence.verdict": evidence.verdict,
+          ...(evidence.trigger === undefined ? {} : { "evidence.trigger": evidence.trigger }),
+          ...(evidence.skipped === undefined ? {} : { "evidence.skipped": evidence.skipped }),
+          "evidence.advisor_model": evidence.advisor_model
+        }
     default:
       return { "evidence.source": evidence.source }
   }

@@ -115,3 +115,27 @@ export const reasoningTokensTotal = Metric.counter("switchyard_reasoning_tokens_
   incremental: true,
   description: "Reasoning tokens by served model"
 })
+
+/**
+ * Advisor gate reviews, labelled `verdict` (`approve` / `redo` / `unparseable`) and `trigger`
+ * (`no_tool_call` / `pattern` / `stall`): one per consultation that returned a reply.
+ */
+export const advisorGateReviewsTotal = Metric.counter("switchyard_advisor_gate_reviews_total", {
+  incremental: true,
+  description: "Advisor gate reviews by verdict and trigger"
+})
+
+/**
+ * Advisor consultations that failed, labelled `reason` (`timeout`, `transport`, `upstream_5xx`,
+ * `upstream_non_5xx`, `invalid_response`, `circuit_open`), under both `fail_open` settings.
+ */
+export const advisorGateConsultFailuresTotal = Metric.counter("switchyard_advisor_gate_consult_failures_total", {
+  incremental: true,
+  description: "Advisor gate consultations that failed, by reason"
+})
+
+/** Executor turns the advisor gate discarded after a REDO verdict. */
+export const advisorGateDiscardedTurnsTotal = Metric.counter("switchyard_advisor_gate_discarded_turns_total", {
+  incremental: true,
+  description: "Executor turns discarded by the advisor gate"
+})

@@ -1,9 +1,11 @@
 /**
  * The `noop` route: answers `OK` by itself, without any upstream call.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Replay from "./Replay.js"
 import type { Route } from "./Route.js"
 
 /** Options of a noop route. */
@@ -17,7 +19,7 @@ export interface Options {
 /** The fixed answer of a noop route. */
 export const answerText = "OK"
 
-/** Build a noop route. */
+/** Build a noop route: its decision carries the answer (`Decision.answer`), created now. */
 export const make = (options: Options): Route => {
   const route: Route = {
     id: options.id,
@@ -27,12 +29,13 @@ export const make = (options: Options): Route => {
     contextWindow: options.contextWindow ?? Option.none(),
     toolCalling: options.toolCalling ?? Option.none(),
     decide: () =>
-      Effect.succeed({
+      Effect.map(Clock.currentTimeMillis, (ms) => ({
         route: { id: options.id, name: options.name, algorithm: "noop" },
         selected: Option.none(),
         fallbacks: [],
-        evidence: { source: "noop" }
-      })
+        evidence: { source: "noop" },
+        answer: Option.some(completion(options.id, Math.floor(ms / 1000)))
+      }))
   }
   return route
 }
@@ -47,20 +50,6 @@ export const completion = (routeId: string, created: number): ChatCompletion => 
   usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
 })
 
-/** The streamed answer of a noop route. */
-export const chunks = (routeId: string, created: number): ReadonlyArray<ChatCompletionChunk> => [
-  {
-    id: "switchyard-noop",
-    object: "chat.completion.chunk",
-    created,
-    model: routeId,
-    choices: [{ index: 0, delta: { role: "assistant", content: answerText }, finish_reason: null }]
-  },
-  {
-    id: "switchyard-noop",
-    object: "chat.completion.chunk",
-    created,
-    model: routeId,
-    choices: [{ index: 0, delta: {}, finish_reason: "stop" }]
-  }
-]
+/** The streamed answer of a noop route: its completion replayed (two chunks, the second with `stop`). */
+export const chunks = (routeId: string, created: number): ReadonlyArray<ChatCompletionChunk> =>
+  Replay.chunks(completion(routeId, created), { includeUsage: false })

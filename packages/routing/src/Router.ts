@@ -1,7 +1,8 @@
 /**
  * The `Router` service: finds a request's route, runs its algorithm, makes the answer call with
- * candidate fallback, bounds the whole run by the route's `request_timeout_ms`, and records the run
- * (span `libsy.run`, request/error/call metrics).
+ * candidate fallback — or takes the answer the route produced while routing (`Decision.answer`,
+ * replayed as chunks to streaming callers) — bounds the whole run by the route's
+ * `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call metrics).
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -19,13 +20,14 @@ import {
   type ClientFailure,
   ModelNotFound,
   RequestDeadlineExceeded,
+  RoutingError,
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
-import * as Noop from "./Noop.js"
+import * as Replay from "./Replay.js"
 import type { Route, RouteFailure, RoutedRequest } from "./Route.js"
 
 /** Every way a routed request can fail. */
@@ -34,7 +36,10 @@ export type RouterFailure = RouteFailure | ClientFailure | ModelNotFound | Reque
 /** A buffered answer and where it came from. */
 export interface Completed {
   readonly decision: Decision
-  /** The target that served the answer (a fallback after a fallback-worthy failure); none for noop. */
+  /**
+   * The target that served the answer (a fallback after a fallback-worthy failure; the executor of
+   * an advisor gate); none for noop.
+   */
   readonly served: Option.Option<Target>
   readonly completion: ChatCompletion
 }
@@ -192,10 +197,15 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
 
     const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request))
 
-    /** Route, then answer: by the route itself (noop) or by an answer call over the candidates. */
+    /**
+     * Route, then answer: with the answer the route produced while routing (`Decision.answer`:
+     * noop, the advisor gate — no answer call, so only the request counter and the served model's
+     * tokens are recorded), or by an answer call over the candidates. A decision with neither an
+     * answer nor a selected target is a `RoutingError`.
+     */
     const routeAndAnswer = <A>(
       request: RoutedRequest,
-      byRoute: (decision: Decision, created: number) => A,
+      byRoute: (decision: Decision, completion: ChatCompletion) => A,
       byUpstream: (
         decision: Decision,
         candidates: readonly [Target, ...Array<Target>]
@@ -204,13 +214,18 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       run(request, true, (found) =>
         Effect.gen(function*() {
           const decision = yield* route(found, request)
+          const produced = decision.answer ?? Option.none()
+          if (Option.isSome(produced)) {
+            yield* add(Metrics.requestsTotal, { model: modelLabel(decision) })
+            if (Option.isSome(decision.selected)) yield* recordUsage(decision.selected.value.id, produced.value.usage)
+            return byRoute(decision, produced.value)
+          }
+          if (Option.isNone(decision.selected)) {
+            return yield* new RoutingError({ message: `route ${found.id} selected no target and produced no answer` })
+          }
           const start = yield* nowMs
-          const answer = Option.match(decision.selected, {
-            onNone: () => Effect.map(Clock.currentTimeMillis, (ms) => byRoute(decision, Math.floor(ms / 1000))),
-            onSome: (selected) =>
-              byUpstream(decision, [selected, ...decision.fallbacks]).pipe(Effect.provideService(UpstreamClient, upstream))
-          })
-          return yield* answer.pipe(
+          return yield* byUpstream(decision, [decision.selected.value, ...decision.fallbacks]).pipe(
+            Effect.provideService(UpstreamClient, upstream),
             Effect.tap(() => recordCall(decision, "ok", start)),
             Effect.tapError(() => recordCall(decision, "error", start))
           )
@@ -219,11 +234,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const complete = (request: RoutedRequest) =>
       routeAndAnswer(
         request,
-        (decision, created): Completed => ({
-          decision,
-          served: Option.none(),
-          completion: Noop.completion(decision.route.id, created)
-        }),
+        (decision, completion): Completed => ({ decision, served: decision.selected, completion }),
         (decision, candidates) =>
           Effect.flatMap(
             Fallback.complete(candidates, request.body, request.headers),
@@ -239,10 +250,12 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const stream = (request: RoutedRequest) =>
       routeAndAnswer(
         request,
-        (decision, created): Streamed => ({
+        (decision, completion): Streamed => ({
           decision,
-          served: Option.none(),
-          chunks: Stream.fromIterable(Noop.chunks(decision.route.id, created))
+          served: decision.selected,
+          chunks: Stream.fromIterable(
+            Replay.chunks(completion, { includeUsage: request.body.stream_options?.include_usage === true })
+          )
         }),
         (decision, candidates) =>
           Effect.map(

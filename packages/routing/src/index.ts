@@ -1,6 +1,9 @@
 /**
- * @switchyard-ts/routing — judge, posture, route algorithms, sessions, decisions, evidence and the Router.
+ * @switchyard-ts/routing — judge, posture, route algorithms (advisor gate included), sessions, decisions, evidence and the Router.
  */
+export * as AdvisorPrompt from "./AdvisorPrompt.js"
+export * as AdvisorReview from "./AdvisorReview.js"
+export * as AdvisorRoute from "./AdvisorRoute.js"
 export * as CapabilityRoute from "./CapabilityRoute.js"
 export * as Conversation from "./Conversation.js"
 export * as Decision from "./Decision.js"
@@ -13,6 +16,7 @@ export * as Passthrough from "./Passthrough.js"
 export * as Policy from "./Policy.js"
 export * as Posture from "./Posture.js"
 export * as RandomRoute from "./RandomRoute.js"
+export * as Replay from "./Replay.js"
 export * as Route from "./Route.js"
 export * as Router from "./Router.js"
 export * as SessionStore from "./SessionStore.js"

@@ -20,7 +20,6 @@ import { SessionId } from "@switchyard-ts/protocol/Ids"
 import { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
-import * as Noop from "@switchyard-ts/routing/Noop"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
@@ -192,9 +191,11 @@ const decision = (router: Router["Type"], limit: number) => (request: HttpServer
     const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
     const body = yield* decodeValue(ChatCompletionRequest, envelope.request)
     const decided = yield* router.decide(routedRequest(request, body))
-    const answer = Option.isNone(decided.selected)
-      ? { response: Noop.completion(decided.route.id, 0) }
-      : {}
+    // A route that produced the answer while routing (noop, the advisor gate) returns it too.
+    const answer = Option.match(decided.answer ?? Option.none(), {
+      onNone: () => ({}),
+      onSome: (response) => ({ response })
+    })
     return HttpServerResponse.unsafeJson({
       selected: Option.match(decided.selected, { onNone: () => null, onSome: describeTarget }),
       fallbacks: decided.fallbacks.map(describeTarget),

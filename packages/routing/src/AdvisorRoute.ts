@@ -1,0 +1,338 @@
+/**
+ * The `advisor` route (the advisor gate, algorithm `advisor_gate`): an executor target answers
+ * every turn the client sees; when its turn would end the work (no tool call, or text matching a
+ * pattern, or a stalled conversation), a stronger advisor reviews it before it is released.
+ *
+ * Per request:
+ *
+ * 1. Scope: the caller's session id (`x-switchyard-session-id`), else one instance-wide scope.
+ *    A scope whose reviews are used up (`max_reviews`) or that had 3 failed consults routes like a
+ *    passthrough to the executor (no answer produced here, no fallbacks; streams stay live).
+ * 2. The executor answers, buffered, one candidate; its failures fail the request as they are
+ *    (a context overflow stays a 400).
+ * 3. No trigger → the turn is released. Trigger → one review is reserved (none left: released
+ *    unreviewed) and the advisor is consulted: non-streaming, one candidate, never a fallback.
+ * 4. APPROVE → released. REDO → the turn is discarded, appended with the advisor's plan as user
+ *    feedback, and the executor answers again (a plain call); that answer is released.
+ * 5. A failed consultation refunds the review and counts a failed consult. Its failure channel
+ *    goes through the same `Posture` combinator as a judge's: `fail_open = true` → the turn is
+ *    released without the advisor's verdict; `fail_open = false` → the request fails with
+ *    `AdvisorUnavailable` (502, 504; 503 for an open breaker, settled around the posture as the
+ *    capability route does). An unparseable reply is an `InvalidVerdict`, folded by the posture
+ *    under both settings: the turn is released, counted `unparseable`, and the consult counts as
+ *    failed.
+ *
+ * The released answer travels in `Decision.answer`; the `Router` replays it to streaming callers.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type { Target } from "@switchyard-ts/client/Target"
+import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import { AdvisorUnavailable, type CircuitOpen, type ClientFailure } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import * as AdvisorReview from "./AdvisorReview.js"
+import { reasonOf } from "./CapabilityRoute.js"
+import * as Conversation from "./Conversation.js"
+import type { Decision } from "./Decision.js"
+import type * as Evidence from "./Evidence.js"
+import * as Metrics from "./Metrics.js"
+import * as Posture from "./Posture.js"
+import type { Route, RoutedRequest } from "./Route.js"
+import { InvalidVerdict } from "./Verdict.js"
+
+/** What makes a turn eligible for review (`gate_trigger`). */
+export type GateTrigger = "no_tool_call" | "pattern"
+
+/** Options of an advisor route (its TOML keys, validated). */
+export interface Options extends AdvisorReview.ReviewOptions {
+  readonly id: string
+  readonly name: string
+  /** `executor_target`: answers every turn the client sees. */
+  readonly executor: Target
+  /** `gate_trigger` (default `no_tool_call`). */
+  readonly gateTrigger: GateTrigger
+  /** `gate_trigger_pattern`: searched (not anchored) in the turn's visible text; set exactly with `pattern`. */
+  readonly gateTriggerPattern: Option.Option<RegExp>
+  /** `max_reviews` >= 1 (default 1): reviews per scope. */
+  readonly maxReviews: number
+  /** `gate_stall_turns` (default 0, off): review once per conversation after this many assistant turns. */
+  readonly gateStallTurns: number
+  /** `gate_min_tool_results` (default 0): `no_tool_call` needs at least this many tool results. */
+  readonly gateMinToolResults: number
+  /** `fail_open` (default true): the posture of a failed consultation. */
+  readonly failOpen: boolean
+  /** `redo_feedback_prefix`: replaces the packaged prefix when set. */
+  readonly redoFeedbackPrefix: Option.Option<string>
+  readonly contextWindow?: Option.Option<number>
+  readonly toolCalling?: Option.Option<boolean>
+}
+
+/** Failed consults after which a scope is no longer reviewed. */
+export const maxFailedConsults = 3
+
+/** Session scopes (and stall-trigger conversations) tracked at once; the least recently used go first. */
+export const maxTrackedScopes = 1024
+
+/** A scope's review budget. */
+export interface Budget {
+  /** Reviews used (successful consults), in `0..max_reviews`. */
+  readonly reviews: number
+  /** Failed consults (call failures and unparseable replies), in `0..3`. */
+  readonly failedConsults: number
+}
+
+/** An advisor route, with a view of its budgets (for tests and operators). */
+export interface AdvisorRoute extends Route {
+  /** The budget of a session's scope, or of the instance-wide scope for none. */
+  readonly budget: (sessionId: Option.Option<string>) => Effect.Effect<Budget>
+}
+
+interface ScopeState {
+  reviews: number
+  failedConsults: number
+}
+
+/** Insertion order is recency order: touching a key moves it last; beyond the bound the first goes. */
+const touch = <V>(map: Map<string, V>, key: string, value: V): V => {
+  map.delete(key)
+  map.set(key, value)
+  while (map.size > maxTrackedScopes) {
+    const oldest = map.keys().next()
+    if (oldest.done === true) break
+    map.delete(oldest.value)
+  }
+  return value
+}
+
+/** The `posture` of a route's `fail_open` key: the same combinator a judge's `judge_failure` goes through. */
+export const postureOf = (failOpen: boolean): Posture.Posture => (failOpen ? "fail_open" : "error")
+
+const llmCall = (model: string, outcome: "ok" | "error", durationMs: number) => {
+  const labels = [
+    MetricLabel.make("algorithm", "advisor_gate"),
+    MetricLabel.make("selected_model", model),
+    MetricLabel.make("outcome", outcome)
+  ]
+  return Effect.zipRight(
+    Metric.update(Metrics.llmCallsTotal.pipe(Metric.taggedWithLabels(labels)), 1),
+    Metric.update(Metrics.llmCallDurationMs.pipe(Metric.taggedWithLabels(labels)), durationMs)
+  )
+}
+
+const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
+  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
+
+/** Record a routing-time call in `switchyard_llm_calls_total`; a call refused by a breaker made no request. */
+const recorded = <A>(model: string, call: Effect.Effect<A, ClientFailure>): Effect.Effect<A, ClientFailure> =>
+  Effect.flatMap(Clock.currentTimeMillis, (start) =>
+    call.pipe(Effect.onExit((exit) =>
+      refusedByBreaker(exit)
+        ? Effect.void
+        : Effect.flatMap(Clock.currentTimeMillis, (end) => llmCall(model, Exit.isSuccess(exit) ? "ok" : "error", end - start))
+    )))
+
+const countReview = (verdict: "approve" | "redo" | "unparseable", trigger: Evidence.AdvisorTrigger) =>
+  Metric.update(
+    Metrics.advisorGateReviewsTotal.pipe(Metric.tagged("verdict", verdict), Metric.tagged("trigger", trigger)),
+    1
+  )
+
+/** Build an advisor route over the `UpstreamClient` (executor and advisor calls). */
+export const make = (options: Options): Effect.Effect<AdvisorRoute, never, UpstreamClient> =>
+  Effect.gen(function*() {
+    const upstream = yield* UpstreamClient
+    const info = { id: options.id, name: options.name, algorithm: "advisor_gate" } as const
+    const advisorModel = options.advisor.id
+    const posture = postureOf(options.failOpen)
+
+    const instance: ScopeState = { reviews: 0, failedConsults: 0 }
+    const sessions = new Map<string, ScopeState>()
+    const stalled = new Map<string, true>()
+
+    const scopeOf = (sessionId: Option.Option<string>): Effect.Effect<ScopeState> =>
+      Effect.sync(() =>
+        Option.match(sessionId, {
+          onNone: () => instance,
+          onSome: (id) => touch(sessions, id, sessions.get(id) ?? { reviews: 0, failedConsults: 0 })
+        })
+      )
+
+    const exhausted = (scope: ScopeState): Option.Option<Evidence.AdvisorSkip> =>
+      scope.failedConsults >= maxFailedConsults
+        ? Option.some("consult_failures")
+        : scope.reviews >= options.maxReviews
+        ? Option.some("budget_exhausted")
+        : Option.none()
+
+    /** Take one review from the scope, atomically; none when it has none left (another request raced us). */
+    const reserve = (scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
+      Effect.sync(() => {
+        const skip = exhausted(scope)
+        if (Option.isNone(skip)) scope.reviews++
+        return skip
+      })
+
+    /** A failed consult gives its review back and counts towards the scope's failure cap. */
+    const settleFailure = (scope: ScopeState) =>
+      Effect.sync(() => {
+        scope.reviews = Math.max(0, scope.reviews - 1)
+        scope.failedConsults = Math.min(maxFailedConsults, scope.failedConsults + 1)
+      })
+
+    const decision = (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>): Decision => ({
+      route: info,
+      selected: Option.some(options.executor),
+      fallbacks: [],
+      evidence,
+      answer
+    })
+
+    const skipped = (skip: Evidence.AdvisorSkip, trigger: Option.Option<Evidence.AdvisorTrigger>): Evidence.Evidence => ({
+      source: "advisor",
+      verdict: "skipped",
+      ...Option.match(trigger, { onNone: () => ({}), onSome: (t) => ({ trigger: t }) }),
+      skipped: skip,
+      advisor_model: advisorModel
+    })
+
+    const callExecutor = (body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
+      recorded(options.executor.id, upstream.complete({ target: options.executor, body, headers }))
+
+    /** Which trigger (if any) asks for a review of `turn`; the stall trigger also needs its conversation key. */
+    const triggerOf = (
+      request: RoutedRequest,
+      turn: ChatCompletion,
+      conversation: Option.Option<string>
+    ): Option.Option<Evidence.AdvisorTrigger> => {
+      const messages = request.body.messages
+      const configured = options.gateTrigger === "no_tool_call"
+        ? AdvisorReview.toolCallCount(turn) === 0 &&
+          messages.filter((message) => message.role === "tool").length >= options.gateMinToolResults
+        : Option.exists(options.gateTriggerPattern, (pattern) => pattern.test(AdvisorReview.visibleText(turn)))
+      if (configured) return Option.some(options.gateTrigger)
+      const assistantTurns = messages.filter((message) => message.role === "assistant").length + 1
+      const stall = options.gateStallTurns > 0 && assistantTurns >= options.gateStallTurns &&
+        Option.exists(conversation, (key) => !stalled.has(key))
+      return stall ? Option.some("stall") : Option.none()
+    }
+
+    /** Consult the advisor on `turn`; the scope's review is already reserved. */
+    const review = (
+      request: RoutedRequest,
+      scope: ScopeState,
+      turn: ChatCompletion,
+      trigger: Evidence.AdvisorTrigger
+    ) =>
+      Effect.gen(function*() {
+        const failure = yield* Ref.make<Option.Option<Evidence.Reason>>(Option.none())
+        const consulted = yield* recorded(
+          advisorModel,
+          upstream.complete({
+            target: options.advisor,
+            body: AdvisorReview.requestBody(options, request.body.messages, turn),
+            headers: request.headers
+          })
+        ).pipe(
+          Effect.catchTag("InvalidResponse", () =>
+            Effect.fail(new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" }))),
+          Effect.flatMap((completion) =>
+            Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
+              onNone: () => Effect.fail(new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })),
+              onSome: Effect.succeed
+            })
+          ),
+          // Bookkeeping happens for every failed consult, whatever the posture then does with it.
+          Effect.tapError((error) => {
+            const reason = reasonOf(error)
+            return Effect.all([
+              Ref.set(failure, Option.some(reason)),
+              settleFailure(scope),
+              reason === "parse_error"
+                ? countReview("unparseable", trigger)
+                : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
+            ], { discard: true })
+          }),
+          Effect.map((verdict): Either.Either<AdvisorReview.Verdict, CircuitOpen> => Either.right(verdict)),
+          Effect.catchTag("CircuitOpen", (open) => Effect.succeed(Either.left(open))),
+          Posture.fromConfig(posture),
+          Effect.mapError((error) => new AdvisorUnavailable({ advisorModel, failure: error })),
+          Effect.withSpan("Advisor.consult", {
+            captureStackTrace: false,
+            attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
+          })
+        )
+        const refused = Option.flatMap(consulted, Either.getLeft)
+        if (Option.isSome(refused) && !options.failOpen) {
+          return yield* new AdvisorUnavailable({ advisorModel, failure: refused.value })
+        }
+        const verdict = Option.flatMap(consulted, Either.getRight)
+
+        if (Option.isSome(verdict) && verdict.value._tag === "Approve") {
+          yield* countReview("approve", trigger)
+          return decision({ source: "advisor", verdict: "approve", trigger, advisor_model: advisorModel }, Option.some(turn))
+        }
+        if (Option.isSome(verdict) && verdict.value._tag === "Redo") {
+          yield* countReview("redo", trigger)
+          yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
+          const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.value.plan)
+          const again = yield* callExecutor({ ...request.body, messages }, request.headers)
+          return decision({ source: "advisor", verdict: "redo", trigger, advisor_model: advisorModel }, Option.some(again))
+        }
+
+        // Released without the advisor's verdict: an unparseable reply, or a failure under fail_open.
+        const reason = Option.getOrElse(yield* Ref.get(failure), (): Evidence.Reason => "parse_error")
+        yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
+          Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason, trigger })
+        )
+        return decision(
+          reason === "parse_error"
+            ? { source: "advisor", verdict: "unparseable", trigger, advisor_model: advisorModel }
+            : { source: "advisor", reason, trigger, advisor_model: advisorModel },
+          Option.some(turn)
+        )
+      })
+
+    const decide = (request: RoutedRequest) =>
+      Effect.gen(function*() {
+        const scope = yield* scopeOf(request.sessionId)
+        const spent = exhausted(scope)
+        if (Option.isSome(spent)) return decision(skipped(spent.value, Option.none()), Option.none())
+
+        const turn = yield* callExecutor(request.body, request.headers)
+        const conversation = options.gateStallTurns > 0
+          ? yield* Conversation.messageHash(request.body.messages)
+          : Option.none<string>()
+        const trigger = triggerOf(request, turn, conversation)
+        if (Option.isNone(trigger)) return decision(skipped("no_trigger", Option.none()), Option.some(turn))
+
+        const raced = yield* reserve(scope)
+        if (Option.isSome(raced)) return decision(skipped(raced.value, trigger), Option.some(turn))
+        if (trigger.value === "stall" && Option.isSome(conversation)) {
+          yield* Effect.sync(() => touch(stalled, conversation.value, true))
+        }
+        return yield* review(request, scope, turn, trigger.value)
+      })
+
+    const route: AdvisorRoute = {
+      id: options.id,
+      name: options.name,
+      algorithm: "advisor_gate",
+      targets: [options.executor],
+      contextWindow: options.contextWindow ?? Option.none(),
+      toolCalling: options.toolCalling ?? Option.none(),
+      decide,
+      budget: (sessionId) =>
+        Effect.sync(() => {
+          const scope = Option.match(sessionId, { onNone: () => instance, onSome: (id) => sessions.get(id) })
+          return { reviews: scope?.reviews ?? 0, failedConsults: scope?.failedConsults ?? 0 }
+        })
+    }
+    return route
+  })
