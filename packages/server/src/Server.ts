@@ -5,6 +5,7 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Undici from "@effect/platform-node/Undici"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Console from "effect/Console"
@@ -40,16 +41,61 @@ export const sessionStoreLayer = (sessions: Deployment.SessionsSpec): Layer.Laye
     })
     : SessionStore.layerMemory(sessions)
 
+/** Options of {@link upstreamHttpClient}. */
+export interface UpstreamPoolOptions {
+  /** Connections per upstream origin (default {@link upstreamConnectionsPerOrigin}). */
+  readonly connections?: number
+  /** How long an idle keep-alive connection is kept (default {@link upstreamKeepAliveMs}). */
+  readonly keepAliveTimeoutMs?: number
+}
+
+/**
+ * Upstream connections per origin (scheme + host + port) of the server's HTTP client. Calls beyond
+ * it wait in undici's queue for a free connection; the wait counts against the call's `timeout_ms`.
+ */
+export const upstreamConnectionsPerOrigin = 256
+
+/**
+ * Idle keep-alive timeout of upstream connections (undici's default); an upstream's
+ * `Keep-Alive: timeout=N` hint, less 2 s, replaces it.
+ */
+export const upstreamKeepAliveMs = 4_000
+
+/**
+ * The server's upstream `HttpClient`: undici with one keep-alive pool per origin, bounded to
+ * `connections` (default 256). The agent is destroyed when the scope closes (bounded by 2 s), which
+ * aborts whatever is still in flight.
+ */
+export const upstreamHttpClient = (options: UpstreamPoolOptions = {}) =>
+  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+    Layer.provide(Layer.scoped(
+      NodeHttpClient.Dispatcher,
+      Effect.acquireRelease(
+        Effect.sync(() =>
+          new Undici.Agent({
+            connections: options.connections ?? upstreamConnectionsPerOrigin,
+            keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
+          })
+        ),
+        (agent) => Effect.tryPromise(() => agent.destroy()).pipe(Effect.ignore, Effect.timeoutOption("2 seconds"))
+      )
+    ))
+  )
+
+/** {@link upstreamHttpClient} with the default pool bounds. */
+export const upstreamHttpClientLayer = upstreamHttpClient()
+
 /**
  * The Router of a deployment with the default judge, the deployment's session store and a real
- * upstream client (undici, keep-alive pool per origin).
+ * upstream client (undici, keep-alive pool per origin, {@link upstreamConnectionsPerOrigin}
+ * connections at most).
  */
 export const routerLayer = (deployment: Deployment.Deployment) =>
   Deployment.layerWith(deployment).pipe(
     Layer.provide(Layer.merge(Judge.layer, sessionStoreLayer(deployment.sessions))),
     // also exposed: /health reads the circuit breaker states of the one UpstreamClient
     Layer.provideMerge(UpstreamClient.layer),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provide(upstreamHttpClientLayer)
   )
 
 /** Options of `layerApp`. */
@@ -77,6 +123,16 @@ export const batchedLogger = Logger.replaceScoped(
     }))
 )
 
+/**
+ * Largest request head (request line and headers) the server reads: 64 KiB, four times Node's
+ * default, for callers that send long tokens or many trace headers. A larger head is answered
+ * `431 Request Header Fields Too Large` by Node itself (no body) and the connection is closed.
+ */
+export const maxHeaderSize = 64 * 1024
+
+/** The Node HTTP server behind {@link layer}, with the {@link maxHeaderSize} limit. */
+export const createNodeServer = (): Server => createServer({ maxHeaderSize })
+
 /** Prints `listening on http://HOST:PORT` once the server is bound. */
 export const listeningLine = HttpServer.addressFormattedWith((address) => Console.log(`listening on ${address}`))
 
@@ -86,7 +142,7 @@ export const listeningLine = HttpServer.addressFormattedWith((address) => Consol
  * router and its upstream connection pool are still alive.
  */
 export const layer = (deployment: Deployment.Deployment, options: Options) => {
-  const server = createServer()
+  const server = createNodeServer()
   return Layer.mergeAll(
     HttpLayerRouter.serve(Api.layer(options), { disableListenLog: true, disableLogger: true }),
     Layer.effectDiscard(listeningLine),

@@ -119,6 +119,72 @@ describe("switchyard CLI", () => {
       assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
     }))
 
+  it.scopedLive("SIGTERM drains an in-flight SSE stream to its [DONE] while new connections are refused", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream.make()
+      const pieces = Array.from({ length: 12 }, (_, i) => `piece-${i} `)
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.Chunks.make({ chunks: pieces, gapMs: 200 }))
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0", "--shutdown-timeout", "10"])
+      const url = yield* listening(cli)
+      const reader = yield* Effect.promise(async () => {
+        const response = await fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "fast", stream: true, messages: [{ role: "user", content: "hi" }] })
+        })
+        assert.strictEqual(response.status, 200)
+        const body = response.body
+        if (body === null) return assert.fail("no response body")
+        return body.pipeThrough(new TextDecoderStream()).getReader()
+      })
+      let text = ""
+      let done = false
+      const readSome = Effect.promise(() => reader.read()).pipe(Effect.map((part) => {
+        if (part.done) done = true
+        else text += part.value
+      }))
+      for (let i = 0; i < 1000 && !done && !text.includes("piece-0"); i++) yield* readSome
+      assert.include(text, "piece-0")
+      const signalledAt = Date.now()
+      cli.child.kill("SIGTERM")
+      // Stop accepting: a fresh connection is refused while the stream is still being written.
+      let refused = false
+      for (let i = 0; i < 40 && !refused; i++) {
+        const status = yield* Effect.promise(() => fetch(`${url}/health`).then((r) => r.status, () => 0))
+        refused = status === 0
+        if (!refused) yield* Effect.sleep("50 millis")
+      }
+      assert.isTrue(refused, "a new connection was still accepted after SIGTERM")
+      assert.notInclude(text, "[DONE]")
+      for (let i = 0; i < 1000 && !done; i++) yield* readSome
+      assert.isTrue(done)
+      for (const piece of pieces) assert.include(text, piece)
+      assert.isTrue(text.endsWith("data: [DONE]\n\n"), text.slice(-200))
+      // The remaining 11 gaps of 200 ms ran after the signal: the drain waited for the stream.
+      assert.isAtLeast(Date.now() - signalledAt, 1500)
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
+      assert.isFalse((yield* upstream.requests).some((r) => r.closedEarly))
+    }))
+
+  it.scopedLive("request heads up to 64 KiB are served; a larger head is answered 431", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream.make()
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"])
+      const url = yield* listening(cli)
+      const statusWith = (bytes: number) =>
+        Effect.promise(() =>
+          fetch(`${url}/health`, { headers: { "x-padding": "a".repeat(bytes) } }).then((r) => r.status, () => 0)
+        )
+      // 40 KiB is over Node's default limit (16 KiB) and under ours.
+      assert.strictEqual(yield* statusWith(40 * 1024), 200)
+      // Just over the limit, so Node reads the whole head before answering: with much more unread
+      // data its close can reset the connection before the client has read the 431.
+      assert.strictEqual(yield* statusWith(70 * 1024), 431)
+      assert.strictEqual(yield* statusWith(16), 200)
+      cli.child.kill("SIGTERM")
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
+    }))
+
   it.scopedLive("a request still running at --shutdown-timeout is cut and the process exits 0", () =>
     Effect.gen(function*() {
       const upstream = yield* FakeUpstream.make()

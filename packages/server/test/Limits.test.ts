@@ -1,0 +1,92 @@
+/**
+ * Limits under load through a real server on loopback: callers that disconnect mid-stream by the
+ * dozen cancel every upstream call and leave the server healthy, and the upstream connection pool
+ * is bounded per origin. Real sockets and timers, so these tests use `it.scopedLive`.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Server from "@switchyard-ts/server/Server"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import { basicToml, chat, startServer } from "./harness.js"
+
+/** Poll `check` every 50 ms until it holds, for at most `attempts` rounds; returns whether it held. */
+const eventually = (check: Effect.Effect<boolean>, attempts = 200) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < attempts; i++) {
+      if (yield* check) return true
+      yield* Effect.sleep("50 millis")
+    }
+    return false
+  })
+
+describe("limits under load", () => {
+  it.scopedLive("50 concurrent streams aborted mid-stream close all 50 upstream connections; /health still answers", () =>
+    Effect.gen(function*() {
+      const callers = 50
+      const { client, upstream, url } = yield* startServer(basicToml())
+      yield* upstream.setBehaviour(
+        "weak-model",
+        FakeUpstream.Chunks.make({ chunks: Array.from({ length: 100 }, (_, i) => `piece-${i} `), gapMs: 50 })
+      )
+      const firstBytes = yield* Effect.forEach(
+        Array.from({ length: callers }, (_, i) => i),
+        (i) =>
+          Effect.promise(async () => {
+            const controller = new AbortController()
+            const response = await fetch(`${url}/v1/chat/completions`, {
+              method: "POST",
+              headers: { "content-type": "application/json", "x-switchyard-session-id": `load-${i}` },
+              body: JSON.stringify(chat("fast", { stream: true })),
+              signal: controller.signal
+            })
+            const reader = response.body?.getReader()
+            const first = await reader?.read()
+            // Read a little more of some streams so the aborts land at different points.
+            if (i % 3 === 0) await reader?.read()
+            controller.abort()
+            return { status: response.status, bytes: first?.value?.length ?? 0 }
+          }),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(firstBytes.filter((r) => r.status === 200 && r.bytes > 0).length, callers)
+      const allClosed = yield* eventually(Effect.map(upstream.requests, (records) => {
+        const streams = records.filter((r) => r.model === "weak-model")
+        return streams.length === callers && streams.every((r) => r.closedEarly)
+      }))
+      const records = (yield* upstream.requests).filter((r) => r.model === "weak-model")
+      assert.isTrue(
+        allClosed,
+        `upstream saw ${records.length} calls, ${records.filter((r) => r.closedEarly).length} closed early`
+      )
+      const health = yield* client.execute(HttpClientRequest.get("/health"))
+      assert.strictEqual(health.status, 200)
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("still serving"))
+      const after = yield* client.execute(
+        HttpClientRequest.post("/v1/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(chat("fast")))
+      )
+      assert.strictEqual(after.status, 200)
+      assert.include(yield* after.text, "still serving")
+    }))
+
+  it.scopedLive("the upstream pool opens at most `connections` sockets per origin; further calls wait in its queue", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream.make()
+      yield* upstream.setBehaviour("slow-model", FakeUpstream.ok("done", { delayMs: 600 }))
+      const client = yield* HttpClient.HttpClient
+      const call = client.execute(
+        HttpClientRequest.post(`${upstream.url}/chat/completions`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ model: "slow-model", messages: [] })
+        )
+      ).pipe(Effect.flatMap((response) => Effect.as(response.text, response.status)))
+      const fiber = yield* Effect.fork(Effect.all(Array.from({ length: 5 }, () => call), { concurrency: "unbounded" }))
+      yield* Effect.sleep("300 millis")
+      // Two sockets, so only two requests have reached the upstream; three are queued.
+      assert.strictEqual((yield* upstream.requests).length, 2)
+      const statuses = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(statuses, [200, 200, 200, 200, 200])
+      assert.strictEqual((yield* upstream.requests).length, 5)
+    }).pipe(Effect.provide(Server.upstreamHttpClient({ connections: 2 }))))
+})
