@@ -24,6 +24,7 @@ import * as path from "node:path"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as RedisSessionStore from "@switchyard-ts/server/RedisSessionStore"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import { listening, run } from "./cliProcess.js"
 import { startServer } from "./harness.js"
 
 const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
@@ -381,44 +382,6 @@ const decisionAt = (base: string, session: string) =>
 
 const metricsAt = (base: string) => Effect.promise(() => fetch(`${base}/metrics`).then((response) => response.text()))
 
-const bin = path.resolve(import.meta.dirname, "../bin/switchyard.js")
-const root = path.resolve(import.meta.dirname, "../../..")
-
-interface Cli {
-  readonly child: ChildProcess
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly exited: Effect.Effect<number | null>
-}
-
-/** Spawn the compiled CLI (as `Cli.test.ts` does); killed when the scope closes if still running. */
-const spawnCli = (args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const exit = yield* Deferred.make<number | null>()
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() => spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })),
-      (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
-    )
-    let out = ""
-    let err = ""
-    child.stdout?.on("data", (data: Buffer) => (out += data.toString()))
-    child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
-    child.on("exit", (code) => Deferred.unsafeDone(exit, Effect.succeed(code)))
-    const cli: Cli = { child, stdout: () => out, stderr: () => err, exited: Deferred.await(exit) }
-    return cli
-  })
-
-/** Wait (bounded) for the `listening on` line and return the base URL. */
-const listening = (cli: Cli) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 1_200; i++) {
-      const match = /listening on (http:\/\/[^\s]+)/.exec(cli.stdout())
-      if (match?.[1] !== undefined) return match[1]
-      yield* Effect.sleep("25 millis")
-    }
-    return yield* Effect.dieMessage(`server did not start: ${cli.stderr()}`)
-  })
-
 const judgeCalls = (upstream: FakeUpstream.FakeUpstream["Type"], judgeModel: string) =>
   Effect.map(upstream.requests, (requests) => requests.filter((r) => r.model === judgeModel).length)
 
@@ -435,8 +398,8 @@ describe("Redis session store through the server", () => {
       const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-"))
       const file = path.join(dir, "routes.toml")
       writeFileSync(file, stickyToml(judgeModel, redis)(upstream.url))
-      const a = yield* spawnCli(["--config", file, "--port", "0"])
-      const b = yield* spawnCli(["--config", file, "--port", "0"])
+      const a = yield* run(["--config", file, "--port", "0"])
+      const b = yield* run(["--config", file, "--port", "0"])
       const urlA = yield* listening(a)
       const urlB = yield* listening(b)
       assert.notStrictEqual(urlA, urlB)

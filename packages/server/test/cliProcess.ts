@@ -1,0 +1,60 @@
+/**
+ * Test support: the `switchyard` CLI as users run it — the compiled bin in a child process (built
+ * by `npm run build`, which `npm ci` and `npm test` run first), killed when the scope closes.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+
+const bin = path.resolve(import.meta.dirname, "../bin/switchyard.js")
+/** The repository root (the CLI's working directory). */
+export const root = path.resolve(import.meta.dirname, "../../..")
+
+/** A running CLI process. */
+export interface Run {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Effect.Effect<number | null>
+}
+
+/** Spawn the CLI; the process is killed when the scope closes if it is still running. */
+export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
+  Effect.gen(function*() {
+    const exit = yield* Deferred.make<number | null>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
+      ),
+      (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
+    )
+    let out = ""
+    let err = ""
+    child.stdout?.on("data", (data: Buffer) => (out += data.toString()))
+    child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
+    child.on("exit", (code) => Deferred.unsafeDone(exit, Effect.succeed(code)))
+    const result: Run = { child, stdout: () => out, stderr: () => err, exited: Deferred.await(exit) }
+    return result
+  })
+
+/** Wait (bounded, about 30 s) for the `listening on` line and return the base URL. */
+export const listening = (cli: Run) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1_200; i++) {
+      const match = /listening on (http:\/\/[^\s]+)/.exec(cli.stdout())
+      if (match?.[1] !== undefined) return match[1]
+      yield* Effect.sleep("25 millis")
+    }
+    return yield* Effect.dieMessage(`server did not start: ${cli.stderr()}`)
+  })
+
+/** Write a deployment file into a fresh temporary folder and return its path. */
+export const writeToml = (text: string) => {
+  const dir = mkdtempSync(path.join(tmpdir(), "switchyard-cli-"))
+  const file = path.join(dir, "routes.toml")
+  writeFileSync(file, text)
+  return file
+}
