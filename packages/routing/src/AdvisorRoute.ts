@@ -30,7 +30,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type { Target } from "@switchyard-ts/client/Target"
@@ -114,17 +113,8 @@ const touch = <V>(map: Map<string, V>, key: string, value: V): V => {
 /** The `posture` of a route's `fail_open` key: the same combinator a judge's `judge_failure` goes through. */
 export const postureOf = (failOpen: boolean): Posture.Posture => (failOpen ? "fail_open" : "error")
 
-const llmCall = (model: string, outcome: "ok" | "error", durationMs: number) => {
-  const labels = [
-    MetricLabel.make("algorithm", "advisor_gate"),
-    MetricLabel.make("selected_model", model),
-    MetricLabel.make("outcome", outcome)
-  ]
-  return Effect.zipRight(
-    Metric.update(Metrics.llmCallsTotal.pipe(Metric.taggedWithLabels(labels)), 1),
-    Metric.update(Metrics.llmCallDurationMs.pipe(Metric.taggedWithLabels(labels)), durationMs)
-  )
-}
+const llmCall = (model: string, outcome: "ok" | "error", durationMs: number) =>
+  Metrics.recordLlmCall("advisor_gate", model, outcome, durationMs)
 
 const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")

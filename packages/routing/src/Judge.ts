@@ -14,8 +14,6 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
@@ -95,17 +93,8 @@ export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Ver
  * (`selected_model` = the judge's model id). A call that returned a completion is `ok`, even when
  * its verdict then proves unusable.
  */
-const recordJudgeCall = (judgeModel: string, outcome: "ok" | "error", durationMs: number) => {
-  const labels = [
-    MetricLabel.make("algorithm", "llm_task_classifier"),
-    MetricLabel.make("selected_model", judgeModel),
-    MetricLabel.make("outcome", outcome)
-  ]
-  return Effect.zipRight(
-    Metric.update(Metrics.llmCallsTotal.pipe(Metric.taggedWithLabels(labels)), 1),
-    Metric.update(Metrics.llmCallDurationMs.pipe(Metric.taggedWithLabels(labels)), durationMs)
-  )
-}
+const recordJudgeCall = (judgeModel: string, outcome: "ok" | "error", durationMs: number) =>
+  Metrics.recordLlmCall("llm_task_classifier", judgeModel, outcome, durationMs)
 
 const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")

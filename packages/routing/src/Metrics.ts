@@ -2,8 +2,10 @@
  * Routing metrics (Effect `Metric`s, bridged to OpenTelemetry and Prometheus by the server).
  * Names, labels and meanings follow the compatible system's metric reference.
  */
+import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
 export const requestsTotal = Metric.counter("switchyard_requests_total", {
@@ -139,3 +141,24 @@ export const advisorGateDiscardedTurnsTotal = Metric.counter("switchyard_advisor
   incremental: true,
   description: "Executor turns discarded by the advisor gate"
 })
+
+/**
+ * Record one model call made while routing (a judge or an advisor consult, an advisor's executor
+ * turn) in `switchyard_llm_calls_total` and `switchyard_llm_call_duration_ms`.
+ */
+export const recordLlmCall = (
+  algorithm: string,
+  model: string,
+  outcome: "ok" | "error",
+  durationMs: number
+): Effect.Effect<void> => {
+  const labels = [
+    MetricLabel.make("algorithm", algorithm),
+    MetricLabel.make("selected_model", model),
+    MetricLabel.make("outcome", outcome)
+  ]
+  return Effect.zipRight(
+    Metric.update(llmCallsTotal.pipe(Metric.taggedWithLabels(labels)), 1),
+    Metric.update(llmCallDurationMs.pipe(Metric.taggedWithLabels(labels)), durationMs)
+  )
+}
