@@ -27,6 +27,7 @@ import path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+import { killAll, sleep, track, withTimeout } from "./lib/processes.mjs"
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const BIN = path.join(ROOT, "packages/server/bin/switchyard.js")
@@ -63,37 +64,6 @@ if (!existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Child processes: tracked by PID, always stopped (SIGTERM, then SIGKILL), even on errors.
-const children = new Set()
-const killAll = () => {
-  for (const child of children) {
-    try {
-      process.kill(child.pid, "SIGKILL")
-    } catch {}
-  }
-  children.clear()
-}
-process.on("exit", killAll)
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    killAll()
-    process.exit(130)
-  })
-}
-const track = (child) => {
-  children.add(child)
-  child.once("exit", () => children.delete(child))
-  return child
-}
-
-const withTimeout = (promise, ms, what) =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)
-    promise.then((v) => (clearTimeout(timer), resolve(v)), (e) => (clearTimeout(timer), reject(e)))
-  })
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
 const startMock = async () => {
   const child = track(fork(MOCK, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
   const port = await withTimeout(
