@@ -58,6 +58,7 @@ export const isCountedFailure = (failure: ClientFailure): boolean => {
       return failure.status === 429 || (failure.status >= 500 && failure.status <= 599)
     case "InvalidResponse":
     case "CircuitOpen":
+    case "TranslationError":
       return false
   }
 }

@@ -11,7 +11,7 @@ import type * as Array from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
-import type { Target } from "./Target.js"
+import type { NativeBody, Target } from "./Target.js"
 import { UpstreamClient } from "./UpstreamClient.js"
 
 /** Why a candidate was left (the `reason` of the "trying next candidate" log). */
@@ -36,6 +36,7 @@ export const fallbackReason = (failure: ClientFailure): Option.Option<FallbackRe
     }
     case "DeadlineExceeded":
     case "InvalidResponse":
+    case "TranslationError":
       return Option.none()
   }
 }
@@ -104,10 +105,11 @@ const runCandidates = <A>(
 export const complete = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
-  headers: Readonly<Record<string, string>>
+  headers: Readonly<Record<string, string>>,
+  native?: NativeBody
 ): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(UpstreamClient, (client) =>
-    runCandidates(candidates, (target) => client.complete({ target, body, headers }))).pipe(
+    runCandidates(candidates, (target) => client.complete({ target, body, headers, native }))).pipe(
       Effect.map(({ candidate, target, value }): Completed => ({ target, candidate, completion: value }))
     )
 
@@ -119,9 +121,10 @@ export const complete = (
 export const stream = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
-  headers: Readonly<Record<string, string>>
+  headers: Readonly<Record<string, string>>,
+  native?: NativeBody
 ): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(UpstreamClient, (client) =>
-    runCandidates(candidates, (target) => client.stream({ target, body, headers }))).pipe(
+    runCandidates(candidates, (target) => client.stream({ target, body, headers, native }))).pipe(
       Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
     )

@@ -7,8 +7,22 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type { Settings as BreakerSettings } from "./Breaker.js"
 
-/** Wire format of an LLM client. Only `openai_chat` exists for now. */
-export type Format = "openai_chat"
+/**
+ * Wire format of an LLM client: `openai_chat` (`POST …/chat/completions`, `Authorization: Bearer`)
+ * or `anthropic_messages` (`POST …/v1/messages`, `x-api-key` and `anthropic-version`).
+ */
+export type Format = "openai_chat" | "anthropic_messages"
+
+/**
+ * The caller's original body in its own wire format, kept beside the translated chat request so
+ * that a target of the same format receives it untranslated ("same-format bodies are replayed"):
+ * an Anthropic Messages caller answered by an `anthropic_messages` target keeps its thinking
+ * blocks, `cache_control` markers and every other Messages field.
+ */
+export interface NativeBody {
+  readonly format: Format
+  readonly body: Readonly<Record<string, unknown>>
+}
 
 /** One `[llm_clients.<name>]` table, validated. */
 export interface LlmClient {
@@ -17,7 +31,10 @@ export interface LlmClient {
   readonly format: Format
   /** Absolute http(s) URL in normalized form, e.g. `http://127.0.0.1:8001/v1`. */
   readonly baseUrl: string
-  /** The key read from `api_key_env` at load time; sent as `Authorization: Bearer`. */
+  /**
+   * The key read from `api_key_env` at load time; sent as `Authorization: Bearer` (`openai_chat`)
+   * or `x-api-key` (`anthropic_messages`).
+   */
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   /** Static headers sent on every call (never credential headers). */
   readonly extraHeaders: Readonly<Record<string, string>>

@@ -8,7 +8,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { DeadlineExceeded, InvalidResponse } from "@switchyard-ts/protocol/Errors"
+import { DeadlineExceeded, InvalidResponse, type TranslationError } from "@switchyard-ts/protocol/Errors"
 import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
@@ -24,11 +24,12 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Breaker from "./Breaker.js"
+import * as Anthropic from "./internal/anthropic.js"
 import * as Failure from "./internal/failure.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
-import type { LlmClient, Target } from "./Target.js"
+import type { LlmClient, NativeBody, Target } from "./Target.js"
 
 /** What to send to one target. */
 export interface CallOptions {
@@ -39,6 +40,11 @@ export interface CallOptions {
    * mutates this object.
    */
   readonly body: Readonly<Record<string, unknown>>
+  /**
+   * The caller's body in its own wire format, when it was not a chat request: sent (with the same
+   * preparation) instead of translating `body` when the target speaks that format.
+   */
+  readonly native?: NativeBody | undefined
   /** The caller's headers (lower-case names); hop-by-hop and credential headers are dropped. */
   readonly headers: Readonly<Record<string, string>>
   /**
@@ -65,6 +71,13 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
    * upstream socket.
    */
   readonly stream: (options: CallOptions) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, ClientFailure>
+  /**
+   * `POST …/v1/messages/count_tokens` on an `anthropic_messages` target with `body` (a Messages
+   * count request; `model` is set to the target's id), with the client's retries, deadline and
+   * breaker; succeeds with the upstream's JSON answer as-is. Calling it on another format is a
+   * defect.
+   */
+  readonly countTokens: (options: CallOptions) => Effect.Effect<unknown, ClientFailure>
   /**
    * Creates the circuit breaker of `client` now, if it has a `breaker` table (it is otherwise
    * created by the first call), so that `/health` and the state gauge show it from the start.
@@ -142,7 +155,8 @@ const attempt = <A>(
       status: response.status,
       body,
       retryAfterMs: Failure.parseRetryAfter(response.headers["retry-after"], now),
-      secrets: ctx.secrets
+      secrets: ctx.secrets,
+      format: ctx.target.client.format
     })
   })
 
@@ -152,18 +166,46 @@ const retryDelay = (retry: number, failure: UpstreamFailure): Effect.Effect<numb
     ? Effect.succeed(failure.retryAfterMs)
     : Effect.map(Random.next, (r) => Math.round(Failure.backoffBaseMs(retry) * Failure.jitterFactor(r)))
 
+/** Where and what one logical call sends: the URL, the prepared body and the span's operation name. */
+interface Wire {
+  readonly url: string
+  readonly body: Readonly<Record<string, unknown>>
+  readonly operation: "chat" | "count_tokens"
+}
+
+/**
+ * The URL and body of a chat call to `options.target`, by the client's format: a chat request as
+ * prepared by `Prepare.prepareBody`, or a Messages body (`internal/anthropic.ts`), which fails with
+ * `TranslationError` when the request cannot be expressed in the Messages API.
+ */
+const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
+  const { target } = options
+  if (target.client.format === "anthropic_messages") {
+    return Either.map(
+      Anthropic.encodeBody(target, options.body, options.native, streaming),
+      (body): Wire => ({ url: Prepare.messagesUrl(target.client.baseUrl), body, operation: "chat" })
+    )
+  }
+  return Either.right({
+    url: Prepare.chatCompletionsUrl(target.client.baseUrl),
+    body: Prepare.prepareBody(target, options.body, streaming),
+    operation: "chat"
+  })
+}
+
 /**
  * The logical call: attempts with retries under one deadline, inside the `libsy.client_call` span.
  */
 const logicalCall = <A>(
   http: HttpClient.HttpClient,
   options: CallOptions,
+  wire: Wire,
   streaming: boolean,
   onOk: (response: HttpClientResponse.HttpClientResponse, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
 ): Effect.Effect<A, UpstreamFailure> => {
   const { target } = options
   const client = target.client
-  const url = Prepare.chatCompletionsUrl(client.baseUrl)
+  const url = wire.url
   const ctx: CallContext = {
     target,
     secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] })
@@ -179,16 +221,19 @@ const logicalCall = <A>(
     const base = HttpClientRequest.post(url).pipe(
       HttpClientRequest.setHeaders(Prepare.prepareHeaders(client, options.headers)),
       (request) =>
-        Option.match(client.apiKey, {
-          onNone: () => request,
-          onSome: (key) => HttpClientRequest.bearerToken(request, key)
-        }),
+        client.format === "anthropic_messages"
+          ? HttpClientRequest.setHeaders(request, {
+            "anthropic-version": Prepare.anthropicVersion,
+            ...Option.match(client.apiKey, { onNone: () => ({}), onSome: (key) => ({ "x-api-key": Redacted.value(key) }) })
+          })
+          : Option.match(client.apiKey, {
+            onNone: () => request,
+            onSome: (key) => HttpClientRequest.bearerToken(request, key)
+          }),
       HttpClientRequest.accept(streaming ? "text/event-stream" : "application/json")
     )
     // A body that JSON cannot encode is a programmer error (bodies come from decoded JSON).
-    const request = yield* HttpClientRequest.bodyJson(base, Prepare.prepareBody(target, options.body, streaming)).pipe(
-      Effect.orDie
-    )
+    const request = yield* HttpClientRequest.bodyJson(base, wire.body).pipe(Effect.orDie)
     const startedAt = yield* Clock.currentTimeMillis
     const deadlineAt = Option.map(timeoutMs, (ms) => startedAt + ms)
 
@@ -240,10 +285,10 @@ const logicalCall = <A>(
       captureStackTrace: false,
       kind: "client",
       attributes: {
-        "gen_ai.operation.name": "chat",
+        "gen_ai.operation.name": wire.operation,
         "gen_ai.request.model": target.id,
         "gen_ai.request.stream": streaming,
-        ...requestAttributes(options.body),
+        ...requestAttributes(wire.body),
         ...Option.match(server, {
           onNone: () => ({}),
           onSome: (s) => ({ "server.address": s.address, "server.port": s.port })
@@ -274,8 +319,24 @@ const readCompletion = (
 ): Effect.Effect<ChatCompletion, UpstreamFailure> =>
   response.text.pipe(
     Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
-    Effect.flatMap((text) => decodeCompletion(ctx.target.id, text)),
+    Effect.flatMap((text) =>
+      ctx.target.client.format === "anthropic_messages"
+        ? Anthropic.decodeCompletion(ctx.target.id, text)
+        : decodeCompletion(ctx.target.id, text)
+    ),
     Effect.tap((completion) => Effect.annotateCurrentSpan(responseAttributes(completion)))
+  )
+
+/** Reads a buffered 2xx body as any JSON value. */
+const readJson = (response: HttpClientResponse.HttpClientResponse, ctx: CallContext): Effect.Effect<unknown, UpstreamFailure> =>
+  response.text.pipe(
+    Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
+    Effect.flatMap((text) =>
+      Option.match(Failure.jsonOf(text), {
+        onNone: () => Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
+        onSome: Effect.succeed
+      })
+    )
   )
 
 /** `gen_ai.response.*` and `gen_ai.usage.*` span attributes of a completion (no content). */
@@ -338,15 +399,19 @@ const chunkStream = (
   ctx: CallContext
 ): Stream.Stream<ChatCompletionChunk, UpstreamFailure> => {
   const target = ctx.target.id
-  const chunks = response.stream.pipe(
+  const items = response.stream.pipe(
     Stream.mapError((error): UpstreamFailure => Failure.transportError(target, error)),
     Stream.decodeText(),
     Stream.mapAccum(Sse.initial, (state, text) => Sse.feed(state, text)),
-    Stream.flattenIterables,
-    Stream.takeWhile((item) => !isDone(item)),
-    Stream.filter((item) => !isBlank(item)),
-    Stream.mapEffect(decodeSseItem(ctx))
+    Stream.flattenIterables
   )
+  const chunks = ctx.target.client.format === "anthropic_messages"
+    ? anthropicChunks(items, ctx)
+    : items.pipe(
+      Stream.takeWhile((item) => !isDone(item)),
+      Stream.filter((item) => !isBlank(item)),
+      Stream.mapEffect(decodeSseItem(ctx))
+    )
   return Option.match(ctx.target.client.timeoutMs, {
     onNone: () => chunks,
     onSome: (ms) =>
@@ -355,17 +420,52 @@ const chunkStream = (
 }
 
 /**
+ * The chat chunks of a Messages event stream: each event translated (`internal/anthropic.ts`), the
+ * stream ending after `message_stop`; an in-band `error` event fails it with `UpstreamStatus` 502.
+ * A stream cut before `message_stop` still closes what the translation had open.
+ */
+const anthropicChunks = (
+  items: Stream.Stream<Sse.SseItem, UpstreamFailure>,
+  ctx: CallContext
+): Stream.Stream<ChatCompletionChunk, UpstreamFailure> =>
+  Stream.suspend(() => {
+    const target = ctx.target.id
+    const translator = Anthropic.streamTranslator({ target, secrets: ctx.secrets })
+    const steps = items.pipe(
+      Stream.filter((item) => !isBlank(item)),
+      Stream.map((item): Anthropic.StreamStep =>
+        item._tag === "Overflow"
+          ? {
+            _tag: "Failed",
+            failure: new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` })
+          }
+          : translator.push(item.data)
+      ),
+      Stream.takeUntil((step) => step._tag === "Chunks" && step.last),
+      Stream.mapEffect((step) => step._tag === "Failed" ? Effect.fail(step.failure) : Effect.succeed(step.chunks)),
+      Stream.flattenIterables
+    )
+    return Stream.concat(steps, Stream.suspend(() => Stream.fromIterable(translator.end())))
+  })
+
+/**
  * Builds the service over the ambient `HttpClient` (platform defaults kept: trace propagation,
  * the `http.client` span, socket abort on interruption).
  *
  * Per logical call:
- * - URL: `base_url` trimmed, trailing `/` and a trailing `/chat/completions` or `/responses`
- *   removed, `/chat/completions` appended.
- * - Body: a shallow copy with `model` = the target's id and missing `extra_body` keys added;
- *   streamed calls get `stream: true` and `stream_options.include_usage = true` (unless the caller
- *   set `include_usage`), buffered calls drop `stream` / `stream_options`.
+ * - URL: `openai_chat` — `base_url` trimmed, trailing `/` and a trailing `/chat/completions` or
+ *   `/responses` removed, `/chat/completions` appended; `anthropic_messages` — see
+ *   `Prepare.messagesUrl` (`…/v1/messages`).
+ * - Body (`openai_chat`): a shallow copy with `model` = the target's id and missing `extra_body`
+ *   keys added; streamed calls get `stream: true` and `stream_options.include_usage = true`
+ *   (unless the caller set `include_usage`), buffered calls drop `stream` / `stream_options`.
+ * - Body (`anthropic_messages`): the caller's native Messages body when it has one, else the chat
+ *   request translated through the neutral request type (`TranslationError`, before any HTTP
+ *   request, when it cannot be); then `Prepare.prepareAnthropicBody`. Answers and streamed events
+ *   are translated back into chat completions and chunks.
  * - Headers: caller headers minus `reservedHeaders`, then `extra_headers`, then
- *   `Authorization: Bearer <key>`, `accept` and `content-type: application/json`.
+ *   `Authorization: Bearer <key>` (`openai_chat`) or `anthropic-version: 2023-06-01` and
+ *   `x-api-key: <key>` (`anthropic_messages`), `accept` and `content-type: application/json`.
  * - Retries: up to `maxRetries` on `TransportError`, 408, 429 and 5xx. Delay before retry `n`
  *   (0-based): `Retry-After` when the failed response had one (seconds or HTTP-date, capped at
  *   60 s), else `min(250 ms × 2^n, 2 s)` times a jitter factor uniform in [0.8, 1.2] drawn from
@@ -394,10 +494,32 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpC
         onNone: () => call,
         onSome: (b) => b.guard(call, { target: options.target.id, isFailure: Breaker.isCountedFailure })
       }))
+  // A request that cannot be translated for the target fails before its breaker is consulted.
+  const withWire = <A>(
+    options: CallOptions,
+    streaming: boolean,
+    call: (wire: Wire) => Effect.Effect<A, UpstreamFailure>
+  ): Effect.Effect<A, ClientFailure> =>
+    Either.match(chatWire(options, streaming), {
+      onLeft: (error) => Effect.fail(error),
+      onRight: (wire) => guarded(options, call(wire))
+    })
   return UpstreamClient.of({
-    complete: (options) => guarded(options, logicalCall(http, options, false, readCompletion)),
+    complete: (options) => withWire(options, false, (wire) => logicalCall(http, options, wire, false, readCompletion)),
     stream: (options) =>
-      guarded(options, logicalCall(http, options, true, (response, ctx) => Effect.succeed(chunkStream(response, ctx)))),
+      withWire(options, true, (wire) =>
+        logicalCall(http, options, wire, true, (response, ctx) => Effect.succeed(chunkStream(response, ctx)))),
+    countTokens: (options) =>
+      options.target.client.format === "anthropic_messages"
+        ? guarded(
+          options,
+          logicalCall(http, options, {
+            url: Prepare.countTokensUrl(options.target.client.baseUrl),
+            body: { ...options.body, model: options.target.id },
+            operation: "count_tokens"
+          }, false, readJson)
+        )
+        : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
     register: (client) => Effect.asVoid(registry.forClient(client)),
     breakers: registry.statuses
   })

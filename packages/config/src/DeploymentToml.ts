@@ -37,7 +37,8 @@
  * - `extra_body` values become JSON: integers must be safe integers, floats finite; TOML
  *   datetimes are rejected.
  * - `forward_auth = false` is accepted (it is the default); `forward_auth = true` is rejected.
- * - `extra_headers` credential names are rejected on every client, used or not.
+ * - `extra_headers` credential names are rejected on every client, used or not;
+ *   `anthropic_messages` clients also reject `anthropic-version` (they always send their own).
  * - `breaker` is an inline table with both `failure_threshold` and `cooldown_ms` (positive
  *   integers); `request_timeout_ms` (every route type) and `judge_timeout_ms` (`llm_classifier`)
  *   are positive integers. Milliseconds are capped at 2^53-1 like `timeout_ms`.
@@ -50,7 +51,7 @@ import * as Order from "effect/Order"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
-import { credentialHeaders, type LlmClient, type Target } from "@switchyard-ts/client/Target"
+import { credentialHeaders, type Format, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import type {
   AdvisorRouteSpec,
   ClassifierRouteSpec,
@@ -213,8 +214,8 @@ interface RawDeployment {
   readonly sessions: RawSessions
 }
 
-const supportedFormats = ["openai_chat"] as const
-const laterFormats: ReadonlyArray<string> = ["openai_responses", "anthropic_messages"]
+const supportedFormats = ["openai_chat", "anthropic_messages"] as const
+const laterFormats: ReadonlyArray<string> = ["openai_responses"]
 const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
 const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
 const supportedClassifierModes = ["capability"] as const
@@ -375,11 +376,14 @@ const readApiKey = (path: Path, variable: string): Effect.Effect<Redacted.Redact
 
 const checkHeaders = (
   path: Path,
+  format: Format,
   headers: Readonly<Record<string, string>>
 ): Effect.Effect<Readonly<Record<string, string>>, InvalidConfig> =>
   Effect.gen(function*() {
     for (const name of Object.keys(headers)) {
-      if (credentialHeaders.has(name.toLowerCase())) {
+      const lower = name.toLowerCase()
+      // Anthropic clients always send their own anthropic-version (anchor §5.3).
+      if (credentialHeaders.has(lower) || (format === "anthropic_messages" && lower === "anthropic-version")) {
         return yield* fail([...path, name], `extra_headers cannot set ${JSON.stringify(name)}`)
       }
     }
@@ -400,12 +404,13 @@ const buildClient = ({ name, raw }: Named<RawClient>): Effect.Effect<LlmClient, 
     const apiKey = raw.api_key_env === undefined
       ? Option.none()
       : Option.some(yield* readApiKey([...path, "api_key_env"], raw.api_key_env))
-    const extraHeaders = yield* checkHeaders([...path, "extra_headers"], raw.extra_headers ?? {})
+    const format: Format = raw.format === "anthropic_messages" ? "anthropic_messages" : "openai_chat"
+    const extraHeaders = yield* checkHeaders([...path, "extra_headers"], format, raw.extra_headers ?? {})
     const breaker = raw.breaker === undefined ? Option.none() : Option.some({
       failureThreshold: Number(yield* positiveInteger([...path, "breaker", "failure_threshold"], raw.breaker.failure_threshold)),
       cooldownMs: Number(yield* positiveInteger([...path, "breaker", "cooldown_ms"], raw.breaker.cooldown_ms))
     })
-    return { name, format: "openai_chat", baseUrl, apiKey, extraHeaders, maxRetries, timeoutMs, breaker }
+    return { name, format, baseUrl, apiKey, extraHeaders, maxRetries, timeoutMs, breaker }
   })
 
 const buildTarget = (

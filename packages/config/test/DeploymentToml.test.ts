@@ -203,14 +203,32 @@ describe("DeploymentToml.parse llm clients", () => {
 
   it.effect("format is required", () => expectInvalid(other("base_url = \"http://h\""), "llm_clients.other.format", "missing"))
 
-  it.effect("anthropic_messages is not supported yet", () =>
-    expectInvalid(other("format = \"anthropic_messages\"\nbase_url = \"http://h\""), "llm_clients.other.format", "format \"anthropic_messages\" is not supported yet"))
+  it.effect("anthropic_messages clients load with their format", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(other("format = \"anthropic_messages\"\nbase_url = \"https://api.anthropic.com/\""))
+      const client = deployment.clients.find((c) => c.name === "other")
+      assert.strictEqual(client?.format, "anthropic_messages")
+      assert.strictEqual(client?.baseUrl, "https://api.anthropic.com")
+    }))
+
+  it.effect("anthropic_messages clients cannot set anthropic-version in extra_headers", () =>
+    expectInvalid(
+      other("format = \"anthropic_messages\"\nbase_url = \"http://h\"\nextra_headers = { \"Anthropic-Version\" = \"2024-01-01\" }"),
+      "llm_clients.other.extra_headers.Anthropic-Version",
+      "extra_headers cannot set \"Anthropic-Version\""
+    ))
+
+  it.effect("openai_chat clients may set anthropic-version in extra_headers", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(other("format = \"openai_chat\"\nbase_url = \"http://h\"\nextra_headers = { \"anthropic-version\" = \"x\" }"))
+      assert.deepStrictEqual(deployment.clients.find((c) => c.name === "other")?.extraHeaders, { "anthropic-version": "x" })
+    }))
 
   it.effect("openai_responses is not supported yet", () =>
     expectInvalid(other("format = \"openai_responses\"\nbase_url = \"http://h\""), "llm_clients.other.format", "is not supported yet"))
 
   it.effect("unknown formats list the allowed values", () =>
-    expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\""))
+    expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\", \"anthropic_messages\""))
 
   it.effect("base_url is required", () => expectInvalid(other("format = \"openai_chat\""), "llm_clients.other.base_url", "llm_clients.other.base_url: missing"))
 

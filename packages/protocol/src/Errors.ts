@@ -80,8 +80,12 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>()("CircuitOpen"
   }
 }
 
-/** Any failure of a call made through the upstream client: the upstream's failures, or its open breaker. */
-export type ClientFailure = UpstreamFailure | CircuitOpen
+/**
+ * Any failure of a call made through the upstream client: the upstream's failures, its open
+ * breaker, or a request that cannot be translated into the target's wire format (no HTTP request
+ * was made for those two).
+ */
+export type ClientFailure = UpstreamFailure | CircuitOpen | TranslationError
 
 /**
  * A routed request (routing, judge consultation and answer call, retries included; for a stream,
@@ -102,6 +106,20 @@ export class RequestDeadlineExceeded extends Schema.TaggedError<RequestDeadlineE
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String
 }) {}
+
+/**
+ * A request cannot be translated to the format of the upstream it must go to without losing its
+ * meaning (an audio part for an Anthropic upstream, tool-call arguments that are not a JSON object,
+ * `n` > 1, …). `reason` says what, never quoting the conversation. Maps to 400
+ * `invalid_request_error`.
+ */
+export class TranslationError extends Schema.TaggedError<TranslationError>()("TranslationError", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}
 
 /** The request's `model` names no route. */
 export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
@@ -188,6 +206,7 @@ export type RequestFailure =
   | JudgeUnavailable
   | AdvisorUnavailable
   | InvalidRequest
+  | TranslationError
   | ModelNotFound
   | RequestTooLarge
   | RoutingError
@@ -224,6 +243,7 @@ const upstream = (status: number, code: string, message: string): HttpMapping =>
 export const toHttp = (failure: RequestFailure): HttpMapping => {
   switch (failure._tag) {
     case "InvalidRequest":
+    case "TranslationError":
       return { status: 400, type: "invalid_request_error", code: "invalid_request_error", message: failure.message }
     case "ModelNotFound":
       return { status: 404, type: "invalid_request_error", code: "model_not_found", message: failure.message }

@@ -1,6 +1,9 @@
 /**
  * @switchyard-ts/protocol — wire schemas and typed errors.
  */
+export * as AnthropicMessages from "./AnthropicMessages.js"
 export * as Errors from "./Errors.js"
 export * as Ids from "./Ids.js"
+export * as Neutral from "./Neutral.js"
 export * as OpenAiChat from "./OpenAiChat.js"
+export * as Translate from "./Translate.js"

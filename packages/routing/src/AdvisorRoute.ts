@@ -232,6 +232,10 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
         ).pipe(
           Effect.catchTag("InvalidResponse", () =>
             Effect.fail(new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" }))),
+          Effect.catchTag("TranslationError", () =>
+            Effect.fail(
+              new InvalidVerdict({ reason: "invalid_response", detail: "advisor request cannot be sent in its upstream's format" })
+            )),
           Effect.flatMap((completion) =>
             Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
               onNone: () => Effect.fail(new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })),

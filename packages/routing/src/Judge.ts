@@ -121,6 +121,11 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         )).pipe(
         Effect.catchTag("InvalidResponse", () =>
           Effect.fail(new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge body is not a chat completion" }))),
+        // The judge request is text only, so every format can carry it; kept total all the same.
+        Effect.catchTag("TranslationError", () =>
+          Effect.fail(
+            new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge request cannot be sent in its upstream's format" })
+          )),
         Effect.flatMap(verdictOf),
         Effect.withSpan("Judge.consult", { captureStackTrace: false, attributes: { "switchyard.judge_model": consultation.options.judge.id } })
       )

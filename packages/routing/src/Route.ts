@@ -3,7 +3,7 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import type { Target } from "@switchyard-ts/client/Target"
+import type { NativeBody, Target } from "@switchyard-ts/client/Target"
 import type { AdvisorUnavailable, ClientFailure, JudgeUnavailable, RoutingError } from "@switchyard-ts/protocol/Errors"
 import type { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
@@ -17,6 +17,12 @@ export interface RoutedRequest {
   readonly headers: Readonly<Record<string, string>>
   /** The session identity, when the request carries one. */
   readonly sessionId: Option.Option<SessionId>
+  /**
+   * The caller's body in its own wire format when it was not a chat request (e.g. an Anthropic
+   * Messages request, translated into `body`): the answer call sends it untranslated to a target
+   * of that format. Routing itself reads `body` only.
+   */
+  readonly native?: NativeBody | undefined
 }
 
 /**

@@ -237,7 +237,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         (decision, completion): Completed => ({ decision, served: decision.selected, completion }),
         (decision, candidates) =>
           Effect.flatMap(
-            Fallback.complete(candidates, request.body, request.headers),
+            Fallback.complete(candidates, request.body, request.headers, request.native),
             (served) =>
               Effect.as(recordUsage(served.target.id, served.completion.usage), {
                 decision,
@@ -259,7 +259,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         }),
         (decision, candidates) =>
           Effect.map(
-            Fallback.stream(candidates, request.body, request.headers),
+            Fallback.stream(candidates, request.body, request.headers, request.native),
             (served): Streamed => ({
               decision,
               served: Option.some(served.target),

@@ -51,6 +51,7 @@ export const scriptedUpstream = (failures: ReadonlyMap<string, UpstreamFailure>)
               model: c.model,
               choices: [{ index: 0, delta: { content: c.choices[0]?.message.content ?? "" }, finish_reason: "stop" }]
             })),
+        countTokens: () => Effect.dieMessage("not used"),
         register: () => Effect.void,
         breakers: Effect.succeed([])
       })

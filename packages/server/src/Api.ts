@@ -15,14 +15,24 @@ import * as Stream from "effect/Stream"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
+import {
+  InvalidRequest,
+  ModelNotFound,
+  type RequestFailure,
+  toEnvelope,
+  toHttp,
+  type UpstreamFailure
+} from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Translate from "@switchyard-ts/protocol/Translate"
 import type { Decision } from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
+import * as Messages from "./internal/messages.js"
 import * as Metrics from "./Metrics.js"
 import * as Telemetry from "./Telemetry.js"
 
@@ -172,9 +182,109 @@ const chatCompletions = (router: Router["Type"], limit: number) => (request: Htt
     return response
   })
 
+/** Map every typed failure to the Anthropic envelope and every defect to a 500 Anthropic envelope. */
+const envelopedMessages = <E extends RequestFailure, R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  handler.pipe(
+    Effect.catchAll((failure) => {
+      const { body, status } = Messages.errorOf(failure)
+      return Effect.succeed(HttpServerResponse.unsafeJson(body, { status }))
+    }),
+    Effect.catchAllDefect((defect) =>
+      Effect.as(
+        Effect.logError("request failed with a defect", defect),
+        HttpServerResponse.unsafeJson(AnthropicMessages.envelope(500, "internal error"), { status: 500 })
+      )
+    )
+  )
+
+/**
+ * `POST /v1/messages`: an Anthropic Messages request, translated into the chat request routing
+ * works on (its original body kept for `anthropic_messages` targets), routed like a chat
+ * completion, and answered in the Messages format — a message, or Anthropic's SSE events — with
+ * the routing headers. Errors use the Anthropic envelope with the chat endpoint's statuses.
+ */
+const messages = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const start = yield* nowMs
+    const facts: RequestFacts = { route: "", selectedModel: "", evidenceSource: "", evidenceReason: "", streaming: false, error: "" }
+    const totalLatency = (model: string) =>
+      Effect.flatMap(nowMs, (end) =>
+        Metric.update(RoutingMetrics.totalLatencyMs.pipe(Metric.tagged("model", model)), end - start))
+    const response = yield* Effect.gen(function*() {
+      const text = yield* readText(request, limit)
+      const native = yield* decodeJson(AnthropicMessages.MessagesRequest, text)
+      facts.route = native.model
+      const body = yield* Messages.chatRequestOf(native)
+      const routed: RoutedRequest = {
+        ...routedRequest(request, body),
+        native: { format: "anthropic_messages", body: native }
+      }
+      if (native.stream === true) {
+        facts.streaming = true
+        const streamed = yield* router.stream(routed)
+        noteDecision(facts, streamed.decision, streamed.served)
+        const events = Stream.suspend(() => {
+          const translator = Translate.openAiToAnthropicStream({ model: facts.selectedModel })
+          return streamed.chunks.pipe(
+            Stream.mapConcat((chunk) => translator.push(chunk)),
+            Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
+            Stream.map(Messages.sseEvent),
+            Stream.concat(Stream.execute(totalLatency(facts.selectedModel))),
+            Stream.catchAll((failure) => Stream.succeed(Messages.streamErrorEvent(failure))),
+            Stream.encodeText
+          )
+        })
+        return HttpServerResponse.stream(events, {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-cache", ...routingHeaders(streamed.decision, streamed.served) }
+        })
+      }
+      const completed = yield* router.complete(routed)
+      noteDecision(facts, completed.decision, completed.served)
+      yield* totalLatency(facts.selectedModel)
+      return HttpServerResponse.unsafeJson(Messages.messageOf(completed.completion, facts.selectedModel), {
+        headers: routingHeaders(completed.decision, completed.served)
+      })
+    }).pipe(
+      Effect.tapError((failure) => Effect.sync(() => (facts.error = toHttp(failure).code))),
+      envelopedMessages
+    )
+    yield* recordRequest(facts, response.status, start)
+    return response
+  })
+
+/** The body of `POST /v1/messages/count_tokens` as far as routing needs it; the rest is forwarded. */
+const CountTokensRoute = Schema.Struct({
+  model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" }))
+})
+
+/**
+ * `POST /v1/messages/count_tokens`: forwarded (with `model` = the target's id) to the route's
+ * token-counting target (`Messages.countTokensTarget`); the upstream's JSON is returned as-is.
+ * A route without an `anthropic_messages` target → 400 `route has no Anthropic target for token
+ * counting`. Errors use the Anthropic envelope.
+ */
+const countTokens = (router: Router["Type"], upstream: UpstreamClient["Type"], limit: number) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  envelopedMessages(Effect.gen(function*() {
+    const text = yield* readText(request, limit)
+    const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
+    const { model } = yield* decodeValue(CountTokensRoute, body)
+    const route = router.routes.find((candidate) => candidate.id === model)
+    if (route === undefined) return yield* new ModelNotFound({ model })
+    const target = Messages.countTokensTarget(route)
+    if (target === undefined) {
+      return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
+    }
+    const counted = yield* upstream.countTokens({ target, body, headers: plainHeaders(request) })
+    return HttpServerResponse.unsafeJson(counted)
+  }))
+
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
 export const DecisionRequest = Schema.Struct({
-  input_format: Schema.Literal("openai_chat"),
+  input_format: Schema.Literal("openai_chat", "anthropic_messages"),
   request: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 
@@ -189,12 +299,22 @@ const decision = (router: Router["Type"], limit: number) => (request: HttpServer
   enveloped(Effect.gen(function*() {
     const text = yield* readText(request, limit)
     const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
-    const body = yield* decodeValue(ChatCompletionRequest, envelope.request)
-    const decided = yield* router.decide(routedRequest(request, body))
-    // A route that produced the answer while routing (noop, the advisor gate) returns it too.
+    const anthropic = envelope.input_format === "anthropic_messages"
+    const routed: RoutedRequest = anthropic
+      ? yield* Effect.gen(function*() {
+        const native = yield* decodeValue(AnthropicMessages.MessagesRequest, envelope.request)
+        const body = yield* Messages.chatRequestOf(native)
+        return { ...routedRequest(request, body), native: { format: "anthropic_messages" as const, body: native } }
+      })
+      : routedRequest(request, yield* decodeValue(ChatCompletionRequest, envelope.request))
+    const decided = yield* router.decide(routed)
+    // A route that produced the answer while routing (noop, the advisor gate) returns it too,
+    // encoded in `input_format`.
     const answer = Option.match(decided.answer ?? Option.none(), {
       onNone: () => ({}),
-      onSome: (response) => ({ response })
+      onSome: (response) => ({
+        response: anthropic ? Messages.messageOf(response, servedModel(decided, decided.selected)) : response
+      })
     })
     return HttpServerResponse.unsafeJson({
       selected: Option.match(decided.selected, { onNone: () => null, onSome: describeTarget }),
@@ -219,7 +339,7 @@ const models = (router: Router["Type"]) => {
         streaming: true,
         tool_calling: Option.getOrNull(route.toolCalling),
         context_window: Option.getOrNull(route.contextWindow),
-        supported_inbound_formats: ["openai-chat-completions"]
+        supported_inbound_formats: ["openai-chat-completions", "anthropic-messages"]
       }
     })),
     first_id: ids[0] ?? null,
@@ -262,6 +382,8 @@ export const layer = (options: Options = {}) =>
     const limit = options.bodyLimit ?? defaultBodyLimit
     yield* Telemetry.seed(router.routes)
     yield* http.add("POST", "/v1/chat/completions", chatCompletions(router, limit))
+    yield* http.add("POST", "/v1/messages", messages(router, limit))
+    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit))
     yield* http.add("POST", "/v1/decision", decision(router, limit))
     yield* http.add("GET", "/v1/models", models(router))
     yield* http.add("GET", "/health", health(upstream))

@@ -1,13 +1,19 @@
 /**
- * A fault-injecting, OpenAI-compatible upstream for integration tests, the demo and benchmarks.
+ * A fault-injecting upstream speaking both the OpenAI Chat Completions API and the Anthropic
+ * Messages API, for integration tests, the demo and benchmarks.
  *
  * {@link make} starts a real `node:http` server on `127.0.0.1` (a free port unless one is given) that
- * serves `POST /v1/chat/completions` (also `POST /chat/completions`) and `GET /v1/models`; anything
- * else is a 404 with the OpenAI error envelope. What a chat request gets is a {@link Behaviour},
- * chosen by the request body's `model`: the model's one-shot {@link FakeUpstream.script | script}
- * first, then its default ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide
- * default (an {@link Ok} with fixed content). Every received request is logged with its connection
- * fate, so a test can assert "the upstream saw its connection closed before the response finished".
+ * serves two chat routes — `POST /v1/chat/completions` (also `/chat/completions`) in the OpenAI
+ * format and `POST /v1/messages` (also `/messages`) in the Anthropic format — plus
+ * `POST /v1/messages/count_tokens` (`{"input_tokens"}` estimated from the body size) and
+ * `GET /v1/models`; anything else is a 404 with the OpenAI error envelope. What a chat request gets
+ * is a {@link Behaviour}, chosen by the request body's `model` whichever the route: the model's
+ * one-shot {@link FakeUpstream.script | script} first, then its default
+ * ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide default (an {@link Ok}
+ * with fixed content). Every behaviour is encoded in the format of the route it was requested on
+ * (OpenAI chunks and `[DONE]`, or Anthropic `event:`/`data:` SSE and error envelopes). Every
+ * received request is logged with its path and connection fate, so a test can assert "the upstream
+ * saw its connection closed before the response finished".
  *
  * Raw sockets are needed to stall and to cut streams, hence plain `node:http`: each request runs as a
  * fiber of a `FiberSet` runtime captured in {@link make}, and closing the scope interrupts those fibers
@@ -25,6 +31,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -32,6 +39,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Http from "node:http"
 import { type ChatCompletion, type ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as AnthropicWire from "./internal/anthropicWire.js"
 
 // ---------------------------------------------------------------------------------------------
 // Behaviours
@@ -67,6 +75,13 @@ const UsageSample = Usage.annotations({
  * `finish_reason: "stop"`, then — when `stream_options.include_usage` — a usage chunk with empty
  * `choices` (as OpenAI sends it), then `data: [DONE]`. Otherwise a buffered `chat.completion`.
  * `usage` defaults to a rough estimate from the request and content sizes.
+ *
+ * On `/v1/messages` (Anthropic): a buffered `message` with one text block and `stop_reason:
+ * "end_turn"`, or — for `stream: true` — `message_start`, `content_block_start`, `ping`, one
+ * `text_delta` per piece (the same pieces), `content_block_stop`, `message_delta` (with
+ * `output_tokens`) and `message_stop`. `usage` maps `prompt_tokens` to `input_tokens` (minus
+ * `cached_tokens` / `cache_creation_tokens`, which become `cache_read_input_tokens` /
+ * `cache_creation_input_tokens`) and `completion_tokens` to `output_tokens`.
  */
 export const Ok = Schema.TaggedStruct("Ok", {
   content: Schema.String,
@@ -85,6 +100,11 @@ export type Stall = typeof Stall.Type
  * Answer `status` (400–599) with `{"error":{"message","type","code"}}`, or with `body` verbatim when
  * given (for provider-specific shapes). `type` defaults to `server_error` for 5xx and
  * `invalid_request_error` otherwise; `code` to `null`. `retryAfter` sets the `Retry-After` header.
+ *
+ * On `/v1/messages` the envelope is Anthropic's, `{"type":"error","error":{"type","message"}}`
+ * (`code` unused), with `type` defaulting by status: 400 `invalid_request_error`, 401
+ * `authentication_error`, 403 `permission_error`, 404 `not_found_error`, 413 `request_too_large`,
+ * 429 `rate_limit_error`, 529 `overloaded_error`, otherwise `api_error`.
  */
 export const Status = Schema.TaggedStruct("Status", {
   status: Schema.Int.pipe(Schema.between(400, 599)),
@@ -120,7 +140,9 @@ export type Chunks = typeof Chunks.Type
 
 /**
  * Send 200 SSE headers and `chunksBeforeClose` content chunks (each flushed to the socket), then
- * destroy the socket: the client sees a truncated stream without `[DONE]`.
+ * destroy the socket: the client sees a truncated stream without `[DONE]`. On `/v1/messages`: the
+ * socket is destroyed after `message_start`, the text block's start, `ping` and that many
+ * `text_delta`s (no `message_stop`).
  */
 export const CloseMidStream = Schema.TaggedStruct("CloseMidStream", {
   chunksBeforeClose: Schema.Int.pipe(Schema.between(0, 1_000)).annotations({
@@ -143,8 +165,75 @@ export const Reset = Schema.TaggedStruct("Reset", {})
 /** @see {@link Reset} */
 export type Reset = typeof Reset.Type
 
-/** What the fake upstream does with one chat completion request, discriminated by `_tag`. */
-export const Behaviour = Schema.Union(Ok, Stall, Status, Garbage, Chunks, CloseMidStream, Echo, Reset)
+const isJsonObjectText = (s: string): boolean =>
+  Either.match(decodeJson(s), { onLeft: () => false, onRight: Predicate.isRecord })
+
+/** The JSON text of an object (not an array, not a scalar), e.g. tool-call arguments. */
+export const JsonObjectText = Schema.String.pipe(
+  Schema.filter(isJsonObjectText, { message: () => "must be the JSON text of an object" })
+).annotations({
+  identifier: "JsonObjectText",
+  arbitrary: () => (fc) =>
+    fc.array(
+      fc.tuple(fc.constantFrom("city", "query", "n", "unit"), fc.oneof(fc.integer(), fc.string({ maxLength: 8 }))),
+      { maxLength: 3 }
+    ).map((entries) => JSON.stringify(Object.fromEntries(entries)))
+})
+
+/**
+ * Answer 200 with the model calling one tool, `name`, with `input` (the JSON text of an object) as
+ * its arguments, after optional `text`. `id` defaults to `call_fake_<n>` (OpenAI) or
+ * `toolu_fake_<n>` (Anthropic), `<n>` being the request's sequence number; usage is estimated.
+ *
+ * OpenAI buffered: the message has `content: text ?? null` and one `function` entry in
+ * `tool_calls`; `finish_reason: "tool_calls"`. OpenAI streaming: a role chunk, a text delta (when
+ * `text` is not empty), a `tool_calls` delta with `id`, `type`, `name` and empty `arguments`, then
+ * `arguments` in 2–3 fragments, a `finish_reason: "tool_calls"` chunk, the usage chunk when
+ * requested, `[DONE]`.
+ *
+ * Anthropic buffered: a text block (when `text` is not empty) and a `tool_use` block whose `input`
+ * is the parsed object; `stop_reason: "tool_use"`. Anthropic streaming: the text block's events
+ * (when any), `content_block_start` of the `tool_use` block (`input: {}`), `input_json_delta`
+ * fragments (2–3), `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`,
+ * `message_stop`.
+ */
+export const ToolUse = Schema.TaggedStruct("ToolUse", {
+  name: Schema.String.annotations({ arbitrary: () => (fc) => fc.constantFrom("get_weather", "search", "lookup") }),
+  input: JsonObjectText,
+  id: Schema.optional(
+    Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 8 }).map((s) => `call_${s}`) })
+  ),
+  text: Schema.optional(Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 12 }) }))
+})
+/** @see {@link ToolUse} */
+export type ToolUse = typeof ToolUse.Type
+
+/**
+ * Fail in-band, as providers do once a stream has started: 200 SSE headers (whatever the request's
+ * `stream` flag), one content delta (`"chunk 0 "`), then an error event, then the response ends
+ * normally (no `[DONE]`, no `message_stop`). OpenAI: `data: {"error":{"message","type":"server_error"}}`;
+ * Anthropic (after `message_start`, the text block's start and `ping`):
+ * `event: error` with `{"type":"error","error":{"type":"overloaded_error","message"}}`.
+ */
+export const StreamError = Schema.TaggedStruct("StreamError", {
+  message: Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 20 }) })
+})
+/** @see {@link StreamError} */
+export type StreamError = typeof StreamError.Type
+
+/** What the fake upstream does with one chat request (either API), discriminated by `_tag`. */
+export const Behaviour = Schema.Union(
+  Ok,
+  Stall,
+  Status,
+  Garbage,
+  Chunks,
+  CloseMidStream,
+  Echo,
+  Reset,
+  ToolUse,
+  StreamError
+)
 /** @see {@link Behaviour} */
 export type Behaviour = typeof Behaviour.Type
 
@@ -173,6 +262,29 @@ export const contextLengthExceeded: Behaviour = Status.make({
   message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens."
 })
 
+/**
+ * The 400 an Anthropic upstream answers when the prompt exceeds the context window
+ * (`invalid_request_error`, "prompt is too long: …").
+ */
+export const anthropicContextTooLong: Behaviour = Status.make({
+  status: 400,
+  type: "invalid_request_error",
+  message: "prompt is too long: 210000 tokens > 200000 maximum"
+})
+
+/**
+ * A `ToolUse` calling `name` with `input`, the JSON text of an object. Throws a `ParseError` (a
+ * programmer error) when `input` is not one.
+ */
+export const toolUse = (
+  name: string,
+  input: string,
+  options: { readonly id?: string; readonly text?: string } = {}
+): Behaviour => ToolUse.make({ name, input, ...options })
+
+/** A `StreamError` ending the stream with `message`. */
+export const streamError = (message: string): Behaviour => StreamError.make({ message })
+
 /** The content of the server-wide default behaviour. */
 export const defaultContent = "Hello from the fake upstream."
 
@@ -190,7 +302,7 @@ export interface RequestRecord {
   /** The body's `model`, `""` when absent (or for non-chat routes). */
   readonly model: string
   readonly method: string
-  /** Path without the query string, e.g. `/v1/chat/completions`. */
+  /** Path without the query string, e.g. `/v1/chat/completions` or `/v1/messages` (tells the API). */
   readonly path: string
   /** Request headers, names lower-case, repeated values joined with `", "`. */
   readonly headers: Readonly<Record<string, string>>
@@ -198,7 +310,10 @@ export interface RequestRecord {
   readonly body: unknown
   /** Epoch milliseconds (wall clock) when the body had been read. */
   readonly at: number
-  /** The behaviour served, absent for requests that are not chat completions. */
+  /**
+   * The behaviour served, absent for requests that are not chat requests of either API
+   * (`/v1/messages/count_tokens`, `/v1/models`, unknown routes, bodies that are not JSON).
+   */
   readonly behaviour?: Behaviour
   /**
    * `true` once the client side closed the connection before the response finished (a
@@ -259,8 +374,12 @@ interface ModelState {
 
 const emptyModel: ModelState = { fallback: Option.none(), queue: [] }
 
+/** The wire format a chat route speaks. */
+type Api = "openai" | "anthropic"
+
 /** What a request handler needs to answer. */
 interface Exchange {
+  readonly api: Api
   readonly req: Http.IncomingMessage
   readonly res: Http.ServerResponse
   readonly id: number
@@ -271,7 +390,9 @@ interface Exchange {
   readonly body: unknown
   readonly bodyText: string
   readonly at: number
+  /** The body's `stream: true`. */
   readonly stream: boolean
+  /** The body's `stream_options.include_usage: true` (OpenAI only; Anthropic always sends usage). */
   readonly includeUsage: boolean
   /** Mark that the behaviour itself is about to cut the connection. */
   readonly cutting: () => void
@@ -371,15 +492,22 @@ const split = (content: string, parts: number): ReadonlyArray<string> => {
 }
 
 /** The SSE tail: stop chunk, optional usage chunk, `[DONE]`, end of response. */
-const finishSse = (ex: Exchange, usage: Usage): Effect.Effect<void> =>
+const finishSse = (ex: Exchange, usage: Usage, finishReason: string = "stop"): Effect.Effect<void> =>
   Effect.gen(function*() {
-    yield* write(ex.res, sseEvent(chunkOf(ex, {}, "stop")))
+    yield* write(ex.res, sseEvent(chunkOf(ex, {}, finishReason)))
     if (ex.includeUsage) {
       const usageChunk: ChatCompletionChunk = { ...chunkOf(ex, {}, null), choices: [], usage }
       yield* write(ex.res, sseEvent(usageChunk))
     }
     yield* Effect.sync(() => ex.res.end("data: [DONE]\n\n"))
   })
+
+/** What `Echo` answers as content: the request as received. */
+const echoContent = (ex: Exchange): string =>
+  JSON.stringify({ method: ex.method, path: ex.path, headers: ex.headers, body: ex.body })
+
+const retryAfterHeader = (b: Status): Record<string, string> =>
+  b.retryAfter === undefined ? {} : { "retry-after": b.retryAfter }
 
 const answer = (ex: Exchange, content: string, usage: Usage | undefined): Effect.Effect<void> => {
   const used = usage ?? estimateUsage(ex, content)
@@ -404,16 +532,60 @@ const answer = (ex: Exchange, content: string, usage: Usage | undefined): Effect
   return sendJson(ex.res, 200, JSON.stringify(completion))
 }
 
-const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
+const cut = (ex: Exchange, destroy: () => void): Effect.Effect<void> =>
+  Effect.sync(() => {
+    ex.cutting()
+    destroy()
+  })
+
+/** OpenAI: a buffered completion or a streamed one calling `b`'s tool. */
+const openAiToolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
+  const usage = estimateUsage(ex, `${b.text ?? ""} ${b.input}`)
+  const id = b.id ?? `call_fake_${ex.id}`
+  if (ex.stream) {
+    return Effect.gen(function*() {
+      yield* openSse(ex.res)
+      yield* write(ex.res, sseEvent(chunkOf(ex, { role: "assistant", content: null }, null)))
+      if (b.text !== undefined && b.text.length > 0) {
+        yield* write(ex.res, sseEvent(chunkOf(ex, { content: b.text }, null)))
+      }
+      yield* write(
+        ex.res,
+        sseEvent(chunkOf(ex, {
+          tool_calls: [{ index: 0, id, type: "function", function: { name: b.name, arguments: "" } }]
+        }, null))
+      )
+      for (const fragment of split(b.input, 3)) {
+        yield* write(ex.res, sseEvent(chunkOf(ex, { tool_calls: [{ index: 0, function: { arguments: fragment } }] }, null)))
+      }
+      yield* finishSse(ex, usage, "tool_calls")
+    })
+  }
+  const completion: ChatCompletion = {
+    id: completionId(ex),
+    object: "chat.completion",
+    created: Math.floor(ex.at / 1000),
+    model: ex.model,
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: b.text ?? null,
+        tool_calls: [{ id, type: "function", function: { name: b.name, arguments: b.input } }]
+      },
+      finish_reason: "tool_calls"
+    }],
+    usage
+  }
+  return sendJson(ex.res, 200, JSON.stringify(completion))
+}
+
+const performOpenAi = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
   switch (behaviour._tag) {
     case "Ok":
       return Effect.zipRight(sleep(behaviour.delayMs ?? 0), answer(ex, behaviour.content, behaviour.usage))
     case "Echo":
-      return answer(
-        ex,
-        JSON.stringify({ method: ex.method, path: ex.path, headers: ex.headers, body: ex.body }),
-        undefined
-      )
+      return answer(ex, echoContent(ex), undefined)
     case "Stall":
       return Effect.never
     case "Status": {
@@ -422,10 +594,7 @@ const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
         behaviour.type ?? (behaviour.status >= 500 ? "server_error" : "invalid_request_error"),
         behaviour.code ?? null
       )
-      const headers: Record<string, string> = behaviour.retryAfter === undefined
-        ? {}
-        : { "retry-after": behaviour.retryAfter }
-      return sendJson(ex.res, behaviour.status, body, headers)
+      return sendJson(ex.res, behaviour.status, body, retryAfterHeader(behaviour))
     }
     case "Garbage":
       return sendJson(ex.res, 200, behaviour.body)
@@ -448,18 +617,201 @@ const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
           const delta = i === 0 ? { role: "assistant", content: `chunk ${i} ` } : { content: `chunk ${i} ` }
           yield* write(ex.res, sseEvent(chunkOf(ex, delta, null)))
         }
-        yield* Effect.sync(() => {
-          ex.cutting()
-          ex.res.destroy()
-        })
+        yield* cut(ex, () => ex.res.destroy())
       })
     case "Reset":
-      return Effect.sync(() => {
-        ex.cutting()
-        ex.req.socket.destroy()
+      return cut(ex, () => ex.req.socket.destroy())
+    case "ToolUse":
+      return openAiToolUse(ex, behaviour)
+    case "StreamError":
+      return Effect.gen(function*() {
+        yield* openSse(ex.res)
+        yield* write(ex.res, sseEvent(chunkOf(ex, { role: "assistant", content: "chunk 0 " }, null)))
+        yield* Effect.sync(() =>
+          ex.res.end(`data: ${JSON.stringify({ error: { message: behaviour.message, type: "server_error" } })}\n\n`)
+        )
       })
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic Messages encoding
+// ---------------------------------------------------------------------------------------------
+
+const messageId = (ex: Exchange): string => `msg_fake_${ex.id}`
+
+const emit = (ex: Exchange, event: AnthropicWire.StreamEvent): Effect.Effect<void> =>
+  write(ex.res, AnthropicWire.sse(event))
+
+/** SSE headers and `message_start` (empty content, `output_tokens: 1` as Anthropic sends it). */
+const anthropicStart = (ex: Exchange, usage: AnthropicWire.Usage): Effect.Effect<void> =>
+  Effect.zipRight(
+    openSse(ex.res),
+    emit(ex, {
+      type: "message_start",
+      message: {
+        id: messageId(ex),
+        type: "message",
+        role: "assistant",
+        model: ex.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 }
+      }
+    })
+  )
+
+/** `content_block_start` of an empty text block at `index`, then `ping`. */
+const anthropicTextStart = (ex: Exchange, index: number): Effect.Effect<void> =>
+  Effect.zipRight(
+    emit(ex, { type: "content_block_start", index, content_block: { type: "text", text: "" } }),
+    emit(ex, { type: "ping" })
+  )
+
+const textDelta = (ex: Exchange, index: number, text: string): Effect.Effect<void> =>
+  emit(ex, { type: "content_block_delta", index, delta: { type: "text_delta", text } })
+
+/** `message_delta`, `message_stop`, end of response. */
+const anthropicFinish = (
+  ex: Exchange,
+  stopReason: AnthropicWire.StopReason,
+  usage: AnthropicWire.Usage
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* emit(ex, {
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens }
+    })
+    yield* Effect.sync(() => ex.res.end(AnthropicWire.sse({ type: "message_stop" })))
+  })
+
+/** A complete streamed text message: the pieces as deltas of block 0, `gapMs` apart. */
+const anthropicTextStream = (
+  ex: Exchange,
+  pieces: ReadonlyArray<string>,
+  gapMs: number,
+  usage: AnthropicWire.Usage
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* anthropicStart(ex, usage)
+    yield* anthropicTextStart(ex, 0)
+    let index = 0
+    for (const piece of pieces) {
+      if (index > 0) yield* sleep(gapMs)
+      yield* textDelta(ex, 0, piece)
+      index++
+    }
+    yield* emit(ex, { type: "content_block_stop", index: 0 })
+    yield* anthropicFinish(ex, "end_turn", usage)
+  })
+
+const anthropicMessage = (
+  ex: Exchange,
+  content: ReadonlyArray<AnthropicWire.ContentBlock>,
+  stopReason: AnthropicWire.StopReason,
+  usage: AnthropicWire.Usage
+): AnthropicWire.Message => ({
+  id: messageId(ex),
+  type: "message",
+  role: "assistant",
+  model: ex.model,
+  content,
+  stop_reason: stopReason,
+  stop_sequence: null,
+  usage
+})
+
+const anthropicAnswer = (ex: Exchange, content: string, usage: Usage | undefined): Effect.Effect<void> => {
+  const used = AnthropicWire.usageFromOpenAi(usage ?? estimateUsage(ex, content))
+  if (ex.stream) return anthropicTextStream(ex, split(content, 3), 0, used)
+  return sendJson(
+    ex.res,
+    200,
+    JSON.stringify(anthropicMessage(ex, [{ type: "text", text: content }], "end_turn", used))
+  )
+}
+
+const anthropicToolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
+  const usage = AnthropicWire.usageFromOpenAi(estimateUsage(ex, `${b.text ?? ""} ${b.input}`))
+  const id = b.id ?? `toolu_fake_${ex.id}`
+  const text = b.text ?? ""
+  if (ex.stream) {
+    return Effect.gen(function*() {
+      yield* anthropicStart(ex, usage)
+      let index = 0
+      if (text.length > 0) {
+        yield* anthropicTextStart(ex, index)
+        for (const piece of split(text, 3)) yield* textDelta(ex, index, piece)
+        yield* emit(ex, { type: "content_block_stop", index })
+        index++
+      }
+      yield* emit(ex, { type: "content_block_start", index, content_block: { type: "tool_use", id, name: b.name, input: {} } })
+      if (index === 0) yield* emit(ex, { type: "ping" })
+      for (const fragment of split(b.input, 3)) {
+        yield* emit(ex, { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: fragment } })
+      }
+      yield* emit(ex, { type: "content_block_stop", index })
+      yield* anthropicFinish(ex, "tool_use", usage)
+    })
+  }
+  const input: unknown = Either.getOrElse(decodeJson(b.input), () => ({}))
+  const blocks: ReadonlyArray<AnthropicWire.ContentBlock> = [
+    ...(text.length > 0 ? [{ type: "text" as const, text }] : []),
+    { type: "tool_use", id, name: b.name, input }
+  ]
+  return sendJson(ex.res, 200, JSON.stringify(anthropicMessage(ex, blocks, "tool_use", usage)))
+}
+
+const performAnthropic = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
+  switch (behaviour._tag) {
+    case "Ok":
+      return Effect.zipRight(sleep(behaviour.delayMs ?? 0), anthropicAnswer(ex, behaviour.content, behaviour.usage))
+    case "Echo":
+      return anthropicAnswer(ex, echoContent(ex), undefined)
+    case "Status": {
+      const body = behaviour.body ?? JSON.stringify(AnthropicWire.errorEnvelope(
+        behaviour.type ?? AnthropicWire.errorTypeForStatus(behaviour.status),
+        behaviour.message ?? `fake upstream answered ${behaviour.status}`
+      ))
+      return sendJson(ex.res, behaviour.status, body, retryAfterHeader(behaviour))
+    }
+    case "Chunks":
+      return anthropicTextStream(
+        ex,
+        behaviour.chunks,
+        behaviour.gapMs ?? 0,
+        AnthropicWire.usageFromOpenAi(estimateUsage(ex, behaviour.chunks.join("")))
+      )
+    case "CloseMidStream":
+      return Effect.gen(function*() {
+        yield* anthropicStart(ex, AnthropicWire.usageFromOpenAi(estimateUsage(ex, "")))
+        yield* anthropicTextStart(ex, 0)
+        for (let i = 0; i < behaviour.chunksBeforeClose; i++) yield* textDelta(ex, 0, `chunk ${i} `)
+        yield* cut(ex, () => ex.res.destroy())
+      })
+    case "ToolUse":
+      return anthropicToolUse(ex, behaviour)
+    case "StreamError":
+      return Effect.gen(function*() {
+        yield* anthropicStart(ex, AnthropicWire.usageFromOpenAi(estimateUsage(ex, "")))
+        yield* anthropicTextStart(ex, 0)
+        yield* textDelta(ex, 0, "chunk 0 ")
+        yield* Effect.sync(() =>
+          ex.res.end(AnthropicWire.sse(AnthropicWire.errorEnvelope("overloaded_error", behaviour.message)))
+        )
+      })
+    case "Stall":
+    case "Garbage":
+    case "Reset":
+      // Not a matter of wire format: same as on the OpenAI route.
+      return performOpenAi(behaviour, ex)
+  }
+}
+
+const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> =>
+  ex.api === "anthropic" ? performAnthropic(behaviour, ex) : performOpenAi(behaviour, ex)
 
 const listen = (
   port: number,
@@ -544,7 +896,14 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
         const body: unknown = Either.getOrElse(parsed, () => text.value)
         const peek = Option.getOrUndefined(decodePeek(body))
         const model = peek?.model ?? ""
-        const isChat = method === "POST" && (path === "/v1/chat/completions" || path === "/chat/completions")
+        const api: Api | undefined = method !== "POST"
+          ? undefined
+          : path === "/v1/chat/completions" || path === "/chat/completions"
+          ? "openai"
+          : path === "/v1/messages" || path === "/messages"
+          ? "anthropic"
+          : undefined
+        const isChat = api !== undefined
         const behaviour = isChat && Either.isRight(parsed) ? Option.some(yield* take(model)) : Option.none()
         const id = yield* Ref.updateAndGet(sequence, (n) => n + 1)
         const at = Date.now()
@@ -555,6 +914,7 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
         yield* SubscriptionRef.update(log, (records) => [...records, record])
 
         const exchange: Exchange = {
+          api: api ?? "openai",
           req,
           res,
           id,
@@ -574,8 +934,20 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
         const respond = Option.match(behaviour, {
           onSome: (b) => perform(b, exchange),
           onNone: () => {
+            const isCountTokens = method === "POST" &&
+              (path === "/v1/messages/count_tokens" || path === "/messages/count_tokens")
+            if (api === "anthropic" || (isCountTokens && Either.isLeft(parsed))) {
+              return sendJson(
+                res,
+                400,
+                JSON.stringify(AnthropicWire.errorEnvelope("invalid_request_error", "request body is not JSON"))
+              )
+            }
             if (isChat) {
               return sendJson(res, 400, errorEnvelope("request body is not JSON", "invalid_request_error", "invalid_json"))
+            }
+            if (isCountTokens) {
+              return sendJson(res, 200, JSON.stringify({ input_tokens: Math.ceil(text.value.length / 4) }))
             }
             if (method === "GET" && (path === "/v1/models" || path === "/models")) {
               return Effect.flatMap(Ref.get(models), (state) =>

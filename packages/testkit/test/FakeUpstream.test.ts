@@ -76,6 +76,127 @@ const sseData = (text: string): ReadonlyArray<string> =>
 
 const upstream = FakeUpstream.make()
 
+// --- Anthropic Messages ------------------------------------------------------------------------
+
+const messagesBody = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  max_tokens: 64,
+  messages: [{ role: "user", content: "hi" }],
+  ...extra
+})
+
+const messages = (up: Context.Tag.Service<FakeUpstream.FakeUpstream>, model: string, extra: Record<string, unknown> = {}) =>
+  post(`${up.url}/messages`, messagesBody(model, extra))
+
+const AnthropicUsage = Schema.Struct({
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cache_read_input_tokens: Schema.optional(Schema.Number),
+  cache_creation_input_tokens: Schema.optional(Schema.Number)
+})
+const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+const ToolUseBlock = Schema.Struct({
+  type: Schema.Literal("tool_use"),
+  id: Schema.String,
+  name: Schema.String,
+  input: Schema.Unknown
+})
+const AnthropicMessage = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("message"),
+  role: Schema.Literal("assistant"),
+  model: Schema.String,
+  content: Schema.Array(Schema.Union(TextBlock, ToolUseBlock)),
+  stop_reason: Schema.NullOr(Schema.String),
+  stop_sequence: Schema.Null,
+  usage: AnthropicUsage
+})
+const AnthropicError = Schema.Struct({
+  type: Schema.Literal("error"),
+  error: Schema.Struct({ type: Schema.String, message: Schema.String })
+})
+const AnthropicEvent = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("message_start"), message: AnthropicMessage }),
+  Schema.Struct({
+    type: Schema.Literal("content_block_start"),
+    index: Schema.Number,
+    content_block: Schema.Union(TextBlock, ToolUseBlock)
+  }),
+  Schema.Struct({ type: Schema.Literal("ping") }),
+  Schema.Struct({
+    type: Schema.Literal("content_block_delta"),
+    index: Schema.Number,
+    delta: Schema.Union(
+      Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
+      Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String })
+    )
+  }),
+  Schema.Struct({ type: Schema.Literal("content_block_stop"), index: Schema.Number }),
+  Schema.Struct({
+    type: Schema.Literal("message_delta"),
+    delta: Schema.Struct({ stop_reason: Schema.String, stop_sequence: Schema.Null }),
+    usage: Schema.Struct({ output_tokens: Schema.Number })
+  }),
+  Schema.Struct({ type: Schema.Literal("message_stop") }),
+  AnthropicError
+)
+type AnthropicEvent = typeof AnthropicEvent.Type
+
+const decodeMessage = Schema.decodeUnknownSync(Schema.parseJson(AnthropicMessage))
+const decodeAnthropicError = Schema.decodeUnknownSync(Schema.parseJson(AnthropicError))
+const decodeEvent = Schema.decodeUnknownSync(Schema.parseJson(AnthropicEvent))
+const decodeCount = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ input_tokens: Schema.Number })))
+const decodeOpenAiStreamError = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.Literal("server_error") })
+})))
+
+/**
+ * The events of an Anthropic SSE body, in order: each block must be `event: <name>` then
+ * `data: <json>` whose `type` is that name.
+ */
+const anthropicEvents = (text: string): ReadonlyArray<AnthropicEvent> =>
+  text.split("\n\n").filter((block) => block.length > 0).map((block) => {
+    const [eventLine, dataLine, ...rest] = block.split("\n")
+    assert.strictEqual(rest.length, 0, `unexpected lines in ${block}`)
+    assert.isTrue(eventLine?.startsWith("event: "), block)
+    assert.isTrue(dataLine?.startsWith("data: "), block)
+    const event = decodeEvent((dataLine ?? "").slice("data: ".length))
+    assert.strictEqual(event.type, (eventLine ?? "").slice("event: ".length))
+    return event
+  })
+
+const textDeltas = (events: ReadonlyArray<AnthropicEvent>): ReadonlyArray<string> =>
+  events.flatMap((e) => e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : [])
+
+const jsonDeltas = (events: ReadonlyArray<AnthropicEvent>): ReadonlyArray<string> =>
+  events.flatMap((e) => e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? [e.delta.partial_json] : [])
+
+/** POST and read the body until it ends or fails; `failed` tells whether the read broke off. */
+const postUntilCut = (url: string, body: unknown): Effect.Effect<{ readonly text: string; readonly failed: boolean }, FetchError> =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal
+      })
+      const reader = response.body?.getReader()
+      const decoder = new TextDecoder()
+      let text = ""
+      try {
+        for (;;) {
+          const chunk = await reader?.read()
+          if (chunk === undefined || chunk.done) return { text, failed: false }
+          text += decoder.decode(chunk.value, { stream: true })
+        }
+      } catch {
+        return { text, failed: true }
+      }
+    },
+    catch: (cause) => new FetchError({ cause })
+  })
+
 describe("FakeUpstream", () => {
   it.scopedLive("Ok answers a buffered chat.completion", () =>
     Effect.gen(function*() {
@@ -316,6 +437,322 @@ describe("FakeUpstream", () => {
       assert.isTrue(Either.isLeft(again))
       if (Either.isLeft(again)) assert.strictEqual(again.left._tag, "ListenError")
     }))
+})
+
+describe("FakeUpstream on /v1/messages (Anthropic)", () => {
+  it.scopedLive("Ok answers a buffered message; usage maps cache tokens out of input_tokens", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.ok("hello there", {
+        usage: {
+          prompt_tokens: 100,
+          completion_tokens: 7,
+          total_tokens: 107,
+          prompt_tokens_details: { cached_tokens: 60, cache_creation_tokens: 15 }
+        }
+      }))
+      const reply = yield* messages(up, "m")
+      assert.strictEqual(reply.status, 200)
+      const message = decodeMessage(reply.text)
+      assert.strictEqual(message.model, "m")
+      assert.deepStrictEqual(message.content, [{ type: "text", text: "hello there" }])
+      assert.strictEqual(message.stop_reason, "end_turn")
+      assert.deepStrictEqual(message.usage, {
+        input_tokens: 25,
+        output_tokens: 7,
+        cache_read_input_tokens: 60,
+        cache_creation_input_tokens: 15
+      })
+      const [record] = yield* up.requests
+      assert.strictEqual(record?.path, "/v1/messages")
+      assert.strictEqual(record?.behaviour?._tag, "Ok")
+      assert.strictEqual(message.id, `msg_fake_${record?.id}`)
+
+      yield* up.setBehaviour("m", FakeUpstream.ok("a b c", { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }))
+      const plain = decodeMessage((yield* post(`http://127.0.0.1:${up.port}/messages`, messagesBody("m"))).text)
+      assert.deepStrictEqual(plain.usage, { input_tokens: 3, output_tokens: 2 })
+    }))
+
+  it.scopedLive("Ok with stream: true sends the Anthropic event sequence", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.ok("one two three four five", {
+        usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 }
+      }))
+      const reply = yield* messages(up, "m", { stream: true })
+      assert.strictEqual(reply.status, 200)
+      assert.include(reply.headers.get("content-type") ?? "", "text/event-stream")
+      const events = anthropicEvents(reply.text)
+      assert.deepStrictEqual(events.map((e) => e.type), [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop"
+      ])
+      assert.strictEqual(textDeltas(events).join(""), "one two three four five")
+      const [start] = events
+      assert.strictEqual(start?.type === "message_start" ? start.message.usage.input_tokens : -1, 11)
+      assert.strictEqual(start?.type === "message_start" ? start.message.usage.output_tokens : -1, 1)
+      assert.deepStrictEqual(start?.type === "message_start" ? start.message.content : undefined, [])
+      const delta = events.find((e) => e.type === "message_delta")
+      assert.deepStrictEqual(delta, {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { output_tokens: 5 }
+      })
+      assert.notInclude(reply.text, "[DONE]")
+    }))
+
+  it.scopedLive("Chunks streams on /v1/messages whatever the stream flag; Echo answers the request", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.script("m", [FakeUpstream.Chunks.make({ chunks: ["a", "b", "c"], gapMs: 40 }), FakeUpstream.echo])
+      const started = Date.now()
+      const chunks = yield* messages(up, "m")
+      assert.isAtLeast(Date.now() - started, 70)
+      const events = anthropicEvents(chunks.text)
+      assert.deepStrictEqual(textDeltas(events), ["a", "b", "c"])
+      assert.strictEqual(events[events.length - 1]?.type, "message_stop")
+
+      const echoed = decodeMessage((yield* messages(up, "m", { system: "be brief" })).text)
+      const [block] = echoed.content
+      const echo = decodeEcho(block?.type === "text" ? block.text : "")
+      assert.strictEqual(echo.path, "/v1/messages")
+      assert.deepStrictEqual(echo.body, messagesBody("m", { system: "be brief" }))
+    }))
+
+  it.scopedLive("Status answers the Anthropic error envelope, typed by status", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const cases: ReadonlyArray<readonly [number, string]> = [
+        [400, "invalid_request_error"],
+        [401, "authentication_error"],
+        [403, "permission_error"],
+        [404, "not_found_error"],
+        [413, "request_too_large"],
+        [429, "rate_limit_error"],
+        [500, "api_error"],
+        [529, "overloaded_error"]
+      ]
+      for (const [code, type] of cases) {
+        yield* up.setBehaviour("m", FakeUpstream.status(code))
+        const reply = yield* messages(up, "m")
+        assert.strictEqual(reply.status, code)
+        assert.strictEqual(decodeAnthropicError(reply.text).error.type, type)
+      }
+
+      yield* up.setBehaviour("m", FakeUpstream.status(429, { message: "slow down", type: "custom_error", retryAfter: "2" }))
+      const limited = yield* messages(up, "m")
+      assert.strictEqual(limited.headers.get("retry-after"), "2")
+      assert.deepStrictEqual(decodeAnthropicError(limited.text).error, { type: "custom_error", message: "slow down" })
+
+      yield* up.setBehaviour("m", FakeUpstream.anthropicContextTooLong)
+      const tooLong = yield* messages(up, "m")
+      assert.strictEqual(tooLong.status, 400)
+      assert.deepStrictEqual(decodeAnthropicError(tooLong.text).error, {
+        type: "invalid_request_error",
+        message: "prompt is too long: 210000 tokens > 200000 maximum"
+      })
+
+      yield* up.setBehaviour("m", FakeUpstream.status(400, { body: "raw" }))
+      assert.strictEqual((yield* messages(up, "m")).text, "raw")
+
+      const bad = yield* post(`${up.url}/messages`, "{not json")
+      assert.strictEqual(bad.status, 400)
+      assert.strictEqual(decodeAnthropicError(bad.text).error.type, "invalid_request_error")
+    }))
+
+  it.scopedLive("ToolUse buffered: tool_use block with the parsed input, stop_reason tool_use", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const input = "{\"city\":\"Paris\",\"days\":[1,2]}"
+      yield* up.script("m", [
+        FakeUpstream.toolUse("get_weather", input, { text: "Let me check." }),
+        FakeUpstream.toolUse("get_weather", input, { id: "toolu_given" })
+      ])
+      const first = decodeMessage((yield* messages(up, "m")).text)
+      const [record] = yield* up.requests
+      assert.strictEqual(first.stop_reason, "tool_use")
+      assert.deepStrictEqual(first.content, [
+        { type: "text", text: "Let me check." },
+        { type: "tool_use", id: `toolu_fake_${record?.id}`, name: "get_weather", input: { city: "Paris", days: [1, 2] } }
+      ])
+      const second = decodeMessage((yield* messages(up, "m")).text)
+      assert.deepStrictEqual(second.content, [
+        { type: "tool_use", id: "toolu_given", name: "get_weather", input: { city: "Paris", days: [1, 2] } }
+      ])
+    }))
+
+  it.scopedLive("ToolUse streamed: text block, then tool_use block with input_json_delta fragments", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const input = "{\"query\":\"effect schema\",\"n\":3}"
+      yield* up.script("m", [
+        FakeUpstream.toolUse("search", input, { text: "Searching" }),
+        FakeUpstream.toolUse("search", input)
+      ])
+      const events = anthropicEvents((yield* messages(up, "m", { stream: true })).text)
+      assert.deepStrictEqual(events.map((e) => e.type).filter((t) => t !== "content_block_delta"), [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_stop",
+        "content_block_start",
+        "content_block_stop",
+        "message_delta",
+        "message_stop"
+      ])
+      assert.strictEqual(textDeltas(events).join(""), "Searching")
+      const fragments = jsonDeltas(events)
+      assert.isAtLeast(fragments.length, 2)
+      assert.isAtMost(fragments.length, 3)
+      assert.strictEqual(fragments.join(""), input)
+      const toolStart = events.filter((e) => e.type === "content_block_start")[1]
+      const [record] = yield* up.requests
+      assert.deepStrictEqual(toolStart, {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: `toolu_fake_${record?.id}`, name: "search", input: {} }
+      })
+      const jsonIndexes = events.flatMap((e) =>
+        e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? [e.index] : []
+      )
+      assert.isTrue(jsonIndexes.every((i) => i === 1))
+      const delta = events.find((e) => e.type === "message_delta")
+      assert.strictEqual(delta?.type === "message_delta" ? delta.delta.stop_reason : "", "tool_use")
+
+      const bare = anthropicEvents((yield* messages(up, "m", { stream: true })).text)
+      assert.deepStrictEqual(bare.slice(0, 3).map((e) => e.type), ["message_start", "content_block_start", "ping"])
+      const bareStart = bare[1]
+      assert.strictEqual(bareStart?.type === "content_block_start" ? bareStart.index : -1, 0)
+      assert.strictEqual(bareStart?.type === "content_block_start" ? bareStart.content_block.type : "", "tool_use")
+      assert.strictEqual(textDeltas(bare).length, 0)
+      assert.strictEqual(jsonDeltas(bare).join(""), input)
+    }))
+
+  it.scopedLive("count_tokens answers ceil(body length / 4), is logged, and consumes no behaviour", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.script("m", [FakeUpstream.status(503)])
+      const body = messagesBody("m", { system: "x".repeat(41) })
+      const reply = yield* post(`${up.url}/messages/count_tokens`, body)
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(decodeCount(reply.text).input_tokens, Math.ceil(JSON.stringify(body).length / 4))
+      const [record] = yield* up.requests
+      assert.strictEqual(record?.path, "/v1/messages/count_tokens")
+      assert.strictEqual(record?.model, "m")
+      assert.isUndefined(record?.behaviour)
+      assert.strictEqual((yield* messages(up, "m")).status, 503)
+    }))
+
+  it.scopedLive("CloseMidStream cuts after message_start and N text deltas", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.CloseMidStream.make({ chunksBeforeClose: 2 }))
+      const result = yield* postUntilCut(`${up.url}/messages`, messagesBody("m", { stream: true }))
+      assert.isTrue(result.failed)
+      const events = anthropicEvents(result.text)
+      assert.strictEqual(events[0]?.type, "message_start")
+      assert.deepStrictEqual(textDeltas(events), ["chunk 0 ", "chunk 1 "])
+      assert.isFalse(events.some((e) => e.type === "message_stop" || e.type === "message_delta"))
+      const [record] = yield* up.requests
+      assert.isFalse(record?.closedEarly)
+    }))
+
+  it.scopedLive("StreamError ends the stream with an in-band error event, in both APIs", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.streamError("upstream overloaded"))
+
+      const anthropic = yield* postUntilCut(`${up.url}/messages`, messagesBody("m", { stream: true }))
+      assert.isFalse(anthropic.failed)
+      const events = anthropicEvents(anthropic.text)
+      assert.deepStrictEqual(events.map((e) => e.type), [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        "error"
+      ])
+      assert.deepStrictEqual(events[events.length - 1], {
+        type: "error",
+        error: { type: "overloaded_error", message: "upstream overloaded" }
+      })
+
+      const openAi = yield* postUntilCut(`${up.url}/chat/completions`, chatBody("m"))
+      assert.isFalse(openAi.failed)
+      const data = sseData(openAi.text)
+      assert.strictEqual(data.length, 2)
+      assert.strictEqual(decodeChunk(data[0] ?? "").choices[0]?.delta.content, "chunk 0 ")
+      assert.strictEqual(decodeOpenAiStreamError(data[1] ?? "").error.message, "upstream overloaded")
+      assert.notInclude(openAi.text, "[DONE]")
+    }))
+})
+
+describe("FakeUpstream ToolUse on /v1/chat/completions (OpenAI)", () => {
+  it.scopedLive("buffered: tool_calls with the arguments verbatim, finish_reason tool_calls", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const input = "{\"city\":\"Paris\"}"
+      yield* up.script("m", [
+        FakeUpstream.toolUse("get_weather", input),
+        FakeUpstream.toolUse("get_weather", input, { id: "call_given", text: "Checking." })
+      ])
+      const first = decodeCompletion((yield* chat(up, "m")).text)
+      const [record] = yield* up.requests
+      assert.strictEqual(first.choices[0]?.finish_reason, "tool_calls")
+      assert.strictEqual(first.choices[0]?.message.content, null)
+      assert.deepStrictEqual(first.choices[0]?.message.tool_calls, [
+        { id: `call_fake_${record?.id}`, type: "function", function: { name: "get_weather", arguments: input } }
+      ])
+      const second = decodeCompletion((yield* chat(up, "m")).text)
+      assert.strictEqual(second.choices[0]?.message.content, "Checking.")
+      assert.strictEqual(second.choices[0]?.message.tool_calls?.[0]?.id, "call_given")
+    }))
+
+  it.scopedLive("streamed: a tool_calls header delta, 2–3 argument fragments, tool_calls finish, usage, [DONE]", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const input = "{\"query\":\"effect schema\",\"n\":3}"
+      yield* up.setBehaviour("m", FakeUpstream.toolUse("search", input, { text: "Looking" }))
+      const reply = yield* chat(up, "m", { stream: true, stream_options: { include_usage: true } })
+      const data = sseData(reply.text)
+      assert.strictEqual(data[data.length - 1], "[DONE]")
+      const chunks = data.slice(0, -1).map((d) => decodeChunk(d))
+      assert.strictEqual(chunks[0]?.choices[0]?.delta.role, "assistant")
+      assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), "Looking")
+      const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])
+      const [header, ...fragments] = calls
+      const [record] = yield* up.requests
+      assert.deepStrictEqual(header, {
+        index: 0,
+        id: `call_fake_${record?.id}`,
+        type: "function",
+        function: { name: "search", arguments: "" }
+      })
+      assert.isAtLeast(fragments.length, 2)
+      assert.isAtMost(fragments.length, 3)
+      assert.isTrue(fragments.every((f) => f.index === 0 && f.id === undefined))
+      assert.strictEqual(fragments.map((f) => f.function?.arguments ?? "").join(""), input)
+      assert.strictEqual(chunks.filter((c) => c.choices[0]?.finish_reason === "tool_calls").length, 1)
+      const last = chunks[chunks.length - 1]
+      assert.strictEqual(last?.choices.length, 0)
+      assert.isAbove(last?.usage?.completion_tokens ?? 0, 0)
+    }))
+
+  it("JsonObjectText accepts only the JSON text of an object", () => {
+    const is = Schema.is(FakeUpstream.JsonObjectText)
+    assert.isTrue(is("{}"))
+    assert.isTrue(is("{\"a\":[1]}"))
+    assert.isFalse(is("[1]"))
+    assert.isFalse(is("3"))
+    assert.isFalse(is("{oops"))
+  })
 })
 
 describe("Arbitraries", () => {

@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { Format } from "../Target.js"
 
 /** Longest upstream `error.message` kept on an `UpstreamStatus` (a cut text ends with `…`). */
 export const maxMessageLength = 2000
@@ -32,6 +33,14 @@ const contextWindowPhrases: ReadonlyArray<string> = [
   "exceeds the maximum allowed input length",
   "exceeds the maximum allowed length",
   "is longer than the model's context length"
+]
+
+/** The phrases of an Anthropic 400 that mean the prompt does not fit (anchor §5.5). */
+const anthropicContextWindowPhrases: ReadonlyArray<string> = [
+  "prompt is too long",
+  "maximum number of tokens",
+  "context window",
+  "context length"
 ]
 
 const truncate = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
@@ -65,17 +74,24 @@ export const parseRetryAfter = (value: string | undefined, nowMs: number): Optio
   return Option.some(Math.min(Math.max(0, date - nowMs), maxRetryAfterMs))
 }
 
-/** Whether a 400 body says the context window was exceeded (anchor §5.5, OpenAI formats). */
+/**
+ * Whether a 400 body says the context window was exceeded (anchor §5.5): for OpenAI formats
+ * `error.code == "context_length_exceeded"` or one of their phrases; for `anthropic_messages` one
+ * of Anthropic's phrases; in `error.message` or the raw body, case-insensitively.
+ */
 export const isContextWindowExceeded = (
   status: number,
   code: Option.Option<string>,
   message: Option.Option<string>,
-  rawBody: string
+  rawBody: string,
+  format: Format = "openai_chat"
 ): boolean => {
   if (status !== 400) return false
-  if (Option.contains(code, "context_length_exceeded")) return true
+  const anthropic = format === "anthropic_messages"
+  if (!anthropic && Option.contains(code, "context_length_exceeded")) return true
   const haystacks = [Option.getOrElse(message, () => ""), rawBody].map((s) => s.toLowerCase())
-  return contextWindowPhrases.some((phrase) => haystacks.some((h) => h.includes(phrase)))
+  const phrases = anthropic ? anthropicContextWindowPhrases : contextWindowPhrases
+  return phrases.some((phrase) => haystacks.some((h) => h.includes(phrase)))
 }
 
 /**
@@ -88,6 +104,8 @@ export const upstreamStatus = (options: {
   readonly body: Option.Option<string>
   readonly retryAfterMs: Option.Option<number>
   readonly secrets: ReadonlyArray<string>
+  /** The target's wire format (which context-window phrases apply); `openai_chat` by default. */
+  readonly format?: Format
 }): UpstreamStatus => {
   const raw = Option.getOrElse(options.body, () => "")
   const error = Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(errorBodyOf))
@@ -97,7 +115,7 @@ export const upstreamStatus = (options: {
       Option.fromNullable(e.code).pipe(Option.map(String)),
       () => Option.fromNullable(e.type)
     ))
-  const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw)
+  const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw, options.format)
   return new UpstreamStatus({
     target: options.target,
     status: options.status,

@@ -27,6 +27,29 @@ export const chatCompletionsUrl = (baseUrl: string): string => {
 }
 
 /**
+ * The Messages URL of an `anthropic_messages` client: `base_url` trimmed, trailing `/` removed;
+ * kept as-is when it ends with `/v1/messages`, `+/messages` when it ends with `/v1`, else
+ * `+/v1/messages`.
+ */
+export const messagesUrl = (baseUrl: string): string => {
+  let base = baseUrl.trim()
+  while (base.endsWith("/")) base = base.slice(0, -1)
+  if (base.endsWith("/v1/messages")) return base
+  if (base.endsWith("/v1")) return `${base}/messages`
+  return `${base}/v1/messages`
+}
+
+/** The token-counting URL of an `anthropic_messages` client: the Messages URL + `/count_tokens`. */
+export const countTokensUrl = (baseUrl: string): string => `${messagesUrl(baseUrl)}/count_tokens`
+
+/** The `anthropic-version` every `anthropic_messages` request carries. */
+export const anthropicVersion = "2023-06-01"
+
+/** The URL of a client's chat endpoint, by format. */
+export const callUrl = (client: LlmClient): string =>
+  client.format === "anthropic_messages" ? messagesUrl(client.baseUrl) : chatCompletionsUrl(client.baseUrl)
+
+/**
  * The body sent upstream: a shallow copy of the caller's body with `model` = the target's id,
  * the target's `extra_body` keys added where the body lacks them, and the stream flags set:
  * streamed calls get `stream: true` and `stream_options.include_usage = true` unless the caller
@@ -53,6 +76,81 @@ export const prepareBody = (
     delete out["stream"]
     delete out["stream_options"]
   }
+  return out
+}
+
+/** Most `cache_control` markers a Messages body may carry; a body at the limit gets no extra one. */
+const maxCacheMarkers = 4
+
+const countCacheMarkers = (value: unknown): number => {
+  if (Array.isArray(value)) return value.reduce((n: number, item) => n + countCacheMarkers(item), 0)
+  if (!Predicate.isRecord(value)) return 0
+  let n = Object.prototype.hasOwnProperty.call(value, "cache_control") ? 1 : 0
+  for (const child of Object.values(value)) n += countCacheMarkers(child)
+  return n
+}
+
+const ephemeral = { type: "ephemeral" }
+
+/**
+ * The last message with its last content block marked `cache_control: {"type":"ephemeral"}`
+ * (string content becomes one text block); `undefined` when there is nothing to mark.
+ */
+const markLastBlock = (message: unknown): Record<string, unknown> | undefined => {
+  if (!Predicate.isRecord(message)) return undefined
+  const content = message["content"]
+  if (typeof content === "string") {
+    if (content.length === 0) return undefined
+    return { ...message, content: [{ type: "text", text: content, cache_control: ephemeral }] }
+  }
+  if (!Array.isArray(content) || content.length === 0) return undefined
+  const last: unknown = content[content.length - 1]
+  if (!Predicate.isRecord(last) || last["type"] === "thinking" || last["type"] === "redacted_thinking") return undefined
+  if (Object.prototype.hasOwnProperty.call(last, "cache_control")) return undefined
+  return { ...message, content: [...content.slice(0, -1), { ...last, cache_control: ephemeral }] }
+}
+
+/** A thinking block that can be replayed: it has a non-empty signature. */
+const keepsBlock = (block: unknown): boolean =>
+  !(Predicate.isRecord(block) && block["type"] === "thinking" &&
+    !(typeof block["signature"] === "string" && block["signature"].length > 0))
+
+/**
+ * The body sent to an `anthropic_messages` target (anchor §5.2), from a Messages request body:
+ * a shallow copy with `model` = the target's id; `reasoning_effort` and `context_management`
+ * removed; `thinking` blocks without a non-empty `signature` dropped (a message left empty gets
+ * `content: ""`); missing `extra_body` keys added; the last content block of the last message
+ * marked `cache_control: {"type":"ephemeral"}` unless the body already has 4 markers; `stream`
+ * set for streamed calls and removed for buffered ones.
+ */
+export const prepareAnthropicBody = (
+  target: Target,
+  body: Readonly<Record<string, unknown>>,
+  streaming: boolean
+): Record<string, unknown> => {
+  const out: Record<string, unknown> = { ...body, model: target.id }
+  delete out["reasoning_effort"]
+  delete out["context_management"]
+  const messages = out["messages"]
+  if (Array.isArray(messages)) {
+    out["messages"] = messages.map((message: unknown) => {
+      if (!Predicate.isRecord(message) || !Array.isArray(message["content"])) return message
+      const content: ReadonlyArray<unknown> = message["content"]
+      const kept = content.filter(keepsBlock)
+      if (kept.length === content.length) return message
+      return { ...message, content: kept.length === 0 ? "" : kept }
+    })
+  }
+  for (const [key, value] of Object.entries(target.extraBody)) {
+    if (out[key] === undefined) out[key] = value
+  }
+  const marked = out["messages"]
+  if (Array.isArray(marked) && marked.length > 0 && countCacheMarkers(out) < maxCacheMarkers) {
+    const last = markLastBlock(marked[marked.length - 1])
+    if (last !== undefined) out["messages"] = [...marked.slice(0, -1), last]
+  }
+  if (streaming) out["stream"] = true
+  else delete out["stream"]
   return out
 }
 

@@ -1,0 +1,99 @@
+/**
+ * The `anthropic_messages` side of the upstream client: the Messages body sent for a call (the
+ * caller's own Messages body when it has one, else the chat request translated through the
+ * neutral request type), and the translation of Messages answers — buffered and streamed — back
+ * into chat completions and chunks.
+ *
+ * @internal
+ */
+import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
+import { InvalidResponse, TranslationError, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import { type ChatCompletion, type ChatCompletionChunk, ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Translate from "@switchyard-ts/protocol/Translate"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import type { NativeBody, Target } from "../Target.js"
+import * as Failure from "./failure.js"
+import * as Prepare from "./prepare.js"
+
+const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
+
+/**
+ * The Messages body of a call to an `anthropic_messages` target: the caller's native Messages body
+ * when it came in as one, else the chat request translated (OpenAI → neutral → Anthropic); then the
+ * Messages preparation of `Prepare.prepareAnthropicBody`. Fails with `TranslationError` when the
+ * chat request has something the Messages API cannot express.
+ */
+export const encodeBody = (
+  target: Target,
+  body: Readonly<Record<string, unknown>>,
+  native: NativeBody | undefined,
+  streaming: boolean
+): Either.Either<Record<string, unknown>, TranslationError> => {
+  if (native !== undefined && native.format === "anthropic_messages") {
+    return Either.right(Prepare.prepareAnthropicBody(target, native.body, streaming))
+  }
+  return decodeChatRequest(body).pipe(
+    Either.mapLeft(() => new TranslationError({ reason: "the request is not a valid chat completions request" })),
+    Either.flatMap(Translate.fromOpenAiRequest),
+    Either.flatMap(Translate.toAnthropicRequest),
+    Either.map((request) => Prepare.prepareAnthropicBody(target, request, streaming))
+  )
+}
+
+const decodeMessage = Failure.decodeJsonText(AnthropicMessages.MessagesResponse, "response body")
+
+/** A buffered Messages answer as a chat completion. */
+export const decodeCompletion = (target: string, text: string): Either.Either<ChatCompletion, InvalidResponse> =>
+  Either.map(decodeMessage(target, text), (message) => Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)))
+
+const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)
+
+/** What one streamed Messages event means for the chunk stream. */
+export type StreamStep =
+  | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<ChatCompletionChunk>; readonly last: boolean }
+  | { readonly _tag: "Failed"; readonly failure: UpstreamFailure }
+
+/**
+ * A per-stream translator of Messages SSE payloads into chat chunks. An in-band `error` event
+ * becomes an `UpstreamStatus` 502 built from its `error.message` (summarised and redacted like any
+ * upstream error body); `message_stop` is the last event.
+ */
+export const streamTranslator = (options: {
+  readonly target: string
+  readonly secrets: ReadonlyArray<string>
+}): {
+  readonly push: (data: string) => StreamStep
+  readonly end: () => ReadonlyArray<ChatCompletionChunk>
+} => {
+  const translator = Translate.anthropicToOpenAiStream()
+  const push = (data: string): StreamStep =>
+    Option.match(Failure.jsonOf(data), {
+      onNone: () => ({
+        _tag: "Failed",
+        failure: new InvalidResponse({ target: options.target, reason: "stream event is not valid JSON" })
+      }),
+      onSome: (json): StreamStep => {
+        if (Predicate.hasProperty(json, "type") && json.type === "error") {
+          return {
+            _tag: "Failed",
+            failure: Failure.upstreamStatus({
+              target: options.target,
+              status: 502,
+              body: Option.some(data),
+              retryAfterMs: Option.none(),
+              secrets: options.secrets,
+              format: "anthropic_messages"
+            })
+          }
+        }
+        return Either.match(decodeEvent(json), {
+          onLeft: (error) => ({ _tag: "Failed", failure: Failure.schemaMismatch(options.target, "stream event", error) }),
+          onRight: (event) => ({ _tag: "Chunks", chunks: translator.push(event), last: event.type === "message_stop" })
+        })
+      }
+    })
+  return { push, end: () => translator.end() }
+}

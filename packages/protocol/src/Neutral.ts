@@ -1,0 +1,191 @@
+/**
+ * The neutral request and response: one in-memory shape that OpenAI Chat and Anthropic Messages
+ * both translate into and out of (see {@link module:Translate}). Plain readonly data, no wire
+ * quirks:
+ *
+ * - client system / developer content is in `instructions`, never in `messages`;
+ * - a tool result is a `User`-role message whose blocks are `ToolResult` (consecutive OpenAI
+ *   `role: "tool"` messages become one such message), so "is the last message a tool result?" has
+ *   one answer whatever the inbound format (anchor §2.5);
+ * - tool-call input is parsed JSON, images are either a URL or base64 data (a `data:` URL is
+ *   always split into base64 data);
+ * - what only one format understands is carried as an {@link Opaque} block (or opaque tool /
+ *   tool choice) holding that format's raw JSON, so a same-format round trip keeps it.
+ */
+
+/** The wire format a raw JSON value came from. */
+export type WireFormat = "openai_chat" | "anthropic_messages"
+
+/** Text. `cacheControl` is an Anthropic prompt-cache marker (raw JSON), kept for Anthropic only. */
+export interface Text {
+  readonly _tag: "Text"
+  readonly text: string
+  readonly cacheControl?: unknown
+}
+
+/** Where an image's bytes are. */
+export type ImageSource =
+  | { readonly kind: "url"; readonly url: string }
+  | { readonly kind: "base64"; readonly mediaType: string; readonly data: string }
+
+/** An image. `detail` is OpenAI's `image_url.detail` (OpenAI only). */
+export interface Image {
+  readonly _tag: "Image"
+  readonly source: ImageSource
+  readonly detail?: string
+  readonly cacheControl?: unknown
+}
+
+/**
+ * A tool call made by the assistant. `input` is the parsed JSON arguments (an object for any
+ * well-formed call; anything else, `undefined` included, when the OpenAI arguments were not a JSON
+ * object). `arguments` is the verbatim OpenAI arguments string when the call came from OpenAI;
+ * `toOpenAiRequest` prefers it so an OpenAI round trip keeps the bytes.
+ */
+export interface ToolUse {
+  readonly _tag: "ToolUse"
+  readonly id: string
+  readonly name: string
+  readonly input: unknown
+  readonly arguments?: string
+  readonly cacheControl?: unknown
+}
+
+/** The result of the tool call `toolUseId`. OpenAI has no error flag: `isError` is `false` there. */
+export interface ToolResult {
+  readonly _tag: "ToolResult"
+  readonly toolUseId: string
+  readonly content: ReadonlyArray<Text | Image>
+  readonly isError: boolean
+  readonly cacheControl?: unknown
+}
+
+/** Model reasoning. `signature` is Anthropic's; an unsigned block cannot be sent to Anthropic. */
+export interface Thinking {
+  readonly _tag: "Thinking"
+  readonly text: string
+  readonly signature?: string
+}
+
+/**
+ * A block only `format` understands (an OpenAI audio or file part, an Anthropic document or
+ * redacted-thinking block, …), carried as that format's raw JSON.
+ */
+export interface Opaque {
+  readonly _tag: "Opaque"
+  readonly format: WireFormat
+  readonly value: unknown
+}
+
+/** Any block of a neutral message. */
+export type Block = Text | Image | ToolUse | ToolResult | Thinking | Opaque
+
+/** One conversation turn. */
+export interface NeutralMessage {
+  readonly role: "user" | "assistant"
+  readonly blocks: ReadonlyArray<Block>
+}
+
+/** A function tool the model may call; `parameters` is its JSON Schema. */
+export interface NeutralTool {
+  readonly name: string
+  readonly description?: string
+  readonly parameters: { readonly [key: string]: unknown }
+  /** OpenAI's `function.strict` (OpenAI only). */
+  readonly strict?: boolean
+  /** Anthropic prompt-cache marker (Anthropic only). */
+  readonly cacheControl?: unknown
+}
+
+/** A tool definition only `format` understands (OpenAI custom tool, Anthropic server tool), as raw JSON. */
+export interface OpaqueTool {
+  readonly format: WireFormat
+  readonly value: unknown
+}
+
+/**
+ * How the model may use tools. `Required` is OpenAI's `"required"` and Anthropic's `"any"`;
+ * `Opaque` is a choice only one format understands (OpenAI `allowed_tools` / `custom`).
+ */
+export type NeutralToolChoice =
+  | { readonly _tag: "Auto" }
+  | { readonly _tag: "Required" }
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Tool"; readonly name: string }
+  | { readonly _tag: "Opaque"; readonly format: WireFormat; readonly value: unknown }
+
+/** The requested output format (OpenAI `response_format`, Anthropic `output_config.format`). */
+export type NeutralResponseFormat =
+  | { readonly type: "text" }
+  | { readonly type: "json_object" }
+  | {
+    readonly type: "json_schema"
+    readonly name: string
+    readonly description?: string
+    readonly schema: { readonly [key: string]: unknown }
+    readonly strict?: boolean
+  }
+
+/** A request in neutral form. */
+export interface NeutralRequest {
+  readonly model: string
+  /** System / developer content, in order. */
+  readonly instructions: ReadonlyArray<Text>
+  readonly messages: ReadonlyArray<NeutralMessage>
+  readonly tools: ReadonlyArray<NeutralTool>
+  /** Tools only one format understands, sent after `tools` to an upstream of that format. */
+  readonly opaqueTools: ReadonlyArray<OpaqueTool>
+  readonly toolChoice?: NeutralToolChoice
+  readonly parallelToolCalls?: boolean
+  readonly maxOutputTokens?: number
+  readonly temperature?: number
+  readonly topP?: number
+  readonly stop: ReadonlyArray<string>
+  readonly stream: boolean
+  readonly responseFormat?: NeutralResponseFormat
+  /** OpenAI `user` / Anthropic `metadata.user_id`. */
+  readonly user?: string
+  /**
+   * Top-level fields of the inbound body with no neutral slot, verbatim (vendor extensions, and
+   * known fields of one format such as OpenAI `seed` or Anthropic `top_k`). Each outbound
+   * translator forwards them, minus the fields known to belong only to the other format.
+   */
+  readonly extra: { readonly [key: string]: unknown }
+}
+
+/** Why generation stopped, in Anthropic's vocabulary; any other upstream value is kept as is. */
+export type StopReason = "end_turn" | "max_tokens" | "tool_use" | "stop_sequence" | "refusal" | (string & {})
+
+/** Token usage. `inputTokens` counts ALL prompt tokens, cached and cache-written included. */
+export interface NeutralUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadTokens?: number
+  readonly cacheCreationTokens?: number
+  readonly reasoningTokens?: number
+}
+
+/** A buffered response in neutral form. */
+export interface NeutralResponse {
+  readonly id: string
+  readonly model: string
+  /** OpenAI `created` (seconds) when known. */
+  readonly created?: number
+  readonly content: ReadonlyArray<Text | ToolUse | Thinking>
+  readonly stopReason: StopReason | null
+  readonly stopSequence?: string
+  /** Zeros when the upstream reported none. */
+  readonly usage: NeutralUsage
+}
+
+/** A text block. */
+export const text = (value: string): Text => ({ _tag: "Text", text: value })
+
+/**
+ * True when the request is a new user turn (anchor §2.5): its last message is a user message
+ * and not every block is a `ToolResult` (an empty user message counts as a continuation).
+ */
+export const isUserTurn = (request: NeutralRequest): boolean => {
+  const last = request.messages[request.messages.length - 1]
+  return last !== undefined && last.role === "user" && !last.blocks.every((b) => b._tag === "ToolResult")
+}

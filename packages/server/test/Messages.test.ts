@@ -1,0 +1,481 @@
+/**
+ * Anthropic Messages on both sides: the official `@anthropic-ai/sdk` against `/v1/messages` with an
+ * OpenAI-format upstream, the official `openai` client against `/v1/chat/completions` with an
+ * `anthropic_messages` upstream, native Messages bodies replayed to Anthropic upstreams, token
+ * counting, the Anthropic error envelope, and a judge that speaks Messages.
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import OpenAI from "openai"
+import * as Arbitraries from "@switchyard-ts/testkit/Arbitraries"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import { startServer } from "./harness.js"
+
+const toml = (upstreamUrl: string) => `
+schema_version = 1
+
+[llm_clients.oai]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+
+[llm_clients.claude]
+format = "anthropic_messages"
+base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
+api_key_env = "SWITCHYARD_TEST_ANTHROPIC_KEY"
+max_retries = 0
+
+[targets.local]
+id = "local-coder"
+llm_client = "oai"
+
+[targets.haiku]
+id = "claude-haiku"
+llm_client = "claude"
+
+[targets.sonnet]
+id = "claude-sonnet"
+llm_client = "claude"
+
+[targets.judge]
+id = "claude-judge"
+llm_client = "claude"
+
+[routes.fast]
+id = "fast"
+type = "passthrough"
+target = "local"
+
+[routes.claude]
+id = "claude"
+type = "passthrough"
+target = "sonnet"
+
+[routes.both]
+id = "both"
+type = "random"
+targets = ["haiku", "sonnet", "local"]
+weights = [1, 0, 0]
+
+[routes.auto]
+id = "auto"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "local"
+strong_target = "sonnet"
+base_threshold = 0.5
+judge_failure = "error"
+`
+
+const anthropicKey = "sk-ant-upstream-key-0123456789"
+process.env["SWITCHYARD_TEST_ANTHROPIC_KEY"] = anthropicKey
+
+const start = startServer(toml)
+
+const anthropicClient = (url: string) => new Anthropic({ baseURL: url, apiKey: "sk-caller-secret", maxRetries: 0 })
+
+const record = (value: unknown): Record<string, unknown> => (Predicate.isRecord(value) ? value : {})
+const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
+
+const rejection = <A>(promise: () => Promise<A>) =>
+  Effect.promise(() => promise().then(() => undefined, (error: unknown) => error))
+
+describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () => {
+  it.scopedLive("buffered: text, served model, usage and the routing headers", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour(
+        "local-coder",
+        FakeUpstream.ok("answer via Messages", { usage: { prompt_tokens: 21, completion_tokens: 3, total_tokens: 24 } })
+      )
+      const client = anthropicClient(url)
+      const { data: message, response } = yield* Effect.promise(() =>
+        client.messages.create({
+          model: "fast",
+          max_tokens: 256,
+          system: "You are terse.",
+          messages: [{ role: "user", content: "hi" }]
+        }).withResponse()
+      )
+      assert.strictEqual(message.type, "message")
+      assert.strictEqual(message.role, "assistant")
+      assert.strictEqual(message.model, "local-coder")
+      assert.deepStrictEqual(message.content.map((block) => block.type === "text" ? block.text : block.type), ["answer via Messages"])
+      assert.strictEqual(message.stop_reason, "end_turn")
+      assert.strictEqual(message.usage.input_tokens, 21)
+      assert.strictEqual(message.usage.output_tokens, 3)
+      assert.strictEqual(response.headers.get("x-switchyard-selected-model"), "local-coder")
+
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(seen?.path, "/v1/chat/completions")
+      const body = record(seen?.body)
+      assert.strictEqual(body["model"], "local-coder")
+      assert.strictEqual(body["max_completion_tokens"] ?? body["max_tokens"], 256)
+      assert.deepStrictEqual(list(body["messages"]).map((m) => record(m)["role"]), ["system", "user"])
+      assert.notInclude(JSON.stringify(seen?.headers), "sk-caller-secret")
+    }))
+
+  it.scopedLive("streaming: Anthropic's event sequence, text deltas and final usage", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("local-coder", FakeUpstream.ok("streamed through Messages"))
+      const client = anthropicClient(url)
+      const { events, final } = yield* Effect.promise(async () => {
+        const stream = client.messages.stream({ model: "fast", max_tokens: 64, messages: [{ role: "user", content: "hi" }] })
+        const events: Array<string> = []
+        for await (const event of stream) events.push(event.type)
+        return { events, final: await stream.finalMessage() }
+      })
+      assert.strictEqual(events[0], "message_start")
+      assert.strictEqual(events[events.length - 1], "message_stop")
+      assert.include(events, "content_block_delta")
+      assert.include(events, "message_delta")
+      assert.deepStrictEqual(final.content.map((block) => block.type === "text" ? block.text : block.type), ["streamed through Messages"])
+      assert.strictEqual(final.stop_reason, "end_turn")
+      assert.isAbove(final.usage.output_tokens, 0)
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(record(seen?.body)["stream"], true)
+    }))
+
+  it.scopedLive("tool use, buffered and streamed, and the tool result sent back as a tool message", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour(
+        "local-coder",
+        FakeUpstream.toolUse("read_file", "{\"path\":\"src/a.ts\",\"lines\":[1,20]}", { id: "call_42", text: "Reading." })
+      )
+      const client = anthropicClient(url)
+      const tools: Array<Anthropic.Tool> = [{
+        name: "read_file",
+        description: "Read a file",
+        input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
+      }]
+      const message = yield* Effect.promise(() =>
+        client.messages.create({ model: "fast", max_tokens: 64, tools, messages: [{ role: "user", content: "read a.ts" }] })
+      )
+      assert.strictEqual(message.stop_reason, "tool_use")
+      const toolUse = message.content.find((block) => block.type === "tool_use")
+      assert.strictEqual(toolUse?.type === "tool_use" ? toolUse.name : "", "read_file")
+      assert.strictEqual(toolUse?.type === "tool_use" ? toolUse.id : "", "call_42")
+      assert.deepStrictEqual(toolUse?.type === "tool_use" ? toolUse.input : undefined, { path: "src/a.ts", lines: [1, 20] })
+      const [first] = yield* upstream.requests
+      const sentTools = list(record(first?.body)["tools"]).map((t) => record(record(t)["function"])["name"])
+      assert.deepStrictEqual(sentTools, ["read_file"])
+
+      const streamed = yield* Effect.promise(() =>
+        client.messages.stream({ model: "fast", max_tokens: 64, tools, messages: [{ role: "user", content: "read a.ts" }] })
+          .finalMessage()
+      )
+      const streamedUse = streamed.content.find((block) => block.type === "tool_use")
+      assert.deepStrictEqual(streamedUse?.type === "tool_use" ? streamedUse.input : undefined, { path: "src/a.ts", lines: [1, 20] })
+      assert.strictEqual(streamed.stop_reason, "tool_use")
+
+      yield* upstream.clear
+      yield* upstream.setBehaviour("local-coder", FakeUpstream.ok("the file has 20 lines"))
+      const followUp = yield* Effect.promise(() =>
+        client.messages.create({
+          model: "fast",
+          max_tokens: 64,
+          tools,
+          messages: [
+            { role: "user", content: "read a.ts" },
+            { role: "assistant", content: message.content },
+            {
+              role: "user",
+              content: [{ type: "tool_result", tool_use_id: "call_42", content: "line 1\nline 2", is_error: false }]
+            }
+          ]
+        })
+      )
+      assert.deepStrictEqual(followUp.content.map((block) => block.type === "text" ? block.text : block.type), ["the file has 20 lines"])
+      const [second] = yield* upstream.requests
+      const messages = list(record(second?.body)["messages"]).map(record)
+      assert.deepStrictEqual(messages.map((m) => m["role"]), ["user", "assistant", "tool"])
+      const calls = list(messages[1]?.["tool_calls"]).map(record)
+      assert.strictEqual(calls[0]?.["id"], "call_42")
+      assert.deepStrictEqual(JSON.parse(String(record(calls[0]?.["function"])["arguments"])), { path: "src/a.ts", lines: [1, 20] })
+      assert.strictEqual(messages[2]?.["tool_call_id"], "call_42")
+      assert.include(JSON.stringify(messages[2]?.["content"]), "line 1\\nline 2")
+    }))
+
+  it.scopedLive("errors use the Anthropic envelope with the chat endpoint's statuses", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const client = anthropicClient(url)
+      const notFound = yield* rejection(() =>
+        client.messages.create({ model: "nope", max_tokens: 8, messages: [{ role: "user", content: "hi" }] })
+      )
+      assert.instanceOf(notFound, Anthropic.NotFoundError)
+      if (notFound instanceof Anthropic.APIError) {
+        assert.deepStrictEqual(notFound.error, {
+          type: "error",
+          error: { type: "not_found_error", message: "No route registered for model nope" }
+        })
+      }
+      yield* upstream.setBehaviour("local-coder", FakeUpstream.status(429, { message: "slow down" }))
+      const limited = yield* rejection(() =>
+        client.messages.create({ model: "fast", max_tokens: 8, messages: [{ role: "user", content: "hi" }] })
+      )
+      assert.instanceOf(limited, Anthropic.RateLimitError)
+      if (limited instanceof Anthropic.APIError) {
+        assert.deepStrictEqual(limited.error, { type: "error", error: { type: "rate_limit_error", message: "slow down" } })
+      }
+
+      const raw = yield* Effect.promise(() =>
+        fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{\"model\":\"fast\"" })
+          .then(async (response) => ({ status: response.status, body: record(await response.json()) }))
+      )
+      assert.strictEqual(raw.status, 400)
+      assert.strictEqual(raw.body["type"], "error")
+      assert.strictEqual(record(raw.body["error"])["type"], "invalid_request_error")
+
+      const missingMaxTokens = yield* Effect.promise(() =>
+        fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "fast", messages: [{ role: "user", content: "hi" }] })
+        }).then(async (response) => ({ status: response.status, body: record(await response.json()) }))
+      )
+      assert.strictEqual(missingMaxTokens.status, 400)
+      assert.include(String(record(missingMaxTokens.body["error"])["message"]), "max_tokens")
+    }))
+})
+
+describe("openai SDK against /v1/chat/completions (anthropic_messages upstream)", () => {
+  it.scopedLive("buffered, streaming and tool calls are translated both ways", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.ok("hello from the Messages upstream"))
+      const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: "sk-caller-secret", maxRetries: 0 })
+
+      const completion = yield* Effect.promise(() =>
+        openai.chat.completions.create({
+          model: "claude",
+          messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }]
+        })
+      )
+      assert.strictEqual(completion.choices[0]?.message.content, "hello from the Messages upstream")
+      assert.strictEqual(completion.choices[0]?.finish_reason, "stop")
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(seen?.path, "/v1/messages")
+      assert.strictEqual(seen?.headers["x-api-key"], anthropicKey)
+      assert.strictEqual(seen?.headers["anthropic-version"], "2023-06-01")
+      assert.isUndefined(seen?.headers["authorization"])
+      const sent = record(seen?.body)
+      assert.strictEqual(sent["model"], "claude-sonnet")
+      assert.strictEqual(sent["system"], "Be brief.")
+      assert.isNumber(sent["max_tokens"])
+
+      const text = yield* Effect.promise(async () => {
+        const stream = await openai.chat.completions.create({
+          model: "claude",
+          messages: [{ role: "user", content: "hi" }],
+          stream: true,
+          stream_options: { include_usage: true }
+        })
+        let all = ""
+        let usage = 0
+        for await (const chunk of stream) {
+          all += chunk.choices[0]?.delta.content ?? ""
+          usage += chunk.usage?.completion_tokens ?? 0
+        }
+        return { all, usage }
+      })
+      assert.strictEqual(text.all, "hello from the Messages upstream")
+      assert.isAbove(text.usage, 0)
+
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.toolUse("grep", "{\"pattern\":\"TODO\"}", { id: "toolu_7" }))
+      const tools: Array<OpenAI.Chat.ChatCompletionTool> = [{
+        type: "function",
+        function: { name: "grep", parameters: { type: "object", properties: { pattern: { type: "string" } } } }
+      }]
+      const called = yield* Effect.promise(() =>
+        openai.chat.completions.create({ model: "claude", tools, messages: [{ role: "user", content: "find todos" }] })
+      )
+      const call = called.choices[0]?.message.tool_calls?.[0]
+      assert.strictEqual(called.choices[0]?.finish_reason, "tool_calls")
+      assert.strictEqual(call?.id, "toolu_7")
+      assert.strictEqual(call?.type === "function" ? call.function.name : "", "grep")
+      assert.deepStrictEqual(JSON.parse(call?.type === "function" ? call.function.arguments : "null"), { pattern: "TODO" })
+
+      const streamedCall = yield* Effect.promise(async () => {
+        const stream = await openai.chat.completions.create({
+          model: "claude",
+          tools,
+          messages: [{ role: "user", content: "find todos" }],
+          stream: true
+        })
+        let name = ""
+        let args = ""
+        let finish = ""
+        for await (const chunk of stream) {
+          for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
+            name += delta.function?.name ?? ""
+            args += delta.function?.arguments ?? ""
+          }
+          finish = chunk.choices[0]?.finish_reason ?? finish
+        }
+        return { name, args, finish }
+      })
+      assert.deepStrictEqual(streamedCall, { name: "grep", args: "{\"pattern\":\"TODO\"}", finish: "tool_calls" })
+
+      // The tool result goes back to the Messages upstream as a tool_result block.
+      yield* upstream.clear
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.ok("3 todos"))
+      yield* Effect.promise(() =>
+        openai.chat.completions.create({
+          model: "claude",
+          tools,
+          messages: [
+            { role: "user", content: "find todos" },
+            { role: "assistant", content: null, tool_calls: [{ id: "toolu_7", type: "function", function: { name: "grep", arguments: "{\"pattern\":\"TODO\"}" } }] },
+            { role: "tool", tool_call_id: "toolu_7", content: "a.ts:1 TODO\nb.ts:9 TODO" }
+          ]
+        })
+      )
+      const [followUp] = yield* upstream.requests
+      const messages = list(record(followUp?.body)["messages"]).map(record)
+      assert.deepStrictEqual(messages.map((m) => m["role"]), ["user", "assistant", "user"])
+      const toolUse = list(messages[1]?.["content"]).map(record).find((b) => b["type"] === "tool_use")
+      assert.deepStrictEqual(toolUse?.["input"], { pattern: "TODO" })
+      const toolResult = list(messages[2]?.["content"]).map(record).find((b) => b["type"] === "tool_result")
+      assert.strictEqual(toolResult?.["tool_use_id"], "toolu_7")
+      assert.include(JSON.stringify(toolResult?.["content"]), "a.ts:1 TODO")
+
+      // An Anthropic error body keeps its status and message on the chat endpoint.
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.status(529, { message: "Overloaded" }))
+      const overloaded = yield* rejection(() => openai.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "hi" }] }))
+      assert.instanceOf(overloaded, OpenAI.APIError)
+      if (overloaded instanceof OpenAI.APIError) {
+        assert.strictEqual(overloaded.status, 529)
+        assert.strictEqual(overloaded.message.includes("Overloaded"), true)
+      }
+    }))
+})
+
+describe("Messages to a Messages upstream", () => {
+  it.scopedLive("the caller's native body is replayed: thinking blocks and cache_control survive", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const body = {
+        model: "claude",
+        max_tokens: 2048,
+        thinking: { type: "enabled", budget_tokens: 1024 },
+        system: [{ type: "text", text: "You are a coding agent.", cache_control: { type: "ephemeral" } }],
+        messages: [
+          { role: "user", content: "plan it" },
+          {
+            role: "assistant",
+            content: [{ type: "thinking", thinking: "Let me think.", signature: "sig-abc" }, { type: "text", text: "Plan: …" }]
+          },
+          { role: "user", content: [{ type: "text", text: "go" }] }
+        ]
+      }
+      const response = yield* Effect.promise(() =>
+        fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": "sk-caller-secret", "anthropic-version": "2023-06-01" },
+          body: JSON.stringify(body)
+        }).then(async (r) => ({ status: r.status, body: record(await r.json()) }))
+      )
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(response.body["model"], "claude-sonnet")
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(seen?.path, "/v1/messages")
+      assert.deepStrictEqual(seen?.body, {
+        ...body,
+        model: "claude-sonnet",
+        messages: [
+          body.messages[0],
+          body.messages[1],
+          { role: "user", content: [{ type: "text", text: "go", cache_control: { type: "ephemeral" } }] }
+        ]
+      })
+      assert.strictEqual(seen?.headers["x-api-key"], anthropicKey)
+    }))
+})
+
+describe("POST /v1/messages/count_tokens", () => {
+  it.scopedLive("goes to the route's Anthropic target (haiku < sonnet < opus preference) and answers its JSON", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const client = anthropicClient(url)
+      const counted = yield* Effect.promise(() =>
+        client.messages.countTokens({ model: "both", messages: [{ role: "user", content: "count these words please" }] })
+      )
+      assert.isAbove(counted.input_tokens, 0)
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(seen?.path, "/v1/messages/count_tokens")
+      assert.strictEqual(record(seen?.body)["model"], "claude-sonnet")
+
+      const refused = yield* rejection(() =>
+        client.messages.countTokens({ model: "fast", messages: [{ role: "user", content: "x" }] })
+      )
+      assert.instanceOf(refused, Anthropic.BadRequestError)
+      if (refused instanceof Anthropic.APIError) {
+        assert.deepStrictEqual(refused.error, {
+          type: "error",
+          error: { type: "invalid_request_error", message: "route has no Anthropic target for token counting" }
+        })
+      }
+    }))
+})
+
+describe("an Anthropic-format judge", () => {
+  it.scopedLive("judges a Messages request through /v1/messages and through /v1/decision", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("claude-judge", Arbitraries.judgeBehaviour("verdict"))
+      yield* upstream.setBehaviour("local-coder", FakeUpstream.ok("weak answer"))
+      const client = anthropicClient(url)
+      const { data: message, response } = yield* Effect.promise(() =>
+        client.messages.create({ model: "auto", max_tokens: 64, messages: [{ role: "user", content: "fix the typo" }] })
+          .withResponse()
+      )
+      assert.strictEqual(message.model, "local-coder")
+      assert.strictEqual(response.headers.get("x-switchyard-evidence-source"), "llm-classifier")
+      const judged = (yield* upstream.requests).find((r) => r.model === "claude-judge")
+      assert.strictEqual(judged?.path, "/v1/messages")
+      assert.isDefined(record(judged?.body)["system"])
+
+      const decision = yield* Effect.promise(() =>
+        fetch(`${url}/v1/decision`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            input_format: "anthropic_messages",
+            request: { model: "auto", max_tokens: 64, messages: [{ role: "user", content: "fix the typo" }] }
+          })
+        }).then(async (r) => ({ status: r.status, body: record(await r.json()) }))
+      )
+      assert.strictEqual(decision.status, 200)
+      assert.strictEqual(record(decision.body["selected"])["model"], "local-coder")
+
+      yield* upstream.setBehaviour("claude-judge", FakeUpstream.status(503, { message: "judge overloaded" }))
+      const failed = yield* rejection(() =>
+        client.messages.create({ model: "auto", max_tokens: 64, messages: [{ role: "user", content: "fix the typo" }] })
+      )
+      assert.instanceOf(failed, Anthropic.APIError)
+      if (failed instanceof Anthropic.APIError) {
+        assert.strictEqual(failed.status, 502)
+        assert.strictEqual(record(record(failed.error)["error"])["type"], "api_error")
+        assert.notInclude(JSON.stringify(failed.error), "judge overloaded")
+      }
+    }))
+})
+
+describe("GET /v1/models", () => {
+  it.scopedLive("advertises both inbound formats", () =>
+    Effect.gen(function*() {
+      const { url } = yield* start
+      const body = yield* Effect.promise(() => fetch(`${url}/v1/models`).then(async (r) => record(await r.json())))
+      for (const model of list(body["data"])) {
+        assert.deepStrictEqual(record(record(model)["capabilities"])["supported_inbound_formats"], [
+          "openai-chat-completions",
+          "anthropic-messages"
+        ])
+      }
+    }))
+})
