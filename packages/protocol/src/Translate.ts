@@ -38,6 +38,7 @@
  *   `text` are dropped, `json_schema` loses `name`, `strict` and its `minimum` / `maximum` /
  *   `minLength` / `maxLength` keywords (anchor §3.4); the OpenAI-only fields in
  *   {@link openAiOnlyFields} are dropped; `max_tokens` defaults to {@link defaultAnthropicMaxTokens};
+ * - both ways: `service_tier` and unknown vendor fields in `extra` are forwarded as they are;
  * - responses: adjacent text blocks are joined on the way to OpenAI; only choice 0 is read;
  *   redacted thinking and server tool blocks are dropped; stop reasons map as in
  *   {@link toFinishReason} / {@link fromFinishReason}; ids are re-prefixed.
@@ -1370,7 +1371,7 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
       index,
       content_block: { type: "tool_use", id: state.id ?? `toolu_${messageId}_${key}`, name: state.name ?? "", input: {} }
     })
-    if (state.pending === "x") {
+    if (state.pending !== "") {
       out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: state.pending } })
       state.pending = ""
     }

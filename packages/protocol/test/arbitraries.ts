@@ -1,0 +1,453 @@
+/**
+ * fast-check arbitraries of OpenAI Chat and Anthropic Messages requests, responses and streams,
+ * restricted to what survives a cross-format round trip (see the normalisations in Translate.ts).
+ */
+import type * as Anthropic from "@switchyard-ts/protocol/AnthropicMessages"
+import type * as N from "@switchyard-ts/protocol/Neutral"
+import type * as OpenAi from "@switchyard-ts/protocol/OpenAiChat"
+import * as FastCheck from "effect/FastCheck"
+
+type Arb<A> = FastCheck.Arbitrary<A>
+
+export const text: Arb<string> = FastCheck.string({ minLength: 1, maxLength: 12 })
+export const identifier: Arb<string> = FastCheck.stringMatching(/^[a-z][a-z0-9_]{0,7}$/)
+export const toolId: Arb<string> = identifier.map((s) => `call_${s}`)
+export const jsonObject: Arb<{ readonly [key: string]: unknown }> = FastCheck.dictionary(
+  identifier,
+  FastCheck.jsonValue({ maxDepth: 2 }),
+  { maxKeys: 3 }
+)
+const base64: Arb<string> = FastCheck.base64String({ minLength: 4, maxLength: 16 })
+const mediaType: Arb<string> = FastCheck.constantFrom("image/png", "image/jpeg", "image/webp")
+const httpUrl: Arb<string> = identifier.map((s) => `https://example.com/${s}.png`)
+const fraction: Arb<number> = FastCheck.integer({ min: 0, max: 100 }).map((n) => n / 100)
+const toolName: Arb<string> = identifier
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI requests
+
+const openAiTextPart: Arb<typeof OpenAi.TextPart.Type> = text.map((t) => ({ type: "text", text: t }))
+const openAiTextContent: Arb<string | ReadonlyArray<typeof OpenAi.TextPart.Type>> = FastCheck.oneof(
+  text,
+  FastCheck.array(openAiTextPart, { minLength: 1, maxLength: 3 })
+)
+const openAiUserPart: Arb<OpenAi.ContentPart> = FastCheck.oneof(
+  openAiTextPart,
+  httpUrl.map((url) => ({ type: "image_url", image_url: { url } })),
+  FastCheck.tuple(mediaType, base64).map(([mt, data]) => ({
+    type: "image_url",
+    image_url: { url: `data:${mt};base64,${data}` }
+  }))
+)
+const openAiToolCall: Arb<OpenAi.ToolCall> = FastCheck.record({ id: toolId, name: toolName, args: jsonObject }).map((
+  { args, id, name }
+) => ({ id, type: "function", function: { name, arguments: JSON.stringify(args) } }))
+
+const openAiMessage: Arb<OpenAi.Message> = FastCheck.oneof(
+  openAiTextContent.map((content): OpenAi.Message => ({ role: "system", content })),
+  openAiTextContent.map((content): OpenAi.Message => ({ role: "developer", content })),
+  FastCheck.oneof(text, FastCheck.array(openAiUserPart, { minLength: 1, maxLength: 3 })).map((content): OpenAi.Message => ({
+    role: "user",
+    content
+  })),
+  FastCheck.record({
+    content: FastCheck.option(openAiTextContent, { nil: null }),
+    calls: FastCheck.array(openAiToolCall, { maxLength: 3 })
+  }).map(({ calls, content }): OpenAi.Message => ({
+    role: "assistant",
+    content: content === null && calls.length === 0 ? "" : content,
+    ...(calls.length > 0 ? { tool_calls: calls } : {})
+  })),
+  FastCheck.record({ id: toolId, content: openAiTextContent }).map(({ content, id }): OpenAi.Message => ({
+    role: "tool",
+    tool_call_id: id,
+    content
+  }))
+)
+
+const openAiTool: Arb<typeof OpenAi.Tool.Type> = FastCheck.record({
+  name: toolName,
+  description: FastCheck.option(text, { nil: undefined }),
+  parameters: jsonObject.map((properties) => ({ type: "object", properties }))
+}).map(({ description, name, parameters }) => ({
+  type: "function",
+  function: { name, parameters, ...(description !== undefined ? { description } : {}) }
+}))
+
+const openAiToolChoice: Arb<typeof OpenAi.ToolChoice.Type> = FastCheck.oneof(
+  FastCheck.constantFrom("auto" as const, "required" as const, "none" as const),
+  toolName.map((name) => ({ type: "function" as const, function: { name } }))
+)
+
+/**
+ * An OpenAI Chat request with system / developer / user (text, URL and base64 `data:` images) /
+ * assistant (text, tool calls with JSON-object arguments) / tool messages, function tools, a tool
+ * choice and the sampling fields that have a neutral slot, plus one vendor extension field.
+ */
+export const openAiRequest: Arb<OpenAi.ChatCompletionRequest> = FastCheck.record({
+  model: identifier,
+  messages: FastCheck.array(openAiMessage, { maxLength: 8 }),
+  tools: FastCheck.array(openAiTool, { maxLength: 3 }),
+  toolChoice: FastCheck.option(openAiToolChoice, { nil: undefined }),
+  parallel: FastCheck.option(FastCheck.boolean(), { nil: undefined }),
+  maxTokens: FastCheck.option(FastCheck.integer({ min: 1, max: 10_000 }), { nil: undefined }),
+  temperature: FastCheck.option(fraction, { nil: undefined }),
+  topP: FastCheck.option(fraction, { nil: undefined }),
+  stop: FastCheck.option(FastCheck.oneof(text, FastCheck.array(text, { minLength: 1, maxLength: 3 })), { nil: undefined }),
+  stream: FastCheck.boolean(),
+  user: FastCheck.option(identifier, { nil: undefined }),
+  vendor: FastCheck.option(jsonObject, { nil: undefined })
+}).map((r) => ({
+  model: r.model,
+  messages: r.messages,
+  stream: r.stream,
+  ...(r.tools.length > 0 ? { tools: r.tools } : {}),
+  ...(r.toolChoice !== undefined ? { tool_choice: r.toolChoice } : {}),
+  // Anthropic carries the parallel flag on tool_choice, and not on "none".
+  ...(r.parallel !== undefined && r.toolChoice !== undefined && r.toolChoice !== "none"
+    ? { parallel_tool_calls: r.parallel }
+    : {}),
+  ...(r.maxTokens !== undefined ? { max_completion_tokens: r.maxTokens } : {}),
+  ...(r.temperature !== undefined ? { temperature: r.temperature } : {}),
+  ...(r.topP !== undefined ? { top_p: r.topP } : {}),
+  ...(r.stop !== undefined ? { stop: r.stop } : {}),
+  ...(r.user !== undefined ? { user: r.user } : {}),
+  ...(r.vendor !== undefined ? { chat_template_kwargs: r.vendor } : {})
+}))
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic requests
+
+const anthropicText: Arb<Anthropic.TextBlock> = text.map((t) => ({ type: "text", text: t }))
+const anthropicImage: Arb<Anthropic.ImageBlock> = FastCheck.oneof(
+  httpUrl.map((url): Anthropic.ImageBlock => ({ type: "image", source: { type: "url", url } })),
+  FastCheck.tuple(mediaType, base64).map(([media_type, data]): Anthropic.ImageBlock => ({
+    type: "image",
+    source: { type: "base64", media_type, data }
+  }))
+)
+const anthropicToolResult: Arb<Anthropic.ToolResultBlock> = FastCheck.record({
+  id: toolId,
+  content: FastCheck.option(FastCheck.oneof(text, FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })), {
+    nil: undefined
+  }),
+  isError: FastCheck.boolean()
+}).map(({ content, id, isError }): Anthropic.ToolResultBlock => ({
+  type: "tool_result",
+  tool_use_id: id,
+  ...(content !== undefined ? { content } : {}),
+  ...(isError ? { is_error: true } : {})
+}))
+const anthropicToolUse: Arb<Anthropic.ContentBlock> = FastCheck.record({ id: toolId, name: toolName, input: jsonObject })
+  .map(({ id, input, name }): Anthropic.ContentBlock => ({ type: "tool_use", id, name, input }))
+
+const anthropicMessage = (options: { readonly isError: boolean }): Arb<Anthropic.Message> =>
+  FastCheck.oneof(
+    FastCheck.oneof(text, FastCheck.array(FastCheck.oneof(anthropicText, anthropicImage), { minLength: 1, maxLength: 3 }))
+      .map((content) => ({ role: "user" as const, content })),
+    // OpenAI has no error flag on tool results: only the Anthropic-only round trip may set it.
+    FastCheck.array(anthropicToolResult, { minLength: 1, maxLength: 3 }).map((content) => ({
+      role: "user" as const,
+      content: options.isError ? content : content.map(({ is_error: _isError, ...block }) => block)
+    })),
+    FastCheck.record({
+      texts: FastCheck.array(anthropicText, { maxLength: 2 }),
+      uses: FastCheck.array(anthropicToolUse, { maxLength: 3 })
+    }).map(({ texts, uses }) => ({ role: "assistant" as const, content: [...texts, ...uses] })),
+    text.map((content) => ({ role: "assistant" as const, content }))
+  )
+
+const anthropicToolChoice: Arb<Anthropic.ToolChoice> = FastCheck.oneof(
+  FastCheck.record({ type: FastCheck.constantFrom("auto" as const, "any" as const), disable: FastCheck.option(FastCheck.boolean(), { nil: undefined }) })
+    .map(({ disable, type }) => ({ type, ...(disable !== undefined ? { disable_parallel_tool_use: disable } : {}) })),
+  FastCheck.constant({ type: "none" as const }),
+  toolName.map((name) => ({ type: "tool" as const, name }))
+)
+
+/**
+ * An Anthropic Messages request: system as a string or text blocks, user messages of text and
+ * images (URL, base64) or of tool results only, assistant messages of text then tool use, custom
+ * tools, a tool choice, sampling fields and one vendor extension field.
+ */
+export const anthropicRequest = (options: { readonly isError: boolean }): Arb<Anthropic.MessagesRequest> =>
+  FastCheck.record({
+    model: identifier,
+    system: FastCheck.option(FastCheck.oneof(text, FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })), {
+      nil: undefined
+    }),
+    messages: FastCheck.array(anthropicMessage(options), { maxLength: 8 }),
+    maxTokens: FastCheck.integer({ min: 1, max: 10_000 }),
+    tools: FastCheck.array(
+      FastCheck.record({ name: toolName, description: FastCheck.option(text, { nil: undefined }), props: jsonObject }),
+      { maxLength: 3 }
+    ),
+    toolChoice: FastCheck.option(anthropicToolChoice, { nil: undefined }),
+    temperature: FastCheck.option(fraction, { nil: undefined }),
+    topP: FastCheck.option(fraction, { nil: undefined }),
+    stop: FastCheck.option(FastCheck.array(text, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+    stream: FastCheck.boolean(),
+    user: FastCheck.option(identifier, { nil: undefined }),
+    vendor: FastCheck.option(jsonObject, { nil: undefined })
+  }).map((r) => ({
+    model: r.model,
+    messages: r.messages,
+    max_tokens: r.maxTokens,
+    ...(r.system !== undefined ? { system: r.system } : {}),
+    ...(r.tools.length > 0
+      ? {
+        tools: r.tools.map((t) => ({
+          name: t.name,
+          input_schema: { type: "object", properties: t.props },
+          ...(t.description !== undefined ? { description: t.description } : {})
+        }))
+      }
+      : {}),
+    ...(r.toolChoice !== undefined ? { tool_choice: r.toolChoice } : {}),
+    ...(r.temperature !== undefined ? { temperature: r.temperature } : {}),
+    ...(r.topP !== undefined ? { top_p: r.topP } : {}),
+    ...(r.stop !== undefined ? { stop_sequences: r.stop } : {}),
+    ...(r.stream ? { stream: true } : {}),
+    ...(r.user !== undefined ? { metadata: { user_id: r.user } } : {}),
+    ...(r.vendor !== undefined ? { vendor_extension: r.vendor } : {})
+  }))
+
+// ---------------------------------------------------------------------------------------------
+// responses and streams
+
+/** Anthropic-style counters: `input` excludes the cache reads and writes. */
+export interface Counts {
+  readonly input: number
+  readonly output: number
+  readonly cacheRead: number | undefined
+  readonly cacheCreation: number | undefined
+}
+export const counts: Arb<Counts> = FastCheck.record({
+  input: FastCheck.nat(5000),
+  output: FastCheck.nat(5000),
+  cacheRead: FastCheck.option(FastCheck.nat(5000), { nil: undefined }),
+  cacheCreation: FastCheck.option(FastCheck.nat(5000), { nil: undefined })
+})
+
+export const openAiUsage = (c: Counts): OpenAi.Usage => {
+  const prompt = c.input + (c.cacheRead ?? 0) + (c.cacheCreation ?? 0)
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: c.output,
+    total_tokens: prompt + c.output,
+    ...(c.cacheRead !== undefined || c.cacheCreation !== undefined
+      ? {
+        prompt_tokens_details: {
+          ...(c.cacheRead !== undefined ? { cached_tokens: c.cacheRead } : {}),
+          ...(c.cacheCreation !== undefined ? { cache_creation_tokens: c.cacheCreation } : {})
+        }
+      }
+      : {})
+  }
+}
+
+export const anthropicUsage = (c: Counts): Anthropic.Usage => ({
+  input_tokens: c.input,
+  output_tokens: c.output,
+  ...(c.cacheRead !== undefined ? { cache_read_input_tokens: c.cacheRead } : {}),
+  ...(c.cacheCreation !== undefined ? { cache_creation_input_tokens: c.cacheCreation } : {})
+})
+
+/** The parts of a completion that a stream or a buffered response carries. */
+export interface Completion {
+  readonly reasoning: string
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
+  readonly finishReason: "stop" | "length" | "tool_calls" | "content_filter"
+  readonly usage: Counts
+}
+
+export const completion: Arb<Completion> = FastCheck.record({
+  reasoning: FastCheck.oneof(FastCheck.constant(""), text),
+  text: FastCheck.oneof(FastCheck.constant(""), FastCheck.string({ minLength: 1, maxLength: 40 })),
+  toolCalls: FastCheck.uniqueArray(
+    FastCheck.record({ id: toolId, name: toolName, input: jsonObject }).map(({ id, input, name }) => ({
+      id,
+      name,
+      arguments: JSON.stringify(input)
+    })),
+    { maxLength: 3, selector: (call) => call.id }
+  ),
+  finishReason: FastCheck.constantFrom("stop" as const, "length" as const, "tool_calls" as const, "content_filter" as const),
+  usage: counts
+})
+
+/** Splits `s` into 1..4 consecutive non-empty pieces (or none for `""`). */
+export const pieces = (s: string): Arb<ReadonlyArray<string>> =>
+  s.length === 0
+    ? FastCheck.constant([])
+    : FastCheck.uniqueArray(FastCheck.integer({ min: 1, max: Math.max(1, s.length - 1) }), { maxLength: 3 }).map((cuts) => {
+      const points = [0, ...cuts.filter((c) => c < s.length).sort((a, b) => a - b), s.length]
+      const out: Array<string> = []
+      for (let i = 1; i < points.length; i++) out.push(s.slice(points[i - 1] ?? 0, points[i] ?? s.length))
+      return out
+    })
+
+/** One piece of an OpenAI delta, in the order a provider emits them. */
+export type DeltaPiece =
+  | { readonly kind: "reasoning"; readonly text: string }
+  | { readonly kind: "content"; readonly text: string }
+  | { readonly kind: "tool"; readonly fragment: typeof OpenAi.ToolCallDelta.Type }
+
+/** How the stream ends: usage in its own last chunk (include_usage), in the finish chunk, or never. */
+export type UsagePlacement = "own-chunk" | "finish-chunk" | "absent"
+
+/**
+ * An OpenAI chunk stream of `c`: a role chunk, reasoning / content / tool-call pieces grouped into
+ * chunks at random boundaries, a finish chunk and the usage as `placement` says.
+ */
+export const openAiChunks = (c: Completion): Arb<ReadonlyArray<OpenAi.ChatCompletionChunk>> =>
+  FastCheck.record({
+    reasoning: pieces(c.reasoning),
+    text: pieces(c.text),
+    args: FastCheck.tuple(...c.toolCalls.map((call) => pieces(call.arguments))),
+    placement: FastCheck.constantFrom<UsagePlacement>("own-chunk", "finish-chunk", "absent"),
+    finishWithContent: FastCheck.boolean(),
+    seed: FastCheck.array(FastCheck.boolean(), { minLength: 64, maxLength: 64 })
+  }).map(({ args, finishWithContent, placement, reasoning, seed, text }) => {
+    const all: Array<DeltaPiece> = [
+      ...reasoning.map((t): DeltaPiece => ({ kind: "reasoning", text: t })),
+      ...text.map((t): DeltaPiece => ({ kind: "content", text: t }))
+    ]
+    c.toolCalls.forEach((call, index) => {
+      all.push({ kind: "tool", fragment: { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } } })
+      for (const piece of args[index] ?? []) all.push({ kind: "tool", fragment: { index, function: { arguments: piece } } })
+    })
+    // Group consecutive pieces: seed[i] says whether piece i starts a new chunk.
+    const groups: Array<Array<DeltaPiece>> = []
+    all.forEach((piece, i) => {
+      const current = groups[groups.length - 1]
+      if (current === undefined || seed[i % seed.length] === true) groups.push([piece])
+      else current.push(piece)
+    })
+    const usage = openAiUsage(c.usage)
+    const base = { id: "chatcmpl-1", object: "chat.completion.chunk" as const, created: 1, model: "up" }
+    const chunk = (
+      delta: OpenAi.ChatCompletionChunk["choices"][number]["delta"],
+      finish: string | null
+    ): OpenAi.ChatCompletionChunk => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+    const chunks: Array<OpenAi.ChatCompletionChunk> = [chunk({ role: "assistant", content: "" }, null)]
+    groups.forEach((group, i) => {
+      const reasoningText = group.flatMap((p) => p.kind === "reasoning" ? [p.text] : []).join("")
+      const contentText = group.flatMap((p) => p.kind === "content" ? [p.text] : []).join("")
+      const toolCalls = group.flatMap((p) => p.kind === "tool" ? [p.fragment] : [])
+      const last = i === groups.length - 1
+      chunks.push(chunk({
+        ...(reasoningText !== "" ? { reasoning_content: reasoningText } : {}),
+        ...(contentText !== "" ? { content: contentText } : {}),
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {})
+      }, last && finishWithContent ? c.finishReason : null))
+    })
+    const finishedAlready = finishWithContent && groups.length > 0
+    if (!finishedAlready) chunks.push(chunk({}, c.finishReason))
+    if (placement === "finish-chunk") {
+      const finish = chunks.pop()
+      if (finish !== undefined) chunks.push({ ...finish, usage })
+    }
+    if (placement === "own-chunk") chunks.push({ ...base, choices: [], usage })
+    return chunks
+  })
+
+/** Aggregates OpenAI chunks the way a client does. */
+export interface Aggregate {
+  readonly reasoning: string
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
+  readonly finishReason: string | null
+  readonly usage: OpenAi.Usage | null
+}
+
+export const aggregate = (chunks: ReadonlyArray<OpenAi.ChatCompletionChunk>): Aggregate => {
+  let reasoning = ""
+  let content = ""
+  let finishReason: string | null = null
+  let usage: OpenAi.Usage | null = null
+  const calls = new Map<number, { id: string; name: string; arguments: string }>()
+  for (const chunk of chunks) {
+    if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
+    for (const choice of chunk.choices) {
+      const r: unknown = "reasoning_content" in choice.delta ? choice.delta.reasoning_content : undefined
+      if (typeof r === "string") reasoning += r
+      content += choice.delta.content ?? ""
+      for (const fragment of choice.delta.tool_calls ?? []) {
+        const call = calls.get(fragment.index) ?? { id: "", name: "", arguments: "" }
+        calls.set(fragment.index, {
+          id: call.id + (fragment.id ?? ""),
+          name: call.name + (fragment.function?.name ?? ""),
+          arguments: call.arguments + (fragment.function?.arguments ?? "")
+        })
+      }
+      if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReason = choice.finish_reason
+    }
+  }
+  return {
+    reasoning,
+    text: content,
+    toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+    finishReason,
+    usage
+  }
+}
+
+/**
+ * Checks that `events` is a well-formed Anthropic stream and returns the problems found: one
+ * `message_start` first; content blocks started at indices 0, 1, 2…, each stopped before the next
+ * starts, deltas only for the open block; `message_delta` after every block is closed, then
+ * `message_stop` last.
+ */
+export const anthropicStreamProblems = (events: ReadonlyArray<Anthropic.StreamEvent>): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  let open: number | undefined
+  let next = 0
+  let sawDelta = false
+  events.forEach((event, i) => {
+    if (i === 0 && event.type !== "message_start") problems.push("first event is not message_start")
+    if (i > 0 && event.type === "message_start") problems.push(`message_start at ${i}`)
+    if (sawDelta && event.type !== "message_stop") problems.push(`${event.type} after message_delta`)
+    switch (event.type) {
+      case "content_block_start":
+        if (open !== undefined) problems.push(`block ${event.index} starts while ${open} is open`)
+        if (event.index !== next) problems.push(`block index ${event.index}, expected ${next}`)
+        open = event.index
+        next = event.index + 1
+        break
+      case "content_block_delta":
+        if (open !== event.index) problems.push(`delta for ${event.index} while ${String(open)} is open`)
+        break
+      case "content_block_stop":
+        if (open !== event.index) problems.push(`stop for ${event.index} while ${String(open)} is open`)
+        open = undefined
+        break
+      case "message_delta":
+        if (open !== undefined) problems.push(`message_delta while ${open} is open`)
+        if (sawDelta) problems.push("second message_delta")
+        sawDelta = true
+        break
+      case "message_stop":
+        if (!sawDelta) problems.push("message_stop without message_delta")
+        if (i !== events.length - 1) problems.push("message_stop is not last")
+        break
+      default:
+        break
+    }
+  })
+  if (events[events.length - 1]?.type !== "message_stop") problems.push("last event is not message_stop")
+  return problems
+}
+
+/** Removes the verbatim OpenAI `arguments` of every ToolUse (they compare as parsed `input`). */
+export const withoutRawArguments = (request: N.NeutralRequest): N.NeutralRequest => ({
+  ...request,
+  messages: request.messages.map((message) => ({
+    ...message,
+    blocks: message.blocks.map((block) => {
+      if (block._tag !== "ToolUse") return block
+      const { arguments: _arguments, ...rest } = block
+      return rest
+    })
+  }))
+})
