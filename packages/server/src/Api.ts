@@ -99,6 +99,8 @@ const streamErrorEvent = (failure: UpstreamFailure) => {
 
 /** What the request log line and the request metrics know about one chat request. */
 interface RequestFacts {
+  /** The inbound wire format: `openai_chat` or `anthropic_messages`. */
+  wireFormat: string
   route: string
   selectedModel: string
   evidenceSource: string
@@ -117,8 +119,8 @@ const noteDecision = (facts: RequestFacts, decision: Decision, served: Option.Op
 const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 
 /**
- * One log line and the client-response counter per chat request: route, selected model, evidence
- * source and reason, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR for 5xx. No body,
+ * One log line and the client-response counter per chat or Messages request: inbound wire format,
+ * route, selected model, evidence source and reason, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR for 5xx. No body,
  * header value or upstream error text is logged.
  */
 const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
@@ -130,6 +132,7 @@ const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
     )
     const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
     yield* log("request").pipe(Effect.annotateLogs({
+      wire_format: facts.wireFormat,
       route: facts.route,
       selected_model: facts.selectedModel,
       evidence_source: facts.evidenceSource,
@@ -144,7 +147,15 @@ const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
 const chatCompletions = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const start = yield* nowMs
-    const facts: RequestFacts = { route: "", selectedModel: "", evidenceSource: "", evidenceReason: "", streaming: false, error: "" }
+    const facts: RequestFacts = {
+      wireFormat: "openai_chat",
+      route: "",
+      selectedModel: "",
+      evidenceSource: "",
+      evidenceReason: "",
+      streaming: false,
+      error: ""
+    }
     const totalLatency = (model: string) =>
       Effect.flatMap(nowMs, (end) =>
         Metric.update(RoutingMetrics.totalLatencyMs.pipe(Metric.tagged("model", model)), end - start))
@@ -208,7 +219,15 @@ const envelopedMessages = <E extends RequestFailure, R>(
 const messages = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const start = yield* nowMs
-    const facts: RequestFacts = { route: "", selectedModel: "", evidenceSource: "", evidenceReason: "", streaming: false, error: "" }
+    const facts: RequestFacts = {
+      wireFormat: "anthropic_messages",
+      route: "",
+      selectedModel: "",
+      evidenceSource: "",
+      evidenceReason: "",
+      streaming: false,
+      error: ""
+    }
     const totalLatency = (model: string) =>
       Effect.flatMap(nowMs, (end) =>
         Metric.update(RoutingMetrics.totalLatencyMs.pipe(Metric.tagged("model", model)), end - start))

@@ -397,6 +397,44 @@ describe("Messages to a Messages upstream", () => {
     }))
 })
 
+describe("Messages streams through a Messages upstream", () => {
+  it.scopedLive("text and tool use survive both translations; an upstream failure mid-stream ends with an error event", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const client = anthropicClient(url)
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.ok("native stream text"))
+      const final = yield* Effect.promise(() =>
+        client.messages.stream({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "hi" }] }).finalMessage()
+      )
+      assert.deepStrictEqual(final.content.map((block) => block.type === "text" ? block.text : block.type), ["native stream text"])
+      assert.strictEqual(final.model, "claude-sonnet")
+
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.toolUse("ls", "{\"dir\":\"src\"}", { id: "toolu_9", text: "Listing." }))
+      const tool = yield* Effect.promise(() =>
+        client.messages.stream({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "ls" }] }).finalMessage()
+      )
+      assert.deepStrictEqual(tool.content.map((block) => block.type), ["text", "tool_use"])
+      const use = tool.content[1]
+      assert.deepStrictEqual(use?.type === "tool_use" ? [use.id, use.name, use.input] : [], ["toolu_9", "ls", { dir: "src" }])
+      assert.strictEqual(tool.stop_reason, "tool_use")
+
+      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.streamError("upstream fell over"))
+      const raw = yield* Effect.promise(() =>
+        fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "claude", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] })
+        }).then(async (r) => ({ status: r.status, text: await r.text() }))
+      )
+      assert.strictEqual(raw.status, 200)
+      const events = raw.text.split("\n").filter((line) => line.startsWith("event: ")).map((line) => line.slice(7))
+      assert.strictEqual(events[0], "message_start")
+      assert.strictEqual(events[events.length - 1], "error")
+      assert.notInclude(events, "message_stop")
+      assert.include(raw.text, "\"type\":\"SwitchyardError\"")
+    }))
+})
+
 describe("POST /v1/messages/count_tokens", () => {
   it.scopedLive("goes to the route's Anthropic target (haiku < sonnet < opus preference) and answers its JSON", () =>
     Effect.gen(function*() {

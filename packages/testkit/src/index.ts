@@ -1,5 +1,5 @@
 /**
- * @switchyard-ts/testkit — a fault-injecting OpenAI-compatible upstream and failure-schedule
+ * @switchyard-ts/testkit — a fault-injecting upstream (OpenAI chat and Anthropic Messages) and failure-schedule
  * arbitraries for tests, the demo and benchmarks.
  */
 export * as Arbitraries from "./Arbitraries.js"
