@@ -66,6 +66,11 @@ try {
     request: user("mix")
   })
   await show("noop: answered by the router itself", "POST", "/v1/chat/completions", user("ping"))
+  await show("an Anthropic Messages client on an OpenAI-format model (translated both ways)", "POST", "/v1/messages", {
+    ...user("fast"),
+    max_tokens: 256
+  })
+  await show("a chat client on the Anthropic Messages strong tier (translated both ways)", "POST", "/v1/chat/completions", user("frontier"))
   await show("an unknown model", "POST", "/v1/chat/completions", user("nope"))
   const metrics = await (await fetch(`${base}/metrics`)).text()
   console.log("\n## /metrics (switchyard series)")

@@ -321,7 +321,7 @@ const readCompletion = (
     Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
     Effect.flatMap((text) =>
       ctx.target.client.format === "anthropic_messages"
-        ? Anthropic.decodeCompletion(ctx.target.id, text)
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) => Anthropic.decodeCompletion(ctx.target.id, text, Math.floor(now / 1000)))
         : decodeCompletion(ctx.target.id, text)
     ),
     Effect.tap((completion) => Effect.annotateCurrentSpan(responseAttributes(completion)))

@@ -37,7 +37,7 @@ describe("switchyard CLI", () => {
     Effect.gen(function*() {
       const cli = yield* run(["--config", "examples/demo.toml", "--dry-run"])
       assert.strictEqual(yield* cli.exited, 0)
-      assert.strictEqual(cli.stdout(), "server OK: auto, fast, mix, ping\n")
+      assert.strictEqual(cli.stdout(), "server OK: auto, fast, frontier, mix, ping\n")
     }))
 
   it.scopedLive("a bad file exits non-zero with one `invalid server config` line naming the key", () =>

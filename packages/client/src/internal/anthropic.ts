@@ -45,9 +45,19 @@ export const encodeBody = (
 
 const decodeMessage = Failure.decodeJsonText(AnthropicMessages.MessagesResponse, "response body")
 
-/** A buffered Messages answer as a chat completion. */
-export const decodeCompletion = (target: string, text: string): Either.Either<ChatCompletion, InvalidResponse> =>
-  Either.map(decodeMessage(target, text), (message) => Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)))
+/**
+ * A buffered Messages answer as a chat completion; `created` (which Messages answers lack) is
+ * `nowSeconds`.
+ */
+export const decodeCompletion = (
+  target: string,
+  text: string,
+  nowSeconds: number
+): Either.Either<ChatCompletion, InvalidResponse> =>
+  Either.map(decodeMessage(target, text), (message) => ({
+    ...Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)),
+    created: nowSeconds
+  }))
 
 const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)
 
