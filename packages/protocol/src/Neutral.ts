@@ -10,7 +10,9 @@
  * - tool-call input is parsed JSON, images are either a URL or base64 data (a `data:` URL is
  *   always split into base64 data);
  * - what only one format understands is carried as an {@link Opaque} block (or opaque tool /
- *   tool choice) holding that format's raw JSON, so a same-format round trip keeps it.
+ *   tool choice) holding that format's raw JSON, so a same-format round trip keeps it;
+ * - Anthropic thinking is {@link Thinking} (text + signature) or {@link RedactedThinking} (encrypted
+ *   data); both survive the OpenAI shape through the `thinking_blocks` extension, so neither is opaque.
  */
 
 /** The wire format a raw JSON value came from. */
@@ -60,7 +62,10 @@ export interface ToolResult {
   readonly cacheControl?: unknown
 }
 
-/** Model reasoning. `signature` is Anthropic's; an unsigned block cannot be sent to Anthropic. */
+/**
+ * Model reasoning. `signature` is Anthropic's (never `""`: an empty signature is no signature); an
+ * unsigned block cannot be sent to Anthropic and is dropped there.
+ */
 export interface Thinking {
   readonly _tag: "Thinking"
   readonly text: string
@@ -68,8 +73,17 @@ export interface Thinking {
 }
 
 /**
+ * Anthropic `redacted_thinking`: reasoning the API encrypted, to be passed back verbatim. OpenAI
+ * carries it only in the `thinking_blocks` extension (`{"type": "redacted_thinking", "data"}`).
+ */
+export interface RedactedThinking {
+  readonly _tag: "RedactedThinking"
+  readonly data: string
+}
+
+/**
  * A block only `format` understands (an OpenAI audio or file part, an Anthropic document or
- * redacted-thinking block, …), carried as that format's raw JSON.
+ * server tool block, …), carried as that format's raw JSON.
  */
 export interface Opaque {
   readonly _tag: "Opaque"
@@ -78,7 +92,7 @@ export interface Opaque {
 }
 
 /** Any block of a neutral message. */
-export type Block = Text | Image | ToolUse | ToolResult | Thinking | Opaque
+export type Block = Text | Image | ToolUse | ToolResult | Thinking | RedactedThinking | Opaque
 
 /** One conversation turn. */
 export interface NeutralMessage {
@@ -165,13 +179,16 @@ export interface NeutralUsage {
   readonly reasoningTokens?: number
 }
 
+/** A block of a buffered response. */
+export type ResponseBlock = Text | ToolUse | Thinking | RedactedThinking
+
 /** A buffered response in neutral form. */
 export interface NeutralResponse {
   readonly id: string
   readonly model: string
   /** OpenAI `created` (seconds) when known. */
   readonly created?: number
-  readonly content: ReadonlyArray<Text | ToolUse | Thinking>
+  readonly content: ReadonlyArray<ResponseBlock>
   readonly stopReason: StopReason | null
   readonly stopSequence?: string
   /** Zeros when the upstream reported none. */

@@ -64,6 +64,31 @@ export type ToolCall = typeof ToolCall.Type
 
 const TextContent = Schema.Union(Schema.String, Schema.Array(TextPart))
 
+/**
+ * An Anthropic thinking block in an OpenAI message or delta (LiteLLM's `thinking_blocks`
+ * extension): `{"type": "thinking", "thinking": "...", "signature": "..."}`. In a stream delta,
+ * `thinking` is `""` and `signature` completes the thinking block streamed so far as
+ * `reasoning_content`; a delta whose `signature` is absent or `null` adds only `thinking`.
+ */
+export const ThinkingTextBlock = Schema.Struct({
+  type: Schema.Literal("thinking"),
+  thinking: Schema.String,
+  signature: opt(NullOr(Schema.String))
+})
+/** An Anthropic redacted thinking block in the `thinking_blocks` extension: `{"type": "redacted_thinking", "data": "..."}`. */
+export const RedactedThinkingBlock = Schema.Struct({
+  type: Schema.Literal("redacted_thinking"),
+  data: Schema.String
+})
+/**
+ * Any other `thinking_blocks` entry with a string `type` (a newer kind, or a thinking block of
+ * another shape); accepted so the message still decodes, and ignored by the translations.
+ */
+export const OtherThinkingBlock = Schema.Struct({ type: Schema.String })
+/** One entry of the `thinking_blocks` extension (LiteLLM convention). */
+export const ThinkingBlock = Schema.Union(ThinkingTextBlock, RedactedThinkingBlock, OtherThinkingBlock)
+export type ThinkingBlock = typeof ThinkingBlock.Type
+
 export const SystemMessage = Schema.Struct({
   role: Schema.Literal("system"),
   content: TextContent,
@@ -85,7 +110,9 @@ export const AssistantMessage = Schema.Struct({
   refusal: opt(NullOr(Schema.String)),
   name: opt(Schema.String),
   tool_calls: opt(Schema.Array(ToolCall)),
-  function_call: opt(NullOr(Schema.Struct({ name: Schema.String, arguments: Schema.String })))
+  function_call: opt(NullOr(Schema.Struct({ name: Schema.String, arguments: Schema.String }))),
+  /** Anthropic thinking blocks, signatures included (extension); `reasoning_content` stays an unchecked extension here. */
+  thinking_blocks: opt(NullOr(Schema.Array(ThinkingBlock)))
 })
 export const ToolMessage = Schema.Struct({
   role: Schema.Literal("tool"),
@@ -210,7 +237,11 @@ export const ResponseMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   content: opt(NullOr(Schema.String)),
   refusal: opt(NullOr(Schema.String)),
-  tool_calls: opt(NullOr(Schema.Array(ToolCall)))
+  tool_calls: opt(NullOr(Schema.Array(ToolCall))),
+  /** The reasoning text (extension: DeepSeek, vLLM, LiteLLM). */
+  reasoning_content: opt(NullOr(Schema.String)),
+  /** Anthropic thinking blocks, signatures included (extension, LiteLLM convention). */
+  thinking_blocks: opt(NullOr(Schema.Array(ThinkingBlock)))
 })
 
 /** A buffered chat completion (`object: "chat.completion"`). */
@@ -248,7 +279,11 @@ export const ChatCompletionChunk = Schema.Struct({
       role: opt(Schema.String),
       content: opt(NullOr(Schema.String)),
       refusal: opt(NullOr(Schema.String)),
-      tool_calls: opt(Schema.Array(ToolCallDelta))
+      tool_calls: opt(Schema.Array(ToolCallDelta)),
+      /** A fragment of the reasoning text (extension). */
+      reasoning_content: opt(NullOr(Schema.String)),
+      /** Thinking signatures and redacted thinking blocks (extension; see {@link ThinkingTextBlock}). */
+      thinking_blocks: opt(NullOr(Schema.Array(ThinkingBlock)))
     }),
     finish_reason: opt(NullOr(Schema.String))
   })),

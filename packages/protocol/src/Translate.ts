@@ -16,9 +16,15 @@
  *   user message that mixes tool results with other blocks is written to OpenAI as the `tool`
  *   messages followed by a `user` message with the rest (and to Anthropic with the tool results
  *   first, as the API requires);
- * - an OpenAI assistant message is `[Thinking (reasoning_content)?, Text…, ToolUse…]`; an
- *   Anthropic assistant message that interleaves text and tool use is written to OpenAI in that
- *   order;
+ * - an OpenAI assistant message is `[thinking…, Text…, ToolUse…]`, its thinking read from the
+ *   `thinking_blocks` extension (LiteLLM convention) when it holds a thinking or redacted_thinking
+ *   entry, else from `reasoning_content` (one unsigned Thinking); an Anthropic assistant message
+ *   that interleaves thinking, text and tool use is written to OpenAI in that order;
+ * - neutral thinking is written to OpenAI as `reasoning_content` (all thinking text joined) plus,
+ *   when a block is signed or redacted, `thinking_blocks` with every thinking block in order
+ *   (`{"type": "thinking", "thinking", "signature"}` — no `signature` key when unsigned — and
+ *   `{"type": "redacted_thinking", "data"}`); unsigned thinking alone is `reasoning_content` only,
+ *   so consecutive unsigned blocks come back as one;
  * - `data:…;base64,…` image URLs become base64 images; base64 images are written to OpenAI as
  *   `data:` URLs;
  * - tool-call arguments compare as parsed JSON (Anthropic re-serialises them);
@@ -28,19 +34,25 @@
  *   "disable_parallel_tool_use": …}` (when there are tools), i.e. an explicit `auto` on the way back.
  *
  * Lossy mappings (documented, not failures):
- * - to OpenAI: thinking text goes to the assistant `reasoning_content` extension field (the
- *   signature is dropped); Anthropic-only blocks (documents, redacted thinking, server tool
- *   blocks), server tools and the Anthropic-only top-level fields in {@link anthropicOnlyFields}
- *   are dropped; `is_error` of a tool result is dropped; images inside a tool result move to a
- *   user message right after the `tool` messages (OpenAI tool messages hold text only);
+ * - to OpenAI: Anthropic-only blocks (documents, server tool blocks), server tools and the
+ *   Anthropic-only top-level fields in {@link anthropicOnlyFields} are dropped; `is_error` of a
+ *   tool result is dropped; images inside a tool result move to a user message right after the
+ *   `tool` messages (OpenAI tool messages hold text only);
  * - to Anthropic: thinking without a non-empty signature is dropped (the API rejects it; a
  *   message left empty gets `content: ""`, anchor §5.2); `response_format` `json_object` and
  *   `text` are dropped, `json_schema` loses `name`, `strict` and its `minimum` / `maximum` /
  *   `minLength` / `maxLength` keywords (anchor §3.4); the OpenAI-only fields in
  *   {@link openAiOnlyFields} are dropped; `max_tokens` defaults to {@link defaultAnthropicMaxTokens};
  * - both ways: `service_tier` and unknown vendor fields in `extra` are forwarded as they are;
+ * - from OpenAI: `thinking_blocks` entries of other types (and thinking entries with neither text
+ *   nor signature) are dropped, and so is `reasoning_content` when `thinking_blocks` hold a known
+ *   entry (they carry the same text);
+ * - streams: an OpenAI stream cannot end an unsigned thinking block, so unsigned thinking and the
+ *   thinking after it become one block (Anthropic always signs, so only non-Anthropic reasoning
+ *   is concerned); a chunk's `reasoning_content` is ignored when its `thinking_blocks` hold a
+ *   known entry;
  * - responses: adjacent text blocks are joined on the way to OpenAI; only choice 0 is read;
- *   redacted thinking and server tool blocks are dropped; stop reasons map as in
+ *   server tool blocks are dropped; thinking is carried as in requests; stop reasons map as in
  *   {@link toFinishReason} / {@link fromFinishReason}; ids are re-prefixed.
  */
 import * as Either from "effect/Either"
@@ -127,9 +139,6 @@ const extraFields = (body: object, mapped: ReadonlyArray<string>): JsonObject =>
   return out
 }
 
-/** One extension field, for spreading into a wire object whose schema does not name it. */
-const extension = (key: string, value: unknown): { readonly [key: string]: unknown } => ({ [key]: value })
-
 const withCache = (cacheControl: unknown): { readonly cacheControl?: unknown } =>
   cacheControl === undefined || cacheControl === null ? {} : { cacheControl }
 
@@ -153,6 +162,63 @@ const parseDataUrl = (url: string): N.ImageSource | undefined => {
 
 const imageUrl = (source: N.ImageSource): string =>
   source.kind === "url" ? source.url : `data:${source.mediaType};base64,${source.data}`
+
+/** A neutral thinking block; an absent, `null` or empty signature is no signature. */
+const neutralThinking = (text: string, signature: string | null | undefined): N.Thinking => ({
+  _tag: "Thinking",
+  text,
+  ...(signature !== undefined && signature !== null && signature !== "" ? { signature } : {})
+})
+
+const isSigned = (block: N.Thinking): block is N.Thinking & { readonly signature: string } =>
+  block.signature !== undefined && block.signature !== ""
+
+const isOpenAiThinkingText = Schema.is(OpenAi.ThinkingTextBlock)
+const isOpenAiRedactedThinking = Schema.is(OpenAi.RedactedThinkingBlock)
+
+/**
+ * Neutral thinking of an OpenAI assistant message or delta: its `thinking_blocks` when they hold
+ * a thinking (with text or a signature) or redacted_thinking entry, else `reasoning_content` as one
+ * unsigned block (none when empty).
+ */
+const openAiThinking = (
+  blocks: ReadonlyArray<OpenAi.ThinkingBlock> | null | undefined,
+  reasoning: string | null | undefined
+): ReadonlyArray<N.Thinking | N.RedactedThinking> => {
+  const out: Array<N.Thinking | N.RedactedThinking> = []
+  for (const block of blocks ?? []) {
+    if (isOpenAiThinkingText(block)) {
+      const thinking = neutralThinking(block.thinking, block.signature)
+      if (thinking.text !== "" || isSigned(thinking)) out.push(thinking)
+    } else if (isOpenAiRedactedThinking(block)) out.push({ _tag: "RedactedThinking", data: block.data })
+  }
+  if (out.length > 0) return out
+  return reasoning !== undefined && reasoning !== null && reasoning !== "" ? [{ _tag: "Thinking", text: reasoning }] : []
+}
+
+/**
+ * The OpenAI fields of neutral thinking: `reasoning_content` (the thinking text joined, when not
+ * empty) and, when a block is signed or redacted, `thinking_blocks` with every block in order.
+ */
+const toOpenAiThinking = (blocks: ReadonlyArray<N.Thinking | N.RedactedThinking>): {
+  readonly reasoning_content?: string
+  readonly thinking_blocks?: ReadonlyArray<OpenAi.ThinkingBlock>
+} => {
+  const text = blocks.flatMap((b) => b._tag === "Thinking" ? [b.text] : []).join("")
+  const lossless = blocks.some((b) => b._tag === "RedactedThinking" || isSigned(b))
+  return {
+    ...(text !== "" ? { reasoning_content: text } : {}),
+    ...(lossless
+      ? {
+        thinking_blocks: blocks.map((b): OpenAi.ThinkingBlock =>
+          b._tag === "RedactedThinking"
+            ? { type: "redacted_thinking", data: b.data }
+            : { type: "thinking", thinking: b.text, ...(isSigned(b) ? { signature: b.signature } : {}) }
+        )
+      }
+      : {})
+  }
+}
 
 /** `msg_…` ids stay; any other id gets the `msg_` prefix. */
 export const anthropicMessageId = (id: string): string => id.startsWith("msg_") ? id : `msg_${id}`
@@ -216,9 +282,7 @@ const openAiAssistantBlocks = (
   if (message.function_call !== undefined && message.function_call !== null) {
     return fail("a deprecated assistant function_call cannot be translated; use tool_calls")
   }
-  const blocks: Array<N.Block> = []
-  const reasoning = stringField(message, "reasoning_content")
-  if (reasoning !== undefined && reasoning !== "") blocks.push({ _tag: "Thinking", text: reasoning })
+  const blocks: Array<N.Block> = [...openAiThinking(message.thinking_blocks, stringField(message, "reasoning_content"))]
   const content = message.content
   if (Predicate.isString(content)) blocks.push(...textBlocks(content))
   else if (content !== undefined && content !== null) {
@@ -402,6 +466,7 @@ const openAiUserMessages = (blocks: ReadonlyArray<N.Block>): ReadonlyArray<OpenA
         break
       case "ToolUse":
       case "Thinking":
+      case "RedactedThinking":
         break
     }
   }
@@ -411,7 +476,7 @@ const openAiUserMessages = (blocks: ReadonlyArray<N.Block>): ReadonlyArray<OpenA
 
 const openAiAssistantMessage = (blocks: ReadonlyArray<N.Block>): OpenAi.Message => {
   const texts: Array<string> = []
-  const reasoning: Array<string> = []
+  const thinking: Array<N.Thinking | N.RedactedThinking> = []
   const calls: Array<OpenAi.ToolCall> = []
   for (const block of blocks) {
     switch (block._tag) {
@@ -419,7 +484,8 @@ const openAiAssistantMessage = (blocks: ReadonlyArray<N.Block>): OpenAi.Message 
         texts.push(block.text)
         break
       case "Thinking":
-        reasoning.push(block.text)
+      case "RedactedThinking":
+        thinking.push(block)
         break
       case "ToolUse":
         calls.push({
@@ -436,12 +502,11 @@ const openAiAssistantMessage = (blocks: ReadonlyArray<N.Block>): OpenAi.Message 
         break
     }
   }
-  const reasoningField = reasoning.length > 0 ? { reasoning_content: reasoning.join("") } : {}
   return {
     role: "assistant",
     content: texts.length === 0 && calls.length > 0 ? null : openAiText(texts),
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
-    ...reasoningField
+    ...toOpenAiThinking(thinking)
   }
 }
 
@@ -476,7 +541,8 @@ const toOpenAiResponseFormat = (format: N.NeutralResponseFormat): typeof OpenAi.
 /**
  * A neutral request as an OpenAI Chat request. Total: what OpenAI cannot express is dropped (see
  * the module notes). Instructions become one leading `system` message; tool results become
- * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content`.
+ * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content` and, when
+ * signed or redacted, `thinking_blocks`.
  * The output limit is written as `max_completion_tokens`.
  */
 export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionRequest => {
@@ -589,13 +655,9 @@ const anthropicBlocks = (
       } else if (ofType(block, "tool_use")) {
         blocks.push({ _tag: "ToolUse", id: block.id, name: block.name, input: block.input, ...withCache(block.cache_control) })
       } else if (ofType(block, "tool_result")) blocks.push(yield* anthropicToolResult(block))
-      else if (ofType(block, "thinking")) {
-        blocks.push({
-          _tag: "Thinking",
-          text: block.thinking,
-          ...(block.signature !== undefined ? { signature: block.signature } : {})
-        })
-      } else blocks.push({ _tag: "Opaque", format: "anthropic_messages", value: block })
+      else if (ofType(block, "thinking")) blocks.push(neutralThinking(block.thinking, block.signature))
+      else if (ofType(block, "redacted_thinking")) blocks.push({ _tag: "RedactedThinking", data: block.data })
+      else blocks.push({ _tag: "Opaque", format: "anthropic_messages", value: block })
     }
     return blocks
   })
@@ -764,11 +826,9 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
       })
     case "Thinking":
       // The API rejects thinking without its signature (anchor §5.2): drop it.
-      return Either.right(
-        block.signature !== undefined && block.signature !== ""
-          ? { type: "thinking", thinking: block.text, signature: block.signature }
-          : undefined
-      )
+      return Either.right(isSigned(block) ? { type: "thinking", thinking: block.text, signature: block.signature } : undefined)
+    case "RedactedThinking":
+      return Either.right({ type: "redacted_thinking", data: block.data })
     case "Opaque":
       if (block.format === "openai_chat") {
         return fail(`${describeOpenAiValue(block.value)} cannot be sent to an anthropic_messages upstream`)
@@ -1018,17 +1078,16 @@ export const toAnthropicUsage = (usage: N.NeutralUsage): Anthropic.Usage => ({
 // buffered responses
 
 /**
- * A chat completion in neutral form, from its choice 0: `reasoning_content` (extension) →
- * Thinking, content and refusal → Text, function tool calls → ToolUse (custom tool calls are
- * dropped). No usage gives zeros.
+ * A chat completion in neutral form, from its choice 0: `thinking_blocks` (else
+ * `reasoning_content`) → Thinking / RedactedThinking, content and refusal → Text, function tool
+ * calls → ToolUse (custom tool calls are dropped). No usage gives zeros.
  */
 export const fromOpenAiResponse = (c: OpenAi.ChatCompletion): N.NeutralResponse => {
   const choice = c.choices.find((ch) => ch.index === 0) ?? c.choices[0]
-  const content: Array<N.Text | N.ToolUse | N.Thinking> = []
+  const content: Array<N.ResponseBlock> = []
   if (choice !== undefined) {
     const message = choice.message
-    const reasoning = stringField(message, "reasoning_content")
-    if (reasoning !== undefined && reasoning !== "") content.push({ _tag: "Thinking", text: reasoning })
+    content.push(...openAiThinking(message.thinking_blocks, message.reasoning_content))
     if (message.content !== undefined && message.content !== null) content.push(...textBlocks(message.content))
     if (message.refusal !== undefined && message.refusal !== null) content.push(...textBlocks(message.refusal))
     for (const call of message.tool_calls ?? []) {
@@ -1055,12 +1114,13 @@ export const fromOpenAiResponse = (c: OpenAi.ChatCompletion): N.NeutralResponse 
 
 /**
  * A neutral response as a chat completion with one choice: text blocks joined, thinking as the
- * `reasoning_content` extension, tool uses as function tool calls (`content: null` when there is
- * only tool use). The id is re-prefixed by {@link openAiCompletionId}; `created` defaults to 0.
+ * `reasoning_content` extension plus, when signed or redacted, `thinking_blocks`, tool uses as
+ * function tool calls (`content: null` when there is only tool use). The id is re-prefixed by
+ * {@link openAiCompletionId}; `created` defaults to 0.
  */
 export const toOpenAiResponse = (n: N.NeutralResponse): OpenAi.ChatCompletion => {
   const texts: Array<string> = []
-  const reasoning: Array<string> = []
+  const thinking: Array<N.Thinking | N.RedactedThinking> = []
   const calls: Array<OpenAi.ToolCall> = []
   for (const block of n.content) {
     switch (block._tag) {
@@ -1068,7 +1128,8 @@ export const toOpenAiResponse = (n: N.NeutralResponse): OpenAi.ChatCompletion =>
         texts.push(block.text)
         break
       case "Thinking":
-        reasoning.push(block.text)
+      case "RedactedThinking":
+        thinking.push(block)
         break
       case "ToolUse":
         calls.push({
@@ -1079,7 +1140,6 @@ export const toOpenAiResponse = (n: N.NeutralResponse): OpenAi.ChatCompletion =>
         break
     }
   }
-  const reasoningField = reasoning.length > 0 ? { reasoning_content: reasoning.join("") } : {}
   return {
     id: openAiCompletionId(n.id),
     object: "chat.completion",
@@ -1091,7 +1151,7 @@ export const toOpenAiResponse = (n: N.NeutralResponse): OpenAi.ChatCompletion =>
         role: "assistant",
         content: texts.length === 0 && calls.length > 0 ? null : texts.join(""),
         ...(calls.length > 0 ? { tool_calls: calls } : {}),
-        ...reasoningField
+        ...toOpenAiThinking(thinking)
       },
       finish_reason: toFinishReason(n.stopReason)
     }],
@@ -1100,17 +1160,16 @@ export const toOpenAiResponse = (n: N.NeutralResponse): OpenAi.ChatCompletion =>
 }
 
 /**
- * A message in neutral form; redacted thinking and server tool blocks are dropped, an empty
- * thinking signature counts as none.
+ * A message in neutral form; server tool blocks are dropped, an empty thinking signature counts
+ * as none.
  */
 export const fromAnthropicResponse = (m: Anthropic.MessagesResponse): N.NeutralResponse => {
-  const content: Array<N.Text | N.ToolUse | N.Thinking> = []
+  const content: Array<N.ResponseBlock> = []
   for (const block of m.content) {
     if (ofType(block, "text")) content.push({ _tag: "Text", text: block.text })
     else if (ofType(block, "tool_use")) content.push({ _tag: "ToolUse", id: block.id, name: block.name, input: block.input })
-    else if (ofType(block, "thinking")) {
-      content.push({ _tag: "Thinking", text: block.thinking, ...(block.signature !== "" ? { signature: block.signature } : {}) })
-    }
+    else if (ofType(block, "thinking")) content.push(neutralThinking(block.thinking, block.signature))
+    else if (ofType(block, "redacted_thinking")) content.push({ _tag: "RedactedThinking", data: block.data })
   }
   return {
     id: m.id,
@@ -1139,6 +1198,8 @@ export const toAnthropicResponse = (n: N.NeutralResponse): Anthropic.MessagesRes
         return { type: "tool_use", id: block.id, name: block.name, input: Predicate.isRecord(block.input) ? block.input : {} }
       case "Thinking":
         return { type: "thinking", thinking: block.text, signature: block.signature ?? "" }
+      case "RedactedThinking":
+        return { type: "redacted_thinking", data: block.data }
     }
   }),
   stop_reason: n.stopReason,
@@ -1158,7 +1219,8 @@ export interface AnthropicToOpenAiStream {
 type ChunkDelta = OpenAi.ChatCompletionChunk["choices"][number]["delta"]
 
 type OpenBlock =
-  | { readonly kind: "text" | "thinking" | "ignored" }
+  | { readonly kind: "text" | "ignored" }
+  | { readonly kind: "thinking"; readonly startSignature: string; sawSignature: boolean }
   | { readonly kind: "tool"; readonly toolIndex: number; readonly startInput: JsonObject; sawDelta: boolean }
 
 /**
@@ -1167,10 +1229,13 @@ type OpenBlock =
  *
  * - `message_start` → a role chunk (`delta: {role: "assistant", content: ""}`) whose id is the
  *   message id re-prefixed by {@link openAiCompletionId} and whose model is the message's;
- * - text → `content` deltas; thinking → `reasoning_content` deltas (signatures are dropped);
+ * - text → `content` deltas; thinking → `reasoning_content` deltas, then its signature (a
+ *   `signature_delta`, else a non-empty signature given at block start, sent at block stop) as
+ *   `{thinking_blocks: [{type: "thinking", thinking: "", signature}]}`; a `redacted_thinking` block
+ *   → `{thinking_blocks: [{type: "redacted_thinking", data}]}` (LiteLLM convention);
  * - a `tool_use` block → a `tool_calls` delta `{index: <n-th tool call>, id, type: "function",
  *   function: {name, arguments: ""}}`, then its `input_json_delta`s as argument fragments;
- * - other blocks (server tools, redacted thinking, citations) → nothing;
+ * - other blocks (server tools, citations) → nothing;
  * - `message_delta` → a `finish_reason` chunk, then a usage chunk (`choices: []`, `usage` as with
  *   `stream_options.include_usage`); nothing is emitted after it.
  *
@@ -1209,8 +1274,10 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
       { id, object: "chat.completion.chunk", created: 0, model, choices: [], usage: toOpenAiUsage(fromAnthropicUsage(usage)) }
     ]
   }
-  /** `reasoning_content` is a provider extension of the delta, not in the schema. */
-  const reasoningDelta = (text: string): ChunkDelta => ({ ...extension("reasoning_content", text) })
+  const reasoningDelta = (text: string): ChunkDelta => ({ reasoning_content: text })
+  const signatureDelta = (signature: string): ChunkDelta => ({
+    thinking_blocks: [{ type: "thinking", thinking: "", signature }]
+  })
   const toolDelta = (fragment: typeof OpenAi.ToolCallDelta.Type): ChunkDelta => ({ tool_calls: [fragment] })
 
   const push = (event: Anthropic.StreamEvent): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
@@ -1229,8 +1296,11 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
           blocks.set(event.index, { kind: "text" })
           if (block.text !== "") out.push(chunk({ content: block.text }))
         } else if (ofType(block, "thinking")) {
-          blocks.set(event.index, { kind: "thinking" })
+          blocks.set(event.index, { kind: "thinking", startSignature: block.signature, sawSignature: false })
           if (block.thinking !== "") out.push(chunk(reasoningDelta(block.thinking)))
+        } else if (ofType(block, "redacted_thinking")) {
+          blocks.set(event.index, { kind: "ignored" })
+          out.push(chunk({ thinking_blocks: [{ type: "redacted_thinking", data: block.data }] }))
         } else if (ofType(block, "tool_use")) {
           const toolIndex = toolCount++
           blocks.set(event.index, { kind: "tool", toolIndex, startInput: block.input, sawDelta: false })
@@ -1247,6 +1317,9 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
           if (delta.text !== "") out.push(chunk({ content: delta.text }))
         } else if (block.kind === "thinking" && ofType(delta, "thinking_delta")) {
           if (delta.thinking !== "") out.push(chunk(reasoningDelta(delta.thinking)))
+        } else if (block.kind === "thinking" && ofType(delta, "signature_delta")) {
+          block.sawSignature = true
+          if (delta.signature !== "") out.push(chunk(signatureDelta(delta.signature)))
         } else if (block.kind === "tool" && ofType(delta, "input_json_delta")) {
           block.sawDelta = true
           if (delta.partial_json !== "") {
@@ -1260,6 +1333,10 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
         // A provider that sends the whole input in content_block_start and no deltas.
         if (block?.kind === "tool" && !block.sawDelta && Object.keys(block.startInput).length > 0) {
           return [chunk(toolDelta({ index: block.toolIndex, function: { arguments: JSON.stringify(block.startInput) } }))]
+        }
+        // A provider that sends the signature in content_block_start and no signature_delta.
+        if (block?.kind === "thinking" && !block.sawSignature && block.startSignature !== "") {
+          return [chunk(signatureDelta(block.startSignature))]
         }
         return []
       }
@@ -1304,7 +1381,12 @@ interface ToolState {
  *
  * - The first chunk emits `message_start` (id `options.id`, else the chunk id with a `msg_`
  *   prefix; model `options.model`; zero usage).
- * - `reasoning_content` (extension) → a `thinking` block; `content` / `refusal` → a `text` block;
+ * - `reasoning_content` (extension) → a `thinking` block; a `thinking_blocks` (extension) thinking
+ *   entry → its text as a `thinking_delta` and its signature as a `signature_delta` on the open
+ *   thinking block (the next thinking then opens a new block); a `redacted_thinking` entry → a
+ *   `redacted_thinking` block, started and stopped at once. A delta with known `thinking_blocks`
+ *   entries ignores its `reasoning_content` (LiteLLM sends the same text in both);
+ *   `content` / `refusal` → a `text` block;
  *   each tool call (fragments keyed by `index`) → a `tool_use` block opened once its name is known
  *   (earlier fragments are buffered), its argument fragments as `input_json_delta`s. A new kind
  *   of content closes the open block first, so blocks never overlap and indices count from 0.
@@ -1322,7 +1404,9 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
   let started = false
   let finished = false
   let nextIndex = 0
-  let open: { readonly kind: "text" | "thinking" | "tool"; readonly index: number; readonly toolKey?: number } | undefined
+  let open:
+    | { readonly kind: "text" | "thinking" | "tool"; readonly index: number; readonly toolKey?: number; signed: boolean }
+    | undefined
   let finishReason: string | null = null
   let usage: OpenAi.Usage | undefined
   const tools = new Map<number, ToolState>()
@@ -1354,17 +1438,17 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
     kind: "text" | "thinking",
     contentBlock: Anthropic.ResponseContentBlock
   ): number => {
-    if (open !== undefined && open.kind === kind) return open.index
+    if (open !== undefined && open.kind === kind && !open.signed) return open.index
     closeOpen(out)
     const index = nextIndex++
-    open = { kind, index }
+    open = { kind, index, signed: false }
     out.push({ type: "content_block_start", index, content_block: contentBlock })
     return index
   }
   const startTool = (out: Array<Anthropic.StreamEvent>, key: number, state: ToolState) => {
     closeOpen(out)
     const index = nextIndex++
-    open = { kind: "tool", index, toolKey: key }
+    open = { kind: "tool", index, toolKey: key, signed: false }
     state.started = true
     out.push({
       type: "content_block_start",
@@ -1384,6 +1468,23 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
         closeOpen(out)
       }
     }
+  }
+  /** Thinking text, then its signature, on the open unsigned thinking block (opened when needed). */
+  const thinking = (out: Array<Anthropic.StreamEvent>, text: string, signature: string | null | undefined) => {
+    const signed = signature !== undefined && signature !== null && signature !== ""
+    if (text === "" && !signed) return
+    const index = openBlock(out, "thinking", { type: "thinking", thinking: "", signature: "" })
+    if (text !== "") out.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: text } })
+    if (signed && open !== undefined) {
+      out.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature } })
+      open.signed = true
+    }
+  }
+  const redacted = (out: Array<Anthropic.StreamEvent>, data: string) => {
+    closeOpen(out)
+    const index = nextIndex++
+    out.push({ type: "content_block_start", index, content_block: { type: "redacted_thinking", data } })
+    out.push({ type: "content_block_stop", index })
   }
   const complete = (out: Array<Anthropic.StreamEvent>) => {
     closeOpen(out)
@@ -1411,11 +1512,12 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
     const choice = chunk.choices.find((c) => c.index === 0)
     if (choice !== undefined) {
       const delta = choice.delta
-      const reasoning = stringField(delta, "reasoning_content")
-      if (reasoning !== undefined && reasoning !== "") {
-        const index = openBlock(out, "thinking", { type: "thinking", thinking: "", signature: "" })
-        out.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: reasoning } })
+      const entries = (delta.thinking_blocks ?? []).filter((b) => isOpenAiThinkingText(b) || isOpenAiRedactedThinking(b))
+      for (const entry of entries) {
+        if (isOpenAiThinkingText(entry)) thinking(out, entry.thinking, entry.signature)
+        else if (isOpenAiRedactedThinking(entry)) redacted(out, entry.data)
       }
+      if (entries.length === 0) thinking(out, delta.reasoning_content ?? "", undefined)
       for (const text of [delta.content, delta.refusal]) {
         if (text !== undefined && text !== null && text !== "") {
           const index = openBlock(out, "text", { type: "text", text: "" })

@@ -101,3 +101,50 @@ describe("responses", () => {
     assert.deepStrictEqual<unknown>(Schema.encodeSync(ChatCompletionChunk, decodeOptions)(decodedChunk), chunk)
   })
 })
+
+describe("thinking extensions (reasoning_content, thinking_blocks)", () => {
+  const decodeCompletion = Schema.decodeUnknownEither(ChatCompletion, decodeOptions)
+  const decodeChunk = Schema.decodeUnknownEither(ChatCompletionChunk, decodeOptions)
+  const completionWith = (message: object) => ({
+    id: "c",
+    model: "m",
+    choices: [{ index: 0, message: { role: "assistant", content: "x", ...message }, finish_reason: "stop" }]
+  })
+  const chunkWith = (delta: object) => ({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: null }] })
+
+  it("decodes and re-encodes signed, unsigned, redacted, unknown and null entries untouched", () => {
+    const thinking = {
+      reasoning_content: "a",
+      thinking_blocks: [
+        { type: "thinking", thinking: "a", signature: "EqQB" },
+        { type: "thinking", thinking: "b" },
+        { type: "thinking", thinking: "", signature: null, cache_control: { type: "ephemeral" } },
+        { type: "redacted_thinking", data: "EmwK" },
+        { type: "future_thinking", payload: 1 },
+        // a thinking entry of another shape still decodes (as an "other" entry)
+        { type: "thinking", signature: "only" }
+      ]
+    }
+    for (const value of [completionWith(thinking), completionWith({ reasoning_content: null, thinking_blocks: null })]) {
+      const decoded = decodeCompletion(value)
+      assert.isTrue(Either.isRight(decoded))
+      if (Either.isRight(decoded)) assert.deepStrictEqual<unknown>(Schema.encodeSync(ChatCompletion, decodeOptions)(decoded.right), value)
+    }
+    for (const value of [chunkWith(thinking), chunkWith({ content: "x", reasoning_content: null, thinking_blocks: null })]) {
+      const decoded = decodeChunk(value)
+      assert.isTrue(Either.isRight(decoded))
+      if (Either.isRight(decoded)) assert.deepStrictEqual<unknown>(Schema.encodeSync(ChatCompletionChunk, decodeOptions)(decoded.right), value)
+    }
+    const request = { model: "m", messages: [{ role: "assistant", content: "x", ...thinking }] }
+    const decoded = decodeRequest(request)
+    assert.isTrue(Either.isRight(decoded))
+    if (Either.isRight(decoded)) assert.deepStrictEqual<unknown>(Either.getOrThrow(encodeRequest(decoded.right)), request)
+  })
+
+  it("rejects thinking_blocks that are not a list of typed objects, and a non-string reasoning_content in a response", () => {
+    assert.isTrue(Either.isLeft(decodeCompletion(completionWith({ thinking_blocks: "EqQB" }))))
+    assert.isTrue(Either.isLeft(decodeCompletion(completionWith({ thinking_blocks: [{ thinking: "no type" }] }))))
+    assert.isTrue(Either.isLeft(decodeChunk(chunkWith({ thinking_blocks: [42] }))))
+    assert.isTrue(Either.isLeft(decodeChunk(chunkWith({ reasoning_content: 42 }))))
+  })
+})

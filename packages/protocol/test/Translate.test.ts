@@ -436,6 +436,7 @@ describe("Anthropic request → OpenAI (examples)", () => {
           role: "assistant",
           content: "Let me look.",
           reasoning_content: "I should look.",
+          thinking_blocks: [{ type: "thinking", thinking: "I should look.", signature: "EqQBCkYIBxgCKkB" }],
           tool_calls: [
             { id: "toolu_01A", type: "function", function: { name: "Read", arguments: "{\"file_path\":\"/x/shot.png\"}" } },
             { id: "toolu_01B", type: "function", function: { name: "Bash", arguments: "{\"command\":\"ls\"}" } }
@@ -490,10 +491,11 @@ describe("Anthropic request → OpenAI (examples)", () => {
     assert.deepStrictEqual(back.tool_choice, withDocument.tool_choice)
     assert.deepStrictEqual<unknown>(back.output_config, withDocument.output_config)
     assert.deepStrictEqual<unknown>([back.thinking, back.top_k, back.metadata], [{ type: "enabled", budget_tokens: 10000 }, 40, { user_id: "user_abc" }])
-    // the OpenAI form drops what it cannot express: the document, the file image, redacted thinking
+    // the OpenAI form drops what it cannot express (the document, the file image) but keeps the
+    // redacted thinking in thinking_blocks
     const openAi = Translate.toOpenAiRequest(neutral)
     assert.deepStrictEqual<unknown>(openAi.messages.slice(-2), [
-      { role: "assistant", content: "ok" },
+      { role: "assistant", content: "ok", thinking_blocks: [{ type: "redacted_thinking", data: "EmwKAhgB" }] },
       { role: "user", content: "summarise" }
     ])
     assert.isFalse("thinking" in openAi || "top_k" in openAi || "output_config" in openAi)
@@ -570,21 +572,23 @@ describe("Anthropic request → OpenAI (examples)", () => {
 })
 
 describe("responses", () => {
-  it("Anthropic → neutral → OpenAI → neutral → Anthropic keeps content, tool calls, stop reason and usage", () => {
+  it("Anthropic → neutral → OpenAI → neutral → Anthropic keeps thinking (signatures, redacted), content, tool calls, stop reason and usage", () => {
     const arb = FastCheck.record({
+      thinking: Arb.anthropicThinking,
       text: FastCheck.option(Arb.text, { nil: undefined }),
       uses: FastCheck.array(FastCheck.record({ id: Arb.toolId, name: Arb.identifier, input: Arb.jsonObject }), { maxLength: 3 }),
       stop: FastCheck.constantFrom("end_turn", "max_tokens", "tool_use", "refusal", null),
       usage: Arb.counts
     })
     FastCheck.assert(
-      FastCheck.property(arb, ({ stop, text, usage, uses }) => {
+      FastCheck.property(arb, ({ stop, text, thinking, usage, uses }) => {
         const message: Anthropic.MessagesResponse = {
           id: "msg_01",
           type: "message",
           role: "assistant",
           model: "claude",
           content: [
+            ...Arb.anthropicThinkingBlocks(thinking),
             ...(text !== undefined ? [{ type: "text" as const, text }] : []),
             ...uses.map((u) => ({ type: "tool_use" as const, ...u }))
           ],
@@ -595,7 +599,14 @@ describe("responses", () => {
         const neutral = Translate.fromAnthropicResponse(message)
         const completion = Translate.toOpenAiResponse(neutral)
         assert.isTrue(Schema.is(OpenAi.ChatCompletion)(completion))
-        const again = Translate.fromOpenAiResponse(completion)
+        // the wire shape: reasoning_content = the thinking text, thinking_blocks = every block when any
+        const wire = completion.choices[0]?.message
+        assert.deepStrictEqual(
+          [wire?.reasoning_content, wire?.thinking_blocks],
+          [Arb.openAiThinkingFields(thinking).reasoning_content, thinking.length > 0 ? thinking : undefined]
+        )
+        // through JSON, as between the client and the server
+        const again = Translate.fromOpenAiResponse(decodeCompletion(JSON.parse(JSON.stringify(completion))))
         assert.deepStrictEqual(again.content.map((b) => b._tag === "ToolUse" ? { ...b, arguments: undefined } : b), neutral.content.map((b) => b._tag === "ToolUse" ? { ...b, arguments: undefined } : b))
         assert.deepStrictEqual(again.usage, neutral.usage)
         assert.strictEqual(again.stopReason, neutral.stopReason)
@@ -606,7 +617,7 @@ describe("responses", () => {
     )
   })
 
-  it("OpenAI → neutral → Anthropic → neutral → OpenAI keeps content, reasoning, tool calls, finish_reason and usage", () => {
+  it("OpenAI → neutral → Anthropic → neutral → OpenAI keeps content, reasoning, thinking_blocks, tool calls, finish_reason and usage", () => {
     FastCheck.assert(
       FastCheck.property(Arb.completion, (c) => {
         const completion: OpenAi.ChatCompletion = {
@@ -622,7 +633,7 @@ describe("responses", () => {
               ...(c.toolCalls.length > 0
                 ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } })) }
                 : {}),
-              ...(c.reasoning !== "" ? { reasoning_content: c.reasoning } : {})
+              ...Arb.openAiThinkingFields(c.thinking)
             },
             finish_reason: c.finishReason
           }],
@@ -663,6 +674,7 @@ describe("responses", () => {
           role: "assistant",
           content: "I'll check.",
           reasoning_content: "Weather needs a tool.",
+          thinking_blocks: [{ type: "thinking", thinking: "Weather needs a tool.", signature: "EqQBCg" }],
           tool_calls: [{ id: "toolu_01A09q90qw90lq917835lq9", type: "function", function: { name: "get_weather", arguments: "{\"location\":\"Paris\"}" } }]
         },
         finish_reason: "tool_calls"
@@ -674,6 +686,9 @@ describe("responses", () => {
         prompt_tokens_details: { cached_tokens: 2000, cache_creation_tokens: 100 }
       }
     })
+    // and back, as the server answers an Anthropic client: the signed thinking block is intact
+    const back = Translate.toAnthropicResponse(Translate.fromOpenAiResponse(Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message))))
+    assert.deepStrictEqual(back.content, message.content.slice(0, 3))
   })
 
   it("maps OpenAI finish reasons, ids and cached usage to Anthropic", () => {
@@ -708,5 +723,142 @@ describe("responses", () => {
     assert.strictEqual(Translate.anthropicMessageId("msg_1"), "msg_1")
     assert.strictEqual(Translate.openAiCompletionId("resp_1"), "chatcmpl_1")
     assert.strictEqual(Translate.openAiCompletionId(""), "chatcmpl_switchyard")
+  })
+})
+
+describe("thinking through the OpenAI shape (examples)", () => {
+  // A Claude Code turn with extended thinking and tool use: each assistant turn starts with a
+  // signed thinking block, which Anthropic requires back verbatim while the tool loop runs.
+  const toolLoop = decodeAnthropic({
+    model: "claude-sonnet-4-5",
+    max_tokens: 32000,
+    thinking: { type: "enabled", budget_tokens: 10000 },
+    tools: [{ name: "Bash", description: "Run a command", input_schema: { type: "object", properties: { command: { type: "string" } } } }],
+    messages: [
+      // the canonical Messages form, as Claude Code sends it (a lone string would come back as a text block)
+      { role: "user", content: [{ type: "text", text: "Which files are here?" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "I should list the directory.", signature: "EqQBCkYIBxgCKkB3" },
+          { type: "tool_use", id: "toolu_01A", name: "Bash", input: { command: "ls" } }
+        ]
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01A", content: "a.ts\nb.ts" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "Two files; check b.", signature: "EpYCCkYIBxgC" },
+          { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" },
+          { type: "text", text: "Two files. Reading b.ts." },
+          { type: "tool_use", id: "toolu_01B", name: "Bash", input: { command: "cat b.ts" } }
+        ]
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01B", content: "export const b = 2" }] }
+    ]
+  })
+
+  it("a Claude Code tool-use turn with signed thinking round-trips through the OpenAI shape unchanged", () => {
+    // as the server routes it: Anthropic → neutral → OpenAI, over JSON, then OpenAI → neutral → Anthropic
+    const chat = Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(toolLoop)))
+    const assistants = chat.messages.filter((m) => m.role === "assistant")
+    assert.deepStrictEqual<unknown>(assistants, [
+      {
+        role: "assistant",
+        content: null,
+        reasoning_content: "I should list the directory.",
+        thinking_blocks: [{ type: "thinking", thinking: "I should list the directory.", signature: "EqQBCkYIBxgCKkB3" }],
+        tool_calls: [{ id: "toolu_01A", type: "function", function: { name: "Bash", arguments: "{\"command\":\"ls\"}" } }]
+      },
+      {
+        role: "assistant",
+        content: "Two files. Reading b.ts.",
+        reasoning_content: "Two files; check b.",
+        thinking_blocks: [
+          { type: "thinking", thinking: "Two files; check b.", signature: "EpYCCkYIBxgC" },
+          { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" }
+        ],
+        tool_calls: [{ id: "toolu_01B", type: "function", function: { name: "Bash", arguments: "{\"command\":\"cat b.ts\"}" } }]
+      }
+    ])
+    const overTheWire = decodeOpenAi(JSON.parse(JSON.stringify(chat)))
+    const back = right(Translate.toAnthropicRequest(right(Translate.fromOpenAiRequest(overTheWire))))
+    assert.deepStrictEqual(back.messages, toolLoop.messages)
+    assert.isTrue(isAnthropicRequest(back))
+  })
+
+  it("reads thinking_blocks before reasoning_content, ignores unknown entries and keeps unsigned thinking out of Anthropic", () => {
+    const assistant = (fields: object) =>
+      right(Translate.fromOpenAiRequest(decodeOpenAi({ model: "m", messages: [{ role: "assistant", content: "ok", ...fields }] })))
+        .messages[0]?.blocks
+    // both present: thinking_blocks win, even when reasoning_content disagrees
+    assert.deepStrictEqual(
+      assistant({
+        reasoning_content: "stale",
+        thinking_blocks: [{ type: "future_kind" }, { type: "thinking", thinking: "fresh", signature: "sig" }]
+      }),
+      [{ _tag: "Thinking", text: "fresh", signature: "sig" }, { _tag: "Text", text: "ok" }]
+    )
+    // no known entry (or null, or an empty unsigned entry): reasoning_content, unsigned
+    for (const thinking_blocks of [[{ type: "future_kind" }], null, [], [{ type: "thinking", thinking: "", signature: null }]]) {
+      assert.deepStrictEqual(assistant({ reasoning_content: "plain", thinking_blocks }), [
+        { _tag: "Thinking", text: "plain" },
+        { _tag: "Text", text: "ok" }
+      ])
+    }
+    // an empty signature is no signature; unsigned thinking is dropped for Anthropic, signed kept in order
+    const neutral = right(Translate.fromOpenAiRequest(decodeOpenAi({
+      model: "m",
+      messages: [{
+        role: "assistant",
+        content: "ok",
+        thinking_blocks: [
+          { type: "thinking", thinking: "unsigned", signature: "" },
+          { type: "redacted_thinking", data: "R" },
+          { type: "thinking", thinking: "signed", signature: "S" }
+        ]
+      }]
+    })))
+    assert.deepStrictEqual<unknown>(right(Translate.toAnthropicRequest(neutral)).messages[0], {
+      role: "assistant",
+      content: [
+        { type: "redacted_thinking", data: "R" },
+        { type: "thinking", thinking: "signed", signature: "S" },
+        { type: "text", text: "ok" }
+      ]
+    })
+    // and to OpenAI: every block in thinking_blocks, the unsigned one without a signature key
+    assert.deepStrictEqual<unknown>(Translate.toOpenAiRequest(neutral).messages[0], {
+      role: "assistant",
+      content: "ok",
+      reasoning_content: "unsignedsigned",
+      thinking_blocks: [
+        { type: "thinking", thinking: "unsigned" },
+        { type: "redacted_thinking", data: "R" },
+        { type: "thinking", thinking: "signed", signature: "S" }
+      ]
+    })
+  })
+
+  it("a buffered completion's thinking_blocks win over its reasoning_content", () => {
+    const completion = decodeCompletion({
+      id: "chatcmpl-7",
+      model: "litellm",
+      choices: [{
+        index: 0,
+        message: {
+          role: "assistant",
+          content: "done",
+          reasoning_content: "stale",
+          thinking_blocks: [{ type: "redacted_thinking", data: "R" }, { type: "thinking", thinking: "t", signature: "S" }]
+        },
+        finish_reason: "stop"
+      }]
+    })
+    assert.deepStrictEqual<unknown>(Translate.toAnthropicResponse(Translate.fromOpenAiResponse(completion)).content, [
+      { type: "redacted_thinking", data: "R" },
+      { type: "thinking", thinking: "t", signature: "S" },
+      { type: "text", text: "done" }
+    ])
   })
 })

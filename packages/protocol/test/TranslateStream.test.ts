@@ -42,14 +42,15 @@ const runAnthropicToOpenAi = (events: ReadonlyArray<Anthropic.StreamEvent>) => {
 }
 
 describe("OpenAI → Anthropic → OpenAI streams (property)", () => {
-  it("keeps text, reasoning, tool calls, finish_reason and usage, with well-formed event and chunk sequences", () => {
+  it("keeps thinking (text, signatures, redacted), text, tool calls, finish_reason and usage, with well-formed event and chunk sequences", () => {
     const arb = Arb.completion.chain((c) => Arb.openAiChunks(c).map((chunks) => ({ c, chunks })))
     FastCheck.assert(
       FastCheck.property(arb, ({ c, chunks }) => {
         const input = Arb.aggregate(chunks)
         // the generator itself is faithful
-        assert.deepStrictEqual([input.reasoning, input.text, input.toolCalls, input.finishReason], [
-          c.reasoning,
+        assert.deepStrictEqual([input.reasoning, input.thinking, input.text, input.toolCalls, input.finishReason], [
+          Arb.thinkingText(c.thinking),
+          c.thinking,
           c.text,
           c.toolCalls,
           c.finishReason
@@ -60,10 +61,23 @@ describe("OpenAI → Anthropic → OpenAI streams (property)", () => {
         for (const event of events) assert.isTrue(isEvent(event))
         const starts = events.flatMap((e) => e.type === "content_block_start" ? [e.content_block.type] : [])
         assert.deepStrictEqual(starts, [
-          ...(c.reasoning !== "" ? ["thinking"] : []),
+          ...c.thinking.map((p) => p.type),
           ...(c.text !== "" ? ["text"] : []),
           ...c.toolCalls.map(() => "tool_use")
         ])
+        // the Anthropic stream carries each thinking block with its signature (signature_delta), as
+        // the buffered translation of the same completion does
+        const buffered = Translate.toAnthropicResponse(Translate.fromOpenAiResponse({
+          id: "chatcmpl-1",
+          model: "up",
+          choices: [{ index: 0, message: { role: "assistant", content: c.text, ...Arb.openAiThinkingFields(c.thinking) } }]
+        }))
+        const streamedThinking = Arb.anthropicContent(events).filter((b) => b.type === "thinking" || b.type === "redacted_thinking")
+        assert.deepStrictEqual(streamedThinking, Arb.anthropicThinkingBlocks(c.thinking))
+        assert.deepStrictEqual<unknown>(
+          streamedThinking,
+          buffered.content.filter((b) => b.type === "thinking" || b.type === "redacted_thinking")
+        )
 
         const output = runAnthropicToOpenAi(events)
         assert.deepStrictEqual(openAiStreamProblems(output), [])
@@ -80,12 +94,16 @@ describe("OpenAI → Anthropic → OpenAI streams (property)", () => {
 describe("Anthropic → OpenAI streams (property)", () => {
   type Block =
     | { readonly kind: "text"; readonly text: string }
-    | { readonly kind: "thinking"; readonly text: string; readonly signature: string }
+    | { readonly kind: "thinking"; readonly text: string; readonly signature: string; readonly signatureAtStart: boolean }
+    | { readonly kind: "redacted"; readonly data: string }
     | { readonly kind: "tool"; readonly id: string; readonly name: string; readonly input: { readonly [key: string]: unknown } }
     | { readonly kind: "server"; readonly input: { readonly [key: string]: unknown } }
   const block: FastCheck.Arbitrary<Block> = FastCheck.oneof(
     Arb.text.map((text) => ({ kind: "text" as const, text })),
-    FastCheck.record({ text: Arb.text, signature: Arb.identifier }).map((b) => ({ kind: "thinking" as const, ...b })),
+    // a provider may give the signature in content_block_start instead of a signature_delta
+    FastCheck.record({ text: FastCheck.oneof(FastCheck.constant(""), Arb.text), signature: Arb.signature, signatureAtStart: FastCheck.boolean() })
+      .map((b) => ({ kind: "thinking" as const, ...b })),
+    Arb.signature.map((data) => ({ kind: "redacted" as const, data })),
     FastCheck.record({ id: Arb.toolId, name: Arb.identifier, input: Arb.jsonObject }).map((b) => ({ kind: "tool" as const, ...b })),
     Arb.jsonObject.map((input) => ({ kind: "server" as const, input }))
   )
@@ -97,11 +115,11 @@ describe("Anthropic → OpenAI streams (property)", () => {
     pings: FastCheck.array(FastCheck.boolean(), { minLength: 32, maxLength: 32 })
   }).chain((m) =>
     FastCheck.tuple(...m.blocks.map((b) =>
-      fragments(b.kind === "text" || b.kind === "thinking" ? b.text : JSON.stringify(b.input))
+      fragments(b.kind === "text" || b.kind === "thinking" ? b.text : b.kind === "redacted" ? "" : JSON.stringify(b.input))
     )).map((split) => ({ ...m, split }))
   )
 
-  it("aggregates to the buffered translation of the same message, skipping server tool blocks", () => {
+  it("aggregates to the buffered translation of the same message (thinking blocks and signatures included), skipping server tool blocks", () => {
     FastCheck.assert(
       FastCheck.property(message, ({ blocks, pings, split, stop, usage }) => {
         const content: Array<Anthropic.ResponseContentBlock> = blocks.map((b): Anthropic.ResponseContentBlock => {
@@ -110,6 +128,8 @@ describe("Anthropic → OpenAI streams (property)", () => {
               return { type: "text", text: b.text }
             case "thinking":
               return { type: "thinking", thinking: b.text, signature: b.signature }
+            case "redacted":
+              return { type: "redacted_thinking", data: b.data }
             case "tool":
               return { type: "tool_use", id: b.id, name: b.name, input: b.input }
             case "server": {
@@ -147,11 +167,20 @@ describe("Anthropic → OpenAI streams (property)", () => {
               for (const text of pieces) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
               break
             case "thinking":
-              events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } })
+              events.push({
+                type: "content_block_start",
+                index,
+                content_block: { type: "thinking", thinking: "", signature: b.signatureAtStart ? b.signature : "" }
+              })
               for (const thinking of pieces) {
                 events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } })
               }
-              events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } })
+              if (!b.signatureAtStart) {
+                events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } })
+              }
+              break
+            case "redacted":
+              events.push({ type: "content_block_start", index, content_block: { type: "redacted_thinking", data: b.data } })
               break
             case "tool":
               events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } })
@@ -179,9 +208,18 @@ describe("Anthropic → OpenAI streams (property)", () => {
         assert.deepStrictEqual(openAiStreamProblems(chunks), [])
         const expected = Translate.toOpenAiResponse(Translate.fromAnthropicResponse(buffered))
         const choice = expected.choices[0]
-        const reasoning: unknown = choice !== undefined && "reasoning_content" in choice.message ? choice.message.reasoning_content : ""
+        const thinking = blocks.flatMap((b): ReadonlyArray<Arb.ThinkingPiece> =>
+          b.kind === "thinking"
+            ? [{ type: "thinking", thinking: b.text, signature: b.signature }]
+            : b.kind === "redacted"
+            ? [{ type: "redacted_thinking", data: b.data }]
+            : []
+        )
+        // the buffered translation keeps every thinking block, signature included
+        assert.deepStrictEqual(choice !== undefined ? Arb.messageThinking(choice.message) : [], thinking)
         assert.deepStrictEqual(Arb.aggregate(chunks), {
-          reasoning: typeof reasoning === "string" ? reasoning : "",
+          reasoning: choice?.message.reasoning_content ?? "",
+          thinking,
           text: choice?.message.content ?? "",
           toolCalls: (choice?.message.tool_calls ?? []).flatMap((call) =>
             call.type === "function" ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }] : []
@@ -375,5 +413,73 @@ describe("OpenAI → Anthropic streams (examples)", () => {
     )
     const delta = events[events.length - 2]
     assert.strictEqual(delta?.type === "message_delta" ? delta.delta.stop_reason : undefined, "max_tokens")
+  })
+})
+
+describe("thinking signatures through the OpenAI chunk shape (examples)", () => {
+  const start = decodeEvent({
+    type: "message_start",
+    message: { id: "msg_01T", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } }
+  })
+  // an extended-thinking tool-use stream: signed thinking, redacted thinking, text, tool use
+  const content = [
+    { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+    { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Let me" } },
+    { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: " check." } },
+    { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQBCkYIBxgC" } },
+    { type: "content_block_stop", index: 0 },
+    { type: "content_block_start", index: 1, content_block: { type: "redacted_thinking", data: "EmwKAhgB" } },
+    { type: "content_block_stop", index: 1 },
+    { type: "content_block_start", index: 2, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 2, delta: { type: "text_delta", text: "Checking." } },
+    { type: "content_block_stop", index: 2 },
+    { type: "content_block_start", index: 3, content_block: { type: "tool_use", id: "toolu_1", name: "get_weather", input: {} } },
+    { type: "content_block_delta", index: 3, delta: { type: "input_json_delta", partial_json: "{\"location\":\"Paris\"}" } },
+    { type: "content_block_stop", index: 3 }
+  ].map((event) => decodeEvent(event))
+  const end = [
+    { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 20 } },
+    { type: "message_stop" }
+  ].map((event) => decodeEvent(event))
+
+  it("signature_delta → a thinking_blocks delta → signature_delta: the content events come back unchanged", () => {
+    const chunks = runAnthropicToOpenAi([start, ...content, ...end])
+    const base = { id: "chatcmpl_01T", object: "chat.completion.chunk", created: 0, model: "claude-sonnet-4-5" }
+    const delta = (d: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] })
+    assert.deepStrictEqual<unknown>(chunks.slice(0, -1), [
+      delta({ role: "assistant", content: "" }),
+      delta({ reasoning_content: "Let me" }),
+      delta({ reasoning_content: " check." }),
+      delta({ thinking_blocks: [{ type: "thinking", thinking: "", signature: "EqQBCkYIBxgC" }] }),
+      delta({ thinking_blocks: [{ type: "redacted_thinking", data: "EmwKAhgB" }] }),
+      delta({ content: "Checking." }),
+      delta({ tool_calls: [{ index: 0, id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: "{\"location\":\"Paris\"}" } }] }),
+      delta({}, "tool_calls")
+    ])
+    // over SSE JSON to the server, then back to an Anthropic client
+    const events = runOpenAiToAnthropic(chunks.map((c) => decodeChunk(JSON.parse(JSON.stringify(c)))), "claude-sonnet-4-5")
+    assert.deepStrictEqual(Arb.anthropicStreamProblems(events), [])
+    assert.deepStrictEqual(events.slice(1, -2), content)
+  })
+
+  it("reads a LiteLLM-style stream (thinking text in both fields, signature: null) without doubling the text", () => {
+    const base = { id: "chatcmpl-L", object: "chat.completion.chunk", created: 1, model: "litellm" }
+    const chunk = (delta: object, finish: string | null = null) => decodeChunk({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+    const events = runOpenAiToAnthropic([
+      chunk({ role: "assistant", content: "", reasoning_content: "Hm", thinking_blocks: [{ type: "thinking", thinking: "Hm", signature: null }] }),
+      chunk({ reasoning_content: "m.", thinking_blocks: [{ type: "thinking", thinking: "m." }] }),
+      chunk({ reasoning_content: "", thinking_blocks: [{ type: "thinking", thinking: "", signature: "SIG" }] }),
+      // an unsigned reasoning_content after a signature starts a new thinking block
+      chunk({ reasoning_content: "More." }),
+      chunk({ content: "Answer." }),
+      chunk({}, "stop")
+    ])
+    assert.deepStrictEqual(Arb.anthropicStreamProblems(events), [])
+    assert.deepStrictEqual<unknown>(Arb.anthropicContent(events), [
+      { type: "thinking", thinking: "Hmm.", signature: "SIG" },
+      { type: "thinking", thinking: "More.", signature: "" },
+      { type: "text", text: "Answer." }
+    ])
   })
 })

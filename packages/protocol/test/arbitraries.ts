@@ -22,6 +22,100 @@ const mediaType: Arb<string> = FastCheck.constantFrom("image/png", "image/jpeg",
 const httpUrl: Arb<string> = identifier.map((s) => `https://example.com/${s}.png`)
 const fraction: Arb<number> = FastCheck.integer({ min: 0, max: 100 }).map((n) => n / 100)
 const toolName: Arb<string> = identifier
+/** A thinking signature (opaque base64 in practice; never empty). */
+export const signature: Arb<string> = FastCheck.base64String({ minLength: 4, maxLength: 24 })
+/** Thinking text of a signed block: may be empty (the signature alone is then the block). */
+const signedThinkingText: Arb<string> = FastCheck.oneof(FastCheck.constant(""), text)
+
+// ---------------------------------------------------------------------------------------------
+// thinking
+
+/**
+ * A thinking block as the OpenAI `thinking_blocks` extension writes it, which is also how the
+ * tests compare thinking across formats: `signature` absent when unsigned.
+ */
+export type ThinkingPiece =
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature?: string }
+  | { readonly type: "redacted_thinking"; readonly data: string }
+
+const signedThinking: Arb<ThinkingPiece> = FastCheck.record({ thinking: signedThinkingText, signature })
+  .map(({ signature, thinking }) => ({ type: "thinking", thinking, signature }))
+const redactedThinking: Arb<ThinkingPiece> = FastCheck.base64String({ minLength: 4, maxLength: 24 })
+  .map((data) => ({ type: "redacted_thinking", data }))
+
+/** Signed and redacted thinking, as Anthropic produces it (what survives every translation). */
+export const anthropicThinking: Arb<ReadonlyArray<ThinkingPiece>> = FastCheck.array(
+  FastCheck.oneof(signedThinking, redactedThinking),
+  { maxLength: 3 }
+)
+
+/**
+ * Thinking of an OpenAI completion: signed and redacted blocks, then possibly one unsigned block
+ * (plain `reasoning_content` from a DeepSeek-style upstream). An unsigned block is only ever last:
+ * an OpenAI stream has no way to end one, so unsigned text merges with the thinking after it.
+ */
+export const completionThinking: Arb<ReadonlyArray<ThinkingPiece>> = FastCheck.record({
+  blocks: anthropicThinking,
+  tail: FastCheck.option(text, { nil: undefined })
+}).map(({ blocks, tail }) => [...blocks, ...(tail !== undefined ? [{ type: "thinking" as const, thinking: tail }] : [])])
+
+/** The thinking text of `pieces`, joined (what `reasoning_content` carries). */
+export const thinkingText = (pieces: ReadonlyArray<ThinkingPiece>): string =>
+  pieces.flatMap((p) => p.type === "thinking" ? [p.thinking] : []).join("")
+
+/**
+ * The OpenAI assistant-message fields of `pieces`: `reasoning_content` (joined text, when not
+ * empty) and `thinking_blocks` when a block is signed or redacted.
+ */
+export const openAiThinkingFields = (pieces: ReadonlyArray<ThinkingPiece>): {
+  readonly reasoning_content?: string
+  readonly thinking_blocks?: ReadonlyArray<OpenAi.ThinkingBlock>
+} => {
+  const joined = thinkingText(pieces)
+  const lossless = pieces.some((p) => p.type === "redacted_thinking" || p.signature !== undefined)
+  return {
+    ...(joined !== "" ? { reasoning_content: joined } : {}),
+    ...(lossless ? { thinking_blocks: pieces } : {})
+  }
+}
+
+/** `pieces` as Anthropic content blocks (an unsigned block gets `signature: ""`, as in responses). */
+export const anthropicThinkingBlocks = (
+  pieces: ReadonlyArray<ThinkingPiece>
+): ReadonlyArray<typeof Anthropic.ResponseThinkingBlock.Type | typeof Anthropic.RedactedThinkingBlock.Type> =>
+  pieces.map((p) =>
+    p.type === "thinking"
+      ? { type: "thinking", thinking: p.thinking, signature: p.signature ?? "" }
+      : { type: "redacted_thinking", data: p.data }
+  )
+
+/**
+ * The thinking of an OpenAI assistant message as a client reads it: the thinking and
+ * redacted_thinking entries of `thinking_blocks` when there are any, else `reasoning_content`.
+ */
+export const messageThinking = (message: object): ReadonlyArray<ThinkingPiece> => {
+  const blocks: unknown = "thinking_blocks" in message ? message.thinking_blocks : undefined
+  const out: Array<ThinkingPiece> = []
+  for (const block of Array.isArray(blocks) ? blocks : []) {
+    const piece = thinkingPieceOf(block)
+    if (piece !== undefined) out.push(piece)
+  }
+  if (out.length > 0) return out
+  const reasoning: unknown = "reasoning_content" in message ? message.reasoning_content : undefined
+  return typeof reasoning === "string" && reasoning !== "" ? [{ type: "thinking", thinking: reasoning }] : []
+}
+
+const thinkingPieceOf = (block: unknown): ThinkingPiece | undefined => {
+  if (typeof block !== "object" || block === null || !("type" in block)) return undefined
+  if (block.type === "redacted_thinking" && "data" in block && typeof block.data === "string") {
+    return { type: "redacted_thinking", data: block.data }
+  }
+  if (block.type === "thinking" && "thinking" in block && typeof block.thinking === "string") {
+    const sig: unknown = "signature" in block ? block.signature : undefined
+    return { type: "thinking", thinking: block.thinking, ...(typeof sig === "string" && sig !== "" ? { signature: sig } : {}) }
+  }
+  return undefined
+}
 
 // ---------------------------------------------------------------------------------------------
 // OpenAI requests
@@ -52,11 +146,18 @@ const openAiMessage: Arb<OpenAi.Message> = FastCheck.oneof(
   })),
   FastCheck.record({
     content: FastCheck.option(openAiTextContent, { nil: null }),
-    calls: FastCheck.array(openAiToolCall, { maxLength: 3 })
-  }).map(({ calls, content }): OpenAi.Message => ({
+    calls: FastCheck.array(openAiToolCall, { maxLength: 3 }),
+    thinking: anthropicThinking,
+    // thinking_blocks win over reasoning_content: it may be the joined text, absent or unrelated
+    reasoning: FastCheck.oneof(FastCheck.constant("joined" as const), FastCheck.constant(undefined), text)
+  }).map(({ calls, content, reasoning, thinking }): OpenAi.Message => ({
     role: "assistant",
     content: content === null && calls.length === 0 ? "" : content,
-    ...(calls.length > 0 ? { tool_calls: calls } : {})
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    ...(thinking.length > 0 ? { thinking_blocks: thinking } : {}),
+    ...(thinking.length === 0 || reasoning === undefined
+      ? {}
+      : { reasoning_content: reasoning === "joined" ? thinkingText(thinking) : reasoning })
   })),
   FastCheck.record({ id: toolId, content: openAiTextContent }).map(({ content, id }): OpenAi.Message => ({
     role: "tool",
@@ -81,7 +182,8 @@ const openAiToolChoice: Arb<typeof OpenAi.ToolChoice.Type> = FastCheck.oneof(
 
 /**
  * An OpenAI Chat request with system / developer / user (text, URL and base64 `data:` images) /
- * assistant (text, tool calls with JSON-object arguments) / tool messages, function tools, a tool
+ * assistant (signed and redacted `thinking_blocks` with or without a `reasoning_content`, text,
+ * tool calls with JSON-object arguments) / tool messages, function tools, a tool
  * choice and the sampling fields that have a neutral slot, plus one vendor extension field.
  */
 export const openAiRequest: Arb<OpenAi.ChatCompletionRequest> = FastCheck.record({
@@ -151,9 +253,13 @@ const anthropicMessage = (options: { readonly isError: boolean }): Arb<Anthropic
       content: options.isError ? content : content.map(({ is_error: _isError, ...block }) => block)
     })),
     FastCheck.record({
+      thinking: anthropicThinking,
       texts: FastCheck.array(anthropicText, { maxLength: 2 }),
       uses: FastCheck.array(anthropicToolUse, { maxLength: 3 })
-    }).map(({ texts, uses }) => ({ role: "assistant" as const, content: [...texts, ...uses] })),
+    }).map(({ texts, thinking, uses }) => ({
+      role: "assistant" as const,
+      content: [...anthropicThinkingBlocks(thinking), ...texts, ...uses]
+    })),
     text.map((content) => ({ role: "assistant" as const, content }))
   )
 
@@ -166,7 +272,8 @@ const anthropicToolChoice: Arb<Anthropic.ToolChoice> = FastCheck.oneof(
 
 /**
  * An Anthropic Messages request: system as a string or text blocks, user messages of text and
- * images (URL, base64) or of tool results only, assistant messages of text then tool use, custom
+ * images (URL, base64) or of tool results only, assistant messages of signed / redacted thinking,
+ * then text, then tool use, custom
  * tools, a tool choice, sampling fields and one vendor extension field.
  */
 export const anthropicRequest = (options: { readonly isError: boolean }): Arb<Anthropic.MessagesRequest> =>
@@ -254,7 +361,7 @@ export const anthropicUsage = (c: Counts): Anthropic.Usage => ({
 
 /** The parts of a completion that a stream or a buffered response carries. */
 export interface Completion {
-  readonly reasoning: string
+  readonly thinking: ReadonlyArray<ThinkingPiece>
   readonly text: string
   readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
   readonly finishReason: "stop" | "length" | "tool_calls" | "content_filter"
@@ -262,7 +369,7 @@ export interface Completion {
 }
 
 export const completion: Arb<Completion> = FastCheck.record({
-  reasoning: FastCheck.oneof(FastCheck.constant(""), text),
+  thinking: completionThinking,
   text: FastCheck.oneof(FastCheck.constant(""), FastCheck.string({ minLength: 1, maxLength: 40 })),
   toolCalls: FastCheck.uniqueArray(
     FastCheck.record({ id: toolId, name: toolName, input: jsonObject }).map(({ id, input, name }) => ({
@@ -290,6 +397,7 @@ export const pieces = (s: string): Arb<ReadonlyArray<string>> =>
 /** One piece of an OpenAI delta, in the order a provider emits them. */
 export type DeltaPiece =
   | { readonly kind: "reasoning"; readonly text: string }
+  | { readonly kind: "thinking_block"; readonly block: OpenAi.ThinkingBlock }
   | { readonly kind: "content"; readonly text: string }
   | { readonly kind: "tool"; readonly fragment: typeof OpenAi.ToolCallDelta.Type }
 
@@ -297,31 +405,45 @@ export type DeltaPiece =
 export type UsagePlacement = "own-chunk" | "finish-chunk" | "absent"
 
 /**
- * An OpenAI chunk stream of `c`: a role chunk, reasoning / content / tool-call pieces grouped into
- * chunks at random boundaries, a finish chunk and the usage as `placement` says.
+ * An OpenAI chunk stream of `c`: a role chunk, thinking (each block's text as `reasoning_content`
+ * pieces, then its signature as a `thinking_blocks` entry; a redacted block as one entry) /
+ * content / tool-call pieces grouped into chunks at random boundaries, a finish chunk and the
+ * usage as `placement` says. A `thinking_blocks` entry never shares a chunk with
+ * `reasoning_content` (the translator then reads only the entries).
  */
 export const openAiChunks = (c: Completion): Arb<ReadonlyArray<OpenAi.ChatCompletionChunk>> =>
   FastCheck.record({
-    reasoning: pieces(c.reasoning),
+    reasoning: FastCheck.tuple(...c.thinking.map((p) => pieces(p.type === "thinking" ? p.thinking : ""))),
     text: pieces(c.text),
     args: FastCheck.tuple(...c.toolCalls.map((call) => pieces(call.arguments))),
     placement: FastCheck.constantFrom<UsagePlacement>("own-chunk", "finish-chunk", "absent"),
     finishWithContent: FastCheck.boolean(),
     seed: FastCheck.array(FastCheck.boolean(), { minLength: 64, maxLength: 64 })
   }).map(({ args, finishWithContent, placement, reasoning, seed, text }) => {
-    const all: Array<DeltaPiece> = [
-      ...reasoning.map((t): DeltaPiece => ({ kind: "reasoning", text: t })),
-      ...text.map((t): DeltaPiece => ({ kind: "content", text: t }))
-    ]
+    const all: Array<DeltaPiece> = []
+    c.thinking.forEach((p, index) => {
+      if (p.type === "redacted_thinking") {
+        all.push({ kind: "thinking_block", block: p })
+        return
+      }
+      for (const t of reasoning[index] ?? []) all.push({ kind: "reasoning", text: t })
+      if (p.signature !== undefined) {
+        all.push({ kind: "thinking_block", block: { type: "thinking", thinking: "", signature: p.signature } })
+      }
+    })
+    for (const t of text) all.push({ kind: "content", text: t })
     c.toolCalls.forEach((call, index) => {
       all.push({ kind: "tool", fragment: { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } } })
       for (const piece of args[index] ?? []) all.push({ kind: "tool", fragment: { index, function: { arguments: piece } } })
     })
     // Group consecutive pieces: seed[i] says whether piece i starts a new chunk.
     const groups: Array<Array<DeltaPiece>> = []
+    const clash = (group: ReadonlyArray<DeltaPiece>, piece: DeltaPiece) =>
+      (piece.kind === "reasoning" && group.some((p) => p.kind === "thinking_block")) ||
+      (piece.kind === "thinking_block" && group.some((p) => p.kind === "reasoning"))
     all.forEach((piece, i) => {
       const current = groups[groups.length - 1]
-      if (current === undefined || seed[i % seed.length] === true) groups.push([piece])
+      if (current === undefined || seed[i % seed.length] === true || clash(current, piece)) groups.push([piece])
       else current.push(piece)
     })
     const usage = openAiUsage(c.usage)
@@ -333,11 +455,13 @@ export const openAiChunks = (c: Completion): Arb<ReadonlyArray<OpenAi.ChatComple
     const chunks: Array<OpenAi.ChatCompletionChunk> = [chunk({ role: "assistant", content: "" }, null)]
     groups.forEach((group, i) => {
       const reasoningText = group.flatMap((p) => p.kind === "reasoning" ? [p.text] : []).join("")
+      const thinkingBlocks = group.flatMap((p) => p.kind === "thinking_block" ? [p.block] : [])
       const contentText = group.flatMap((p) => p.kind === "content" ? [p.text] : []).join("")
       const toolCalls = group.flatMap((p) => p.kind === "tool" ? [p.fragment] : [])
       const last = i === groups.length - 1
       chunks.push(chunk({
         ...(reasoningText !== "" ? { reasoning_content: reasoningText } : {}),
+        ...(thinkingBlocks.length > 0 ? { thinking_blocks: thinkingBlocks } : {}),
         ...(contentText !== "" ? { content: contentText } : {}),
         ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {})
       }, last && finishWithContent ? c.finishReason : null))
@@ -354,7 +478,15 @@ export const openAiChunks = (c: Completion): Arb<ReadonlyArray<OpenAi.ChatComple
 
 /** Aggregates OpenAI chunks the way a client does. */
 export interface Aggregate {
+  /** The `reasoning_content` deltas joined. */
   readonly reasoning: string
+  /**
+   * The thinking blocks: `reasoning_content` text (or a `thinking_blocks` thinking entry) extends
+   * the last thinking block while it is unsigned, else starts one; a signature completes it; a
+   * redacted entry is a block of its own. A delta with thinking or redacted entries is read from
+   * them alone.
+   */
+  readonly thinking: ReadonlyArray<ThinkingPiece>
   readonly text: string
   readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
   readonly finishReason: string | null
@@ -363,6 +495,14 @@ export interface Aggregate {
 
 export const aggregate = (chunks: ReadonlyArray<OpenAi.ChatCompletionChunk>): Aggregate => {
   let reasoning = ""
+  const thinking: Array<ThinkingPiece> = []
+  const addThinking = (t: string, sig: string | undefined) => {
+    if (t === "" && sig === undefined) return
+    const last = thinking[thinking.length - 1]
+    if (last !== undefined && last.type === "thinking" && last.signature === undefined) {
+      thinking[thinking.length - 1] = { type: "thinking", thinking: last.thinking + t, ...(sig !== undefined ? { signature: sig } : {}) }
+    } else thinking.push({ type: "thinking", thinking: t, ...(sig !== undefined ? { signature: sig } : {}) })
+  }
   let content = ""
   let finishReason: string | null = null
   let usage: OpenAi.Usage | null = null
@@ -370,8 +510,17 @@ export const aggregate = (chunks: ReadonlyArray<OpenAi.ChatCompletionChunk>): Ag
   for (const chunk of chunks) {
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
     for (const choice of chunk.choices) {
-      const r: unknown = "reasoning_content" in choice.delta ? choice.delta.reasoning_content : undefined
+      const r = choice.delta.reasoning_content
       if (typeof r === "string") reasoning += r
+      const entries = (choice.delta.thinking_blocks ?? []).flatMap((b) => {
+        const piece = thinkingPieceOf(b)
+        return piece !== undefined ? [piece] : []
+      })
+      for (const entry of entries) {
+        if (entry.type === "redacted_thinking") thinking.push(entry)
+        else addThinking(entry.thinking, entry.signature)
+      }
+      if (entries.length === 0 && typeof r === "string") addThinking(r, undefined)
       content += choice.delta.content ?? ""
       for (const fragment of choice.delta.tool_calls ?? []) {
         const call = calls.get(fragment.index) ?? { id: "", name: "", arguments: "" }
@@ -386,6 +535,7 @@ export const aggregate = (chunks: ReadonlyArray<OpenAi.ChatCompletionChunk>): Ag
   }
   return {
     reasoning,
+    thinking,
     text: content,
     toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
     finishReason,
@@ -451,3 +601,47 @@ export const withoutRawArguments = (request: N.NeutralRequest): N.NeutralRequest
     })
   }))
 })
+
+/** A content block of an aggregated Anthropic stream (tool input left as the joined JSON text). */
+export type AnthropicStreamBlock =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
+  | { readonly type: "redacted_thinking"; readonly data: string }
+  | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly json: string }
+  | { readonly type: "other" }
+
+/** Aggregates Anthropic stream events the way a client does: block starts, then their deltas. */
+export const anthropicContent = (events: ReadonlyArray<Anthropic.StreamEvent>): ReadonlyArray<AnthropicStreamBlock> => {
+  const blocks = new Map<number, AnthropicStreamBlock>()
+  for (const event of events) {
+    if (event.type === "content_block_start") {
+      const b = event.content_block
+      blocks.set(
+        event.index,
+        b.type === "text" && "text" in b
+          ? { type: "text", text: b.text }
+          : b.type === "thinking" && "thinking" in b
+          ? { type: "thinking", thinking: b.thinking, signature: b.signature }
+          : b.type === "redacted_thinking" && "data" in b
+          ? { type: "redacted_thinking", data: b.data }
+          : b.type === "tool_use" && "id" in b
+          ? { type: "tool_use", id: b.id, name: b.name, json: "" }
+          : { type: "other" }
+      )
+    } else if (event.type === "content_block_delta") {
+      const b = blocks.get(event.index)
+      const d = event.delta
+      if (b?.type === "text" && d.type === "text_delta" && "text" in d) blocks.set(event.index, { ...b, text: b.text + d.text })
+      if (b?.type === "thinking" && d.type === "thinking_delta" && "thinking" in d) {
+        blocks.set(event.index, { ...b, thinking: b.thinking + d.thinking })
+      }
+      if (b?.type === "thinking" && d.type === "signature_delta" && "signature" in d) {
+        blocks.set(event.index, { ...b, signature: b.signature + d.signature })
+      }
+      if (b?.type === "tool_use" && d.type === "input_json_delta" && "partial_json" in d) {
+        blocks.set(event.index, { ...b, json: b.json + d.partial_json })
+      }
+    }
+  }
+  return [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block)
+}
