@@ -24,6 +24,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Breaker from "./Breaker.js"
+import * as Deadline from "./internal/deadline.js"
 import * as Failure from "./internal/failure.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Sse from "./internal/sse.js"
@@ -224,11 +225,7 @@ const logicalCall = <A>(
 
   const bounded = Option.match(timeoutMs, {
     onNone: () => run,
-    onSome: (ms) =>
-      Effect.timeoutFail(run, {
-        duration: Duration.millis(ms),
-        onTimeout: () => new DeadlineExceeded({ target: target.id, afterMs: ms })
-      })
+    onSome: (ms) => Deadline.timeoutFail(run, ms, () => new DeadlineExceeded({ target: target.id, afterMs: ms }))
   })
 
   return bounded.pipe(
