@@ -346,8 +346,7 @@ const chunkStream = (
   )
   return Option.match(ctx.target.client.timeoutMs, {
     onNone: () => chunks,
-    onSome: (ms) =>
-      Stream.timeoutFail(chunks, () => new DeadlineExceeded({ target, afterMs: ms }), Duration.millis(ms))
+    onSome: (ms) => Deadline.timeoutFailStream(chunks, ms, () => new DeadlineExceeded({ target, afterMs: ms }))
   })
 }
 

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Deadline from "../src/internal/deadline.js"
 
@@ -50,5 +51,23 @@ describe("internal deadline", () => {
       yield* TestClock.adjust("1 millis")
       const result = yield* Fiber.join(fiber)
       assert.isTrue(Either.isLeft(result) && result.left instanceof TimedOut)
+    }))
+
+  it.live("stream, live clock: elements in time pass; a late element fails the stream with onTimeout", () =>
+    Effect.gen(function*() {
+      const inTime = yield* Stream.runCollect(Deadline.timeoutFailStream(Stream.make(1, 2, 3), 60_000, () => new TimedOut()))
+      assert.deepStrictEqual(Array.from(inTime), [1, 2, 3])
+      const late = Stream.concat(Stream.make(1), Stream.never)
+      const result = yield* Effect.either(Stream.runCollect(Deadline.timeoutFailStream(late, 5, () => new TimedOut())))
+      assert.isTrue(Either.isLeft(result) && result.left instanceof TimedOut)
+    }))
+
+  it.effect("stream, TestClock: each element gets the whole deadline", () =>
+    Effect.gen(function*() {
+      const slow = Stream.repeatEffect(Effect.as(Effect.sleep("900 millis"), 1)).pipe(Stream.take(3))
+      const fiber = yield* Effect.fork(Effect.either(Stream.runCollect(Deadline.timeoutFailStream(slow, 1000, () => new TimedOut()))))
+      yield* TestClock.adjust("3 seconds")
+      const result = yield* Fiber.join(fiber)
+      assert.isTrue(Either.isRight(result) && result.right.length === 3)
     }))
 })

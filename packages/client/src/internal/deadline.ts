@@ -16,6 +16,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 
 /** The default services' clock: the one every fiber has unless a test replaced it. */
 const liveClock = Effect.runSync(Effect.clock)
@@ -54,3 +56,18 @@ export const timeoutFail = <A, E, R, E2>(
           ))
       )
   )
+
+/**
+ * `Stream.timeoutFail` over {@link timeoutFail}: the stream fails with `onTimeout()` when one
+ * element (pull) takes longer than `millis`. The same per-pull construction as `Stream.timeoutFail`
+ * (which pays `Effect.timeoutFail`'s two fibers for every chunk).
+ */
+export const timeoutFailStream = <A, E, R, E2>(
+  self: Stream.Stream<A, E, R>,
+  millis: number,
+  onTimeout: () => E2
+): Stream.Stream<A, E | E2, R> =>
+  Stream.unwrapScoped(Effect.map(Stream.toPull(self), (pull) =>
+    Stream.repeatEffectChunkOption(
+      timeoutFail(pull, millis, (): Option.Option<E | E2> => Option.some(onTimeout()))
+    )))
