@@ -12,6 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as TaggedMetric from "./TaggedMetric.js"
 
 /**
  * `switchyard_upstream_attempts_total{outcome,code}`: one increment per HTTP attempt (every
@@ -76,7 +77,7 @@ export const attemptLabels = (status: Option.Option<number>): { readonly outcome
 /** The attempts counter tagged for one attempt's status (`None` = no status was received). */
 export const attemptsFor = (status: Option.Option<number>): Metric.Metric.Counter<number> => {
   const labels = attemptLabels(status)
-  return upstreamAttempts.pipe(Metric.tagged("outcome", labels.outcome), Metric.tagged("code", labels.code))
+  return TaggedMetric.tagged(upstreamAttempts, { outcome: labels.outcome, code: labels.code })
 }
 
 /** Records one HTTP attempt. */

@@ -26,6 +26,7 @@ import * as Stream from "effect/Stream"
 import * as Breaker from "./Breaker.js"
 import * as Anthropic from "./internal/anthropic.js"
 import * as Failure from "./internal/failure.js"
+import * as Deadline from "./internal/deadline.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
@@ -269,11 +270,7 @@ const logicalCall = <A>(
 
   const bounded = Option.match(timeoutMs, {
     onNone: () => run,
-    onSome: (ms) =>
-      Effect.timeoutFail(run, {
-        duration: Duration.millis(ms),
-        onTimeout: () => new DeadlineExceeded({ target: target.id, afterMs: ms })
-      })
+    onSome: (ms) => Deadline.timeoutFail(run, ms, () => new DeadlineExceeded({ target: target.id, afterMs: ms }))
   })
 
   return bounded.pipe(
@@ -414,8 +411,7 @@ const chunkStream = (
     )
   return Option.match(ctx.target.client.timeoutMs, {
     onNone: () => chunks,
-    onSome: (ms) =>
-      Stream.timeoutFail(chunks, () => new DeadlineExceeded({ target, afterMs: ms }), Duration.millis(ms))
+    onSome: (ms) => Deadline.timeoutFailStream(chunks, ms, () => new DeadlineExceeded({ target, afterMs: ms }))
   })
 }
 

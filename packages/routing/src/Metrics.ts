@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricLabel from "effect/MetricLabel"
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
 export const requestsTotal = Metric.counter("switchyard_requests_total", {
@@ -152,13 +152,9 @@ export const recordLlmCall = (
   outcome: "ok" | "error",
   durationMs: number
 ): Effect.Effect<void> => {
-  const labels = [
-    MetricLabel.make("algorithm", algorithm),
-    MetricLabel.make("selected_model", model),
-    MetricLabel.make("outcome", outcome)
-  ]
+  const labels = { algorithm, selected_model: model, outcome }
   return Effect.zipRight(
-    Metric.update(llmCallsTotal.pipe(Metric.taggedWithLabels(labels)), 1),
-    Metric.update(llmCallDurationMs.pipe(Metric.taggedWithLabels(labels)), durationMs)
+    Metric.update(TaggedMetric.tagged(llmCallsTotal, labels), 1),
+    Metric.update(TaggedMetric.tagged(llmCallDurationMs, labels), durationMs)
   )
 }

@@ -10,10 +10,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Fallback from "@switchyard-ts/client/Fallback"
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import {
@@ -81,7 +81,7 @@ const add = (
   tags: Readonly<Record<string, string>>,
   value = 1
 ): Effect.Effect<void> =>
-  Metric.update(counter.pipe(Metric.taggedWithLabels(Object.entries(tags).map(([k, v]) => MetricLabel.make(k, v)))), value)
+  Metric.update(TaggedMetric.tagged(counter, tags), value)
 
 /** Record a value in a histogram tagged with `tags`. */
 const observe = (
@@ -89,7 +89,7 @@ const observe = (
   tags: Readonly<Record<string, string>>,
   value: number
 ): Effect.Effect<void> =>
-  Metric.update(histogram.pipe(Metric.taggedWithLabels(Object.entries(tags).map(([k, v]) => MetricLabel.make(k, v)))), value)
+  Metric.update(TaggedMetric.tagged(histogram, tags), value)
 
 /** Token counters of an answer's usage, labelled with the served model; absent fields add nothing. */
 export const recordUsage = (model: string, usage: Usage | null | undefined): Effect.Effect<void> => {

@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
@@ -161,7 +162,7 @@ const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
   Effect.gen(function*() {
     const latencyMs = Math.round(((yield* nowMs) - startMs) * 100) / 100
     yield* Metric.update(
-      Metrics.clientResponsesTotal.pipe(Metric.tagged("outcome", ClientMetrics.attemptOutcome(Option.some(status)))),
+      TaggedMetric.tagged(Metrics.clientResponsesTotal, { outcome: ClientMetrics.attemptOutcome(Option.some(status)) }),
       1
     )
     const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
@@ -192,7 +193,7 @@ const chatCompletions = (router: Router["Type"], limit: number) => (request: Htt
     }
     const totalLatency = (model: string) =>
       Effect.flatMap(nowMs, (end) =>
-        Metric.update(RoutingMetrics.totalLatencyMs.pipe(Metric.tagged("model", model)), end - start))
+        Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - start))
     const response = yield* Effect.gen(function*() {
       const text = yield* readText(request, limit)
       const body = yield* decodeJson(ChatCompletionRequest, text)

@@ -6,6 +6,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Undici from "@effect/platform-node/Undici"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Console from "effect/Console"
@@ -19,6 +20,7 @@ import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Api from "./Api.js"
+import * as Tracing from "./internal/tracing.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
 import * as Telemetry from "./Telemetry.js"
 
@@ -64,10 +66,12 @@ export const upstreamKeepAliveMs = 4_000
 /**
  * The server's upstream `HttpClient`: undici with one keep-alive pool per origin, bounded to
  * `connections` (default 256). The agent is destroyed when the scope closes (bounded by 2 s), which
- * aborts whatever is still in flight.
+ * aborts whatever is still in flight. Requests carry the trace context of the span they are made in
+ * (`libsy.client_call`), also where the platform's `http.client` span is off (the served API).
  */
 export const upstreamHttpClient = (options: UpstreamPoolOptions = {}) =>
-  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+  Layer.effect(HttpClient.HttpClient, Effect.map(HttpClient.HttpClient, Tracing.propagateTraceContext)).pipe(
+    Layer.provide(NodeHttpClient.layerUndiciWithoutDispatcher),
     Layer.provide(Layer.scoped(
       NodeHttpClient.Dispatcher,
       Effect.acquireRelease(
@@ -104,9 +108,23 @@ export interface AppOptions extends Api.Options {
   readonly telemetry?: Layer.Layer<Telemetry.PrometheusReader>
 }
 
+/**
+ * The API served as Layers: no platform request logger (one request line is ours), no platform
+ * `http.server` / `http.client` spans (`libsy.run` and `libsy.client_call` are the request's), a
+ * caller's `traceparent` kept as the parent.
+ */
+const serveApi = (options: Api.Options) =>
+  Tracing.withoutPlatformSpans(
+    HttpLayerRouter.serve(Api.layer(options), {
+      disableListenLog: true,
+      disableLogger: true,
+      middleware: Tracing.parentFromHeaders
+    })
+  )
+
 /** The API served on whatever `HttpServer` is provided. */
 export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) =>
-  HttpLayerRouter.serve(Api.layer(options), { disableListenLog: true, disableLogger: true }).pipe(
+  serveApi(options).pipe(
     Layer.provide(routerLayer(deployment)),
     Layer.provide(options.telemetry ?? Telemetry.layer)
   )
@@ -144,7 +162,7 @@ export const listeningLine = HttpServer.addressFormattedWith((address) => Consol
 export const layer = (deployment: Deployment.Deployment, options: Options) => {
   const server = createNodeServer()
   return Layer.mergeAll(
-    HttpLayerRouter.serve(Api.layer(options), { disableListenLog: true, disableLogger: true }),
+    serveApi(options),
     Layer.effectDiscard(listeningLine),
     closeIdleOnShutdown(server)
   ).pipe(

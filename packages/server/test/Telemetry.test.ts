@@ -178,6 +178,31 @@ describe("spans", () => {
     }))
 })
 
+describe("trace context", () => {
+  it.scopedLive("a caller's traceparent is the parent of libsy.run; the upstream gets libsy.client_call's; no platform http spans", () =>
+    Effect.gen(function*() {
+      const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
+      const exporter = new InMemorySpanExporter()
+      const { client, upstream } = yield* withKey(startServer(toml(ids), { telemetry: telemetryWith(exporter) }))
+      const traceId = "0af7651916cd43dd8448eb211c80319c"
+      const callerSpanId = "b7ad6b7169203331"
+      const response = yield* client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.setHeader("traceparent", `00-${traceId}-${callerSpanId}-01`),
+        HttpClientRequest.bodyUnsafeJson({ model: "fast", messages: [{ role: "user", content: "fix it" }] })
+      )).pipe(Effect.withTracerEnabled(false))
+      assert.strictEqual(response.status, 200)
+      const spans = exporter.getFinishedSpans()
+      const run = spanNamed(spans, "libsy.run")
+      assert.strictEqual(run?.spanContext().traceId, traceId)
+      assert.strictEqual(parentId(run), callerSpanId)
+      const call = spanNamed(spans, "libsy.client_call")
+      assert.strictEqual(parentId(call), run?.spanContext().spanId)
+      const sent = yield* upstream.awaitRequest(ids.weak)
+      assert.strictEqual(sent.headers["traceparent"], `00-${traceId}-${call?.spanContext().spanId}-01`)
+      assert.deepStrictEqual(spans.filter((s) => s.name.startsWith("http.") || s.name === "POST").map((s) => s.name), [])
+    }))
+})
+
 describe("metrics", () => {
   it.scopedLive("exact deltas: a verdict-routed answer, a fail-open, an error-posture failure", () =>
     Effect.gen(function*() {
