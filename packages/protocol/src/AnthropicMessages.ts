@@ -211,11 +211,15 @@ export const Usage = Schema.Struct({
 })
 export type Usage = typeof Usage.Type
 
-/** A response `thinking` block (always signed). */
+/**
+ * A response `thinking` block: signed in a buffered message; in a stream its `content_block_start`
+ * has no signature yet (a `signature_delta` brings it).
+ */
 export const ResponseThinkingBlock = Schema.Struct({
   type: Schema.Literal("thinking"),
   thinking: Schema.String,
-  signature: Schema.String
+  // Absent from the `content_block_start` of a streamed thinking block (`signature_delta` follows).
+  signature: opt(Schema.String)
 })
 /** A response content block of a type this version does not know (server tool use and results…). */
 export const OtherResponseBlock = otherOf(["text", "tool_use", "thinking", "redacted_thinking"], "content block")

@@ -1296,7 +1296,7 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
           blocks.set(event.index, { kind: "text" })
           if (block.text !== "") out.push(chunk({ content: block.text }))
         } else if (ofType(block, "thinking")) {
-          blocks.set(event.index, { kind: "thinking", startSignature: block.signature, sawSignature: false })
+          blocks.set(event.index, { kind: "thinking", startSignature: block.signature ?? "", sawSignature: false })
           if (block.thinking !== "") out.push(chunk(reasoningDelta(block.thinking)))
         } else if (ofType(block, "redacted_thinking")) {
           blocks.set(event.index, { kind: "ignored" })

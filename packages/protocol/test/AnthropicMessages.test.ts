@@ -139,6 +139,16 @@ describe("MessagesResponse and StreamEvent", () => {
   })
 })
 
+describe("streamed thinking", () => {
+  it("accepts a thinking block start without a signature, as Anthropic streams it", () => {
+    const start = { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } }
+    const decoded = Schema.decodeUnknownEither(StreamEvent, decodeOptions)(start)
+    assert.isTrue(Either.isRight(decoded))
+    const signature = { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "EqQB" } }
+    assert.isTrue(Either.isRight(Schema.decodeUnknownEither(StreamEvent, decodeOptions)(signature)))
+  })
+})
+
 describe("errors", () => {
   it("chooses the Anthropic error type by status and builds the envelope", () => {
     assert.deepStrictEqual(

@@ -621,7 +621,7 @@ export const anthropicContent = (events: ReadonlyArray<Anthropic.StreamEvent>): 
         b.type === "text" && "text" in b
           ? { type: "text", text: b.text }
           : b.type === "thinking" && "thinking" in b
-          ? { type: "thinking", thinking: b.thinking, signature: b.signature }
+          ? { type: "thinking", thinking: b.thinking, signature: b.signature ?? "" }
           : b.type === "redacted_thinking" && "data" in b
           ? { type: "redacted_thinking", data: b.data }
           : b.type === "tool_use" && "id" in b

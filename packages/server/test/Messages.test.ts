@@ -435,6 +435,61 @@ describe("Messages streams through a Messages upstream", () => {
     }))
 })
 
+describe("extended thinking through either upstream format", () => {
+  it.scopedLive("signed thinking blocks reach the Anthropic client, buffered and streamed, and go back upstream", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const client = anthropicClient(url)
+      const answer = FakeUpstream.thinking("First, look at the failing test.", "sig-EqQBCgIYAhIM", "Fixed it.")
+      yield* upstream.setBehaviour("claude-sonnet", answer)
+      yield* upstream.setBehaviour("local-coder", answer)
+      const expected = [
+        { type: "thinking", thinking: "First, look at the failing test.", signature: "sig-EqQBCgIYAhIM" },
+        { type: "text", text: "Fixed it." }
+      ]
+      const shape = (blocks: ReadonlyArray<Anthropic.ContentBlock>) =>
+        blocks.map((block) =>
+          block.type === "thinking"
+            ? { type: block.type, thinking: block.thinking, signature: block.signature }
+            : block.type === "text"
+            ? { type: block.type, text: block.text }
+            : { type: block.type }
+        )
+      for (const model of ["claude", "fast"]) {
+        const request = { model, max_tokens: 2048, messages: [{ role: "user" as const, content: "fix the test" }] }
+        const buffered = yield* Effect.promise(() => client.messages.create(request))
+        assert.deepStrictEqual(shape(buffered.content), expected, `${model} buffered`)
+        const streamed = yield* Effect.promise(() => client.messages.stream(request).finalMessage())
+        assert.deepStrictEqual(shape(streamed.content), expected, `${model} streamed`)
+      }
+
+      // The next turn hands the signed block back; an OpenAI-format upstream receives it as thinking_blocks.
+      yield* upstream.clear
+      yield* upstream.setBehaviour("local-coder", FakeUpstream.ok("done"))
+      yield* Effect.promise(() =>
+        client.messages.create({
+          model: "fast",
+          max_tokens: 2048,
+          messages: [
+            { role: "user", content: "fix the test" },
+            {
+              role: "assistant",
+              content: [
+                { type: "thinking", thinking: "First, look at the failing test.", signature: "sig-EqQBCgIYAhIM" },
+                { type: "text", text: "Fixed it." }
+              ]
+            },
+            { role: "user", content: "thanks, now commit" }
+          ]
+        })
+      )
+      const [seen] = yield* upstream.requests
+      const assistant = list(record(seen?.body)["messages"]).map(record).find((m) => m["role"] === "assistant")
+      assert.deepStrictEqual(assistant?.["thinking_blocks"], [expected[0]])
+      assert.strictEqual(assistant?.["reasoning_content"], "First, look at the failing test.")
+    }))
+})
+
 describe("POST /v1/messages/count_tokens", () => {
   it.scopedLive("goes to the route's Anthropic target (haiku < sonnet < opus preference) and answers its JSON", () =>
     Effect.gen(function*() {

@@ -221,6 +221,26 @@ export const StreamError = Schema.TaggedStruct("StreamError", {
 /** @see {@link StreamError} */
 export type StreamError = typeof StreamError.Type
 
+/**
+ * Answer with extended thinking: a signed thinking block, then `content`.
+ *
+ * Anthropic buffered: `[{"type":"thinking","thinking","signature"}, {"type":"text","text"}]`.
+ * Anthropic streaming: block 0 `thinking` (`thinking_delta` pieces, then one `signature_delta`),
+ * block 1 text. OpenAI (the convention of OpenAI-compatible gateways): buffered
+ * `reasoning_content` plus `thinking_blocks: [{"type":"thinking","thinking","signature"}]`;
+ * streamed `reasoning_content` deltas, one `thinking_blocks` delta with the signature, then the
+ * content deltas.
+ */
+export const Thinking = Schema.TaggedStruct("Thinking", {
+  thinking: Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 12 }) }),
+  signature: Schema.NonEmptyString.annotations({
+    arbitrary: () => (fc) => fc.string({ minLength: 1, maxLength: 8 }).map((s) => `sig_${s}`)
+  }),
+  content: Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 12 }) })
+})
+/** @see {@link Thinking} */
+export type Thinking = typeof Thinking.Type
+
 /** What the fake upstream does with one chat request (either API), discriminated by `_tag`. */
 export const Behaviour = Schema.Union(
   Ok,
@@ -232,7 +252,8 @@ export const Behaviour = Schema.Union(
   Echo,
   Reset,
   ToolUse,
-  StreamError
+  StreamError,
+  Thinking
 )
 /** @see {@link Behaviour} */
 export type Behaviour = typeof Behaviour.Type
@@ -281,6 +302,10 @@ export const toolUse = (
   input: string,
   options: { readonly id?: string; readonly text?: string } = {}
 ): Behaviour => ToolUse.make({ name, input, ...options })
+
+/** A `Thinking` answer: a thinking block signed with `signature`, then `content`. */
+export const thinking = (text: string, signature: string, content: string): Behaviour =>
+  Thinking.make({ thinking: text, signature, content })
 
 /** A `StreamError` ending the stream with `message`. */
 export const streamError = (message: string): Behaviour => StreamError.make({ message })
@@ -580,6 +605,40 @@ const openAiToolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
   return sendJson(ex.res, 200, JSON.stringify(completion))
 }
 
+/** OpenAI: a completion (buffered or streamed) with `b`'s signed thinking before its content. */
+const openAiThinking = (ex: Exchange, b: Thinking): Effect.Effect<void> => {
+  const usage = estimateUsage(ex, `${b.thinking} ${b.content}`)
+  const block = { type: "thinking" as const, thinking: b.thinking, signature: b.signature }
+  if (ex.stream) {
+    return Effect.gen(function*() {
+      yield* openSse(ex.res)
+      yield* write(ex.res, sseEvent(chunkOf(ex, { role: "assistant", content: "" }, null)))
+      for (const piece of split(b.thinking, 2)) {
+        yield* write(ex.res, sseEvent(chunkOf(ex, { reasoning_content: piece }, null)))
+      }
+      yield* write(
+        ex.res,
+        sseEvent(chunkOf(ex, { thinking_blocks: [{ type: "thinking", thinking: "", signature: b.signature }] }, null))
+      )
+      for (const piece of split(b.content, 3)) yield* write(ex.res, sseEvent(chunkOf(ex, { content: piece }, null)))
+      yield* finishSse(ex, usage)
+    })
+  }
+  const completion: ChatCompletion = {
+    id: completionId(ex),
+    object: "chat.completion",
+    created: Math.floor(ex.at / 1000),
+    model: ex.model,
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: b.content, reasoning_content: b.thinking, thinking_blocks: [block] },
+      finish_reason: "stop"
+    }],
+    usage
+  }
+  return sendJson(ex.res, 200, JSON.stringify(completion))
+}
+
 const performOpenAi = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
   switch (behaviour._tag) {
     case "Ok":
@@ -623,6 +682,8 @@ const performOpenAi = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> 
       return cut(ex, () => ex.req.socket.destroy())
     case "ToolUse":
       return openAiToolUse(ex, behaviour)
+    case "Thinking":
+      return openAiThinking(ex, behaviour)
     case "StreamError":
       return Effect.gen(function*() {
         yield* openSse(ex.res)
@@ -764,6 +825,31 @@ const anthropicToolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
   return sendJson(ex.res, 200, JSON.stringify(anthropicMessage(ex, blocks, "tool_use", usage)))
 }
 
+/** Anthropic: a message (buffered or streamed) with `b`'s signed thinking block before its text. */
+const anthropicThinking = (ex: Exchange, b: Thinking): Effect.Effect<void> => {
+  const usage = AnthropicWire.usageFromOpenAi(estimateUsage(ex, `${b.thinking} ${b.content}`))
+  if (ex.stream) {
+    return Effect.gen(function*() {
+      yield* anthropicStart(ex, usage)
+      yield* emit(ex, { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } })
+      for (const piece of split(b.thinking, 2)) {
+        yield* emit(ex, { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: piece } })
+      }
+      yield* emit(ex, { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: b.signature } })
+      yield* emit(ex, { type: "content_block_stop", index: 0 })
+      yield* anthropicTextStart(ex, 1)
+      for (const piece of split(b.content, 3)) yield* textDelta(ex, 1, piece)
+      yield* emit(ex, { type: "content_block_stop", index: 1 })
+      yield* anthropicFinish(ex, "end_turn", usage)
+    })
+  }
+  const blocks: ReadonlyArray<AnthropicWire.ContentBlock> = [
+    { type: "thinking", thinking: b.thinking, signature: b.signature },
+    { type: "text", text: b.content }
+  ]
+  return sendJson(ex.res, 200, JSON.stringify(anthropicMessage(ex, blocks, "end_turn", usage)))
+}
+
 const performAnthropic = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
   switch (behaviour._tag) {
     case "Ok":
@@ -793,6 +879,8 @@ const performAnthropic = (behaviour: Behaviour, ex: Exchange): Effect.Effect<voi
       })
     case "ToolUse":
       return anthropicToolUse(ex, behaviour)
+    case "Thinking":
+      return anthropicThinking(ex, behaviour)
     case "StreamError":
       return Effect.gen(function*() {
         yield* anthropicStart(ex, AnthropicWire.usageFromOpenAi(estimateUsage(ex, "")))

@@ -21,7 +21,12 @@ export const ToolUseBlock = Schema.Struct({
   name: Schema.String,
   input: Schema.Unknown
 })
-export const ContentBlock = Schema.Union(TextBlock, ToolUseBlock)
+export const ThinkingBlock = Schema.Struct({
+  type: Schema.Literal("thinking"),
+  thinking: Schema.String,
+  signature: Schema.optional(Schema.String)
+})
+export const ContentBlock = Schema.Union(TextBlock, ToolUseBlock, ThinkingBlock)
 export type ContentBlock = typeof ContentBlock.Type
 
 export const StopReason = Schema.Literal("end_turn", "tool_use")
@@ -56,7 +61,9 @@ export const StreamEvent = Schema.Union(
     index: Schema.Number,
     delta: Schema.Union(
       Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
-      Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String })
+      Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String }),
+      Schema.Struct({ type: Schema.Literal("thinking_delta"), thinking: Schema.String }),
+      Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String })
     )
   }),
   Schema.Struct({ type: Schema.Literal("content_block_stop"), index: Schema.Number }),
