@@ -308,6 +308,17 @@ describe("UpstreamClient with an anthropic_messages target", () => {
       }
     }))
 
+  it.effect("an event of a type newer than this version is skipped", () =>
+    Effect.gen(function*() {
+      const events = [...streamEvents()]
+      events.splice(3, 0, event({ type: "content_block_annotation", index: 0, note: { kind: "future" } }))
+      const fake = yield* makeFake({ "a.test": [Step.sse(events)] })
+      const stream = yield* fake.client.stream({ target: anthropicTarget("a"), body: request, headers: {} })
+      const chunks = Array.from(yield* Stream.runCollect(stream))
+      assert.strictEqual(textOf(chunks), "Let me check.")
+      assert.deepStrictEqual(finishReasons(chunks), ["tool_calls"])
+    }))
+
   it.effect("an undecodable event fails the stream with InvalidResponse", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.sse([...streamEvents().slice(0, 2), "data: {not json\n\n"])] })

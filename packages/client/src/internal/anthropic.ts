@@ -61,6 +61,17 @@ export const decodeCompletion = (
 
 const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)
 
+const knownEventTypes: ReadonlySet<string> = new Set([
+  "message_start",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "message_delta",
+  "message_stop",
+  "ping",
+  "error"
+])
+
 /** What one streamed Messages event means for the chunk stream. */
 export type StreamStep =
   | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<ChatCompletionChunk>; readonly last: boolean }
@@ -69,7 +80,8 @@ export type StreamStep =
 /**
  * A per-stream translator of Messages SSE payloads into chat chunks. An in-band `error` event
  * becomes an `UpstreamStatus` 502 built from its `error.message` (summarised and redacted like any
- * upstream error body); `message_stop` is the last event.
+ * upstream error body); `message_stop` is the last event; an event of an unknown type is skipped
+ * (a known one that does not decode is an `InvalidResponse`).
  */
 export const streamTranslator = (options: {
   readonly target: string
@@ -100,7 +112,11 @@ export const streamTranslator = (options: {
           }
         }
         return Either.match(decodeEvent(json), {
-          onLeft: (error) => ({ _tag: "Failed", failure: Failure.schemaMismatch(options.target, "stream event", error) }),
+          onLeft: (error): StreamStep =>
+            // An event type newer than this version is skipped, as Anthropic asks clients to do.
+            Predicate.hasProperty(json, "type") && typeof json.type === "string" && !knownEventTypes.has(json.type)
+              ? { _tag: "Chunks", chunks: [], last: false }
+              : { _tag: "Failed", failure: Failure.schemaMismatch(options.target, "stream event", error) },
           onRight: (event) => ({ _tag: "Chunks", chunks: translator.push(event), last: event.type === "message_stop" })
         })
       }
