@@ -59,6 +59,10 @@ type = "random"
 targets = ["haiku", "sonnet", "local"]
 weights = [1, 0, 0]
 
+[routes.ping]
+id = "ping"
+type = "noop"
+
 [routes.auto]
 id = "auto"
 type = "llm_classifier"
@@ -556,6 +560,22 @@ describe("an Anthropic-format judge", () => {
         assert.strictEqual(record(record(failed.error)["error"])["type"], "api_error")
         assert.notInclude(JSON.stringify(failed.error), "judge overloaded")
       }
+    }))
+})
+
+describe("a route that answers while routing", () => {
+  it.scopedLive("noop answers a Messages client, buffered and streamed", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const client = anthropicClient(url)
+      const request = { model: "ping", max_tokens: 16, messages: [{ role: "user" as const, content: "hi" }] }
+      const buffered = yield* Effect.promise(() => client.messages.create(request))
+      assert.deepStrictEqual(buffered.content.map((block) => block.type === "text" ? block.text : block.type), ["OK"])
+      assert.strictEqual(buffered.stop_reason, "end_turn")
+      const streamed = yield* Effect.promise(() => client.messages.stream(request).finalMessage())
+      assert.deepStrictEqual(streamed.content.map((block) => block.type === "text" ? block.text : block.type), ["OK"])
+      assert.strictEqual(streamed.stop_reason, "end_turn")
+      assert.lengthOf(yield* upstream.requests, 0)
     }))
 })
 
