@@ -474,7 +474,12 @@ const openAiUserMessages = (blocks: ReadonlyArray<N.Block>): ReadonlyArray<OpenA
   return out
 }
 
-const openAiAssistantMessage = (blocks: ReadonlyArray<N.Block>): OpenAi.Message => {
+/**
+ * The parts of an assistant turn as the chat shape holds them: its texts, its thinking blocks (for
+ * `reasoning_content` / `thinking_blocks`) and its tool uses as function tool calls (plus OpenAI
+ * tool calls kept opaque); images and tool results have no place there.
+ */
+const assistantParts = (blocks: ReadonlyArray<N.Block>) => {
   const texts: Array<string> = []
   const thinking: Array<N.Thinking | N.RedactedThinking> = []
   const calls: Array<OpenAi.ToolCall> = []
@@ -502,6 +507,11 @@ const openAiAssistantMessage = (blocks: ReadonlyArray<N.Block>): OpenAi.Message 
         break
     }
   }
+  return { texts, thinking, calls }
+}
+
+const openAiAssistantMessage = (blocks: ReadonlyArray<N.Block>): OpenAi.Message => {
+  const { calls, texts, thinking } = assistantParts(blocks)
   return {
     role: "assistant",
     content: texts.length === 0 && calls.length > 0 ? null : openAiText(texts),
@@ -1119,27 +1129,7 @@ export const fromOpenAiResponse = (c: OpenAi.ChatCompletion): N.NeutralResponse 
  * {@link openAiCompletionId}; `created` defaults to 0.
  */
 export const toOpenAiResponse = (n: N.NeutralResponse): OpenAi.ChatCompletion => {
-  const texts: Array<string> = []
-  const thinking: Array<N.Thinking | N.RedactedThinking> = []
-  const calls: Array<OpenAi.ToolCall> = []
-  for (const block of n.content) {
-    switch (block._tag) {
-      case "Text":
-        texts.push(block.text)
-        break
-      case "Thinking":
-      case "RedactedThinking":
-        thinking.push(block)
-        break
-      case "ToolUse":
-        calls.push({
-          id: block.id,
-          type: "function",
-          function: { name: block.name, arguments: block.arguments ?? JSON.stringify(block.input ?? {}) }
-        })
-        break
-    }
-  }
+  const { calls, texts, thinking } = assistantParts(n.content)
   return {
     id: openAiCompletionId(n.id),
     object: "chat.completion",

@@ -134,8 +134,8 @@ const streamErrorEvent = (failure: UpstreamFailure) => {
 
 /** What the request log line and the request metrics know about one chat request. */
 interface RequestFacts {
-  /** The inbound wire format: `openai_chat` or `anthropic_messages`. */
-  wireFormat: string
+  /** The inbound wire format. */
+  wireFormat: "openai_chat" | "anthropic_messages"
   route: string
   selectedModel: string
   evidenceSource: string
@@ -179,11 +179,22 @@ const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
     }))
   })
 
-const chatCompletions = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
+/**
+ * Runs one chat or Messages request's handler with its bookkeeping: the facts the handler notes,
+ * `totalLatency` (the `switchyard_total_latency_ms` sample, taken by the handler once the answer is
+ * complete), the error envelope of the wire format, then the log line and the response counter.
+ */
+const recordedRequest = <E extends RequestFailure, R>(
+  wireFormat: "openai_chat" | "anthropic_messages",
+  handle: (
+    facts: RequestFacts,
+    totalLatency: (model: string) => Effect.Effect<void>
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
   Effect.gen(function*() {
     const start = yield* nowMs
     const facts: RequestFacts = {
-      wireFormat: "openai_chat",
+      wireFormat,
       route: "",
       selectedModel: "",
       evidenceSource: "",
@@ -194,7 +205,17 @@ const chatCompletions = (router: Router["Type"], limit: number) => (request: Htt
     const totalLatency = (model: string) =>
       Effect.flatMap(nowMs, (end) =>
         Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - start))
-    const response = yield* Effect.gen(function*() {
+    const handled = handle(facts, totalLatency).pipe(
+      Effect.tapError((failure) => Effect.sync(() => (facts.error = toHttp(failure).code)))
+    )
+    const response = yield* (wireFormat === "anthropic_messages" ? envelopedMessages(handled) : enveloped(handled))
+    yield* recordRequest(facts, response.status, start)
+    return response
+  })
+
+const chatCompletions = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
+  recordedRequest("openai_chat", (facts, totalLatency) =>
+    Effect.gen(function*() {
       const text = yield* readText(request, limit)
       const body = yield* decodeJson(ChatCompletionRequest, text)
       facts.route = body.model
@@ -220,13 +241,7 @@ const chatCompletions = (router: Router["Type"], limit: number) => (request: Htt
       return HttpServerResponse.unsafeJson(completed.completion, {
         headers: routingHeaders(completed.decision, completed.served)
       })
-    }).pipe(
-      Effect.tapError((failure) => Effect.sync(() => (facts.error = toHttp(failure).code))),
-      enveloped
-    )
-    yield* recordRequest(facts, response.status, start)
-    return response
-  })
+    }))
 
 /** Map every typed failure to the Anthropic envelope and every defect to a 500 Anthropic envelope. */
 const envelopedMessages = <E extends RequestFailure, R>(
@@ -252,21 +267,8 @@ const envelopedMessages = <E extends RequestFailure, R>(
  * the routing headers. Errors use the Anthropic envelope with the chat endpoint's statuses.
  */
 const messages = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const start = yield* nowMs
-    const facts: RequestFacts = {
-      wireFormat: "anthropic_messages",
-      route: "",
-      selectedModel: "",
-      evidenceSource: "",
-      evidenceReason: "",
-      streaming: false,
-      error: ""
-    }
-    const totalLatency = (model: string) =>
-      Effect.flatMap(nowMs, (end) =>
-        Metric.update(RoutingMetrics.totalLatencyMs.pipe(Metric.tagged("model", model)), end - start))
-    const response = yield* Effect.gen(function*() {
+  recordedRequest("anthropic_messages", (facts, totalLatency) =>
+    Effect.gen(function*() {
       const text = yield* readText(request, limit)
       const native = yield* decodeJson(AnthropicMessages.MessagesRequest, text)
       facts.route = native.model
@@ -301,13 +303,7 @@ const messages = (router: Router["Type"], limit: number) => (request: HttpServer
       return HttpServerResponse.unsafeJson(Messages.messageOf(completed.completion, facts.selectedModel), {
         headers: routingHeaders(completed.decision, completed.served)
       })
-    }).pipe(
-      Effect.tapError((failure) => Effect.sync(() => (facts.error = toHttp(failure).code))),
-      envelopedMessages
-    )
-    yield* recordRequest(facts, response.status, start)
-    return response
-  })
+    }))
 
 /** The body of `POST /v1/messages/count_tokens` as far as routing needs it; the rest is forwarded. */
 const CountTokensRoute = Schema.Struct({

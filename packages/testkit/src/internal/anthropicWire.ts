@@ -80,27 +80,8 @@ export type StreamEvent = typeof StreamEvent.Type
 /** `event: <type>\ndata: <json>\n\n` */
 export const sse = (event: StreamEvent): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
 
-/** The error type Anthropic uses for an HTTP status. */
-export const errorTypeForStatus = (status: number): string => {
-  switch (status) {
-    case 400:
-      return "invalid_request_error"
-    case 401:
-      return "authentication_error"
-    case 403:
-      return "permission_error"
-    case 404:
-      return "not_found_error"
-    case 413:
-      return "request_too_large"
-    case 429:
-      return "rate_limit_error"
-    case 529:
-      return "overloaded_error"
-    default:
-      return "api_error"
-  }
-}
+/** The error type Anthropic uses for an HTTP status (the protocol package's mapping). */
+export { errorTypeForStatus } from "@switchyard-ts/protocol/AnthropicMessages"
 
 export const errorEnvelope = (type: string, message: string): ErrorEnvelope => ({
   type: "error",
