@@ -563,6 +563,45 @@ describe("an Anthropic-format judge", () => {
     }))
 })
 
+describe("requests one format cannot express", () => {
+  it.scopedLive("fail with 400 in the caller's envelope before any upstream call", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const post = (path: string, body: unknown) =>
+        Effect.promise(() =>
+          fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+            .then(async (r) => ({ status: r.status, body: record(await r.json()) }))
+        )
+      const audio = yield* post("/v1/chat/completions", {
+        model: "claude",
+        messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] }]
+      })
+      assert.strictEqual(audio.status, 400)
+      assert.strictEqual(record(audio.body["error"])["code"], "invalid_request_error")
+      assert.include(String(record(audio.body["error"])["message"]), "anthropic_messages")
+
+      const document = yield* post("/v1/messages", {
+        model: "fast",
+        max_tokens: 16,
+        messages: [
+          { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "fetch", input: {} }] },
+          {
+            role: "user",
+            content: [{
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "x" } }]
+            }]
+          }
+        ]
+      })
+      assert.strictEqual(document.status, 400)
+      assert.strictEqual(document.body["type"], "error")
+      assert.strictEqual(record(document.body["error"])["type"], "invalid_request_error")
+      assert.lengthOf(yield* upstream.requests, 0)
+    }))
+})
+
 describe("a route that answers while routing", () => {
   it.scopedLive("noop answers a Messages client, buffered and streamed", () =>
     Effect.gen(function*() {
