@@ -461,7 +461,10 @@ const main = async () => {
   const tomlPath = path.join(tmp, "bench.toml")
   writeFileSync(tomlPath, toml({ mockPort: mock.port, deadPort }))
 
-  const serverFlags = args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : []
+  const serverFlags = [
+    ...(args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : []),
+    ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
+  ]
   const server = await startServer(tomlPath, serverFlags)
   console.log(`server pid ${server.pid} at ${server.url} (ready in ${server.startupMs.toFixed(0)} ms); mock at :${mock.port}`)
 
@@ -514,6 +517,10 @@ const main = async () => {
   const d1 = log(await loadRow("direct mock, buffered, c=1", { url: direct, body: directBody, connections: 1 }))
   const p1 = log(await loadRow("passthrough, buffered, c=1", { url: routed, body: passBody, connections: 1 }))
   p1.added = p1.mean - d1.mean
+  // The same route from an Anthropic Messages client: request and answer translated.
+  const messagesBody = JSON.stringify({ ...JSON.parse(passBody), max_tokens: 256 })
+  const m1 = log(await loadRow("passthrough via /v1/messages (translated both ways), c=1", { url: `${server.url}/v1/messages`, body: messagesBody, connections: 1 }))
+  m1.added = m1.mean - d1.mean
   const d32 = log(await loadRow("direct mock, buffered, c=32", { url: direct, body: directBody, connections: 32 }))
   const p32 = log(await loadRow("passthrough, buffered, c=32", { url: routed, body: passBody, connections: 32 }))
   p32.added = p32.mean - d32.mean
@@ -702,6 +709,7 @@ const main = async () => {
     table.push(`| ${r.name} | ${f(r.rps, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p99)} | ${added} | ${r.errors} / ${r.non2xx} |`)
   loadLine(d1)
   loadLine(p1, signed(p1.added))
+  loadLine(m1, signed(m1.added))
   loadLine(d32)
   loadLine(p32, signed(p32.added))
   table.push(`| direct mock, streaming: first chunk (${ds.count} sequential) | – | ${f(ds.first.mean)} | ${f(ds.first.p50)} | ${f(ds.first.p99)} | | ${ds.errors} |`)
