@@ -15,6 +15,8 @@
 //   --no-sessions   skip the session-memory row
 //   --cpu-prof DIR  run the main server under `node --cpu-prof --cpu-prof-dir DIR` (profiling)
 //
+//   BENCH_SERVER_NODE_FLAGS="--max-semi-space-size=32 ..."  extra node flags for the main server
+//
 // Prints the machine, a Markdown table and the issue-5 targets; writes
 // bench-results/bench-<timestamp>.json. Needs `npm run build` first.
 import autocannon from "autocannon"

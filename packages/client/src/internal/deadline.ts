@@ -3,9 +3,10 @@
  *
  * `Effect.timeoutFail` races `self` against a sleeping fiber (two forked fibers, a join and an
  * interruption per call): about a tenth of the CPU of a proxied request. Under the live clock this
- * runs `self` in one child fiber and times it with a plain timer; on expiry the child is
- * interrupted (and awaited, so its finalizers have run) and the call fails with `onTimeout()`, as
- * `Effect.timeoutFail` does. Interrupting the caller interrupts the child. Under any other clock
+ * runs `self` in one child fiber and times it with a plain timer; on expiry the call fails with
+ * `onTimeout()` at once while the child's interruption (aborting an in-flight HTTP request takes
+ * 1.5–7.5 ms) completes in the background: a judge past its deadline lets the request go on
+ * without waiting for the socket to be torn down. Interrupting the caller interrupts the child. Under any other clock
  * (a `TestClock`) it is `Effect.timeoutFail` itself, so tests drive it with `TestClock.adjust`.
  * Unlike `Effect.timeoutFail` it does not copy the child's `FiberRef` changes back to the caller:
  * the call's effects change none that the caller reads.
@@ -44,7 +45,7 @@ export const timeoutFail = <A, E, R, E2>(
               }
               const timer = setTimeout(() => {
                 child.removeObserver(onExit)
-                resume(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
+                resume(Effect.zipRight(Fiber.interruptFork(child), Effect.fail(onTimeout())))
               }, millis)
               child.addObserver(onExit)
               return Effect.sync(() => {
