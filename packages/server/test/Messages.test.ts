@@ -387,6 +387,15 @@ describe("Messages to a Messages upstream", () => {
       assert.strictEqual(response.status, 200)
       assert.strictEqual(response.body["model"], "claude-sonnet")
       const [seen] = yield* upstream.requests
+      // Claude Code calls `/v1/messages?beta=true`: the query does not change the endpoint.
+      const beta = yield* Effect.promise(() =>
+        fetch(`${url}/v1/messages?beta=true`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body)
+        }).then((r) => r.status)
+      )
+      assert.strictEqual(beta, 200)
       assert.strictEqual(seen?.path, "/v1/messages")
       assert.deepStrictEqual(seen?.body, {
         ...body,
