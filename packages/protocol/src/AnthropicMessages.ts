@@ -303,6 +303,9 @@ export const StreamEvent = Schema.Union(
 )
 export type StreamEvent = typeof StreamEvent.Type
 
+/** The `type` of every stream event this version knows (a client skips the others). */
+export const streamEventTypes: ReadonlySet<string> = new Set(StreamEvent.members.flatMap((member) => member.fields.type.literals))
+
 /** The Anthropic error body: `{"type": "error", "error": {"type": "...", "message": "..."}}`. */
 export const ErrorBody = Schema.Struct({
   type: Schema.Literal("error"),

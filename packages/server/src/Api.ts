@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
-import type { Target } from "@switchyard-ts/client/Target"
+import type { Format, Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import {
@@ -116,6 +116,19 @@ const routedRequest = (
   return { body, headers, sessionId: sessionIdOf(headers) }
 }
 
+/**
+ * The routed request of a Messages request: the translated chat request routing works on, with
+ * the caller's own body kept for `anthropic_messages` targets.
+ */
+const messagesRoutedRequest = (
+  request: HttpServerRequest.HttpServerRequest,
+  native: AnthropicMessages.MessagesRequest
+) =>
+  Effect.map(Messages.chatRequestOf(native), (body): RoutedRequest => ({
+    ...routedRequest(request, body),
+    native: { format: "anthropic_messages", body: native }
+  }))
+
 const servedModel = (decision: Decision, served: Option.Option<Target>): string =>
   Option.match(served, { onNone: () => decision.route.id, onSome: (target) => target.id })
 
@@ -135,7 +148,7 @@ const streamErrorEvent = (failure: UpstreamFailure) => {
 /** What the request log line and the request metrics know about one chat request. */
 interface RequestFacts {
   /** The inbound wire format. */
-  wireFormat: "openai_chat" | "anthropic_messages"
+  wireFormat: Format
   route: string
   selectedModel: string
   evidenceSource: string
@@ -185,7 +198,7 @@ const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
  * complete), the error envelope of the wire format, then the log line and the response counter.
  */
 const recordedRequest = <E extends RequestFailure, R>(
-  wireFormat: "openai_chat" | "anthropic_messages",
+  wireFormat: Format,
   handle: (
     facts: RequestFacts,
     totalLatency: (model: string) => Effect.Effect<void>
@@ -272,11 +285,7 @@ const messages = (router: Router["Type"], limit: number) => (request: HttpServer
       const text = yield* readText(request, limit)
       const native = yield* decodeJson(AnthropicMessages.MessagesRequest, text)
       facts.route = native.model
-      const body = yield* Messages.chatRequestOf(native)
-      const routed: RoutedRequest = {
-        ...routedRequest(request, body),
-        native: { format: "anthropic_messages", body: native }
-      }
+      const routed = yield* messagesRoutedRequest(request, native)
       if (native.stream === true) {
         facts.streaming = true
         const streamed = yield* router.stream(routed)
@@ -350,12 +359,8 @@ const decision = (router: Router["Type"], limit: number) => (request: HttpServer
     const text = yield* readText(request, limit)
     const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
     const anthropic = envelope.input_format === "anthropic_messages"
-    const routed: RoutedRequest = anthropic
-      ? yield* Effect.gen(function*() {
-        const native = yield* decodeValue(AnthropicMessages.MessagesRequest, envelope.request)
-        const body = yield* Messages.chatRequestOf(native)
-        return { ...routedRequest(request, body), native: { format: "anthropic_messages" as const, body: native } }
-      })
+    const routed = anthropic
+      ? yield* messagesRoutedRequest(request, yield* decodeValue(AnthropicMessages.MessagesRequest, envelope.request))
       : routedRequest(request, yield* decodeValue(ChatCompletionRequest, envelope.request))
     const decided = yield* router.decide(routed)
     // A route that produced the answer while routing (noop, the advisor gate) returns it too,

@@ -61,17 +61,6 @@ export const decodeCompletion = (
 
 const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)
 
-const knownEventTypes: ReadonlySet<string> = new Set([
-  "message_start",
-  "content_block_start",
-  "content_block_delta",
-  "content_block_stop",
-  "message_delta",
-  "message_stop",
-  "ping",
-  "error"
-])
-
 /** What one streamed Messages event means for the chunk stream. */
 export type StreamStep =
   | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<ChatCompletionChunk>; readonly last: boolean }
@@ -114,7 +103,7 @@ export const streamTranslator = (options: {
         return Either.match(decodeEvent(json), {
           onLeft: (error): StreamStep =>
             // An event type newer than this version is skipped, as Anthropic asks clients to do.
-            Predicate.hasProperty(json, "type") && typeof json.type === "string" && !knownEventTypes.has(json.type)
+            Predicate.hasProperty(json, "type") && typeof json.type === "string" && !AnthropicMessages.streamEventTypes.has(json.type)
               ? { _tag: "Chunks", chunks: [], last: false }
               : { _tag: "Failed", failure: Failure.schemaMismatch(options.target, "stream event", error) },
           onRight: (event) => ({ _tag: "Chunks", chunks: translator.push(event), last: event.type === "message_stop" })
