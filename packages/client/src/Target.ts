@@ -72,7 +72,15 @@ export const credentialHeaders: ReadonlySet<string> = new Set([
   "openai-project"
 ])
 
-/** Caller headers that are never forwarded upstream (hop-by-hop, framing and credential headers). */
+/**
+ * Caller headers that are never forwarded upstream: credentials; the connection-specific and
+ * hop-by-hop fields of RFC 9110 §7.6.1 (`connection`, `proxy-connection`, `keep-alive`, `te`,
+ * `transfer-encoding`, `upgrade`, plus `trailer` and HTTP/2's `http2-settings`) — the caller's
+ * `Connection` header can name more, and those are dropped too (see `prepareHeaders`); `expect`,
+ * which our server answers itself (`100 Continue`) and which would make the upstream call fail;
+ * framing our request builder sets (`host`, `content-length`, `content-type`,
+ * `accept-encoding`); and the Anthropic version and beta headers, which the client sets.
+ */
 export const reservedHeaders: ReadonlySet<string> = new Set([
   ...credentialHeaders,
   "host",
@@ -84,6 +92,8 @@ export const reservedHeaders: ReadonlySet<string> = new Set([
   "trailer",
   "upgrade",
   "proxy-connection",
+  "http2-settings",
+  "expect",
   "content-type",
   "accept-encoding",
   "anthropic-beta",

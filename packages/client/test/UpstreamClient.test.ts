@@ -81,7 +81,7 @@ describe("UpstreamClient request preparation", () => {
       assert.strictEqual(seen[0]?.headers["accept"], "text/event-stream")
     }))
 
-  it.effect("drops credential and hop-by-hop caller headers, adds extra headers and bearer auth", () =>
+  it.effect("drops credential, hop-by-hop and Connection-named caller headers and Expect, adds extra headers and bearer auth", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.ok()] })
       const headers = {
@@ -93,7 +93,14 @@ describe("UpstreamClient request preparation", () => {
         host: "proxy.local",
         "content-length": "123",
         "content-type": "text/plain",
-        connection: "keep-alive",
+        connection: "keep-alive, X-Hop-Note",
+        "x-hop-note": "for the first hop only",
+        "keep-alive": "timeout=5",
+        expect: "100-continue",
+        te: "trailers",
+        upgrade: "h2c",
+        "http2-settings": "AAMAAABkAARAAAAAAAIAAAAA",
+        "proxy-connection": "keep-alive",
         "transfer-encoding": "chunked",
         "accept-encoding": "br",
         "x-switchyard-session-id": "s-1",
@@ -105,7 +112,24 @@ describe("UpstreamClient request preparation", () => {
       yield* fake.client.complete({ target: t, body: request, headers })
       const [seen] = yield* fake.requests
       const sent = seen?.headers ?? {}
-      for (const name of ["cookie", "x-api-key", "api-key", "openai-organization", "host", "connection", "transfer-encoding", "accept-encoding"]) {
+      const dropped = [
+        "cookie",
+        "x-api-key",
+        "api-key",
+        "openai-organization",
+        "host",
+        "connection",
+        "x-hop-note",
+        "keep-alive",
+        "expect",
+        "te",
+        "upgrade",
+        "http2-settings",
+        "proxy-connection",
+        "transfer-encoding",
+        "accept-encoding"
+      ]
+      for (const name of dropped) {
         assert.isUndefined(sent[name], name)
       }
       assert.strictEqual(sent["authorization"], `Bearer ${apiKey}`)

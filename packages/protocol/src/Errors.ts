@@ -6,6 +6,7 @@
  * never an API key or a verbatim upstream body.
  */
 import * as Schema from "effect/Schema"
+import { clip } from "./Excerpt.js"
 
 /** The upstream could not be reached, or the connection failed before a full answer arrived. */
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
@@ -126,7 +127,7 @@ export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNot
   model: Schema.String
 }) {
   override get message(): string {
-    return `No route registered for model ${this.model}`
+    return `No route registered for model ${clip(this.model)}`
   }
 }
 

@@ -60,6 +60,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Anthropic from "./AnthropicMessages.js"
 import { TranslationError } from "./Errors.js"
+import { clip } from "./Excerpt.js"
 import type * as N from "./Neutral.js"
 import * as OpenAi from "./OpenAiChat.js"
 
@@ -638,9 +639,9 @@ const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.
       if (ofType(item, "text")) content.push(anthropicText(item))
       else if (ofType(item, "image")) {
         const image = anthropicImage(item)
-        if (image === undefined) return fail(`a tool_result image with a ${item.source.type} source cannot be translated`)
+        if (image === undefined) return fail(`a tool_result image with a ${clip(item.source.type)} source cannot be translated`)
         content.push(image)
-      } else return fail(`a tool_result with ${item.type} content cannot be translated`)
+      } else return fail(`a tool_result with ${clip(item.type)} content cannot be translated`)
     }
   }
   return Either.right({
@@ -793,7 +794,7 @@ const describeOpenAiValue = (value: unknown): string => {
     case "custom":
       return "a custom tool call"
     default:
-      return `a content part of type ${Predicate.isString(type) ? type : "unknown"}`
+      return `a content part of type ${Predicate.isString(type) ? clip(type) : "unknown"}`
   }
 }
 
@@ -812,7 +813,7 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
           input: block.input,
           ...cacheControlOf(block.cacheControl)
         })
-        : fail(`the arguments of tool call ${block.id} are not a JSON object`)
+        : fail(`the arguments of tool call ${clip(block.id)} are not a JSON object`)
     case "ToolResult":
       return Either.gen(function*() {
         const content: Array<Anthropic.TextBlock | Anthropic.ImageBlock> = []

@@ -3,6 +3,7 @@
  */
 export * as AnthropicMessages from "./AnthropicMessages.js"
 export * as Errors from "./Errors.js"
+export * as Excerpt from "./Excerpt.js"
 export * as Ids from "./Ids.js"
 export * as Neutral from "./Neutral.js"
 export * as OpenAiChat from "./OpenAiChat.js"

@@ -25,6 +25,7 @@ import {
   toHttp,
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
+import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
@@ -97,13 +98,22 @@ const internalError = HttpServerResponse.unsafeJson(
   { status: 500 }
 )
 
+/**
+ * Log a defect (a bug: no input should reach one) by its kind and a bounded message only; its text
+ * may quote the request.
+ */
+const logDefect = (defect: unknown) =>
+  Effect.logError("request failed with a defect").pipe(Effect.annotateLogs({
+    defect: defect instanceof Error ? `${clip(defect.name)}: ${clip(defect.message, 200)}` : excerpt(defect)
+  }))
+
 /** Map every typed failure to the envelope and every defect to a 500 envelope. */
 const enveloped = <E extends RequestFailure, R>(
   handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   handler.pipe(
     Effect.catchAll(errorResponse),
-    Effect.catchAllDefect((defect) => Effect.as(Effect.logError("request failed with a defect", defect), internalError))
+    Effect.catchAllDefect((defect) => Effect.as(logDefect(defect), internalError))
   )
 
 const plainHeaders = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => ({ ...request.headers })
@@ -181,7 +191,7 @@ const recordRequest = (facts: RequestFacts, status: number, startMs: number) =>
     const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
     yield* log("request").pipe(Effect.annotateLogs({
       wire_format: facts.wireFormat,
-      route: facts.route,
+      route: clip(facts.route),
       selected_model: facts.selectedModel,
       evidence_source: facts.evidenceSource,
       evidence_reason: facts.evidenceReason,
@@ -267,7 +277,7 @@ const envelopedMessages = <E extends RequestFailure, R>(
     }),
     Effect.catchAllDefect((defect) =>
       Effect.as(
-        Effect.logError("request failed with a defect", defect),
+        logDefect(defect),
         HttpServerResponse.unsafeJson(AnthropicMessages.envelope(500, "internal error"), { status: 500 })
       )
     )

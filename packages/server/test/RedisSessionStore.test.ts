@@ -1,11 +1,12 @@
 /**
  * The Redis session store against a real `redis-server` (SPEC §7, issue 7 item 3), in real time.
  *
- * The server's URL comes from `SWITCHYARD_TEST_REDIS_URL`, which `.ci/run` sets after starting a
- * throwaway redis-server. Without it these tests fail (they do not skip): run `bash .ci/run`, or
- * start one yourself (`redis-server --port 6390 --save "" --appendonly no`) and export
- * `SWITCHYARD_TEST_REDIS_URL=redis://127.0.0.1:6390`. Every key a test writes carries this run's
- * unique suffix and is deleted afterwards; nothing global is flushed.
+ * The server's URL comes from `SWITCHYARD_TEST_REDIS_URL`: `.ci/run` sets it after starting a
+ * throwaway redis-server, and the server project's global setup (vitest.redis.ts) starts one when
+ * `redis-server` is on the PATH. On a machine with neither, these tests are skipped with one line
+ * saying so, unless `SWITCHYARD_REQUIRE_REDIS=1` (`.ci/run` sets it): then they run and fail with
+ * instructions, so CI never skips them. Every key a test writes carries this run's unique suffix
+ * and is deleted afterwards; nothing global is flushed.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -28,6 +29,14 @@ import { listening, run } from "./cliProcess.js"
 import { startServer } from "./harness.js"
 
 const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
+/** No Redis here and none required: skip (with one visible line) rather than fail. */
+const skipWithoutRedis = envUrl === "" && process.env["SWITCHYARD_REQUIRE_REDIS"] !== "1"
+if (skipWithoutRedis) {
+  console.warn(
+    "skipping the Redis session store tests: no redis-server on the PATH and SWITCHYARD_TEST_REDIS_URL is unset " +
+      "(install redis-server, or run `bash .ci/run`, which provides one and makes this skip a failure)"
+  )
+}
 
 /** The test Redis; dies with instructions when `SWITCHYARD_TEST_REDIS_URL` is unset. */
 const redisUrl: Effect.Effect<string> = envUrl === ""
@@ -151,7 +160,7 @@ const capturingLogs = (lines: Array<string>) =>
 const weak = { target: "weak", tier: "weak" } as const
 const strong = { target: "strong", tier: "strong" } as const
 
-describe("RedisSessionStore against a real redis-server", () => {
+describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server", () => {
   it.scopedLive("put then get round-trips, stored as JSON under switchyard:session:<key> with a PX expiry", () =>
     Effect.gen(function*() {
       const raw = yield* rawClient
@@ -385,7 +394,7 @@ const metricsAt = (base: string) => Effect.promise(() => fetch(`${base}/metrics`
 const judgeCalls = (upstream: FakeUpstream.FakeUpstream["Type"], judgeModel: string) =>
   Effect.map(upstream.requests, (requests) => requests.filter((r) => r.model === judgeModel).length)
 
-describe("Redis session store through the server", () => {
+describe.skipIf(skipWithoutRedis)("Redis session store through the server", () => {
   it.scopedLive("two server processes sharing one Redis keep one session on one tier (affinity on B, no judge call)", () =>
     Effect.gen(function*() {
       const redis = yield* redisUrl

@@ -155,18 +155,36 @@ export const prepareAnthropicBody = (
 }
 
 /**
+ * The header names a caller's `Connection` header lists (RFC 9110 §7.6.1): they are meant for the
+ * hop to us only and are not forwarded.
+ */
+const connectionOptions = (callerHeaders: Readonly<Record<string, string>>): ReadonlySet<string> => {
+  const names = new Set<string>()
+  for (const [name, value] of Object.entries(callerHeaders)) {
+    if (name.toLowerCase() !== "connection") continue
+    for (const option of value.split(",")) {
+      const trimmed = option.trim().toLowerCase()
+      if (trimmed !== "") names.add(trimmed)
+    }
+  }
+  return names
+}
+
+/**
  * The forwarded and static headers, in order: the caller's headers minus the reserved set
- * (case-insensitive), then the client's `extra_headers` (later entries win). Auth, `accept` and
- * `content-type` are added by the request builder after these.
+ * (case-insensitive) and minus those its `Connection` header names, then the client's
+ * `extra_headers` (later entries win). Auth, `accept` and `content-type` are added by the request
+ * builder after these.
  */
 export const prepareHeaders = (
   client: LlmClient,
   callerHeaders: Readonly<Record<string, string>>
 ): Record<string, string> => {
   const out: Record<string, string> = {}
+  const connectionScoped = connectionOptions(callerHeaders)
   for (const [name, value] of Object.entries(callerHeaders)) {
     const lower = name.toLowerCase()
-    if (!reservedHeaders.has(lower)) out[lower] = value
+    if (!reservedHeaders.has(lower) && !connectionScoped.has(lower)) out[lower] = value
   }
   for (const [name, value] of Object.entries(client.extraHeaders)) {
     out[name.toLowerCase()] = value
