@@ -27,6 +27,7 @@
 //   E2E_CLAUDE_EXTRA_ENV   JSON object of extra environment variables for every claude run
 //   E2E_TIMEOUT_S          bound on the whole run after installation (default 300)
 //   E2E_CLAUDE_TIMEOUT_S   bound on one claude run (default 90)
+//   E2E_KEEP_TMP=1         keep the temporary HOMEs and working directories
 //
 // Artifacts of each run (server log, upstream request log, claude outputs, summary.json) go to
 // e2e/runs/<timestamp>/ (git-ignored).
@@ -281,7 +282,13 @@ const runClaude = ({ prompt, model, cwd, home, baseUrl, extraArgs = [] }) =>
 // Scenarios
 // ---------------------------------------------------------------------------------------------
 
-const mkdtemp = (prefix) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+// Temporary HOMEs and working directories, removed at the end unless E2E_KEEP_TMP=1.
+const tmpDirs = []
+const mkdtemp = (prefix) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+  tmpDirs.push(dir)
+  return dir
+}
 
 const describeRun = (r) =>
   r.timedOut
@@ -486,6 +493,7 @@ const main = async () => {
     server.log.end()
     await upstream.close()
     fs.writeFileSync(path.join(runDir, "upstream-requests.json"), `${JSON.stringify(upstream.requests, null, 1)}\n`)
+    if (process.env.E2E_KEEP_TMP !== "1") for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
   }
   const failed = results.filter((r) => !r.ok).length
   const totalMs = Date.now() - started
