@@ -249,7 +249,8 @@ const runClaude = ({ prompt, model, cwd, home, baseUrl, extraArgs = [] }) =>
     const env = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: home,
-      TMPDIR: os.tmpdir(),
+      // Claude Code leaves /tmp/claude-<uid>/fswatch-probe-* behind: give it a TMPDIR of ours.
+      TMPDIR: mkdtemp("sy-e2e-tmp-"),
       LANG: "C.UTF-8",
       ANTHROPIC_BASE_URL: baseUrl,
       ANTHROPIC_API_KEY: "sk-ant-e2e-dummy-not-a-key",
