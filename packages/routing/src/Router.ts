@@ -278,11 +278,22 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
 export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, UpstreamClient> =>
   Layer.effect(Router, make(routes))
 
-/** Route a request without an answer call (requires a `Router`). */
-export const decide = (request: RoutedRequest) => Effect.flatMap(Router, (router) => router.decide(request))
+/**
+ * Route a request without an answer call (judge calls included):
+ * `Effect<Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router>`.
+ */
+export const decide = (
+  request: RoutedRequest
+): Effect.Effect<Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router> =>
+  Effect.flatMap(Router, (router) => router.decide(request))
 
-/** Route a request and make the buffered answer call (requires a `Router`). */
-export const complete = (request: RoutedRequest) => Effect.flatMap(Router, (router) => router.complete(request))
+/** Route a request and make the buffered answer call: `Effect<Completed, RouterFailure, Router>`. */
+export const complete = (request: RoutedRequest): Effect.Effect<Completed, RouterFailure, Router> =>
+  Effect.flatMap(Router, (router) => router.complete(request))
 
-/** Route a request and start the streamed answer call (requires a `Router`). */
-export const stream = (request: RoutedRequest) => Effect.flatMap(Router, (router) => router.stream(request))
+/**
+ * Route a request and start the streamed answer call (succeeds once the response headers arrived):
+ * `Effect<Streamed, RouterFailure, Router>`.
+ */
+export const stream = (request: RoutedRequest): Effect.Effect<Streamed, RouterFailure, Router> =>
+  Effect.flatMap(Router, (router) => router.stream(request))
