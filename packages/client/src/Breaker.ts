@@ -26,15 +26,10 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as Metrics from "./Metrics.js"
-import type { LlmClient } from "./Target.js"
+import type { BreakerSettings, LlmClient } from "./Target.js"
 
-/** The `breaker` table of an LLM client, validated (both integers >= 1). */
-export interface Settings {
-  /** Consecutive counted failures that open the breaker. */
-  readonly failureThreshold: number
-  /** How long the breaker stays open before one probe is let through, in milliseconds. */
-  readonly cooldownMs: number
-}
+/** The `breaker` table of an LLM client (declared with the client, in `Target`). */
+export type Settings = BreakerSettings
 
 /** The reported state (`/health`, the gauge). */
 export type State = "closed" | "open" | "half_open"

@@ -5,7 +5,6 @@
  */
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import type { Settings as BreakerSettings } from "./Breaker.js"
 
 /**
  * Wire format of an LLM client: `openai_chat` (`POST …/chat/completions`, `Authorization: Bearer`)
@@ -22,6 +21,14 @@ export type Format = "openai_chat" | "anthropic_messages"
 export interface NativeBody {
   readonly format: Format
   readonly body: Readonly<Record<string, unknown>>
+}
+
+/** The `breaker` table of an LLM client, validated (both integers >= 1); see `Breaker`. */
+export interface BreakerSettings {
+  /** Consecutive counted failures that open the breaker. */
+  readonly failureThreshold: number
+  /** How long the breaker stays open before one probe is let through, in milliseconds. */
+  readonly cooldownMs: number
 }
 
 /** One `[llm_clients.<name>]` table, validated. */

@@ -60,7 +60,7 @@ import type {
   RouteCommon,
   RouteSpec,
   SessionsSpec
-} from "./Deployment.js"
+} from "./DeploymentSpec.js"
 import type { InvalidConfig } from "./InvalidConfig.js"
 import {
   arrayOf,

@@ -1,0 +1,158 @@
+/**
+ * The validated deployment, as data: what a deployment TOML describes once `DeploymentToml`
+ * checked it — LLM clients and targets (from `@switchyard-ts/client`), route specs and the
+ * `[sessions]` table. `Deployment` turns it into Layers; nothing here does any work.
+ */
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import type { LlmClient, Target } from "@switchyard-ts/client/Target"
+
+/** Keys every route table shares. */
+export interface RouteCommon {
+  /** The TOML table name (`[routes.<name>]`). */
+  readonly name: string
+  /** The public model name clients send. */
+  readonly id: string
+  /** Advertised by `/v1/models` only. */
+  readonly contextWindow: Option.Option<number>
+  /** Advertised by `/v1/models` only. */
+  readonly toolCalling: Option.Option<boolean>
+  /**
+   * `request_timeout_ms` (positive integer, unset by default): bounds each request of the route —
+   * routing, judge and answer call, retries included; a stream until its headers — with a 504.
+   */
+  readonly requestTimeoutMs: Option.Option<number>
+}
+
+/** `type = "noop"`: answers `OK` itself, without any upstream. */
+export interface NoopRouteSpec extends RouteCommon {
+  readonly type: "noop"
+}
+
+/** `type = "passthrough"`: always the one target, no fallbacks. */
+export interface PassthroughRouteSpec extends RouteCommon {
+  readonly type: "passthrough"
+  readonly target: Target
+}
+
+/** `type = "random"`: a weighted pick among `targets`; the others are fallbacks in config order. */
+export interface RandomRouteSpec extends RouteCommon {
+  readonly type: "random"
+  readonly targets: readonly [Target, ...Array<Target>]
+  /** Same length as `targets`, finite, non-negative, at least one positive (equal when omitted). */
+  readonly weights: ReadonlyArray<number>
+  /** With a seed the pick sequence repeats for an identical order of calls. */
+  readonly seed: Option.Option<bigint>
+}
+
+/** What a classifier route does when its judge cannot be reached: fail the request, or route without a verdict. */
+export type JudgeFailurePosture = "error" | "fail_open"
+
+/** When a capability route consults its judge. */
+export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
+
+/** `type = "llm_classifier"`, `mode = "capability"`: a judge estimates p_solve; weak or strong by threshold. */
+export interface ClassifierRouteSpec extends RouteCommon {
+  readonly type: "llm_classifier"
+  readonly mode: "capability"
+  /** `classifier_target`: the judge; never a routing destination. */
+  readonly judge: Target
+  /** `weak_target` */
+  readonly weak: Target
+  /** `strong_target` */
+  readonly strong: Target
+  /** `base_threshold` in [0, 1]. */
+  readonly baseThreshold: number
+  /** `threshold_step` >= 0 (default 0), with `base_threshold + 2 * threshold_step <= 1`. */
+  readonly thresholdStep: number
+  /** `classify_trigger` (default `every_request`). */
+  readonly classifyTrigger: ClassifyTrigger
+  /** `message_hash_fallback` (default false; requires `new_session`). */
+  readonly messageHashFallback: boolean
+  /** `recent_turn_window` (non-negative integer), unset by default. */
+  readonly recentTurnWindow: Option.Option<number>
+  /** `prompt`: replaces the packaged judge system prompt (non-blank). */
+  readonly prompt: Option.Option<string>
+  /** `response_format_type` (default `json_schema`). */
+  readonly responseFormatType: "json_schema" | "json_object"
+  /** `max_output_tokens` >= 1 (default 4096). */
+  readonly maxOutputTokens: number
+  /** `judge_failure` (default `error`). */
+  readonly judgeFailure: JudgeFailurePosture
+  /**
+   * `judge_timeout_ms` (positive integer, unset by default): bounds the judge consultation, retries
+   * included, together with the judge client's `timeout_ms` (the tighter wins).
+   */
+  readonly judgeTimeoutMs: Option.Option<number>
+}
+
+/**
+ * `type = "advisor"`: the executor answers every turn; a turn that would end the work is reviewed
+ * by the advisor (APPROVE releases it, REDO has the executor answer again with the advisor's plan).
+ */
+export interface AdvisorRouteSpec extends RouteCommon {
+  readonly type: "advisor"
+  /** `executor_target`: answers every turn the client sees. */
+  readonly executor: Target
+  /** `advisor_target`: reviews turns; never an answer target. */
+  readonly advisor: Target
+  /** `gate_trigger` (default `no_tool_call`). */
+  readonly gateTrigger: "no_tool_call" | "pattern"
+  /** `gate_trigger_pattern`: a valid, non-blank regular expression; required with (and only with) `pattern`. */
+  readonly gateTriggerPattern: Option.Option<RegExp>
+  /** `max_reviews` >= 1 (default 1): reviews per session scope (or the instance-wide scope). */
+  readonly maxReviews: number
+  /** `gate_stall_turns` >= 0 (default 0, off). */
+  readonly gateStallTurns: number
+  /** `gate_min_tool_results` >= 0 (default 0). */
+  readonly gateMinToolResults: number
+  /** `advisor_max_tokens` >= 1 (default 2048). */
+  readonly advisorMaxTokens: number
+  /** `advisor_temperature`: finite, >= 0; unset by default (omitted on the wire). */
+  readonly advisorTemperature: Option.Option<number>
+  /** `transcript_max_chars` >= 256 (default 200000). */
+  readonly transcriptMaxChars: number
+  /** `fail_open` (default true): a failed consultation releases the turn; false fails the request (502/504). */
+  readonly failOpen: boolean
+  /** `reviewer_system_prompt` (non-blank): replaces the packaged reviewer prompt. */
+  readonly reviewerSystemPrompt: Option.Option<string>
+  /** `redo_feedback_prefix` (non-blank): replaces the packaged feedback prefix. */
+  readonly redoFeedbackPrefix: Option.Option<string>
+}
+
+export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec | ClassifierRouteSpec | AdvisorRouteSpec
+
+/** Where session decisions live: in this process, or in a Redis shared by several replicas. */
+export type SessionStoreKind = "memory" | "redis"
+
+/**
+ * The optional `[sessions]` table: which session store, and its bounds. This package only
+ * describes the store; the server builds it (`Deployment.layer` always uses the memory store).
+ */
+export interface SessionsSpec {
+  /** `store` (default `memory`). */
+  readonly store: SessionStoreKind
+  /**
+   * `url`, a `redis://` or `rediss://` URL: required for `store = "redis"`, rejected otherwise.
+   * Redacted, since it may carry a password.
+   */
+  readonly url: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `max_entries` >= 1 (default 100000): least recently used sessions are evicted beyond it.
+   * Memory store only (rejected with `store = "redis"`, which Redis's own `maxmemory` bounds).
+   */
+  readonly maxEntries: number
+  /**
+   * `ttl_ms` >= 1 (default 3600000): a session idle for longer is forgotten (both stores; in Redis
+   * the key's expiry, refreshed on every read and write).
+   */
+  readonly ttlMs: number
+}
+
+/** A validated deployment. Every list is sorted by table name (routes by route id). */
+export interface Deployment {
+  readonly clients: ReadonlyArray<LlmClient>
+  readonly targets: ReadonlyArray<Target>
+  readonly routes: ReadonlyArray<RouteSpec>
+  readonly sessions: SessionsSpec
+}
