@@ -6,7 +6,7 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as path from "node:path"
 import { Effect, Logger, LogLevel } from "effect"
-import { Drill } from "../packages/server/dist/index.js"
+import { Drill } from "../packages/demo/dist/index.js"
 
 const drill = await Effect.runPromise(
   Drill.run({ judgeTimeoutMs: 3000 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None))
@@ -16,8 +16,8 @@ console.log(Drill.format(drill.rows))
 console.log("\n" + drill.failOpenSeries.join("\n"))
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const bin = path.join(root, "packages/server/bin/switchyard.js")
-const child = spawn(process.execPath, [bin, "--config", "examples/demo.toml", "--demo", "--port", "0"], {
+const bin = path.join(root, "packages/demo/bin/switchyard-demo.js")
+const child = spawn(process.execPath, [bin, "--config", "examples/demo.toml", "--port", "0"], {
   cwd: root,
   stdio: ["ignore", "pipe", "inherit"]
 })

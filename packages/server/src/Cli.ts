@@ -1,6 +1,7 @@
 /**
  * The `switchyard` command line: `--config FILE [--host] [--port] [--dry-run]
- * [--shutdown-timeout SECONDS] [--demo]`. This is the one place that runs effects.
+ * [--shutdown-timeout SECONDS]`. This is the one place that runs effects; an embedding command
+ * (the demo) may launch an {@link Extension} beside the server.
  *
  * Shutdown: SIGINT/SIGTERM stop accepting and let in-flight requests finish for up to
  * `--shutdown-timeout` seconds, then the process exits 0. A repeated signal within 1 s (a terminal
@@ -17,8 +18,8 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
 import { parseArgs } from "node:util"
+import type { Deployment } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import * as Demo from "./Demo.js"
 import * as Server from "./Server.js"
 
 /** Parsed command-line options. */
@@ -28,7 +29,15 @@ export interface CliOptions {
   readonly port: number
   readonly dryRun: boolean
   readonly shutdownTimeoutMs: number
-  readonly demo: boolean
+}
+
+/**
+ * What an embedding command adds to the server it runs (e.g. the demo's simulated upstreams): a
+ * Layer built from the loaded deployment and the options, launched beside the server.
+ */
+export interface Extension {
+  /** A defect of it (e.g. a port it cannot bind) ends the command like a server failure. */
+  readonly layer: (deployment: Deployment, options: CliOptions) => Layer.Layer<never>
 }
 
 /** A usage problem on the command line. */
@@ -62,7 +71,6 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
             port: { type: "string", short: "p", default: "4000" },
             "dry-run": { type: "boolean", default: false },
             "shutdown-timeout": { type: "string", default: "30" },
-            demo: { type: "boolean", default: false },
             help: { type: "boolean", short: "h", default: false }
           },
           strict: true,
@@ -86,8 +94,7 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
       host: values.host ?? "127.0.0.1",
       port,
       dryRun: values["dry-run"] === true,
-      shutdownTimeoutMs,
-      demo: values.demo === true
+      shutdownTimeoutMs
     }
   })
 
@@ -107,7 +114,7 @@ export const loadDeployment = (path: string) =>
   })
 
 /** The program behind the command: dry-run, or serve until interrupted. */
-export const program = (options: CliOptions) =>
+export const program = (options: CliOptions, extension?: Extension) =>
   Effect.gen(function*() {
     const deployment = yield* loadDeployment(options.config)
     for (const warning of DeploymentToml.warnings(deployment)) yield* Console.error(`warning: ${warning}`)
@@ -116,7 +123,7 @@ export const program = (options: CliOptions) =>
       return
     }
     const server = Server.layer(deployment, options)
-    const app = options.demo ? Layer.merge(server, Demo.layer(deployment, options)) : server
+    const app = extension === undefined ? server : Layer.merge(server, extension.layer(deployment, options))
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   })
 
@@ -124,7 +131,7 @@ export const program = (options: CliOptions) =>
  * Run the command with `argv` and exit the process when it is done. Installs the SIGINT/SIGTERM
  * handling described in the module documentation.
  */
-export const main = (argv: ReadonlyArray<string>): void => {
+export const main = (argv: ReadonlyArray<string>, extension?: Extension): void => {
   const parsed = Effect.runSync(Effect.either(parseCli(argv)))
   if (Either.isLeft(parsed)) {
     process.stderr.write(`${parsed.left.message}\n`)
@@ -133,7 +140,7 @@ export const main = (argv: ReadonlyArray<string>): void => {
   }
   const options = parsed.right
   const fiber = Effect.runFork(
-    program(options).pipe(
+    program(options, extension).pipe(
       Effect.as(0),
       Effect.catchTag("ConfigFileError", (error) => Effect.as(Console.error(error.message), 1)),
       Effect.catchAllCause((cause) =>

@@ -15,7 +15,7 @@ import * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
-import * as Server from "./Server.js"
+import * as Server from "@switchyard-ts/server/Server"
 
 /** Options of the drill. */
 export interface Options {
