@@ -138,6 +138,21 @@ export const Message = Schema.Struct({
 })
 export type Message = typeof Message.Type
 
+/**
+ * A system message inside `messages` (`{"role": "system", "content": "..." | [text blocks]}`). Not
+ * part of Anthropic's published API, but Claude Code sends it for model ids it does not recognise
+ * (e.g. a first request `[user, system]`), so a gateway must take it.
+ */
+export const SystemMessage = Schema.Struct({
+  role: Schema.Literal("system"),
+  content: Schema.Union(Schema.String, Schema.Array(TextBlock))
+})
+export type SystemMessage = typeof SystemMessage.Type
+
+/** An entry of a request's `messages`: a turn or a system message. */
+export const RequestMessage = Schema.Union(Message, SystemMessage)
+export type RequestMessage = typeof RequestMessage.Type
+
 /** A client tool: `{"name", "description"?, "input_schema"}` (`type` is `"custom"` or absent). */
 export const CustomTool = Schema.Struct({
   type: opt(Schema.Literal("custom")),
@@ -176,7 +191,7 @@ export const OutputConfig = Schema.Struct({
 
 const requestFields = {
   model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })),
-  messages: Schema.Array(Message),
+  messages: Schema.Array(RequestMessage),
   system: opt(Schema.Union(Schema.String, Schema.Array(TextBlock))),
   temperature: opt(Schema.Number),
   top_p: opt(Schema.Number),

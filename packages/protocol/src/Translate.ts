@@ -7,8 +7,12 @@
  * and their lossy spots are listed below.
  *
  * Normalisations (a translation followed by its inverse gives the normalised form, not the input):
- * - all OpenAI `system` / `developer` messages, wherever they are, become `instructions` in order
- *   (their role and `name` are lost); `toOpenAiRequest` writes them as ONE leading `system` message;
+ * - the OpenAI `system` / `developer` messages before the first other message become
+ *   `instructions` in order, and `toOpenAiRequest` writes `instructions` as ONE leading `system`
+ *   message; a later one is a positioned `SystemMessage`, written back as a `system` message at the
+ *   same place (either way `developer` becomes `system` and `name` is lost); an Anthropic request's
+ *   positioned system messages at the start of `messages` therefore come back from OpenAI as
+ *   `instructions`;
  * - string content becomes one text block, `""` becomes no block (and no block becomes `""`);
  *   a single text block without a cache marker is written as a plain string;
  * - consecutive OpenAI `tool` messages (and consecutive Anthropic user messages made only of
@@ -34,6 +38,9 @@
  *   "disable_parallel_tool_use": …}` (when there are tools), i.e. an explicit `auto` on the way back.
  *
  * Lossy mappings (documented, not failures):
+ * - to Anthropic: positioned system messages (which the Messages API does not take) are moved to
+ *   the end of `system`, in order; the turns around them then become adjacent (consecutive
+ *   tool-result-only user messages read back as one);
  * - to OpenAI: Anthropic-only blocks (documents, server tool blocks), server tools and the
  *   Anthropic-only top-level fields in {@link anthropicOnlyFields} are dropped; `is_error` of a
  *   tool result is dropped; images inside a tool result move to a user message right after the
@@ -307,7 +314,7 @@ const openAiAssistantBlocks = (
   return Either.right(blocks)
 }
 
-const isToolResultMessage = (message: N.NeutralMessage | undefined): message is N.NeutralMessage =>
+const isToolResultMessage = (message: N.ConversationEntry | undefined): message is N.NeutralMessage =>
   message !== undefined && message.role === "user" && message.blocks.length > 0 &&
   message.blocks.every((b) => b._tag === "ToolResult")
 
@@ -338,21 +345,24 @@ const openAiResponseFormat = (format: typeof OpenAi.ResponseFormat.Type): N.Neut
 }
 
 /**
- * An OpenAI Chat request in neutral form. Fails only for the deprecated `function_call` /
- * `role: "function"` messages (no tool-call id to pair them by). Tool-call arguments that are not
- * a JSON object are kept (`input` is then not an object) and fail later, in `toAnthropicRequest`.
+ * An OpenAI Chat request in neutral form. System / developer messages before the first other
+ * message are `instructions`; later ones stay in place as positioned system messages. Fails only
+ * for the deprecated `function_call` / `role: "function"` messages (no tool-call id to pair them
+ * by). Tool-call arguments that are not a JSON object are kept (`input` is then not an object) and
+ * fail later, in `toAnthropicRequest`.
  */
 export const fromOpenAiRequest = (
   req: OpenAi.ChatCompletionRequest
 ): Either.Either<N.NeutralRequest, TranslationError> =>
   Either.gen(function*() {
     const instructions: Array<N.Text> = []
-    const messages: Array<N.NeutralMessage> = []
+    const messages: Array<N.ConversationEntry> = []
     for (const message of req.messages) {
       switch (message.role) {
         case "system":
         case "developer":
-          instructions.push(...openAiTextContent(message.content))
+          if (messages.length === 0) instructions.push(...openAiTextContent(message.content))
+          else messages.push({ role: "system", blocks: openAiTextContent(message.content) })
           break
         case "user":
           messages.push({ role: "user", blocks: openAiUserBlocks(message.content) })
@@ -550,7 +560,8 @@ const toOpenAiResponseFormat = (format: N.NeutralResponseFormat): typeof OpenAi.
 
 /**
  * A neutral request as an OpenAI Chat request. Total: what OpenAI cannot express is dropped (see
- * the module notes). Instructions become one leading `system` message; tool results become
+ * the module notes). Instructions become one leading `system` message and each positioned system
+ * message a `system` message at its place; tool results become
  * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content` and, when
  * signed or redacted, `thinking_blocks`.
  * The output limit is written as `max_completion_tokens`.
@@ -561,8 +572,17 @@ export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionReque
     messages.push({ role: "system", content: openAiText(n.instructions.map((t) => t.text)) })
   }
   for (const message of n.messages) {
-    if (message.role === "user") messages.push(...openAiUserMessages(message.blocks))
-    else messages.push(openAiAssistantMessage(message.blocks))
+    switch (message.role) {
+      case "system":
+        messages.push({ role: "system", content: openAiText(message.blocks.map((t) => t.text)) })
+        break
+      case "user":
+        messages.push(...openAiUserMessages(message.blocks))
+        break
+      case "assistant":
+        messages.push(openAiAssistantMessage(message.blocks))
+        break
+    }
   }
   const tools: Array<typeof OpenAi.Tool.Type> = n.tools.map((tool) => ({
     type: "function",
@@ -689,7 +709,8 @@ const isAnthropicCustomTool = Schema.is(Anthropic.CustomTool)
 
 /**
  * An Anthropic Messages request in neutral form; consecutive user messages made only of tool
- * results are merged into one. Fails when a `tool_result` holds content other
+ * results are merged into one, and a `{"role": "system"}` entry of `messages` is a positioned
+ * system message. Fails when a `tool_result` holds content other
  * than text and images (documents, search results) or an image from a file source, which no
  * neutral block can carry. Other unknown blocks, server tools and unknown fields are kept opaque.
  */
@@ -702,8 +723,13 @@ export const fromAnthropicRequest = (
       : Predicate.isString(req.system)
       ? textBlocks(req.system)
       : req.system.map(anthropicText)
-    const messages: Array<N.NeutralMessage> = []
+    const messages: Array<N.ConversationEntry> = []
     for (const message of req.messages) {
+      if (message.role === "system") {
+        const content = message.content
+        messages.push({ role: "system", blocks: Predicate.isString(content) ? textBlocks(content) : content.map(anthropicText) })
+        continue
+      }
       const next: N.NeutralMessage = { role: message.role, blocks: yield* anthropicBlocks(message.content) }
       const last = messages[messages.length - 1]
       // Consecutive tool-result-only user messages are one message, as consecutive OpenAI tool messages are.
@@ -912,6 +938,8 @@ export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
  * part or custom tool (call), tool-call arguments that are not a JSON object, a non-base64 `data:`
  * image URL, or an OpenAI-only tool choice. `max_tokens` is `maxOutputTokens`, else
  * {@link defaultAnthropicMaxTokens}. Within a user message, tool results are moved first.
+ * Positioned system messages, which the Messages API does not take inside `messages`, are moved to
+ * the end of `system`, in order.
  */
 export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic.MessagesRequest, TranslationError> =>
   Either.gen(function*() {
@@ -920,7 +948,12 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
       return yield* fail("n > 1 (several choices) cannot be sent to an anthropic_messages upstream")
     }
     const messages: Array<Anthropic.Message> = []
+    const moved: Array<N.Text> = []
     for (const message of n.messages) {
+      if (message.role === "system") {
+        moved.push(...message.blocks)
+        continue
+      }
       const ordered = message.role === "user"
         ? [...message.blocks.filter((b) => b._tag === "ToolResult"), ...message.blocks.filter((b) => b._tag !== "ToolResult")]
         : message.blocks
@@ -942,12 +975,13 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
       if (isAnthropicTool(tool.value)) tools.push(tool.value)
     }
     const toolChoice = yield* toAnthropicToolChoice(n)
-    const firstInstruction = n.instructions[0]
-    const system = n.instructions.length === 0
+    const systemTexts = [...n.instructions, ...moved]
+    const firstInstruction = systemTexts[0]
+    const system = systemTexts.length === 0
       ? undefined
-      : n.instructions.length === 1 && firstInstruction !== undefined && !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
+      : systemTexts.length === 1 && firstInstruction !== undefined && !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
       ? firstInstruction.text
-      : n.instructions.map(toAnthropicText)
+      : systemTexts.map(toAnthropicText)
     const extraOutputConfig = n.extra["output_config"]
     const outputConfig = {
       ...(Predicate.isRecord(extraOutputConfig) ? extraOutputConfig : {}),

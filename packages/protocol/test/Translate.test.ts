@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import * as Arb from "./arbitraries.js"
+import * as ClaudeCode from "./claudeCode.js"
 
 const decodeOpenAi = Schema.decodeUnknownSync(OpenAi.ChatCompletionRequest, OpenAi.decodeOptions)
 const decodeAnthropic = Schema.decodeUnknownSync(Anthropic.MessagesRequest, Anthropic.decodeOptions)
@@ -28,6 +29,8 @@ const leftReason = <A>(either: Either.Either<A, TranslationError>): string => {
 }
 
 describe("request round trips (properties)", () => {
+  // System / developer messages anywhere in `messages`: the leading ones are instructions, the
+  // others stay positioned system messages, and both come back as they were.
   it("OpenAI → neutral → OpenAI → neutral is the identity on the neutral form", () => {
     FastCheck.assert(
       FastCheck.property(Arb.openAiRequest, (req) => {
@@ -42,9 +45,10 @@ describe("request round trips (properties)", () => {
 
   /*
    * Expected normalisations through Anthropic: the verbatim OpenAI `arguments` string is gone
-   * (arguments compare as parsed JSON), and a missing output limit becomes
-   * `defaultAnthropicMaxTokens`. Everything else — instructions (all system / developer messages
-   * merged, in order), message order and roles, text, images (URL and base64), tool calls (ids,
+   * (arguments compare as parsed JSON), a missing output limit becomes
+   * `defaultAnthropicMaxTokens`, and positioned system messages move to the end of the
+   * instructions (the tool results they separated then read back as one message). Everything
+   * else — instructions, message order and roles, text, images (URL and base64), tool calls (ids,
    * names, input), tool results (ids, order, merged per run of tool messages), tools, tool
    * choice, parallel flag, sampling fields, stop, stream, user, vendor fields — is equal.
    */
@@ -59,7 +63,7 @@ describe("request round trips (properties)", () => {
         assert.isTrue(isOpenAiRequest(openAi))
         const third = right(Translate.fromOpenAiRequest(openAi))
         const expected: N.NeutralRequest = {
-          ...Arb.withoutRawArguments(first),
+          ...Arb.systemMessagesMoved(Arb.withoutRawArguments(first)),
           maxOutputTokens: first.maxOutputTokens ?? Translate.defaultAnthropicMaxTokens
         }
         assert.deepStrictEqual(Arb.withoutRawArguments(second), expected)
@@ -70,11 +74,13 @@ describe("request round trips (properties)", () => {
   })
 
   /*
-   * Expected normalisations through OpenAI: none at the neutral level for this subset (no cache
-   * markers, no thinking, no images inside tool results, no user message mixing tool results with
-   * other blocks, no `is_error`, which OpenAI cannot carry); consecutive tool-result-only user
-   * messages are already one message in the first neutral form. The Anthropic body is then the
-   * canonical one: `toAnthropicRequest` of the first neutral form.
+   * Expected normalisations through OpenAI: for this subset (no cache markers, no thinking, no
+   * images inside tool results, no user message mixing tool results with other blocks, no
+   * `is_error`, which OpenAI cannot carry) only system messages at the start of `messages`, which
+   * read back as instructions; consecutive tool-result-only user messages are already one message
+   * in the first neutral form, and a system message between two runs of tool results stays
+   * between them. The Anthropic body is then the canonical one: `toAnthropicRequest` of the first
+   * neutral form.
    */
   it("Anthropic → neutral → OpenAI → neutral → Anthropic keeps the neutral request and the canonical body", () => {
     FastCheck.assert(
@@ -83,7 +89,7 @@ describe("request round trips (properties)", () => {
         const openAi = Translate.toOpenAiRequest(first)
         assert.isTrue(isOpenAiRequest(openAi))
         const second = right(Translate.fromOpenAiRequest(openAi))
-        assert.deepStrictEqual(Arb.withoutRawArguments(second), first)
+        assert.deepStrictEqual(Arb.withoutRawArguments(second), Arb.leadingSystemMessagesAsInstructions(first))
         const anthropic = right(Translate.toAnthropicRequest(second))
         assert.deepStrictEqual(anthropic, right(Translate.toAnthropicRequest(first)))
         assert.isTrue(isAnthropicRequest(anthropic))
@@ -92,11 +98,16 @@ describe("request round trips (properties)", () => {
     )
   })
 
+  // Identity but for positioned system messages, which the Messages API does not take inside
+  // `messages`: they move to the end of `system`.
   it("Anthropic → neutral → Anthropic → neutral is the identity (is_error included)", () => {
     FastCheck.assert(
       FastCheck.property(Arb.anthropicRequest({ isError: true }), (req) => {
         const first = right(Translate.fromAnthropicRequest(req))
-        assert.deepStrictEqual(right(Translate.fromAnthropicRequest(right(Translate.toAnthropicRequest(first)))), first)
+        assert.deepStrictEqual(
+          right(Translate.fromAnthropicRequest(right(Translate.toAnthropicRequest(first)))),
+          Arb.systemMessagesMoved(first)
+        )
       }),
       { numRuns: 300 }
     )
@@ -860,5 +871,99 @@ describe("thinking through the OpenAI shape (examples)", () => {
       { type: "thinking", thinking: "t", signature: "S" },
       { type: "text", text: "done" }
     ])
+  })
+})
+
+describe("system messages inside the conversation (Claude Code's shape)", () => {
+  const reminderText = "<system-reminder>\nToday's date is 2026-01-15.\n</system-reminder>"
+  const plainResult = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01Search", content: "loaded" }] }
+  const bashCall = {
+    role: "assistant",
+    content: [{ type: "tool_use", id: "toolu_01Search", name: "Bash", input: { command: "npm test" } }]
+  }
+  const roles = (body: OpenAi.ChatCompletionRequest) => body.messages.map((message) => message.role)
+
+  it("a first request [user, system] decodes, is a user turn, and reaches OpenAI with the system message in place", () => {
+    const req = decodeAnthropic(ClaudeCode.firstRequest("auto"))
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(neutral.messages.map((message) => message.role), ["user", "system"])
+    assert.deepStrictEqual(neutral.messages[1], { role: "system", blocks: [{ _tag: "Text", text: reminderText }] })
+    assert.isTrue(isUserTurn(neutral))
+    const body = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(roles(body), ["system", "user", "system"])
+    assert.deepStrictEqual(body.messages[2], { role: "system", content: reminderText })
+    assert.isTrue(isOpenAiRequest(body))
+  })
+
+  it("a tool continuation [user, system, assistant(tool_use), user(tool_result)] keeps every message in order", () => {
+    const req = decodeAnthropic(ClaudeCode.request({
+      model: "auto",
+      session: "s",
+      messages: [ClaudeCode.task, ClaudeCode.reminder, bashCall, plainResult]
+    }))
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.isFalse(isUserTurn(neutral))
+    const body = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(roles(body), ["system", "user", "system", "assistant", "tool"])
+    assert.deepStrictEqual(body.messages[4], { role: "tool", tool_call_id: "toolu_01Search", content: "loaded" })
+  })
+
+  it("system messages do not decide user turn vs continuation, wherever they are", () => {
+    const turn = (messages: ReadonlyArray<unknown>) =>
+      isUserTurn(right(Translate.fromAnthropicRequest(decodeAnthropic({ model: "m", max_tokens: 1, messages }))))
+    assert.isTrue(turn([ClaudeCode.task, ClaudeCode.reminder]))
+    assert.isTrue(turn([ClaudeCode.reminder, ClaudeCode.task, ClaudeCode.reminder, ClaudeCode.reminder]))
+    assert.isFalse(turn([ClaudeCode.task, bashCall, plainResult, ClaudeCode.reminder]))
+    assert.isFalse(turn([ClaudeCode.task, bashCall, ClaudeCode.reminder]))
+    assert.isFalse(turn([ClaudeCode.reminder]))
+  })
+
+  it("text-block system messages keep their text; cache markers reach Anthropic, not OpenAI", () => {
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "system", content: [{ type: "text", text: "one" }, { type: "text", text: "two", cache_control: { type: "ephemeral" } }] }
+      ]
+    })
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(neutral.messages[1], {
+      role: "system",
+      blocks: [{ _tag: "Text", text: "one" }, { _tag: "Text", text: "two", cacheControl: { type: "ephemeral" } }]
+    })
+    assert.notInclude(JSON.stringify(Translate.toOpenAiRequest(neutral)), "cache_control")
+    assert.deepStrictEqual(right(Translate.toAnthropicRequest(neutral)).system, [
+      { type: "text", text: "one" },
+      { type: "text", text: "two", cache_control: { type: "ephemeral" } }
+    ])
+  })
+
+  it("an OpenAI system message mid-conversation stays in place through OpenAI and moves to system for Anthropic", () => {
+    const req = decodeOpenAi({
+      model: "m",
+      messages: [
+        { role: "system", content: "lead" },
+        { role: "developer", content: "lead 2" },
+        { role: "user", content: "hi" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "r" },
+        { role: "system", content: "mid" }
+      ]
+    })
+    const neutral = right(Translate.fromOpenAiRequest(req))
+    assert.deepStrictEqual(neutral.instructions, [{ _tag: "Text", text: "lead" }, { _tag: "Text", text: "lead 2" }])
+    assert.deepStrictEqual(neutral.messages[3], { role: "system", blocks: [{ _tag: "Text", text: "mid" }] })
+    assert.isFalse(isUserTurn(neutral))
+    const openAi = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(roles(openAi), ["system", "user", "assistant", "tool", "system"])
+    assert.deepStrictEqual(right(Translate.fromOpenAiRequest(openAi)), neutral)
+    const anthropic = right(Translate.toAnthropicRequest(neutral))
+    assert.deepStrictEqual(anthropic.system, [
+      { type: "text", text: "lead" },
+      { type: "text", text: "lead 2" },
+      { type: "text", text: "mid" }
+    ])
+    assert.deepStrictEqual(anthropic.messages.map((message) => message.role), ["user", "assistant", "user"])
   })
 })

@@ -243,8 +243,15 @@ const anthropicToolResult: Arb<Anthropic.ToolResultBlock> = FastCheck.record({
 const anthropicToolUse: Arb<Anthropic.ContentBlock> = FastCheck.record({ id: toolId, name: toolName, input: jsonObject })
   .map(({ id, input, name }): Anthropic.ContentBlock => ({ type: "tool_use", id, name, input }))
 
-const anthropicMessage = (options: { readonly isError: boolean }): Arb<Anthropic.Message> =>
+/** A `{"role": "system"}` entry of `messages`, as Claude Code sends it: a string or text blocks. */
+export const anthropicSystemMessage: Arb<Anthropic.SystemMessage> = FastCheck.oneof(
+  text,
+  FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })
+).map((content) => ({ role: "system" as const, content }))
+
+const anthropicMessage = (options: { readonly isError: boolean }): Arb<Anthropic.RequestMessage> =>
   FastCheck.oneof(
+    anthropicSystemMessage,
     FastCheck.oneof(text, FastCheck.array(FastCheck.oneof(anthropicText, anthropicImage), { minLength: 1, maxLength: 3 }))
       .map((content) => ({ role: "user" as const, content })),
     // OpenAI has no error flag on tool results: only the Anthropic-only round trip may set it.
@@ -271,7 +278,8 @@ const anthropicToolChoice: Arb<Anthropic.ToolChoice> = FastCheck.oneof(
 )
 
 /**
- * An Anthropic Messages request: system as a string or text blocks, user messages of text and
+ * An Anthropic Messages request: system as a string or text blocks, system messages anywhere in
+ * `messages` (string or text blocks), user messages of text and
  * images (URL, base64) or of tool results only, assistant messages of signed / redacted thinking,
  * then text, then tool use, custom
  * tools, a tool choice, sampling fields and one vendor extension field.
@@ -592,15 +600,56 @@ export const anthropicStreamProblems = (events: ReadonlyArray<Anthropic.StreamEv
 /** Removes the verbatim OpenAI `arguments` of every ToolUse (they compare as parsed `input`). */
 export const withoutRawArguments = (request: N.NeutralRequest): N.NeutralRequest => ({
   ...request,
-  messages: request.messages.map((message) => ({
-    ...message,
-    blocks: message.blocks.map((block) => {
-      if (block._tag !== "ToolUse") return block
-      const { arguments: _arguments, ...rest } = block
-      return rest
-    })
-  }))
+  messages: request.messages.map((message): N.ConversationEntry =>
+    message.role === "system" ? message : {
+      ...message,
+      blocks: message.blocks.map((block) => {
+        if (block._tag !== "ToolUse") return block
+        const { arguments: _arguments, ...rest } = block
+        return rest
+      })
+    }
+  )
 })
+
+const isToolResults = (message: N.ConversationEntry | undefined): message is N.NeutralMessage =>
+  message !== undefined && message.role === "user" && message.blocks.length > 0 &&
+  message.blocks.every((block) => block._tag === "ToolResult")
+
+/**
+ * The neutral form after a trip through Anthropic: positioned system messages moved to the end of
+ * the instructions, and the tool-result-only user messages they separated merged.
+ */
+export const systemMessagesMoved = (request: N.NeutralRequest): N.NeutralRequest => {
+  const moved: Array<N.Text> = []
+  const messages: Array<N.NeutralMessage> = []
+  for (const message of request.messages) {
+    if (message.role === "system") {
+      moved.push(...message.blocks)
+      continue
+    }
+    const last = messages[messages.length - 1]
+    if (isToolResults(message) && isToolResults(last)) {
+      messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, ...message.blocks] }
+    } else messages.push(message)
+  }
+  return { ...request, instructions: [...request.instructions, ...moved], messages }
+}
+
+/**
+ * The neutral form after a trip through OpenAI: positioned system messages before the first turn
+ * read back as instructions.
+ */
+export const leadingSystemMessagesAsInstructions = (request: N.NeutralRequest): N.NeutralRequest => {
+  const first = request.messages.findIndex((message) => message.role !== "system")
+  const leading = first < 0 ? request.messages : request.messages.slice(0, first)
+  const texts = leading.flatMap((message) => message.role === "system" ? message.blocks : [])
+  return {
+    ...request,
+    instructions: [...request.instructions, ...texts],
+    messages: request.messages.slice(leading.length)
+  }
+}
 
 /** A content block of an aggregated Anthropic stream (tool input left as the joined JSON text). */
 export type AnthropicStreamBlock =
