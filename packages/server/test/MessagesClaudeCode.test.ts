@@ -125,6 +125,9 @@ const json = (text: string): Record<string, unknown> => {
   }
 }
 
+const verdict = (p: number) =>
+  FakeUpstream.ok(JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }))
+
 // ---------------------------------------------------------------------------------------------
 
 describe("system messages inside messages", () => {
@@ -174,5 +177,39 @@ describe("system messages inside messages", () => {
           content: [{ type: "text", text: reminder.content, cache_control: { type: "ephemeral" } }]
         }]
       })
+    }))
+})
+
+describe("user turn vs continuation with system messages, and the judge's view", () => {
+  it.scopedLive("[user, system] is judged; [..., tool_result, system] reuses the session's decision; no system text reaches the judge", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("cc-judge", verdict(0.9))
+      yield* upstream.setBehaviour("cc-local", FakeUpstream.ok("weak answer"))
+      const session = { "x-claude-code-session-id": "cc-session-turns" }
+
+      const first = yield* post(url, claudeCode("auto", [task, reminder]), session)
+      assert.strictEqual(first.status, 200, first.text)
+      assert.strictEqual(first.headers.get("x-switchyard-evidence-source"), "llm-classifier")
+
+      const continuation = yield* post(url, claudeCode("auto", [task, reminder, bashCall, bashResult, reminder]), session)
+      assert.strictEqual(continuation.status, 200, continuation.text)
+      assert.strictEqual(continuation.headers.get("x-switchyard-evidence-source"), "affinity")
+      assert.strictEqual(continuation.headers.get("x-switchyard-selected-model"), "cc-local")
+
+      const followUp = { role: "user", content: "now run the linter" }
+      const next = yield* post(url, claudeCode("auto", [task, reminder, bashCall, bashResult, reminder, followUp, reminder]), session)
+      assert.strictEqual(next.status, 200, next.text)
+      assert.strictEqual(next.headers.get("x-switchyard-evidence-source"), "llm-classifier")
+
+      const judged = (yield* upstream.requests).filter((r) => r.model === "cc-judge")
+      assert.lengthOf(judged, 2)
+      for (const request of judged) {
+        const text = JSON.stringify(request.body)
+        assert.notInclude(text, "SECRET-REMINDER")
+        assert.notInclude(text, "SECRET-PROJECT-PROMPT")
+        assert.notInclude(text, "x-anthropic-billing-header")
+      }
+      assert.include(JSON.stringify(judged[1]?.body), "now run the linter")
     }))
 })
