@@ -77,9 +77,22 @@ export const ToolUseBlock = Schema.Struct({
 })
 export type ToolUseBlock = typeof ToolUseBlock.Type
 
-/** A content item of a `tool_result` block of a type other than text and image (search results, documents). */
-export const OtherToolResultContent = otherOf(["text", "image"], "tool result content")
-export const ToolResultContent = Schema.Union(TextBlock, ImageBlock, OtherToolResultContent)
+/**
+ * `{"type": "tool_reference", "tool_name": "..."}`: a `tool_result` content item naming a deferred
+ * tool (`defer_loading`) that a tool search just loaded (Claude Code's ToolSearch returns these).
+ */
+export const ToolReferenceBlock = Schema.Struct({
+  type: Schema.Literal("tool_reference"),
+  tool_name: Schema.String,
+  cache_control: opt(NullOr(CacheControl))
+})
+export type ToolReferenceBlock = typeof ToolReferenceBlock.Type
+
+/** A content item of a `tool_result` block of another type (search results, documents). */
+export const OtherToolResultContent = otherOf(["text", "image", "tool_reference"], "tool result content")
+/** A content item of a `tool_result` block. */
+export const ToolResultContent = Schema.Union(TextBlock, ImageBlock, ToolReferenceBlock, OtherToolResultContent)
+export type ToolResultContent = typeof ToolResultContent.Type
 
 /** `{"type": "tool_result", "tool_use_id": "toolu_...", "content"?: string | [...], "is_error"?: bool}` */
 export const ToolResultBlock = Schema.Struct({

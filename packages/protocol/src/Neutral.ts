@@ -56,11 +56,14 @@ export interface ToolUse {
   readonly cacheControl?: unknown
 }
 
-/** The result of the tool call `toolUseId`. OpenAI has no error flag: `isError` is `false` there. */
+/**
+ * The result of the tool call `toolUseId`. OpenAI has no error flag: `isError` is `false` there.
+ * An {@link Opaque} item is an Anthropic `tool_reference` (a tool loaded by tool search).
+ */
 export interface ToolResult {
   readonly _tag: "ToolResult"
   readonly toolUseId: string
-  readonly content: ReadonlyArray<Text | Image>
+  readonly content: ReadonlyArray<Text | Image | Opaque>
   readonly isError: boolean
   readonly cacheControl?: unknown
 }

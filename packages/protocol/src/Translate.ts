@@ -41,7 +41,8 @@
  * - to Anthropic: positioned system messages (which the Messages API does not take) are moved to
  *   the end of `system`, in order; the turns around them then become adjacent (consecutive
  *   tool-result-only user messages read back as one);
- * - to OpenAI: Anthropic-only blocks (documents, server tool blocks), server tools and the
+ * - to OpenAI: a `tool_reference` item of a tool result (a tool loaded by tool search) becomes the
+ *   text {@link toolReferenceText}; Anthropic-only blocks (documents, server tool blocks), server tools and the
  *   Anthropic-only top-level fields in {@link anthropicOnlyFields} are dropped; `is_error` of a
  *   tool result is dropped; images inside a tool result move to a user message right after the
  *   `tool` messages (OpenAI tool messages hold text only);
@@ -226,6 +227,14 @@ const toOpenAiThinking = (blocks: ReadonlyArray<N.Thinking | N.RedactedThinking>
       : {})
   }
 }
+
+const isToolReference = Schema.is(Anthropic.ToolReferenceBlock)
+
+/**
+ * The text a Chat upstream reads in place of an Anthropic `tool_reference` (a deferred tool that a
+ * tool search loaded): `Tool loaded: <tool name>`. The tool itself is among the request's tools.
+ */
+export const toolReferenceText = (toolName: string): string => `Tool loaded: ${toolName}`
 
 /** `msg_…` ids stay; any other id gets the `msg_` prefix. */
 export const anthropicMessageId = (id: string): string => id.startsWith("msg_") ? id : `msg_${id}`
@@ -460,7 +469,8 @@ const openAiUserMessages = (blocks: ReadonlyArray<N.Block>): ReadonlyArray<OpenA
         const texts: Array<string> = []
         for (const item of block.content) {
           if (item._tag === "Text") texts.push(item.text)
-          else parts.push(openAiImagePart(item))
+          else if (item._tag === "Image") parts.push(openAiImagePart(item))
+          else if (isToolReference(item.value)) texts.push(toolReferenceText(item.value.tool_name))
         }
         out.push({ role: "tool", tool_call_id: block.toolUseId, content: openAiText(texts) })
         break
@@ -650,7 +660,7 @@ const anthropicImage = (block: Anthropic.ImageBlock): N.Image | undefined => {
 }
 
 const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.ToolResult, TranslationError> => {
-  const content: Array<N.Text | N.Image> = []
+  const content: Array<N.Text | N.Image | N.Opaque> = []
   const raw = block.content
   if (Predicate.isString(raw)) content.push(...textBlocks(raw))
   else {
@@ -660,7 +670,8 @@ const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.
         const image = anthropicImage(item)
         if (image === undefined) return fail(`a tool_result image with a ${item.source.type} source cannot be translated`)
         content.push(image)
-      } else return fail(`a tool_result with ${item.type} content cannot be translated`)
+      } else if (ofType(item, "tool_reference")) content.push({ _tag: "Opaque", format: "anthropic_messages", value: item })
+      else return fail(`a tool_result with ${item.type} content cannot be translated`)
     }
   }
   return Either.right({
@@ -710,9 +721,10 @@ const isAnthropicCustomTool = Schema.is(Anthropic.CustomTool)
 /**
  * An Anthropic Messages request in neutral form; consecutive user messages made only of tool
  * results are merged into one, and a `{"role": "system"}` entry of `messages` is a positioned
- * system message. Fails when a `tool_result` holds content other
- * than text and images (documents, search results) or an image from a file source, which no
- * neutral block can carry. Other unknown blocks, server tools and unknown fields are kept opaque.
+ * system message. A `tool_reference` in a `tool_result` is kept as an opaque item. Fails when a
+ * `tool_result` holds other content than text, images and tool references (documents, search
+ * results) or an image from a file source, which no neutral block can carry. Other unknown
+ * blocks, server tools and unknown fields are kept opaque.
  */
 export const fromAnthropicRequest = (
   req: Anthropic.MessagesRequest
@@ -784,6 +796,7 @@ export const fromAnthropicRequest = (
 // neutral → Anthropic request
 
 const isAnthropicContentBlock = Schema.is(Anthropic.ContentBlock)
+const isAnthropicToolResultContent = Schema.is(Anthropic.ToolResultContent)
 const isAnthropicTool = Schema.is(Anthropic.Tool)
 
 const cacheControlOf = (cacheControl: unknown): { readonly cache_control?: Anthropic.CacheControl } =>
@@ -841,9 +854,12 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
         : fail(`the arguments of tool call ${block.id} are not a JSON object`)
     case "ToolResult":
       return Either.gen(function*() {
-        const content: Array<Anthropic.TextBlock | Anthropic.ImageBlock> = []
+        const content: Array<Anthropic.ToolResultContent> = []
         for (const item of block.content) {
-          content.push(item._tag === "Text" ? toAnthropicText(item) : yield* toAnthropicImage(item))
+          if (item._tag === "Text") content.push(toAnthropicText(item))
+          else if (item._tag === "Image") content.push(yield* toAnthropicImage(item))
+          else if (item.format === "anthropic_messages" && isAnthropicToolResultContent(item.value)) content.push(item.value)
+          else return yield* fail("an opaque tool_result item is not Anthropic tool_result content")
         }
         const only = content[0]
         const body = content.length === 0

@@ -44,7 +44,8 @@ const fullRequest = {
       content: [
         { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "x" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AA" } }] },
         { type: "tool_result", tool_use_id: "toolu_2", content: "failed", is_error: true },
-        { type: "tool_result", tool_use_id: "toolu_3" }
+        { type: "tool_result", tool_use_id: "toolu_3" },
+        { type: "tool_result", tool_use_id: "toolu_4", content: [{ type: "tool_reference", tool_name: "Grep", extra: true }] }
       ]
     },
     { role: "system", content: [{ type: "text", text: "reminder", cache_control: { type: "ephemeral" }, extra: 1 }] },

@@ -84,7 +84,7 @@ describe("request round trips (properties)", () => {
    */
   it("Anthropic → neutral → OpenAI → neutral → Anthropic keeps the neutral request and the canonical body", () => {
     FastCheck.assert(
-      FastCheck.property(Arb.anthropicRequest({ isError: false }), (req) => {
+      FastCheck.property(Arb.anthropicRequest({ anthropicOnly: false }), (req) => {
         const first = right(Translate.fromAnthropicRequest(req))
         const openAi = Translate.toOpenAiRequest(first)
         assert.isTrue(isOpenAiRequest(openAi))
@@ -100,9 +100,9 @@ describe("request round trips (properties)", () => {
 
   // Identity but for positioned system messages, which the Messages API does not take inside
   // `messages`: they move to the end of `system`.
-  it("Anthropic → neutral → Anthropic → neutral is the identity (is_error included)", () => {
+  it("Anthropic → neutral → Anthropic → neutral is the identity (is_error and tool_reference included)", () => {
     FastCheck.assert(
-      FastCheck.property(Arb.anthropicRequest({ isError: true }), (req) => {
+      FastCheck.property(Arb.anthropicRequest({ anthropicOnly: true }), (req) => {
         const first = right(Translate.fromAnthropicRequest(req))
         assert.deepStrictEqual(
           right(Translate.fromAnthropicRequest(right(Translate.toAnthropicRequest(first)))),
@@ -965,5 +965,69 @@ describe("system messages inside the conversation (Claude Code's shape)", () => 
       { type: "text", text: "mid" }
     ])
     assert.deepStrictEqual(anthropic.messages.map((message) => message.role), ["user", "assistant", "user"])
+  })
+})
+
+describe("tool_reference results (Claude Code's ToolSearch)", () => {
+  it("become \"Tool loaded: <name>\" texts in the tool message for OpenAI, and stay tool_reference blocks for Anthropic", () => {
+    const req = decodeAnthropic(ClaudeCode.continuation("auto"))
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.isFalse(isUserTurn(neutral))
+    const body = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(body.messages.map((message) => message.role), ["system", "user", "system", "assistant", "tool"])
+    assert.deepStrictEqual(body.messages[4], {
+      role: "tool",
+      tool_call_id: "toolu_01Search",
+      content: [
+        { type: "text", text: "Tool loaded: mcp__tests__run" },
+        { type: "text", text: "Tool loaded: mcp__tests__list" }
+      ]
+    })
+    assert.isTrue(isOpenAiRequest(body))
+    // Every tool is offered to the Chat upstream, the deferred one included.
+    assert.deepStrictEqual(body.tools?.map((tool) => tool.type === "function" ? tool.function.name : tool.type), [
+      "Bash",
+      "ToolSearch",
+      "mcp__tests__run"
+    ])
+    const anthropic = right(Translate.toAnthropicRequest(neutral))
+    assert.deepStrictEqual<unknown>(anthropic.messages[anthropic.messages.length - 1], ClaudeCode.toolSearchResult)
+  })
+
+  it("a single tool_reference next to text: the tool message holds both, in order", () => {
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      messages: [
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "ToolSearch", input: {} }] },
+        {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "t1",
+            content: [{ type: "text", text: "found:" }, { type: "tool_reference", tool_name: "Grep", cache_control: { type: "ephemeral" } }]
+          }]
+        }
+      ]
+    })
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(Translate.toOpenAiRequest(neutral).messages[1], {
+      role: "tool",
+      tool_call_id: "t1",
+      content: [{ type: "text", text: "found:" }, { type: "text", text: "Tool loaded: Grep" }]
+    })
+    // The block's own fields (its cache marker) survive the way back to Anthropic.
+    assert.deepStrictEqual(right(Translate.toAnthropicRequest(neutral)).messages[1], req.messages[1])
+  })
+
+  it("a tool_reference without tool_name does not decode; other unknown tool_result content still fails translation", () => {
+    const result = (item: unknown) => ({
+      model: "m",
+      max_tokens: 1,
+      messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [item] }] }]
+    })
+    assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(Anthropic.MessagesRequest, Anthropic.decodeOptions)(result({ type: "tool_reference" }))))
+    const searched = decodeAnthropic(result({ type: "search_result", source: "s", title: "t", content: [] }))
+    assert.include(leftReason(Translate.fromAnthropicRequest(searched)), "search_result")
   })
 })

@@ -228,18 +228,31 @@ const anthropicImage: Arb<Anthropic.ImageBlock> = FastCheck.oneof(
     source: { type: "base64", media_type, data }
   }))
 )
-const anthropicToolResult: Arb<Anthropic.ToolResultBlock> = FastCheck.record({
-  id: toolId,
-  content: FastCheck.option(FastCheck.oneof(text, FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })), {
-    nil: undefined
-  }),
-  isError: FastCheck.boolean()
-}).map(({ content, id, isError }): Anthropic.ToolResultBlock => ({
-  type: "tool_result",
-  tool_use_id: id,
-  ...(content !== undefined ? { content } : {}),
-  ...(isError ? { is_error: true } : {})
+const anthropicToolReference: Arb<Anthropic.ToolReferenceBlock> = toolName.map((name) => ({
+  type: "tool_reference",
+  tool_name: name
 }))
+/** A tool result; with `anthropicOnly`, possibly an error and possibly holding tool references. */
+const anthropicToolResult = (options: AnthropicOptions): Arb<Anthropic.ToolResultBlock> =>
+  FastCheck.record({
+    id: toolId,
+    content: FastCheck.option(
+      FastCheck.oneof(
+        text,
+        FastCheck.array(
+          options.anthropicOnly ? FastCheck.oneof(anthropicText, anthropicToolReference) : anthropicText,
+          { minLength: 1, maxLength: 3 }
+        )
+      ),
+      { nil: undefined }
+    ),
+    isError: options.anthropicOnly ? FastCheck.boolean() : FastCheck.constant(false)
+  }).map(({ content, id, isError }): Anthropic.ToolResultBlock => ({
+    type: "tool_result",
+    tool_use_id: id,
+    ...(content !== undefined ? { content } : {}),
+    ...(isError ? { is_error: true } : {})
+  }))
 const anthropicToolUse: Arb<Anthropic.ContentBlock> = FastCheck.record({ id: toolId, name: toolName, input: jsonObject })
   .map(({ id, input, name }): Anthropic.ContentBlock => ({ type: "tool_use", id, name, input }))
 
@@ -249,15 +262,22 @@ export const anthropicSystemMessage: Arb<Anthropic.SystemMessage> = FastCheck.on
   FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })
 ).map((content) => ({ role: "system" as const, content }))
 
-const anthropicMessage = (options: { readonly isError: boolean }): Arb<Anthropic.RequestMessage> =>
+/**
+ * `anthropicOnly`: the request may hold what only Anthropic carries (`is_error`, `tool_reference`
+ * items), so it suits only the Anthropic-only round trip.
+ */
+export interface AnthropicOptions {
+  readonly anthropicOnly: boolean
+}
+
+const anthropicMessage = (options: AnthropicOptions): Arb<Anthropic.RequestMessage> =>
   FastCheck.oneof(
     anthropicSystemMessage,
     FastCheck.oneof(text, FastCheck.array(FastCheck.oneof(anthropicText, anthropicImage), { minLength: 1, maxLength: 3 }))
       .map((content) => ({ role: "user" as const, content })),
-    // OpenAI has no error flag on tool results: only the Anthropic-only round trip may set it.
-    FastCheck.array(anthropicToolResult, { minLength: 1, maxLength: 3 }).map((content) => ({
+    FastCheck.array(anthropicToolResult(options), { minLength: 1, maxLength: 3 }).map((content) => ({
       role: "user" as const,
-      content: options.isError ? content : content.map(({ is_error: _isError, ...block }) => block)
+      content
     })),
     FastCheck.record({
       thinking: anthropicThinking,
@@ -284,7 +304,7 @@ const anthropicToolChoice: Arb<Anthropic.ToolChoice> = FastCheck.oneof(
  * then text, then tool use, custom
  * tools, a tool choice, sampling fields and one vendor extension field.
  */
-export const anthropicRequest = (options: { readonly isError: boolean }): Arb<Anthropic.MessagesRequest> =>
+export const anthropicRequest = (options: AnthropicOptions): Arb<Anthropic.MessagesRequest> =>
   FastCheck.record({
     model: identifier,
     system: FastCheck.option(FastCheck.oneof(text, FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })), {

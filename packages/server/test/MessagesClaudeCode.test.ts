@@ -85,6 +85,18 @@ const bashCall = {
   ]
 }
 const bashResult = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01Bash", content: "1 failing" }] }
+const toolSearchCall = {
+  role: "assistant",
+  content: [{ type: "tool_use", id: "toolu_01Search", name: "ToolSearch", input: { query: "select:mcp__tests__run" } }]
+}
+const toolSearchResult = {
+  role: "user",
+  content: [{
+    type: "tool_result",
+    tool_use_id: "toolu_01Search",
+    content: [{ type: "tool_reference", tool_name: "mcp__tests__run" }]
+  }]
+}
 const tools = [
   { name: "Bash", description: "Runs a command", input_schema: { type: "object", properties: { command: { type: "string" } } } },
   { name: "mcp__tests__run", description: "Runs the tests", input_schema: { type: "object", properties: {} }, defer_loading: true }
@@ -177,6 +189,37 @@ describe("system messages inside messages", () => {
           content: [{ type: "text", text: reminder.content, cache_control: { type: "ephemeral" } }]
         }]
       })
+    }))
+})
+
+describe("ToolSearch results (tool_reference blocks)", () => {
+  it.scopedLive("reach an openai_chat upstream as \"Tool loaded\" text and an anthropic_messages upstream untouched", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const messages = [task, reminder, toolSearchCall, toolSearchResult]
+      const chat = yield* post(url, claudeCode("fast", messages))
+      assert.strictEqual(chat.status, 200, chat.text)
+      const streamed = yield* post(url, claudeCode("fast", messages, { stream: true }))
+      assert.strictEqual(streamed.status, 200, streamed.text)
+      const native = yield* post(url, claudeCode("claude", messages))
+      assert.strictEqual(native.status, 200, native.text)
+
+      const [buffered, stream, anthropic] = yield* upstream.requests
+      for (const seen of [buffered, stream]) {
+        assert.deepStrictEqual(list(record(seen?.body)["messages"])[4], {
+          role: "tool",
+          tool_call_id: "toolu_01Search",
+          content: "Tool loaded: mcp__tests__run"
+        })
+      }
+      assert.strictEqual(anthropic?.path, "/v1/messages")
+      const last = record(list(record(anthropic?.body)["messages"])[3])
+      assert.deepStrictEqual(last["content"], [{
+        type: "tool_result",
+        tool_use_id: "toolu_01Search",
+        content: [{ type: "tool_reference", tool_name: "mcp__tests__run" }],
+        cache_control: { type: "ephemeral" }
+      }])
     }))
 })
 
