@@ -72,7 +72,12 @@ export const credentialHeaders: ReadonlySet<string> = new Set([
   "openai-project"
 ])
 
-/** Caller headers that are never forwarded upstream (hop-by-hop, framing and credential headers). */
+/**
+ * Caller headers that are not forwarded upstream as they are (hop-by-hop, framing, credential and
+ * Anthropic version headers). `anthropic-beta` is the one exception, and only when the caller's own
+ * Messages body is replayed to an `anthropic_messages` client: it is then merged with the client's
+ * `extra_headers` value (see `UpstreamClient`).
+ */
 export const reservedHeaders: ReadonlySet<string> = new Set([
   ...credentialHeaders,
   "host",

@@ -23,6 +23,7 @@ format = "anthropic_messages"
 base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
 api_key_env = "SWITCHYARD_TEST_CC_ANTHROPIC_KEY"
 max_retries = 0
+extra_headers = { "anthropic-beta" = "context-1m-2025-08-07, token-efficient-tools-2025-02-19" }
 
 [targets.local]
 id = "cc-local"
@@ -220,6 +221,47 @@ describe("ToolSearch results (tool_reference blocks)", () => {
         content: [{ type: "tool_reference", tool_name: "mcp__tests__run" }],
         cache_control: { type: "ephemeral" }
       }])
+    }))
+})
+
+describe("anthropic-beta", () => {
+  const callerBeta = "claude-code-20250219,oauth-2025-04-20, context-1m-2025-08-07,interleaved-thinking-2025-05-14"
+
+  it.scopedLive("Messages replayed to an anthropic_messages upstream keep the caller's betas, merged with extra_headers'", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const buffered = yield* post(url, claudeCode("claude", [task, reminder]), { "anthropic-beta": callerBeta })
+      assert.strictEqual(buffered.status, 200, buffered.text)
+      const streamed = yield* post(url, claudeCode("claude", [task, reminder], { stream: true }), { "anthropic-beta": callerBeta })
+      assert.strictEqual(streamed.status, 200, streamed.text)
+      const none = yield* post(url, claudeCode("claude", [task, reminder]))
+      assert.strictEqual(none.status, 200, none.text)
+      const [first, second, third] = yield* upstream.requests
+      const merged = "claude-code-20250219,oauth-2025-04-20,context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19"
+      assert.strictEqual(first?.headers["anthropic-beta"], merged)
+      assert.strictEqual(second?.headers["anthropic-beta"], merged)
+      assert.strictEqual(third?.headers["anthropic-beta"], "context-1m-2025-08-07,token-efficient-tools-2025-02-19")
+    }))
+
+  it.scopedLive("translated requests drop the caller's betas: Messages to a Chat upstream, Chat to an Anthropic upstream", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const toChat = yield* post(url, claudeCode("fast", [task, reminder]), { "anthropic-beta": callerBeta })
+      assert.strictEqual(toChat.status, 200, toChat.text)
+      const chatCaller = yield* Effect.promise(() =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "anthropic-beta": callerBeta },
+          body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: "hi" }] })
+        }).then((r) => r.status)
+      )
+      assert.strictEqual(chatCaller, 200)
+      const [chat, anthropic] = yield* upstream.requests
+      assert.strictEqual(chat?.path, "/v1/chat/completions")
+      assert.isUndefined(chat?.headers["anthropic-beta"])
+      assert.strictEqual(anthropic?.path, "/v1/messages")
+      // extra_headers alone, as configured
+      assert.strictEqual(anthropic?.headers["anthropic-beta"], "context-1m-2025-08-07, token-efficient-tools-2025-02-19")
     }))
 })
 
