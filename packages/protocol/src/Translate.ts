@@ -13,6 +13,9 @@
  *   same place (either way `developer` becomes `system` and `name` is lost); an Anthropic request's
  *   positioned system messages at the start of `messages` therefore come back from OpenAI as
  *   `instructions`;
+ * - `toOpenAiRequest` writes each system message's content as ONE string, its texts joined with
+ *   {@link systemTextSeparator}, so several text parts or Anthropic system blocks read back as one
+ *   text; texts starting with {@link billingHeaderPrefix} are left out (see there);
  * - string content becomes one text block, `""` becomes no block (and no block becomes `""`);
  *   a single text block without a cache marker is written as a plain string;
  * - consecutive OpenAI `tool` messages (and consecutive Anthropic user messages made only of
@@ -235,6 +238,26 @@ const isToolReference = Schema.is(Anthropic.ToolReferenceBlock)
  * tool search loaded): `Tool loaded: <tool name>`. The tool itself is among the request's tools.
  */
 export const toolReferenceText = (toolName: string): string => `Tool loaded: ${toolName}`
+
+/**
+ * The start of the per-session text block Claude Code puts first in `system`
+ * (`x-anthropic-billing-header: cc_version=…; cch=…;`). It is meant for Anthropic, and since it
+ * changes with every session it would make every session's prompt differ from its first bytes and
+ * defeat a Chat upstream's prefix cache: `toOpenAiRequest` leaves such texts out of system messages.
+ */
+export const billingHeaderPrefix = "x-anthropic-billing-header:"
+
+/** What `toOpenAiRequest` puts between the texts of one system message (a blank line). */
+export const systemTextSeparator = "\n\n"
+
+/**
+ * The content of a system message written to OpenAI: its texts, minus the billing header ones,
+ * joined with {@link systemTextSeparator}; `undefined` when every text was a billing header.
+ */
+const openAiSystemContent = (texts: ReadonlyArray<N.Text>): string | undefined => {
+  const kept = texts.filter((t) => !t.text.startsWith(billingHeaderPrefix))
+  return kept.length === 0 && texts.length > 0 ? undefined : kept.map((t) => t.text).join(systemTextSeparator)
+}
 
 /** `msg_…` ids stay; any other id gets the `msg_` prefix. */
 export const anthropicMessageId = (id: string): string => id.startsWith("msg_") ? id : `msg_${id}`
@@ -571,21 +594,24 @@ const toOpenAiResponseFormat = (format: N.NeutralResponseFormat): typeof OpenAi.
 /**
  * A neutral request as an OpenAI Chat request. Total: what OpenAI cannot express is dropped (see
  * the module notes). Instructions become one leading `system` message and each positioned system
- * message a `system` message at its place; tool results become
+ * message a `system` message at its place, each a single string (texts joined with
+ * {@link systemTextSeparator}, billing header texts left out, a message of billing header texts
+ * only left out); tool results become
  * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content` and, when
  * signed or redacted, `thinking_blocks`.
  * The output limit is written as `max_completion_tokens`.
  */
 export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionRequest => {
   const messages: Array<OpenAi.Message> = []
-  if (n.instructions.length > 0) {
-    messages.push({ role: "system", content: openAiText(n.instructions.map((t) => t.text)) })
-  }
+  const instructions = openAiSystemContent(n.instructions)
+  if (n.instructions.length > 0 && instructions !== undefined) messages.push({ role: "system", content: instructions })
   for (const message of n.messages) {
     switch (message.role) {
-      case "system":
-        messages.push({ role: "system", content: openAiText(message.blocks.map((t) => t.text)) })
+      case "system": {
+        const content = openAiSystemContent(message.blocks)
+        if (content !== undefined) messages.push({ role: "system", content })
         break
+      }
       case "user":
         messages.push(...openAiUserMessages(message.blocks))
         break

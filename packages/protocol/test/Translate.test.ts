@@ -30,14 +30,17 @@ const leftReason = <A>(either: Either.Either<A, TranslationError>): string => {
 
 describe("request round trips (properties)", () => {
   // System / developer messages anywhere in `messages`: the leading ones are instructions, the
-  // others stay positioned system messages, and both come back as they were.
-  it("OpenAI → neutral → OpenAI → neutral is the identity on the neutral form", () => {
+  // others stay positioned system messages, and both come back in place, each system message's
+  // texts joined into one (after which the trip is the identity).
+  it("OpenAI → neutral → OpenAI → neutral keeps the neutral form, system texts joined", () => {
     FastCheck.assert(
       FastCheck.property(Arb.openAiRequest, (req) => {
         const first = right(Translate.fromOpenAiRequest(req))
         const openAi = Translate.toOpenAiRequest(first)
         assert.isTrue(isOpenAiRequest(openAi))
-        assert.deepStrictEqual(right(Translate.fromOpenAiRequest(openAi)), first)
+        const second = right(Translate.fromOpenAiRequest(openAi))
+        assert.deepStrictEqual(second, Arb.systemTextsJoined(first))
+        assert.deepStrictEqual(right(Translate.fromOpenAiRequest(Translate.toOpenAiRequest(second))), second)
       }),
       { numRuns: 300 }
     )
@@ -46,8 +49,9 @@ describe("request round trips (properties)", () => {
   /*
    * Expected normalisations through Anthropic: the verbatim OpenAI `arguments` string is gone
    * (arguments compare as parsed JSON), a missing output limit becomes
-   * `defaultAnthropicMaxTokens`, and positioned system messages move to the end of the
-   * instructions (the tool results they separated then read back as one message). Everything
+   * `defaultAnthropicMaxTokens`, positioned system messages move to the end of the
+   * instructions (the tool results they separated then read back as one message), and the way
+   * back through OpenAI joins the instructions' texts into one. Everything
    * else — instructions, message order and roles, text, images (URL and base64), tool calls (ids,
    * names, input), tool results (ids, order, merged per run of tool messages), tools, tool
    * choice, parallel flag, sampling fields, stop, stream, user, vendor fields — is equal.
@@ -67,7 +71,7 @@ describe("request round trips (properties)", () => {
           maxOutputTokens: first.maxOutputTokens ?? Translate.defaultAnthropicMaxTokens
         }
         assert.deepStrictEqual(Arb.withoutRawArguments(second), expected)
-        assert.deepStrictEqual(Arb.withoutRawArguments(third), expected)
+        assert.deepStrictEqual(Arb.withoutRawArguments(third), Arb.systemTextsJoined(expected))
       }),
       { numRuns: 300 }
     )
@@ -76,11 +80,11 @@ describe("request round trips (properties)", () => {
   /*
    * Expected normalisations through OpenAI: for this subset (no cache markers, no thinking, no
    * images inside tool results, no user message mixing tool results with other blocks, no
-   * `is_error`, which OpenAI cannot carry) only system messages at the start of `messages`, which
-   * read back as instructions; consecutive tool-result-only user messages are already one message
-   * in the first neutral form, and a system message between two runs of tool results stays
-   * between them. The Anthropic body is then the canonical one: `toAnthropicRequest` of the first
-   * neutral form.
+   * `is_error`, which OpenAI cannot carry) the system texts: each system message's texts (the
+   * instructions', each positioned one's) read back joined into one, and positioned system
+   * messages at the start of `messages` read back as instructions; consecutive tool-result-only
+   * user messages are already one message in the first neutral form, and a system message between
+   * two runs of tool results stays between them.
    */
   it("Anthropic → neutral → OpenAI → neutral → Anthropic keeps the neutral request and the canonical body", () => {
     FastCheck.assert(
@@ -89,9 +93,10 @@ describe("request round trips (properties)", () => {
         const openAi = Translate.toOpenAiRequest(first)
         assert.isTrue(isOpenAiRequest(openAi))
         const second = right(Translate.fromOpenAiRequest(openAi))
-        assert.deepStrictEqual(Arb.withoutRawArguments(second), Arb.leadingSystemMessagesAsInstructions(first))
+        const expected = Arb.leadingSystemMessagesAsInstructions(Arb.systemTextsJoined(first))
+        assert.deepStrictEqual(Arb.withoutRawArguments(second), expected)
         const anthropic = right(Translate.toAnthropicRequest(second))
-        assert.deepStrictEqual(anthropic, right(Translate.toAnthropicRequest(first)))
+        assert.deepStrictEqual(anthropic, right(Translate.toAnthropicRequest(expected)))
         assert.isTrue(isAnthropicRequest(anthropic))
       }),
       { numRuns: 300 }
@@ -441,7 +446,7 @@ describe("Anthropic request → OpenAI (examples)", () => {
     assert.deepStrictEqual<unknown>(body, {
       model: "claude-sonnet-4-5",
       messages: [
-        { role: "system", content: [{ type: "text", text: "You are Claude Code." }, { type: "text", text: "Project notes." }] },
+        { role: "system", content: "You are Claude Code.\n\nProject notes." },
         { role: "user", content: "What is in shot.png?" },
         {
           role: "assistant",
@@ -957,7 +962,11 @@ describe("system messages inside the conversation (Claude Code's shape)", () => 
     assert.isFalse(isUserTurn(neutral))
     const openAi = Translate.toOpenAiRequest(neutral)
     assert.deepStrictEqual(roles(openAi), ["system", "user", "assistant", "tool", "system"])
-    assert.deepStrictEqual(right(Translate.fromOpenAiRequest(openAi)), neutral)
+    assert.deepStrictEqual(openAi.messages[0], { role: "system", content: "lead\n\nlead 2" })
+    assert.deepStrictEqual(right(Translate.fromOpenAiRequest(openAi)), {
+      ...neutral,
+      instructions: [{ _tag: "Text", text: "lead\n\nlead 2" }]
+    })
     const anthropic = right(Translate.toAnthropicRequest(neutral))
     assert.deepStrictEqual(anthropic.system, [
       { type: "text", text: "lead" },
@@ -1029,5 +1038,56 @@ describe("tool_reference results (Claude Code's ToolSearch)", () => {
     assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(Anthropic.MessagesRequest, Anthropic.decodeOptions)(result({ type: "tool_reference" }))))
     const searched = decodeAnthropic(result({ type: "search_result", source: "s", title: "t", content: [] }))
     assert.include(leftReason(Translate.fromAnthropicRequest(searched)), "search_result")
+  })
+})
+
+describe("cache-friendly system prompts for Chat upstreams", () => {
+  it("two sessions of one project (different billing headers) give byte-identical Chat system messages", () => {
+    const chatOf = (session: string) =>
+      Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(decodeAnthropic(ClaudeCode.firstRequest("auto", session)))))
+    const a = chatOf("a1b2c")
+    const b = chatOf("z9y8x")
+    assert.notDeepEqual(ClaudeCode.firstRequest("auto", "a1b2c").system, ClaudeCode.firstRequest("auto", "z9y8x").system)
+    assert.strictEqual(JSON.stringify(a.messages[0]), JSON.stringify(b.messages[0]))
+    assert.strictEqual(JSON.stringify(a.messages), JSON.stringify(b.messages))
+    assert.deepStrictEqual(a.messages[0], {
+      role: "system",
+      content: ClaudeCode.systemPrompt.map((block) => block.text).join(Translate.systemTextSeparator)
+    })
+    assert.notInclude(JSON.stringify(a), "x-anthropic-billing-header")
+  })
+
+  it("billing header texts are dropped from any system message; one made only of them is left out", () => {
+    const billing = { type: "text", text: `${Translate.billingHeaderPrefix} cch=1;` }
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      system: [billing],
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "system", content: [billing, { type: "text", text: "kept" }] },
+        { role: "system", content: [billing] }
+      ]
+    })
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(Translate.toOpenAiRequest(neutral).messages, [
+      { role: "user", content: "hi" },
+      { role: "system", content: "kept" }
+    ])
+    // The billing header is Anthropic's: an Anthropic body keeps it.
+    assert.include(JSON.stringify(right(Translate.toAnthropicRequest(neutral)).system), Translate.billingHeaderPrefix)
+  })
+
+  it("a text merely mentioning the billing header (not starting with it) is kept", () => {
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      system: [{ type: "text", text: `see ${Translate.billingHeaderPrefix}` }, { type: "text", text: "b" }],
+      messages: [{ role: "user", content: "hi" }]
+    })
+    assert.deepStrictEqual(Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(req))).messages[0], {
+      role: "system",
+      content: `see ${Translate.billingHeaderPrefix}\n\nb`
+    })
   })
 })

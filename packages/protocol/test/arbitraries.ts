@@ -656,6 +656,24 @@ export const systemMessagesMoved = (request: N.NeutralRequest): N.NeutralRequest
   return { ...request, instructions: [...request.instructions, ...moved], messages }
 }
 
+const joinedText = (texts: ReadonlyArray<N.Text>): ReadonlyArray<N.Text> => {
+  const joined = texts.map((t) => t.text).join("\n\n")
+  return joined === "" ? [] : [{ _tag: "Text", text: joined }]
+}
+
+/**
+ * The neutral form after `toOpenAiRequest` and back, for texts without billing headers: the
+ * instructions as one text (their texts joined by a blank line), each positioned system message's
+ * texts likewise.
+ */
+export const systemTextsJoined = (request: N.NeutralRequest): N.NeutralRequest => ({
+  ...request,
+  instructions: joinedText(request.instructions),
+  messages: request.messages.map((message): N.ConversationEntry =>
+    message.role === "system" ? { role: "system", blocks: joinedText(message.blocks) } : message
+  )
+})
+
 /**
  * The neutral form after a trip through OpenAI: positioned system messages before the first turn
  * read back as instructions.

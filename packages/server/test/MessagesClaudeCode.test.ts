@@ -224,6 +224,35 @@ describe("ToolSearch results (tool_reference blocks)", () => {
     }))
 })
 
+describe("cache-friendly system prompt for a Chat upstream", () => {
+  it.scopedLive("two sessions of one project send byte-identical system messages; the billing header stays behind", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const a = yield* post(url, claudeCode("fast", [task, reminder], { session: "a1b2c" }))
+      const b = yield* post(url, claudeCode("fast", [task, reminder], { session: "z9y8x", stream: true }))
+      assert.strictEqual(a.status, 200, a.text)
+      assert.strictEqual(b.status, 200, b.text)
+      const [first, second] = yield* upstream.requests
+      const messagesOf = (body: unknown) => list(record(body)["messages"])
+      assert.strictEqual(JSON.stringify(messagesOf(first?.body)[0]), JSON.stringify(messagesOf(second?.body)[0]))
+      assert.strictEqual(JSON.stringify(messagesOf(first?.body)), JSON.stringify(messagesOf(second?.body)))
+      assert.deepStrictEqual(messagesOf(first?.body)[0], {
+        role: "system",
+        content: "You are Claude Code, Anthropic's official CLI for Claude.\n\nSECRET-PROJECT-PROMPT: use npm."
+      })
+      assert.notInclude(JSON.stringify(first?.body), "x-anthropic-billing-header")
+    }))
+
+  it.scopedLive("an anthropic_messages upstream still gets the billing header (native replay)", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const response = yield* post(url, claudeCode("claude", [task, reminder], { session: "a1b2c" }))
+      assert.strictEqual(response.status, 200, response.text)
+      const [seen] = yield* upstream.requests
+      assert.deepStrictEqual(list(record(seen?.body)["system"])[0], billing("a1b2c"))
+    }))
+})
+
 describe("anthropic-beta", () => {
   const callerBeta = "claude-code-20250219,oauth-2025-04-20, context-1m-2025-08-07,interleaved-thinking-2025-05-14"
 
