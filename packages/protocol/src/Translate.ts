@@ -44,6 +44,8 @@
  * - to Anthropic: positioned system messages (which the Messages API does not take) are moved to
  *   the end of `system`, in order; the turns around them then become adjacent (consecutive
  *   tool-result-only user messages read back as one);
+ * - to OpenAI: a `user` (Anthropic `metadata.user_id`) longer than {@link maxOpenAiUserLength}
+ *   characters is dropped (Claude Code sends a long JSON string there);
  * - to OpenAI: a `tool_reference` item of a tool result (a tool loaded by tool search) becomes the
  *   text {@link toolReferenceText}; Anthropic-only blocks (documents, server tool blocks), server tools and the
  *   Anthropic-only top-level fields in {@link anthropicOnlyFields} are dropped; `is_error` of a
@@ -246,6 +248,12 @@ export const toolReferenceText = (toolName: string): string => `Tool loaded: ${t
  * defeat a Chat upstream's prefix cache: `toOpenAiRequest` leaves such texts out of system messages.
  */
 export const billingHeaderPrefix = "x-anthropic-billing-header:"
+
+/**
+ * The longest `user` `toOpenAiRequest` writes, in characters (Unicode code points): OpenAI-compatible
+ * providers cap end-user ids at 64 characters and reject longer ones; the anchor has no rule.
+ */
+export const maxOpenAiUserLength = 64
 
 /** What `toOpenAiRequest` puts between the texts of one system message (a blank line). */
 export const systemTextSeparator = "\n\n"
@@ -596,7 +604,7 @@ const toOpenAiResponseFormat = (format: N.NeutralResponseFormat): typeof OpenAi.
  * the module notes). Instructions become one leading `system` message and each positioned system
  * message a `system` message at its place, each a single string (texts joined with
  * {@link systemTextSeparator}, billing header texts left out, a message of billing header texts
- * only left out); tool results become
+ * only left out); `user` is written only up to {@link maxOpenAiUserLength} characters; tool results become
  * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content` and, when
  * signed or redacted, `thinking_blocks`.
  * The output limit is written as `max_completion_tokens`.
@@ -646,7 +654,7 @@ export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionReque
     ...(n.topP !== undefined ? { top_p: n.topP } : {}),
     ...(n.stop.length > 0 ? { stop: n.stop } : {}),
     ...(n.stream ? { stream: true } : {}),
-    ...(n.user !== undefined ? { user: n.user } : {})
+    ...(n.user !== undefined && Array.from(n.user).length <= maxOpenAiUserLength ? { user: n.user } : {})
   }
 }
 

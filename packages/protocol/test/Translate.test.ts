@@ -1091,3 +1091,29 @@ describe("cache-friendly system prompts for Chat upstreams", () => {
     })
   })
 })
+
+describe("metadata.user_id to a Chat upstream", () => {
+  const chatUser = (userId: string) =>
+    Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      metadata: { user_id: userId },
+      messages: [{ role: "user", content: "hi" }]
+    })))).user
+
+  it("becomes user up to 64 characters and is dropped beyond", () => {
+    assert.strictEqual(Translate.maxOpenAiUserLength, 64)
+    assert.strictEqual(chatUser("u".repeat(64)), "u".repeat(64))
+    assert.isUndefined(chatUser("u".repeat(65)))
+    // characters, not UTF-16 units: 64 astral characters are 128 units
+    assert.strictEqual(chatUser("😀".repeat(64)), "😀".repeat(64))
+    assert.isUndefined(chatUser("😀".repeat(65)))
+  })
+
+  it("Claude Code's JSON user_id is dropped for OpenAI and kept for Anthropic", () => {
+    const neutral = right(Translate.fromAnthropicRequest(decodeAnthropic(ClaudeCode.firstRequest("auto"))))
+    assert.isAbove(ClaudeCode.userId.length, 64)
+    assert.notProperty(Translate.toOpenAiRequest(neutral), "user")
+    assert.deepStrictEqual(right(Translate.toAnthropicRequest(neutral)).metadata, { user_id: ClaudeCode.userId })
+  })
+})

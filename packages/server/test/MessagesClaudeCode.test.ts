@@ -253,6 +253,21 @@ describe("cache-friendly system prompt for a Chat upstream", () => {
     }))
 })
 
+describe("metadata.user_id", () => {
+  it.scopedLive("Claude Code's long JSON user_id is not sent as a Chat user; a short one is; Anthropic upstreams get metadata as sent", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const long = yield* post(url, claudeCode("fast", [task]))
+      const short = yield* post(url, { ...claudeCode("fast", [task]), metadata: { user_id: "user-42" } })
+      const native = yield* post(url, claudeCode("claude", [task]))
+      for (const response of [long, short, native]) assert.strictEqual(response.status, 200, response.text)
+      const [a, b, c] = yield* upstream.requests
+      assert.notProperty(record(a?.body), "user")
+      assert.strictEqual(record(b?.body)["user"], "user-42")
+      assert.deepStrictEqual(record(c?.body)["metadata"], { user_id: userId })
+    }))
+})
+
 describe("anthropic-beta", () => {
   const callerBeta = "claude-code-20250219,oauth-2025-04-20, context-1m-2025-08-07,interleaved-thinking-2025-05-14"
 
