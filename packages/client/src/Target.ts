@@ -80,13 +80,16 @@ export const credentialHeaders: ReadonlySet<string> = new Set([
 ])
 
 /**
- * Caller headers that are never forwarded upstream: credentials; the connection-specific and
- * hop-by-hop fields of RFC 9110 §7.6.1 (`connection`, `proxy-connection`, `keep-alive`, `te`,
- * `transfer-encoding`, `upgrade`, plus `trailer` and HTTP/2's `http2-settings`) — the caller's
- * `Connection` header can name more, and those are dropped too (see `prepareHeaders`); `expect`,
- * which our server answers itself (`100 Continue`) and which would make the upstream call fail;
- * framing our request builder sets (`host`, `content-length`, `content-type`,
- * `accept-encoding`); and the Anthropic version and beta headers, which the client sets.
+ * Caller headers that are never forwarded upstream as they are: credentials; the
+ * connection-specific and hop-by-hop fields of RFC 9110 §7.6.1 (`connection`, `proxy-connection`,
+ * `keep-alive`, `te`, `transfer-encoding`, `upgrade`, plus `trailer` and HTTP/2's `http2-settings`)
+ * — the caller's `Connection` header can name more, and those are dropped too (see
+ * `prepareHeaders`); `expect`, which our server answers itself (`100 Continue`) and which would make
+ * the upstream call fail; framing our request builder sets (`host`, `content-length`,
+ * `content-type`, `accept-encoding`); and the Anthropic version and beta headers, which the client
+ * sets. `anthropic-beta` is the one exception, and only when the caller's own Messages body is
+ * replayed to an `anthropic_messages` client: it is then merged with the client's `extra_headers`
+ * value (see `UpstreamClient`).
  */
 export const reservedHeaders: ReadonlySet<string> = new Set([
   ...credentialHeaders,

@@ -167,11 +167,16 @@ const retryDelay = (retry: number, failure: UpstreamFailure): Effect.Effect<numb
     ? Effect.succeed(failure.retryAfterMs)
     : Effect.map(Random.next, (r) => Math.round(Failure.backoffBaseMs(retry) * Failure.jitterFactor(r)))
 
-/** Where and what one logical call sends: the URL, the prepared body and the span's operation name. */
+/**
+ * Where and what one logical call sends: the URL, the prepared body, the span's operation name,
+ * and whether the body is the caller's own Messages body sent to an `anthropic_messages` client
+ * (its `anthropic-beta` header then goes along).
+ */
 interface Wire {
   readonly url: string
   readonly body: Readonly<Record<string, unknown>>
   readonly operation: "chat" | "count_tokens"
+  readonly nativeReplay: boolean
 }
 
 /**
@@ -184,13 +189,19 @@ const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire,
   if (target.client.format === "anthropic_messages") {
     return Either.map(
       Anthropic.encodeBody(target, options.body, options.native, streaming),
-      (body): Wire => ({ url: Prepare.messagesUrl(target.client.baseUrl), body, operation: "chat" })
+      (body): Wire => ({
+        url: Prepare.messagesUrl(target.client.baseUrl),
+        body,
+        operation: "chat",
+        nativeReplay: options.native?.format === "anthropic_messages"
+      })
     )
   }
   return Either.right({
     url: Prepare.chatCompletionsUrl(target.client.baseUrl),
     body: Prepare.prepareBody(target, options.body, streaming),
-    operation: "chat"
+    operation: "chat",
+    nativeReplay: false
   })
 }
 
@@ -220,7 +231,7 @@ const logicalCall = <A>(
 
   const run = Effect.gen(function*() {
     const base = HttpClientRequest.post(url).pipe(
-      HttpClientRequest.setHeaders(Prepare.prepareHeaders(client, options.headers)),
+      HttpClientRequest.setHeaders(Prepare.prepareHeaders(client, options.headers, { nativeReplay: wire.nativeReplay })),
       (request) =>
         client.format === "anthropic_messages"
           ? HttpClientRequest.setHeaders(request, {
@@ -459,7 +470,9 @@ const anthropicChunks = (
  *   request translated through the neutral request type (`TranslationError`, before any HTTP
  *   request, when it cannot be); then `Prepare.prepareAnthropicBody`. Answers and streamed events
  *   are translated back into chat completions and chunks.
- * - Headers: caller headers minus `reservedHeaders`, then `extra_headers`, then
+ * - Headers: caller headers minus `reservedHeaders`, then `extra_headers` (when the caller's own
+ *   Messages body is replayed to an `anthropic_messages` client — and for token counting — the
+ *   caller's `anthropic-beta` is kept, merged with the `extra_headers` one, caller's items first), then
  *   `Authorization: Bearer <key>` (`openai_chat`) or `anthropic-version: 2023-06-01` and
  *   `x-api-key: <key>` (`anthropic_messages`), `accept` and `content-type: application/json`.
  * - Retries: up to `maxRetries` on `TransportError`, 408, 429 and 5xx. Delay before retry `n`
@@ -512,7 +525,8 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpC
           logicalCall(http, options, {
             url: Prepare.countTokensUrl(options.target.client.baseUrl),
             body: { ...options.body, model: options.target.id },
-            operation: "count_tokens"
+            operation: "count_tokens",
+            nativeReplay: true
           }, false, readJson)
         )
         : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type { ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
-import { countTokensUrl, messagesUrl, prepareAnthropicBody } from "../src/internal/prepare.js"
+import { countTokensUrl, mergeBetas, messagesUrl, prepareAnthropicBody } from "../src/internal/prepare.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, request, Step, target } from "./support.js"
 
@@ -202,6 +202,66 @@ describe("UpstreamClient with an anthropic_messages target", () => {
         ]
       })
     }))
+
+  it("mergeBetas: comma lists trimmed, empty items dropped, first occurrence kept in order", () => {
+    assert.strictEqual(mergeBetas([" a , b,,", "c, a ,d "]), "a,b,c,d")
+    assert.strictEqual(mergeBetas([undefined, "x"]), "x")
+    assert.strictEqual(mergeBetas(["a", undefined]), "a")
+    assert.isUndefined(mergeBetas([undefined, " , "]))
+  })
+
+  describe("anthropic-beta", () => {
+    const betaTarget = anthropicTarget("a", { extraHeaders: { "Anthropic-Beta": "context-1m-2025-08-07, fine-grained-tool-streaming-2025-05-14" } })
+    const callerHeaders = { "anthropic-beta": "claude-code-20250219, context-1m-2025-08-07,interleaved-thinking-2025-05-14", "x-trace": "t" }
+    const native = { model: "route", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }
+
+    it.effect("a replayed native body keeps the caller's betas merged with extra_headers' (buffered, streamed, token counting)", () =>
+      Effect.gen(function*() {
+        const fake = yield* makeFake({ "a.test": [Step.ok(message()), Step.sse(streamEvents()), Step.ok({ input_tokens: 3 })] })
+        const options = {
+          target: betaTarget,
+          body: { model: "route", messages: [{ role: "user", content: "hi" }] },
+          native: { format: "anthropic_messages" as const, body: native },
+          headers: callerHeaders
+        }
+        yield* fake.client.complete(options)
+        yield* Stream.runDrain(yield* fake.client.stream(options))
+        yield* fake.client.countTokens({ ...options, body: { model: "route", messages: native.messages } })
+        const seen = yield* fake.requests
+        assert.lengthOf(seen, 3)
+        for (const request of seen) {
+          assert.strictEqual(
+            request.headers["anthropic-beta"],
+            "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"
+          )
+          assert.strictEqual(request.headers["x-trace"], "t")
+        }
+      }))
+
+    it.effect("a translated body (chat caller) drops the caller's betas: extra_headers alone set the header", () =>
+      Effect.gen(function*() {
+        const fake = yield* makeFake({ "a.test": [Step.ok(message()), Step.ok(message())] })
+        const body = { model: "route", messages: [{ role: "user", content: "hi" }] }
+        yield* fake.client.complete({ target: betaTarget, body, headers: callerHeaders })
+        yield* fake.client.complete({ target: anthropicTarget("a"), body, headers: callerHeaders })
+        const [withExtra, without] = yield* fake.requests
+        assert.strictEqual(withExtra?.headers["anthropic-beta"], "context-1m-2025-08-07, fine-grained-tool-streaming-2025-05-14")
+        assert.isUndefined(without?.headers["anthropic-beta"])
+      }))
+
+    it.effect("an OpenAI target never gets the caller's betas, native body or not", () =>
+      Effect.gen(function*() {
+        const fake = yield* makeFake({ "a.test": [Step.ok()] })
+        yield* fake.client.complete({
+          target: target("a"),
+          body: request,
+          native: { format: "anthropic_messages", body: native },
+          headers: callerHeaders
+        })
+        const [seen] = yield* fake.requests
+        assert.isUndefined(seen?.headers["anthropic-beta"])
+      }))
+  })
 
   it.effect("an OpenAI target ignores the native body and gets the chat request", () =>
     Effect.gen(function*() {

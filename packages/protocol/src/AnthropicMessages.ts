@@ -77,9 +77,22 @@ export const ToolUseBlock = Schema.Struct({
 })
 export type ToolUseBlock = typeof ToolUseBlock.Type
 
-/** A content item of a `tool_result` block of a type other than text and image (search results, documents). */
-export const OtherToolResultContent = otherOf(["text", "image"], "tool result content")
-export const ToolResultContent = Schema.Union(TextBlock, ImageBlock, OtherToolResultContent)
+/**
+ * `{"type": "tool_reference", "tool_name": "..."}`: a `tool_result` content item naming a deferred
+ * tool (`defer_loading`) that a tool search just loaded (Claude Code's ToolSearch returns these).
+ */
+export const ToolReferenceBlock = Schema.Struct({
+  type: Schema.Literal("tool_reference"),
+  tool_name: Schema.String,
+  cache_control: opt(NullOr(CacheControl))
+})
+export type ToolReferenceBlock = typeof ToolReferenceBlock.Type
+
+/** A content item of a `tool_result` block of another type (search results, documents). */
+export const OtherToolResultContent = otherOf(["text", "image", "tool_reference"], "tool result content")
+/** A content item of a `tool_result` block. */
+export const ToolResultContent = Schema.Union(TextBlock, ImageBlock, ToolReferenceBlock, OtherToolResultContent)
+export type ToolResultContent = typeof ToolResultContent.Type
 
 /** `{"type": "tool_result", "tool_use_id": "toolu_...", "content"?: string | [...], "is_error"?: bool}` */
 export const ToolResultBlock = Schema.Struct({
@@ -138,6 +151,21 @@ export const Message = Schema.Struct({
 })
 export type Message = typeof Message.Type
 
+/**
+ * A system message inside `messages` (`{"role": "system", "content": "..." | [text blocks]}`). Not
+ * part of Anthropic's published API, but Claude Code sends it for model ids it does not recognise
+ * (e.g. a first request `[user, system]`), so a gateway must take it.
+ */
+export const SystemMessage = Schema.Struct({
+  role: Schema.Literal("system"),
+  content: Schema.Union(Schema.String, Schema.Array(TextBlock))
+})
+export type SystemMessage = typeof SystemMessage.Type
+
+/** An entry of a request's `messages`: a turn or a system message. */
+export const RequestMessage = Schema.Union(Message, SystemMessage)
+export type RequestMessage = typeof RequestMessage.Type
+
 /** A client tool: `{"name", "description"?, "input_schema"}` (`type` is `"custom"` or absent). */
 export const CustomTool = Schema.Struct({
   type: opt(Schema.Literal("custom")),
@@ -176,7 +204,7 @@ export const OutputConfig = Schema.Struct({
 
 const requestFields = {
   model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })),
-  messages: Schema.Array(Message),
+  messages: Schema.Array(RequestMessage),
   system: opt(Schema.Union(Schema.String, Schema.Array(TextBlock))),
   temperature: opt(Schema.Number),
   top_p: opt(Schema.Number),

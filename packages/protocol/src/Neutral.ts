@@ -3,7 +3,10 @@
  * both translate into and out of (see {@link module:Translate}). Plain readonly data, no wire
  * quirks:
  *
- * - client system / developer content is in `instructions`, never in `messages`;
+ * - client system / developer content given before the conversation (Anthropic `system`, OpenAI
+ *   system / developer messages before the first turn) is in `instructions`; a system message
+ *   inside the conversation (OpenAI, or Claude Code's `role: "system"` Messages entries) is a
+ *   {@link SystemMessage} at its place in `messages`;
  * - a tool result is a `User`-role message whose blocks are `ToolResult` (consecutive OpenAI
  *   `role: "tool"` messages become one such message), so "is the last message a tool result?" has
  *   one answer whatever the inbound format (anchor §2.5);
@@ -53,11 +56,14 @@ export interface ToolUse {
   readonly cacheControl?: unknown
 }
 
-/** The result of the tool call `toolUseId`. OpenAI has no error flag: `isError` is `false` there. */
+/**
+ * The result of the tool call `toolUseId`. OpenAI has no error flag: `isError` is `false` there.
+ * An {@link Opaque} item is an Anthropic `tool_reference` (a tool loaded by tool search).
+ */
 export interface ToolResult {
   readonly _tag: "ToolResult"
   readonly toolUseId: string
-  readonly content: ReadonlyArray<Text | Image>
+  readonly content: ReadonlyArray<Text | Image | Opaque>
   readonly isError: boolean
   readonly cacheControl?: unknown
 }
@@ -99,6 +105,19 @@ export interface NeutralMessage {
   readonly role: "user" | "assistant"
   readonly blocks: ReadonlyArray<Block>
 }
+
+/**
+ * A system message at its place in the conversation: an OpenAI `system` / `developer` message that
+ * follows a user, assistant or tool message, or an Anthropic `{"role": "system"}` entry of
+ * `messages` (Claude Code sends these for model ids it does not recognise). Text only.
+ */
+export interface SystemMessage {
+  readonly role: "system"
+  readonly blocks: ReadonlyArray<Text>
+}
+
+/** An entry of a neutral conversation: a turn or a positioned system message. */
+export type ConversationEntry = NeutralMessage | SystemMessage
 
 /** A function tool the model may call; `parameters` is its JSON Schema. */
 export interface NeutralTool {
@@ -143,9 +162,10 @@ export type NeutralResponseFormat =
 /** A request in neutral form. */
 export interface NeutralRequest {
   readonly model: string
-  /** System / developer content, in order. */
+  /** System / developer content given before the conversation, in order. */
   readonly instructions: ReadonlyArray<Text>
-  readonly messages: ReadonlyArray<NeutralMessage>
+  /** The conversation: turns and positioned system messages, in order. */
+  readonly messages: ReadonlyArray<ConversationEntry>
   readonly tools: ReadonlyArray<NeutralTool>
   /** Tools only one format understands, sent after `tools` to an upstream of that format. */
   readonly opaqueTools: ReadonlyArray<OpaqueTool>
@@ -199,10 +219,16 @@ export interface NeutralResponse {
 export const text = (value: string): Text => ({ _tag: "Text", text: value })
 
 /**
- * True when the request is a new user turn (anchor §2.5): its last message is a user message
- * and not every block is a `ToolResult` (an empty user message counts as a continuation).
+ * True when the request is a new user turn (anchor §2.5, SPEC §7): its last message that is not a
+ * system message is a user message and not every block is a `ToolResult` (an empty user message
+ * counts as a continuation). Positioned system messages are skipped, so `[user, system]` is a user
+ * turn and `[…, user(tool results), system]` a continuation.
  */
 export const isUserTurn = (request: NeutralRequest): boolean => {
-  const last = request.messages[request.messages.length - 1]
-  return last !== undefined && last.role === "user" && !last.blocks.every((b) => b._tag === "ToolResult")
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i]
+    if (message === undefined || message.role === "system") continue
+    return message.role === "user" && !message.blocks.every((b) => b._tag === "ToolResult")
+  }
+  return false
 }

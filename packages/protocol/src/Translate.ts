@@ -7,8 +7,15 @@
  * and their lossy spots are listed below.
  *
  * Normalisations (a translation followed by its inverse gives the normalised form, not the input):
- * - all OpenAI `system` / `developer` messages, wherever they are, become `instructions` in order
- *   (their role and `name` are lost); `toOpenAiRequest` writes them as ONE leading `system` message;
+ * - the OpenAI `system` / `developer` messages before the first other message become
+ *   `instructions` in order, and `toOpenAiRequest` writes `instructions` as ONE leading `system`
+ *   message; a later one is a positioned `SystemMessage`, written back as a `system` message at the
+ *   same place (either way `developer` becomes `system` and `name` is lost); an Anthropic request's
+ *   positioned system messages at the start of `messages` therefore come back from OpenAI as
+ *   `instructions`;
+ * - `toOpenAiRequest` writes each system message's content as ONE string, its texts joined with
+ *   {@link systemTextSeparator}, so several text parts or Anthropic system blocks read back as one
+ *   text; texts starting with {@link billingHeaderPrefix} are left out (see there);
  * - string content becomes one text block, `""` becomes no block (and no block becomes `""`);
  *   a single text block without a cache marker is written as a plain string;
  * - consecutive OpenAI `tool` messages (and consecutive Anthropic user messages made only of
@@ -34,7 +41,13 @@
  *   "disable_parallel_tool_use": …}` (when there are tools), i.e. an explicit `auto` on the way back.
  *
  * Lossy mappings (documented, not failures):
- * - to OpenAI: Anthropic-only blocks (documents, server tool blocks), server tools and the
+ * - to Anthropic: positioned system messages (which the Messages API does not take) are moved to
+ *   the end of `system`, in order; the turns around them then become adjacent (consecutive
+ *   tool-result-only user messages read back as one);
+ * - to OpenAI: a `user` (Anthropic `metadata.user_id`) longer than {@link maxOpenAiUserLength}
+ *   characters is dropped (Claude Code sends a long JSON string there);
+ * - to OpenAI: a `tool_reference` item of a tool result (a tool loaded by tool search) becomes the
+ *   text {@link toolReferenceText}; Anthropic-only blocks (documents, server tool blocks), server tools and the
  *   Anthropic-only top-level fields in {@link anthropicOnlyFields} are dropped; `is_error` of a
  *   tool result is dropped; images inside a tool result move to a user message right after the
  *   `tool` messages (OpenAI tool messages hold text only);
@@ -221,6 +234,40 @@ const toOpenAiThinking = (blocks: ReadonlyArray<N.Thinking | N.RedactedThinking>
   }
 }
 
+const isToolReference = Schema.is(Anthropic.ToolReferenceBlock)
+
+/**
+ * The text a Chat upstream reads in place of an Anthropic `tool_reference` (a deferred tool that a
+ * tool search loaded): `Tool loaded: <tool name>`. The tool itself is among the request's tools.
+ */
+export const toolReferenceText = (toolName: string): string => `Tool loaded: ${toolName}`
+
+/**
+ * The start of the per-session text block Claude Code puts first in `system`
+ * (`x-anthropic-billing-header: cc_version=…; cch=…;`). It is meant for Anthropic, and since it
+ * changes with every session it would make every session's prompt differ from its first bytes and
+ * defeat a Chat upstream's prefix cache: `toOpenAiRequest` leaves such texts out of system messages.
+ */
+export const billingHeaderPrefix = "x-anthropic-billing-header:"
+
+/**
+ * The longest `user` `toOpenAiRequest` writes, in characters (Unicode code points): OpenAI-compatible
+ * providers cap end-user ids at 64 characters and reject longer ones; the anchor has no rule.
+ */
+export const maxOpenAiUserLength = 64
+
+/** What `toOpenAiRequest` puts between the texts of one system message (a blank line). */
+export const systemTextSeparator = "\n\n"
+
+/**
+ * The content of a system message written to OpenAI: its texts, minus the billing header ones,
+ * joined with {@link systemTextSeparator}; `undefined` when every text was a billing header.
+ */
+const openAiSystemContent = (texts: ReadonlyArray<N.Text>): string | undefined => {
+  const kept = texts.filter((t) => !t.text.startsWith(billingHeaderPrefix))
+  return kept.length === 0 && texts.length > 0 ? undefined : kept.map((t) => t.text).join(systemTextSeparator)
+}
+
 /** `msg_…` ids stay; any other id gets the `msg_` prefix. */
 export const anthropicMessageId = (id: string): string => id.startsWith("msg_") ? id : `msg_${id}`
 
@@ -308,7 +355,7 @@ const openAiAssistantBlocks = (
   return Either.right(blocks)
 }
 
-const isToolResultMessage = (message: N.NeutralMessage | undefined): message is N.NeutralMessage =>
+const isToolResultMessage = (message: N.ConversationEntry | undefined): message is N.NeutralMessage =>
   message !== undefined && message.role === "user" && message.blocks.length > 0 &&
   message.blocks.every((b) => b._tag === "ToolResult")
 
@@ -339,21 +386,24 @@ const openAiResponseFormat = (format: typeof OpenAi.ResponseFormat.Type): N.Neut
 }
 
 /**
- * An OpenAI Chat request in neutral form. Fails only for the deprecated `function_call` /
- * `role: "function"` messages (no tool-call id to pair them by). Tool-call arguments that are not
- * a JSON object are kept (`input` is then not an object) and fail later, in `toAnthropicRequest`.
+ * An OpenAI Chat request in neutral form. System / developer messages before the first other
+ * message are `instructions`; later ones stay in place as positioned system messages. Fails only
+ * for the deprecated `function_call` / `role: "function"` messages (no tool-call id to pair them
+ * by). Tool-call arguments that are not a JSON object are kept (`input` is then not an object) and
+ * fail later, in `toAnthropicRequest`.
  */
 export const fromOpenAiRequest = (
   req: OpenAi.ChatCompletionRequest
 ): Either.Either<N.NeutralRequest, TranslationError> =>
   Either.gen(function*() {
     const instructions: Array<N.Text> = []
-    const messages: Array<N.NeutralMessage> = []
+    const messages: Array<N.ConversationEntry> = []
     for (const message of req.messages) {
       switch (message.role) {
         case "system":
         case "developer":
-          instructions.push(...openAiTextContent(message.content))
+          if (messages.length === 0) instructions.push(...openAiTextContent(message.content))
+          else messages.push({ role: "system", blocks: openAiTextContent(message.content) })
           break
         case "user":
           messages.push({ role: "user", blocks: openAiUserBlocks(message.content) })
@@ -451,7 +501,8 @@ const openAiUserMessages = (blocks: ReadonlyArray<N.Block>): ReadonlyArray<OpenA
         const texts: Array<string> = []
         for (const item of block.content) {
           if (item._tag === "Text") texts.push(item.text)
-          else parts.push(openAiImagePart(item))
+          else if (item._tag === "Image") parts.push(openAiImagePart(item))
+          else if (isToolReference(item.value)) texts.push(toolReferenceText(item.value.tool_name))
         }
         out.push({ role: "tool", tool_call_id: block.toolUseId, content: openAiText(texts) })
         break
@@ -551,19 +602,32 @@ const toOpenAiResponseFormat = (format: N.NeutralResponseFormat): typeof OpenAi.
 
 /**
  * A neutral request as an OpenAI Chat request. Total: what OpenAI cannot express is dropped (see
- * the module notes). Instructions become one leading `system` message; tool results become
+ * the module notes). Instructions become one leading `system` message and each positioned system
+ * message a `system` message at its place, each a single string (texts joined with
+ * {@link systemTextSeparator}, billing header texts left out, a message of billing header texts
+ * only left out); `user` is written only up to {@link maxOpenAiUserLength} characters; tool results become
  * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content` and, when
  * signed or redacted, `thinking_blocks`.
  * The output limit is written as `max_completion_tokens`.
  */
 export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionRequest => {
   const messages: Array<OpenAi.Message> = []
-  if (n.instructions.length > 0) {
-    messages.push({ role: "system", content: openAiText(n.instructions.map((t) => t.text)) })
-  }
+  const instructions = openAiSystemContent(n.instructions)
+  if (n.instructions.length > 0 && instructions !== undefined) messages.push({ role: "system", content: instructions })
   for (const message of n.messages) {
-    if (message.role === "user") messages.push(...openAiUserMessages(message.blocks))
-    else messages.push(openAiAssistantMessage(message.blocks))
+    switch (message.role) {
+      case "system": {
+        const content = openAiSystemContent(message.blocks)
+        if (content !== undefined) messages.push({ role: "system", content })
+        break
+      }
+      case "user":
+        messages.push(...openAiUserMessages(message.blocks))
+        break
+      case "assistant":
+        messages.push(openAiAssistantMessage(message.blocks))
+        break
+    }
   }
   const tools: Array<typeof OpenAi.Tool.Type> = n.tools.map((tool) => ({
     type: "function",
@@ -591,7 +655,7 @@ export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionReque
     ...(n.topP !== undefined ? { top_p: n.topP } : {}),
     ...(n.stop.length > 0 ? { stop: n.stop } : {}),
     ...(n.stream ? { stream: true } : {}),
-    ...(n.user !== undefined ? { user: n.user } : {})
+    ...(n.user !== undefined && Array.from(n.user).length <= maxOpenAiUserLength ? { user: n.user } : {})
   }
 }
 
@@ -631,7 +695,7 @@ const anthropicImage = (block: Anthropic.ImageBlock): N.Image | undefined => {
 }
 
 const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.ToolResult, TranslationError> => {
-  const content: Array<N.Text | N.Image> = []
+  const content: Array<N.Text | N.Image | N.Opaque> = []
   const raw = block.content
   if (Predicate.isString(raw)) content.push(...textBlocks(raw))
   else {
@@ -641,7 +705,8 @@ const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.
         const image = anthropicImage(item)
         if (image === undefined) return fail(`a tool_result image with a ${clip(item.source.type)} source cannot be translated`)
         content.push(image)
-      } else return fail(`a tool_result with ${clip(item.type)} content cannot be translated`)
+      } else if (ofType(item, "tool_reference")) content.push({ _tag: "Opaque", format: "anthropic_messages", value: item })
+      else return fail(`a tool_result with ${clip(item.type)} content cannot be translated`)
     }
   }
   return Either.right({
@@ -690,9 +755,11 @@ const isAnthropicCustomTool = Schema.is(Anthropic.CustomTool)
 
 /**
  * An Anthropic Messages request in neutral form; consecutive user messages made only of tool
- * results are merged into one. Fails when a `tool_result` holds content other
- * than text and images (documents, search results) or an image from a file source, which no
- * neutral block can carry. Other unknown blocks, server tools and unknown fields are kept opaque.
+ * results are merged into one, and a `{"role": "system"}` entry of `messages` is a positioned
+ * system message. A `tool_reference` in a `tool_result` is kept as an opaque item. Fails when a
+ * `tool_result` holds other content than text, images and tool references (documents, search
+ * results) or an image from a file source, which no neutral block can carry. Other unknown
+ * blocks, server tools and unknown fields are kept opaque.
  */
 export const fromAnthropicRequest = (
   req: Anthropic.MessagesRequest
@@ -703,8 +770,13 @@ export const fromAnthropicRequest = (
       : Predicate.isString(req.system)
       ? textBlocks(req.system)
       : req.system.map(anthropicText)
-    const messages: Array<N.NeutralMessage> = []
+    const messages: Array<N.ConversationEntry> = []
     for (const message of req.messages) {
+      if (message.role === "system") {
+        const content = message.content
+        messages.push({ role: "system", blocks: Predicate.isString(content) ? textBlocks(content) : content.map(anthropicText) })
+        continue
+      }
       const next: N.NeutralMessage = { role: message.role, blocks: yield* anthropicBlocks(message.content) }
       const last = messages[messages.length - 1]
       // Consecutive tool-result-only user messages are one message, as consecutive OpenAI tool messages are.
@@ -759,6 +831,7 @@ export const fromAnthropicRequest = (
 // neutral → Anthropic request
 
 const isAnthropicContentBlock = Schema.is(Anthropic.ContentBlock)
+const isAnthropicToolResultContent = Schema.is(Anthropic.ToolResultContent)
 const isAnthropicTool = Schema.is(Anthropic.Tool)
 
 const cacheControlOf = (cacheControl: unknown): { readonly cache_control?: Anthropic.CacheControl } =>
@@ -816,9 +889,12 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
         : fail(`the arguments of tool call ${clip(block.id)} are not a JSON object`)
     case "ToolResult":
       return Either.gen(function*() {
-        const content: Array<Anthropic.TextBlock | Anthropic.ImageBlock> = []
+        const content: Array<Anthropic.ToolResultContent> = []
         for (const item of block.content) {
-          content.push(item._tag === "Text" ? toAnthropicText(item) : yield* toAnthropicImage(item))
+          if (item._tag === "Text") content.push(toAnthropicText(item))
+          else if (item._tag === "Image") content.push(yield* toAnthropicImage(item))
+          else if (item.format === "anthropic_messages" && isAnthropicToolResultContent(item.value)) content.push(item.value)
+          else return yield* fail("an opaque tool_result item is not Anthropic tool_result content")
         }
         const only = content[0]
         const body = content.length === 0
@@ -913,6 +989,8 @@ export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
  * part or custom tool (call), tool-call arguments that are not a JSON object, a non-base64 `data:`
  * image URL, or an OpenAI-only tool choice. `max_tokens` is `maxOutputTokens`, else
  * {@link defaultAnthropicMaxTokens}. Within a user message, tool results are moved first.
+ * Positioned system messages, which the Messages API does not take inside `messages`, are moved to
+ * the end of `system`, in order.
  */
 export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic.MessagesRequest, TranslationError> =>
   Either.gen(function*() {
@@ -921,7 +999,12 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
       return yield* fail("n > 1 (several choices) cannot be sent to an anthropic_messages upstream")
     }
     const messages: Array<Anthropic.Message> = []
+    const moved: Array<N.Text> = []
     for (const message of n.messages) {
+      if (message.role === "system") {
+        moved.push(...message.blocks)
+        continue
+      }
       const ordered = message.role === "user"
         ? [...message.blocks.filter((b) => b._tag === "ToolResult"), ...message.blocks.filter((b) => b._tag !== "ToolResult")]
         : message.blocks
@@ -943,12 +1026,13 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
       if (isAnthropicTool(tool.value)) tools.push(tool.value)
     }
     const toolChoice = yield* toAnthropicToolChoice(n)
-    const firstInstruction = n.instructions[0]
-    const system = n.instructions.length === 0
+    const systemTexts = [...n.instructions, ...moved]
+    const firstInstruction = systemTexts[0]
+    const system = systemTexts.length === 0
       ? undefined
-      : n.instructions.length === 1 && firstInstruction !== undefined && !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
+      : systemTexts.length === 1 && firstInstruction !== undefined && !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
       ? firstInstruction.text
-      : n.instructions.map(toAnthropicText)
+      : systemTexts.map(toAnthropicText)
     const extraOutputConfig = n.extra["output_config"]
     const outputConfig = {
       ...(Predicate.isRecord(extraOutputConfig) ? extraOutputConfig : {}),

@@ -44,10 +44,13 @@ const fullRequest = {
       content: [
         { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "x" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AA" } }] },
         { type: "tool_result", tool_use_id: "toolu_2", content: "failed", is_error: true },
-        { type: "tool_result", tool_use_id: "toolu_3" }
+        { type: "tool_result", tool_use_id: "toolu_3" },
+        { type: "tool_result", tool_use_id: "toolu_4", content: [{ type: "tool_reference", tool_name: "Grep", extra: true }] }
       ]
     },
-    { role: "assistant", content: "plain" }
+    { role: "system", content: [{ type: "text", text: "reminder", cache_control: { type: "ephemeral" }, extra: 1 }] },
+    { role: "assistant", content: "plain" },
+    { role: "system", content: "string reminder" }
   ],
   tools: [
     { name: "read", description: "read", input_schema: { type: "object" }, cache_control: { type: "ephemeral" } },
@@ -83,7 +86,12 @@ describe("MessagesRequest", () => {
     assert.isTrue(Either.isLeft(decodeRequest(withoutMax)))
     assert.isTrue(Either.isRight(Schema.decodeUnknownEither(CountTokensRequest, decodeOptions)(withoutMax)))
     assert.isTrue(Either.isLeft(decodeRequest({ model: " ", max_tokens: 1, messages: [] })))
-    assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "system", content: "x" }] })))
+    assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "tool", content: "x" }] })))
+    // a system message (Claude Code sends them) is text only: a string or text blocks
+    const system = (content: unknown) => decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }, { role: "system", content }] })
+    assert.isTrue(Either.isRight(system("x")))
+    assert.isTrue(Either.isRight(system([{ type: "text", text: "x", cache_control: { type: "ephemeral" } }])))
+    assert.isTrue(Either.isLeft(system([{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }])))
     // a known block type with a missing field is an error, not an "other" block
     assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "text" }] }] })))
     assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "n", input: "x" }] }] })))

@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import * as Arb from "./arbitraries.js"
+import * as ClaudeCode from "./claudeCode.js"
 
 const decodeOpenAi = Schema.decodeUnknownSync(OpenAi.ChatCompletionRequest, OpenAi.decodeOptions)
 const decodeAnthropic = Schema.decodeUnknownSync(Anthropic.MessagesRequest, Anthropic.decodeOptions)
@@ -28,13 +29,18 @@ const leftReason = <A>(either: Either.Either<A, TranslationError>): string => {
 }
 
 describe("request round trips (properties)", () => {
-  it("OpenAI → neutral → OpenAI → neutral is the identity on the neutral form", () => {
+  // System / developer messages anywhere in `messages`: the leading ones are instructions, the
+  // others stay positioned system messages, and both come back in place, each system message's
+  // texts joined into one (after which the trip is the identity).
+  it("OpenAI → neutral → OpenAI → neutral keeps the neutral form, system texts joined", () => {
     FastCheck.assert(
       FastCheck.property(Arb.openAiRequest, (req) => {
         const first = right(Translate.fromOpenAiRequest(req))
         const openAi = Translate.toOpenAiRequest(first)
         assert.isTrue(isOpenAiRequest(openAi))
-        assert.deepStrictEqual(right(Translate.fromOpenAiRequest(openAi)), first)
+        const second = right(Translate.fromOpenAiRequest(openAi))
+        assert.deepStrictEqual(second, Arb.systemTextsJoined(first))
+        assert.deepStrictEqual(right(Translate.fromOpenAiRequest(Translate.toOpenAiRequest(second))), second)
       }),
       { numRuns: 300 }
     )
@@ -42,9 +48,11 @@ describe("request round trips (properties)", () => {
 
   /*
    * Expected normalisations through Anthropic: the verbatim OpenAI `arguments` string is gone
-   * (arguments compare as parsed JSON), and a missing output limit becomes
-   * `defaultAnthropicMaxTokens`. Everything else — instructions (all system / developer messages
-   * merged, in order), message order and roles, text, images (URL and base64), tool calls (ids,
+   * (arguments compare as parsed JSON), a missing output limit becomes
+   * `defaultAnthropicMaxTokens`, positioned system messages move to the end of the
+   * instructions (the tool results they separated then read back as one message), and the way
+   * back through OpenAI joins the instructions' texts into one. Everything
+   * else — instructions, message order and roles, text, images (URL and base64), tool calls (ids,
    * names, input), tool results (ids, order, merged per run of tool messages), tools, tool
    * choice, parallel flag, sampling fields, stop, stream, user, vendor fields — is equal.
    */
@@ -59,44 +67,52 @@ describe("request round trips (properties)", () => {
         assert.isTrue(isOpenAiRequest(openAi))
         const third = right(Translate.fromOpenAiRequest(openAi))
         const expected: N.NeutralRequest = {
-          ...Arb.withoutRawArguments(first),
+          ...Arb.systemMessagesMoved(Arb.withoutRawArguments(first)),
           maxOutputTokens: first.maxOutputTokens ?? Translate.defaultAnthropicMaxTokens
         }
         assert.deepStrictEqual(Arb.withoutRawArguments(second), expected)
-        assert.deepStrictEqual(Arb.withoutRawArguments(third), expected)
+        assert.deepStrictEqual(Arb.withoutRawArguments(third), Arb.systemTextsJoined(expected))
       }),
       { numRuns: 300 }
     )
   })
 
   /*
-   * Expected normalisations through OpenAI: none at the neutral level for this subset (no cache
-   * markers, no thinking, no images inside tool results, no user message mixing tool results with
-   * other blocks, no `is_error`, which OpenAI cannot carry); consecutive tool-result-only user
-   * messages are already one message in the first neutral form. The Anthropic body is then the
-   * canonical one: `toAnthropicRequest` of the first neutral form.
+   * Expected normalisations through OpenAI: for this subset (no cache markers, no thinking, no
+   * images inside tool results, no user message mixing tool results with other blocks, no
+   * `is_error`, which OpenAI cannot carry) the system texts: each system message's texts (the
+   * instructions', each positioned one's) read back joined into one, and positioned system
+   * messages at the start of `messages` read back as instructions; consecutive tool-result-only
+   * user messages are already one message in the first neutral form, and a system message between
+   * two runs of tool results stays between them.
    */
   it("Anthropic → neutral → OpenAI → neutral → Anthropic keeps the neutral request and the canonical body", () => {
     FastCheck.assert(
-      FastCheck.property(Arb.anthropicRequest({ isError: false }), (req) => {
+      FastCheck.property(Arb.anthropicRequest({ anthropicOnly: false }), (req) => {
         const first = right(Translate.fromAnthropicRequest(req))
         const openAi = Translate.toOpenAiRequest(first)
         assert.isTrue(isOpenAiRequest(openAi))
         const second = right(Translate.fromOpenAiRequest(openAi))
-        assert.deepStrictEqual(Arb.withoutRawArguments(second), first)
+        const expected = Arb.leadingSystemMessagesAsInstructions(Arb.systemTextsJoined(first))
+        assert.deepStrictEqual(Arb.withoutRawArguments(second), expected)
         const anthropic = right(Translate.toAnthropicRequest(second))
-        assert.deepStrictEqual(anthropic, right(Translate.toAnthropicRequest(first)))
+        assert.deepStrictEqual(anthropic, right(Translate.toAnthropicRequest(expected)))
         assert.isTrue(isAnthropicRequest(anthropic))
       }),
       { numRuns: 300 }
     )
   })
 
-  it("Anthropic → neutral → Anthropic → neutral is the identity (is_error included)", () => {
+  // Identity but for positioned system messages, which the Messages API does not take inside
+  // `messages`: they move to the end of `system`.
+  it("Anthropic → neutral → Anthropic → neutral is the identity (is_error and tool_reference included)", () => {
     FastCheck.assert(
-      FastCheck.property(Arb.anthropicRequest({ isError: true }), (req) => {
+      FastCheck.property(Arb.anthropicRequest({ anthropicOnly: true }), (req) => {
         const first = right(Translate.fromAnthropicRequest(req))
-        assert.deepStrictEqual(right(Translate.fromAnthropicRequest(right(Translate.toAnthropicRequest(first)))), first)
+        assert.deepStrictEqual(
+          right(Translate.fromAnthropicRequest(right(Translate.toAnthropicRequest(first)))),
+          Arb.systemMessagesMoved(first)
+        )
       }),
       { numRuns: 300 }
     )
@@ -430,7 +446,7 @@ describe("Anthropic request → OpenAI (examples)", () => {
     assert.deepStrictEqual<unknown>(body, {
       model: "claude-sonnet-4-5",
       messages: [
-        { role: "system", content: [{ type: "text", text: "You are Claude Code." }, { type: "text", text: "Project notes." }] },
+        { role: "system", content: "You are Claude Code.\n\nProject notes." },
         { role: "user", content: "What is in shot.png?" },
         {
           role: "assistant",
@@ -860,5 +876,244 @@ describe("thinking through the OpenAI shape (examples)", () => {
       { type: "thinking", thinking: "t", signature: "S" },
       { type: "text", text: "done" }
     ])
+  })
+})
+
+describe("system messages inside the conversation (Claude Code's shape)", () => {
+  const reminderText = "<system-reminder>\nToday's date is 2026-01-15.\n</system-reminder>"
+  const plainResult = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01Search", content: "loaded" }] }
+  const bashCall = {
+    role: "assistant",
+    content: [{ type: "tool_use", id: "toolu_01Search", name: "Bash", input: { command: "npm test" } }]
+  }
+  const roles = (body: OpenAi.ChatCompletionRequest) => body.messages.map((message) => message.role)
+
+  it("a first request [user, system] decodes, is a user turn, and reaches OpenAI with the system message in place", () => {
+    const req = decodeAnthropic(ClaudeCode.firstRequest("auto"))
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(neutral.messages.map((message) => message.role), ["user", "system"])
+    assert.deepStrictEqual(neutral.messages[1], { role: "system", blocks: [{ _tag: "Text", text: reminderText }] })
+    assert.isTrue(isUserTurn(neutral))
+    const body = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(roles(body), ["system", "user", "system"])
+    assert.deepStrictEqual(body.messages[2], { role: "system", content: reminderText })
+    assert.isTrue(isOpenAiRequest(body))
+  })
+
+  it("a tool continuation [user, system, assistant(tool_use), user(tool_result)] keeps every message in order", () => {
+    const req = decodeAnthropic(ClaudeCode.request({
+      model: "auto",
+      session: "s",
+      messages: [ClaudeCode.task, ClaudeCode.reminder, bashCall, plainResult]
+    }))
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.isFalse(isUserTurn(neutral))
+    const body = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(roles(body), ["system", "user", "system", "assistant", "tool"])
+    assert.deepStrictEqual(body.messages[4], { role: "tool", tool_call_id: "toolu_01Search", content: "loaded" })
+  })
+
+  it("system messages do not decide user turn vs continuation, wherever they are", () => {
+    const turn = (messages: ReadonlyArray<unknown>) =>
+      isUserTurn(right(Translate.fromAnthropicRequest(decodeAnthropic({ model: "m", max_tokens: 1, messages }))))
+    assert.isTrue(turn([ClaudeCode.task, ClaudeCode.reminder]))
+    assert.isTrue(turn([ClaudeCode.reminder, ClaudeCode.task, ClaudeCode.reminder, ClaudeCode.reminder]))
+    assert.isFalse(turn([ClaudeCode.task, bashCall, plainResult, ClaudeCode.reminder]))
+    assert.isFalse(turn([ClaudeCode.task, bashCall, ClaudeCode.reminder]))
+    assert.isFalse(turn([ClaudeCode.reminder]))
+  })
+
+  it("text-block system messages keep their text; cache markers reach Anthropic, not OpenAI", () => {
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "system", content: [{ type: "text", text: "one" }, { type: "text", text: "two", cache_control: { type: "ephemeral" } }] }
+      ]
+    })
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(neutral.messages[1], {
+      role: "system",
+      blocks: [{ _tag: "Text", text: "one" }, { _tag: "Text", text: "two", cacheControl: { type: "ephemeral" } }]
+    })
+    assert.notInclude(JSON.stringify(Translate.toOpenAiRequest(neutral)), "cache_control")
+    assert.deepStrictEqual(right(Translate.toAnthropicRequest(neutral)).system, [
+      { type: "text", text: "one" },
+      { type: "text", text: "two", cache_control: { type: "ephemeral" } }
+    ])
+  })
+
+  it("an OpenAI system message mid-conversation stays in place through OpenAI and moves to system for Anthropic", () => {
+    const req = decodeOpenAi({
+      model: "m",
+      messages: [
+        { role: "system", content: "lead" },
+        { role: "developer", content: "lead 2" },
+        { role: "user", content: "hi" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "r" },
+        { role: "system", content: "mid" }
+      ]
+    })
+    const neutral = right(Translate.fromOpenAiRequest(req))
+    assert.deepStrictEqual(neutral.instructions, [{ _tag: "Text", text: "lead" }, { _tag: "Text", text: "lead 2" }])
+    assert.deepStrictEqual(neutral.messages[3], { role: "system", blocks: [{ _tag: "Text", text: "mid" }] })
+    assert.isFalse(isUserTurn(neutral))
+    const openAi = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(roles(openAi), ["system", "user", "assistant", "tool", "system"])
+    assert.deepStrictEqual(openAi.messages[0], { role: "system", content: "lead\n\nlead 2" })
+    assert.deepStrictEqual(right(Translate.fromOpenAiRequest(openAi)), {
+      ...neutral,
+      instructions: [{ _tag: "Text", text: "lead\n\nlead 2" }]
+    })
+    const anthropic = right(Translate.toAnthropicRequest(neutral))
+    assert.deepStrictEqual(anthropic.system, [
+      { type: "text", text: "lead" },
+      { type: "text", text: "lead 2" },
+      { type: "text", text: "mid" }
+    ])
+    assert.deepStrictEqual(anthropic.messages.map((message) => message.role), ["user", "assistant", "user"])
+  })
+})
+
+describe("tool_reference results (Claude Code's ToolSearch)", () => {
+  it("become \"Tool loaded: <name>\" texts in the tool message for OpenAI, and stay tool_reference blocks for Anthropic", () => {
+    const req = decodeAnthropic(ClaudeCode.continuation("auto"))
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.isFalse(isUserTurn(neutral))
+    const body = Translate.toOpenAiRequest(neutral)
+    assert.deepStrictEqual(body.messages.map((message) => message.role), ["system", "user", "system", "assistant", "tool"])
+    assert.deepStrictEqual(body.messages[4], {
+      role: "tool",
+      tool_call_id: "toolu_01Search",
+      content: [
+        { type: "text", text: "Tool loaded: mcp__tests__run" },
+        { type: "text", text: "Tool loaded: mcp__tests__list" }
+      ]
+    })
+    assert.isTrue(isOpenAiRequest(body))
+    // Every tool is offered to the Chat upstream, the deferred one included.
+    assert.deepStrictEqual(body.tools?.map((tool) => tool.type === "function" ? tool.function.name : tool.type), [
+      "Bash",
+      "ToolSearch",
+      "mcp__tests__run"
+    ])
+    const anthropic = right(Translate.toAnthropicRequest(neutral))
+    assert.deepStrictEqual<unknown>(anthropic.messages[anthropic.messages.length - 1], ClaudeCode.toolSearchResult)
+  })
+
+  it("a single tool_reference next to text: the tool message holds both, in order", () => {
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      messages: [
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "ToolSearch", input: {} }] },
+        {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "t1",
+            content: [{ type: "text", text: "found:" }, { type: "tool_reference", tool_name: "Grep", cache_control: { type: "ephemeral" } }]
+          }]
+        }
+      ]
+    })
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(Translate.toOpenAiRequest(neutral).messages[1], {
+      role: "tool",
+      tool_call_id: "t1",
+      content: [{ type: "text", text: "found:" }, { type: "text", text: "Tool loaded: Grep" }]
+    })
+    // The block's own fields (its cache marker) survive the way back to Anthropic.
+    assert.deepStrictEqual(right(Translate.toAnthropicRequest(neutral)).messages[1], req.messages[1])
+  })
+
+  it("a tool_reference without tool_name does not decode; other unknown tool_result content still fails translation", () => {
+    const result = (item: unknown) => ({
+      model: "m",
+      max_tokens: 1,
+      messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [item] }] }]
+    })
+    assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(Anthropic.MessagesRequest, Anthropic.decodeOptions)(result({ type: "tool_reference" }))))
+    const searched = decodeAnthropic(result({ type: "search_result", source: "s", title: "t", content: [] }))
+    assert.include(leftReason(Translate.fromAnthropicRequest(searched)), "search_result")
+  })
+})
+
+describe("cache-friendly system prompts for Chat upstreams", () => {
+  it("two sessions of one project (different billing headers) give byte-identical Chat system messages", () => {
+    const chatOf = (session: string) =>
+      Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(decodeAnthropic(ClaudeCode.firstRequest("auto", session)))))
+    const a = chatOf("a1b2c")
+    const b = chatOf("z9y8x")
+    assert.notDeepEqual(ClaudeCode.firstRequest("auto", "a1b2c").system, ClaudeCode.firstRequest("auto", "z9y8x").system)
+    assert.strictEqual(JSON.stringify(a.messages[0]), JSON.stringify(b.messages[0]))
+    assert.strictEqual(JSON.stringify(a.messages), JSON.stringify(b.messages))
+    assert.deepStrictEqual(a.messages[0], {
+      role: "system",
+      content: ClaudeCode.systemPrompt.map((block) => block.text).join(Translate.systemTextSeparator)
+    })
+    assert.notInclude(JSON.stringify(a), "x-anthropic-billing-header")
+  })
+
+  it("billing header texts are dropped from any system message; one made only of them is left out", () => {
+    const billing = { type: "text", text: `${Translate.billingHeaderPrefix} cch=1;` }
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      system: [billing],
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "system", content: [billing, { type: "text", text: "kept" }] },
+        { role: "system", content: [billing] }
+      ]
+    })
+    const neutral = right(Translate.fromAnthropicRequest(req))
+    assert.deepStrictEqual(Translate.toOpenAiRequest(neutral).messages, [
+      { role: "user", content: "hi" },
+      { role: "system", content: "kept" }
+    ])
+    // The billing header is Anthropic's: an Anthropic body keeps it.
+    assert.include(JSON.stringify(right(Translate.toAnthropicRequest(neutral)).system), Translate.billingHeaderPrefix)
+  })
+
+  it("a text merely mentioning the billing header (not starting with it) is kept", () => {
+    const req = decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      system: [{ type: "text", text: `see ${Translate.billingHeaderPrefix}` }, { type: "text", text: "b" }],
+      messages: [{ role: "user", content: "hi" }]
+    })
+    assert.deepStrictEqual(Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(req))).messages[0], {
+      role: "system",
+      content: `see ${Translate.billingHeaderPrefix}\n\nb`
+    })
+  })
+})
+
+describe("metadata.user_id to a Chat upstream", () => {
+  const chatUser = (userId: string) =>
+    Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(decodeAnthropic({
+      model: "m",
+      max_tokens: 1,
+      metadata: { user_id: userId },
+      messages: [{ role: "user", content: "hi" }]
+    })))).user
+
+  it("becomes user up to 64 characters and is dropped beyond", () => {
+    assert.strictEqual(Translate.maxOpenAiUserLength, 64)
+    assert.strictEqual(chatUser("u".repeat(64)), "u".repeat(64))
+    assert.isUndefined(chatUser("u".repeat(65)))
+    // characters, not UTF-16 units: 64 astral characters are 128 units
+    assert.strictEqual(chatUser("😀".repeat(64)), "😀".repeat(64))
+    assert.isUndefined(chatUser("😀".repeat(65)))
+  })
+
+  it("Claude Code's JSON user_id is dropped for OpenAI and kept for Anthropic", () => {
+    const neutral = right(Translate.fromAnthropicRequest(decodeAnthropic(ClaudeCode.firstRequest("auto"))))
+    assert.isAbove(ClaudeCode.userId.length, 64)
+    assert.notProperty(Translate.toOpenAiRequest(neutral), "user")
+    assert.deepStrictEqual(right(Translate.toAnthropicRequest(neutral)).metadata, { user_id: ClaudeCode.userId })
   })
 })

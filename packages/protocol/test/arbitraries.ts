@@ -228,29 +228,56 @@ const anthropicImage: Arb<Anthropic.ImageBlock> = FastCheck.oneof(
     source: { type: "base64", media_type, data }
   }))
 )
-const anthropicToolResult: Arb<Anthropic.ToolResultBlock> = FastCheck.record({
-  id: toolId,
-  content: FastCheck.option(FastCheck.oneof(text, FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })), {
-    nil: undefined
-  }),
-  isError: FastCheck.boolean()
-}).map(({ content, id, isError }): Anthropic.ToolResultBlock => ({
-  type: "tool_result",
-  tool_use_id: id,
-  ...(content !== undefined ? { content } : {}),
-  ...(isError ? { is_error: true } : {})
+const anthropicToolReference: Arb<Anthropic.ToolReferenceBlock> = toolName.map((name) => ({
+  type: "tool_reference",
+  tool_name: name
 }))
+/** A tool result; with `anthropicOnly`, possibly an error and possibly holding tool references. */
+const anthropicToolResult = (options: AnthropicOptions): Arb<Anthropic.ToolResultBlock> =>
+  FastCheck.record({
+    id: toolId,
+    content: FastCheck.option(
+      FastCheck.oneof(
+        text,
+        FastCheck.array(
+          options.anthropicOnly ? FastCheck.oneof(anthropicText, anthropicToolReference) : anthropicText,
+          { minLength: 1, maxLength: 3 }
+        )
+      ),
+      { nil: undefined }
+    ),
+    isError: options.anthropicOnly ? FastCheck.boolean() : FastCheck.constant(false)
+  }).map(({ content, id, isError }): Anthropic.ToolResultBlock => ({
+    type: "tool_result",
+    tool_use_id: id,
+    ...(content !== undefined ? { content } : {}),
+    ...(isError ? { is_error: true } : {})
+  }))
 const anthropicToolUse: Arb<Anthropic.ContentBlock> = FastCheck.record({ id: toolId, name: toolName, input: jsonObject })
   .map(({ id, input, name }): Anthropic.ContentBlock => ({ type: "tool_use", id, name, input }))
 
-const anthropicMessage = (options: { readonly isError: boolean }): Arb<Anthropic.Message> =>
+/** A `{"role": "system"}` entry of `messages`, as Claude Code sends it: a string or text blocks. */
+export const anthropicSystemMessage: Arb<Anthropic.SystemMessage> = FastCheck.oneof(
+  text,
+  FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })
+).map((content) => ({ role: "system" as const, content }))
+
+/**
+ * `anthropicOnly`: the request may hold what only Anthropic carries (`is_error`, `tool_reference`
+ * items), so it suits only the Anthropic-only round trip.
+ */
+export interface AnthropicOptions {
+  readonly anthropicOnly: boolean
+}
+
+const anthropicMessage = (options: AnthropicOptions): Arb<Anthropic.RequestMessage> =>
   FastCheck.oneof(
+    anthropicSystemMessage,
     FastCheck.oneof(text, FastCheck.array(FastCheck.oneof(anthropicText, anthropicImage), { minLength: 1, maxLength: 3 }))
       .map((content) => ({ role: "user" as const, content })),
-    // OpenAI has no error flag on tool results: only the Anthropic-only round trip may set it.
-    FastCheck.array(anthropicToolResult, { minLength: 1, maxLength: 3 }).map((content) => ({
+    FastCheck.array(anthropicToolResult(options), { minLength: 1, maxLength: 3 }).map((content) => ({
       role: "user" as const,
-      content: options.isError ? content : content.map(({ is_error: _isError, ...block }) => block)
+      content
     })),
     FastCheck.record({
       thinking: anthropicThinking,
@@ -271,12 +298,13 @@ const anthropicToolChoice: Arb<Anthropic.ToolChoice> = FastCheck.oneof(
 )
 
 /**
- * An Anthropic Messages request: system as a string or text blocks, user messages of text and
+ * An Anthropic Messages request: system as a string or text blocks, system messages anywhere in
+ * `messages` (string or text blocks), user messages of text and
  * images (URL, base64) or of tool results only, assistant messages of signed / redacted thinking,
  * then text, then tool use, custom
  * tools, a tool choice, sampling fields and one vendor extension field.
  */
-export const anthropicRequest = (options: { readonly isError: boolean }): Arb<Anthropic.MessagesRequest> =>
+export const anthropicRequest = (options: AnthropicOptions): Arb<Anthropic.MessagesRequest> =>
   FastCheck.record({
     model: identifier,
     system: FastCheck.option(FastCheck.oneof(text, FastCheck.array(anthropicText, { minLength: 1, maxLength: 2 })), {
@@ -592,15 +620,74 @@ export const anthropicStreamProblems = (events: ReadonlyArray<Anthropic.StreamEv
 /** Removes the verbatim OpenAI `arguments` of every ToolUse (they compare as parsed `input`). */
 export const withoutRawArguments = (request: N.NeutralRequest): N.NeutralRequest => ({
   ...request,
-  messages: request.messages.map((message) => ({
-    ...message,
-    blocks: message.blocks.map((block) => {
-      if (block._tag !== "ToolUse") return block
-      const { arguments: _arguments, ...rest } = block
-      return rest
-    })
-  }))
+  messages: request.messages.map((message): N.ConversationEntry =>
+    message.role === "system" ? message : {
+      ...message,
+      blocks: message.blocks.map((block) => {
+        if (block._tag !== "ToolUse") return block
+        const { arguments: _arguments, ...rest } = block
+        return rest
+      })
+    }
+  )
 })
+
+const isToolResults = (message: N.ConversationEntry | undefined): message is N.NeutralMessage =>
+  message !== undefined && message.role === "user" && message.blocks.length > 0 &&
+  message.blocks.every((block) => block._tag === "ToolResult")
+
+/**
+ * The neutral form after a trip through Anthropic: positioned system messages moved to the end of
+ * the instructions, and the tool-result-only user messages they separated merged.
+ */
+export const systemMessagesMoved = (request: N.NeutralRequest): N.NeutralRequest => {
+  const moved: Array<N.Text> = []
+  const messages: Array<N.NeutralMessage> = []
+  for (const message of request.messages) {
+    if (message.role === "system") {
+      moved.push(...message.blocks)
+      continue
+    }
+    const last = messages[messages.length - 1]
+    if (isToolResults(message) && isToolResults(last)) {
+      messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, ...message.blocks] }
+    } else messages.push(message)
+  }
+  return { ...request, instructions: [...request.instructions, ...moved], messages }
+}
+
+const joinedText = (texts: ReadonlyArray<N.Text>): ReadonlyArray<N.Text> => {
+  const joined = texts.map((t) => t.text).join("\n\n")
+  return joined === "" ? [] : [{ _tag: "Text", text: joined }]
+}
+
+/**
+ * The neutral form after `toOpenAiRequest` and back, for texts without billing headers: the
+ * instructions as one text (their texts joined by a blank line), each positioned system message's
+ * texts likewise.
+ */
+export const systemTextsJoined = (request: N.NeutralRequest): N.NeutralRequest => ({
+  ...request,
+  instructions: joinedText(request.instructions),
+  messages: request.messages.map((message): N.ConversationEntry =>
+    message.role === "system" ? { role: "system", blocks: joinedText(message.blocks) } : message
+  )
+})
+
+/**
+ * The neutral form after a trip through OpenAI: positioned system messages before the first turn
+ * read back as instructions.
+ */
+export const leadingSystemMessagesAsInstructions = (request: N.NeutralRequest): N.NeutralRequest => {
+  const first = request.messages.findIndex((message) => message.role !== "system")
+  const leading = first < 0 ? request.messages : request.messages.slice(0, first)
+  const texts = leading.flatMap((message) => message.role === "system" ? message.blocks : [])
+  return {
+    ...request,
+    instructions: [...request.instructions, ...texts],
+    messages: request.messages.slice(leading.length)
+  }
+}
 
 /** A content block of an aggregated Anthropic stream (tool input left as the joined JSON text). */
 export type AnthropicStreamBlock =

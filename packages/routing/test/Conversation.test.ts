@@ -122,6 +122,28 @@ describe("Conversation.judgeView", () => {
     assert.strictEqual(view.split("TASK: fix the failing build").length, 2, "the task is not repeated")
   })
 
+  it("Claude Code's shape: system messages after the task and between a call and its result are skipped, not counted", () => {
+    // [user, system] (a first request) shows the task alone.
+    const first = Conversation.judgeView([user("CC-TASK"), system("CC-REMINDER-1")], Option.some(3))
+    assert.include(first, "CC-TASK")
+    assert.notInclude(first, "CC-REMINDER")
+    assert.notInclude(first, "Recent conversation")
+    // A window of 1 over [..., call, system, result, system] keeps the result and pulls in its call.
+    const messages: ReadonlyArray<Message> = [
+      user("CC-TASK"),
+      system("CC-REMINDER-1"),
+      call("c1", "Bash", "{\"command\":\"npm test\"}"),
+      system("CC-REMINDER-2"),
+      tool("c1", "CC-RESULT"),
+      system("CC-REMINDER-3")
+    ]
+    const view = Conversation.judgeView(messages, Option.some(1))
+    assert.include(view, "CC-RESULT")
+    assert.include(view, "[assistant calls Bash]")
+    assert.notInclude(view, "CC-REMINDER")
+    assert.isFalse(Conversation.isUserTurn(messages))
+  })
+
   it("a conversation without a user message says so", () => {
     const view = Conversation.judgeView([system("S-ONLY"), assistant("A")], Option.none())
     assert.notInclude(view, "S-ONLY")

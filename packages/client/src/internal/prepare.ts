@@ -154,6 +154,31 @@ export const prepareAnthropicBody = (
   return out
 }
 
+/** The `anthropic-beta` header. */
+export const anthropicBetaHeader = "anthropic-beta"
+
+/**
+ * Comma-separated `anthropic-beta` values merged into one: items trimmed, empty ones dropped, the
+ * first occurrence of each kept, in order. `undefined` when no item is left.
+ */
+export const mergeBetas = (values: ReadonlyArray<string | undefined>): string | undefined => {
+  const items: Array<string> = []
+  for (const value of values) {
+    for (const raw of (value ?? "").split(",")) {
+      const item = raw.trim()
+      if (item !== "" && !items.includes(item)) items.push(item)
+    }
+  }
+  return items.length === 0 ? undefined : items.join(",")
+}
+
+const headerValue = (headers: Readonly<Record<string, string>>, name: string): string | undefined => {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name) return value
+  }
+  return undefined
+}
+
 /**
  * The header names a caller's `Connection` header lists (RFC 9110 §7.6.1): they are meant for the
  * hop to us only and are not forwarded.
@@ -175,10 +200,16 @@ const connectionOptions = (callerHeaders: Readonly<Record<string, string>>): Rea
  * (case-insensitive) and minus those its `Connection` header names, then the client's
  * `extra_headers` (later entries win). Auth, `accept` and `content-type` are added by the request
  * builder after these.
+ *
+ * `nativeReplay` (the caller's own Messages body goes to an `anthropic_messages` client): the
+ * caller's `anthropic-beta` is kept, merged with the `anthropic-beta` of `extra_headers` by
+ * {@link mergeBetas}, the caller's items first. Otherwise the caller's `anthropic-beta` is dropped
+ * (a translated body may not hold what the betas announce) and `extra_headers` alone set it.
  */
 export const prepareHeaders = (
   client: LlmClient,
-  callerHeaders: Readonly<Record<string, string>>
+  callerHeaders: Readonly<Record<string, string>>,
+  options: { readonly nativeReplay: boolean } = { nativeReplay: false }
 ): Record<string, string> => {
   const out: Record<string, string> = {}
   const connectionScoped = connectionOptions(callerHeaders)
@@ -188,6 +219,10 @@ export const prepareHeaders = (
   }
   for (const [name, value] of Object.entries(client.extraHeaders)) {
     out[name.toLowerCase()] = value
+  }
+  if (options.nativeReplay) {
+    const merged = mergeBetas([headerValue(callerHeaders, anthropicBetaHeader), headerValue(client.extraHeaders, anthropicBetaHeader)])
+    if (merged !== undefined) out[anthropicBetaHeader] = merged
   }
   return out
 }
