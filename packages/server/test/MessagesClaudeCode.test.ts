@@ -269,7 +269,7 @@ describe("metadata.user_id", () => {
 })
 
 describe("anthropic-beta", () => {
-  const callerBeta = "claude-code-20250219,oauth-2025-04-20, context-1m-2025-08-07,interleaved-thinking-2025-05-14"
+  const callerBeta = "claude-code-20250219, context-1m-2025-08-07,interleaved-thinking-2025-05-14,"
 
   it.scopedLive("Messages replayed to an anthropic_messages upstream keep the caller's betas, merged with extra_headers'", () =>
     Effect.gen(function*() {
@@ -281,7 +281,7 @@ describe("anthropic-beta", () => {
       const none = yield* post(url, claudeCode("claude", [task, reminder]))
       assert.strictEqual(none.status, 200, none.text)
       const [first, second, third] = yield* upstream.requests
-      const merged = "claude-code-20250219,oauth-2025-04-20,context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19"
+      const merged = "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19"
       assert.strictEqual(first?.headers["anthropic-beta"], merged)
       assert.strictEqual(second?.headers["anthropic-beta"], merged)
       assert.strictEqual(third?.headers["anthropic-beta"], "context-1m-2025-08-07,token-efficient-tools-2025-02-19")
