@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type { ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
-import { countTokensUrl, mergeBetas, messagesUrl, prepareAnthropicBody } from "../src/internal/prepare.js"
+import { countTokensUrl, mergeBetas, messagesUrl, prepareAnthropicBody, prepareHeaders, withoutOauthBetas } from "../src/internal/prepare.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, request, Step, target } from "./support.js"
 
@@ -202,6 +202,16 @@ describe("UpstreamClient with an anthropic_messages target", () => {
         ]
       })
     }))
+
+  it("the caller's oauth-* betas are dropped on native replay (its OAuth credential never is forwarded)", () => {
+    assert.strictEqual(withoutOauthBetas("oauth-2025-04-20, claude-code-20250219,OAuth-x"), " claude-code-20250219")
+    assert.isUndefined(withoutOauthBetas(undefined))
+    const client = anthropicTarget("a").client
+    const headers = prepareHeaders(client, { "anthropic-beta": "oauth-2025-04-20,effort-2025-11-24" }, { nativeReplay: true })
+    assert.strictEqual(headers["anthropic-beta"], "effort-2025-11-24")
+    const onlyOauth = prepareHeaders(client, { "anthropic-beta": "oauth-2025-04-20" }, { nativeReplay: true })
+    assert.isUndefined(onlyOauth["anthropic-beta"])
+  })
 
   it("mergeBetas: comma lists trimmed, empty items dropped, first occurrence kept in order", () => {
     assert.strictEqual(mergeBetas([" a , b,,", "c, a ,d "]), "a,b,c,d")

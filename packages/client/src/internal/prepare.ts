@@ -180,6 +180,13 @@ const headerValue = (headers: Readonly<Record<string, string>>, name: string): s
 }
 
 /**
+ * The caller's `anthropic-beta` without its `oauth-*` items: those go with the caller's own OAuth
+ * credential, which is never forwarded (the client's API key is sent instead).
+ */
+export const withoutOauthBetas = (value: string | undefined): string | undefined =>
+  value?.split(",").filter((item) => !item.trim().toLowerCase().startsWith("oauth-")).join(",")
+
+/**
  * The header names a caller's `Connection` header lists (RFC 9110 §7.6.1): they are meant for the
  * hop to us only and are not forwarded.
  */
@@ -202,8 +209,9 @@ const connectionOptions = (callerHeaders: Readonly<Record<string, string>>): Rea
  * builder after these.
  *
  * `nativeReplay` (the caller's own Messages body goes to an `anthropic_messages` client): the
- * caller's `anthropic-beta` is kept, merged with the `anthropic-beta` of `extra_headers` by
- * {@link mergeBetas}, the caller's items first. Otherwise the caller's `anthropic-beta` is dropped
+ * caller's `anthropic-beta` is kept (less its `oauth-*` items, see {@link withoutOauthBetas}),
+ * merged with the `anthropic-beta` of `extra_headers` by {@link mergeBetas}, the caller's items
+ * first. Otherwise the caller's `anthropic-beta` is dropped
  * (a translated body may not hold what the betas announce) and `extra_headers` alone set it.
  */
 export const prepareHeaders = (
@@ -221,7 +229,10 @@ export const prepareHeaders = (
     out[name.toLowerCase()] = value
   }
   if (options.nativeReplay) {
-    const merged = mergeBetas([headerValue(callerHeaders, anthropicBetaHeader), headerValue(client.extraHeaders, anthropicBetaHeader)])
+    const merged = mergeBetas([
+      withoutOauthBetas(headerValue(callerHeaders, anthropicBetaHeader)),
+      headerValue(client.extraHeaders, anthropicBetaHeader)
+    ])
     if (merged !== undefined) out[anthropicBetaHeader] = merged
   }
   return out
