@@ -6,13 +6,13 @@
  * skipped to the next one. Routing-time (judge) calls never use this module.
  */
 import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Array from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { NativeBody, Target } from "./Target.js"
-import { UpstreamClient } from "./UpstreamClient.js"
+import { type StreamPiece, UpstreamClient } from "./UpstreamClient.js"
 
 /** Why a candidate was left (the `reason` of the "trying next candidate" log). */
 export type FallbackReason = "context_window" | "unavailable" | "circuit_open"
@@ -51,6 +51,8 @@ export interface Completed {
   /** Its 1-based position among the candidates. */
   readonly candidate: number
   readonly completion: ChatCompletion
+  /** The target's own answer body, when the caller's native body was replayed to it. */
+  readonly native: Option.Option<NativeBody>
 }
 
 /** A streamed answer (headers received) and who serves it. */
@@ -59,8 +61,8 @@ export interface Streamed {
   readonly target: Target
   /** Its 1-based position among the candidates. */
   readonly candidate: number
-  /** The chunks; never retried nor failed over. */
-  readonly stream: Stream.Stream<ChatCompletionChunk, UpstreamFailure>
+  /** The pieces (chat chunks, and the upstream's own events on a native replay); never retried nor failed over. */
+  readonly stream: Stream.Stream<StreamPiece, UpstreamFailure>
 }
 
 const runCandidates = <A>(
@@ -109,8 +111,13 @@ export const complete = (
   native?: NativeBody
 ): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(UpstreamClient, (client) =>
-    runCandidates(candidates, (target) => client.complete({ target, body, headers, native }))).pipe(
-      Effect.map(({ candidate, target, value }): Completed => ({ target, candidate, completion: value }))
+    runCandidates(candidates, (target) => client.answer({ target, body, headers, native }))).pipe(
+      Effect.map(({ candidate, target, value }): Completed => ({
+        target,
+        candidate,
+        completion: value.completion,
+        native: value.native
+      }))
     )
 
 /**
@@ -125,6 +132,6 @@ export const stream = (
   native?: NativeBody
 ): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(UpstreamClient, (client) =>
-    runCandidates(candidates, (target) => client.stream({ target, body, headers, native }))).pipe(
+    runCandidates(candidates, (target) => client.answerStream({ target, body, headers, native }))).pipe(
       Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
     )

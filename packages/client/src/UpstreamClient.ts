@@ -57,20 +57,61 @@ export interface CallOptions {
 }
 
 /**
+ * A buffered answer: as a chat completion (translated when the target speaks another format), and
+ * — when the call replayed the caller's own body to a target of the caller's format — the target's
+ * answer body exactly as it sent it (`native`), which that caller can be given untouched.
+ */
+export interface Answer {
+  readonly completion: ChatCompletion
+  readonly native: Option.Option<NativeBody>
+}
+
+/**
+ * One piece of a streamed answer: the chat chunks it means, and — on a native replay (see
+ * {@link Answer}) — the upstream's own event it came from, exactly as sent (`event`: the SSE event
+ * name, `data`: its JSON). Events of a type this version does not know carry no chunks.
+ */
+export interface StreamPiece {
+  readonly chunks: ReadonlyArray<ChatCompletionChunk>
+  readonly native: Option.Option<NativeEvent>
+}
+
+/** An upstream's own stream event, forwarded to a caller of the same format. */
+export interface NativeEvent {
+  readonly format: NativeBody["format"]
+  /** The SSE `event:` name (the event's `type`). */
+  readonly event: string
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+/** The chat chunks of a piece stream, in order. */
+export const chunksOf = <E>(pieces: Stream.Stream<StreamPiece, E>): Stream.Stream<ChatCompletionChunk, E> =>
+  Stream.mapConcat(pieces, (piece) => piece.chunks)
+
+/**
  * One logical upstream call. Both methods fail with the `UpstreamFailure` family —
  * `TransportError`, `DeadlineExceeded` (the client's `timeout_ms` passed, retries included),
  * `UpstreamStatus` (non-2xx after retries) and `InvalidResponse` (undecodable 2xx body) — or with
  * `CircuitOpen` when the target's LLM client has a breaker that refused the call (no HTTP request).
  */
 export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamClient")<UpstreamClient, {
-  /** A buffered call; the deadline covers every attempt until the whole body is read. */
-  readonly complete: (options: CallOptions) => Effect.Effect<ChatCompletion, ClientFailure>
+  /**
+   * A buffered call; the deadline covers every attempt until the whole body is read. The answer
+   * carries the target's own body when the caller's native body was replayed (see {@link Answer}).
+   */
+  readonly answer: (options: CallOptions) => Effect.Effect<Answer, ClientFailure>
   /**
    * A streamed call (`stream: true` is set on the body). Succeeds once response headers arrive
-   * (retries and the deadline apply until then); afterwards a gap between chunks longer than
+   * (retries and the deadline apply until then); afterwards a gap between events longer than
    * `timeout_ms` fails the stream with `DeadlineExceeded`. Interrupting the consumer aborts the
-   * upstream socket.
+   * upstream socket. Pieces carry the upstream's own events on a native replay.
    */
+  readonly answerStream: (
+    options: CallOptions
+  ) => Effect.Effect<Stream.Stream<StreamPiece, UpstreamFailure>, ClientFailure>
+  /** {@link answer}, as a chat completion only. */
+  readonly complete: (options: CallOptions) => Effect.Effect<ChatCompletion, ClientFailure>
+  /** {@link answerStream}, as chat chunks only. */
   readonly stream: (options: CallOptions) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, ClientFailure>
   /**
    * `POST …/v1/messages/count_tokens` on an `anthropic_messages` target with `body` (a Messages
@@ -88,11 +129,30 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
   readonly breakers: Effect.Effect<ReadonlyArray<Breaker.Status>>
 }>() {}
 
+/**
+ * A client built from chat-only calls (`complete` and `stream`), whose answers never carry a native
+ * body or event: for scripted clients in tests and for consumers who wrap another implementation.
+ */
+export const ofChat = (
+  calls: Omit<UpstreamClient["Type"], "answer" | "answerStream">
+): UpstreamClient["Type"] =>
+  UpstreamClient.of({
+    ...calls,
+    answer: (options) => Effect.map(calls.complete(options), (completion) => ({ completion, native: Option.none() })),
+    answerStream: (options) =>
+      Effect.map(
+        calls.stream(options),
+        Stream.map((chunk): StreamPiece => ({ chunks: [chunk], native: Option.none() }))
+      )
+  })
+
 /** Facts about one logical call that its attempts share. */
 interface CallContext {
   readonly target: Target
   /** Values redacted from any upstream text kept on an error (the API key). */
   readonly secrets: ReadonlyArray<string>
+  /** The caller's own body was sent to a target of its format: keep the target's own answer. */
+  readonly nativeReplay: boolean
 }
 
 const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
@@ -220,7 +280,8 @@ const logicalCall = <A>(
   const url = wire.url
   const ctx: CallContext = {
     target,
-    secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] })
+    secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] }),
+    nativeReplay: wire.nativeReplay
   }
   const server = Prepare.serverOf(url)
   // The tighter of the client's timeout_ms and this call's own deadline applies.
@@ -321,18 +382,22 @@ const requestAttributes = (body: Readonly<Record<string, unknown>>): Record<stri
 }
 
 /** Reads and decodes a buffered 2xx body; a failed read is a (retryable) `TransportError`. */
-const readCompletion = (
+const readAnswer = (
   response: HttpClientResponse.HttpClientResponse,
   ctx: CallContext
-): Effect.Effect<ChatCompletion, UpstreamFailure> =>
+): Effect.Effect<Answer, UpstreamFailure> =>
   response.text.pipe(
     Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
-    Effect.flatMap((text) =>
+    Effect.flatMap((text): Effect.Effect<Answer, UpstreamFailure> =>
       ctx.target.client.format === "anthropic_messages"
-        ? Effect.flatMap(Clock.currentTimeMillis, (now) => Anthropic.decodeCompletion(ctx.target.id, text, Math.floor(now / 1000)))
-        : decodeCompletion(ctx.target.id, text)
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.map(Anthropic.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)), ({ completion, message }) => ({
+            completion,
+            native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
+          })))
+        : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
     ),
-    Effect.tap((completion) => Effect.annotateCurrentSpan(responseAttributes(completion)))
+    Effect.tap(({ completion }) => Effect.annotateCurrentSpan(responseAttributes(completion)))
   )
 
 /** Reads a buffered 2xx body as any JSON value. */
@@ -402,10 +467,10 @@ const isBlank = (item: Sse.SseItem): boolean => item._tag === "Data" && item.dat
  * stream, whose finalizer aborts the request: ending at `[DONE]`, failing, timing out or being
  * interrupted all release the socket.
  */
-const chunkStream = (
+const pieceStream = (
   response: HttpClientResponse.HttpClientResponse,
   ctx: CallContext
-): Stream.Stream<ChatCompletionChunk, UpstreamFailure> => {
+): Stream.Stream<StreamPiece, UpstreamFailure> => {
   const target = ctx.target.id
   const items = response.stream.pipe(
     Stream.mapError((error): UpstreamFailure => Failure.transportError(target, error)),
@@ -414,11 +479,12 @@ const chunkStream = (
     Stream.flattenIterables
   )
   const chunks = ctx.target.client.format === "anthropic_messages"
-    ? anthropicChunks(items, ctx)
+    ? anthropicPieces(items, ctx)
     : items.pipe(
       Stream.takeWhile((item) => !isDone(item)),
       Stream.filter((item) => !isBlank(item)),
-      Stream.mapEffect(decodeSseItem(ctx))
+      Stream.mapEffect(decodeSseItem(ctx)),
+      Stream.map((chunk): StreamPiece => ({ chunks: [chunk], native: Option.none() }))
     )
   return Option.match(ctx.target.client.timeoutMs, {
     onNone: () => chunks,
@@ -427,14 +493,15 @@ const chunkStream = (
 }
 
 /**
- * The chat chunks of a Messages event stream: each event translated (`internal/anthropic.ts`), the
- * stream ending after `message_stop`; an in-band `error` event fails it with `UpstreamStatus` 502.
- * A stream cut before `message_stop` still closes what the translation had open.
+ * The pieces of a Messages event stream: each event translated into chat chunks
+ * (`internal/anthropic.ts`) and, on a native replay, kept as it was sent; the stream ends after
+ * `message_stop`; an in-band `error` event fails it with `UpstreamStatus` 502. A stream cut before
+ * `message_stop` still closes what the translation had open.
  */
-const anthropicChunks = (
+const anthropicPieces = (
   items: Stream.Stream<Sse.SseItem, UpstreamFailure>,
   ctx: CallContext
-): Stream.Stream<ChatCompletionChunk, UpstreamFailure> =>
+): Stream.Stream<StreamPiece, UpstreamFailure> =>
   Stream.suspend(() => {
     const target = ctx.target.id
     const translator = Anthropic.streamTranslator({ target, secrets: ctx.secrets })
@@ -449,10 +516,23 @@ const anthropicChunks = (
           : translator.push(item.data)
       ),
       Stream.takeUntil((step) => step._tag === "Chunks" && step.last),
-      Stream.mapEffect((step) => step._tag === "Failed" ? Effect.fail(step.failure) : Effect.succeed(step.chunks)),
-      Stream.flattenIterables
+      Stream.mapEffect((step) =>
+        step._tag === "Failed"
+          ? Effect.fail(step.failure)
+          : Effect.succeed<StreamPiece>({
+            chunks: step.chunks,
+            native: ctx.nativeReplay && step.event !== undefined
+              ? Option.some({ format: "anthropic_messages", event: step.event.type, data: step.event.data })
+              : Option.none()
+          })
+      )
     )
-    return Stream.concat(steps, Stream.suspend(() => Stream.fromIterable(translator.end())))
+    const closing = Stream.suspend(() => {
+      const chunks = translator.end()
+      const piece: StreamPiece = { chunks, native: Option.none() }
+      return chunks.length === 0 ? Stream.empty : Stream.succeed(piece)
+    })
+    return Stream.concat(steps, closing)
   })
 
 /**
@@ -469,7 +549,8 @@ const anthropicChunks = (
  * - Body (`anthropic_messages`): the caller's native Messages body when it has one, else the chat
  *   request translated through the neutral request type (`TranslationError`, before any HTTP
  *   request, when it cannot be); then `Prepare.prepareAnthropicBody`. Answers and streamed events
- *   are translated back into chat completions and chunks.
+ *   are translated back into chat completions and chunks; on a native replay the answer body and
+ *   every event are also kept as the upstream sent them (`Answer.native`, `StreamPiece.native`).
  * - Headers: caller headers minus `reservedHeaders`, then `extra_headers` (when the caller's own
  *   Messages body is replayed to an `anthropic_messages` client — and for token counting — the
  *   caller's `anthropic-beta` is kept, merged with the `extra_headers` one, caller's items first), then
@@ -513,11 +594,16 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpC
       onLeft: (error) => Effect.fail(error),
       onRight: (wire) => guarded(options, call(wire))
     })
+  const answer = (options: CallOptions) =>
+    withWire(options, false, (wire) => logicalCall(http, options, wire, false, readAnswer))
+  const answerStream = (options: CallOptions) =>
+    withWire(options, true, (wire) =>
+      logicalCall(http, options, wire, true, (response, ctx) => Effect.succeed(pieceStream(response, ctx))))
   return UpstreamClient.of({
-    complete: (options) => withWire(options, false, (wire) => logicalCall(http, options, wire, false, readCompletion)),
-    stream: (options) =>
-      withWire(options, true, (wire) =>
-        logicalCall(http, options, wire, true, (response, ctx) => Effect.succeed(chunkStream(response, ctx)))),
+    answer,
+    answerStream,
+    complete: (options) => Effect.map(answer(options), (answered) => answered.completion),
+    stream: (options) => Effect.map(answerStream(options), chunksOf),
     countTokens: (options) =>
       options.target.client.format === "anthropic_messages"
         ? guarded(

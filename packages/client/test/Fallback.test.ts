@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Fallback from "../src/Fallback.js"
 import type { Target } from "../src/Target.js"
-import { UpstreamClient } from "../src/UpstreamClient.js"
+import { ofChat, UpstreamClient } from "../src/UpstreamClient.js"
 import { chunk, completion, makeFake, request, sseData, Step, target } from "./support.js"
 
 const noJitter = Effect.withRandom(Random.fixed([0.5]))
@@ -165,7 +165,7 @@ const scripted = (outcomes: ReadonlyArray<Outcome>, calls: Ref.Ref<ReadonlyArray
       const failure = failureOf(outcomes[index] ?? "ok", t.id)
       if (Option.isSome(failure)) return yield* Effect.fail(failure.value)
     })
-  return UpstreamClient.of({
+  return ofChat({
     complete: ({ target: t }) => Effect.as(answer(t), completion(t.id)),
     stream: ({ target: t }) => Effect.as(answer(t), Stream.make(chunk(t.id))),
     countTokens: () => Effect.dieMessage("not used"),

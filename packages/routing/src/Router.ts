@@ -14,8 +14,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Fallback from "@switchyard-ts/client/Fallback"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
-import type { Target } from "@switchyard-ts/client/Target"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import type { NativeBody, Target } from "@switchyard-ts/client/Target"
+import { type StreamPiece, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import {
   type ClientFailure,
   ModelNotFound,
@@ -23,7 +23,7 @@ import {
   RoutingError,
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Decision } from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
@@ -42,14 +42,24 @@ export interface Completed {
    */
   readonly served: Option.Option<Target>
   readonly completion: ChatCompletion
+  /**
+   * The served target's own answer body when the caller's native body was replayed to a target of
+   * its format (an Anthropic Messages caller on an `anthropic_messages` target): the caller can be
+   * given it as the upstream sent it.
+   */
+  readonly native: Option.Option<NativeBody>
 }
 
 /** A streamed answer whose response headers have arrived. */
 export interface Streamed {
   readonly decision: Decision
   readonly served: Option.Option<Target>
-  /** The chunks; a failure after this point is never retried or failed over. */
-  readonly chunks: Stream.Stream<ChatCompletionChunk, UpstreamFailure>
+  /**
+   * The pieces: chat chunks, with the upstream's own events on a native replay (see
+   * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. A failure after this
+   * point is never retried or failed over.
+   */
+  readonly pieces: Stream.Stream<StreamPiece, UpstreamFailure>
 }
 
 /** The router of one deployment. */
@@ -234,7 +244,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const complete = (request: RoutedRequest) =>
       routeAndAnswer(
         request,
-        (decision, completion): Completed => ({ decision, served: decision.selected, completion }),
+        (decision, completion): Completed => ({ decision, served: decision.selected, completion, native: Option.none() }),
         (decision, candidates) =>
           Effect.flatMap(
             Fallback.complete(candidates, request.body, request.headers, request.native),
@@ -242,7 +252,8 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               Effect.as(recordUsage(served.target.id, served.completion.usage), {
                 decision,
                 served: Option.some(served.target),
-                completion: served.completion
+                completion: served.completion,
+                native: served.native
               })
           )
       )
@@ -253,9 +264,10 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         (decision, completion): Streamed => ({
           decision,
           served: decision.selected,
-          chunks: Stream.fromIterable(
-            Replay.chunks(completion, { includeUsage: request.body.stream_options?.include_usage === true })
-          )
+          pieces: Stream.make<[StreamPiece]>({
+            chunks: Replay.chunks(completion, { includeUsage: request.body.stream_options?.include_usage === true }),
+            native: Option.none()
+          })
         }),
         (decision, candidates) =>
           Effect.map(
@@ -263,8 +275,10 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
             (served): Streamed => ({
               decision,
               served: Option.some(served.target),
-              chunks: served.stream.pipe(
-                Stream.tap((chunk) => recordUsage(served.target.id, chunk.usage)),
+              pieces: served.stream.pipe(
+                Stream.tap((piece) =>
+                  Effect.forEach(piece.chunks, (chunk) => recordUsage(served.target.id, chunk.usage), { discard: true })
+                ),
                 Stream.tapError(() => add(Metrics.errorsTotal, { model: served.target.id }))
               )
             })

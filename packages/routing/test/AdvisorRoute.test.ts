@@ -6,6 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
@@ -267,7 +268,7 @@ describe("AdvisorRoute through the Router", () => {
       const gate = yield* makeGate()
       const streamed = yield* gate.router.stream(routed(task, Option.none(), { stream: true, stream_options: { include_usage: true } }))
       assert.deepStrictEqual(Option.map(streamed.served, (t) => t.name), Option.some("executor"))
-      const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(streamed.chunks))
+      const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces)))
       assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), finalText)
       assert.strictEqual(chunks[1]?.choices[0]?.finish_reason, "stop")
       assert.deepStrictEqual(chunks[2]?.usage, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })

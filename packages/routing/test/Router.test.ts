@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { ModelNotFound, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as Noop from "@switchyard-ts/routing/Noop"
@@ -102,7 +103,7 @@ describe("Router", () => {
         Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
         Effect.provide(upstream.layer)
       )
-      const chunks = yield* Stream.runCollect(streamed.chunks)
+      const chunks = yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces))
       assert.strictEqual(chunks.length, 2)
       assert.strictEqual([...chunks][1]?.choices[0]?.finish_reason, "stop")
     }))

@@ -4,7 +4,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type { Target } from "@switchyard-ts/client/Target"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 
@@ -42,7 +42,7 @@ export const scriptedUpstream = (failures: ReadonlyMap<string, UpstreamFailure>)
       )
     const layer = Layer.succeed(
       UpstreamClient,
-      UpstreamClient.of({
+      ofChat({
         complete: ({ target }) => answer(target.id),
         stream: ({ target }) =>
           Effect.map(answer(target.id), (c) =>

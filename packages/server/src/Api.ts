@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Format, Target } from "@switchyard-ts/client/Target"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import {
   InvalidRequest,
@@ -247,7 +247,7 @@ const chatCompletions = (router: Router["Type"], limit: number) => (request: Htt
         facts.streaming = true
         const streamed = yield* router.stream(routed)
         noteDecision(facts, streamed.decision, streamed.served)
-        const events = streamed.chunks.pipe(
+        const events = UpstreamClient.chunksOf(streamed.pieces).pipe(
           Stream.map((chunk) => sseEvent(JSON.stringify(chunk))),
           Stream.concat(Stream.fromEffect(Effect.as(totalLatency(facts.selectedModel), sseEvent("[DONE]")))),
           Stream.catchAll((failure) => Stream.succeed(streamErrorEvent(failure))),
@@ -301,11 +301,22 @@ const messages = (router: Router["Type"], limit: number) => (request: HttpServer
         const streamed = yield* router.stream(routed)
         noteDecision(facts, streamed.decision, streamed.served)
         const events = Stream.suspend(() => {
-          const translator = Translate.openAiToAnthropicStream({ model: facts.selectedModel })
-          return streamed.chunks.pipe(
-            Stream.mapConcat((chunk) => translator.push(chunk)),
-            Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
-            Stream.map(Messages.sseEvent),
+          // The upstream's own events when it speaks Messages (only `model` restamped), else the
+          // chat chunks translated.
+          const sse = Option.exists(streamed.served, (target) => target.client.format === "anthropic_messages")
+            ? streamed.pieces.pipe(
+              Stream.filterMap((piece) => piece.native),
+              Stream.map((event) => Messages.nativeSseEvent(event, facts.selectedModel))
+            )
+            : Stream.suspend(() => {
+              const translator = Translate.openAiToAnthropicStream({ model: facts.selectedModel })
+              return UpstreamClient.chunksOf(streamed.pieces).pipe(
+                Stream.mapConcat((chunk) => translator.push(chunk)),
+                Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
+                Stream.map(Messages.sseEvent)
+              )
+            })
+          return sse.pipe(
             Stream.concat(Stream.execute(totalLatency(facts.selectedModel))),
             Stream.catchAll((failure) => Stream.succeed(Messages.streamErrorEvent(failure))),
             Stream.encodeText
@@ -319,7 +330,12 @@ const messages = (router: Router["Type"], limit: number) => (request: HttpServer
       const completed = yield* router.complete(routed)
       noteDecision(facts, completed.decision, completed.served)
       yield* totalLatency(facts.selectedModel)
-      return HttpServerResponse.unsafeJson(Messages.messageOf(completed.completion, facts.selectedModel), {
+      const answer = Option.match(completed.native, {
+        onNone: () => Messages.messageOf(completed.completion, facts.selectedModel),
+        // The upstream's own answer, only `model` restamped.
+        onSome: (native) => ({ ...native.body, model: facts.selectedModel })
+      })
+      return HttpServerResponse.unsafeJson(answer, {
         headers: routingHeaders(completed.decision, completed.served)
       })
     }))
@@ -335,7 +351,7 @@ const CountTokensRoute = Schema.Struct({
  * A route without an `anthropic_messages` target → 400 `route has no Anthropic target for token
  * counting`. Errors use the Anthropic envelope.
  */
-const countTokens = (router: Router["Type"], upstream: UpstreamClient["Type"], limit: number) =>
+const countTokens = (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number) =>
 (request: HttpServerRequest.HttpServerRequest) =>
   envelopedMessages(Effect.gen(function*() {
     const text = yield* readText(request, limit)
@@ -421,7 +437,7 @@ const models = (router: Router["Type"]) => {
  * `half_open`) of every LLM client's circuit breaker; an open breaker is degraded service, not a
  * dead process.
  */
-const health = (upstream: UpstreamClient["Type"]) =>
+const health = (upstream: UpstreamClient.UpstreamClient["Type"]) =>
   Effect.map(upstream.breakers, (statuses) =>
     HttpServerResponse.unsafeJson({
       status: "ok",
@@ -442,7 +458,7 @@ const notFound = Effect.succeed(
 export const layer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
     const router = yield* Router
-    const upstream = yield* UpstreamClient
+    const upstream = yield* UpstreamClient.UpstreamClient
     const reader = yield* Telemetry.PrometheusReader
     const limit = options.bodyLimit ?? defaultBodyLimit
     yield* Telemetry.seed(router.routes)

@@ -410,6 +410,99 @@ describe("Messages to a Messages upstream", () => {
     }))
 })
 
+describe("Messages answers from a Messages upstream reach the caller as the upstream sent them", () => {
+  // Blocks and events the chat shape cannot carry: server tools, citations, a block and an event
+  // type newer than ours, unknown fields.
+  const message = {
+    id: "msg_native_1",
+    type: "message",
+    role: "assistant",
+    model: "upstream-model-name",
+    content: [
+      { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "effect ts" } },
+      { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://effect.website", title: "Effect", encrypted_content: "enc" }] },
+      { type: "text", text: "Effect is a TypeScript library.", citations: [{ type: "web_search_result_location", url: "https://effect.website", cited_text: "Effect", encrypted_index: "ix" }] },
+      { type: "future_block", payload: { a: 1 } }
+    ],
+    stop_reason: "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: 7, server_tool_use: { web_search_requests: 1 } },
+    container: null
+  }
+  const events = [
+    { event: "message_start", data: { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } } },
+    { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: message.content[0] } },
+    { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
+    { event: "content_block_start", data: { type: "content_block_start", index: 1, content_block: message.content[1] } },
+    { event: "content_block_stop", data: { type: "content_block_stop", index: 1 } },
+    { event: "content_block_start", data: { type: "content_block_start", index: 2, content_block: { type: "text", text: "", citations: [] } } },
+    { event: "content_block_delta", data: { type: "content_block_delta", index: 2, delta: { type: "citations_delta", citation: { type: "web_search_result_location", url: "https://effect.website", cited_text: "Effect", encrypted_index: "ix" } } } },
+    { event: "content_block_delta", data: { type: "content_block_delta", index: 2, delta: { type: "text_delta", text: "Effect is a TypeScript library." } } },
+    { event: "content_block_stop", data: { type: "content_block_stop", index: 2 } },
+    { event: "future_event", data: { type: "future_event", detail: "newer than this version" } },
+    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 7 } } },
+    { event: "message_stop", data: { type: "message_stop" } }
+  ]
+  const raw = FakeUpstream.Raw.make({
+    body: JSON.stringify(message),
+    events: events.map(({ data, event }) => ({ event, data: JSON.stringify(data) }))
+  })
+  const post = (url: string, stream: boolean) =>
+    Effect.promise(() =>
+      fetch(`${url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "accept-encoding": "gzip, deflate, br, zstd" },
+        body: JSON.stringify({ model: "claude", max_tokens: 64, stream, messages: [{ role: "user", content: "what is effect?" }] })
+      }).then(async (response) => ({ response, text: await response.text() }))
+    )
+  const sseEvents = (text: string) =>
+    text.trim().split("\n\n").map((block) => {
+      const [eventLine, dataLine] = block.split("\n")
+      return { event: eventLine?.replace(/^event: /, ""), data: JSON.parse(dataLine?.replace(/^data: /, "") ?? "null") }
+    })
+
+  it.scopedLive("buffered and streamed: every block, citation and unknown event kept, only model restamped", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("claude-sonnet", raw)
+      const buffered = yield* post(url, false)
+      assert.strictEqual(buffered.response.status, 200)
+      // Valid whatever the caller accepts: never compressed.
+      assert.isNull(buffered.response.headers.get("content-encoding"))
+      assert.strictEqual(buffered.response.headers.get("x-switchyard-selected-model"), "claude-sonnet")
+      assert.deepStrictEqual(JSON.parse(buffered.text), { ...message, model: "claude-sonnet" })
+
+      const streamed = yield* post(url, true)
+      assert.strictEqual(streamed.response.status, 200)
+      assert.isNull(streamed.response.headers.get("content-encoding"))
+      assert.deepStrictEqual(
+        sseEvents(streamed.text),
+        events.map(({ data, event }) =>
+          event === "message_start" ? { event, data: { ...data, message: { ...record(record(data)["message"]), model: "claude-sonnet" } } } : { event, data }
+        )
+      )
+      // The answer's usage still counts.
+      const metrics = yield* Effect.promise(() => fetch(`${url}/metrics`).then((r) => r.text()))
+      assert.match(metrics, /switchyard_completion_tokens_total\{model="claude-sonnet"[^}]*\} (\d+)/)
+    }))
+
+  it.scopedLive("a chat caller on the same upstream still gets the chat translation", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("claude-sonnet", raw)
+      const response = yield* Effect.promise(() =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: "what is effect?" }] })
+        }).then((r) => r.json())
+      )
+      const choice = list(record(response)["choices"])[0]
+      assert.strictEqual(record(record(choice)["message"])["content"], "Effect is a TypeScript library.")
+      assert.strictEqual(record(response)["object"], "chat.completion")
+    }))
+})
+
 describe("Messages streams through a Messages upstream", () => {
   it.scopedLive("text and tool use survive both translations; an upstream failure mid-stream ends with an error event", () =>
     Effect.gen(function*() {

@@ -241,6 +241,19 @@ export const Thinking = Schema.TaggedStruct("Thinking", {
 /** @see {@link Thinking} */
 export type Thinking = typeof Thinking.Type
 
+/**
+ * Answer 200 with exactly these bytes, whatever the API: `body` (the JSON text of an object) for a
+ * buffered request; for `stream: true`, SSE of `events` in order — `event: <event>` (when set) then
+ * `data: <data>` — and the stream ends. For answers the other behaviours do not model (server-tool
+ * blocks, citations, event types newer than ours), to assert they reach the caller untouched.
+ */
+export const Raw = Schema.TaggedStruct("Raw", {
+  body: JsonObjectText,
+  events: Schema.Array(Schema.Struct({ event: Schema.optional(Schema.String), data: JsonObjectText }))
+})
+/** @see {@link Raw} */
+export type Raw = typeof Raw.Type
+
 /** What the fake upstream does with one chat request (either API), discriminated by `_tag`. */
 export const Behaviour = Schema.Union(
   Ok,
@@ -253,7 +266,8 @@ export const Behaviour = Schema.Union(
   Reset,
   ToolUse,
   StreamError,
-  Thinking
+  Thinking,
+  Raw
 )
 /** @see {@link Behaviour} */
 export type Behaviour = typeof Behaviour.Type
@@ -639,8 +653,21 @@ const openAiThinking = (ex: Exchange, b: Thinking): Effect.Effect<void> => {
   return sendJson(ex.res, 200, JSON.stringify(completion))
 }
 
+const performRaw = (behaviour: Raw, ex: Exchange): Effect.Effect<void> =>
+  ex.stream
+    ? Effect.gen(function*() {
+      yield* openSse(ex.res)
+      for (const { data, event } of behaviour.events) {
+        yield* write(ex.res, `${event === undefined ? "" : `event: ${event}\n`}data: ${data}\n\n`)
+      }
+      yield* Effect.sync(() => ex.res.end())
+    })
+    : sendJson(ex.res, 200, behaviour.body)
+
 const performOpenAi = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
   switch (behaviour._tag) {
+    case "Raw":
+      return performRaw(behaviour, ex)
     case "Ok":
       return Effect.zipRight(sleep(behaviour.delayMs ?? 0), answer(ex, behaviour.content, behaviour.usage))
     case "Echo":
@@ -893,6 +920,7 @@ const performAnthropic = (behaviour: Behaviour, ex: Exchange): Effect.Effect<voi
     case "Stall":
     case "Garbage":
     case "Reset":
+    case "Raw":
       // Not a matter of wire format: same as on the OpenAI route.
       return performOpenAi(behaviour, ex)
   }

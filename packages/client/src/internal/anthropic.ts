@@ -46,24 +46,32 @@ export const encodeBody = (
 const decodeMessage = Failure.decodeJsonText(AnthropicMessages.MessagesResponse, "response body")
 
 /**
- * A buffered Messages answer as a chat completion; `created` (which Messages answers lack) is
- * `nowSeconds`.
+ * A buffered Messages answer, decoded (`message`, unknown fields and blocks preserved) and as a
+ * chat completion; `created` (which Messages answers lack) is `nowSeconds`.
  */
-export const decodeCompletion = (
+export const decodeAnswer = (
   target: string,
   text: string,
   nowSeconds: number
-): Either.Either<ChatCompletion, InvalidResponse> =>
+): Either.Either<{ readonly completion: ChatCompletion; readonly message: AnthropicMessages.MessagesResponse }, InvalidResponse> =>
   Either.map(decodeMessage(target, text), (message) => ({
-    ...Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)),
-    created: nowSeconds
+    completion: { ...Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)), created: nowSeconds },
+    message
   }))
 
 const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)
 
-/** What one streamed Messages event means for the chunk stream. */
+/**
+ * What one streamed Messages event means for the chunk stream: its chunks, and the event itself
+ * (`type` and decoded JSON, unknown fields kept; also for an event type this version skips).
+ */
 export type StreamStep =
-  | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<ChatCompletionChunk>; readonly last: boolean }
+  | {
+    readonly _tag: "Chunks"
+    readonly chunks: ReadonlyArray<ChatCompletionChunk>
+    readonly last: boolean
+    readonly event?: { readonly type: string; readonly data: Readonly<Record<string, unknown>> }
+  }
   | { readonly _tag: "Failed"; readonly failure: UpstreamFailure }
 
 /**
@@ -102,11 +110,17 @@ export const streamTranslator = (options: {
         }
         return Either.match(decodeEvent(json), {
           onLeft: (error): StreamStep =>
-            // An event type newer than this version is skipped, as Anthropic asks clients to do.
-            Predicate.hasProperty(json, "type") && typeof json.type === "string" && !AnthropicMessages.streamEventTypes.has(json.type)
-              ? { _tag: "Chunks", chunks: [], last: false }
+            // An event type newer than this version is skipped, as Anthropic asks clients to do
+            // (a native replay still forwards it).
+            Predicate.isRecord(json) && typeof json["type"] === "string" && !AnthropicMessages.streamEventTypes.has(json["type"])
+              ? { _tag: "Chunks", chunks: [], last: false, event: { type: json["type"], data: json } }
               : { _tag: "Failed", failure: Failure.schemaMismatch(options.target, "stream event", error) },
-          onRight: (event) => ({ _tag: "Chunks", chunks: translator.push(event), last: event.type === "message_stop" })
+          onRight: (event) => ({
+            _tag: "Chunks",
+            chunks: translator.push(event),
+            last: event.type === "message_stop",
+            event: { type: event.type, data: event }
+          })
         })
       }
     })

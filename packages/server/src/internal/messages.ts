@@ -10,8 +10,10 @@ import { type RequestFailure, toHttp, type TranslationError, type UpstreamFailur
 import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import type { Target } from "@switchyard-ts/client/Target"
+import type { NativeEvent } from "@switchyard-ts/client/UpstreamClient"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
 
 /**
  * The chat request of a Messages request (Anthropic → neutral → OpenAI). A streamed request asks
@@ -34,6 +36,17 @@ export const messageOf = (completion: ChatCompletion, model: string): AnthropicM
 /** One Messages SSE event: `event: <type>` then its JSON. */
 export const sseEvent = (event: AnthropicMessages.StreamEvent): string =>
   `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+
+/**
+ * An upstream Messages event forwarded as it came: `event: <name>` then its JSON, with the model of
+ * `message_start` restamped to `model` (the served target's id).
+ */
+export const nativeSseEvent = (event: NativeEvent, model: string): string => {
+  const data = event.event === "message_start" && Predicate.isRecord(event.data["message"])
+    ? { ...event.data, message: { ...event.data["message"], model } }
+    : event.data
+  return `event: ${event.event}\ndata: ${JSON.stringify(data)}\n\n`
+}
 
 /**
  * The event that ends a Messages stream whose upstream failed after the headers (anchor §6.4):
