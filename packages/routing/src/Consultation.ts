@@ -1,7 +1,7 @@
 /**
  * A consultation (a judge's, an advisor's) run through a route's posture, as a value.
  *
- * The {@link Posture} combinator decides which failures fail the request and turns every other
+ * The `Posture` combinator decides which failures fail the request and turns every other
  * one into "no verdict" (`Option.none()`), which says nothing about *why*. A route also needs the
  * why (evidence, metrics, logs) and must settle a consultation refused by an open circuit breaker,
  * which no posture accepts. {@link run} gives all three as one {@link Outcome}:
