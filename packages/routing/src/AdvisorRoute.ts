@@ -14,30 +14,28 @@
  *    unreviewed) and the advisor is consulted: non-streaming, one candidate, never a fallback.
  * 4. APPROVE → released. REDO → the turn is discarded, appended with the advisor's plan as user
  *    feedback, and the executor answers again (a plain call); that answer is released.
- * 5. A failed consultation refunds the review and counts a failed consult. Its failure channel
- *    goes through the same `Posture` combinator as a judge's: `fail_open = true` → the turn is
- *    released without the advisor's verdict; `fail_open = false` → the request fails with
- *    `AdvisorUnavailable` (502, 504; 503 for an open breaker, settled around the posture as the
- *    capability route does). An unparseable reply is an `InvalidVerdict`, folded by the posture
- *    under both settings: the turn is released, counted `unparseable`, and the consult counts as
- *    failed.
+ * 5. A failed consultation refunds the review and counts a failed consult. The consultation runs
+ *    through `Consultation.run` with the same `Posture` combinator as a judge's: `fail_open = true`
+ *    → the turn is released without the advisor's verdict; `fail_open = false` → the request fails
+ *    with `AdvisorUnavailable` (502, 504; 503 for an open breaker, which comes back `Refused` and is
+ *    settled by the route as the capability route does). An unparseable reply is an
+ *    `InvalidVerdict`, folded by the posture under both settings: the turn is released, counted
+ *    `unparseable`, and the consult counts as failed.
  *
  * The released answer travels in `Decision.answer`; the `Router` replays it to streaming callers.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { AdvisorUnavailable, type CircuitOpen, type ClientFailure } from "@switchyard-ts/protocol/Errors"
+import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AdvisorReview from "./AdvisorReview.js"
-import { reasonOf } from "./CapabilityRoute.js"
+import * as Consultation from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import type { Decision } from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
@@ -221,8 +219,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       trigger: Evidence.AdvisorTrigger
     ) =>
       Effect.gen(function*() {
-        const failure = yield* Ref.make<Option.Option<Evidence.Reason>>(Option.none())
-        const consulted = yield* recorded(
+        const outcome = yield* recorded(
           advisorModel,
           upstream.complete({
             target: options.advisor,
@@ -244,44 +241,40 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           ),
           // Bookkeeping happens for every failed consult, whatever the posture then does with it.
           Effect.tapError((error) => {
-            const reason = reasonOf(error)
+            const reason = Consultation.reasonOf(error)
             return Effect.all([
-              Ref.set(failure, Option.some(reason)),
               settleFailure(scope),
               reason === "parse_error"
                 ? countReview("unparseable", trigger)
                 : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
             ], { discard: true })
           }),
-          Effect.map((verdict): Either.Either<AdvisorReview.Verdict, CircuitOpen> => Either.right(verdict)),
-          Effect.catchTag("CircuitOpen", (open) => Effect.succeed(Either.left(open))),
-          Posture.fromConfig(posture),
+          Consultation.run(Posture.fromConfig(posture)),
           Effect.mapError((error) => new AdvisorUnavailable({ advisorModel, failure: error })),
           Effect.withSpan("Advisor.consult", {
             captureStackTrace: false,
             attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
           })
         )
-        const refused = Option.flatMap(consulted, Either.getLeft)
-        if (Option.isSome(refused) && !options.failOpen) {
-          return yield* new AdvisorUnavailable({ advisorModel, failure: refused.value })
-        }
-        const verdict = Option.flatMap(consulted, Either.getRight)
 
-        if (Option.isSome(verdict) && verdict.value._tag === "Approve") {
-          yield* countReview("approve", trigger)
-          return decision({ source: "advisor", verdict: "approve", trigger, advisor_model: advisorModel }, Option.some(turn))
-        }
-        if (Option.isSome(verdict) && verdict.value._tag === "Redo") {
+        if (outcome._tag === "Verdict") {
+          const verdict = outcome.verdict
+          if (verdict._tag === "Approve") {
+            yield* countReview("approve", trigger)
+            return decision({ source: "advisor", verdict: "approve", trigger, advisor_model: advisorModel }, Option.some(turn))
+          }
           yield* countReview("redo", trigger)
           yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
-          const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.value.plan)
+          const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.plan)
           const again = yield* callExecutor({ ...request.body, messages }, request.headers)
           return decision({ source: "advisor", verdict: "redo", trigger, advisor_model: advisorModel }, Option.some(again))
         }
+        if (outcome._tag === "Refused" && !options.failOpen) {
+          return yield* new AdvisorUnavailable({ advisorModel, failure: outcome.circuitOpen })
+        }
 
         // Released without the advisor's verdict: an unparseable reply, or a failure under fail_open.
-        const reason = Option.getOrElse(yield* Ref.get(failure), (): Evidence.Reason => "parse_error")
+        const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
         yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
           Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason, trigger })
         )

@@ -4,21 +4,22 @@
  * decides what a judge failure does; `classify_trigger` decides when the judge is consulted and
  * when a session keeps its stored decision (SPEC §7).
  *
+ * The judge is consulted through `Consultation.run` with the route's posture combinator, which
+ * returns the outcome as a value: a verdict, "without a verdict" with its reason, or refused.
+ *
  * Circuit breakers: a consultation refused by the judge client's open breaker fails with
  * `CircuitOpen`, which is not a judge call failure (the SPEC pins the posture's input and output
- * unions to `TransportError | DeadlineExceeded | UpstreamStatus`). The route settles it *around*
- * the posture: before the combinator, `CircuitOpen` moves into the success channel (`Either.left`),
- * so the posture neither sees nor changes it; after it, the route applies the posture's meaning
- * itself — `fail_open` routes without a verdict (evidence `circuit-open`, reason `circuit_open`,
- * counted in the fail-open metric), `error` fails with `JudgeUnavailable` (503).
+ * unions to `TransportError | DeadlineExceeded | UpstreamStatus`), so the posture never sees it:
+ * it comes back `Refused`, and the route applies the posture's meaning itself — `fail_open`
+ * routes without a verdict (evidence `circuit-open`, reason `circuit_open`, counted in the
+ * fail-open metric), `error` fails with `JudgeUnavailable` (503).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import type { Target } from "@switchyard-ts/client/Target"
-import { type CircuitOpen, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import * as Consultation from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import type { Decision } from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
@@ -26,7 +27,6 @@ import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
 import * as Policy from "./Policy.js"
 import * as Posture from "./Posture.js"
-import type { Verdict } from "./Verdict.js"
 import type { Route, RoutedRequest } from "./Route.js"
 import { SessionStore } from "./SessionStore.js"
 
@@ -49,21 +49,8 @@ export interface Options extends JudgeOptions {
   readonly toolCalling?: Option.Option<boolean>
 }
 
-/** The bounded reason label of a judge failure. */
-export const reasonOf = (error: JudgeError): Evidence.Reason => {
-  switch (error._tag) {
-    case "DeadlineExceeded":
-      return "timeout"
-    case "TransportError":
-      return "transport"
-    case "UpstreamStatus":
-      return error.status >= 500 && error.status <= 599 ? "upstream_5xx" : "upstream_non_5xx"
-    case "InvalidVerdict":
-      return error.reason
-    case "CircuitOpen":
-      return "circuit_open"
-  }
-}
+/** The bounded reason label of a judge failure: {@link Consultation.reasonOf}, kept under its old name. */
+export const reasonOf: (error: JudgeError) => Evidence.Reason = Consultation.reasonOf
 
 /** Build a capability route over the `Judge` and `SessionStore` services. */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore> =>
@@ -133,33 +120,28 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           return decision(stored.value.tier, { source: "affinity", previous_source: "llm-classifier" })
         }
 
-        const failure = yield* Ref.make<Evidence.Reason>("parse_error")
-        const consulted = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers }).pipe(
-          Effect.tapError((error) => Ref.set(failure, reasonOf(error))),
-          Effect.map((verdict): Either.Either<Verdict, CircuitOpen> => Either.right(verdict)),
-          Effect.catchTag("CircuitOpen", (open) => Effect.succeed(Either.left(open))),
-          Posture.fromConfig(options.judgeFailure),
+        const outcome = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers }).pipe(
+          Consultation.run(Posture.fromConfig(options.judgeFailure)),
           Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
         )
-        const refused = Option.flatMap(consulted, Either.getLeft)
-        if (Option.isSome(refused) && options.judgeFailure === "error") {
-          return yield* new JudgeUnavailable({ judgeModel, failure: refused.value })
-        }
-        const verdict = Option.flatMap(consulted, Either.getRight)
 
-        if (Option.isSome(verdict)) {
-          const chosen = Policy.choose(verdict.value, options.baseThreshold, options.thresholdStep)
+        if (outcome._tag === "Verdict") {
+          const verdict = outcome.verdict
+          const chosen = Policy.choose(verdict, options.baseThreshold, options.thresholdStep)
           if (Option.isSome(key)) yield* store.put(key.value, { target: targetOf(chosen.tier).name, tier: chosen.tier })
           return decision(chosen.tier, {
             source: "llm-classifier",
-            score: verdict.value.p_solve,
+            score: verdict.p_solve,
             threshold: chosen.threshold,
-            boundary: verdict.value.capability_boundary
+            boundary: verdict.capability_boundary
           })
+        }
+        if (outcome._tag === "Refused" && options.judgeFailure === "error") {
+          return yield* new JudgeUnavailable({ judgeModel, failure: outcome.circuitOpen })
         }
 
         // Routed without a verdict: a stored decision is kept, else the strong target.
-        const reason = yield* Ref.get(failure)
+        const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
         yield* Metric.update(
           Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason)),
           1
@@ -167,7 +149,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         yield* Effect.logWarning("routing without a judge verdict").pipe(
           Effect.annotateLogs({ route: options.id, judge_model: judgeModel, reason })
         )
-        if (Option.isSome(refused)) {
+        if (outcome._tag === "Refused") {
           return decision(Option.match(stored, { onNone: () => "strong", onSome: (previous) => previous.tier }), {
             source: "circuit-open",
             judge_model: judgeModel

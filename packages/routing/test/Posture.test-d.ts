@@ -50,7 +50,7 @@ describe("Posture types (SPEC §7)", () => {
   it("a judge consultation fails with the four-member union plus CircuitOpen, which no posture accepts", () => {
     type Consult = Judge["Type"]["consult"]
     expectTypeOf<Effect.Effect.Error<ReturnType<Consult>>>().toEqualTypeOf<CallFailure | InvalidVerdict | CircuitOpen>()
-    // CircuitOpen is settled by the route around the posture (CapabilityRoute), never folded by it.
+    // CircuitOpen is settled around the posture (Consultation.run: Refused), never folded by it.
     // @ts-expect-error — CircuitOpen is not a judge call failure
     Posture.failOpen(refused)
     // @ts-expect-error — CircuitOpen is not a judge call failure
