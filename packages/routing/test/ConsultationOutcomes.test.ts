@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import {
   CircuitOpen,
   type ClientFailure,
@@ -205,7 +205,7 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
       let executorCalls = 0
       const upstream = Layer.succeed(
         UpstreamClient,
-        UpstreamClient.of({
+        ofChat({
           complete: ({ target }) =>
             target.id === AdvisorModel.advisor.id
               ? answer
