@@ -188,10 +188,8 @@ describe("advisor routes through the server", () => {
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("waiting for review"))
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.stall)
       const fiber = yield* Effect.fork(completion(client, "gate-closed"))
-      // Wait (bounded) for the consultation to reach the upstream, then pass its deadline.
-      for (let i = 0; i < 200 && (yield* upstream.requests).filter((r) => r.model === "advisor-model").length === 0; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
-      }
+      // Once the consultation has reached the upstream its deadline is running: pass it.
+      yield* upstream.awaitRequest("advisor-model")
       yield* TestClock.adjust("3 seconds")
       const failed = yield* Fiber.join(fiber)
       assert.strictEqual(failed.status, 504)

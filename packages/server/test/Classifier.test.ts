@@ -162,10 +162,8 @@ describe("capability classifier through the server", () => {
         Effect.gen(function*() {
           const before = (yield* upstream.requests).filter((r) => r.model === judge).length
           const fiber = yield* Effect.fork(effect)
-          // Wait (bounded) for the judge call to reach the upstream, then pass the deadline.
-          for (let i = 0; i < 200 && (yield* upstream.requests).filter((r) => r.model === judge).length === before; i++) {
-            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
-          }
+          // Once this request's judge call has reached the upstream its deadline is running: pass it.
+          yield* upstream.awaitRequests((records) => records.filter((r) => r.model === judge).length > before)
           yield* TestClock.adjust("3 seconds")
           return yield* Fiber.join(fiber)
         })

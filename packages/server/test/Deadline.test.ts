@@ -5,10 +5,12 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
@@ -58,12 +60,15 @@ describe("deadlines through the server", () => {
       yield* upstream.setBehaviour("weak-model", FakeUpstream.Chunks.make({ chunks: [chunk, chunk], gapMs: 60_000 }))
       const response = yield* post(client, chat("fast", { stream: true }))
       assert.strictEqual(response.status, 200)
-      const body = yield* Effect.fork(response.text)
-      // The idle timer starts once the first chunk has been forwarded; advance until it fires (bounded).
-      for (let i = 0; i < 50 && Option.isNone(yield* Fiber.poll(body)); i++) {
-        yield* TestClock.adjust("1 second")
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      }
+      const firstEvent = yield* Deferred.make<void>()
+      const body = yield* Effect.fork(response.stream.pipe(
+        Stream.decodeText(),
+        Stream.tap((text) => Effect.when(Deferred.succeed(firstEvent, undefined), () => text.includes("\n\n"))),
+        Stream.mkString
+      ))
+      // The idle timer runs from the moment the first chunk was forwarded; then pass timeout_ms.
+      yield* Deferred.await(firstEvent)
+      yield* TestClock.adjust("1 second")
       const text = yield* Fiber.join(body)
       const events = text.split("\n\n").filter((e) => e.length > 0)
       assert.strictEqual(events.length, 2)

@@ -11,11 +11,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
 import { Redis } from "ioredis"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
@@ -104,6 +107,72 @@ const hungServer = Effect.acquireRelease(
     })
 )
 
+/**
+ * The client commands (RESP arrays of bulk strings) at the start of `buffer` (latin1, one char per
+ * byte), and what is left of an incomplete one.
+ */
+const parseCommands = (buffer: string): { readonly commands: ReadonlyArray<ReadonlyArray<string>>; readonly rest: string } => {
+  const commands: Array<ReadonlyArray<string>> = []
+  let pos = 0
+  for (;;) {
+    const header = buffer.indexOf("\r\n", pos)
+    if (buffer[pos] !== "*" || header < 0) break
+    const args: Array<string> = []
+    let at = header + 2
+    for (let i = Number(buffer.slice(pos + 1, header)); i > 0; i--) {
+      const lengthEnd = buffer.indexOf("\r\n", at)
+      if (buffer[at] !== "$" || lengthEnd < 0) break
+      const length = Number(buffer.slice(at + 1, lengthEnd))
+      if (buffer.length < lengthEnd + 2 + length + 2) break
+      args.push(buffer.slice(lengthEnd + 2, lengthEnd + 2 + length))
+      at = lengthEnd + 2 + length + 2
+    }
+    if (args.length !== Number(buffer.slice(pos + 1, header))) break
+    commands.push(args)
+    pos = at
+  }
+  return { commands, rest: buffer.slice(pos) }
+}
+
+/**
+ * A TCP server speaking just enough Redis for ioredis to become ready (CLIENT, INFO, SELECT, PING),
+ * then never answering any other command: a Redis that hangs mid-life. Each unanswered command's
+ * name goes to `unanswered` as it arrives (an event a test can wait for); QUIT closes the socket.
+ */
+const handshakeThenHang = Effect.acquireRelease(
+  Effect.gen(function*() {
+    const unanswered = yield* Queue.unbounded<string>()
+    const sockets: Array<Socket> = []
+    const info = "# Server\r\nredis_version:7.2.0\r\nloading:0\r\n"
+    const server = createServer((socket) => {
+      sockets.push(socket)
+      let pending = ""
+      socket.on("error", () => {})
+      socket.on("data", (data) => {
+        const { commands, rest } = parseCommands(pending + data.toString("latin1"))
+        pending = rest
+        for (const [name = "", ...args] of commands) {
+          const command = name.toUpperCase()
+          if (command === "CLIENT" || command === "SELECT") socket.write("+OK\r\n")
+          else if (command === "PING") socket.write("+PONG\r\n")
+          else if (command === "INFO") socket.write(`$${Buffer.byteLength(info)}\r\n${info}\r\n`)
+          else if (command === "QUIT") socket.destroy()
+          else Queue.unsafeOffer(unanswered, [command, ...args].join(" "))
+        }
+      })
+    })
+    yield* Effect.async<void>((resume) => {
+      server.listen(0, "127.0.0.1", () => resume(Effect.void))
+    })
+    return { server, sockets, unanswered }
+  }),
+  ({ server, sockets }) =>
+    Effect.async<void>((resume) => {
+      for (const socket of sockets) socket.destroy()
+      server.close(() => resume(Effect.void))
+    })
+)
+
 const portOf = (server: Server) => {
   const address = server.address()
   return typeof address === "object" && address !== null ? address.port : 0
@@ -182,16 +251,30 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
     Effect.gen(function*() {
       const raw = yield* rawClient
       const key = `route\u0000s:${unique("ttl")}`
-      yield* cleanUp(raw, () => [`switchyard:session:${key}`])
-      const store = yield* storeFor({ ttlMs: 300 })
+      const stored = `switchyard:session:${key}`
+      yield* cleanUp(raw, () => [stored])
+      // Redis keeps the time: each step reads the key's remaining TTL instead of sleeping. A key
+      // "aged" to 1 s left is back at (1 s, ttl_ms] only if the store set the expiry again.
+      const ttlMs = 60_000
+      const pttl = Effect.promise(() => raw.pttl(stored))
+      const age = Effect.promise(() => raw.pexpire(stored, 1_000))
+      const store = yield* storeFor({ ttlMs })
       yield* store.put(key, weak)
-      yield* Effect.sleep("200 millis")
-      assert.deepStrictEqual(yield* store.get(key), Option.some(weak)) // refreshed: expires 300 ms from now
-      yield* Effect.sleep("200 millis") // 400 ms after the put, 200 ms after the refresh
+      const afterPut = yield* pttl
+      assert.isTrue(afterPut > 0 && afterPut <= ttlMs, `pttl ${afterPut} after the put`)
+      yield* age
       assert.deepStrictEqual(yield* store.get(key), Option.some(weak))
-      yield* Effect.sleep("450 millis") // idle for longer than ttl_ms
+      const afterGet = yield* pttl
+      assert.isTrue(afterGet > 1_000 && afterGet <= ttlMs, `pttl ${afterGet} after the get`)
+      yield* age
+      assert.deepStrictEqual(yield* store.get(key), Option.some(weak))
+      const afterSecondGet = yield* pttl
+      assert.isTrue(afterSecondGet > 1_000 && afterSecondGet <= ttlMs, `pttl ${afterSecondGet} after the second get`)
+      // Idle for longer than ttl_ms: Redis has dropped the key (its expiry passing is simulated by
+      // PEXPIRE 0, which deletes it as expiry does), and the store reads the session as absent.
+      yield* Effect.promise(() => raw.pexpire(stored, 0))
       assert.isTrue(Option.isNone(yield* store.get(key)))
-      assert.strictEqual(yield* Effect.promise(() => raw.exists(`switchyard:session:${key}`)), 0)
+      assert.strictEqual(yield* Effect.promise(() => raw.exists(stored)), 0)
     }))
 
   it.scopedLive("a value that is not a SessionDecision reads as absent, and a put replaces it", () =>
@@ -226,25 +309,29 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       assert.strictEqual(yield* neighbour.size, 1)
     }))
 
-  it.scopedLive("Redis down (closed port): the store starts, get reads none, put is dropped, fast; counted and logged without the password", () =>
+  it.scoped("Redis down (closed port): the store starts, get reads none, put is dropped, fast; counted and logged without the password", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
       const port = yield* closedPort
       const getsBefore = yield* errorCount("get")
       const putsBefore = yield* errorCount("put")
-      const started = Date.now()
+      // Fast, on the TestClock: the clock never moves, so neither the store's connect bound nor its
+      // command bound can end anything; the refused connection itself does. Both bounds are long, so
+      // ioredis's own timers (real time) cannot fire during the test either.
       yield* Effect.gen(function*() {
         const store = yield* RedisSessionStore.make({
           url: Redacted.make(`redis://user:s3cret-pw@127.0.0.1:${port}/0`),
           ttlMs: 60_000,
-          connectTimeoutMs: 500
+          connectTimeoutMs: 60_000,
+          commandTimeoutMs: 60_000
         })
         const key = `route\u0000s:${unique("down")}`
         yield* store.put(key, weak)
         assert.isTrue(Option.isNone(yield* store.get(key)))
         assert.strictEqual(yield* store.size, 0)
       }).pipe(capturingLogs(lines))
-      assert.isBelow(Date.now() - started, 1_500)
+      assert.strictEqual(yield* TestClock.currentTimeMillis, 0)
+      assert.notInclude(lines.join("\n"), "timed out")
       assert.strictEqual((yield* errorCount("get")) - getsBefore, 1)
       assert.strictEqual((yield* errorCount("put")) - putsBefore, 1)
       const all = lines.join("\n")
@@ -263,17 +350,25 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-own-"))
       const first = yield* ownRedis(port, dir)
       yield* pingUntilUp(port)
-      const store = yield* RedisSessionStore.make({ url: Redacted.make(`redis://127.0.0.1:${port}`), ttlMs: 60_000 }).pipe(
-        capturingLogs([])
-      )
+      const store = yield* RedisSessionStore.make({
+        url: Redacted.make(`redis://127.0.0.1:${port}`),
+        ttlMs: 60_000,
+        commandTimeoutMs: 60_000
+      }).pipe(capturingLogs([]))
       yield* store.put("k", weak)
       assert.deepStrictEqual(yield* store.get("k"), Option.some(weak))
 
+      // At once: with a one-minute command timeout, only the lost connection can end these
+      // commands (ioredis fails them while disconnected instead of queueing them); a timeout would
+      // outlast the test.
       yield* first.stop
-      const started = Date.now()
-      assert.isTrue(Option.isNone(yield* store.get("k").pipe(capturingLogs([]))))
-      yield* store.put("k", strong).pipe(capturingLogs([]))
-      assert.isBelow(Date.now() - started, 600)
+      const lines: Array<string> = []
+      const getsBefore = yield* errorCount("get")
+      assert.isTrue(Option.isNone(yield* store.get("k").pipe(capturingLogs(lines))))
+      yield* store.put("k", strong).pipe(capturingLogs(lines))
+      assert.strictEqual((yield* errorCount("get")) - getsBefore, 1)
+      assert.lengthOf(lines, 2)
+      assert.notInclude(lines.join("\n"), "timed out")
 
       // A fresh (empty) redis-server on the same port: the client reconnects by itself.
       yield* ownRedis(port, dir)
@@ -288,20 +383,69 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       assert.deepStrictEqual(yield* store.get("k"), Option.some(strong))
     }))
 
-  it.scopedLive("a hung Redis (accepts, never answers) delays a get or put by at most about the command timeout", () =>
+  it.scoped("a hung Redis (accepts, never answers) delays the start by connectTimeoutMs, then a get or put not at all", () =>
     Effect.gen(function*() {
       const hung = yield* hungServer
-      const store = yield* RedisSessionStore.make({
+      const lines: Array<string> = []
+      // The TestClock drives the store's connect bound. ioredis's own timers use real time: its
+      // command timeout (which also bounds its INFO ready check) is long enough never to fire here.
+      const starting = yield* Effect.fork(RedisSessionStore.make({
         url: Redacted.make(`redis://127.0.0.1:${portOf(hung.server)}`),
         ttlMs: 60_000,
         connectTimeoutMs: 300,
-        commandTimeoutMs: 200
-      }).pipe(capturingLogs([]))
-      const started = Date.now()
-      const got = yield* store.get("route\u0000s:hung").pipe(capturingLogs([]))
-      yield* store.put("route\u0000s:hung", weak).pipe(capturingLogs([]))
+        commandTimeoutMs: 60_000
+      }).pipe(capturingLogs(lines)))
+      yield* TestClock.adjust("299 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(starting)))
+      yield* TestClock.adjust("1 millis")
+      const store = yield* Fiber.join(starting)
+      assert.include(lines.join("\n"), "Redis not reachable at start")
+      assert.include(lines.join("\n"), "connect timed out")
+      // The connection never became ready: commands fail at once (no clock time passes) rather
+      // than waiting for an answer.
+      const getsBefore = yield* errorCount("get")
+      const putsBefore = yield* errorCount("put")
+      const got = yield* store.get("route\u0000s:hung").pipe(capturingLogs(lines))
+      yield* store.put("route\u0000s:hung", weak).pipe(capturingLogs(lines))
       assert.isTrue(Option.isNone(got))
-      assert.isBelow(Date.now() - started, 2 * (200 + 50) + 200)
+      assert.strictEqual(yield* TestClock.currentTimeMillis, 300)
+      assert.strictEqual((yield* errorCount("get")) - getsBefore, 1)
+      assert.strictEqual((yield* errorCount("put")) - putsBefore, 1)
+      assert.notInclude(lines.join("\n"), "Command timed out")
+      // Hang up, so the store's QUIT at release fails at once instead of waiting for its bound.
+      for (const socket of hung.sockets) socket.destroy()
+    }))
+
+  it.scoped("a Redis that hangs mid-life delays a get or put by the command timeout (+50 ms), on the Effect clock", () =>
+    Effect.gen(function*() {
+      const redis = yield* handshakeThenHang
+      const lines: Array<string> = []
+      const commandTimeoutMs = 60_000
+      // ioredis bounds each command by commandTimeoutMs in real time (never reached here); the
+      // store's own bound, commandTimeoutMs + 50 on the Effect clock, is what the TestClock drives.
+      const store = yield* RedisSessionStore.make({
+        url: Redacted.make(`redis://127.0.0.1:${portOf(redis.server)}`),
+        ttlMs: 60_000,
+        commandTimeoutMs
+      }).pipe(capturingLogs(lines))
+      assert.notInclude(lines.join("\n"), "Redis not reachable at start")
+      const bounded = <A>(operation: RedisSessionStore.Operation, command: string, effect: Effect.Effect<A>) =>
+        Effect.gen(function*() {
+          const before = yield* errorCount(operation)
+          const fiber = yield* Effect.fork(effect.pipe(capturingLogs(lines)))
+          assert.match(yield* Queue.take(redis.unanswered), new RegExp(`^${command} `))
+          yield* TestClock.adjust(commandTimeoutMs + 49)
+          assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), `${operation} ended before its bound`)
+          yield* TestClock.adjust(1)
+          const result = yield* Fiber.join(fiber)
+          assert.strictEqual((yield* errorCount(operation)) - before, 1)
+          return result
+        })
+      assert.isTrue(Option.isNone(yield* bounded("get", "GETEX", store.get("route\u0000s:hung"))))
+      yield* bounded("put", "SET", store.put("route\u0000s:hung", weak))
+      const warnings = lines.filter((line) => line.includes("session store unavailable"))
+      assert.lengthOf(warnings, 2)
+      for (const warning of warnings) assert.include(warning, "Command timed out")
     }))
 })
 

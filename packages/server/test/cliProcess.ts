@@ -19,6 +19,8 @@ export interface Run {
   readonly stdout: () => string
   readonly stderr: () => string
   readonly exited: Effect.Effect<number | null>
+  /** The base URL of the `listening on` line, once stdout has printed it. */
+  readonly listeningOn: Effect.Effect<string>
 }
 
 /** Spawn the CLI; the process is killed when the scope closes if it is still running. */
@@ -31,25 +33,36 @@ export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, st
       ),
       (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
     )
+    const listeningOn = yield* Deferred.make<string>()
     let out = ""
     let err = ""
-    child.stdout?.on("data", (data: Buffer) => (out += data.toString()))
+    child.stdout?.on("data", (data: Buffer) => {
+      out += data.toString()
+      // The whole line: a chunk may end inside the URL.
+      const match = /listening on (http:\/\/\S+)\s/.exec(out)
+      if (match?.[1] !== undefined) Deferred.unsafeDone(listeningOn, Effect.succeed(match[1]))
+    })
     child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
     child.on("exit", (code) => Deferred.unsafeDone(exit, Effect.succeed(code)))
-    const result: Run = { child, stdout: () => out, stderr: () => err, exited: Deferred.await(exit) }
+    const result: Run = {
+      child,
+      stdout: () => out,
+      stderr: () => err,
+      exited: Deferred.await(exit),
+      listeningOn: Deferred.await(listeningOn)
+    }
     return result
   })
 
-/** Wait (bounded, about 30 s) for the `listening on` line and return the base URL. */
+/**
+ * Wait for the `listening on` line and return the base URL; dies with the process's stderr if it
+ * exits first. Woken by the process's output and exit, never by a timer.
+ */
 export const listening = (cli: Run) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 1_200; i++) {
-      const match = /listening on (http:\/\/[^\s]+)/.exec(cli.stdout())
-      if (match?.[1] !== undefined) return match[1]
-      yield* Effect.sleep("25 millis")
-    }
-    return yield* Effect.dieMessage(`server did not start: ${cli.stderr()}`)
-  })
+  Effect.raceFirst(
+    cli.listeningOn,
+    Effect.flatMap(cli.exited, (code) => Effect.dieMessage(`server did not start (exit ${code}): ${cli.stderr()}`))
+  )
 
 /** Write a deployment file into a fresh temporary folder and return its path. */
 export const writeToml = (text: string) => {

@@ -12,8 +12,10 @@
  * ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide default (an {@link Ok}
  * with fixed content). Every behaviour is encoded in the format of the route it was requested on
  * (OpenAI chunks and `[DONE]`, or Anthropic `event:`/`data:` SSE and error envelopes). Every
- * received request is logged with its path and connection fate, so a test can assert "the upstream
- * saw its connection closed before the response finished".
+ * received request is logged with its path, its TCP connection and that connection's fate, so a test
+ * can assert "the upstream saw its connection closed before the response finished" or "the client
+ * used two sockets", and can wait for such a state of the log (`awaitRequest`, `awaitClosed`,
+ * `awaitRequests`) instead of sleeping and counting.
  *
  * Raw sockets are needed to stall and to cut streams, hence plain `node:http`: each request runs as a
  * fiber of a `FiberSet` runtime captured in {@link make}, and closing the scope interrupts those fibers
@@ -350,6 +352,11 @@ export interface RequestRecord {
   /** Epoch milliseconds (wall clock) when the body had been read. */
   readonly at: number
   /**
+   * Sequence number, starting at 1 for each server, of the TCP connection the request came on:
+   * requests with the same number shared one keep-alive socket (e.g. to count a client pool's sockets).
+   */
+  readonly connection: number
+  /**
    * The behaviour served, absent for requests that are not chat requests of either API
    * (`/v1/messages/count_tokens`, `/v1/models`, unknown routes, bodies that are not JSON).
    */
@@ -404,6 +411,15 @@ export class FakeUpstream extends Context.Tag("@switchyard-ts/testkit/FakeUpstre
    * Unbounded: put a timeout around it.
    */
   readonly awaitClosed: (model: string) => Effect.Effect<RequestRecord>
+  /**
+   * Wait until the whole request log satisfies `done` (already, or after a later request or
+   * `closedEarly` change); returns the log it held for. For conditions over several requests, e.g.
+   * "all 50 streams were closed early" or "the second call has arrived". Woken by each change of the
+   * log, never by a timer. Unbounded: put a timeout around it (or rely on the test's timeout).
+   */
+  readonly awaitRequests: (
+    done: (records: ReadonlyArray<RequestRecord>) => boolean
+  ) => Effect.Effect<ReadonlyArray<RequestRecord>>
 }>() {}
 
 interface ModelState {
@@ -981,6 +997,15 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
     const models = yield* Ref.make(initial)
     const log = yield* SubscriptionRef.make<ReadonlyArray<RequestRecord>>([])
     const sequence = yield* Ref.make(0)
+    // Each socket's number, given when its first request is logged (see RequestRecord.connection).
+    const connections = new WeakMap<object, number>()
+    const connectionCount = yield* Ref.make(0)
+    const connectionOf = (socket: object): Effect.Effect<number> =>
+      Effect.suspend(() => {
+        const known = connections.get(socket)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.tap(Ref.updateAndGet(connectionCount, (n) => n + 1), (n) => Effect.sync(() => connections.set(socket, n)))
+      })
     const run = yield* FiberSet.makeRuntime<never, void, never>()
 
     const take = (model: string): Effect.Effect<Behaviour> =>
@@ -1022,10 +1047,11 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
         const isChat = api !== undefined
         const behaviour = isChat && Either.isRight(parsed) ? Option.some(yield* take(model)) : Option.none()
         const id = yield* Ref.updateAndGet(sequence, (n) => n + 1)
+        const connection = yield* connectionOf(req.socket)
         const at = Date.now()
         const record: RequestRecord = Option.match(behaviour, {
-          onNone: () => ({ id, model, method, path, headers, body, at, closedEarly: false }),
-          onSome: (b) => ({ id, model, method, path, headers, body, at, behaviour: b, closedEarly: false })
+          onNone: () => ({ id, model, method, path, headers, body, at, connection, closedEarly: false }),
+          onSome: (b) => ({ id, model, method, path, headers, body, at, connection, behaviour: b, closedEarly: false })
         })
         yield* SubscriptionRef.update(log, (records) => [...records, record])
 
@@ -1118,7 +1144,8 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
       clear: SubscriptionRef.set(log, []),
       reset: Effect.zipRight(Ref.set(models, HashMap.empty()), SubscriptionRef.set(log, [])),
       awaitRequest: (model) => firstMatching(log, (records) => records.find((r) => r.model === model)),
-      awaitClosed: (model) => firstMatching(log, (records) => records.find((r) => r.model === model && r.closedEarly))
+      awaitClosed: (model) => firstMatching(log, (records) => records.find((r) => r.model === model && r.closedEarly)),
+      awaitRequests: (done) => firstMatching(log, (records) => (done(records) ? records : undefined))
     })
   })
 

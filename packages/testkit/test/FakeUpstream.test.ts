@@ -6,6 +6,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Http from "node:http"
 import { ChatCompletion, ChatCompletionChunk, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
 import { Arbitraries, FakeUpstream } from "@switchyard-ts/testkit"
 
@@ -405,6 +406,48 @@ describe("FakeUpstream", () => {
       assert.isTrue(Option.isNone(result))
       const closed = yield* up.awaitClosed("m").pipe(Effect.timeout("1 second"))
       assert.strictEqual(closed.behaviour?._tag, "Stall")
+    }))
+
+  it.scopedLive("awaitRequests waits for a condition over the whole log, woken by requests and by closedEarly", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("stalled", FakeUpstream.stall)
+      assert.deepStrictEqual(yield* up.awaitRequests((records) => records.length === 0), [])
+      const two = yield* Effect.fork(up.awaitRequests((records) => records.filter((r) => r.model === "m").length === 2))
+      yield* chat(up, "m")
+      yield* chat(up, "m")
+      assert.deepStrictEqual((yield* Fiber.join(two)).map((r) => r.id), [1, 2])
+      const closed = yield* Effect.fork(up.awaitRequests((records) => records.some((r) => r.closedEarly)))
+      const stalled = yield* Effect.fork(chat(up, "stalled"))
+      yield* up.awaitRequest("stalled")
+      yield* Fiber.interrupt(stalled)
+      const log = yield* Fiber.join(closed)
+      assert.deepStrictEqual(log.map((r) => [r.model, r.closedEarly]), [["m", false], ["m", false], ["stalled", true]])
+    }))
+
+  it.scopedLive("connection numbers the TCP connection a request came on", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const body = JSON.stringify(chatBody("m"))
+      const send = (agent: Http.Agent | false) =>
+        Effect.async<number>((resume) => {
+          const request = Http.request(`${up.url}/chat/completions`, {
+            method: "POST",
+            agent,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+          }, (response) => {
+            response.resume()
+            response.on("end", () => resume(Effect.succeed(response.statusCode ?? 0)))
+          })
+          request.on("error", (cause) => resume(Effect.die(cause)))
+          request.end(body)
+        })
+      const keepAlive = yield* Effect.acquireRelease(
+        Effect.sync(() => new Http.Agent({ keepAlive: true, maxSockets: 1 })),
+        (agent) => Effect.sync(() => agent.destroy())
+      )
+      for (const agent of [keepAlive, keepAlive, false, false] as const) assert.strictEqual(yield* send(agent), 200)
+      assert.deepStrictEqual((yield* up.requests).map((r) => r.connection), [1, 1, 2, 3])
     }))
 
   it.live("closing the scope ends a stalled request", () =>
