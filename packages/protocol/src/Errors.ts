@@ -140,11 +140,6 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
   }
 }
 
-/** A routing problem that is our fault or the deployment's (e.g. a route with no callable target). */
-export class RoutingError extends Schema.TaggedError<RoutingError>()("RoutingError", {
-  message: Schema.String
-}) {}
-
 /** The failures of a judge call that a posture may fold (SPEC §7); `InvalidResponse` never is one. */
 export type JudgeCallFailure = TransportError | DeadlineExceeded | UpstreamStatus
 
@@ -210,7 +205,6 @@ export type RequestFailure =
   | TranslationError
   | ModelNotFound
   | RequestTooLarge
-  | RoutingError
 
 /** The OpenAI error envelope every error response uses. */
 export const ErrorEnvelope = Schema.Struct({
@@ -276,8 +270,6 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
         default:
           return upstream(502, "upstream_error", failure.message)
       }
-    case "RoutingError":
-      return { status: 500, type: "server_error", code: "server_error", message: failure.message }
   }
 }
 

@@ -22,7 +22,7 @@
  *    `InvalidVerdict`, folded by the posture under both settings: the turn is released, counted
  *    `unparseable`, and the consult counts as failed.
  *
- * The released answer travels in `Decision.answer`; the `Router` replays it to streaming callers.
+ * The released answer travels in an `Answered` decision; the `Router` replays it to streaming callers.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -37,7 +37,7 @@ import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/proto
 import * as AdvisorReview from "./AdvisorReview.js"
 import * as Consultation from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
-import type { Decision } from "./Decision.js"
+import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
@@ -174,13 +174,12 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
         scope.failedConsults = Math.min(maxFailedConsults, scope.failedConsults + 1)
       })
 
-    const decision = (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>): Decision => ({
-      route: info,
-      selected: Option.some(options.executor),
-      fallbacks: [],
-      evidence,
-      answer
-    })
+    const decision = (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>): Decision.Decision =>
+      Option.match(answer, {
+        onNone: () => Decision.routed({ route: info, selected: options.executor, fallbacks: [], evidence }),
+        onSome: (released) =>
+          Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
+      })
 
     const skipped = (skip: Evidence.AdvisorSkip, trigger: Option.Option<Evidence.AdvisorTrigger>): Evidence.Evidence => ({
       source: "advisor",

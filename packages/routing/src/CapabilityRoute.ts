@@ -21,7 +21,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Consultation from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
-import type { Decision } from "./Decision.js"
+import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
@@ -61,14 +61,14 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
     const judgeModel = options.judge.id
     const targetOf = (tier: Policy.Tier) => (tier === "weak" ? options.weak : options.strong)
 
-    const decision = (tier: Policy.Tier, evidence: Evidence.Evidence): Decision => {
+    const decision = (tier: Policy.Tier, evidence: Evidence.Evidence): Decision.Decision => {
       const selected = targetOf(tier)
-      return {
+      return Decision.routed({
         route: info,
-        selected: Option.some(selected),
+        selected,
         fallbacks: [options.weak, options.strong].filter((target) => target.name !== selected.name),
         evidence
-      }
+      })
     }
 
     /** The session identity: the caller's session id, or (new_session + message_hash_fallback) a hash. */

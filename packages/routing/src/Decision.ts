@@ -1,8 +1,10 @@
 /**
- * A routing decision: the selected target, the ordered fallbacks, the evidence, and — for routes
- * that produce the answer while routing (noop, the advisor gate) — the answer itself.
+ * A routing decision, one of two shapes: `Routed` — the target the answer call goes to first and
+ * its ordered fallbacks — or `Answered` — the route produced the answer itself while routing
+ * (noop's `OK`, a turn released by the advisor gate). Both carry the route and the evidence. A
+ * decision that selected nothing and produced nothing cannot be written.
  */
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Evidence } from "./Evidence.js"
@@ -19,21 +21,46 @@ export interface RouteInfo {
   readonly algorithm: Algorithm
 }
 
-/** The outcome of routing one request. */
-export interface Decision {
+/** The answer call goes to `selected`, then to `fallbacks` on fallback-worthy failures. */
+export interface Routed {
+  readonly _tag: "Routed"
   readonly route: RouteInfo
-  /**
-   * The target the answer call goes to first — or, when the route produced the answer itself, the
-   * target that served it (the advisor gate's executor); none when no target served (noop).
-   */
-  readonly selected: Option.Option<Target>
+  readonly selected: Target
   /** Every other target of the route, in route order; tried only for fallback-worthy failures. */
   readonly fallbacks: ReadonlyArray<Target>
   readonly evidence: Evidence
-  /**
-   * The answer, when the route produced it while routing (noop's `OK`, a turn released by the
-   * advisor gate): the `Router` makes no answer call, replays it to streaming callers, and
-   * `/v1/decision` returns it as `response`. None (or absent): the answer call makes the answer.
-   */
-  readonly answer?: Option.Option<ChatCompletion>
 }
+
+/**
+ * The route produced the answer while routing: the `Router` makes no answer call, replays it to
+ * streaming callers, and `/v1/decision` returns it as `response`.
+ */
+export interface Answered {
+  readonly _tag: "Answered"
+  readonly route: RouteInfo
+  readonly answer: ChatCompletion
+  /** The target that produced it (the advisor gate's executor); none for noop. */
+  readonly servedBy: Option.Option<Target>
+  readonly evidence: Evidence
+}
+
+/** The outcome of routing one request. */
+export type Decision = Routed | Answered
+
+/** A decision whose answer call goes to `selected` first. */
+export const routed = (fields: Omit<Routed, "_tag">): Routed => ({ _tag: "Routed", ...fields })
+
+/** A decision that carries the route's own answer. */
+export const answered = (fields: Omit<Answered, "_tag">): Answered => ({ _tag: "Answered", ...fields })
+
+/** The target a decision names: the one the answer call goes to first, or the one that answered. */
+export const selected = (decision: Decision): Option.Option<Target> =>
+  decision._tag === "Routed" ? Option.some(decision.selected) : decision.servedBy
+
+/** The fallbacks of a decision (none when the route answered). */
+export const fallbacks = (decision: Decision): ReadonlyArray<Target> =>
+  decision._tag === "Routed" ? decision.fallbacks : []
+
+/** The route's own answer, when it produced one while routing. */
+export const answerOf = (decision: Decision): Option.Option<ChatCompletion> =>
+  decision._tag === "Answered" ? Option.some(decision.answer) : Option.none()

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Replay from "./Replay.js"
+import * as Decision from "./Decision.js"
 import type { Route } from "./Route.js"
 
 /** Options of a noop route. */
@@ -19,7 +20,7 @@ export interface Options {
 /** The fixed answer of a noop route. */
 export const answerText = "OK"
 
-/** Build a noop route: its decision carries the answer (`Decision.answer`), created now. */
+/** Build a noop route: its decision is `Answered` with the answer, created now. */
 export const make = (options: Options): Route => {
   const route: Route = {
     id: options.id,
@@ -29,13 +30,13 @@ export const make = (options: Options): Route => {
     contextWindow: options.contextWindow ?? Option.none(),
     toolCalling: options.toolCalling ?? Option.none(),
     decide: () =>
-      Effect.map(Clock.currentTimeMillis, (ms) => ({
-        route: { id: options.id, name: options.name, algorithm: "noop" },
-        selected: Option.none(),
-        fallbacks: [],
-        evidence: { source: "noop" },
-        answer: Option.some(completion(options.id, Math.floor(ms / 1000)))
-      }))
+      Effect.map(Clock.currentTimeMillis, (ms) =>
+        Decision.answered({
+          route: { id: options.id, name: options.name, algorithm: "noop" },
+          answer: completion(options.id, Math.floor(ms / 1000)),
+          servedBy: Option.none(),
+          evidence: { source: "noop" }
+        }))
   }
   return route
 }

@@ -4,6 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
+import * as Decision from "./Decision.js"
 import type { Route } from "./Route.js"
 
 /** Options of a passthrough route. */
@@ -24,10 +25,10 @@ export const make = (options: Options): Route => ({
   contextWindow: options.contextWindow ?? Option.none(),
   toolCalling: options.toolCalling ?? Option.none(),
   decide: () =>
-    Effect.succeed({
+    Effect.succeed(Decision.routed({
       route: { id: options.id, name: options.name, algorithm: "passthrough" },
-      selected: Option.some(options.target),
+      selected: options.target,
       fallbacks: [],
       evidence: { source: "passthrough" }
-    })
+    }))
 })

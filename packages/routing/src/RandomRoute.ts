@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type { Target } from "@switchyard-ts/client/Target"
+import * as Decision from "./Decision.js"
 import type { Route } from "./Route.js"
 
 /** Options of a random route (validated by config: weights finite, ≥ 0, one positive). */
@@ -57,12 +58,12 @@ export const make = (options: Options): Route => {
       Effect.map(draw, (u) => {
         const index = pick(weights, u)
         const selected = options.targets[index] ?? options.targets[0]
-        return {
+        return Decision.routed({
           route,
-          selected: Option.some(selected),
+          selected,
           fallbacks: options.targets.filter((_, i) => i !== index),
           evidence: { source: "random" }
-        }
+        })
       })
   }
 }

@@ -4,7 +4,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { NativeBody, Target } from "@switchyard-ts/client/Target"
-import type { AdvisorUnavailable, ClientFailure, JudgeUnavailable, RoutingError } from "@switchyard-ts/protocol/Errors"
+import type { AdvisorUnavailable, ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import type { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Algorithm, Decision } from "./Decision.js"
@@ -27,10 +27,10 @@ export interface RoutedRequest {
 
 /**
  * Why routing itself failed: a judge under the `error` posture, an advisor under
- * `fail_open = false`, a deployment problem, or — for a route that produces the answer while
- * routing (the advisor gate) — the failure of its own executor call (`ClientFailure`).
+ * `fail_open = false`, or — for a route that produces the answer while routing (the advisor gate)
+ * — the failure of its own executor call (`ClientFailure`).
  */
-export type RouteFailure = JudgeUnavailable | AdvisorUnavailable | RoutingError | ClientFailure
+export type RouteFailure = JudgeUnavailable | AdvisorUnavailable | ClientFailure
 
 /** One configured route. */
 export interface Route {
@@ -49,6 +49,6 @@ export interface Route {
    * `RequestDeadlineExceeded` when it passes. None (or absent): no bound beyond the calls' own.
    */
   readonly requestTimeoutMs?: Option.Option<number>
-  /** Choose the target for one request (and, for some routes, produce its answer: `Decision.answer`). */
+  /** Choose the target for one request (`Routed`), or produce its answer while routing (`Answered`). */
   readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure>
 }

@@ -1,7 +1,7 @@
 /**
  * The `Router` service: finds a request's route, runs its algorithm, makes the answer call with
- * candidate fallback — or takes the answer the route produced while routing (`Decision.answer`,
- * replayed as chunks to streaming callers) — bounds the whole run by the route's
+ * candidate fallback — or takes the answer the route produced while routing (an `Answered`
+ * decision, replayed as chunks to streaming callers) — bounds the whole run by the route's
  * `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call metrics).
  */
 import * as Clock from "effect/Clock"
@@ -20,11 +20,10 @@ import {
   type ClientFailure,
   ModelNotFound,
   RequestDeadlineExceeded,
-  RoutingError,
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Usage } from "@switchyard-ts/protocol/OpenAiChat"
-import type { Decision } from "./Decision.js"
+import * as Decision from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Replay from "./Replay.js"
@@ -35,7 +34,7 @@ export type RouterFailure = RouteFailure | ClientFailure | ModelNotFound | Reque
 
 /** A buffered answer and where it came from. */
 export interface Completed {
-  readonly decision: Decision
+  readonly decision: Decision.Decision
   /**
    * The target that served the answer (a fallback after a fallback-worthy failure; the executor of
    * an advisor gate); none for noop.
@@ -52,7 +51,7 @@ export interface Completed {
 
 /** A streamed answer whose response headers have arrived. */
 export interface Streamed {
-  readonly decision: Decision
+  readonly decision: Decision.Decision
   readonly served: Option.Option<Target>
   /**
    * The pieces: chat chunks, with the upstream's own events on a native replay (see
@@ -67,7 +66,7 @@ export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router,
   /** The routes, sorted by route id. */
   readonly routes: ReadonlyArray<Route>
   /** Run routing (judge calls included, bounded by `request_timeout_ms`) without making the answer call. */
-  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded>
+  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded>
   /** Route and make the buffered answer call. */
   readonly complete: (request: RoutedRequest) => Effect.Effect<Completed, RouterFailure>
   /** Route and start the streamed answer call. */
@@ -77,10 +76,10 @@ export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router,
 const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 
 /** The model label of a run: the selected target's model id, or the route id when none. */
-const modelLabel = (decision: Decision): string =>
-  Option.match(decision.selected, { onNone: () => decision.route.id, onSome: (t) => t.id })
+const modelLabel = (decision: Decision.Decision): string =>
+  Option.match(Decision.selected(decision), { onNone: () => decision.route.id, onSome: (t) => t.id })
 
-const decisionAttributes = (decision: Decision) => ({
+const decisionAttributes = (decision: Decision.Decision) => ({
   selected_model: modelLabel(decision),
   ...Evidence.spanAttributes(decision.evidence)
 })
@@ -143,7 +142,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       })
 
     /** The terminal answer call's metrics: calls, duration, request/error counters. */
-    const recordCall = (decision: Decision, outcome: "ok" | "error", startMs: number) =>
+    const recordCall = (decision: Decision.Decision, outcome: "ok" | "error", startMs: number) =>
       Effect.gen(function*() {
         const model = modelLabel(decision)
         const tags = { algorithm: decision.route.algorithm, selected_model: model, outcome }
@@ -208,33 +207,28 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request))
 
     /**
-     * Route, then answer: with the answer the route produced while routing (`Decision.answer`:
-     * noop, the advisor gate — no answer call, so only the request counter and the served model's
-     * tokens are recorded), or by an answer call over the candidates. A decision with neither an
-     * answer nor a selected target is a `RoutingError`.
+     * Route, then answer: with the answer the route produced while routing (`Answered`: noop, the
+     * advisor gate — no answer call, so only the request counter and the served model's tokens are
+     * recorded), or by an answer call over the candidates of a `Routed` decision.
      */
     const routeAndAnswer = <A>(
       request: RoutedRequest,
-      byRoute: (decision: Decision, completion: ChatCompletion) => A,
+      byRoute: (decision: Decision.Answered) => A,
       byUpstream: (
-        decision: Decision,
+        decision: Decision.Routed,
         candidates: readonly [Target, ...Array<Target>]
       ) => Effect.Effect<A, ClientFailure, UpstreamClient>
     ) =>
       run(request, true, (found) =>
         Effect.gen(function*() {
           const decision = yield* route(found, request)
-          const produced = decision.answer ?? Option.none()
-          if (Option.isSome(produced)) {
+          if (decision._tag === "Answered") {
             yield* add(Metrics.requestsTotal, { model: modelLabel(decision) })
-            if (Option.isSome(decision.selected)) yield* recordUsage(decision.selected.value.id, produced.value.usage)
-            return byRoute(decision, produced.value)
-          }
-          if (Option.isNone(decision.selected)) {
-            return yield* new RoutingError({ message: `route ${found.id} selected no target and produced no answer` })
+            if (Option.isSome(decision.servedBy)) yield* recordUsage(decision.servedBy.value.id, decision.answer.usage)
+            return byRoute(decision)
           }
           const start = yield* nowMs
-          return yield* byUpstream(decision, [decision.selected.value, ...decision.fallbacks]).pipe(
+          return yield* byUpstream(decision, [decision.selected, ...decision.fallbacks]).pipe(
             Effect.provideService(UpstreamClient, upstream),
             Effect.tap(() => recordCall(decision, "ok", start)),
             Effect.tapError(() => recordCall(decision, "error", start))
@@ -244,7 +238,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const complete = (request: RoutedRequest) =>
       routeAndAnswer(
         request,
-        (decision, completion): Completed => ({ decision, served: decision.selected, completion, native: Option.none() }),
+        (decision): Completed => ({ decision, served: decision.servedBy, completion: decision.answer, native: Option.none() }),
         (decision, candidates) =>
           Effect.flatMap(
             Fallback.complete(candidates, request.body, request.headers, request.native),
@@ -261,11 +255,11 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const stream = (request: RoutedRequest) =>
       routeAndAnswer(
         request,
-        (decision, completion): Streamed => ({
+        (decision): Streamed => ({
           decision,
-          served: decision.selected,
+          served: decision.servedBy,
           pieces: Stream.make<[StreamPiece]>({
-            chunks: Replay.chunks(completion, { includeUsage: request.body.stream_options?.include_usage === true }),
+            chunks: Replay.chunks(decision.answer, { includeUsage: request.body.stream_options?.include_usage === true }),
             native: Option.none()
           })
         }),
@@ -294,11 +288,11 @@ export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, 
 
 /**
  * Route a request without an answer call (judge calls included):
- * `Effect<Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router>`.
+ * `Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router>`.
  */
 export const decide = (
   request: RoutedRequest
-): Effect.Effect<Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router> =>
+): Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router> =>
   Effect.flatMap(Router, (router) => router.decide(request))
 
 /** Route a request and make the buffered answer call: `Effect<Completed, RouterFailure, Router>`. */

@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import {
@@ -195,7 +196,7 @@ describe("AdvisorRoute: budgets and scopes", () => {
       const s1Again = yield* complete(gate, task, Option.some("s1"))
       assert.deepStrictEqual(s1Again.decision.evidence, { source: "advisor", verdict: "skipped", skipped: "budget_exhausted", advisor_model: "advisor-model" })
       // An exhausted scope is a passthrough: the Router made the answer call, nothing was produced.
-      assert.isTrue(Option.isNone(s1Again.decision.answer ?? Option.none()))
+      assert.isTrue(Option.isNone(Decision.answerOf(s1Again.decision)))
       const s2 = yield* complete(gate, task, Option.some("s2"))
       assert.strictEqual("verdict" in s2.decision.evidence ? s2.decision.evidence.verdict : "", "approve")
       yield* complete(gate)
@@ -280,8 +281,8 @@ describe("AdvisorRoute through the Router", () => {
       const gate = yield* makeGate()
       const decision = yield* gate.router.decide(routed())
       assert.deepStrictEqual(decision.route, { id: "gate", name: "gate", algorithm: "advisor_gate" })
-      assert.deepStrictEqual(Option.map(decision.selected, (t) => t.name), Option.some("executor"))
-      assert.strictEqual(Option.getOrThrow(decision.answer ?? Option.none()).choices[0]?.message.content, finalText)
+      assert.deepStrictEqual(Option.map(Decision.selected(decision), (t) => t.name), Option.some("executor"))
+      assert.strictEqual(Option.getOrThrow(Decision.answerOf(decision)).choices[0]?.message.content, finalText)
     }))
 
   it.effect("targets are the executor only; the advisor is never an answer target", () =>

@@ -9,8 +9,8 @@ import * as Predicate from "effect/Predicate"
 import * as TestClock from "effect/TestClock"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import type { Decision } from "@switchyard-ts/routing/Decision"
 import * as JudgePrompt from "@switchyard-ts/routing/JudgePrompt"
 import type { RouteFailure } from "@switchyard-ts/routing/Route"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
@@ -76,11 +76,11 @@ const assistant = (content: string): Message => ({ role: "assistant", content })
 const weakVerdict = Outcome.verdict(0.9, "supported", "SUP-1")
 const strongVerdict = Outcome.verdict(0.1, "unsupported", "LIM-2")
 
-const decisionOf = (exit: Exit.Exit<Decision, RouteFailure>): Decision =>
+const decisionOf = (exit: Exit.Exit<Decision.Decision, RouteFailure>): Decision.Decision =>
   Exit.isSuccess(exit) ? exit.value : assert.fail(`expected a decision, got ${String(exit)}`)
 
-const summary = (decision: Decision) => ({
-  target: Option.match(decision.selected, { onNone: () => "none", onSome: (t) => t.name }),
+const summary = (decision: Decision.Decision) => ({
+  target: Option.match(Decision.selected(decision), { onNone: () => "none", onSome: (t) => t.name }),
   source: decision.evidence.source
 })
 

@@ -25,8 +25,8 @@ import {
   UpstreamStatus
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
-import type { Decision } from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
@@ -66,8 +66,8 @@ const successOf = <A, E>(exit: Exit.Exit<A, E>): A => (Exit.isSuccess(exit) ? ex
 const fields = (error: object): Readonly<Record<string, unknown>> => Object.fromEntries(Object.entries(error))
 
 /** The released answer's text. */
-const answerText = (decision: Decision): Option.Option<string> =>
-  Option.flatMapNullable(decision.answer ?? Option.none(), (answer) => answer.choices[0]?.message.content)
+const answerText = (decision: Decision.Decision): Option.Option<string> =>
+  Option.flatMapNullable(Decision.answerOf(decision), (answer) => answer.choices[0]?.message.content)
 
 const postures: ReadonlyArray<Posture.Posture> = ["error", "fail_open"]
 const reasons = ["timeout", "transport", "upstream_5xx", "upstream_non_5xx", "invalid_response", "parse_error", "circuit_open"] as const
@@ -161,7 +161,7 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
           assert.deepStrictEqual(counted, [])
         } else {
           assert.deepStrictEqual(successOf(exit).evidence, { source: "circuit-open", judge_model: judgeModel })
-          assert.deepStrictEqual(successOf(exit).selected.pipe(Option.map((t) => t.name)), Option.some("strong"))
+          assert.deepStrictEqual(Decision.selected(successOf(exit)).pipe(Option.map((t) => t.name)), Option.some("strong"))
           assert.deepStrictEqual(lines, warned(judgeModel, "circuit_open"))
           assert.deepStrictEqual(counted, [["circuit_open", 1]])
         }

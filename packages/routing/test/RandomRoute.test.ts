@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import { target } from "./fixtures.js"
 
@@ -12,7 +13,7 @@ const request = { body: { model: "mix", messages: [] }, headers: {}, sessionId: 
 
 const picks = (route: ReturnType<typeof RandomRoute.make>, n: number) =>
   Effect.forEach(Array.from({ length: n }), () =>
-    Effect.map(route.decide(request), (d) => Option.getOrThrow(d.selected).name))
+    Effect.map(route.decide(request), (d) => Option.getOrThrow(Decision.selected(d)).name))
 
 describe("RandomRoute", () => {
   it.effect("the same seed gives the same pick sequence; another seed a different one", () =>
@@ -31,8 +32,8 @@ describe("RandomRoute", () => {
       const route = RandomRoute.make({ id: "mix", name: "mix", targets: [a, b, c], weights: [0, 1, 0], seed: Option.some(1n) })
       for (let i = 0; i < 20; i++) {
         const decision = yield* route.decide(request)
-        assert.strictEqual(Option.getOrThrow(decision.selected).name, "b")
-        assert.deepStrictEqual(decision.fallbacks.map((t) => t.name), ["a", "c"])
+        assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "b")
+        assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), ["a", "c"])
         assert.strictEqual(decision.evidence.source, "random")
       }
     }))

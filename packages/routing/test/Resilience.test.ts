@@ -21,8 +21,8 @@ import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import type { Decision } from "@switchyard-ts/routing/Decision"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import type { Route, RouteFailure } from "@switchyard-ts/routing/Route"
@@ -56,10 +56,10 @@ const breakerHarness = (overrides: Partial<CapabilityRoute.Options>) =>
     return { judge, judgeModel, decide }
   })
 
-const decisionOf = (exit: Exit.Exit<Decision, RouteFailure>): Decision =>
+const decisionOf = (exit: Exit.Exit<Decision.Decision, RouteFailure>): Decision.Decision =>
   Exit.isSuccess(exit) ? exit.value : assert.fail(`expected a decision, got ${String(exit)}`)
 
-const failureOf = (exit: Exit.Exit<Decision, RouteFailure>): RouteFailure =>
+const failureOf = (exit: Exit.Exit<Decision.Decision, RouteFailure>): RouteFailure =>
   Exit.isFailure(exit)
     ? Option.getOrElse(Cause.failureOption(exit.cause), () => assert.fail(`expected a failure, got ${String(exit)}`))
     : assert.fail("expected a failure, got a decision")
@@ -78,7 +78,7 @@ describe("a judge behind an open circuit breaker", () => {
       assert.strictEqual(yield* judge.calls, 2)
       const skipped = decisionOf(yield* decide([user("task")], [weakVerdict]))
       assert.deepStrictEqual(skipped.evidence, { source: "circuit-open", judge_model: judgeModel })
-      assert.strictEqual(Option.getOrThrow(skipped.selected).name, "strong")
+      assert.strictEqual(Option.getOrThrow(Decision.selected(skipped)).name, "strong")
       assert.strictEqual(yield* judge.calls, 2)
       const counts = yield* failOpenCounts(judgeModel)
       assert.strictEqual(countOf(counts, "circuit_open"), 1)
@@ -101,11 +101,11 @@ describe("a judge behind an open circuit breaker", () => {
       }
       const skipped = decisionOf(yield* decide([user("a"), assistant("ok"), user("d")], [weakVerdict], session))
       assert.deepStrictEqual(skipped.evidence, { source: "circuit-open", judge_model: judgeModel })
-      assert.strictEqual(Option.getOrThrow(skipped.selected).name, "weak")
+      assert.strictEqual(Option.getOrThrow(Decision.selected(skipped)).name, "weak")
       // another session with nothing stored goes strong
       const other = decisionOf(yield* decide([user("x")], [weakVerdict], Option.some("s-2")))
       assert.deepStrictEqual(
-        { source: other.evidence.source, target: Option.getOrThrow(other.selected).name },
+        { source: other.evidence.source, target: Option.getOrThrow(Decision.selected(other)).name },
         { source: "circuit-open", target: "strong" }
       )
       assert.strictEqual(yield* judge.calls, 3)

@@ -26,6 +26,7 @@ import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
@@ -458,9 +459,9 @@ export const runSchedule = (config: ModelConfig, steps: ReadonlyArray<Step>) =>
         const completed = Exit.isSuccess(exit) ? exit.value : assert.fail(`expected an answer, ${where}: ${String(exit)}`)
         assert.deepStrictEqual(completed.decision.evidence, expected.evidence, `evidence, ${where}`)
         assert.strictEqual(completed.completion.choices[0]?.message.content ?? null, expected.content, `content, ${where}`)
-        assert.strictEqual(Option.isSome(completed.decision.answer ?? Option.none()), expected.produced, `produced, ${where}`)
+        assert.strictEqual(Option.isSome(Decision.answerOf(completed.decision)), expected.produced, `produced, ${where}`)
         assert.deepStrictEqual(Option.map(completed.served, (t) => t.name), Option.some("executor"), where)
-        assert.deepStrictEqual(completed.decision.fallbacks, [], where)
+        assert.deepStrictEqual(Decision.fallbacks(completed.decision), [], where)
       }
       if (model.executorCalls === 2) {
         // The REDO: the second executor request carries the discarded turn and the advisor's plan.

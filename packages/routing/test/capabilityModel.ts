@@ -19,6 +19,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
@@ -312,10 +313,10 @@ export const runSchedule = (
         assert.isTrue(Exit.isSuccess(exit), `expected a decision, ${where}`)
         if (Exit.isSuccess(exit)) {
           const decision = exit.value
-          const selected = Option.getOrThrow(decision.selected)
+          const selected = Option.getOrThrow(Decision.selected(decision))
           assert.strictEqual(tierOf(selected), expected.tier, `tier, ${where}`)
           assert.strictEqual(selected.name, expected.tier, `target, ${where}`)
-          assert.deepStrictEqual(decision.fallbacks.map((t) => t.name), [expected.tier === "weak" ? "strong" : "weak"], where)
+          assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), [expected.tier === "weak" ? "strong" : "weak"], where)
           assert.deepStrictEqual(decision.evidence, expected.evidence, `evidence, ${where}`)
           assert.deepStrictEqual(decision.route, { id: "auto", name: "auto", algorithm: "llm_task_classifier" }, where)
         }

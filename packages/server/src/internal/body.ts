@@ -159,12 +159,11 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
   return false
 }
 
-/** Parse `text` as JSON and decode it with `schema`; any problem is an `InvalidRequest`. */
-export const decodeJson = <A, I>(
-  schema: Schema.Schema<A, I, never>,
-  text: string,
-  options: ParseOptions = decodeOptions
-) =>
+/**
+ * Parse `text` as a JSON object: refused (`InvalidRequest`) when it nests deeper than
+ * {@link maxJsonDepth} (checked before parsing), is not JSON, or is not an object.
+ */
+export const parseJsonObject = (text: string): Effect.Effect<object, InvalidRequest> =>
   Effect.gen(function*() {
     if (nestsDeeperThan(text, maxJsonDepth)) {
       return yield* new InvalidRequest({
@@ -181,8 +180,15 @@ export const decodeJson = <A, I>(
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
       return yield* new InvalidRequest({ message: "Request body must be a JSON object" })
     }
-    return yield* decodeValue(schema, json, options)
+    return json
   })
+
+/** Parse `text` as a JSON object ({@link parseJsonObject}) and decode it with `schema`. */
+export const decodeJson = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  text: string,
+  options: ParseOptions = decodeOptions
+) => Effect.flatMap(parseJsonObject(text), (json) => decodeValue(schema, json, options))
 
 /** Decode an already-parsed value; a violation is an `InvalidRequest` naming the field path. */
 export const decodeValue = <A, I>(

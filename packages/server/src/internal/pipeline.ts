@@ -1,0 +1,185 @@
+/**
+ * The one request pipeline every LLM endpoint runs, whatever its wire format: read the body (size
+ * limit), parse it (nesting bound), decode it with the endpoint's codec, route and answer through
+ * the `Router`, and encode the answer, the stream or the failure with the same codec. Each stage
+ * returns a value; the request's log line and response counter are written from those values.
+ *
+ * @internal
+ */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as ClientMetrics from "@switchyard-ts/client/Metrics"
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
+import type { Target } from "@switchyard-ts/client/Target"
+import { type RequestFailure, toHttp } from "@switchyard-ts/protocol/Errors"
+import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
+import type { Router } from "@switchyard-ts/routing/Router"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as Metrics from "../Metrics.js"
+import { parseJsonObject, readText } from "./body.js"
+import type { Codec, ErrorResponse, Inbound } from "./codecs.js"
+import { sessionIdOf } from "./session.js"
+
+/** Header naming the model that served an answer. */
+export const selectedModelHeader = "x-switchyard-selected-model"
+/** Header summarising the evidence source of an answer. */
+export const evidenceSourceHeader = "x-switchyard-evidence-source"
+/** Header giving the reason of a decision made without a verdict (`retained`, `fail-open`). */
+export const evidenceReasonHeader = "x-switchyard-evidence-reason"
+
+const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
+
+/** The caller's headers as a plain record (lower-case names). */
+export const plainHeaders = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => ({
+  ...request.headers
+})
+
+/**
+ * Read, parse and decode a request body with `codec`: the routed request (its session id from the
+ * caller's headers), the requested model and whether the caller streams.
+ */
+export const decodeRequest = (codec: Codec, request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  Effect.gen(function*() {
+    const text = yield* readText(request, limit)
+    const json = yield* parseJsonObject(text)
+    const headers = plainHeaders(request)
+    return yield* codec.decode(json, headers, sessionIdOf(headers))
+  })
+
+/** The model an answer names: the served target's id, or the route id when no target served. */
+export const servedModel = (decision: Decision.Decision, served: Option.Option<Target>): string =>
+  Option.match(served, { onNone: () => decision.route.id, onSome: (target) => target.id })
+
+const routingHeaders = (decision: Decision.Decision, model: string): Record<string, string> => ({
+  [selectedModelHeader]: model,
+  [evidenceSourceHeader]: decision.evidence.source,
+  ...("reason" in decision.evidence ? { [evidenceReasonHeader]: decision.evidence.reason } : {})
+})
+
+/** What the log line of one request says besides its status and latency. */
+interface Facts {
+  readonly route: string
+  readonly selectedModel: string
+  readonly evidenceSource: string
+  readonly evidenceReason: string
+  readonly streaming: boolean
+  readonly error: string
+}
+
+const noFacts: Facts = { route: "", selectedModel: "", evidenceSource: "", evidenceReason: "", streaming: false, error: "" }
+
+const factsOf = (inbound: Inbound, decision: Decision.Decision, model: string): Facts => ({
+  route: decision.route.id,
+  selectedModel: model,
+  evidenceSource: decision.evidence.source,
+  evidenceReason: "reason" in decision.evidence ? decision.evidence.reason : "",
+  streaming: inbound.streaming,
+  error: ""
+})
+
+/**
+ * Log a defect (a bug: no input should reach one) by its kind and a bounded message only; its text
+ * may quote the request.
+ */
+export const logDefect = (defect: unknown) =>
+  Effect.logError("request failed with a defect").pipe(Effect.annotateLogs({
+    defect: defect instanceof Error ? `${clip(defect.name)}: ${clip(defect.message, 200)}` : excerpt(defect)
+  }))
+
+/** A JSON response of an error. */
+export const errorResponse = ({ body, status }: ErrorResponse) => HttpServerResponse.unsafeJson(body, { status })
+
+/**
+ * One log line and the client-response counter per request: inbound wire format, route, selected
+ * model, evidence source and reason, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR
+ * for 5xx. No body, header value or upstream error text is logged; the route is clipped.
+ */
+const recordRequest = (format: string, facts: Facts, status: number, startMs: number) =>
+  Effect.gen(function*() {
+    const latencyMs = Math.round(((yield* nowMs) - startMs) * 100) / 100
+    yield* Metric.update(
+      TaggedMetric.tagged(Metrics.clientResponsesTotal, { outcome: ClientMetrics.attemptOutcome(Option.some(status)) }),
+      1
+    )
+    const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
+    yield* log("request").pipe(Effect.annotateLogs({
+      wire_format: format,
+      route: clip(facts.route),
+      selected_model: facts.selectedModel,
+      evidence_source: facts.evidenceSource,
+      evidence_reason: facts.evidenceReason,
+      status,
+      latency_ms: latencyMs,
+      streaming: facts.streaming,
+      error: facts.error
+    }))
+  })
+
+/**
+ * Route and answer one decoded request: a buffered answer, or an SSE stream whose events the codec
+ * writes (a failure after the headers ends it with the codec's error event). `totalLatency` is
+ * recorded once the answer is complete (for a stream, after its last event).
+ */
+const answer = (codec: Codec, router: Router["Type"], inbound: Inbound, startMs: number) => {
+  const totalLatency = (model: string) =>
+    Effect.flatMap(nowMs, (end) => Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - startMs))
+  if (inbound.streaming) {
+    return Effect.map(router.stream(inbound.routed), (streamed) => {
+      const model = servedModel(streamed.decision, streamed.served)
+      const events = codec.events(streamed, model).pipe(
+        Stream.concat(Stream.execute(totalLatency(model))),
+        Stream.catchAll((failure) => Stream.succeed(codec.streamError(failure))),
+        Stream.encodeText
+      )
+      return {
+        facts: factsOf(inbound, streamed.decision, model),
+        response: HttpServerResponse.stream(events, {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-cache", ...routingHeaders(streamed.decision, model) }
+        })
+      }
+    })
+  }
+  return Effect.flatMap(router.complete(inbound.routed), (completed) => {
+    const model = servedModel(completed.decision, completed.served)
+    return Effect.as(totalLatency(model), {
+      facts: factsOf(inbound, completed.decision, model),
+      response: HttpServerResponse.unsafeJson(codec.answer(completed, model), {
+        headers: routingHeaders(completed.decision, model)
+      })
+    })
+  })
+}
+
+/**
+ * The handler of an LLM endpoint in `codec`'s format: decode → route → decide → answer → encode,
+ * every typed failure in the codec's envelope and every defect a 500 in it, then the request's log
+ * line and response counter.
+ */
+export const handle = (codec: Codec, router: Router["Type"], limit: number) =>
+(request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.gen(function*() {
+    const startMs = yield* nowMs
+    const failed = (facts: Facts) => (failure: RequestFailure) =>
+      Effect.succeed({ facts: { ...facts, error: toHttp(failure).code }, response: errorResponse(codec.error(failure)) })
+    const handled = yield* decodeRequest(codec, request, limit).pipe(
+      Effect.matchEffect({
+        onFailure: failed(noFacts),
+        onSuccess: (inbound) =>
+          answer(codec, router, inbound, startMs).pipe(
+            Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+          )
+      }),
+      Effect.catchAllDefect((defect) =>
+        Effect.as(logDefect(defect), { facts: noFacts, response: errorResponse(codec.internalError) })
+      )
+    )
+    yield* recordRequest(codec.format, handled.facts, handled.response.status, startMs)
+    return handled.response
+  })
