@@ -4,6 +4,8 @@
  * `metadata.user_id`, beta body fields) through the real server, to an `openai_chat` upstream and
  * to an `anthropic_messages` upstream, and past a judge.
  */
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
@@ -340,5 +342,66 @@ describe("user turn vs continuation with system messages, and the judge's view",
         assert.notInclude(text, "x-anthropic-billing-header")
       }
       assert.include(JSON.stringify(judged[1]?.body), "now run the linter")
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// The real requests of Claude Code 2.1.332 (fixtures/README.md), as captured
+
+const fixture = (name: string): Record<string, unknown> =>
+  record(JSON.parse(readFileSync(path.join(import.meta.dirname, "fixtures", name), "utf8")))
+
+describe("captured Claude Code 2.1.332 requests", () => {
+  const first = fixture("claude-code-first-request.json")
+  const continuation = fixture("claude-code-tool-continuation.json")
+  const headers = { "content-type": "application/json", "anthropic-beta": "claude-code-20250219,effort-2025-11-24" }
+  const send = (url: string, body: Record<string, unknown>, model: string, extra: Record<string, string> = {}) =>
+    Effect.promise(() =>
+      fetch(`${url}/v1/messages?beta=true`, {
+        method: "POST",
+        headers: { ...headers, ...extra },
+        body: JSON.stringify({ ...body, model })
+      }).then(async (response) => ({ status: response.status, text: await response.text() }))
+    )
+  // Another session of the same project: its billing header differs, nothing else.
+  const otherSession = (body: Record<string, unknown>): Record<string, unknown> => ({
+    ...body,
+    system: list(body["system"]).map((block) => {
+      const text = record(block)["text"]
+      return typeof text === "string" && text.startsWith("x-anthropic-billing-header:")
+        ? { ...record(block), text: text.replace(/cc_version=[^;]*;/, "cc_version=2.1.332.fff;") }
+        : block
+    })
+  })
+
+  it.scopedLive("both bodies are answered on a Chat and on a Messages target; the Chat system prefix is the same across sessions", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      assert.notDeepEqual(otherSession(first)["system"], first["system"])
+      for (const body of [first, continuation, otherSession(first)]) {
+        for (const model of ["fast", "claude"]) {
+          const reply = yield* send(url, body, model)
+          assert.strictEqual(reply.status, 200, `${model}: ${reply.text.slice(0, 300)}`)
+          assert.include(reply.text, "event: message_stop")
+        }
+      }
+      const seen = yield* upstream.requests
+      const chat = seen.filter((r) => r.path === "/v1/chat/completions")
+      const messages = seen.filter((r) => r.path === "/v1/messages")
+      assert.strictEqual(chat.length, 3)
+      assert.strictEqual(messages.length, 3)
+      // The Messages target got the caller's own body (system messages inside `messages` included).
+      assert.deepStrictEqual(list(record(messages[0]?.body)["messages"]).map((m) => record(m)["role"]), ["user", "system"])
+      assert.deepStrictEqual(record(messages[0]?.body)["system"], first["system"])
+      // The Chat target: the system prompt as one string, without the billing block, byte-identical
+      // across the two sessions; the environment block in place as a system message.
+      const systemOf = (index: number) => JSON.stringify(list(record(chat[index]?.body)["messages"])[0])
+      assert.strictEqual(systemOf(0), systemOf(2))
+      assert.notInclude(systemOf(0), "x-anthropic-billing-header")
+      assert.deepStrictEqual(list(record(chat[0]?.body)["messages"]).map((m) => record(m)["role"]), ["system", "user", "system"])
+      assert.deepStrictEqual(
+        list(record(chat[1]?.body)["messages"]).map((m) => record(m)["role"]),
+        ["system", "user", "system", "assistant", "tool"]
+      )
     }))
 })
