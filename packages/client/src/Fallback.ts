@@ -1,5 +1,5 @@
 /**
- * Answer-call candidate fallback (SPEC §6, anchor §5.5): the selected target first, then the
+ * Answer-call candidate fallback (docs/operations.md): the selected target first, then the
  * decision's fallbacks, advancing only on failures that say "this target cannot serve now". Each
  * candidate runs its own retries and deadline inside `UpstreamClient`; a deadline is terminal. A
  * candidate whose LLM client's circuit breaker is open (`CircuitOpen`, no HTTP request made) is

@@ -1,5 +1,5 @@
 /**
- * The upstream-client metrics (anchor §7.1) as runtime-neutral Effect `Metric` constants, plus the
+ * The upstream-client metrics (docs/operations.md, metrics) as runtime-neutral Effect `Metric` constants, plus the
  * bounded label values they use. The server bridges the Effect metric registry to OpenTelemetry
  * and serves Prometheus text; nothing here depends on a runtime or an SDK.
  *

@@ -1,6 +1,6 @@
 /**
  * The circuit breaker state machine under the TestClock: properties over failure/success schedules
- * (against a reference model, and the SPEC'd rules one by one), and the breaker inside the real
+ * (against a reference model, and the documented rules one by one), and the breaker inside the real
  * `UpstreamClient` (logical failures after retries, no HTTP while open, one breaker per client).
  */
 import { assert, describe, it } from "@effect/vitest"

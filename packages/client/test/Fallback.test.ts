@@ -110,7 +110,7 @@ describe("Fallback over the real client", () => {
 })
 
 describe("isFallbackWorthy", () => {
-  it("follows SPEC §6", () => {
+  it("follows documented fallback rule", () => {
     const t = "m"
     const cases: ReadonlyArray<readonly [UpstreamFailure, boolean]> = [
       [new TransportError({ target: t, reason: "x" }), true],

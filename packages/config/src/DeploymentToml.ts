@@ -1,5 +1,5 @@
 /**
- * Deployment TOML → validated `Deployment` (SPEC §4, anchor behaviour §1).
+ * Deployment TOML → validated `Deployment` (docs/configuration.md).
  *
  * Loading runs in two phases, as the anchor does (serde first, then validation):
  *
@@ -382,7 +382,7 @@ const checkHeaders = (
   Effect.gen(function*() {
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase()
-      // Anthropic clients always send their own anthropic-version (anchor §5.3).
+      // Anthropic clients always send their own anthropic-version (docs/http-api.md).
       if (credentialHeaders.has(lower) || (format === "anthropic_messages" && lower === "anthropic-version")) {
         return yield* fail([...path, name], `extra_headers cannot set ${JSON.stringify(name)}`)
       }

@@ -342,7 +342,7 @@ export const ErrorBody = Schema.Struct({
 export type ErrorBody = typeof ErrorBody.Type
 
 /**
- * The Anthropic error `type` for an HTTP status (anchor §5.8): 400 `invalid_request_error`, 401
+ * The Anthropic error `type` for an HTTP status (docs/http-api.md): 400 `invalid_request_error`, 401
  * `authentication_error`, 403 `permission_error`, 404 `not_found_error`, 413 `request_too_large`,
  * 429 `rate_limit_error`, 529 `overloaded_error`, anything else `api_error`.
  */

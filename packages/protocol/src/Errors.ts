@@ -1,6 +1,6 @@
 /**
  * The typed failures of switchyard-ts and, in one place, how each one is shown to an HTTP
- * caller (SPEC §5): status, OpenAI error `type` / `code`, and message.
+ * caller (docs/http-api.md): status, OpenAI error `type` / `code`, and message.
  *
  * Upstream failures carry structured facts only (target model id, status, a bounded summary),
  * never an API key or a verbatim upstream body.
@@ -140,7 +140,7 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
   }
 }
 
-/** The failures of a judge call that a posture may fold (SPEC §7); `InvalidResponse` never is one. */
+/** The failures of a judge call that a posture may fold (README.md, the judge failure posture; docs/routes.md); `InvalidResponse` never is one. */
 export type JudgeCallFailure = TransportError | DeadlineExceeded | UpstreamStatus
 
 /**
@@ -232,7 +232,7 @@ const upstream = (status: number, code: string, message: string): HttpMapping =>
 })
 
 /**
- * The SPEC §5 mapping of every failure. An upstream non-2xx keeps its status (a status outside
+ * The mapping (docs/http-api.md) of every failure. An upstream non-2xx keeps its status (a status outside
  * 400..599 becomes 502), with the upstream's own `error.message` when it had one.
  */
 export const toHttp = (failure: RequestFailure): HttpMapping => {

@@ -9,7 +9,7 @@
  *   {@link SystemMessage} at its place in `messages`;
  * - a tool result is a `User`-role message whose blocks are `ToolResult` (consecutive OpenAI
  *   `role: "tool"` messages become one such message), so "is the last message a tool result?" has
- *   one answer whatever the inbound format (anchor §2.5);
+ *   one answer whatever the inbound format (docs/routes.md);
  * - tool-call input is parsed JSON, images are either a URL or base64 data (a `data:` URL is
  *   always split into base64 data);
  * - what only one format understands is carried as an {@link Opaque} block (or opaque tool /
@@ -219,7 +219,7 @@ export interface NeutralResponse {
 export const text = (value: string): Text => ({ _tag: "Text", text: value })
 
 /**
- * True when the request is a new user turn (anchor §2.5, SPEC §7): its last message that is not a
+ * True when the request is a new user turn (docs/routes.md): its last message that is not a
  * system message is a user message and not every block is a `ToolResult` (an empty user message
  * counts as a continuation). Positioned system messages are skipped, so `[user, system]` is a user
  * turn and `[…, user(tool results), system]` a continuation.

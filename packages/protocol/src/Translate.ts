@@ -52,9 +52,9 @@
  *   tool result is dropped; images inside a tool result move to a user message right after the
  *   `tool` messages (OpenAI tool messages hold text only);
  * - to Anthropic: thinking without a non-empty signature is dropped (the API rejects it; a
- *   message left empty gets `content: ""`, anchor §5.2); `response_format` `json_object` and
+ *   message left empty gets `content: ""`, docs/http-api.md); `response_format` `json_object` and
  *   `text` are dropped, `json_schema` loses `name`, `strict` and its `minimum` / `maximum` /
- *   `minLength` / `maxLength` keywords (anchor §3.4); the OpenAI-only fields in
+ *   `minLength` / `maxLength` keywords (docs/http-api.md); the OpenAI-only fields in
  *   {@link openAiOnlyFields} are dropped; `max_tokens` defaults to {@link defaultAnthropicMaxTokens};
  * - both ways: `service_tier` and unknown vendor fields in `extra` are forwarded as they are;
  * - from OpenAI: `thinking_blocks` entries of other types (and thinking entries with neither text
@@ -103,7 +103,7 @@ export const openAiOnlyFields: ReadonlyArray<string> = [
   "safety_identifier",
   "functions",
   "function_call",
-  // anchor §5.2: removed from every Anthropic body
+  // docs/http-api.md: removed from every Anthropic body
   "context_management"
 ]
 
@@ -274,7 +274,7 @@ export const anthropicMessageId = (id: string): string => id.startsWith("msg_") 
 /**
  * `chatcmpl…` ids stay; a `msg_` / `resp_` prefix is replaced by `chatcmpl_` (or just removed
  * when a `chatcmpl…` id follows it); any other id gets the `chatcmpl_` prefix; an empty id becomes
- * `chatcmpl_switchyard` (anchor §6.4).
+ * `chatcmpl_switchyard` (docs/http-api.md).
  */
 export const openAiCompletionId = (id: string): string => {
   if (id === "") return "chatcmpl_switchyard"
@@ -912,7 +912,7 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
         return result
       })
     case "Thinking":
-      // The API rejects thinking without its signature (anchor §5.2): drop it.
+      // The API rejects thinking without its signature (docs/http-api.md): drop it.
       return Either.right(isSigned(block) ? { type: "thinking", thinking: block.text, signature: block.signature } : undefined)
     case "RedactedThinking":
       return Either.right({ type: "redacted_thinking", data: block.data })
@@ -962,7 +962,7 @@ const dataKeywords: ReadonlyArray<string> = ["enum", "const", "default", "exampl
 
 /**
  * `schema` without the `minimum` / `maximum` / `minLength` / `maxLength` keywords, at any depth,
- * which Anthropic structured output rejects (anchor §3.4). Property names and data values are kept.
+ * which Anthropic structured output rejects (docs/http-api.md). Property names and data values are kept.
  */
 export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
   const strip = (node: unknown): unknown => {

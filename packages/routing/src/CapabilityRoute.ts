@@ -2,13 +2,13 @@
  * The `llm_classifier` route in `capability` mode: a judge estimates whether the weak target can
  * solve the task; the threshold policy picks weak or strong. The route's `judge_failure` posture
  * decides what a judge failure does; `classify_trigger` decides when the judge is consulted and
- * when a session keeps its stored decision (SPEC §7).
+ * when a session keeps its stored decision (README.md, the judge failure posture; docs/routes.md).
  *
  * The judge is consulted through `Consultation.run` with the route's posture combinator, which
  * returns the outcome as a value: a verdict, "without a verdict" with its reason, or refused.
  *
  * Circuit breakers: a consultation refused by the judge client's open breaker fails with
- * `CircuitOpen`, which is not a judge call failure (the SPEC pins the posture's input and output
+ * `CircuitOpen`, which is not a judge call failure (the posture table pins the posture's input and output
  * unions to `TransportError | DeadlineExceeded | UpstreamStatus`), so the posture never sees it:
  * it comes back `Refused`, and the route applies the posture's meaning itself — `fail_open`
  * routes without a verdict (evidence `circuit-open`, reason `circuit_open`, counted in the

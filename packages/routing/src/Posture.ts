@@ -1,5 +1,5 @@
 /**
- * The judge failure posture as a combinator over a judge consultation (SPEC §7):
+ * The judge failure posture as a combinator over a judge consultation (README.md, the judge failure posture; docs/routes.md):
  *
  * | posture     | TransportError | DeadlineExceeded | UpstreamStatus | InvalidVerdict |
  * |-------------|----------------|------------------|----------------|----------------|

@@ -25,7 +25,7 @@ export const Verdict = Schema.Struct({
 })
 export type Verdict = typeof Verdict.Type
 
-/** Why a judge consultation produced no usable verdict (bounded labels, SPEC §7). */
+/** Why a judge consultation produced no usable verdict (bounded labels, the posture table (README.md)). */
 export type InvalidReason = "invalid_response" | "parse_error"
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The SPEC §7 failure-schedule properties with a retrying judge client (`max_retries = 2`): the
+ * The Posture-table failure-schedule properties with a retrying judge client (`max_retries = 2`): the
  * script answers the same outcome on every attempt, so retryable failures (transport, 5xx) are
  * tried three times inside the 3 s deadline and then fold exactly like a single failure. Kept in
  * its own file so vitest runs it in parallel with `CapabilityRoute.test.ts`.

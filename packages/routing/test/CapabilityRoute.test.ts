@@ -32,7 +32,7 @@ import { makeScriptedJudge, Outcome, routeOptions, target } from "./scriptedJudg
 // Properties (the retrying-client variant is in CapabilityRoute.retries.test.ts)
 // ---------------------------------------------------------------------------------------------
 
-describe.concurrent("CapabilityRoute: failure schedules against the SPEC §7 model", () => {
+describe.concurrent("CapabilityRoute: failure schedules against the posture-table model", () => {
   for (const trigger of triggers) {
     for (const posture of postures) {
       it.effect.prop(

@@ -24,7 +24,7 @@ declare const other: Effect.Effect<Verdict, CallFailure | InvalidVerdict | Other
 /** A consultation refused by an open circuit breaker. */
 declare const refused: Effect.Effect<Verdict, CallFailure | InvalidVerdict | CircuitOpen, Deps>
 
-describe("Posture types (SPEC §7)", () => {
+describe("Posture types (README.md, the judge failure posture; docs/routes.md)", () => {
   it("error keeps exactly the judge call failures and the requirements", () => {
     expectTypeOf(Posture.error(self)).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, CallFailure, Deps>>()
     expectTypeOf<Effect.Effect.Error<ReturnType<typeof Posture.error<Verdict, Deps>>>>().toEqualTypeOf<CallFailure>()

@@ -30,11 +30,11 @@ const combinators: ReadonlyArray<readonly [string, Posture.Posture, Combinator]>
   ["fromConfig(self, fail_open)", "fail_open", (self) => Posture.fromConfig(self, "fail_open")]
 ]
 
-/** SPEC §7's table: under `error`, exactly the three call failures fail; everything else is "no verdict". */
+/** The posture table's: under `error`, exactly the three call failures fail; everything else is "no verdict". */
 const expected = (posture: Posture.Posture, failure: JudgeCallFailure | InvalidVerdict): Exit.Exit<Option.Option<Verdict>, JudgeCallFailure> =>
   posture === "error" && failure._tag !== "InvalidVerdict" ? Exit.fail(failure) : Exit.succeed(Option.none())
 
-describe("Posture (SPEC §7 table)", () => {
+describe("Posture (posture table)", () => {
   for (const [name, posture, combinator] of combinators) {
     for (const [label, failure] of failures) {
       it.effect(`${name} × ${label}`, () =>

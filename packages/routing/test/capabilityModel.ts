@@ -1,5 +1,5 @@
 /**
- * An independent model of SPEC §7 for capability routes (stored decision per session, trigger
+ * An independent model of the posture table and the session rules for capability routes (stored decision per session, trigger
  * rules, "only a valid verdict writes", retained vs fail-open, the error posture failing exactly on
  * transport/deadline/status), the generators of failure schedules, and `runSchedule`, which drives
  * a schedule through the real route (real `Judge.layer` over the real `UpstreamClient.layer` over a
@@ -62,7 +62,7 @@ export const routed = (
 })
 
 // ---------------------------------------------------------------------------------------------
-// The model of SPEC §7
+// The model of the posture table (README.md)
 // ---------------------------------------------------------------------------------------------
 
 export type Tier = "weak" | "strong"
@@ -97,7 +97,7 @@ export interface ModelConfig {
   readonly judgeModel: string
 }
 
-/** SPEC §7 thresholds with base 0.5 and step 0.125. */
+/** Policy thresholds with base 0.5 and step 0.125. */
 const thresholdOf: Record<Verdict.Boundary, number> = {
   supported: 0.5,
   uncertain: 0.625,

@@ -98,7 +98,7 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
     }
   })
 
-/** Read and validate the deployment file; failures carry the one-line message of SPEC §3. */
+/** Read and validate the deployment file; failures carry the one-line message of docs/configuration.md. */
 export const loadDeployment = (path: string) =>
   Effect.gen(function*() {
     const text = yield* Effect.tryPromise({

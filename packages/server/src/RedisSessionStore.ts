@@ -1,6 +1,6 @@
 /**
  * A `SessionStore` kept in Redis, so several server processes behind one load balancer share
- * session decisions and one session stays on one tier across all of them (SPEC §7). It uses the
+ * session decisions and one session stays on one tier across all of them (README.md, the judge failure posture; docs/routes.md). It uses the
  * Node-only `ioredis` client, hence it lives in the server package; `[sessions] store = "redis"`
  * selects it (see `Server.sessionStoreLayer`).
  *

@@ -186,7 +186,7 @@ describe("system messages inside messages", () => {
       assert.deepStrictEqual(seen?.body, {
         ...kept,
         model: "cc-sonnet",
-        // the usual last-block cache marker (anchor §5.2)
+        // the usual last-block cache marker (docs/http-api.md)
         messages: [task, reminder, bashCall, bashResult, {
           role: "system",
           content: [{ type: "text", text: reminder.content, cache_control: { type: "ephemeral" } }]

@@ -1,6 +1,6 @@
 /**
  * The packages as a library consumer installs them: `npm pack` of every workspace package, the
- * tarballs unpacked into a fresh consumer project, and the README's library snippets type-checked
+ * tarballs unpacked into a fresh consumer project, and the library snippets of docs/library.md type-checked
  * there (strict, `moduleResolution: NodeNext`) and run. `effect` and `@effect/*` must be peer
  * dependencies only, so a consumer's application holds one copy of the Effect runtime.
  *
@@ -26,11 +26,11 @@ const decodeManifest = Schema.decodeUnknownSync(Schema.parseJson(Manifest))
 
 const isEffectPackage = (name: string) => name === "effect" || name.startsWith("@effect/")
 
-/** The README's code blocks marked `<!-- snippet: NAME -->`, by name. */
+/** The code blocks of docs/library.md marked `<!-- snippet: NAME -->`, by name. */
 const snippets = (): ReadonlyMap<string, string> => {
-  const readme = readFileSync(path.join(root, "README.md"), "utf8")
+  const doc = readFileSync(path.join(root, "docs", "library.md"), "utf8")
   const found = new Map<string, string>()
-  for (const match of readme.matchAll(/<!-- snippet: ([\w.-]+) -->\n```ts\n([\s\S]*?)```/g)) {
+  for (const match of doc.matchAll(/<!-- snippet: ([\w.-]+) -->\n```ts\n([\s\S]*?)```/g)) {
     const [, name, code] = match
     if (name !== undefined && code !== undefined) found.set(name, code)
   }
@@ -41,7 +41,7 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
   execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 })
 
 describe("packaging", () => {
-  it("packed packages install into a fresh project: peers only for Effect, the README's library snippets type-check and run", () => {
+  it("packed packages install into a fresh project: peers only for Effect, the docs/library.md snippets type-check and run", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "switchyard-consumer-"))
     try {
       const tarballs = path.join(dir, "tarballs")

@@ -1,5 +1,5 @@
 /**
- * The Redis session store against a real `redis-server` (SPEC §7, issue 7 item 3), in real time.
+ * The Redis session store against a real `redis-server` (docs/routes.md), in real time.
  *
  * The server's URL comes from `SWITCHYARD_TEST_REDIS_URL`: `.ci/run` sets it after starting a
  * throwaway redis-server, and the server project's global setup (vitest.redis.ts) starts one when

@@ -243,7 +243,7 @@ describe("metrics", () => {
       assert.strictEqual(failureDelta("switchyard_decisions_total", { selected_model: ids.strong }), 1)
     }))
 
-  it.scopedLive("/metrics is a strictly valid Prometheus text exposition with every SPEC family", () =>
+  it.scopedLive("/metrics is a strictly valid Prometheus text exposition with every documented family", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const { client, upstream } = yield* withKey(startServer(toml(ids)))

@@ -67,7 +67,7 @@ export const judgeOutcome: FastCheck.Arbitrary<JudgeOutcome> = Arbitrary.make(Ju
 export const judgeOutcomes = (maxLength: number): FastCheck.Arbitrary<ReadonlyArray<JudgeOutcome>> =>
   FastCheck.array(judgeOutcome, { maxLength })
 
-/** A valid capability verdict (SPEC §7) used by {@link judgeBehaviour} for `"verdict"`. */
+/** A valid capability verdict (README.md, the judge failure posture; docs/routes.md) used by {@link judgeBehaviour} for `"verdict"`. */
 export const defaultVerdict = JSON.stringify({
   crux: "a small, well-specified edit",
   primary_rule: "SUP-1",

@@ -35,7 +35,7 @@ const contextWindowPhrases: ReadonlyArray<string> = [
   "is longer than the model's context length"
 ]
 
-/** The phrases of an Anthropic 400 that mean the prompt does not fit (anchor §5.5). */
+/** The phrases of an Anthropic 400 that mean the prompt does not fit (docs/operations.md). */
 const anthropicContextWindowPhrases: ReadonlyArray<string> = [
   "prompt is too long",
   "maximum number of tokens",
@@ -75,7 +75,7 @@ export const parseRetryAfter = (value: string | undefined, nowMs: number): Optio
 }
 
 /**
- * Whether a 400 body says the context window was exceeded (anchor §5.5): for OpenAI formats
+ * Whether a 400 body says the context window was exceeded (docs/operations.md): for OpenAI formats
  * `error.code == "context_length_exceeded"` or one of their phrases; for `anthropic_messages` one
  * of Anthropic's phrases; in `error.message` or the raw body, case-insensitively.
  */

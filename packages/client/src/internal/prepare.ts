@@ -1,5 +1,5 @@
 /**
- * Outbound request preparation for one target (anchor §5.1–5.3): the URL, the body and the
+ * Outbound request preparation for one target (docs/http-api.md): the URL, the body and the
  * headers. Pure functions; the caller's objects are never mutated.
  *
  * @internal
@@ -116,7 +116,7 @@ const keepsBlock = (block: unknown): boolean =>
     !(typeof block["signature"] === "string" && block["signature"].length > 0))
 
 /**
- * The body sent to an `anthropic_messages` target (anchor §5.2), from a Messages request body:
+ * The body sent to an `anthropic_messages` target (docs/http-api.md), from a Messages request body:
  * a shallow copy with `model` = the target's id; `reasoning_effort` and `context_management`
  * removed; `thinking` blocks without a non-empty `signature` dropped (a message left empty gets
  * `content: ""`); missing `extra_body` keys added; the last content block of the last message

@@ -49,7 +49,7 @@ export const nativeSseEvent = (event: NativeEvent, model: string): string => {
 }
 
 /**
- * The event that ends a Messages stream whose upstream failed after the headers (anchor §6.4):
+ * The event that ends a Messages stream whose upstream failed after the headers (docs/http-api.md):
  * `event: error` with `{"type":"error","error":{"message":…,"type":"SwitchyardError"}}`.
  */
 export const streamErrorEvent = (failure: UpstreamFailure): string =>

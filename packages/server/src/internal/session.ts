@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 export const sessionHeader = "x-switchyard-session-id"
 
 /**
- * Where a session identity is read from, first non-blank value wins (anchor §2.2): our own header,
+ * Where a session identity is read from, first non-blank value wins (docs/routes.md): our own header,
  * then the ones coding agents send by themselves (Claude Code, NeMo relay, generic), then the
  * `session_id` of Codex's JSON `x-codex-turn-metadata`, then `session-id`.
  */
