@@ -353,3 +353,86 @@ describe("Responses streams (properties)", () => {
     )
   })
 })
+
+describe("Responses upstream streams (properties)", () => {
+  /*
+   * A Responses upstream's events, split at random points and with an unknown event inside,
+   * serve a Chat client (text, flat tool calls, custom input as `{"input"}`, reasoning summaries,
+   * finish, usage — as the buffered translation of the final response says) and, through
+   * `Translate.openAiToAnthropicStream`, an Anthropic client with a well-formed event sequence.
+   */
+  it("Responses → Chat (→ Anthropic) keeps text, calls, reasoning, finish and usage, with well-formed sequences", () => {
+    const arb = RArb.responsesCompletion.chain((c) => RArb.responsesEvents(c).map((events) => ({ c, events })))
+    FastCheck.assert(
+      FastCheck.property(arb, ({ c, events }) => {
+        // the generator itself is well formed
+        assert.deepStrictEqual(RArb.responsesStreamProblems(events), [])
+        for (const event of events) assert.isTrue(isStreamEvent(event), event.type)
+
+        const chunks = runResponsesToChat(events)
+        for (const chunk of chunks) assert.isTrue(isChunk(chunk))
+        const chat = Arb.aggregate(chunks)
+        const toolCalls = c.calls.map((call) => ({
+          id: call.callId,
+          name: RArb.flatName(call.name, call.namespace),
+          arguments: call.custom ? JSON.stringify({ input: call.input }) : call.input
+        }))
+        assert.strictEqual(chat.text, c.text)
+        assert.deepStrictEqual(chat.toolCalls, toolCalls)
+        assert.strictEqual(chat.reasoning, c.reasoning.map((parts) => parts.join(Translate.reasoningSummarySeparator)).join(""))
+        assert.strictEqual(
+          chat.finishReason,
+          c.incomplete === "max_output_tokens" ? "length" : c.incomplete === "content_filter" ? "content_filter" : toolCalls.length > 0 ? "tool_calls" : "stop"
+        )
+        const last = events[events.length - 1]
+        const final = last !== undefined && "response" in last ? last.response : undefined
+        assert.deepStrictEqual(chat.usage, Translate.toOpenAiUsage(TR.fromResponsesUsage(final?.usage)))
+
+        // as the buffered translation of the final response object
+        if (final !== undefined) {
+          const buffered = Translate.toOpenAiResponse(TR.fromResponsesResponse(final)).choices[0]?.message
+          assert.strictEqual(buffered?.content ?? "", chat.text)
+          assert.strictEqual(buffered?.reasoning_content ?? "", chat.reasoning)
+          assert.deepStrictEqual<unknown>(
+            (buffered?.tool_calls ?? []).map((call) => call.type === "function" ? { id: call.id, name: call.function.name, arguments: call.function.arguments } : {}),
+            chat.toolCalls
+          )
+        }
+
+        const translator = Translate.openAiToAnthropicStream({ model: "claude-route" })
+        const anthropic = [...chunks.flatMap((chunk) => translator.push(chunk)), ...translator.end()]
+        assert.deepStrictEqual(Arb.anthropicStreamProblems(anthropic), [])
+        const blocks = Arb.anthropicContent(anthropic)
+        assert.deepStrictEqual(
+          blocks.flatMap((b) => b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: b.json }] : []),
+          toolCalls
+        )
+        assert.strictEqual(blocks.flatMap((b) => b.type === "text" ? [b.text] : []).join(""), c.text)
+      }),
+      { seed: 25, numRuns: 500 }
+    )
+  })
+
+  /*
+   * An Anthropic upstream serving a Responses client (Anthropic events → Chat chunks → Responses
+   * events): well-formed, with each thinking block's text as one reasoning item.
+   */
+  it("Anthropic → Chat → Responses is well formed and keeps text, calls and thinking text", () => {
+    const arb = Arb.completion.chain((c) => Arb.openAiChunks(c).map((chunks) => ({ c, chunks })))
+    FastCheck.assert(
+      FastCheck.property(arb, ({ c, chunks }) => {
+        const toAnthropic = Translate.openAiToAnthropicStream({ model: "claude" })
+        const anthropic = [...chunks.flatMap((chunk) => toAnthropic.push(chunk)), ...toAnthropic.end()]
+        const toChat = Translate.anthropicToOpenAiStream()
+        const chat = [...anthropic.flatMap((event) => toChat.push(event)), ...toChat.end()]
+        const events = runChatToResponses(chat)
+        assert.deepStrictEqual(RArb.responsesStreamProblems(events), [])
+        const agg = RArb.aggregateResponses(events)
+        assert.strictEqual(agg.text, c.text)
+        assert.deepStrictEqual(agg.calls.map((call) => [call.callId, call.name, JSON.parse(call.input)]), c.toolCalls.map((t) => [t.id, t.name, JSON.parse(t.arguments)]))
+        assert.deepStrictEqual(agg.reasoning, c.thinking.flatMap((p) => p.type === "thinking" && p.thinking !== "" ? [p.thinking] : []))
+      }),
+      { seed: 26, numRuns: 300 }
+    )
+  })
+})

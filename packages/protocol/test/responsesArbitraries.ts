@@ -473,7 +473,8 @@ export const aggregateResponses = (events: ReadonlyArray<R.StreamEvent>): Respon
 
 /**
  * Checks that `events` is a well-formed Responses stream and returns the problems: sequence
- * numbers 0, 1, 2…; `response.created` then `response.in_progress` first; items added at output
+ * numbers 0, 1, 2… (events of unknown types included); `response.created` then
+ * `response.in_progress` first; items added at output
  * indices 0, 1, 2…, each done once after all its deltas and `.done` events, deltas only for an
  * added and not yet done item; every `.done` text equal to its deltas; the terminal event
  * (`response.completed` / `response.incomplete`) last, listing every item as done.
@@ -491,6 +492,8 @@ export const responsesStreamProblems = (events: ReadonlyArray<R.StreamEvent>): R
     if (i === 1 && event.type !== "response.in_progress") problems.push("second event is not response.in_progress")
     const ref = "item_id" in event && typeof event.item_id === "string" ? event.item_id : undefined
     if (ref !== undefined && !open.has(ref)) problems.push(`${event.type} for ${ref}, which is not open`)
+    // deltas accumulate per item and per summary part
+    const key = ref === undefined ? undefined : `${ref}:${"summary_index" in event ? String(event.summary_index) : ""}`
     switch (event.type) {
       case "response.output_item.added":
         if ("item" in event) {
@@ -514,17 +517,17 @@ export const responsesStreamProblems = (events: ReadonlyArray<R.StreamEvent>): R
       case "response.reasoning_summary_text.delta":
       case "response.function_call_arguments.delta":
       case "response.custom_tool_call_input.delta":
-        if (ref !== undefined && "delta" in event) texts.set(ref, (texts.get(ref) ?? "") + event.delta)
+        if (key !== undefined && "delta" in event) texts.set(key, (texts.get(key) ?? "") + event.delta)
         break
       case "response.output_text.done":
       case "response.reasoning_summary_text.done":
-        if (ref !== undefined && "text" in event && event.text !== (texts.get(ref) ?? "")) problems.push(`${event.type} text differs from its deltas`)
+        if (key !== undefined && "text" in event && event.text !== (texts.get(key) ?? "")) problems.push(`${event.type} text differs from its deltas`)
         break
       case "response.function_call_arguments.done":
-        if (ref !== undefined && "arguments" in event && event.arguments !== (texts.get(ref) ?? "")) problems.push("arguments differ from their deltas")
+        if (key !== undefined && "arguments" in event && event.arguments !== (texts.get(key) ?? "")) problems.push("arguments differ from their deltas")
         break
       case "response.custom_tool_call_input.done":
-        if (ref !== undefined && "input" in event && event.input !== (texts.get(ref) ?? "")) problems.push("input differs from its deltas")
+        if (key !== undefined && "input" in event && event.input !== (texts.get(key) ?? "")) problems.push("input differs from its deltas")
         break
       case "response.completed":
       case "response.incomplete":
@@ -546,3 +549,143 @@ export const responsesStreamProblems = (events: ReadonlyArray<R.StreamEvent>): R
 /** Flattened names as a Chat client sees calls of a Responses upstream. */
 export const flatName = (name: string, namespace: string | undefined): string =>
   namespace !== undefined ? TR.flatToolName(namespace, name) : name
+
+/** What a Responses upstream streams: reasoning items (summary parts), text, calls, an end and usage. */
+export interface ResponsesCompletion {
+  readonly reasoning: ReadonlyArray<ReadonlyArray<string>>
+  readonly text: string
+  readonly calls: ReadonlyArray<{
+    readonly callId: string
+    readonly name: string
+    readonly namespace: string | undefined
+    readonly custom: boolean
+    /** The arguments JSON of a function call, the free-form input of a custom call. */
+    readonly input: string
+  }>
+  readonly incomplete: "max_output_tokens" | "content_filter" | undefined
+  readonly usage: Arb.Counts
+}
+
+export const responsesCompletion: A<ResponsesCompletion> = FastCheck.record({
+  reasoning: FastCheck.array(FastCheck.array(Arb.text, { minLength: 1, maxLength: 3 }), { maxLength: 2 }),
+  text: FastCheck.oneof(FastCheck.constant(""), FastCheck.string({ minLength: 1, maxLength: 40 })),
+  calls: FastCheck.uniqueArray(
+    FastCheck.record({
+      callId: Arb.toolId,
+      name: Arb.identifier,
+      namespace: opt(namespaceName),
+      custom: FastCheck.boolean(),
+      args: Arb.jsonObject,
+      free: FastCheck.string({ maxLength: 30 })
+    }).map(({ args, callId, custom, free, name, namespace }) => ({
+      callId,
+      name,
+      namespace,
+      custom,
+      input: custom ? free : JSON.stringify(args)
+    })),
+    { maxLength: 3, selector: (c) => c.callId }
+  ),
+  incomplete: opt(FastCheck.constantFrom("max_output_tokens" as const, "content_filter" as const)),
+  usage: Arb.counts
+})
+
+const usageOf = (c: Arb.Counts): R.Usage => {
+  const input = c.input + (c.cacheRead ?? 0) + (c.cacheCreation ?? 0)
+  return {
+    input_tokens: input,
+    output_tokens: c.output,
+    total_tokens: input + c.output,
+    input_tokens_details: { cached_tokens: c.cacheRead ?? 0 }
+  }
+}
+
+/**
+ * A well-formed Responses event stream of `c` as an upstream sends it: every text, summary part,
+ * argument string and custom input split into random pieces, an event of an unknown type after
+ * `response.in_progress` (clients skip it), then the terminal event with every item.
+ */
+export const responsesEvents = (c: ResponsesCompletion): A<ReadonlyArray<R.StreamEvent>> =>
+  FastCheck.record({
+    summaries: FastCheck.tuple(...c.reasoning.map((parts) => FastCheck.tuple(...parts.map(Arb.pieces)))),
+    text: Arb.pieces(c.text),
+    inputs: FastCheck.tuple(...c.calls.map((call) => Arb.pieces(call.input)))
+  }).map(({ inputs, summaries, text }) => {
+    const events: Array<R.StreamEvent> = []
+    const add = (event: R.StreamEvent) => events.push({ ...event, sequence_number: events.length })
+    const base = { id: "resp_up", object: "response" as const, created_at: 1, model: "up" }
+    const output: Array<R.OutputItem> = []
+    add({ type: "response.created", sequence_number: 0, response: { ...base, status: "in_progress", output: [] } })
+    add({ type: "response.in_progress", sequence_number: 0, response: { ...base, status: "in_progress", output: [] } })
+    add({ type: "response.queued_extension", sequence_number: 0 })
+    c.reasoning.forEach((parts, r) => {
+      const id = `rs_${r}`
+      const output_index = output.length
+      add({ type: "response.output_item.added", sequence_number: 0, output_index, item: { type: "reasoning", id, summary: [] } })
+      parts.forEach((part, summary_index) => {
+        const ref = { item_id: id, output_index, summary_index }
+        add({ type: "response.reasoning_summary_part.added", sequence_number: 0, ...ref, part: { type: "summary_text", text: "" } })
+        for (const delta of summaries[r]?.[summary_index] ?? []) {
+          add({ type: "response.reasoning_summary_text.delta", sequence_number: 0, ...ref, delta })
+        }
+        add({ type: "response.reasoning_summary_text.done", sequence_number: 0, ...ref, text: part })
+        add({ type: "response.reasoning_summary_part.done", sequence_number: 0, ...ref, part: { type: "summary_text", text: part } })
+      })
+      const item: R.OutputItem = {
+        type: "reasoning",
+        id,
+        summary: parts.map((part) => ({ type: "summary_text", text: part })),
+        encrypted_content: `ENC${r}`
+      }
+      output.push(item)
+      add({ type: "response.output_item.done", sequence_number: 0, output_index, item })
+    })
+    if (c.text !== "") {
+      const id = "msg_up"
+      const output_index = output.length
+      const ref = { item_id: id, output_index, content_index: 0 }
+      add({ type: "response.output_item.added", sequence_number: 0, output_index, item: { type: "message", id, role: "assistant", status: "in_progress", content: [] } })
+      add({ type: "response.content_part.added", sequence_number: 0, ...ref, part: { type: "output_text", text: "", annotations: [] } })
+      for (const delta of text) add({ type: "response.output_text.delta", sequence_number: 0, ...ref, delta, logprobs: [] })
+      add({ type: "response.output_text.done", sequence_number: 0, ...ref, text: c.text, logprobs: [] })
+      const part: R.OutputText = { type: "output_text", text: c.text, annotations: [] }
+      add({ type: "response.content_part.done", sequence_number: 0, ...ref, part })
+      const item: R.OutputItem = { type: "message", id, role: "assistant", status: "completed", content: [part] }
+      output.push(item)
+      add({ type: "response.output_item.done", sequence_number: 0, output_index, item })
+    }
+    c.calls.forEach((call, k) => {
+      const id = `${call.custom ? "ctc" : "fc"}_${k}`
+      const output_index = output.length
+      const ref = { item_id: id, output_index }
+      const namespace = call.namespace !== undefined ? { namespace: call.namespace } : {}
+      const started: R.OutputItem = call.custom
+        ? { type: "custom_tool_call", id, call_id: call.callId, name: call.name, input: "", ...namespace }
+        : { type: "function_call", id, call_id: call.callId, name: call.name, arguments: "", status: "in_progress", ...namespace }
+      add({ type: "response.output_item.added", sequence_number: 0, output_index, item: started })
+      for (const delta of inputs[k] ?? []) {
+        add(call.custom
+          ? { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta }
+          : { type: "response.function_call_arguments.delta", sequence_number: 0, ...ref, delta })
+      }
+      add(call.custom
+        ? { type: "response.custom_tool_call_input.done", sequence_number: 0, ...ref, input: call.input }
+        : { type: "response.function_call_arguments.done", sequence_number: 0, ...ref, arguments: call.input, name: call.name })
+      const item: R.OutputItem = call.custom
+        ? { type: "custom_tool_call", id, call_id: call.callId, name: call.name, input: call.input, ...namespace }
+        : { type: "function_call", id, call_id: call.callId, name: call.name, arguments: call.input, status: "completed", ...namespace }
+      output.push(item)
+      add({ type: "response.output_item.done", sequence_number: 0, output_index, item })
+    })
+    const response: R.ResponseObject = {
+      ...base,
+      status: c.incomplete !== undefined ? "incomplete" : "completed",
+      output,
+      usage: usageOf(c.usage),
+      incomplete_details: c.incomplete !== undefined ? { reason: c.incomplete } : null
+    }
+    add(c.incomplete !== undefined
+      ? { type: "response.incomplete", sequence_number: 0, response }
+      : { type: "response.completed", sequence_number: 0, response })
+    return events
+  })
