@@ -339,17 +339,24 @@ const itemRef = { item_id: Schema.String, output_index: NonNegativeInt }
 const partRef = { ...itemRef, content_index: NonNegativeInt }
 const summaryRef = { ...itemRef, summary_index: NonNegativeInt }
 
+/** `response.created`: the first event, the response `in_progress` with no output yet. */
 export const CreatedEvent = lifecycle("response.created")
+/** `response.in_progress`: sent right after `response.created`. */
 export const InProgressEvent = lifecycle("response.in_progress")
+/** `response.completed`: the last event of a successful stream, with every output item and the usage. */
 export const CompletedEvent = lifecycle("response.completed")
+/** `response.failed`: the last event of a failed stream (`status: "failed"`, `error`). */
 export const FailedEvent = lifecycle("response.failed")
+/** `response.incomplete`: the last event of a stream cut short (`incomplete_details.reason`). */
 export const IncompleteEvent = lifecycle("response.incomplete")
+/** `response.output_item.added`: an item starts at `output_index` (0, 1, 2…). */
 export const OutputItemAddedEvent = Schema.Struct({
   type: Schema.Literal("response.output_item.added"),
   ...seq,
   output_index: NonNegativeInt,
   item: OutputItem
 })
+/** `response.output_item.done`: an item is complete (after all its deltas). */
 export const OutputItemDoneEvent = Schema.Struct({
   type: Schema.Literal("response.output_item.done"),
   ...seq,
@@ -358,18 +365,21 @@ export const OutputItemDoneEvent = Schema.Struct({
 })
 /** A message content part: `output_text`, `refusal`, or another kind. */
 export const OutputPart = Schema.Union(OutputText, Refusal, otherOf(["output_text", "refusal"], "content part"))
+/** `response.content_part.added`: a part of a message item starts. */
 export const ContentPartAddedEvent = Schema.Struct({
   type: Schema.Literal("response.content_part.added"),
   ...seq,
   ...partRef,
   part: OutputPart
 })
+/** `response.content_part.done`: a part of a message item is complete. */
 export const ContentPartDoneEvent = Schema.Struct({
   type: Schema.Literal("response.content_part.done"),
   ...seq,
   ...partRef,
   part: OutputPart
 })
+/** `response.output_text.delta`: a fragment of an `output_text` part. */
 export const OutputTextDeltaEvent = Schema.Struct({
   type: Schema.Literal("response.output_text.delta"),
   ...seq,
@@ -377,6 +387,7 @@ export const OutputTextDeltaEvent = Schema.Struct({
   delta: Schema.String,
   logprobs: opt(Schema.Array(Schema.Unknown))
 })
+/** `response.output_text.done`: the whole text of an `output_text` part. */
 export const OutputTextDoneEvent = Schema.Struct({
   type: Schema.Literal("response.output_text.done"),
   ...seq,
@@ -384,24 +395,28 @@ export const OutputTextDoneEvent = Schema.Struct({
   text: Schema.String,
   logprobs: opt(Schema.Array(Schema.Unknown))
 })
+/** `response.refusal.delta`: a fragment of a `refusal` part. */
 export const RefusalDeltaEvent = Schema.Struct({
   type: Schema.Literal("response.refusal.delta"),
   ...seq,
   ...partRef,
   delta: Schema.String
 })
+/** `response.refusal.done`: the whole refusal. */
 export const RefusalDoneEvent = Schema.Struct({
   type: Schema.Literal("response.refusal.done"),
   ...seq,
   ...partRef,
   refusal: Schema.String
 })
+/** `response.function_call_arguments.delta`: a fragment of a function call's arguments. */
 export const FunctionCallArgumentsDeltaEvent = Schema.Struct({
   type: Schema.Literal("response.function_call_arguments.delta"),
   ...seq,
   ...itemRef,
   delta: Schema.String
 })
+/** `response.function_call_arguments.done`: the whole arguments of a function call. */
 export const FunctionCallArgumentsDoneEvent = Schema.Struct({
   type: Schema.Literal("response.function_call_arguments.done"),
   ...seq,
@@ -409,36 +424,42 @@ export const FunctionCallArgumentsDoneEvent = Schema.Struct({
   arguments: Schema.String,
   name: opt(Schema.String)
 })
+/** `response.custom_tool_call_input.delta`: a fragment of a custom tool call's input. */
 export const CustomToolCallInputDeltaEvent = Schema.Struct({
   type: Schema.Literal("response.custom_tool_call_input.delta"),
   ...seq,
   ...itemRef,
   delta: Schema.String
 })
+/** `response.custom_tool_call_input.done`: the whole input of a custom tool call. */
 export const CustomToolCallInputDoneEvent = Schema.Struct({
   type: Schema.Literal("response.custom_tool_call_input.done"),
   ...seq,
   ...itemRef,
   input: Schema.String
 })
+/** `response.reasoning_summary_part.added`: a summary part of a reasoning item starts. */
 export const ReasoningSummaryPartAddedEvent = Schema.Struct({
   type: Schema.Literal("response.reasoning_summary_part.added"),
   ...seq,
   ...summaryRef,
   part: SummaryText
 })
+/** `response.reasoning_summary_part.done`: a summary part is complete. */
 export const ReasoningSummaryPartDoneEvent = Schema.Struct({
   type: Schema.Literal("response.reasoning_summary_part.done"),
   ...seq,
   ...summaryRef,
   part: SummaryText
 })
+/** `response.reasoning_summary_text.delta`: a fragment of a summary part. */
 export const ReasoningSummaryTextDeltaEvent = Schema.Struct({
   type: Schema.Literal("response.reasoning_summary_text.delta"),
   ...seq,
   ...summaryRef,
   delta: Schema.String
 })
+/** `response.reasoning_summary_text.done`: the whole text of a summary part. */
 export const ReasoningSummaryTextDoneEvent = Schema.Struct({
   type: Schema.Literal("response.reasoning_summary_text.done"),
   ...seq,

@@ -36,7 +36,8 @@
  * From other formats: instructions become ONE leading `developer` item (one `input_text` per
  * text), positioned system messages `developer` items in place; thinking (Chat reasoning,
  * Anthropic thinking, signed or redacted) is DROPPED (it is not OpenAI's encrypted reasoning);
- * `stop` is DROPPED (Responses has no stop sequences); Anthropic server tools are DROPPED (as
+ * `stop` is DROPPED (Responses has no stop sequences); a `user` longer than
+ * `Translate.maxOpenAiUserLength` characters (Claude Code's JSON id) is DROPPED, as for Chat; Anthropic server tools are DROPPED (as
  * hosted tools are for Chat / Messages); an Anthropic tool result's `is_error` is dropped; the
  * Chat-only fields in {@link chatOnlyFields} and Anthropic-only fields are dropped; a Chat custom
  * tool becomes a Responses custom tool. It FAILS (TranslationError, 400) for `n` > 1, a content
@@ -867,7 +868,7 @@ export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.Respons
       ...(n.temperature !== undefined ? { temperature: n.temperature } : {}),
       ...(n.topP !== undefined ? { top_p: n.topP } : {}),
       ...(n.stream ? { stream: true } : {}),
-      ...(n.user !== undefined ? { user: n.user } : {})
+      ...(n.user !== undefined && Array.from(n.user).length <= Translate.maxOpenAiUserLength ? { user: n.user } : {})
     }
     return request
   })

@@ -279,6 +279,20 @@ describe("Responses request rules (examples)", () => {
   })
 })
 
+describe("Responses request rules (Claude Code ids)", () => {
+  it("a user id longer than Chat's limit is dropped toward Responses, as toward Chat", () => {
+    const long = JSON.stringify({ device_id: "d".repeat(64), session_id: "s" })
+    const n = right(Translate.fromAnthropicRequest(Schema.decodeUnknownSync(Anthropic.MessagesRequest)({
+      model: "m",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "hi" }],
+      metadata: { user_id: long }
+    })))
+    assert.isFalse("user" in right(TR.toResponsesRequest(n)))
+    assert.strictEqual(right(TR.toResponsesRequest({ ...n, user: "u-1" })).user, "u-1")
+  })
+})
+
 describe("Responses responses (examples)", () => {
   const response = decodeResponse({
     id: "resp_1",
