@@ -493,7 +493,8 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
     else if (req.reasoning !== undefined) {
       const { effort, ...rest } = req.reasoning
       if (present(effort)) extra["reasoning_effort"] = effort
-      if (Object.keys(rest).length > 0 || !present(effort)) fields["reasoning"] = rest
+      const kept = effort === null ? { ...rest, effort: null } : rest
+      if (Object.keys(kept).length > 0 || effort === undefined) fields["reasoning"] = kept
     }
     let responseFormat: N.NeutralResponseFormat | undefined
     if (req.text === null) fields["text"] = null
@@ -501,7 +502,8 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
       const { format, verbosity, ...rest } = req.text
       if (format !== undefined) responseFormat = responseFormatOf(format)
       if (present(verbosity)) extra["verbosity"] = verbosity
-      if (Object.keys(rest).length > 0 || (format === undefined && !present(verbosity))) fields["text"] = rest
+      const kept = verbosity === null ? { ...rest, verbosity: null } : rest
+      if (Object.keys(kept).length > 0 || (format === undefined && verbosity === undefined)) fields["text"] = kept
     }
     const request: N.NeutralRequest = {
       model: req.model,
