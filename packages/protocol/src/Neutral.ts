@@ -15,11 +15,17 @@
  * - what only one format understands is carried as an {@link Opaque} block (or opaque tool /
  *   tool choice) holding that format's raw JSON, so a same-format round trip keeps it;
  * - Anthropic thinking is {@link Thinking} (text + signature) or {@link RedactedThinking} (encrypted
- *   data); both survive the OpenAI shape through the `thinking_blocks` extension, so neither is opaque.
+ *   data); both survive the OpenAI shape through the `thinking_blocks` extension, so neither is opaque;
+ * - an OpenAI Responses reasoning item is {@link Reasoning} (summary + `encrypted_content`), written
+ *   back as such only to a Responses upstream (see {@link module:TranslateResponses});
+ * - a tool of a Responses `namespace` is a plain tool whose `name` is flattened to fit Chat's and
+ *   Messages' tool-name rules; `namespaced` keeps the original pair, and Responses `custom`
+ *   (free-form) tools and calls are function tools and calls of one string property `input`,
+ *   marked `custom` (see {@link module:TranslateResponses} for both rules).
  */
 
 /** The wire format a raw JSON value came from. */
-export type WireFormat = "openai_chat" | "anthropic_messages"
+export type WireFormat = "openai_chat" | "anthropic_messages" | "openai_responses"
 
 /** Text. `cacheControl` is an Anthropic prompt-cache marker (raw JSON), kept for Anthropic only. */
 export interface Text {
@@ -54,6 +60,21 @@ export interface ToolUse {
   readonly input: unknown
   readonly arguments?: string
   readonly cacheControl?: unknown
+  /** A call of a tool of an OpenAI Responses `namespace`: the pair the client knows (`name` is flattened). */
+  readonly namespaced?: NamespacedName
+  /**
+   * A call of an OpenAI Responses `custom` (free-form) tool: `input` is `{"input": <the free-form
+   * text>}` (and `arguments` its JSON), so every other format sees a function call.
+   */
+  readonly custom?: boolean
+  /** The OpenAI Responses item id of the call (`fc_…`, `ctc_…`), Responses only. */
+  readonly itemId?: string
+}
+
+/** The namespace and tool name of a tool declared inside an OpenAI Responses `namespace` tool. */
+export interface NamespacedName {
+  readonly namespace: string
+  readonly name: string
 }
 
 /**
@@ -66,6 +87,8 @@ export interface ToolResult {
   readonly content: ReadonlyArray<Text | Image | Opaque>
   readonly isError: boolean
   readonly cacheControl?: unknown
+  /** The result of an OpenAI Responses custom tool call (`custom_tool_call_output`), Responses only. */
+  readonly custom?: boolean
 }
 
 /**
@@ -88,6 +111,20 @@ export interface RedactedThinking {
 }
 
 /**
+ * An OpenAI Responses reasoning item: its `summary` texts and, when the client asked for
+ * `include: ["reasoning.encrypted_content"]`, the encrypted reasoning to pass back verbatim (the
+ * only way to carry reasoning across turns with `store: false`). Written as a reasoning item only
+ * to a Responses upstream; Chat and Messages clients read the summary as unsigned thinking.
+ */
+export interface Reasoning {
+  readonly _tag: "Reasoning"
+  /** The item id (`rs_…`); absent when the client sent none. */
+  readonly id?: string
+  readonly summary: ReadonlyArray<string>
+  readonly encryptedContent?: string
+}
+
+/**
  * A block only `format` understands (an OpenAI audio or file part, an Anthropic document or
  * server tool block, …), carried as that format's raw JSON.
  */
@@ -98,7 +135,7 @@ export interface Opaque {
 }
 
 /** Any block of a neutral message. */
-export type Block = Text | Image | ToolUse | ToolResult | Thinking | RedactedThinking | Opaque
+export type Block = Text | Image | ToolUse | ToolResult | Thinking | RedactedThinking | Reasoning | Opaque
 
 /** One conversation turn. */
 export interface NeutralMessage {
@@ -128,6 +165,16 @@ export interface NeutralTool {
   readonly strict?: boolean
   /** Anthropic prompt-cache marker (Anthropic only). */
   readonly cacheControl?: unknown
+  /**
+   * A tool of an OpenAI Responses `namespace` tool: the original pair and the namespace's
+   * description (`name` is the flattened name every other format sees).
+   */
+  readonly namespaced?: NamespacedName & { readonly namespaceDescription?: string }
+  /**
+   * An OpenAI Responses `custom` (free-form input) tool, offered to other formats as a function of
+   * one string property `input`; `format` is its input format (raw JSON), when given.
+   */
+  readonly custom?: { readonly format?: unknown }
 }
 
 /** A tool definition only `format` understands (OpenAI custom tool, Anthropic server tool), as raw JSON. */
@@ -185,6 +232,25 @@ export interface NeutralRequest {
    * translator forwards them, minus the fields known to belong only to the other format.
    */
   readonly extra: { readonly [key: string]: unknown }
+  /** What only an OpenAI Responses upstream understands (set when the request came from Responses). */
+  readonly responses?: ResponsesOnly
+}
+
+/**
+ * The parts of an OpenAI Responses request with no neutral slot and no meaning for Chat or
+ * Messages; only `toResponsesRequest` writes them.
+ */
+export interface ResponsesOnly {
+  /** Top-level Responses-only fields (`include`, `client_metadata`, `reasoning.summary`, …), verbatim. */
+  readonly fields: { readonly [key: string]: unknown }
+  /**
+   * How `instructions` were laid out: whether the first text was the top-level `instructions`
+   * field, then the number of text parts of each leading system / developer message item.
+   */
+  readonly instructionLayout: {
+    readonly field: boolean
+    readonly items: ReadonlyArray<{ readonly role: "system" | "developer"; readonly texts: number }>
+  }
 }
 
 /** Why generation stopped, in Anthropic's vocabulary; any other upstream value is kept as is. */
@@ -200,7 +266,7 @@ export interface NeutralUsage {
 }
 
 /** A block of a buffered response. */
-export type ResponseBlock = Text | ToolUse | Thinking | RedactedThinking
+export type ResponseBlock = Text | ToolUse | Thinking | RedactedThinking | Reasoning
 
 /** A buffered response in neutral form. */
 export interface NeutralResponse {

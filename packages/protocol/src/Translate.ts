@@ -64,6 +64,11 @@
  *   thinking after it become one block (Anthropic always signs, so only non-Anthropic reasoning
  *   is concerned); a chunk's `reasoning_content` is ignored when its `thinking_blocks` hold a
  *   known entry;
+ * - OpenAI Responses reasoning (neutral `Reasoning`) is unsigned thinking for OpenAI (its summary
+ *   texts joined with {@link reasoningSummarySeparator}) and for Anthropic responses (`signature:
+ *   ""`, none when the summary is empty), and dropped from Anthropic requests; opaque blocks and
+ *   tools of another format than Anthropic's never reach an Anthropic body (blocks fail, tools are
+ *   dropped); the Responses-specific rules are in {@link module:TranslateResponses};
  * - responses: adjacent text blocks are joined on the way to OpenAI; only choice 0 is read;
  *   server tool blocks are dropped; thinking is carried as in requests; stop reasons map as in
  *   {@link toFinishReason} / {@link fromFinishReason}; ids are re-prefixed.
@@ -267,6 +272,12 @@ const openAiSystemContent = (texts: ReadonlyArray<N.Text>): string | undefined =
   const kept = texts.filter((t) => !t.text.startsWith(billingHeaderPrefix))
   return kept.length === 0 && texts.length > 0 ? undefined : kept.map((t) => t.text).join(systemTextSeparator)
 }
+
+/**
+ * What joins the summary texts of an OpenAI Responses reasoning item when Chat or Messages read it
+ * as thinking (a blank line).
+ */
+export const reasoningSummarySeparator = "\n\n"
 
 /** `msg_…` ids stay; any other id gets the `msg_` prefix. */
 export const anthropicMessageId = (id: string): string => id.startsWith("msg_") ? id : `msg_${id}`
@@ -519,6 +530,7 @@ const openAiUserMessages = (blocks: ReadonlyArray<N.Block>): ReadonlyArray<OpenA
       case "ToolUse":
       case "Thinking":
       case "RedactedThinking":
+      case "Reasoning":
         break
     }
   }
@@ -543,6 +555,9 @@ const assistantParts = (blocks: ReadonlyArray<N.Block>) => {
       case "Thinking":
       case "RedactedThinking":
         thinking.push(block)
+        break
+      case "Reasoning":
+        thinking.push({ _tag: "Thinking", text: block.summary.join(reasoningSummarySeparator) })
         break
       case "ToolUse":
         calls.push({
@@ -916,8 +931,11 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
       return Either.right(isSigned(block) ? { type: "thinking", thinking: block.text, signature: block.signature } : undefined)
     case "RedactedThinking":
       return Either.right({ type: "redacted_thinking", data: block.data })
+    case "Reasoning":
+      // OpenAI's encrypted reasoning means nothing to Anthropic (see TranslateResponses).
+      return Either.right(undefined)
     case "Opaque":
-      if (block.format === "openai_chat") {
+      if (block.format !== "anthropic_messages") {
         return fail(`${describeOpenAiValue(block.value)} cannot be sent to an anthropic_messages upstream`)
       }
       return isAnthropicContentBlock(block.value)
@@ -1023,7 +1041,7 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
     }))
     for (const tool of n.opaqueTools) {
       if (tool.format === "openai_chat") return yield* fail("a custom tool cannot be sent to an anthropic_messages upstream")
-      if (isAnthropicTool(tool.value)) tools.push(tool.value)
+      if (tool.format === "anthropic_messages" && isAnthropicTool(tool.value)) tools.push(tool.value)
     }
     const toolChoice = yield* toAnthropicToolChoice(n)
     const systemTexts = [...n.instructions, ...moved]
@@ -1265,16 +1283,20 @@ export const toAnthropicResponse = (n: N.NeutralResponse): Anthropic.MessagesRes
   type: "message",
   role: "assistant",
   model: n.model,
-  content: n.content.map((block): Anthropic.ResponseContentBlock => {
+  content: n.content.flatMap((block): ReadonlyArray<Anthropic.ResponseContentBlock> => {
     switch (block._tag) {
       case "Text":
-        return { type: "text", text: block.text }
+        return [{ type: "text", text: block.text }]
       case "ToolUse":
-        return { type: "tool_use", id: block.id, name: block.name, input: Predicate.isRecord(block.input) ? block.input : {} }
+        return [{ type: "tool_use", id: block.id, name: block.name, input: Predicate.isRecord(block.input) ? block.input : {} }]
       case "Thinking":
-        return { type: "thinking", thinking: block.text, signature: block.signature ?? "" }
+        return [{ type: "thinking", thinking: block.text, signature: block.signature ?? "" }]
       case "RedactedThinking":
-        return { type: "redacted_thinking", data: block.data }
+        return [{ type: "redacted_thinking", data: block.data }]
+      case "Reasoning": {
+        const text = block.summary.join(reasoningSummarySeparator)
+        return text === "" ? [] : [{ type: "thinking", thinking: text, signature: "" }]
+      }
     }
   }),
   stop_reason: n.stopReason,
