@@ -5,12 +5,14 @@
  */
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import type { TranslationError } from "@switchyard-ts/protocol/Errors"
 
 /**
- * Wire format of an LLM client: `openai_chat` (`POST …/chat/completions`, `Authorization: Bearer`)
- * or `anthropic_messages` (`POST …/v1/messages`, `x-api-key` and `anthropic-version`).
+ * Wire format of an LLM client: `openai_chat` (`POST …/chat/completions`, `Authorization: Bearer`),
+ * `openai_responses` (`POST …/responses`, `Authorization: Bearer`) or `anthropic_messages`
+ * (`POST …/v1/messages`, `x-api-key` and `anthropic-version`).
  */
-export type Format = "openai_chat" | "anthropic_messages"
+export type Format = "openai_chat" | "openai_responses" | "anthropic_messages"
 
 /**
  * The caller's original body in its own wire format, kept beside the translated chat request so
@@ -21,6 +23,12 @@ export type Format = "openai_chat" | "anthropic_messages"
 export interface NativeBody {
   readonly format: Format
   readonly body: Readonly<Record<string, unknown>>
+  /**
+   * Why the body cannot be sent to a target of another format, when it cannot (e.g. a Responses
+   * `previous_response_id`): routing went on with what could be translated, and a call to a
+   * target of another format fails with this error (400) before any HTTP request.
+   */
+  readonly untranslatable?: TranslationError | undefined
 }
 
 /** The `breaker` table of an LLM client, validated (both integers >= 1); see `Breaker`. */

@@ -28,6 +28,7 @@ import * as Anthropic from "./internal/anthropic.js"
 import * as Failure from "./internal/failure.js"
 import * as Deadline from "./internal/deadline.js"
 import * as Prepare from "./internal/prepare.js"
+import * as Responses from "./internal/responses.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
 import type { LlmClient, NativeBody, Target } from "./Target.js"
@@ -246,6 +247,8 @@ interface Wire {
  */
 const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
   const { target } = options
+  const untranslatable = options.native?.untranslatable
+  if (untranslatable !== undefined && options.native?.format !== target.client.format) return Either.left(untranslatable)
   if (target.client.format === "anthropic_messages") {
     return Either.map(
       Anthropic.encodeBody(target, options.body, options.native, streaming),
@@ -254,6 +257,17 @@ const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire,
         body,
         operation: "chat",
         nativeReplay: options.native?.format === "anthropic_messages"
+      })
+    )
+  }
+  if (target.client.format === "openai_responses") {
+    return Either.map(
+      Responses.encodeBody(target, options.body, options.native, streaming),
+      (body): Wire => ({
+        url: Prepare.responsesUrl(target.client.baseUrl),
+        body,
+        operation: "chat",
+        nativeReplay: options.native?.format === "openai_responses"
       })
     )
   }
@@ -395,6 +409,12 @@ const readAnswer = (
             completion,
             native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
           })))
+        : ctx.target.client.format === "openai_responses"
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.map(Responses.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)), ({ completion, response }) => ({
+            completion,
+            native: ctx.nativeReplay ? Option.some({ format: "openai_responses", body: response }) : Option.none()
+          })))
         : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
     ),
     Effect.tap(({ completion }) => Effect.annotateCurrentSpan(responseAttributes(completion)))
@@ -478,8 +498,11 @@ const pieceStream = (
     Stream.mapAccum(Sse.initial, (state, text) => Sse.feed(state, text)),
     Stream.flattenIterables
   )
-  const chunks = ctx.target.client.format === "anthropic_messages"
-    ? anthropicPieces(items, ctx)
+  const format = ctx.target.client.format
+  const chunks = format === "anthropic_messages"
+    ? eventPieces(items, ctx, format, Anthropic.streamTranslator)
+    : format === "openai_responses"
+    ? eventPieces(items, ctx, format, Responses.streamTranslator)
     : items.pipe(
       Stream.takeWhile((item) => !isDone(item)),
       Stream.filter((item) => !isBlank(item)),
@@ -493,18 +516,24 @@ const pieceStream = (
 }
 
 /**
- * The pieces of a Messages event stream: each event translated into chat chunks
- * (`internal/anthropic.ts`) and, on a native replay, kept as it was sent; the stream ends after
- * `message_stop`; an in-band `error` event fails it with `UpstreamStatus` 502. A stream cut before
- * `message_stop` still closes what the translation had open.
+ * The pieces of a Messages or Responses event stream: each event translated into chat chunks
+ * (`internal/anthropic.ts`, `internal/responses.ts`) and, on a native replay, kept as it was sent;
+ * the stream ends after its last event (`message_stop`, `response.completed`); an in-band error
+ * event fails it with `UpstreamStatus` 502. A stream cut before its last event still closes what
+ * the translation had open.
  */
-const anthropicPieces = (
+const eventPieces = (
   items: Stream.Stream<Sse.SseItem, UpstreamFailure>,
-  ctx: CallContext
+  ctx: CallContext,
+  format: NativeEvent["format"],
+  makeTranslator: (options: { readonly target: string; readonly secrets: ReadonlyArray<string> }) => {
+    readonly push: (data: string) => Anthropic.StreamStep
+    readonly end: () => ReadonlyArray<ChatCompletionChunk>
+  }
 ): Stream.Stream<StreamPiece, UpstreamFailure> =>
   Stream.suspend(() => {
     const target = ctx.target.id
-    const translator = Anthropic.streamTranslator({ target, secrets: ctx.secrets })
+    const translator = makeTranslator({ target, secrets: ctx.secrets })
     const steps = items.pipe(
       Stream.filter((item) => !isBlank(item)),
       Stream.map((item): Anthropic.StreamStep =>
@@ -522,7 +551,7 @@ const anthropicPieces = (
           : Effect.succeed<StreamPiece>({
             chunks: step.chunks,
             native: ctx.nativeReplay && step.event !== undefined
-              ? Option.some({ format: "anthropic_messages", event: step.event.type, data: step.event.data })
+              ? Option.some({ format, event: step.event.type, data: step.event.data })
               : Option.none()
           })
       )

@@ -214,8 +214,7 @@ interface RawDeployment {
   readonly sessions: RawSessions
 }
 
-const supportedFormats = ["openai_chat", "anthropic_messages"] as const
-const laterFormats: ReadonlyArray<string> = ["openai_responses"]
+const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages"] as const
 const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
 const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
 const supportedClassifierModes = ["capability"] as const
@@ -229,10 +228,7 @@ const decodeClient = (name: string, table: unknown) =>
     const path = ["llm_clients", name]
     const raw = yield* decodeAt(RawClient, path, table)
     if (!Arr.contains(supportedFormats, raw.format)) {
-      const formatPath = [...path, "format"]
-      return yield* laterFormats.includes(raw.format)
-        ? fail(formatPath, `format ${JSON.stringify(raw.format)} is not supported yet`)
-        : fail(formatPath, unknownVariant(raw.format, supportedFormats))
+      return yield* fail([...path, "format"], unknownVariant(raw.format, supportedFormats))
     }
     return { name, raw }
   })
@@ -404,7 +400,11 @@ const buildClient = ({ name, raw }: Named<RawClient>): Effect.Effect<LlmClient, 
     const apiKey = raw.api_key_env === undefined
       ? Option.none()
       : Option.some(yield* readApiKey([...path, "api_key_env"], raw.api_key_env))
-    const format: Format = raw.format === "anthropic_messages" ? "anthropic_messages" : "openai_chat"
+    const format: Format = raw.format === "anthropic_messages"
+      ? "anthropic_messages"
+      : raw.format === "openai_responses"
+      ? "openai_responses"
+      : "openai_chat"
     const extraHeaders = yield* checkHeaders([...path, "extra_headers"], format, raw.extra_headers ?? {})
     const breaker = raw.breaker === undefined ? Option.none() : Option.some({
       failureThreshold: Number(yield* positiveInteger([...path, "breaker", "failure_threshold"], raw.breaker.failure_threshold)),

@@ -224,8 +224,15 @@ describe("DeploymentToml.parse llm clients", () => {
       assert.deepStrictEqual(deployment.clients.find((c) => c.name === "other")?.extraHeaders, { "anthropic-version": "x" })
     }))
 
-  it.effect("openai_responses is not supported yet", () =>
-    expectInvalid(other("format = \"openai_responses\"\nbase_url = \"http://h\""), "llm_clients.other.format", "is not supported yet"))
+  it.effect("openai_responses clients load with their format", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(other("format = \"openai_responses\"\nbase_url = \"https://api.openai.com/v1/responses\""))
+      const client = deployment.clients.find((c) => c.name === "other")
+      assert.strictEqual(client?.format, "openai_responses")
+    }))
+
+  it.effect("an unknown format names the three supported ones", () =>
+    expectInvalid(other("format = \"openai_completions\"\nbase_url = \"http://h\""), "llm_clients.other.format", "openai_responses"))
 
   it.effect("unknown formats list the allowed values", () =>
     expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\", \"anthropic_messages\""))

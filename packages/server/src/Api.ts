@@ -1,6 +1,6 @@
 /**
  * The HTTP endpoints as `HttpLayerRouter` route layers: the LLM endpoints (`/v1/chat/completions`,
- * `/v1/messages`), each the one request pipeline (`internal/pipeline.ts`) with its format's codec
+ * `/v1/messages`, `/v1/responses`), each the one request pipeline (`internal/pipeline.ts`) with its format's codec
  * (`internal/codecs.ts`); token counting, decision, models, health, metrics, and an enveloped 404
  * for everything else. Every failure is mapped to an error envelope here, never left to the
  * platform's defaults.
@@ -71,7 +71,7 @@ const countTokens = (router: Router["Type"], upstream: UpstreamClient.UpstreamCl
 
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
 export const DecisionRequest = Schema.Struct({
-  input_format: Schema.Literal("openai_chat", "anthropic_messages"),
+  input_format: Schema.Literal("openai_chat", "openai_responses", "anthropic_messages"),
   request: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 
@@ -102,7 +102,7 @@ const decision = (router: Router["Type"], limit: number) => (request: HttpServer
       fallbacks: Decision.fallbacks(decided).map(describeTarget),
       evidence: decided.evidence,
       ...(decided._tag === "Answered"
-        ? { response: codec.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
+        ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
         : {})
     })
   }))
@@ -122,7 +122,7 @@ const models = (router: Router["Type"]) => {
         streaming: true,
         tool_calling: Option.getOrNull(route.toolCalling),
         context_window: Option.getOrNull(route.contextWindow),
-        supported_inbound_formats: ["openai-chat-completions", "anthropic-messages"]
+        supported_inbound_formats: ["openai-chat-completions", "openai-responses", "anthropic-messages"]
       }
     })),
     first_id: ids[0] ?? null,
@@ -166,6 +166,7 @@ export const layer = (options: Options = {}) =>
     yield* Telemetry.seed(router.routes)
     yield* http.add("POST", "/v1/chat/completions", Pipeline.handle(Codecs.openAiChat, router, limit))
     yield* http.add("POST", "/v1/messages", Pipeline.handle(Codecs.anthropicMessages, router, limit))
+    yield* http.add("POST", "/v1/responses", Pipeline.handle(Codecs.openAiResponses, router, limit))
     yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit))
     yield* http.add("POST", "/v1/decision", decision(router, limit))
     yield* http.add("GET", "/v1/models", models(router))

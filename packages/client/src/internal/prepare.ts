@@ -13,7 +13,13 @@ import { reservedHeaders } from "../Target.js"
  * The Chat Completions URL of an `openai_chat` client: `base_url` trimmed, trailing `/` removed,
  * a trailing `/chat/completions` or `/responses` stripped, then `/chat/completions` appended.
  */
-export const chatCompletionsUrl = (baseUrl: string): string => {
+export const chatCompletionsUrl = (baseUrl: string): string => `${openAiBase(baseUrl)}/chat/completions`
+
+/** The Responses URL of an `openai_responses` client: the same stripping, then `/responses`. */
+export const responsesUrl = (baseUrl: string): string => `${openAiBase(baseUrl)}/responses`
+
+/** `base_url` trimmed, trailing `/` removed, a trailing `/chat/completions` or `/responses` stripped. */
+const openAiBase = (baseUrl: string): string => {
   let base = baseUrl.trim()
   while (base.endsWith("/")) base = base.slice(0, -1)
   for (const suffix of ["/chat/completions", "/responses"]) {
@@ -23,7 +29,7 @@ export const chatCompletionsUrl = (baseUrl: string): string => {
     }
   }
   while (base.endsWith("/")) base = base.slice(0, -1)
-  return `${base}/chat/completions`
+  return base
 }
 
 /**
@@ -46,8 +52,16 @@ export const countTokensUrl = (baseUrl: string): string => `${messagesUrl(baseUr
 export const anthropicVersion = "2023-06-01"
 
 /** The URL of a client's chat endpoint, by format. */
-export const callUrl = (client: LlmClient): string =>
-  client.format === "anthropic_messages" ? messagesUrl(client.baseUrl) : chatCompletionsUrl(client.baseUrl)
+export const callUrl = (client: LlmClient): string => {
+  switch (client.format) {
+    case "anthropic_messages":
+      return messagesUrl(client.baseUrl)
+    case "openai_responses":
+      return responsesUrl(client.baseUrl)
+    case "openai_chat":
+      return chatCompletionsUrl(client.baseUrl)
+  }
+}
 
 /**
  * The body sent upstream: a shallow copy of the caller's body with `model` = the target's id,

@@ -8,18 +8,45 @@
  */
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import { ChatCompletionRequest, type ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import type * as Neutral from "@switchyard-ts/protocol/Neutral"
+import { type ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Translate from "@switchyard-ts/protocol/Translate"
+import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
 import type { Format } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import type { Completed, Streamed } from "@switchyard-ts/routing/Router"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { InvalidRequest, TranslationError } from "@switchyard-ts/protocol/Errors"
 import { decodeValue } from "./body.js"
 import * as Messages from "./messages.js"
+
+/**
+ * How one request's answer is written back: bound to what the request said (e.g. the namespaces
+ * of its tools), so the codec's decode chooses it.
+ */
+export interface Encoder {
+  /** The JSON body of a buffered answer; `model` is the model that served it (or the route id). */
+  readonly answer: (completed: Completed, model: string) => unknown
+  /** The SSE writer of one streamed answer. */
+  readonly stream: (streamed: Streamed, model: string) => StreamEncoding
+  /** A route's own answer (noop, the advisor gate) as `/v1/decision` returns it in this format. */
+  readonly decisionResponse: (answer: ChatCompletion, model: string) => unknown
+}
+
+/** The SSE text of one streamed answer. */
+export interface StreamEncoding {
+  /** Every event in order and the format's end marker; failures are left to {@link streamError}. */
+  readonly events: Stream.Stream<string, UpstreamFailure>
+  /** The last SSE events of this stream when it fails after its headers were sent. */
+  readonly streamError: (failure: UpstreamFailure) => string
+}
 
 /** What a codec reads from a request body. */
 export interface Inbound {
@@ -27,6 +54,7 @@ export interface Inbound {
   /** The requested model (route id) as the caller wrote it. */
   readonly model: string
   readonly streaming: boolean
+  readonly encoder: Encoder
 }
 
 /** An error response: its status and envelope body. */
@@ -47,24 +75,40 @@ export interface Codec {
     headers: Readonly<Record<string, string>>,
     sessionId: RoutedRequest["sessionId"]
   ) => Effect.Effect<Inbound, InvalidRequest | TranslationError>
-  /** The JSON body of a buffered answer; `model` is the model that served it (or the route id). */
-  readonly answer: (completed: Completed, model: string) => unknown
-  /**
-   * The SSE text of a streamed answer, every event in order and the format's end marker; the
-   * stream's failures are left to {@link streamError}.
-   */
-  readonly events: (streamed: Streamed, model: string) => Stream.Stream<string, UpstreamFailure>
-  /** The last SSE event of a stream that fails after its headers were sent. */
-  readonly streamError: (failure: UpstreamFailure) => string
   /** The status and envelope of a failure. */
   readonly error: (failure: RequestFailure) => ErrorResponse
   /** The status and envelope of a defect (a bug): 500 `internal error`. */
   readonly internalError: ErrorResponse
-  /** A route's own answer (noop, the advisor gate) as `/v1/decision` returns it in this format. */
-  readonly decisionResponse: (answer: ChatCompletion, model: string) => unknown
 }
 
 const sseData = (data: string) => `data: ${data}\n\n`
+
+const chatStreamError = (failure: UpstreamFailure) => {
+  const mapping = toHttp(failure)
+  return sseData(JSON.stringify({ error: { message: mapping.message, type: "SwitchyardError", code: mapping.code } }))
+}
+
+const openAiError = (failure: RequestFailure): ErrorResponse => {
+  const mapping = toHttp(failure)
+  return { status: mapping.status, body: toEnvelope(mapping) }
+}
+
+const openAiInternalError: ErrorResponse = {
+  status: 500,
+  body: { error: { message: "internal error", type: "server_error", code: "server_error" } }
+}
+
+const chatEncoder: Encoder = {
+  answer: (completed) => completed.completion,
+  stream: (streamed) => ({
+    events: UpstreamClient.chunksOf(streamed.pieces).pipe(
+      Stream.map((chunk) => sseData(JSON.stringify(chunk))),
+      Stream.concat(Stream.succeed(sseData("[DONE]")))
+    ),
+    streamError: chatStreamError
+  }),
+  decisionResponse: (answer) => answer
+}
 
 /** OpenAI Chat Completions: `/v1/chat/completions`, the OpenAI error envelope. */
 export const openAiChat: Codec = {
@@ -73,24 +117,40 @@ export const openAiChat: Codec = {
     Effect.map(decodeValue(ChatCompletionRequest, json), (body) => ({
       routed: { body, headers, sessionId },
       model: body.model,
-      streaming: body.stream === true
+      streaming: body.stream === true,
+      encoder: chatEncoder
     })),
-  answer: (completed) => completed.completion,
-  events: (streamed) =>
-    UpstreamClient.chunksOf(streamed.pieces).pipe(
-      Stream.map((chunk) => sseData(JSON.stringify(chunk))),
-      Stream.concat(Stream.succeed(sseData("[DONE]")))
-    ),
-  streamError: (failure) => {
-    const mapping = toHttp(failure)
-    return sseData(JSON.stringify({ error: { message: mapping.message, type: "SwitchyardError", code: mapping.code } }))
-  },
-  error: (failure) => {
-    const mapping = toHttp(failure)
-    return { status: mapping.status, body: toEnvelope(mapping) }
-  },
-  internalError: { status: 500, body: { error: { message: "internal error", type: "server_error", code: "server_error" } } },
-  decisionResponse: (answer) => answer
+  error: openAiError,
+  internalError: openAiInternalError
+}
+
+/** Whether a streamed answer comes from a target speaking `format` (its events can be replayed). */
+const servedIn = (streamed: Streamed, format: Format): boolean =>
+  Option.exists(streamed.served, (target) => target.client.format === format)
+
+const messagesEncoder: Encoder = {
+  answer: (completed, model) =>
+    Option.match(completed.native, {
+      onNone: () => Messages.messageOf(completed.completion, model),
+      onSome: (native) => ({ ...native.body, model })
+    }),
+  stream: (streamed, model) => ({
+    events: servedIn(streamed, "anthropic_messages")
+      ? streamed.pieces.pipe(
+        Stream.filterMap((piece) => piece.native),
+        Stream.map((event) => Messages.nativeSseEvent(event, model))
+      )
+      : Stream.suspend(() => {
+        const translator = Translate.openAiToAnthropicStream({ model })
+        return UpstreamClient.chunksOf(streamed.pieces).pipe(
+          Stream.mapConcat((chunk) => translator.push(chunk)),
+          Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
+          Stream.map(Messages.sseEvent)
+        )
+      }),
+    streamError: Messages.streamErrorEvent
+  }),
+  decisionResponse: (answer, model) => Messages.messageOf(answer, model)
 }
 
 /**
@@ -105,35 +165,160 @@ export const anthropicMessages: Codec = {
       Effect.map(Messages.chatRequestOf(native), (body) => ({
         routed: { body, headers, sessionId, native: { format: "anthropic_messages", body: native } },
         model: native.model,
-        streaming: native.stream === true
+        streaming: native.stream === true,
+        encoder: messagesEncoder
       }))),
-  answer: (completed, model) =>
-    Option.match(completed.native, {
-      onNone: () => Messages.messageOf(completed.completion, model),
-      onSome: (native) => ({ ...native.body, model })
-    }),
-  events: (streamed, model) =>
-    Option.exists(streamed.served, (target) => target.client.format === "anthropic_messages")
-      ? streamed.pieces.pipe(
-        Stream.filterMap((piece) => piece.native),
-        Stream.map((event) => Messages.nativeSseEvent(event, model))
-      )
-      : Stream.suspend(() => {
-        const translator = Translate.openAiToAnthropicStream({ model })
-        return UpstreamClient.chunksOf(streamed.pieces).pipe(
+  error: Messages.errorOf,
+  internalError: { status: 500, body: AnthropicMessages.envelope(500, "internal error") }
+}
+
+const responsesSse = (event: { readonly type: string }): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+
+/** Events whose `response.model` names the model. */
+const lifecycleEvents: ReadonlySet<string> = new Set([
+  "response.created",
+  "response.in_progress",
+  "response.completed",
+  "response.failed",
+  "response.incomplete"
+])
+
+/** An upstream Responses event forwarded as it came, the model of its `response` restamped. */
+const nativeResponsesEvent = (event: UpstreamClient.NativeEvent, model: string): string => {
+  const response = event.data["response"]
+  const data = lifecycleEvents.has(event.event) && Predicate.isRecord(response)
+    ? { ...event.data, response: { ...response, model } }
+    : event.data
+  return `event: ${event.event}\ndata: ${JSON.stringify(data)}\n\n`
+}
+
+/** A stream that failed after its headers, in the form of the compatible system (one `error` event). */
+const responsesStreamError = (failure: UpstreamFailure): string =>
+  `event: error\ndata: ${
+    JSON.stringify({ type: "error", error: { type: "SwitchyardError", message: toHttp(failure).message } })
+  }\n\n`
+
+/** The Responses encoder of a request whose tools are `tools` (namespaced and custom calls restored). */
+const responsesEncoder = (tools: TranslateResponses.ToolMap): Encoder => {
+  const fromChat = (completion: ChatCompletion, model: string) => ({
+    ...TranslateResponses.toResponsesResponse(Translate.fromOpenAiResponse(completion), { tools }),
+    model
+  })
+  return {
+    answer: (completed, model) =>
+      Option.match(completed.native, {
+        onNone: () => fromChat(completed.completion, model),
+        onSome: (native) => ({ ...native.body, model })
+      }),
+    stream: (streamed, model) => {
+      if (servedIn(streamed, "openai_responses")) {
+        return {
+          events: streamed.pieces.pipe(
+            Stream.filterMap((piece) => piece.native),
+            Stream.map((event) => nativeResponsesEvent(event, model))
+          ),
+          streamError: responsesStreamError
+        }
+      }
+      const translator = TranslateResponses.chatToResponsesStream({ model, tools })
+      return {
+        events: UpstreamClient.chunksOf(streamed.pieces).pipe(
           Stream.mapConcat((chunk) => translator.push(chunk)),
           Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
-          Stream.map(Messages.sseEvent)
-        )
-      }),
-  streamError: Messages.streamErrorEvent,
-  error: Messages.errorOf,
-  internalError: { status: 500, body: AnthropicMessages.envelope(500, "internal error") },
-  decisionResponse: (answer, model) => Messages.messageOf(answer, model)
+          Stream.map(responsesSse)
+        ),
+        streamError: (failure) => translator.fail(toHttp(failure).message).map(responsesSse).join("")
+      }
+    },
+    decisionResponse: fromChat
+  }
+}
+
+/**
+ * What routing sees of a Responses request whose full translation failed: the request without
+ * what only a Responses server can act on (`previous_response_id`, `conversation`, `prompt`,
+ * `background`, items and content parts of other kinds, a hosted tool choice). Its answer call
+ * still needs a Responses target; any other fails with the original error.
+ */
+const routingView = (request: OpenAiResponses.ResponsesRequest): Option.Option<OpenAiResponses.ResponsesRequest> => {
+  const view: Record<string, unknown> = { ...request }
+  for (const key of ["previous_response_id", "conversation", "prompt", "background"]) delete view[key]
+  if (Array.isArray(request.input)) {
+    view["input"] = request.input.flatMap((item) => {
+      const type = Predicate.isRecord(item) && typeof item["type"] === "string" ? item["type"] : "message"
+      if (!routedItems.has(type)) return []
+      if (type === "message" && Predicate.isRecord(item) && Array.isArray(item["content"])) {
+        return [{ ...item, content: item["content"].filter((part) => Predicate.isRecord(part) && routedParts.has(String(part["type"]))) }]
+      }
+      return [item]
+    })
+  }
+  const choice = request.tool_choice
+  if (Predicate.isRecord(choice) && choice["type"] !== "function" && choice["type"] !== "custom") delete view["tool_choice"]
+  return Option.getRight(decodeResponsesRequest(view))
+}
+
+const routedItems: ReadonlySet<string> = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "reasoning"
+])
+const routedParts: ReadonlySet<string> = new Set(["input_text", "output_text", "refusal"])
+const decodeResponsesRequest = Schema.decodeUnknownEither(OpenAiResponses.ResponsesRequest, OpenAiResponses.decodeOptions)
+
+/** The chat request routing works on, streamed with usage when the caller streams. */
+const chatOf = (request: OpenAiResponses.ResponsesRequest) =>
+  Either.flatMap(TranslateResponses.fromResponsesRequest(request), (neutral) =>
+    Either.map(TranslateResponses.toChatRequest(neutral), (chat) => ({
+      neutral,
+      chat: request.stream === true ? { ...chat, stream: true, stream_options: { include_usage: true } } : chat
+    })))
+
+/**
+ * OpenAI Responses: `/v1/responses`, the OpenAI error envelope. A Responses answer from an
+ * `openai_responses` target (the caller's body was replayed there) is written as the upstream sent
+ * it, only `model` restamped; any other answer is translated from the chat shape, namespaced and
+ * custom tool calls restored. A request with something only a Responses server understands is
+ * routed on what can be translated and fails 400 on a target of another format.
+ */
+export const openAiResponses: Codec = {
+  format: "openai_responses",
+  decode: (json, headers, sessionId) =>
+    Effect.flatMap(decodeValue(OpenAiResponses.ResponsesRequest, json), (request) => {
+      const native = { format: "openai_responses" as const, body: request }
+      const inbound = (
+        translated: { readonly neutral: Neutral.NeutralRequest; readonly chat: ChatCompletionRequest },
+        untranslatable: Option.Option<TranslationError>
+      ): Inbound => ({
+        routed: {
+          body: translated.chat,
+          headers,
+          sessionId,
+          native: Option.match(untranslatable, { onNone: () => native, onSome: (error) => ({ ...native, untranslatable: error }) })
+        },
+        model: request.model,
+        streaming: request.stream === true,
+        encoder: responsesEncoder(TranslateResponses.toolMap(translated.neutral))
+      })
+      return Either.match(chatOf(request), {
+        onRight: (translated) => Effect.succeed(inbound(translated, Option.none())),
+        onLeft: (error) =>
+          Option.match(Option.flatMap(routingView(request), (view) => Either.getRight(chatOf(view))), {
+            onSome: (translated) => Effect.succeed(inbound(translated, Option.some(error))),
+            onNone: () => Effect.fail(error)
+          })
+      })
+    }),
+  error: openAiError,
+  internalError: openAiInternalError
 }
 
 /** The codec of each inbound format (`/v1/decision`'s `input_format`). */
 export const byFormat: Readonly<Record<Format, Codec>> = {
   openai_chat: openAiChat,
+  openai_responses: openAiResponses,
   anthropic_messages: anthropicMessages
 }

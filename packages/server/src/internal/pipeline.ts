@@ -122,19 +122,20 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
   })
 
 /**
- * Route and answer one decoded request: a buffered answer, or an SSE stream whose events the codec
- * writes (a failure after the headers ends it with the codec's error event). `totalLatency` is
+ * Route and answer one decoded request: a buffered answer, or an SSE stream whose events the
+ * request's encoder writes (a failure after the headers ends it with the encoder's error events). `totalLatency` is
  * recorded once the answer is complete (for a stream, after its last event).
  */
-const answer = (codec: Codec, router: Router["Type"], inbound: Inbound, startMs: number) => {
+const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
   const totalLatency = (model: string) =>
     Effect.flatMap(nowMs, (end) => Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - startMs))
   if (inbound.streaming) {
     return Effect.map(router.stream(inbound.routed), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
-      const events = codec.events(streamed, model).pipe(
+      const encoding = inbound.encoder.stream(streamed, model)
+      const events = encoding.events.pipe(
         Stream.concat(Stream.execute(totalLatency(model))),
-        Stream.catchAll((failure) => Stream.succeed(codec.streamError(failure))),
+        Stream.catchAll((failure) => Stream.succeed(encoding.streamError(failure))),
         Stream.encodeText
       )
       return {
@@ -150,7 +151,7 @@ const answer = (codec: Codec, router: Router["Type"], inbound: Inbound, startMs:
     const model = servedModel(completed.decision, completed.served)
     return Effect.as(totalLatency(model), {
       facts: factsOf(inbound, completed.decision, model),
-      response: HttpServerResponse.unsafeJson(codec.answer(completed, model), {
+      response: HttpServerResponse.unsafeJson(inbound.encoder.answer(completed, model), {
         headers: routingHeaders(completed.decision, model)
       })
     })
@@ -172,7 +173,7 @@ export const handle = (codec: Codec, router: Router["Type"], limit: number) =>
       Effect.matchEffect({
         onFailure: failed(noFacts),
         onSuccess: (inbound) =>
-          answer(codec, router, inbound, startMs).pipe(
+          answer(router, inbound, startMs).pipe(
             Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
           )
       }),
