@@ -312,6 +312,31 @@ const messagesBody = (model: string, stream: boolean): Json => ({
   temperature: 0.2
 })
 
+const responsesBody = (model: string, stream: boolean): Json => ({
+  model,
+  stream,
+  instructions: "be brief",
+  input: [
+    { type: "message", role: "developer", content: [{ type: "input_text", text: "project rules" }] },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "fix the typo in README" }, { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" }] },
+    { type: "function_call", call_id: "call_1", name: "read", arguments: "{\"path\":\"README\"}" },
+    { type: "function_call_output", call_id: "call_1", output: "teh" },
+    { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "look" }], encrypted_content: "enc" }
+  ],
+  tools: [
+    { type: "function", name: "read", parameters: { type: "object", properties: { path: { type: "string" } } } },
+    { type: "namespace", name: "ns", tools: [{ type: "function", name: "inner", parameters: { type: "object" } }] },
+    { type: "custom", name: "patch", description: "apply a patch" },
+    { type: "web_search" }
+  ],
+  tool_choice: "auto",
+  text: { format: { type: "json_object" } },
+  reasoning: { effort: "low", summary: "auto" },
+  include: ["reasoning.encrypted_content"],
+  store: false,
+  max_output_tokens: 64
+})
+
 type Api = "openai" | "anthropic"
 
 interface Endpoint {
@@ -326,6 +351,12 @@ const endpoints: ReadonlyArray<Endpoint> = [
   { path: "/v1/messages", api: "anthropic", body: messagesBody },
   { path: "/v1/messages?beta=true", api: "anthropic", body: messagesBody },
   { path: "/v1/messages/count_tokens", api: "anthropic", body: (model, stream) => messagesBody(model, stream) },
+  { path: "/v1/responses", api: "openai", body: responsesBody },
+  {
+    path: "/v1/decision",
+    api: "openai",
+    body: (model, stream) => ({ input_format: "openai_responses", request: responsesBody(model, stream) })
+  },
   {
     path: "/v1/decision",
     api: "openai",
@@ -512,6 +543,7 @@ describe("nesting bound", () => {
         { path: "/v1/chat/completions", body: { model: "fast", messages: [{ role: "user", content: nested(10_000, "array", "\"x\"") }] }, api: "openai" },
         { path: "/v1/messages", body: messages(5_000), api: "anthropic" },
         { path: "/v1/messages/count_tokens", body: messages(600), api: "anthropic" },
+        { path: "/v1/responses", body: { model: "fast", input: [{ type: "function_call_output", call_id: "c", output: nested(2_000, "array", "\"x\"") }] }, api: "openai" },
         { path: "/v1/decision", body: { input_format: "openai_chat", request: { model: "fast", x: nested(511, "array", "0") } }, api: "openai" }
       ]
       for (const { api, body, path } of cases) {
