@@ -23,6 +23,7 @@
  * not the Effect `Clock`: use it from `it.live` / `it.scopedLive` tests and real programs, not under
  * a frozen `TestClock`.
  */
+import type * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
@@ -76,7 +77,8 @@ const UsageSample = Usage.annotations({
  * `stream: true` gets SSE: a role chunk, the content split into up to three chunks, a chunk with
  * `finish_reason: "stop"`, then — when `stream_options.include_usage` — a usage chunk with empty
  * `choices` (as OpenAI sends it), then `data: [DONE]`. Otherwise a buffered `chat.completion`.
- * `usage` defaults to a rough estimate from the request and content sizes.
+ * `usage` defaults to a rough estimate from the request and content sizes. `gapMs` (streamed answers
+ * only) waits that long between consecutive content pieces, as {@link Chunks} does.
  *
  * On `/v1/messages` (Anthropic): a buffered `message` with one text block and `stop_reason:
  * "end_turn"`, or — for `stream: true` — `message_start`, `content_block_start`, `ping`, one
@@ -88,6 +90,7 @@ const UsageSample = Usage.annotations({
 export const Ok = Schema.TaggedStruct("Ok", {
   content: Schema.String,
   delayMs: Schema.optional(Millis),
+  gapMs: Schema.optional(Millis),
   usage: Schema.optional(UsageSample)
 })
 /** @see {@link Ok} */
@@ -282,8 +285,10 @@ export const echo: Behaviour = Echo.make({})
 export const reset: Behaviour = Reset.make({})
 
 /** An `Ok` answering `content`. */
-export const ok = (content: string, options: { readonly delayMs?: number; readonly usage?: Usage } = {}): Behaviour =>
-  Ok.make({ content, ...options })
+export const ok = (
+  content: string,
+  options: { readonly delayMs?: number; readonly gapMs?: number; readonly usage?: Usage } = {}
+): Behaviour => Ok.make({ content, ...options })
 
 /** A `Status` with the standard envelope; `options` as in {@link Status}. */
 export const status = (
@@ -395,10 +400,23 @@ export class FakeUpstream extends Context.Tag("@switchyard-ts/testkit/FakeUpstre
   readonly setBehaviour: (model: string, behaviour: Behaviour) => Effect.Effect<void>
   /** Append one-shot behaviours to `model`'s script; each request consumes one, in order. */
   readonly script: (model: string, behaviours: ReadonlyArray<Behaviour>) => Effect.Effect<void>
+  /**
+   * Set the default of `model` to a rotation: the n-th request served from the default (n = 0, 1, …
+   * counted from this call; its script, if any, is still served first) gets
+   * `behaviours[n % behaviours.length]`. `setBehaviour(model, b)` is `cycle(model, [b])`. For a
+   * fault rate, rotate through a shuffled list holding faults in that proportion.
+   */
+  readonly cycle: (model: string, behaviours: Arr.NonEmptyReadonlyArray<Behaviour>) => Effect.Effect<void>
   /** The received requests, oldest first. */
   readonly requests: Effect.Effect<ReadonlyArray<RequestRecord>>
   /** Forget the request log (behaviours and scripts stay). */
   readonly clear: Effect.Effect<void>
+  /**
+   * The received requests, oldest first, removed from the log in the same step (a request logged
+   * between `requests` and `clear` would be lost): lets a long-running program tally the log
+   * without it growing. A record drained before its connection closed stays `closedEarly: false`.
+   */
+  readonly drain: Effect.Effect<ReadonlyArray<RequestRecord>>
   /** Forget the request log, every per-model behaviour and every script. */
   readonly reset: Effect.Effect<void>
   /**
@@ -423,11 +441,14 @@ export class FakeUpstream extends Context.Tag("@switchyard-ts/testkit/FakeUpstre
 }>() {}
 
 interface ModelState {
-  readonly fallback: Option.Option<Behaviour>
+  /** The model's default, rotated through (empty: the server default). */
+  readonly fallback: ReadonlyArray<Behaviour>
+  /** How many requests the rotation has served. */
+  readonly turn: number
   readonly queue: ReadonlyArray<Behaviour>
 }
 
-const emptyModel: ModelState = { fallback: Option.none(), queue: [] }
+const emptyModel: ModelState = { fallback: [], turn: 0, queue: [] }
 
 /** The wire format a chat route speaks. */
 type Api = "openai" | "anthropic"
@@ -564,13 +585,15 @@ const echoContent = (ex: Exchange): string =>
 const retryAfterHeader = (b: Status): Record<string, string> =>
   b.retryAfter === undefined ? {} : { "retry-after": b.retryAfter }
 
-const answer = (ex: Exchange, content: string, usage: Usage | undefined): Effect.Effect<void> => {
+const answer = (ex: Exchange, content: string, usage: Usage | undefined, gapMs = 0): Effect.Effect<void> => {
   const used = usage ?? estimateUsage(ex, content)
   if (ex.stream) {
     return Effect.gen(function*() {
       yield* openSse(ex.res)
       yield* write(ex.res, sseEvent(chunkOf(ex, { role: "assistant", content: "" }, null)))
+      let index = 0
       for (const piece of split(content, 3)) {
+        if (index++ > 0) yield* sleep(gapMs)
         yield* write(ex.res, sseEvent(chunkOf(ex, { content: piece }, null)))
       }
       yield* finishSse(ex, used)
@@ -685,7 +708,10 @@ const performOpenAi = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> 
     case "Raw":
       return performRaw(behaviour, ex)
     case "Ok":
-      return Effect.zipRight(sleep(behaviour.delayMs ?? 0), answer(ex, behaviour.content, behaviour.usage))
+      return Effect.zipRight(
+        sleep(behaviour.delayMs ?? 0),
+        answer(ex, behaviour.content, behaviour.usage, behaviour.gapMs)
+      )
     case "Echo":
       return answer(ex, echoContent(ex), undefined)
     case "Stall":
@@ -827,9 +853,14 @@ const anthropicMessage = (
   usage
 })
 
-const anthropicAnswer = (ex: Exchange, content: string, usage: Usage | undefined): Effect.Effect<void> => {
+const anthropicAnswer = (
+  ex: Exchange,
+  content: string,
+  usage: Usage | undefined,
+  gapMs = 0
+): Effect.Effect<void> => {
   const used = AnthropicWire.usageFromOpenAi(usage ?? estimateUsage(ex, content))
-  if (ex.stream) return anthropicTextStream(ex, split(content, 3), 0, used)
+  if (ex.stream) return anthropicTextStream(ex, split(content, 3), gapMs, used)
   return sendJson(
     ex.res,
     200,
@@ -896,7 +927,10 @@ const anthropicThinking = (ex: Exchange, b: Thinking): Effect.Effect<void> => {
 const performAnthropic = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void> => {
   switch (behaviour._tag) {
     case "Ok":
-      return Effect.zipRight(sleep(behaviour.delayMs ?? 0), anthropicAnswer(ex, behaviour.content, behaviour.usage))
+      return Effect.zipRight(
+        sleep(behaviour.delayMs ?? 0),
+        anthropicAnswer(ex, behaviour.content, behaviour.usage, behaviour.gapMs)
+      )
     case "Echo":
       return anthropicAnswer(ex, echoContent(ex), undefined)
     case "Status": {
@@ -990,8 +1024,8 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
     const serverDefault = options.defaultBehaviour ?? defaultBehaviour
     const initial = HashMap.fromIterable(
       Object.entries(options.models ?? {}).map(([model, b]): [string, ModelState] => [model, {
-        fallback: Option.some(b),
-        queue: []
+        ...emptyModel,
+        fallback: [b]
       }])
     )
     const models = yield* Ref.make(initial)
@@ -1013,8 +1047,19 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
         const entry = Option.getOrElse(HashMap.get(state, model), () => emptyModel)
         const [next, ...rest] = entry.queue
         if (next !== undefined) return [next, HashMap.set(state, model, { ...entry, queue: rest })]
-        return [Option.getOrElse(entry.fallback, () => serverDefault), state]
+        const b = entry.fallback[entry.turn % entry.fallback.length]
+        if (b === undefined) return [serverDefault, state]
+        if (entry.fallback.length === 1) return [b, state]
+        return [b, HashMap.set(state, model, { ...entry, turn: entry.turn + 1 })]
       })
+
+    const setFallback = (model: string, fallback: ReadonlyArray<Behaviour>) =>
+      Ref.update(models, (state) =>
+        HashMap.set(state, model, {
+          ...Option.getOrElse(HashMap.get(state, model), () => emptyModel),
+          fallback,
+          turn: 0
+        }))
 
     const markClosedEarly = (id: number) =>
       SubscriptionRef.update(log, (records) => records.map((r) => r.id === id ? { ...r, closedEarly: true } : r))
@@ -1129,19 +1174,16 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
     return FakeUpstream.of({
       url: `http://127.0.0.1:${port}/v1`,
       port,
-      setBehaviour: (model, b) =>
-        Ref.update(models, (state) =>
-          HashMap.set(state, model, {
-            ...Option.getOrElse(HashMap.get(state, model), () => emptyModel),
-            fallback: Option.some(b)
-          })),
+      setBehaviour: (model, b) => setFallback(model, [b]),
       script: (model, bs) =>
         Ref.update(models, (state) => {
           const entry = Option.getOrElse(HashMap.get(state, model), () => emptyModel)
           return HashMap.set(state, model, { ...entry, queue: [...entry.queue, ...bs] })
         }),
+      cycle: setFallback,
       requests: SubscriptionRef.get(log),
       clear: SubscriptionRef.set(log, []),
+      drain: SubscriptionRef.getAndSet(log, []),
       reset: Effect.zipRight(Ref.set(models, HashMap.empty()), SubscriptionRef.set(log, [])),
       awaitRequest: (model) => firstMatching(log, (records) => records.find((r) => r.model === model)),
       awaitClosed: (model) => firstMatching(log, (records) => records.find((r) => r.model === model && r.closedEarly)),

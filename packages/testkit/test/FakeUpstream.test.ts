@@ -285,6 +285,55 @@ describe("FakeUpstream", () => {
       assert.strictEqual(contentOf(fourth), "default")
     }))
 
+  it.scopedLive("cycle rotates the default after the script; setBehaviour replaces the rotation", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.cycle("m", [FakeUpstream.ok("a"), FakeUpstream.status(503), FakeUpstream.ok("c")])
+      yield* up.script("m", [FakeUpstream.ok("scripted")])
+      const replies: Array<Reply> = []
+      for (let i = 0; i < 5; i++) replies.push(yield* chat(up, "m"))
+      assert.deepStrictEqual(
+        replies.map((r) => r.status === 200 ? contentOf(r) : r.status),
+        ["scripted", "a", 503, "c", "a"]
+      )
+      yield* up.cycle("m", [FakeUpstream.ok("x"), FakeUpstream.ok("y")])
+      assert.strictEqual(contentOf(yield* chat(up, "m")), "x")
+      yield* up.setBehaviour("m", FakeUpstream.ok("only"))
+      assert.strictEqual(contentOf(yield* chat(up, "m")), "only")
+      assert.strictEqual(contentOf(yield* chat(up, "m")), "only")
+      assert.strictEqual(contentOf(yield* chat(up, "other")), FakeUpstream.defaultContent)
+    }))
+
+  it.scopedLive("drain returns the log and empties it in one step", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* chat(up, "m1")
+      yield* chat(up, "m2")
+      const drained = yield* up.drain
+      assert.deepStrictEqual(drained.map((r) => r.model), ["m1", "m2"])
+      assert.strictEqual((yield* up.requests).length, 0)
+      yield* chat(up, "m3")
+      assert.deepStrictEqual((yield* up.drain).map((r) => [r.id, r.model]), [[3, "m3"]])
+    }))
+
+  it.scopedLive("Ok gapMs spaces the streamed content pieces (both APIs); buffered answers are not delayed", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.ok("one two three", { gapMs: 80 }))
+      let started = Date.now()
+      const streamed = yield* chat(up, "m", { stream: true })
+      assert.isAtLeast(Date.now() - started, 150)
+      const chunks = sseData(streamed.text).slice(0, -1).map((d) => decodeChunk(d))
+      assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), "one two three")
+      started = Date.now()
+      const anthropic = yield* messages(up, "m", { stream: true })
+      assert.isAtLeast(Date.now() - started, 150)
+      assert.include(anthropic.text, "message_stop")
+      started = Date.now()
+      assert.strictEqual(contentOf(yield* chat(up, "m")), "one two three")
+      assert.isBelow(Date.now() - started, 150)
+    }))
+
   it.scopedLive("behaviours are per model; unknown models get the server default", () =>
     Effect.gen(function*() {
       const up = yield* FakeUpstream.make({ models: { b: FakeUpstream.ok("from b") } })

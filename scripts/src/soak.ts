@@ -1,9 +1,9 @@
 // `npm run soak`: the soak test of the switchyard server (issue 7, item 5).
 //
-// Starts the fault-injecting mock upstream (scripts/soak/mock-upstream.mjs, a forked child: a judge
-// listener and an answer listener) and the real server from its CLI (`node
-// packages/server/bin/switchyard.js --config <generated toml> --port 0`), both on 127.0.0.1. Two
-// capability routes ask the same mock judge (timeout_ms 500, max_retries 0): `soak-fo`
+// Starts the testkit's fault-injecting upstream (@switchyard-ts/testkit/FakeUpstream, in this
+// process: a judge instance and an answer instance, see ./soak/upstreams.ts) and the real server from
+// its CLI (`node packages/server/bin/switchyard.js --config <generated toml> --port 0`), both on
+// 127.0.0.1. Two capability routes ask the same judge (timeout_ms 500, max_retries 0): `soak-fo`
 // (judge_failure = "fail_open", judge client without a breaker, so every judged request meets the
 // fault) and `soak-err` (judge_failure = "error", judge client with a circuit breaker), each with
 // its own judge target id, so the fail-open counter of `soak-fo` is a series of its own. The
@@ -17,16 +17,18 @@
 // error envelope (README, "Errors"); a fail_open request that fails because of the judge, a
 // transport error or a timeout is a violation. The run exits 1 when there is any violation.
 //
-//   node scripts/soak.mjs [--minutes 2] [--concurrency 16] [--phase-seconds 10]
-//                         [--answer-fault-rate 0.1] [--judge-timeout-ms 500]
+//   node scripts/dist/soak.js [--minutes 2] [--concurrency 16] [--phase-seconds 10]
+//                             [--answer-fault-rate 0.1] [--judge-timeout-ms 500]
 //
 // Reports requests, outcomes by kind, violations, the server's RSS (VmRSS from /proc) at start,
 // after warm-up (one full cycle of the fault schedule, at most half the run; levels are medians of
 // the 2 s samples over 10 s windows), in the middle and at the end (growth > 20% after warm-up is
 // flagged; the least-squares slope after warm-up is reported too), and the
 // fail-open counter scraped from /metrics against the fault schedule, phase by phase. Writes
-// bench-results/soak-<timestamp>.json. Needs `npm run build` first.
-import { fork, spawn } from "node:child_process"
+// bench-results/soak-<timestamp>.json. Needs `npm run build` first (it compiles this script too).
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import os from "node:os"
@@ -34,17 +36,16 @@ import path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { killAll, sleep, track, withTimeout } from "./lib/processes.mjs"
+import { killAll, pidOf, sleep, track, withTimeout } from "./lib/processes.js"
+import { type JudgeMode, MODES, startUpstreams } from "./soak/upstreams.js"
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const BIN = path.join(ROOT, "packages/server/bin/switchyard.js")
-const MOCK = path.join(ROOT, "scripts/soak/mock-upstream.mjs")
 const HOST = "127.0.0.1"
 const JUDGE_FO = "soak-judge-fo"
 const JUDGE_ERR = "soak-judge-err"
 const WEAK = "soak-weak"
 const STRONG = "soak-strong"
-const MODES = ["up", "stalled", "refused", "5xx", "garbage"]
 const REQUEST_TIMEOUT_MS = 30_000
 const SESSION_TURNS_MAX = 8
 
@@ -58,7 +59,7 @@ const { values: args } = parseArgs({
   },
   strict: true
 })
-const number = (name, min, max) => {
+const number = (name: "minutes" | "concurrency" | "phase-seconds" | "answer-fault-rate" | "judge-timeout-ms", min: number, max: number): number => {
   const value = Number(args[name])
   if (!Number.isFinite(value) || value < min || value > max) {
     console.error(`--${name} must be a number in [${min}, ${max}], got ${args[name]}`)
@@ -81,49 +82,17 @@ if (!existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
   process.exit(1)
 }
 
-// ---------------------------------------------------------------------------------------------
-// ---------------------------------------------------------------------------------------------
-// The mock upstream (IPC-controlled).
-const startMock = async () => {
-  const child = track(fork(MOCK, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
-  const pending = new Map()
-  let seq = 0
-  child.on("message", (message) => {
-    if (message.type === "ack") {
-      pending.get(message.seq)?.(message)
-      pending.delete(message.seq)
-    }
-  })
-  const ready = await withTimeout(
-    new Promise((resolve, reject) => {
-      const onMessage = (message) => {
-        if (message.type === "ready") {
-          child.off("message", onMessage)
-          resolve(message)
-        }
-      }
-      child.on("message", onMessage)
-      child.once("exit", (code) => reject(new Error(`mock exited with ${code}`)))
-    }),
-    10_000,
-    "mock start"
-  )
-  const control = (message) =>
-    withTimeout(
-      new Promise((resolve, reject) => {
-        const id = ++seq
-        pending.set(id, (ack) => (ack.error ? reject(new Error(ack.error)) : resolve(ack)))
-        child.send({ ...message, seq: id })
-      }),
-      10_000,
-      `mock control ${message.type}`
-    )
-  return { child, judgePort: ready.judgePort, answerPort: ready.answerPort, control }
+type Headers = http.IncomingHttpHeaders
+
+/** A response header as one string (repeated values joined), or `undefined`. */
+const header = (headers: Headers, name: string): string | undefined => {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(", ") : value
 }
 
 // ---------------------------------------------------------------------------------------------
 // The real server from its CLI.
-const toml = ({ judgePort, answerPort }) => `# generated by scripts/soak.mjs
+const toml = ({ judgePort, answerPort }: { readonly judgePort: number; readonly answerPort: number }): string => `# generated by scripts/src/soak.ts
 schema_version = 1
 
 # Two clients on the same judge listener: without a breaker, so every soak-fo request pays the
@@ -190,24 +159,34 @@ max_entries = 20000
 ttl_ms = 600000
 `
 
-const startServer = async (tomlPath) => {
+interface Server {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly url: string
+  readonly port: number
+  /** Log lines on stdout by `level=`. */
+  readonly logLevels: Record<string, number>
+  readonly stderrTail: () => string
+}
+
+const startServer = async (tomlPath: string): Promise<Server> => {
   const child = track(
     spawn(process.execPath, [BIN, "--config", tomlPath, "--host", HOST, "--port", "0", "--shutdown-timeout", "10"], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"]
     })
   )
-  const logLevels = {}
+  const logLevels: Record<string, number> = {}
   let partial = ""
   let head = ""
   let stderrTail = ""
-  let resolveUrl
-  const urlPromise = new Promise((resolve) => (resolveUrl = resolve))
-  child.stdout.setEncoding("utf8").on("data", (data) => {
+  let resolveUrl: (url: string) => void = () => {}
+  const urlPromise = new Promise<string>((resolve) => (resolveUrl = resolve))
+  child.stdout.setEncoding("utf8").on("data", (data: string) => {
     if (head.length < 4096) {
       head += data
       const match = /listening on (http:\/\/[^\s]+)/.exec(head)
-      if (match) resolveUrl(match[1])
+      if (match?.[1] !== undefined) resolveUrl(match[1])
     }
     const lines = (partial + data).split("\n")
     partial = lines.pop() ?? ""
@@ -216,22 +195,27 @@ const startServer = async (tomlPath) => {
       if (level) logLevels[level] = (logLevels[level] ?? 0) + 1
     }
   })
-  child.stderr.setEncoding("utf8").on("data", (data) => (stderrTail = (stderrTail + data).slice(-8192)))
+  child.stderr.setEncoding("utf8").on("data", (data: string) => (stderrTail = (stderrTail + data).slice(-8192)))
   const url = await withTimeout(
     Promise.race([
       urlPromise,
-      new Promise((_, reject) => child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${stderrTail}`))))
+      new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`server exited with ${code}: ${stderrTail}`))))
     ]),
     30_000,
     "server start"
   )
-  return { child, pid: child.pid, url, port: Number(new URL(url).port), logLevels, stderrTail: () => stderrTail }
+  return { child, pid: pidOf(child), url, port: Number(new URL(url).port), logLevels, stderrTail: () => stderrTail }
 }
 
-const stopServer = async (server) => {
+interface Stopped {
+  readonly code: number | null | "killed"
+  readonly ms: number
+}
+
+const stopServer = async (server: Server): Promise<Stopped> => {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return { code: server.child.exitCode, ms: 0 }
   const started = performance.now()
-  const exited = new Promise((resolve) => server.child.once("exit", (code) => resolve(code)))
+  const exited = new Promise<number | null>((resolve) => server.child.once("exit", (code) => resolve(code)))
   process.kill(server.pid, "SIGTERM")
   try {
     const code = await withTimeout(exited, 15_000, "server stop")
@@ -242,10 +226,15 @@ const stopServer = async (server) => {
   }
 }
 
-const rssMb = (pid) => {
+interface Rss {
+  readonly rssMb: number
+  readonly hwmMb: number
+}
+
+const rssMb = (pid: number): Rss => {
   try {
     const text = readFileSync(`/proc/${pid}/status`, "utf8")
-    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN)
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN)
     return { rssMb: kb("VmRSS") / 1024, hwmMb: kb("VmHWM") / 1024 }
   } catch {
     return { rssMb: NaN, hwmMb: NaN }
@@ -257,11 +246,21 @@ const rssMb = (pid) => {
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY + 4 })
 let staleSocketRetries = 0
 
-const once = (method, port, reqPath, body, headers) =>
+type Reply =
+  | { readonly ok: true; readonly status: number; readonly headers: Headers; readonly text: string }
+  | { readonly ok: false; readonly error: string; readonly gotResponse: boolean; readonly reusedSocket?: boolean }
+
+const once = (
+  method: string,
+  port: number,
+  reqPath: string,
+  body: string | undefined,
+  headers: Readonly<Record<string, string>>
+): Promise<Reply> =>
   new Promise((resolve) => {
     const payload = body === undefined ? undefined : Buffer.from(body)
     let settled = false
-    const done = (result) => {
+    const done = (result: Reply): void => {
       if (settled) return
       settled = true
       clearTimeout(timer)
@@ -277,18 +276,18 @@ const once = (method, port, reqPath, body, headers) =>
         headers: payload === undefined ? headers : { "content-type": "application/json", "content-length": payload.length, ...headers }
       },
       (res) => {
-        const parts = []
-        res.on("data", (part) => parts.push(part))
+        const parts: Array<Buffer> = []
+        res.on("data", (part: Buffer) => parts.push(part))
         res.on("end", () =>
-          done({ ok: true, status: res.statusCode, headers: res.headers, text: Buffer.concat(parts).toString("utf8") }))
-        res.on("error", (error) => done({ ok: false, error: `response: ${error.code ?? error.message}`, gotResponse: true }))
+          done({ ok: true, status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString("utf8") }))
+        res.on("error", (error: NodeJS.ErrnoException) => done({ ok: false, error: `response: ${error.code ?? error.message}`, gotResponse: true }))
       }
     )
     const timer = setTimeout(() => {
       req.destroy()
       done({ ok: false, error: `no answer within ${REQUEST_TIMEOUT_MS} ms`, gotResponse: false })
     }, REQUEST_TIMEOUT_MS)
-    req.on("error", (error) =>
+    req.on("error", (error: NodeJS.ErrnoException) =>
       done({ ok: false, error: error.code ?? error.message, gotResponse: false, reusedSocket: req.reusedSocket }))
     req.end(payload)
   })
@@ -297,9 +296,15 @@ const once = (method, port, reqPath, body, headers) =>
  * One request; a reset on a reused keep-alive socket before any response byte (the server closed
  * an idle socket as it was being reused) is retried once, and counted.
  */
-const send = async (method, port, reqPath, body, headers = {}) => {
+const send = async (
+  method: string,
+  port: number,
+  reqPath: string,
+  body?: string,
+  headers: Readonly<Record<string, string>> = {}
+): Promise<Reply> => {
   const first = await once(method, port, reqPath, body, headers)
-  if (!first.ok && first.reusedSocket && !first.gotResponse && ["ECONNRESET", "EPIPE", "socket hang up"].includes(first.error)) {
+  if (!first.ok && first.reusedSocket === true && !first.gotResponse && ["ECONNRESET", "EPIPE", "socket hang up"].includes(first.error)) {
     staleSocketRetries++
     return once(method, port, reqPath, body, headers)
   }
@@ -312,38 +317,50 @@ const EVIDENCE = new Set(["llm-classifier", "affinity", "retained", "fail-open",
 const WITHOUT_VERDICT = new Set(["retained", "fail-open", "circuit-open"])
 
 /** The documented (status, type, code) combinations an upstream or judge failure may produce. */
-const documentedUpstreamError = (status, type, code) =>
+const documentedUpstreamError = (status: number, type: string, code: string): boolean =>
   type === "upstream_error" && (
     (code === "upstream_timeout" && status === 504) ||
     (code === "upstream_unavailable" && status === 503) ||
     (code === "upstream_error" && (status === 502 || status === 429 || status === 408 || status === 403 || (status >= 500 && status <= 599)))
   )
 
-const parseJson = (text) => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
+/** What the soak requires of the server's answers (the rest of each body is not looked at). */
+const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknownOption(Schema.parseJson(schema))
+/** A buffered answer: its first choice is an assistant message with text content. */
+const decodeCompletion = decodeJson(Schema.Struct({
+  object: Schema.Literal("chat.completion"),
+  choices: Schema.Tuple([Schema.Struct({ message: Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.String }) })], Schema.Unknown)
+}))
+const decodeChunk = decodeJson(Schema.Struct({ object: Schema.Literal("chat.completion.chunk") }))
+/** The documented mid-stream error event. */
+const decodeStreamError = decodeJson(Schema.Struct({ error: Schema.Struct({ type: Schema.Literal("SwitchyardError"), code: Schema.String }) }))
+/** The documented error envelope. */
+const decodeEnvelope = decodeJson(Schema.Struct({ error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String }) }))
+const decodeHealth = decodeJson(Schema.Struct({ status: Schema.Literal("ok") }))
+
+type Route = "soak-fo" | "soak-err"
+
+type Outcome =
+  | { readonly kind: "answer"; readonly evidence: string; readonly reason: string; readonly model: string }
+  | { readonly kind: "stream-error"; readonly code: string; readonly evidence: string; readonly reason: string; readonly model: string }
+  | { readonly kind: "error"; readonly code: string; readonly judge: boolean }
+  | { readonly kind: "violation"; readonly why: string }
 
 /**
  * Classify one response: `{ kind: "answer" | "error" | "stream-error", ... }` or
  * `{ kind: "violation", why }`.
  */
-const validate = (response, { route, streaming }) => {
+const validate = (response: Reply, { route, streaming }: { readonly route: Route; readonly streaming: boolean }): Outcome => {
   if (!response.ok) return { kind: "violation", why: `no answer: ${response.error}` }
   const { status, headers, text } = response
   if (status >= 200 && status < 300) {
-    const model = headers["x-switchyard-selected-model"]
-    const evidence = headers["x-switchyard-evidence-source"]
-    const reason = headers["x-switchyard-evidence-reason"] ?? ""
+    const model = header(headers, "x-switchyard-selected-model")
+    const evidence = header(headers, "x-switchyard-evidence-source")
+    const reason = header(headers, "x-switchyard-evidence-reason") ?? ""
     if (model !== WEAK && model !== STRONG) return { kind: "violation", why: `2xx with selected model ${model}` }
-    if (!EVIDENCE.has(evidence)) return { kind: "violation", why: `2xx with evidence source ${evidence}` }
+    if (evidence === undefined || !EVIDENCE.has(evidence)) return { kind: "violation", why: `2xx with evidence source ${evidence}` }
     if (!streaming) {
-      const json = parseJson(text)
-      const message = json.ok ? json.value?.choices?.[0]?.message : undefined
-      if (!json.ok || json.value.object !== "chat.completion" || message?.role !== "assistant" || typeof message.content !== "string") {
+      if (Option.isNone(decodeCompletion(text))) {
         return { kind: "violation", why: `2xx buffered body is not a chat completion: ${text.slice(0, 120)}` }
       }
       return { kind: "answer", evidence, reason, model }
@@ -352,14 +369,14 @@ const validate = (response, { route, streaming }) => {
       return { kind: "violation", why: `2xx stream with content-type ${headers["content-type"]}` }
     }
     const events = text.split("\n\n").filter((e) => e.length > 0)
-    if (events.length === 0 || events.some((e) => !e.startsWith("data: "))) {
+    const lastEvent = events[events.length - 1]
+    if (lastEvent === undefined || events.some((e) => !e.startsWith("data: "))) {
       return { kind: "violation", why: `malformed SSE: ${text.slice(0, 120)}` }
     }
-    const last = events[events.length - 1].slice(6)
+    const last = lastEvent.slice(6)
     const chunks = events.slice(0, -1)
     for (const event of chunks) {
-      const json = parseJson(event.slice(6))
-      if (!json.ok || json.value.object !== "chat.completion.chunk") {
+      if (Option.isNone(decodeChunk(event.slice(6)))) {
         return { kind: "violation", why: `SSE event is not a chunk: ${event.slice(0, 120)}` }
       }
     }
@@ -367,17 +384,17 @@ const validate = (response, { route, streaming }) => {
       if (!chunks.some((e) => e.includes('"content"'))) return { kind: "violation", why: "stream ended without content" }
       return { kind: "answer", evidence, reason, model }
     }
-    const error = parseJson(last)
-    if (error.ok && error.value?.error?.type === "SwitchyardError" && typeof error.value.error.code === "string") {
+    const error = decodeStreamError(last)
+    if (Option.isSome(error)) {
       return { kind: "stream-error", code: error.value.error.code, evidence, reason, model }
     }
     return { kind: "violation", why: `stream ended without [DONE] or error event: ${text.slice(-120)}` }
   }
-  const json = parseJson(text)
-  const error = json.ok ? json.value?.error : undefined
-  if (typeof error?.message !== "string" || typeof error.type !== "string" || typeof error.code !== "string") {
+  const envelope = decodeEnvelope(text)
+  if (Option.isNone(envelope)) {
     return { kind: "violation", why: `${status} without the error envelope: ${text.slice(0, 120)}` }
   }
+  const error = envelope.value.error
   if (!documentedUpstreamError(status, error.type, error.code)) {
     return { kind: "violation", why: `${status} ${error.type}/${error.code} is not a documented outcome of a valid request: ${error.message.slice(0, 120)}` }
   }
@@ -389,22 +406,54 @@ const validate = (response, { route, streaming }) => {
 
 // ---------------------------------------------------------------------------------------------
 // Report state.
-const results = {
+interface PhaseStats {
+  readonly phase: number
+  readonly mode: JudgeMode
+  startS: number
+  readonly fo: { sent: number; judged: number; withoutVerdict: number; errors: number }
+  readonly err: { sent: number; ok: number; errors: number; judgeErrors: number; withoutVerdict: number }
+  failOpenCounterDelta: number
+  failOpenCounterDeltaErr: number
+  judgeBreaker: string
+}
+
+interface ViolationExample {
+  readonly route: Route
+  readonly streaming: boolean
+  readonly judgeMode: JudgeMode
+  readonly why: string
+}
+
+interface Results {
+  requests: number
+  /** "status route buffered|stream [code]" -> n */
+  readonly outcomes: Record<string, number>
+  /** "route evidence[/reason]" -> n */
+  readonly evidence: Record<string, number>
+  violations: number
+  readonly violationExamples: Array<ViolationExample>
+  /** Per phase, indexed by phase number. */
+  readonly byPhase: Array<PhaseStats>
+}
+
+const results: Results = {
   requests: 0,
-  outcomes: {}, // "status route buffered|stream [code]" -> n
-  evidence: {}, // "route evidence[/reason]" -> n
+  outcomes: {},
+  evidence: {},
   violations: 0,
   violationExamples: [],
-  byPhase: [] // per phase: { mode, fo: {sent, judged, withoutVerdict, errors}, err: {sent, ok, errors, judgeErrors} }
+  byPhase: []
 }
-const bump = (map, key, n = 1) => (map[key] = (map[key] ?? 0) + n)
+const bump = (map: Record<string, number>, key: string, n = 1) => (map[key] = (map[key] ?? 0) + n)
 
 let currentPhase = 0
-let currentMode = "up"
+let currentMode: JudgeMode = "up"
 let stopAt = Infinity
 
-const phaseStats = (index, mode) => {
-  results.byPhase[index] ??= {
+const phaseStats = (index: number, mode: JudgeMode): PhaseStats => {
+  const existing = results.byPhase[index]
+  if (existing !== undefined) return existing
+  const created: PhaseStats = {
     phase: index,
     mode,
     startS: NaN,
@@ -414,10 +463,13 @@ const phaseStats = (index, mode) => {
     failOpenCounterDeltaErr: NaN,
     judgeBreaker: ""
   }
-  return results.byPhase[index]
+  results.byPhase[index] = created
+  return created
 }
 
-const record = (route, streaming, phase, mode, response, outcome) => {
+const statusOf = (response: Reply): number | "none" => (response.ok ? response.status : "none")
+
+const record = (route: Route, streaming: boolean, phase: number, mode: JudgeMode, response: Reply, outcome: Outcome): void => {
   results.requests++
   const p = phaseStats(phase, mode)
   const side = route === "soak-fo" ? p.fo : p.err
@@ -425,19 +477,19 @@ const record = (route, streaming, phase, mode, response, outcome) => {
   const shape = streaming ? "stream" : "buffered"
   if (outcome.kind === "violation") {
     results.violations++
-    bump(results.outcomes, `${response.ok ? response.status : "none"} ${route} ${shape} VIOLATION`)
+    bump(results.outcomes, `${statusOf(response)} ${route} ${shape} VIOLATION`)
     if (results.violationExamples.length < 20) {
       results.violationExamples.push({ route, streaming, judgeMode: mode, why: outcome.why })
     }
     return
   }
   if (outcome.kind === "error") {
-    bump(results.outcomes, `${response.status} ${route} ${shape} ${outcome.code}${outcome.judge ? " (judge)" : ""}`)
+    bump(results.outcomes, `${statusOf(response)} ${route} ${shape} ${outcome.code}${outcome.judge ? " (judge)" : ""}`)
     side.errors++
     if (route === "soak-err" && outcome.judge) p.err.judgeErrors++
     return
   }
-  const key = outcome.kind === "stream-error" ? `${response.status} ${route} ${shape} mid-stream ${outcome.code}` : `${response.status} ${route} ${shape}`
+  const key = outcome.kind === "stream-error" ? `${statusOf(response)} ${route} ${shape} mid-stream ${outcome.code}` : `${statusOf(response)} ${route} ${shape}`
   bump(results.outcomes, key)
   bump(results.evidence, `${route} ${outcome.evidence}${outcome.reason ? `/${outcome.reason}` : ""}`)
   if (route === "soak-fo") {
@@ -453,19 +505,29 @@ const record = (route, streaming, phase, mode, response, outcome) => {
 // Traffic: agent-like sessions.
 const TOOLS = [{ type: "function", function: { name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } } } } }]
 
-const newSession = (worker, n) => ({
+/** A chat message as sent (built here, never read back). */
+type Message = Readonly<Record<string, unknown>>
+
+interface Session {
+  readonly id: string
+  readonly route: Route
+  turns: number
+  readonly messages: Array<Message>
+}
+
+const newSession = (worker: number, n: number): Session => ({
   id: `soak-${worker}-${n}`,
   route: Math.random() < 0.5 ? "soak-fo" : "soak-err",
   turns: 0,
   messages: [{ role: "system", content: "You are a coding agent." }]
 })
 
-const worker = async (index, port) => {
+const worker = async (index: number, port: number): Promise<void> => {
   let sessions = 0
   let session = newSession(index, sessions++)
   while (performance.now() < stopAt) {
     if (session.turns >= 1 + Math.floor(Math.random() * SESSION_TURNS_MAX)) session = newSession(index, sessions++)
-    const added = []
+    const added: Array<Message> = []
     if (session.turns === 0 || Math.random() < 0.5) {
       added.push({ role: "user", content: `Task ${session.turns}: change function f${Math.floor(Math.random() * 1000)} to handle empty input.` })
     } else {
@@ -494,49 +556,64 @@ const worker = async (index, port) => {
 
 // ---------------------------------------------------------------------------------------------
 // /metrics
-const scrape = async (port) => {
+interface Series {
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly value: number
+}
+
+/** The Prometheus text exposition, one entry per sample line. */
+const scrape = async (port: number): Promise<ReadonlyArray<Series>> => {
   const response = await send("GET", port, "/metrics")
   if (!response.ok || response.status !== 200) throw new Error(`/metrics answered ${response.ok ? response.status : response.error}`)
-  const series = []
+  const series: Array<Series> = []
   for (const line of response.text.split("\n")) {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line)
-    if (!match) continue
-    const labels = {}
-    for (const [, k, v] of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v
+    if (!match?.[1]) continue
+    const labels: Record<string, string> = {}
+    for (const [, k, v] of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      if (k !== undefined && v !== undefined) labels[k] = v
+    }
     series.push({ name: match[1], labels, value: Number(match[3]) })
   }
   return series
 }
-const sumOf = (series, name, filter = {}) =>
-  series
-    .filter((s) => s.name === name && Object.entries(filter).every(([k, v]) => s.labels[k] === v))
-    .reduce((a, s) => a + s.value, 0)
-const byLabel = (series, name, label, filter = {}) => {
-  const out = {}
+const matches = (s: Series, name: string, filter: Readonly<Record<string, string>>): boolean =>
+  s.name === name && Object.entries(filter).every(([k, v]) => s.labels[k] === v)
+const sumOf = (series: ReadonlyArray<Series>, name: string, filter: Readonly<Record<string, string>> = {}): number =>
+  series.filter((s) => matches(s, name, filter)).reduce((a, s) => a + s.value, 0)
+const byLabel = (series: ReadonlyArray<Series>, name: string, label: string, filter: Readonly<Record<string, string>> = {}): Record<string, number> => {
+  const out: Record<string, number> = {}
   for (const s of series) {
-    if (s.name === name && Object.entries(filter).every(([k, v]) => s.labels[k] === v)) out[s.labels[label]] = (out[s.labels[label]] ?? 0) + s.value
+    if (matches(s, name, filter)) {
+      const key = String(s.labels[label])
+      out[key] = (out[key] ?? 0) + s.value
+    }
   }
   return out
 }
 const FAIL_OPEN = "switchyard_classifier_fail_open_total"
 const BREAKER = "switchyard_circuit_breaker_state"
-const breakerName = (value) => ["closed", "open", "half_open"][value] ?? String(value)
+const breakerName = (value: number): string => ["closed", "open", "half_open"][value] ?? String(value)
 
 // ---------------------------------------------------------------------------------------------
-const main = async () => {
+interface RssSample extends Rss {
+  readonly tS: number
+}
+
+const main = async (): Promise<number> => {
   const started = performance.now()
   const tmp = mkdtempSync(path.join(os.tmpdir(), "switchyard-soak-"))
-  const mock = await startMock()
-  await mock.control({ type: "answer-faults", rate: ANSWER_FAULT_RATE })
+  const upstreams = await startUpstreams({ judgeModels: [JUDGE_FO, JUDGE_ERR], answerModels: [WEAK, STRONG], answerFaultRate: ANSWER_FAULT_RATE })
   const tomlPath = path.join(tmp, "soak.toml")
-  writeFileSync(tomlPath, toml(mock))
+  writeFileSync(tomlPath, toml(upstreams))
   const server = await startServer(tomlPath)
-  console.log(`soak: server ${server.url} (pid ${server.pid}), mock judge :${mock.judgePort}, answers :${mock.answerPort}`)
+  console.log(`soak: server ${server.url} (pid ${server.pid}), mock judge :${upstreams.judgePort}, answers :${upstreams.answerPort}`)
   console.log(
     `soak: ${MINUTES} min, concurrency ${CONCURRENCY}, judge phase ${PHASE_S} s (${MODES.join(" → ")}), answer faults ${ANSWER_FAULT_RATE * 100}%, judge timeout_ms ${JUDGE_TIMEOUT_MS}`
   )
 
-  const rss = { start: { tS: 0, ...rssMb(server.pid) }, samples: [] }
+  const rss: { readonly start: RssSample; readonly samples: Array<RssSample> } = { start: { tS: 0, ...rssMb(server.pid) }, samples: [] }
   const baseline = await scrape(server.port)
   let lastFo = sumOf(baseline, FAIL_OPEN, { judge_model: JUDGE_FO })
   let lastErr = sumOf(baseline, FAIL_OPEN, { judge_model: JUDGE_ERR })
@@ -555,11 +632,12 @@ const main = async () => {
 
   // Fault schedule: phase i has mode MODES[i % 5]; the fail-open counter is scraped at each boundary.
   const phases = Math.ceil(DURATION_MS / (PHASE_S * 1000))
-  const closePhase = async (index) => {
+  const modeOf = (index: number): JudgeMode => MODES[index % MODES.length] ?? "up"
+  const closePhase = async (index: number) => {
     const series = await scrape(server.port)
     const fo = sumOf(series, FAIL_OPEN, { judge_model: JUDGE_FO })
     const err = sumOf(series, FAIL_OPEN, { judge_model: JUDGE_ERR })
-    const p = phaseStats(index, MODES[index % MODES.length])
+    const p = phaseStats(index, modeOf(index))
     p.failOpenCounterDelta = fo - lastFo
     p.failOpenCounterDeltaErr = err - lastErr
     p.judgeBreaker = breakerName(sumOf(series, BREAKER, { llm_client: "judge_breaker" }))
@@ -568,8 +646,8 @@ const main = async () => {
   }
   const schedule = (async () => {
     for (let i = 0; i < phases; i++) {
-      const mode = MODES[i % MODES.length]
-      await mock.control({ type: "judge", mode })
+      const mode = modeOf(i)
+      await upstreams.setJudgeMode(mode)
       currentPhase = i
       currentMode = mode
       phaseStats(i, mode).startS = elapsedS()
@@ -593,29 +671,29 @@ const main = async () => {
   await Promise.all([...workers, schedule, sampler, progress])
   await closePhase(phases - 1)
   const trafficS = elapsedS()
-  rss.end = { tS: trafficS, ...rssMb(server.pid) }
+  const rssEnd: RssSample = { tS: trafficS, ...rssMb(server.pid) }
 
   // After the traffic: the judge is up again, the server is healthy and stops cleanly.
-  await mock.control({ type: "judge", mode: "up" })
+  await upstreams.setJudgeMode("up")
   const health = await send("GET", server.port, "/health")
-  const healthOk = health.ok && health.status === 200 && parseJson(health.text).value?.status === "ok"
+  const healthOk = health.ok && health.status === 200 && Option.isSome(decodeHealth(health.text))
   const final = await scrape(server.port)
   const stopped = await stopServer(server)
-  const mockStats = (await mock.control({ type: "stats" })).stats
-  mock.child.kill("SIGTERM")
+  const mockStats = await upstreams.stats()
+  await upstreams.close()
   agent.destroy()
   rmSync(tmp, { recursive: true, force: true })
 
   // -------------------------------------------------------------------------------------------
   // Report.
-  const sample = (tS) => rss.samples.reduce((best, s) => (Math.abs(s.tS - tS) < Math.abs(best.tS - tS) ? s : best), rss.samples[0] ?? rss.end)
-  const median = (values) => {
+  const sample = (tS: number) => rss.samples.reduce((best, s) => (Math.abs(s.tS - tS) < Math.abs(best.tS - tS) ? s : best), rss.samples[0] ?? rssEnd)
+  const median = (values: ReadonlyArray<number>) => {
     const sorted = [...values].sort((a, b) => a - b)
-    return sorted.length === 0 ? NaN : sorted[Math.floor((sorted.length - 1) / 2)]
+    return sorted.length === 0 ? NaN : sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN
   }
-  const level = (fromS, toS) => {
+  const level = (fromS: number, toS: number) => {
     const inWindow = rss.samples.filter((s) => s.tS >= fromS && s.tS <= toS)
-    return { fromS, toS, rssMb: median(inWindow.length > 0 ? inWindow.map((s) => s.rssMb) : [rss.end.rssMb]), samples: inWindow.length }
+    return { fromS, toS, rssMb: median(inWindow.length > 0 ? inWindow.map((s) => s.rssMb) : [rssEnd.rssMb]), samples: inWindow.length }
   }
   const warmS = WARMUP_MS / 1000
   const warm = level(warmS, warmS + RSS_WINDOW_S)
@@ -627,7 +705,7 @@ const main = async () => {
   const my = afterWarm.reduce((a, s) => a + s.rssMb, 0) / Math.max(1, afterWarm.length)
   const slopeMbPerMin = (60 * afterWarm.reduce((a, s) => a + (s.tS - mx) * (s.rssMb - my), 0)) /
     Math.max(1e-9, afterWarm.reduce((a, s) => a + (s.tS - mx) ** 2, 0))
-  const maxAfterWarm = Math.max(...afterWarm.map((s) => s.rssMb), rss.end.rssMb)
+  const maxAfterWarm = Math.max(...afterWarm.map((s) => s.rssMb), rssEnd.rssMb)
   const growthPct = (100 * (endLevel.rssMb - warm.rssMb)) / warm.rssMb
   // Below one warm-up plus two windows there is no steady state to judge.
   const rssJudged = trafficS >= warmS + 2 * RSS_WINDOW_S
@@ -637,7 +715,7 @@ const main = async () => {
   const errTotalDelta = sumOf(final, FAIL_OPEN, { judge_model: JUDGE_ERR }) - sumOf(baseline, FAIL_OPEN, { judge_model: JUDGE_ERR })
   const foReasons = byLabel(final, FAIL_OPEN, "reason", { judge_model: JUDGE_FO })
   const baseReasons = byLabel(baseline, FAIL_OPEN, "reason", { judge_model: JUDGE_FO })
-  for (const k of Object.keys(foReasons)) foReasons[k] -= baseReasons[k] ?? 0
+  for (const [k, v] of Object.entries(foReasons)) foReasons[k] = v - (baseReasons[k] ?? 0)
   const phasesOut = results.byPhase.filter(Boolean)
   const foWithoutVerdict = phasesOut.reduce((a, p) => a + p.fo.withoutVerdict, 0)
   const faulty = phasesOut.filter((p) => p.mode !== "up")
@@ -663,7 +741,7 @@ const main = async () => {
   }
   const failed = !checks.everyRequestAnsweredOrDocumentedError || !checks.healthAfterSoak || !checks.cleanShutdown
 
-  const lines = []
+  const lines: Array<string> = []
   const out = (s = "") => lines.push(s)
   out(`\n## Soak results (${MINUTES} min, ${results.requests} requests, ${(results.requests / trafficS).toFixed(0)} req/s)\n`)
   out(`violations (no answer, or not a documented outcome): **${results.violations}**${results.violations > 0 ? "  <-- FAIL" : ""}`)
@@ -685,8 +763,8 @@ const main = async () => {
   out(`while the judge was up: ${foUp.sent} soak-fo requests, ${foUp.judged} needed the judge, ${foUp.withoutVerdict} routed without a verdict (requests sent just before a phase edge), counter +${foUp.counter}`)
   out(`soak-err (judge_failure = "error") routed without a verdict (garbage judge): ${errTotalDelta} by the counter{judge_model="${JUDGE_ERR}"}`)
   out(`\nserver RSS (VmRSS): start ${rss.start.rssMb.toFixed(1)} MB; after warm-up (median ${warm.fromS.toFixed(0)}–${warm.toS.toFixed(0)} s) ${warm.rssMb.toFixed(1)} MB; ` +
-    `middle (${middle.tS.toFixed(0)} s) ${middle.rssMb.toFixed(1)} MB; end (median of the last ${RSS_WINDOW_S} s) ${endLevel.rssMb.toFixed(1)} MB, last sample ${rss.end.rssMb.toFixed(1)} MB; ` +
-    `max after warm-up ${maxAfterWarm.toFixed(1)} MB; peak VmHWM ${rss.end.hwmMb.toFixed(1)} MB; ` +
+    `middle (${middle.tS.toFixed(0)} s) ${middle.rssMb.toFixed(1)} MB; end (median of the last ${RSS_WINDOW_S} s) ${endLevel.rssMb.toFixed(1)} MB, last sample ${rssEnd.rssMb.toFixed(1)} MB; ` +
+    `max after warm-up ${maxAfterWarm.toFixed(1)} MB; peak VmHWM ${rssEnd.hwmMb.toFixed(1)} MB; ` +
     `growth after warm-up ${growthPct >= 0 ? "+" : ""}${growthPct.toFixed(1)}%, slope ${slopeMbPerMin >= 0 ? "+" : ""}${slopeMbPerMin.toFixed(1)} MB/min` +
     (!rssJudged ? " (run too short to judge)" : rssFlag ? "  <-- FLAG: more than 20%" : " (flat: within 20%)"))
   out(`after the soak: /health ${healthOk ? "200 ok" : `FAILED (${health.ok ? health.status : health.error})`}; SIGTERM → exit ${stopped.code} in ${stopped.ms.toFixed(0)} ms`)
@@ -723,7 +801,7 @@ const main = async () => {
           whileJudgeUp: foUp,
           errorRouteWithoutVerdictCounter: errTotalDelta
         },
-        rss: { start: rss.start, warm, middle, end: endLevel, last: rss.end, maxAfterWarmMb: maxAfterWarm, growthAfterWarmPct: growthPct, judged: rssJudged, slopeAfterWarmMbPerMin: slopeMbPerMin, flagged: rssFlag, samples: rss.samples },
+        rss: { start: rss.start, warm, middle, end: endLevel, last: rssEnd, maxAfterWarmMb: maxAfterWarm, growthAfterWarmPct: growthPct, judged: rssJudged, slopeAfterWarmMbPerMin: slopeMbPerMin, flagged: rssFlag, samples: rss.samples },
         health: healthOk,
         shutdown: stopped,
         serverLogLevels: server.logLevels,
@@ -745,7 +823,7 @@ main().then(
     killAll()
     process.exit(code)
   },
-  (error) => {
+  (error: unknown) => {
     console.error(`soak failed: ${error instanceof Error ? error.stack : error}`)
     killAll()
     process.exit(1)

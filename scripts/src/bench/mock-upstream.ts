@@ -1,6 +1,6 @@
 // A minimal, fast OpenAI-compatible upstream for `npm run bench` (plain node:http, keep-alive,
-// 127.0.0.1 only). Run as a child of scripts/bench.mjs (fork, IPC): it reports its port over IPC
-// and exits when the parent goes away.
+// 127.0.0.1 only): the baseline of the measurement, so deliberately cheap. Run as a child of
+// scripts/dist/bench.js (fork, IPC): it reports its port over IPC and exits when the parent goes away.
 //
 //   POST /v1/chat/completions
 //     model = JUDGE_MODEL         -> a completion whose content is a valid capability verdict
@@ -11,14 +11,20 @@
 //                                    written STREAM_GAP_MS apart
 //   GET /_bench/last?model=ID     -> the last request body received for that model (verbatim), so
 //                                    the bench can replay exactly what the server sent the judge
-import http from "node:http"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as http from "node:http"
+import type { Socket } from "node:net"
+import { JUDGE_MODEL, type Ready, STALL_MODEL } from "./shared.js"
 
-export const JUDGE_MODEL = "bench-judge"
-export const STALL_MODEL = "bench-judge-stall"
+/** What the mock reads from a request body. */
+const Peek = Schema.Struct({ model: Schema.optional(Schema.Unknown), stream: Schema.optional(Schema.Unknown) })
+const decodePeek = Schema.decodeUnknownOption(Schema.parseJson(Peek))
+
 const STREAM_GAP_MS = Number(process.env.BENCH_STREAM_GAP_MS ?? "2")
 const VERDICT = JSON.stringify({ crux: "x", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })
 
-const completion = (model, content) =>
+const completion = (model: string, content: string): string =>
   JSON.stringify({
     id: "chatcmpl-bench",
     object: "chat.completion",
@@ -28,8 +34,8 @@ const completion = (model, content) =>
     usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }
   })
 
-const buffered = new Map() // model -> Buffer (the whole response body)
-const bufferedFor = (model) => {
+const buffered = new Map<string, Buffer>() // model -> the whole response body
+const bufferedFor = (model: string): Buffer => {
   let body = buffered.get(model)
   if (body === undefined) {
     body = Buffer.from(completion(model, model === JUDGE_MODEL ? VERDICT : "Hello from the bench mock."))
@@ -38,7 +44,7 @@ const bufferedFor = (model) => {
   return body
 }
 
-const chunk = (model, delta, finish) =>
+const chunk = (model: string, delta: Record<string, string>, finish: string | null): string =>
   `data: ${JSON.stringify({
     id: "chatcmpl-bench",
     object: "chat.completion.chunk",
@@ -47,7 +53,7 @@ const chunk = (model, delta, finish) =>
     choices: [{ index: 0, delta, finish_reason: finish }]
   })}\n\n`
 
-const streamEvents = (model) => [
+const streamEvents = (model: string): ReadonlyArray<string> => [
   chunk(model, { role: "assistant", content: "" }, null),
   chunk(model, { content: "Hello " }, null),
   chunk(model, { content: "from the " }, null),
@@ -56,53 +62,54 @@ const streamEvents = (model) => [
   "data: [DONE]\n\n"
 ]
 
-const lastBody = new Map() // model -> string
-const stalled = new Set()
+const lastBody = new Map<string, string>() // model -> request body
+const stalled = new Set<Socket>()
 
 const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (req, res) => {
-  if (req.method === "GET" && req.url.startsWith("/_bench/last")) {
-    const model = new URL(req.url, "http://x").searchParams.get("model") ?? ""
+  const url = req.url ?? "/"
+  if (req.method === "GET" && url.startsWith("/_bench/last")) {
+    const model = new URL(url, "http://x").searchParams.get("model") ?? ""
     const body = lastBody.get(model)
     res.writeHead(body === undefined ? 404 : 200, { "content-type": "application/json" })
     res.end(body ?? "{}")
     return
   }
-  if (req.method !== "POST" || !req.url.startsWith("/v1/chat/completions")) {
+  if (req.method !== "POST" || !url.startsWith("/v1/chat/completions")) {
     res.writeHead(404, { "content-type": "application/json" })
     res.end('{"error":{"message":"not found","type":"not_found","code":"not_found"}}')
     return
   }
-  const parts = []
-  req.on("data", (part) => parts.push(part))
+  const parts: Array<Buffer> = []
+  req.on("data", (part: Buffer) => parts.push(part))
   req.on("end", () => {
     const text = Buffer.concat(parts).toString("utf8")
-    let parsed
-    try {
-      parsed = JSON.parse(text)
-    } catch {
+    const parsed = decodePeek(text)
+    if (Option.isNone(parsed)) {
       res.writeHead(400, { "content-type": "application/json" })
       res.end('{"error":{"message":"bad json","type":"invalid_request_error","code":"invalid_request_error"}}')
       return
     }
-    const model = typeof parsed.model === "string" ? parsed.model : "unknown"
+    const model = typeof parsed.value.model === "string" ? parsed.value.model : "unknown"
     if (model === JUDGE_MODEL || model === STALL_MODEL) lastBody.set(model, text)
     if (model === STALL_MODEL) {
       // Never answer; forget the request when the caller gives up (bounded by a 60 s backstop).
-      const backstop = setTimeout(() => req.socket.destroy(), 60_000)
-      stalled.add(req.socket)
-      req.socket.once("close", () => {
+      const socket = req.socket
+      const backstop = setTimeout(() => socket.destroy(), 60_000)
+      stalled.add(socket)
+      socket.once("close", () => {
         clearTimeout(backstop)
-        stalled.delete(req.socket)
+        stalled.delete(socket)
       })
       return
     }
-    if (parsed.stream === true) {
+    if (parsed.value.stream === true) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
       const events = streamEvents(model)
       let i = 0
-      const next = () => {
+      const next = (): void => {
         if (res.destroyed) return
-        res.write(events[i++])
+        const event = events[i++]
+        if (event !== undefined) res.write(event)
         if (i < events.length) setTimeout(next, STREAM_GAP_MS)
         else res.end()
       }
@@ -116,14 +123,16 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
 })
 
 server.listen(0, "127.0.0.1", () => {
-  const { port } = server.address()
-  if (process.send) process.send({ port })
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  const ready: typeof Ready.Type = { port }
+  if (process.send) process.send(ready)
   else console.log(`mock listening on http://127.0.0.1:${port}`)
 })
 
-const stop = () => {
+const stop = (): void => {
   for (const socket of stalled) socket.destroy()
-  server.closeAllConnections?.()
+  server.closeAllConnections()
   server.close()
   process.exit(0)
 }

@@ -1,12 +1,12 @@
 // `npm run bench`: the latency/throughput/memory benchmark of the switchyard server (issue 5).
 //
-// Starts a minimal fast mock upstream (scripts/bench/mock-upstream.mjs, a child process) and the
+// Starts a minimal fast mock upstream (scripts/src/bench/mock-upstream.ts, a child process) and the
 // real server from its CLI (`node packages/server/bin/switchyard.js --config <toml> --port 0`),
 // both on 127.0.0.1, then measures every routed row beside a direct-to-mock row of the same run.
 // Load is driven with autocannon (bounded by duration); per-request latencies are taken from
 // autocannon's `response` events (float ms, so sub-millisecond differences are visible).
 //
-//   node scripts/bench.mjs [--quick] [--sessions N] [--session-budget S] [--no-sessions] [--cpu-prof DIR]
+//   node scripts/dist/bench.js [--quick] [--sessions N] [--session-budget S] [--no-sessions] [--cpu-prof DIR]
 //
 //   --quick         ~1 s rows, fewer sequential requests, 20 s session budget (a smoke run)
 //   --sessions N    distinct sessions for the memory row (default 100000, quick 20000); the row
@@ -18,9 +18,11 @@
 //   BENCH_SERVER_NODE_FLAGS="--max-semi-space-size=32 ..."  extra node flags for the main server
 //
 // Prints the machine, a Markdown table and the issue-5 targets; writes
-// bench-results/bench-<timestamp>.json. Needs `npm run build` first.
+// bench-results/bench-<timestamp>.json. Needs `npm run build` first (it compiles this script too).
 import autocannon from "autocannon"
-import { execFileSync, fork, spawn } from "node:child_process"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import net from "node:net"
@@ -29,15 +31,15 @@ import path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { killAll, sleep, track, withTimeout } from "./lib/processes.mjs"
+import { JUDGE_MODEL, Ready, STALL_MODEL } from "./bench/shared.js"
+import { killAll, pidOf, sleep, track, withTimeout } from "./lib/processes.js"
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const HERE = path.dirname(fileURLToPath(import.meta.url)) // scripts/dist
+const ROOT = path.resolve(HERE, "../..")
 const BIN = path.join(ROOT, "packages/server/bin/switchyard.js")
-const MOCK = path.join(ROOT, "scripts/bench/mock-upstream.mjs")
-const HEAP_PROBE = path.join(ROOT, "scripts/bench/heap-probe.cjs")
+const MOCK = path.join(HERE, "bench/mock-upstream.js")
+const HEAP_PROBE = path.join(HERE, "bench/heap-probe.cjs")
 const HOST = "127.0.0.1"
-const JUDGE_MODEL = "bench-judge"
-const STALL_MODEL = "bench-judge-stall"
 const STALL_TIMEOUT_MS = 1000
 
 const { values: args } = parseArgs({
@@ -65,12 +67,29 @@ if (!existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
   process.exit(1)
 }
 
+type Headers = http.IncomingHttpHeaders
+
+/** A response header as one string (repeated values joined), or `undefined`. */
+const header = (headers: Headers, name: string): string | undefined => {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(", ") : value
+}
+
+const decodeReady = Schema.decodeUnknownOption(Ready)
+/** The part of the heap probe's `process.memoryUsage()` line the bench reads. */
+const HeapLine = Schema.parseJson(Schema.Struct({ heapUsed: Schema.Number }))
+const decodeHeapLine = Schema.decodeUnknownSync(HeapLine)
+
 // ---------------------------------------------------------------------------------------------
-const startMock = async () => {
+const startMock = async (): Promise<{ readonly child: ChildProcess; readonly port: number }> => {
   const child = track(fork(MOCK, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }))
   const port = await withTimeout(
-    new Promise((resolve, reject) => {
-      child.once("message", (m) => resolve(m.port))
+    new Promise<number>((resolve, reject) => {
+      child.once("message", (m) => {
+        const ready = decodeReady(m)
+        if (Option.isSome(ready)) resolve(ready.value.port)
+        else reject(new Error(`mock sent an unexpected first message: ${JSON.stringify(m)}`))
+      })
       child.once("exit", (code) => reject(new Error(`mock exited with ${code}`)))
     }),
     10_000,
@@ -79,17 +98,29 @@ const startMock = async () => {
   return { child, port }
 }
 
-const closedPort = () =>
+const closedPort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const probe = net.createServer()
     probe.once("error", reject)
     probe.listen(0, HOST, () => {
-      const { port } = probe.address()
+      const address = probe.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
       probe.close(() => resolve(port))
     })
   })
 
-const startServer = async (tomlPath, nodeFlags = []) => {
+interface Server {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly url: string
+  readonly port: number
+  readonly startupMs: number
+  readonly stderrLines: Array<string>
+  /** The rest of the next stderr line starting with `prefix`, within `ms`. */
+  readonly waitLine: (prefix: string, ms: number) => Promise<string>
+}
+
+const startServer = async (tomlPath: string, nodeFlags: ReadonlyArray<string> = []): Promise<Server> => {
   const started = performance.now()
   const child = track(
     spawn(process.execPath, [...nodeFlags, BIN, "--config", tomlPath, "--host", HOST, "--port", "0", "--shutdown-timeout", "5"], {
@@ -99,10 +130,10 @@ const startServer = async (tomlPath, nodeFlags = []) => {
   )
   let stdout = ""
   let stderr = ""
-  const stderrLines = []
-  const lineWaiters = new Set()
-  child.stdout.setEncoding("utf8").on("data", (d) => (stdout = (stdout + d).slice(-65536)))
-  child.stderr.setEncoding("utf8").on("data", (d) => {
+  const stderrLines: Array<string> = []
+  const lineWaiters = new Set<(line: string) => void>()
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout = (stdout + d).slice(-65536)))
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
     stderr += d
     let nl
     while ((nl = stderr.indexOf("\n")) >= 0) {
@@ -113,10 +144,10 @@ const startServer = async (tomlPath, nodeFlags = []) => {
     }
   })
   const url = await withTimeout(
-    new Promise((resolve, reject) => {
-      const onData = () => {
+    new Promise<string>((resolve, reject) => {
+      const onData = (): void => {
         const m = /listening on (http:\/\/[^\s]+)/.exec(stdout)
-        if (m) {
+        if (m?.[1] !== undefined) {
           child.stdout.off("data", onData)
           resolve(m[1])
         }
@@ -130,15 +161,15 @@ const startServer = async (tomlPath, nodeFlags = []) => {
   const { port } = new URL(url)
   return {
     child,
-    pid: child.pid,
+    pid: pidOf(child),
     url,
     port: Number(port),
     startupMs: performance.now() - started,
     stderrLines,
     waitLine: (prefix, ms) =>
       withTimeout(
-        new Promise((resolve) => {
-          const waiter = (line) => {
+        new Promise<string>((resolve) => {
+          const waiter = (line: string): void => {
             if (line.startsWith(prefix)) {
               lineWaiters.delete(waiter)
               resolve(line.slice(prefix.length))
@@ -152,10 +183,10 @@ const startServer = async (tomlPath, nodeFlags = []) => {
   }
 }
 
-const stopServer = async (server) => {
+const stopServer = async (server: Server): Promise<number | null | "killed"> => {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return server.child.exitCode
   ownCpuS.servers += procCpuS(server.pid)
-  const exited = new Promise((resolve) => server.child.once("exit", (code) => resolve(code)))
+  const exited = new Promise<number | null>((resolve) => server.child.once("exit", (code) => resolve(code)))
   process.kill(server.pid, "SIGTERM")
   try {
     return await withTimeout(exited, 10_000, "server stop")
@@ -165,11 +196,15 @@ const stopServer = async (server) => {
   }
 }
 
+/** The first line of /proc/stat: the machine's CPU jiffies by state (user, nice, system, idle, iowait, …). */
+const procStatCpu = (): Array<number> =>
+  (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number)
+
 /** Share of all cores busy over `ms` (from /proc/stat): other work on the machine skews every row. */
-const cpuBusy = async (ms) => {
+const cpuBusy = async (ms: number): Promise<number> => {
   const read = () => {
-    const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number)
-    return { idle: f[3] + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) }
+    const f = procStatCpu()
+    return { idle: (f[3] ?? NaN) + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) }
   }
   try {
     const a = read()
@@ -182,20 +217,22 @@ const cpuBusy = async (ms) => {
 }
 
 /** Whole-machine CPU jiffies (busy, total) from /proc/stat. */
-const machineJiffies = () => {
+const machineJiffies = (): { readonly busy: number; readonly total: number } => {
   try {
-    const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number)
+    const f = procStatCpu()
     const total = f.reduce((a, b) => a + b, 0)
-    return { busy: total - f[3] - (f[4] ?? 0), total }
+    return { busy: total - (f[3] ?? NaN) - (f[4] ?? 0), total }
   } catch {
     return { busy: NaN, total: NaN }
   }
 }
 
 /** CPU seconds (user + system) a live process has used so far (USER_HZ = 100 on Linux). */
-const procCpuS = (pid) => {
+const procCpuS = (pid: number): number => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    const rest = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]
+    if (rest === undefined) return 0
+    const fields = rest.split(" ")
     return (Number(fields[11]) + Number(fields[12])) / 100
   } catch {
     return 0
@@ -203,29 +240,48 @@ const procCpuS = (pid) => {
 }
 const ownCpuS = { servers: 0, mock: 0 }
 
-const procStatus = (pid) => {
+const procStatus = (pid: number): { readonly rssMb: number; readonly hwmMb: number } => {
   const text = readFileSync(`/proc/${pid}/status`, "utf8")
-  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN)
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN)
   return { rssMb: kb("VmRSS") / 1024, hwmMb: kb("VmHWM") / 1024 }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Measurement helpers.
-const stats = (values) => {
+interface Stats {
+  readonly n: number
+  readonly mean: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+const stats = (values: ReadonlyArray<number>): Stats => {
   if (values.length === 0) return { n: 0, mean: NaN, p50: NaN, p99: NaN, max: NaN }
   const sorted = Float64Array.from(values).sort()
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
   let sum = 0
   for (const v of sorted) sum += v
-  return { n: sorted.length, mean: sum / sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] }
+  return { n: sorted.length, mean: sum / sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? NaN }
 }
 
 const JSON_HEADERS = { "content-type": "application/json" }
 
+interface CannonOptions extends autocannon.Options {
+  /** Hard bound of the run in seconds (default: `duration` + 5). */
+  readonly maxSeconds?: number
+}
+
+interface CannonRun {
+  readonly result: autocannon.Result
+  readonly latencies: Array<number>
+  readonly non2xx: number
+}
+
 /** One autocannon run; latencies of 2xx responses from its `response` events (float ms). */
-const cannon = (opts) =>
+const cannon = ({ maxSeconds, ...opts }: CannonOptions): Promise<CannonRun> =>
   new Promise((resolve, reject) => {
-    const latencies = []
+    const latencies: Array<number> = []
     let non2xx = 0
     const instance = autocannon(
       { method: "POST", headers: JSON_HEADERS, timeout: 10, ...opts },
@@ -236,14 +292,40 @@ const cannon = (opts) =>
       }
     )
     // Hard bound in case `amount` is set and the server is slower than expected.
-    const guard = setTimeout(() => instance.stop(), opts.maxSeconds !== undefined ? opts.maxSeconds * 1000 : ((opts.duration ?? 10) + 5) * 1000)
+    const guard = setTimeout(() => instance.stop(), maxSeconds !== undefined ? maxSeconds * 1000 : ((opts.duration ?? 10) + 5) * 1000)
     instance.on("response", (_client, statusCode, _bytes, responseTime) => {
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime)
       else non2xx++
     })
   })
 
-const loadRow = async (name, { url, body, connections, headers, requests, pairs = false }) => {
+interface LoadRow {
+  readonly name: string
+  readonly kind: "load"
+  readonly connections: number
+  readonly durationS: number
+  readonly count: number
+  readonly rps: number
+  readonly mean: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+  readonly errors: number
+  readonly non2xx: number
+  added?: number
+  addedVs?: string
+}
+
+interface LoadOptions {
+  readonly url: string
+  readonly body?: string
+  readonly connections: number
+  readonly headers?: Readonly<Record<string, string>>
+  readonly requests?: ReadonlyArray<autocannon.Request>
+  readonly pairs?: boolean
+}
+
+const loadRow = async (name: string, { url, body, connections, headers, requests, pairs = false }: LoadOptions): Promise<LoadRow> => {
   const base = { url, connections, headers: { ...JSON_HEADERS, ...headers }, body, requests }
   await cannon({ ...base, duration: WARM_S })
   const { result, latencies, non2xx } = await cannon({ ...base, duration: ROW_S })
@@ -251,7 +333,7 @@ const loadRow = async (name, { url, body, connections, headers, requests, pairs 
   if (pairs) {
     // c=1 and a two-request sequence: responses alternate judge, answer; a pair is one "turn".
     samples = []
-    for (let i = 0; i + 1 < latencies.length; i += 2) samples.push(latencies[i] + latencies[i + 1])
+    for (let i = 0; i + 1 < latencies.length; i += 2) samples.push((latencies[i] ?? NaN) + (latencies[i + 1] ?? NaN))
   }
   const s = stats(samples)
   return {
@@ -270,8 +352,25 @@ const loadRow = async (name, { url, body, connections, headers, requests, pairs 
   }
 }
 
+interface Timed {
+  readonly status: number
+  readonly headers: Headers
+  /** Milliseconds to the first body chunk. */
+  readonly first: number
+  /** Milliseconds to the end of the body. */
+  readonly total: number
+  readonly text: string
+}
+
 /** One request on a keep-alive agent: status, headers, time to first body chunk and to the end. */
-const timedRequest = (agent, port, reqPath, body, headers = {}, timeoutMs = 10_000) =>
+const timedRequest = (
+  agent: http.Agent,
+  port: number,
+  reqPath: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = {},
+  timeoutMs = 10_000
+): Promise<Timed> =>
   new Promise((resolve, reject) => {
     const payload = Buffer.from(body)
     const t0 = performance.now()
@@ -279,14 +378,14 @@ const timedRequest = (agent, port, reqPath, body, headers = {}, timeoutMs = 10_0
     const req = http.request(
       { agent, host: HOST, port, path: reqPath, method: "POST", headers: { ...JSON_HEADERS, "content-length": payload.length, ...headers } },
       (res) => {
-        const parts = []
-        res.on("data", (part) => {
+        const parts: Array<Buffer> = []
+        res.on("data", (part: Buffer) => {
           if (parts.length === 0) tFirst = performance.now()
           parts.push(part)
         })
         res.on("end", () => {
           const tEnd = performance.now()
-          resolve({ status: res.statusCode, headers: res.headers, first: tFirst - t0, total: tEnd - t0, text: Buffer.concat(parts).toString("utf8") })
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, first: tFirst - t0, total: tEnd - t0, text: Buffer.concat(parts).toString("utf8") })
         })
         res.on("error", reject)
       }
@@ -296,10 +395,21 @@ const timedRequest = (agent, port, reqPath, body, headers = {}, timeoutMs = 10_0
     req.end(payload)
   })
 
-const streamRow = async (name, port, body, n = STREAM_N) => {
+interface StreamRow {
+  readonly name: string
+  readonly kind: "stream"
+  readonly count: number
+  readonly first: Stats
+  readonly last: Stats
+  readonly errors: number
+  addedFirst?: number
+  addedLast?: number
+}
+
+const streamRow = async (name: string, port: number, body: string, n = STREAM_N): Promise<StreamRow> => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const firsts = []
-  const lasts = []
+  const firsts: Array<number> = []
+  const lasts: Array<number> = []
   let errors = 0
   try {
     for (let i = 0; i < n + 20; i++) {
@@ -323,8 +433,71 @@ const streamRow = async (name, port, body, n = STREAM_N) => {
   return { name, kind: "stream", count: firsts.length, first: stats(firsts), last: stats(lasts), errors }
 }
 
+interface StallRun {
+  readonly status: number
+  readonly ms: number
+  readonly liveMs: number
+  readonly costMs: number
+  readonly source: string | undefined
+  readonly reason: string | undefined
+}
+
+interface StallRow {
+  readonly name: string
+  readonly kind: "stall"
+  readonly count: number
+  readonly mean: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+  readonly added: number
+  readonly addedVs: string
+  readonly costMean: number
+  readonly costMax: number
+  readonly errors: number
+  readonly runs: ReadonlyArray<StallRun>
+}
+
+interface HeapPoint {
+  readonly sessions: number
+  readonly heapUsedMb: number
+  readonly rssMb: number
+}
+
+interface SessionsRow {
+  readonly name: string
+  readonly kind: "sessions"
+  readonly requested: number
+  readonly sent: number
+  readonly stored: number
+  readonly budgetS: number
+  readonly elapsedS: number
+  readonly rps: number
+  readonly mean: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+  readonly non2xx: number
+  readonly rssBeforeMb: number
+  readonly rssAfterMb: number
+  readonly rssPeakDuringMb: number
+  readonly rssDeltaMb: number
+  readonly hwmMb: number
+  readonly heapUsedBeforeMb: number
+  readonly heapUsedAfterMb: number
+  readonly heapDeltaMb: number
+  readonly bytesPerSessionSlope: number
+  readonly heapDeltaAt100kMb: number
+  readonly extrapolated: boolean
+  readonly points: ReadonlyArray<HeapPoint>
+  readonly lastSessionEvidence: string | undefined
+  readonly firstSessionEvidence: string | undefined
+}
+
+type Row = LoadRow | StreamRow | StallRow | SessionsRow
+
 // ---------------------------------------------------------------------------------------------
-const toml = ({ mockPort, deadPort }) => `# generated by scripts/bench.mjs
+const toml = ({ mockPort, deadPort }: { readonly mockPort: number; readonly deadPort: number }): string => `# generated by scripts/src/bench.ts
 schema_version = 1
 
 [llm_clients.mock]
@@ -417,23 +590,67 @@ classify_trigger = "new_session"
 judge_failure = "fail_open"
 `
 
-const chatBody = (model, extra = {}) =>
-  JSON.stringify({ model, messages: [{ role: "user", content: "Write a function that reverses a string." }], ...extra })
+const chatRequest = (model: string, extra: Readonly<Record<string, unknown>> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "Write a function that reverses a string." }],
+  ...extra
+})
+const chatBody = (model: string, extra: Readonly<Record<string, unknown>> = {}): string => JSON.stringify(chatRequest(model, extra))
 
-const checkRoute = async (agent, port, model, expectSource, headers = {}, timeoutMs = 10_000) => {
+interface Sanity {
+  readonly model: string
+  readonly status: number
+  readonly selected: string | undefined
+  readonly source: string | undefined
+  readonly reason: string | undefined
+  readonly ms: number
+}
+
+const checkRoute = async (
+  agent: http.Agent,
+  port: number,
+  model: string,
+  expectSource: string,
+  headers: Readonly<Record<string, string>> = {},
+  timeoutMs = 10_000
+): Promise<Sanity> => {
   const r = await timedRequest(agent, port, "/v1/chat/completions", chatBody(model), headers, timeoutMs)
-  const source = r.headers["x-switchyard-evidence-source"]
-  const reason = r.headers["x-switchyard-evidence-reason"]
+  const source = header(r.headers, "x-switchyard-evidence-source")
+  const reason = header(r.headers, "x-switchyard-evidence-reason")
   const ok = r.status === 200 && source === expectSource
   if (!ok) throw new Error(`sanity check ${model}: HTTP ${r.status}, evidence ${source}/${reason} (expected ${expectSource}): ${r.text.slice(0, 300)}`)
-  return { model, status: r.status, selected: r.headers["x-switchyard-selected-model"], source, reason, ms: r.total }
+  return { model, status: r.status, selected: header(r.headers, "x-switchyard-selected-model"), source, reason, ms: r.total }
 }
 
 // ---------------------------------------------------------------------------------------------
-const main = async () => {
+interface Machine {
+  readonly cpu: string
+  readonly cores: number
+  readonly node: string
+  readonly os: string
+  readonly memGb: number
+  readonly loadavgAtStart: ReadonlyArray<number>
+  cpuBusyBeforePct?: number
+  loadavgAtEnd?: ReadonlyArray<number>
+  duringRun?: {
+    readonly benchCpuS: number
+    readonly serverCpuS: number
+    readonly mockCpuS: number
+    readonly otherProcessesCpuS: number
+    readonly otherProcessesPctOfMachine: number
+  }
+}
+
+interface Target {
+  readonly target: string
+  readonly ok: boolean
+  readonly figure: string
+}
+
+const main = async (): Promise<void> => {
   const t0 = performance.now()
   const cpus = os.cpus()
-  const machine = {
+  const machine: Machine = {
     cpu: cpus[0]?.model ?? "unknown",
     cores: cpus.length,
     node: process.version,
@@ -442,7 +659,7 @@ const main = async () => {
     loadavgAtStart: os.loadavg().map((l) => Number(l.toFixed(2)))
   }
   machine.cpuBusyBeforePct = await cpuBusy(1000)
-  const git = (...a) => {
+  const git = (...a: Array<string>): string => {
     try {
       return execFileSync("git", a, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
     } catch {
@@ -472,8 +689,8 @@ const main = async () => {
 
   const direct = `http://${HOST}:${mock.port}/v1/chat/completions`
   const routed = `${server.url}/v1/chat/completions`
-  const rows = []
-  const log = (row) => {
+  const rows: Array<Row> = []
+  const log = <R extends Row>(row: R): R => {
     rows.push(row)
     if (row.kind === "load") {
       console.log(`  ${row.name}: ${row.rps.toFixed(0)} req/s, mean ${row.mean.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms, errors ${row.errors}, non-2xx ${row.non2xx}`)
@@ -481,9 +698,9 @@ const main = async () => {
       console.log(`  ${row.name}: first chunk p50 ${row.first.p50.toFixed(3)} ms, last chunk p50 ${row.last.p50.toFixed(3)} ms, errors ${row.errors}`)
     } else if (row.kind === "stall") {
       console.log(`  ${row.name}: ${row.runs.map((r) => `${r.status} ${r.ms.toFixed(1)} ms ${r.source}/${r.reason}`).join(", ")}`)
-    } else if (row.kind === "sessions") {
+    } else {
       console.log(`  ${row.name}: ${row.rps.toFixed(0)} req/s, heapUsed ${row.points.map((p) => `${p.sessions}:${p.heapUsedMb.toFixed(1)}`).join(" ")} MB`)
-    } else console.log(`  ${row.name}: ${JSON.stringify(row)}`)
+    }
     return row
   }
 
@@ -496,10 +713,10 @@ const main = async () => {
     await checkRoute(agent, server.port, "sess", "llm-classifier", { "x-switchyard-session-id": "sanity" }),
     await checkRoute(agent, server.port, "sess", "affinity", { "x-switchyard-session-id": "sanity" })
   ]
-  const judgeBody = await new Promise((resolve, reject) =>
+  const judgeBody = await new Promise<string>((resolve, reject) =>
     http.get(`http://${HOST}:${mock.port}/_bench/last?model=${JUDGE_MODEL}`, (res) => {
       let text = ""
-      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error("no judge body recorded"))))
+      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error("no judge body recorded"))))
     }).on("error", reject)
   )
   console.log(`sanity: ${sanity.map((s) => `${s.model}→${s.selected} (${s.source}${s.reason ? `/${s.reason}` : ""})`).join(", ")}`)
@@ -520,7 +737,7 @@ const main = async () => {
   const p1 = log(await loadRow("passthrough, buffered, c=1", { url: routed, body: passBody, connections: 1 }))
   p1.added = p1.mean - d1.mean
   // The same route from an Anthropic Messages client: request and answer translated.
-  const messagesBody = JSON.stringify({ ...JSON.parse(passBody), max_tokens: 256 })
+  const messagesBody = chatBody("pass", { max_tokens: 256 })
   const m1 = log(await loadRow("passthrough via /v1/messages (translated both ways), c=1", { url: `${server.url}/v1/messages`, body: messagesBody, connections: 1 }))
   m1.added = m1.mean - d1.mean
   const d32 = log(await loadRow("direct mock, buffered, c=32", { url: direct, body: directBody, connections: 32 }))
@@ -557,9 +774,9 @@ const main = async () => {
   // with a live-judge request on the `cap` route made just before it, after the same 1 s of idle:
   // a stalled request's answer call runs after a second of idling, which costs a few ms by itself
   // (measured: 2-5 ms), so a warm c=1 mean is not the right reference for the stall's cost.
-  const stallRuns = []
+  const stallRuns: Array<StallRun> = []
   for (let i = 0; i < STALL_N; i++) {
-    await new Promise((resolve) => setTimeout(resolve, STALL_TIMEOUT_MS))
+    await sleep(STALL_TIMEOUT_MS)
     const live = await timedRequest(agent, server.port, "/v1/chat/completions", chatBody("cap"), {}, 10_000)
     const r = await timedRequest(agent, server.port, "/v1/chat/completions", chatBody("cap-stall"), {}, 10_000)
     stallRuns.push({
@@ -567,8 +784,8 @@ const main = async () => {
       ms: r.total,
       liveMs: live.total,
       costMs: r.total - live.total,
-      source: r.headers["x-switchyard-evidence-source"],
-      reason: r.headers["x-switchyard-evidence-reason"]
+      source: header(r.headers, "x-switchyard-evidence-source"),
+      reason: header(r.headers, "x-switchyard-evidence-reason")
     })
   }
   const stallStats = stats(stallRuns.filter((r) => r.status === 200).map((r) => r.ms))
@@ -599,28 +816,29 @@ const main = async () => {
   //    /v1/decision, which routes exactly like /v1/chat/completions (session state included) but
   //    skips the answer call, so about twice as many sessions fit in the time budget. The fill
   //    runs in chunks; after each chunk a full GC and a heapUsed reading give the slope.
-  let sessions = null
+  let sessions: SessionsRow | null = null
   if (SESSIONS > 0) {
     const s = await startServer(tomlPath, ["--expose-gc", "--require", HEAP_PROBE])
     try {
       const sAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-      const mb = (bytes) => bytes / 2 ** 20
+      const mb = (bytes: number) => bytes / 2 ** 20
       const heap = async () => {
         const line = s.waitLine("heap-probe ", 10_000)
         process.kill(s.pid, "SIGUSR2")
-        return JSON.parse(await line)
+        return decodeHeapLine(await line)
       }
       const decisionUrl = `${s.url}/v1/decision`
-      const decisionBody = JSON.stringify({ input_format: "openai_chat", request: JSON.parse(chatBody("sess")) })
+      const decisionBody = JSON.stringify({ input_format: "openai_chat", request: chatRequest("sess") })
       // Warm up the route without a session identity (judged every time, nothing stored).
       await cannon({ url: decisionUrl, body: decisionBody, connections: SESSION_C, duration: QUICK ? 1 : 3 })
       await cannon({ url: `${s.url}/v1/chat/completions`, body: chatBody("sess"), connections: SESSION_C, duration: 1 })
       await sleep(300)
       const heapBefore = await heap()
       const before = procStatus(s.pid)
-      const points = [{ sessions: 0, heapUsedMb: mb(heapBefore.heapUsed), rssMb: before.rssMb }]
+      const firstPoint: HeapPoint = { sessions: 0, heapUsedMb: mb(heapBefore.heapUsed), rssMb: before.rssMb }
+      const points: Array<HeapPoint> = [firstPoint]
       const chunk = Math.min(QUICK ? 2_500 : 10_000, SESSIONS)
-      const latencies = []
+      const latencies: Array<number> = []
       let next = 0
       let stored = 0
       let errors = 0
@@ -662,14 +880,14 @@ const main = async () => {
       }
       const elapsedS = (performance.now() - started) / 1000
       const after = procStatus(s.pid)
-      const lastPoint = points[points.length - 1]
+      const lastPoint = points[points.length - 1] ?? firstPoint
       // Least-squares slope of heapUsed over sessions, leaving out the first (warm) point when
       // there are enough: MB per session beyond the fixed start-up growth.
       const fit = points.length > 3 ? points.slice(1) : points
       const mx = fit.reduce((a, p) => a + p.sessions, 0) / fit.length
       const my = fit.reduce((a, p) => a + p.heapUsedMb, 0) / fit.length
       const slope = fit.reduce((a, p) => a + (p.sessions - mx) * (p.heapUsedMb - my), 0) / Math.max(1e-9, fit.reduce((a, p) => a + (p.sessions - mx) ** 2, 0))
-      const heapDeltaMb = lastPoint.heapUsedMb - points[0].heapUsedMb
+      const heapDeltaMb = lastPoint.heapUsedMb - firstPoint.heapUsedMb
       const heapDeltaAt100kMb = stored >= 100_000 ? heapDeltaMb : heapDeltaMb + slope * (100_000 - stored)
       const last = await checkRoute(sAgent, s.port, "sess", "affinity", { "x-switchyard-session-id": `bench-session-${Math.max(0, stored - 1)}` })
       const first = await timedRequest(sAgent, s.port, "/v1/chat/completions", chatBody("sess"), { "x-switchyard-session-id": "bench-session-0" })
@@ -694,7 +912,7 @@ const main = async () => {
         rssPeakDuringMb,
         rssDeltaMb: after.rssMb - before.rssMb,
         hwmMb: after.hwmMb,
-        heapUsedBeforeMb: points[0].heapUsedMb,
+        heapUsedBeforeMb: firstPoint.heapUsedMb,
         heapUsedAfterMb: lastPoint.heapUsedMb,
         heapDeltaMb,
         bytesPerSessionSlope: slope * 2 ** 20,
@@ -702,7 +920,7 @@ const main = async () => {
         extrapolated: stored < 100_000,
         points,
         lastSessionEvidence: last.source,
-        firstSessionEvidence: first.headers["x-switchyard-evidence-source"]
+        firstSessionEvidence: header(first.headers, "x-switchyard-evidence-source")
       }
       log(sessions)
     } finally {
@@ -710,19 +928,19 @@ const main = async () => {
     }
   }
 
-  ownCpuS.mock = procCpuS(mock.child.pid)
+  ownCpuS.mock = procCpuS(pidOf(mock.child))
   mock.child.kill("SIGTERM")
   rmSync(tmp, { recursive: true, force: true })
 
   // -------------------------------------------------------------------------------------------
   // Report.
-  const f = (v, d = 2) => (v === undefined || Number.isNaN(v) ? "–" : v.toFixed(d))
-  const signed = (v, d = 2) => (v === undefined || Number.isNaN(v) ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(d)}`)
+  const f = (v: number | undefined, d = 2) => (v === undefined || Number.isNaN(v) ? "–" : v.toFixed(d))
+  const signed = (v: number | undefined, d = 2) => (v === undefined || Number.isNaN(v) ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(d)}`)
   const table = [
     "| row | req/s | mean ms | p50 ms | p99 ms | added ms vs direct | errors / non-2xx |",
     "|---|---:|---:|---:|---:|---:|---:|"
   ]
-  const loadLine = (r, added = "") =>
+  const loadLine = (r: LoadRow, added = "") =>
     table.push(`| ${r.name} | ${f(r.rps, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p99)} | ${added} | ${r.errors} / ${r.non2xx} |`)
   loadLine(d1)
   loadLine(p1, signed(p1.added))
@@ -761,16 +979,16 @@ const main = async () => {
     }
   }
 
-  const verdict = (ok) => (ok ? "met" : "NOT met")
-  const targets = [
-    { target: "passthrough added mean latency at c=1 ≤ 0.5 ms", ok: p1.added <= 0.5, figure: `${signed(p1.added, 3)} ms` },
+  const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
+  const targets: Array<Target> = [
+    { target: "passthrough added mean latency at c=1 ≤ 0.5 ms", ok: (p1.added ?? NaN) <= 0.5, figure: `${signed(p1.added, 3)} ms` },
     {
       target: "buffered throughput at c=32 ≥ 3,000 req/s, no errors",
       ok: p32.rps >= 3000 && p32.errors === 0 && p32.non2xx === 0,
       figure: `${f(p32.rps, 0)} req/s, ${p32.errors} errors, ${p32.non2xx} non-2xx`
     },
-    { target: "streaming: ≤ 1 ms added time to first chunk", ok: ps.addedFirst <= 1 && ps.errors === 0, figure: `${signed(ps.addedFirst, 3)} ms (p50)` },
-    { target: "fail_open with a dead judge ≤ 2 ms slower than with a live judge", ok: dead.added <= 2 && dead.non2xx === 0, figure: `${signed(dead.added, 3)} ms (mean, c=1)` },
+    { target: "streaming: ≤ 1 ms added time to first chunk", ok: (ps.addedFirst ?? NaN) <= 1 && ps.errors === 0, figure: `${signed(ps.addedFirst, 3)} ms (p50)` },
+    { target: "fail_open with a dead judge ≤ 2 ms slower than with a live judge", ok: (dead.added ?? NaN) <= 2 && dead.non2xx === 0, figure: `${signed(dead.added, 3)} ms (mean, c=1)` },
     {
       target: `a stalled judge costs at most its deadline + 10 ms`,
       ok: stall.count === STALL_N && stall.costMax <= STALL_TIMEOUT_MS + 10,
@@ -842,7 +1060,7 @@ main().then(
     killAll()
     process.exit(0)
   },
-  (error) => {
+  (error: unknown) => {
     console.error(`bench failed: ${error instanceof Error ? error.stack : error}`)
     killAll()
     process.exit(1)

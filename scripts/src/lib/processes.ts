@@ -1,0 +1,55 @@
+// Child processes of the bench and soak scripts: tracked by PID and always stopped (SIGKILL as the
+// last resort) when the script exits, on errors and on SIGINT/SIGTERM; plus small promise helpers.
+import type { ChildProcess } from "node:child_process"
+
+const children = new Set<ChildProcess>()
+
+/** Stop every tracked child now (also done on exit). */
+export const killAll = (): void => {
+  for (const child of children) {
+    try {
+      if (child.pid !== undefined) process.kill(child.pid, "SIGKILL")
+    } catch {}
+  }
+  children.clear()
+}
+
+process.on("exit", killAll)
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    killAll()
+    process.exit(130)
+  })
+}
+
+/** Track a spawned child so it is stopped whatever happens to this script. */
+export const track = <C extends ChildProcess>(child: C): C => {
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  return child
+}
+
+/** Resolve after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** `promise`, or a rejection naming `what` after `ms` milliseconds. */
+export const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms)
+    promise.then(
+      (v) => {
+        clearTimeout(timer)
+        resolve(v)
+      },
+      (e: unknown) => {
+        clearTimeout(timer)
+        reject(e)
+      }
+    )
+  })
+
+/** The spawned child's PID; a child without one failed to spawn. */
+export const pidOf = (child: ChildProcess): number => {
+  if (child.pid === undefined) throw new Error(`child process ${child.spawnfile} has no PID (spawn failed)`)
+  return child.pid
+}
