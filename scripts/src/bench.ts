@@ -1,4 +1,4 @@
-// `npm run bench`: the latency/throughput/memory benchmark of the switchyard server (issue 5).
+// `npm run bench`: the latency/throughput/memory benchmark of the switchyard server.
 //
 // Starts a minimal fast mock upstream (scripts/src/bench/mock-upstream.ts, a child process) and the
 // real server from its CLI (`node packages/server/bin/switchyard.js --config <toml> --port 0`),
@@ -1024,7 +1024,7 @@ const main = async (): Promise<void> => {
   console.log(table.join("\n"))
   console.log("")
   console.log(memory.join("\n"))
-  console.log("\n## Targets (issue 5)\n")
+  console.log("\n## Targets\n")
   for (const t of targets) console.log(`- ${t.target}: **${verdict(t.ok)}** — ${t.figure}`)
   console.log(`\nbench runtime ${runtimeS.toFixed(1)} s`)
 

@@ -1,4 +1,4 @@
-// `npm run soak`: the soak test of the switchyard server (issue 7, item 5).
+// `npm run soak`: the soak test of the switchyard server.
 //
 // Starts the testkit's fault-injecting upstream (@switchyard-ts/testkit/FakeUpstream, in this
 // process: a judge instance and an answer instance, see ./soak/upstreams.ts) and the real server from
