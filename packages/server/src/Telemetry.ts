@@ -28,25 +28,25 @@ const ReaderLive = Layer.sync(PrometheusReader, () => new PrometheusExporter({ p
 
 /**
  * The telemetry layer with a given span processor (e.g. an in-memory exporter in tests) instead
- * of the one chosen from the environment.
+ * of the one chosen from the environment. Without any span processor nobody collects spans, so
+ * tracing is switched off (`Layer.setTracerEnabled(false)`): spans on the request path are no-ops
+ * that allocate no trace state, and a caller's `traceparent` reaches the upstream as it came (it is
+ * forwarded like any other caller header instead of being replaced by ours).
  */
 export const layerWith = (options: { readonly spanProcessor?: SpanProcessor }): Layer.Layer<PrometheusReader> =>
-  Layer.provideMerge(
-    NodeSdk.layer(
-      Effect.gen(function*() {
-        const metricReader = yield* PrometheusReader
-        const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("switchyard-server"))
-        const endpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT"))
-        // The OTLP exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself.
-        const fromEnv = Option.map(endpoint, () => new BatchSpanProcessor(new OTLPTraceExporter()))
-        return {
-          resource: { serviceName },
-          metricReader,
-          spanProcessor: options.spanProcessor ?? Option.getOrUndefined(fromEnv)
-        }
-      }).pipe(Effect.orDie)
-    ),
-    ReaderLive
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("switchyard-server"))
+      const endpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT"))
+      // The OTLP exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself.
+      const spanProcessor = options.spanProcessor ??
+        Option.getOrUndefined(Option.map(endpoint, () => new BatchSpanProcessor(new OTLPTraceExporter())))
+      const sdk = Layer.provideMerge(
+        NodeSdk.layer(Effect.map(PrometheusReader, (metricReader) => ({ resource: { serviceName }, metricReader, spanProcessor }))),
+        ReaderLive
+      )
+      return spanProcessor === undefined ? Layer.merge(sdk, Layer.setTracerEnabled(false)) : sdk
+    }).pipe(Effect.orDie)
   )
 
 /**

@@ -203,6 +203,22 @@ describe("trace context", () => {
     }))
 })
 
+describe("trace context without a span exporter", () => {
+  it.scopedLive("no exporter: tracing is off, and the caller's traceparent reaches the upstream unchanged", () =>
+    Effect.gen(function*() {
+      const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
+      const { client, upstream } = yield* withKey(startServer(toml(ids)))
+      const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+      const response = yield* client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.setHeader("traceparent", traceparent),
+        HttpClientRequest.bodyUnsafeJson({ model: "fast", messages: [{ role: "user", content: "fix it" }] })
+      )).pipe(Effect.withTracerEnabled(false))
+      assert.strictEqual(response.status, 200)
+      const sent = yield* upstream.awaitRequest(ids.weak)
+      assert.strictEqual(sent.headers["traceparent"], traceparent)
+    }))
+})
+
 describe("metrics", () => {
   it.scopedLive("exact deltas: a verdict-routed answer, a fail-open, an error-posture failure", () =>
     Effect.gen(function*() {

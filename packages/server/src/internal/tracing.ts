@@ -38,7 +38,8 @@ export const parentFromHeaders = <E, R>(
 
 /**
  * `client` sending the trace context (`traceparent`, `b3`) of the span a request is made in
- * (`libsy.client_call` for upstream calls), unless `HttpClient.currentTracerPropagation` is off:
+ * (`libsy.client_call` for upstream calls), unless `HttpClient.currentTracerPropagation` or tracing
+ * is off (no exporter: the caller's own `traceparent`, forwarded as a caller header, stays as it came):
  * what the platform's `http.client` span did, for fibers that run without it
  * ({@link withoutPlatformSpans}). Where that span is on, its own headers replace these.
  */
@@ -46,9 +47,13 @@ export const propagateTraceContext = (client: HttpClient.HttpClient): HttpClient
   client.pipe(
     HttpClient.mapRequestEffect((request) =>
       Effect.map(
-        Effect.zip(FiberRef.get(HttpClient.currentTracerPropagation), Effect.serviceOption(Tracer.ParentSpan)),
-        ([propagate, span]) =>
-          propagate && Option.isSome(span) && span.value._tag === "Span"
+        Effect.all([
+          FiberRef.get(HttpClient.currentTracerPropagation),
+          FiberRef.get(FiberRef.currentTracerEnabled),
+          Effect.serviceOption(Tracer.ParentSpan)
+        ]),
+        ([propagate, tracing, span]) =>
+          propagate && tracing && Option.isSome(span) && span.value._tag === "Span"
             ? HttpClientRequest.setHeaders(request, HttpTraceContext.toHeaders(span.value))
             : request
       )
