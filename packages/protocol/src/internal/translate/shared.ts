@@ -32,13 +32,22 @@ export const stringField = (o: object, key: string): string | undefined => {
  * Narrows a wire union by its `type`. Exact because every "other" member of our unions rejects
  * the known `type` values in its schema filter.
  */
-export const ofType = <B extends { readonly type: string }, T extends string>(
-  block: B,
+export const ofType = <B extends { readonly type?: string | undefined }, T extends string>(
+  value: B,
   type: T
-): block is Extract<B, { readonly type: T }> => block.type === type
+): value is Extract<B, { readonly type: T }> => value.type === type
 
-/** The fields of `body` not named in `mapped`, verbatim. */
-export const extraFields = (body: object, mapped: ReadonlyArray<string>): JsonObject => {
+/** The `type` of a wire value, `"unknown"` when it has none (for error messages). */
+export const typeOf = (value: unknown): string => {
+  const type = Predicate.isRecord(value) ? value["type"] : undefined
+  return Predicate.isString(type) ? type : "unknown"
+}
+
+/** A value that is neither `undefined` nor `null`. */
+export const present = <A>(value: A | null | undefined): value is A => value !== undefined && value !== null
+
+/** The fields of `body` not named in `mapped`, verbatim (a fresh object the caller may change). */
+export const extraFields = (body: object, mapped: ReadonlyArray<string>): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   const entries: ReadonlyArray<readonly [string, unknown]> = Object.entries(body)
   for (const [key, value] of entries) {
@@ -52,7 +61,7 @@ export const textBlocks = (content: string): ReadonlyArray<N.Text> => content ==
 
 const parseJson = Schema.decodeEither(Schema.parseJson())
 
-/** OpenAI tool-call arguments: `""` means no arguments; unparsable text gives `undefined`. */
+/** Tool-call arguments (Chat, Responses): `""` means no arguments; unparsable text gives `undefined`. */
 export const parseArguments = (args: string): unknown =>
   args.trim() === "" ? {} : Either.getOrUndefined(parseJson(args))
 
