@@ -76,9 +76,10 @@
  * This module is the entry point; the code lives in `internal/translate/` (not importable on its
  * own): `fromOpenAiRequest.ts`, `toOpenAiRequest.ts`, `fromAnthropicRequest.ts` and
  * `toAnthropicRequest.ts` (requests), `openAiResponse.ts` and `anthropicResponse.ts` (buffered
- * responses), `anthropicToOpenAiStream.ts` and `openAiToAnthropicStream.ts` (streams),
- * `chatMeta.ts` (ids, stop reasons, usage), `chatAssistant.ts` (thinking and assistant turns in the
- * Chat shape), `constants.ts` and `shared.ts` (helpers every translation uses).
+ * responses), `anthropicToOpenAiStream.ts` and `openAiToAnthropicStream.ts` (streams, with
+ * `chatChunks.ts`: Chat chunks and streamed tool calls), `chatMeta.ts` (ids, stop reasons, usage),
+ * `chatAssistant.ts` (thinking and assistant turns in the Chat shape), `constants.ts` and
+ * `shared.ts` (helpers every translation uses).
  */
 export {
   anthropicOnlyFields,

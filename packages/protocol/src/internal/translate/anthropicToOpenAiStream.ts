@@ -5,6 +5,7 @@
 import type * as Anthropic from "../../AnthropicMessages.js"
 import type * as OpenAi from "../../OpenAiChat.js"
 import { fromAnthropicUsage, openAiCompletionId, toFinishReason, toOpenAiUsage } from "./chatMeta.js"
+import { chatChunk, type ChunkDelta, toolDelta, usageChunk } from "./chatChunks.js"
 import { type JsonObject, ofType } from "./shared.js"
 
 /** Translates one Anthropic event stream into OpenAI chunks; see {@link anthropicToOpenAiStream}. */
@@ -12,8 +13,6 @@ export interface AnthropicToOpenAiStream {
   readonly push: (event: Anthropic.StreamEvent) => ReadonlyArray<OpenAi.ChatCompletionChunk>
   readonly end: () => ReadonlyArray<OpenAi.ChatCompletionChunk>
 }
-
-type ChunkDelta = OpenAi.ChatCompletionChunk["choices"][number]["delta"]
 
 type OpenBlock =
   | { readonly kind: "text" | "ignored" }
@@ -52,13 +51,8 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
   let usage: Anthropic.Usage = { input_tokens: 0, output_tokens: 0 }
   const blocks = new Map<number, OpenBlock>()
 
-  const chunk = (delta: ChunkDelta, finishReason: string | null = null): OpenAi.ChatCompletionChunk => ({
-    id,
-    object: "chat.completion.chunk",
-    created: 0,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }]
-  })
+  const chunk = (delta: ChunkDelta, finishReason: string | null = null): OpenAi.ChatCompletionChunk =>
+    chatChunk(id, model, delta, finishReason)
   const start = (): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
     if (started) return []
     started = true
@@ -68,14 +62,13 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
     finished = true
     return [
       chunk({}, toFinishReason(stopReason ?? "end_turn")),
-      { id, object: "chat.completion.chunk", created: 0, model, choices: [], usage: toOpenAiUsage(fromAnthropicUsage(usage)) }
+      usageChunk(id, model, toOpenAiUsage(fromAnthropicUsage(usage)))
     ]
   }
   const reasoningDelta = (text: string): ChunkDelta => ({ reasoning_content: text })
   const signatureDelta = (signature: string): ChunkDelta => ({
     thinking_blocks: [{ type: "thinking", thinking: "", signature }]
   })
-  const toolDelta = (fragment: typeof OpenAi.ToolCallDelta.Type): ChunkDelta => ({ tool_calls: [fragment] })
 
   const push = (event: Anthropic.StreamEvent): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
     if (finished) return []

@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import type * as N from "../../Neutral.js"
 import * as OpenAi from "../../OpenAiChat.js"
 import { reasoningSummarySeparator } from "./constants.js"
+import { parseArguments } from "./shared.js"
 
 /** A neutral thinking block; an absent, `null` or empty signature is no signature. */
 export const neutralThinking = (text: string, signature: string | null | undefined): N.Thinking => ({
@@ -26,6 +27,15 @@ export const isOpenAiThinkingText = Schema.is(OpenAi.ThinkingTextBlock)
 export const isOpenAiRedactedThinking = Schema.is(OpenAi.RedactedThinkingBlock)
 
 const isOpenAiToolCall = Schema.is(OpenAi.ToolCall)
+
+/** A function tool call as a neutral ToolUse: `arguments` as sent, `input` parsed from them. */
+export const openAiToolUse = (call: typeof OpenAi.FunctionToolCall.Type): N.ToolUse => ({
+  _tag: "ToolUse",
+  id: call.id,
+  name: call.function.name,
+  input: parseArguments(call.function.arguments),
+  arguments: call.function.arguments
+})
 
 /**
  * Neutral thinking of an OpenAI assistant message or delta: its `thinking_blocks` when they hold

@@ -6,6 +6,7 @@
 import type * as Anthropic from "../../AnthropicMessages.js"
 import type * as N from "../../Neutral.js"
 import type * as OpenAi from "../../OpenAiChat.js"
+import { present } from "./shared.js"
 
 /** `msg_…` ids stay; any other id gets the `msg_` prefix. */
 export const anthropicMessageId = (id: string): string => id.startsWith("msg_") ? id : `msg_${id}`
@@ -73,8 +74,6 @@ export const fromFinishReason = (reason: string | null | undefined): N.StopReaso
   }
 }
 
-const presentNumber = (value: number | null | undefined): value is number => value !== undefined && value !== null
-
 /** Neutral usage of OpenAI usage (`prompt_tokens` already counts cached tokens). */
 export const fromOpenAiUsage = (usage: OpenAi.Usage | null | undefined): N.NeutralUsage => {
   if (usage === undefined || usage === null) return { inputTokens: 0, outputTokens: 0 }
@@ -84,9 +83,9 @@ export const fromOpenAiUsage = (usage: OpenAi.Usage | null | undefined): N.Neutr
   return {
     inputTokens: usage.prompt_tokens,
     outputTokens: usage.completion_tokens,
-    ...(presentNumber(cached) ? { cacheReadTokens: cached } : {}),
-    ...(presentNumber(creation) ? { cacheCreationTokens: creation } : {}),
-    ...(presentNumber(reasoning) ? { reasoningTokens: reasoning } : {})
+    ...(present(cached) ? { cacheReadTokens: cached } : {}),
+    ...(present(creation) ? { cacheCreationTokens: creation } : {}),
+    ...(present(reasoning) ? { reasoningTokens: reasoning } : {})
   }
 }
 
@@ -123,8 +122,8 @@ export const fromAnthropicUsage = (usage: {
   return {
     inputTokens: (usage.input_tokens ?? 0) + (read ?? 0) + (creation ?? 0),
     outputTokens: usage.output_tokens,
-    ...(presentNumber(read) ? { cacheReadTokens: read } : {}),
-    ...(presentNumber(creation) ? { cacheCreationTokens: creation } : {})
+    ...(present(read) ? { cacheReadTokens: read } : {}),
+    ...(present(creation) ? { cacheCreationTokens: creation } : {})
   }
 }
 

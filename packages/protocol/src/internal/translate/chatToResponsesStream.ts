@@ -7,6 +7,7 @@ import * as Predicate from "effect/Predicate"
 import type * as OpenAi from "../../OpenAiChat.js"
 import type * as R from "../../OpenAiResponses.js"
 import * as Translate from "../../Translate.js"
+import { type PendingToolCall, pushToolCallFragment, startUnstartedToolCalls } from "./chatChunks.js"
 import { messageOutput, syntheticReasoningPrefix, thinkingReasoning } from "./responsesItems.js"
 import { responseId, responseStatus, toResponsesUsage } from "./responsesMeta.js"
 import { customInput, emptyToolMap, type ToolMap } from "./responsesToolNames.js"
@@ -31,13 +32,6 @@ type OpenItem =
     readonly item: R.FunctionCallItem | R.CustomToolCallItem
     args: string
   }
-
-interface PendingCall {
-  id: string | undefined
-  name: string | undefined
-  pending: string
-  started: boolean
-}
 
 /**
  * The terminal events of a Responses stream that failed after its headers (anchor §6.4): an
@@ -110,7 +104,7 @@ export const chatToResponsesStream = (options: {
   let usage: OpenAi.Usage | undefined
   let open: OpenItem | undefined
   const output: Array<R.OutputItem> = []
-  const calls = new Map<number, PendingCall>()
+  const calls = new Map<number, PendingToolCall>()
 
   const emit = (out: Array<R.StreamEvent>, event: R.StreamEvent) => {
     out.push({ ...event, sequence_number: sequence++ })
@@ -212,7 +206,7 @@ export const chatToResponsesStream = (options: {
     }
     if (signed && open?.kind === "reasoning") close(out)
   }
-  const startCall = (out: Array<R.StreamEvent>, key: number, state: PendingCall) => {
+  const startCall = (out: Array<R.StreamEvent>, key: number, state: PendingToolCall) => {
     close(out)
     state.started = true
     const index = output.length
@@ -244,12 +238,10 @@ export const chatToResponsesStream = (options: {
   }
   const complete = (out: Array<R.StreamEvent>) => {
     close(out)
-    for (const [key, state] of [...calls.entries()].sort(([a], [b]) => a - b)) {
-      if (!state.started) {
-        startCall(out, key, state)
-        close(out)
-      }
-    }
+    startUnstartedToolCalls(calls, (key, state) => {
+      startCall(out, key, state)
+      close(out)
+    })
     const { reason, status } = responseStatus(Translate.fromFinishReason(finishReason))
     const final = response(status, {
       usage: toResponsesUsage(Translate.fromOpenAiUsage(usage)),
@@ -294,16 +286,12 @@ export const chatToResponsesStream = (options: {
         }
       }
       for (const fragment of delta.tool_calls ?? []) {
-        const key = fragment.index
-        const state = calls.get(key) ?? { id: undefined, name: undefined, pending: "", started: false }
-        calls.set(key, state)
-        if (fragment.id !== undefined && state.id === undefined) state.id = fragment.id
-        if (fragment.function?.name !== undefined && state.name === undefined) state.name = fragment.function.name
-        const args = fragment.function?.arguments ?? ""
-        if (!state.started) {
-          state.pending += args
-          if (state.name !== undefined) startCall(out, key, state)
-        } else if (open?.kind === "call" && open.key === key) callArgs(out, args)
+        pushToolCallFragment(calls, fragment, {
+          start: (key, state) => startCall(out, key, state),
+          append: (key, args) => {
+            if (open?.kind === "call" && open.key === key) callArgs(out, args)
+          }
+        })
       }
       if (present(choice.finish_reason)) {
         finishReason = choice.finish_reason

@@ -1,7 +1,8 @@
 /**
  * The named constants of the Chat ⇄ Messages rules ({@link module:Translate}): field lists dropped
  * per direction, the default output limit, separators, the user id limit and the texts that stand
- * in for what Chat cannot carry. {@link module:TranslateResponses} reads several of them too.
+ * in for what Chat cannot carry, and the user-id cut built on that limit ({@link openAiUser}).
+ * {@link module:TranslateResponses} reads several of them too.
  */
 
 /** `max_tokens` sent to an Anthropic upstream when the request names no output limit. */
@@ -63,6 +64,13 @@ export const billingHeaderPrefix = "x-anthropic-billing-header:"
  * providers cap end-user ids at 64 characters and reject longer ones; the anchor has no rule.
  */
 export const maxOpenAiUserLength = 64
+
+/**
+ * `{user}` when `user` has at most {@link maxOpenAiUserLength} characters (code points), else
+ * nothing: the `user` field of a request to an OpenAI-compatible upstream (Chat or Responses).
+ */
+export const openAiUser = (user: string | undefined): { readonly user?: string } =>
+  user !== undefined && Array.from(user).length <= maxOpenAiUserLength ? { user } : {}
 
 /** What `toOpenAiRequest` puts between the texts of one system message (a blank line). */
 export const systemTextSeparator = "\n\n"

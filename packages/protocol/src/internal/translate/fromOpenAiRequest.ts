@@ -7,14 +7,13 @@ import * as Predicate from "effect/Predicate"
 import type { TranslationError } from "../../Errors.js"
 import type * as N from "../../Neutral.js"
 import type * as OpenAi from "../../OpenAiChat.js"
-import { openAiThinking } from "./chatAssistant.js"
+import { openAiThinking, openAiToolUse } from "./chatAssistant.js"
 import {
   emptyObjectSchema,
   extraFields,
   fail,
   isToolResultMessage,
   ofType,
-  parseArguments,
   parseDataUrl,
   stringField,
   textBlocks
@@ -68,17 +67,8 @@ const openAiAssistantBlocks = (
     blocks.push({ _tag: "Text", text: message.refusal })
   }
   for (const call of message.tool_calls ?? []) {
-    if (call.type === "function") {
-      blocks.push({
-        _tag: "ToolUse",
-        id: call.id,
-        name: call.function.name,
-        input: parseArguments(call.function.arguments),
-        arguments: call.function.arguments
-      })
-    } else {
-      blocks.push({ _tag: "Opaque", format: "openai_chat", value: call })
-    }
+    if (call.type === "function") blocks.push(openAiToolUse(call))
+    else blocks.push({ _tag: "Opaque", format: "openai_chat", value: call })
   }
   return Either.right(blocks)
 }

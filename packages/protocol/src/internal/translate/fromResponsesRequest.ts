@@ -9,10 +9,10 @@ import type { TranslationError } from "../../Errors.js"
 import { clip } from "../../Excerpt.js"
 import type * as N from "../../Neutral.js"
 import * as R from "../../OpenAiResponses.js"
-import { contentBlocks, isMessageItem, itemIdOf } from "./responsesItems.js"
+import { callBlock, contentBlocks, isMessageItem, reasoningBlock } from "./responsesItems.js"
 import type { portable } from "./responsesPortable.js"
-import { customToolParameters, customToolUse, flatToolName, namespacedOf } from "./responsesToolNames.js"
-import { emptyObjectSchema, fail, isToolResultMessage, ofType, parseArguments, present } from "./shared.js"
+import { customToolParameters, flatToolName } from "./responsesToolNames.js"
+import { emptyObjectSchema, fail, isToolResultMessage, ofType, present } from "./shared.js"
 import type { toResponsesRequest } from "./toResponsesRequest.js"
 
 const isFunctionTool = Schema.is(R.FunctionTool)
@@ -173,26 +173,9 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
             for (const block of contentBlocks(item.content)) toAssistant(block)
             break
         }
-      } else if (ofType(item, "function_call")) {
-        toAssistant({
-          _tag: "ToolUse",
-          id: item.call_id,
-          input: parseArguments(item.arguments),
-          arguments: item.arguments,
-          ...namespacedOf(item.namespace, item.name),
-          ...itemIdOf(item.id)
-        })
-      } else if (ofType(item, "custom_tool_call")) {
-        const { name, ...namespaced } = namespacedOf(item.namespace, item.name)
-        toAssistant(customToolUse(item.call_id, name, item.input, { ...namespaced, ...itemIdOf(item.id) }))
-      } else if (ofType(item, "reasoning")) {
-        toAssistant({
-          _tag: "Reasoning",
-          summary: item.summary.map((part) => part.text),
-          ...(item.id !== undefined ? { id: item.id } : {}),
-          ...(present(item.encrypted_content) ? { encryptedContent: item.encrypted_content } : {})
-        })
-      } else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
+      } else if (ofType(item, "function_call") || ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
+      else if (ofType(item, "reasoning")) toAssistant(reasoningBlock(item))
+      else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
         toResults({
           _tag: "ToolResult",
           toolUseId: item.call_id,

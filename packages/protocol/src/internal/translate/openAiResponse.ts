@@ -4,9 +4,9 @@
  */
 import type * as N from "../../Neutral.js"
 import type * as OpenAi from "../../OpenAiChat.js"
-import { assistantParts, openAiThinking, toOpenAiThinking } from "./chatAssistant.js"
+import { assistantParts, openAiThinking, openAiToolUse, toOpenAiThinking } from "./chatAssistant.js"
 import { fromFinishReason, fromOpenAiUsage, openAiCompletionId, toFinishReason, toOpenAiUsage } from "./chatMeta.js"
-import { parseArguments, textBlocks } from "./shared.js"
+import { textBlocks } from "./shared.js"
 
 /**
  * A chat completion in neutral form, from its choice 0: `thinking_blocks` (else
@@ -22,15 +22,7 @@ export const fromOpenAiResponse = (c: OpenAi.ChatCompletion): N.NeutralResponse 
     if (message.content !== undefined && message.content !== null) content.push(...textBlocks(message.content))
     if (message.refusal !== undefined && message.refusal !== null) content.push(...textBlocks(message.refusal))
     for (const call of message.tool_calls ?? []) {
-      if (call.type === "function") {
-        content.push({
-          _tag: "ToolUse",
-          id: call.id,
-          name: call.function.name,
-          input: parseArguments(call.function.arguments),
-          arguments: call.function.arguments
-        })
-      }
+      if (call.type === "function") content.push(openAiToolUse(call))
     }
   }
   return {

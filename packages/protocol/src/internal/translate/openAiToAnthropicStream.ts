@@ -5,19 +5,13 @@
 import type * as Anthropic from "../../AnthropicMessages.js"
 import type * as OpenAi from "../../OpenAiChat.js"
 import { isOpenAiRedactedThinking, isOpenAiThinkingText } from "./chatAssistant.js"
+import { type PendingToolCall, pushToolCallFragment, startUnstartedToolCalls } from "./chatChunks.js"
 import { anthropicMessageId, fromFinishReason, fromOpenAiUsage, toAnthropicUsage } from "./chatMeta.js"
 
 /** Translates one OpenAI chunk stream into Anthropic events; see {@link openAiToAnthropicStream}. */
 export interface OpenAiToAnthropicStream {
   readonly push: (chunk: OpenAi.ChatCompletionChunk) => ReadonlyArray<Anthropic.StreamEvent>
   readonly end: () => ReadonlyArray<Anthropic.StreamEvent>
-}
-
-interface ToolState {
-  id: string | undefined
-  name: string | undefined
-  pending: string
-  started: boolean
 }
 
 /**
@@ -54,7 +48,7 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
     | undefined
   let finishReason: string | null = null
   let usage: OpenAi.Usage | undefined
-  const tools = new Map<number, ToolState>()
+  const tools = new Map<number, PendingToolCall>()
 
   const startMessage = (out: Array<Anthropic.StreamEvent>) => {
     if (started) return
@@ -90,7 +84,7 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
     out.push({ type: "content_block_start", index, content_block: contentBlock })
     return index
   }
-  const startTool = (out: Array<Anthropic.StreamEvent>, key: number, state: ToolState) => {
+  const startTool = (out: Array<Anthropic.StreamEvent>, key: number, state: PendingToolCall) => {
     closeOpen(out)
     const index = nextIndex++
     open = { kind: "tool", index, toolKey: key, signed: false }
@@ -107,12 +101,10 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
   }
   /** Opens the tool calls that never got a name, so their id and arguments are not lost. */
   const flushTools = (out: Array<Anthropic.StreamEvent>) => {
-    for (const [key, state] of [...tools.entries()].sort(([a], [b]) => a - b)) {
-      if (!state.started) {
-        startTool(out, key, state)
-        closeOpen(out)
-      }
-    }
+    startUnstartedToolCalls(tools, (key, state) => {
+      startTool(out, key, state)
+      closeOpen(out)
+    })
   }
   /** Thinking text, then its signature, on the open unsigned thinking block (opened when needed). */
   const thinking = (out: Array<Anthropic.StreamEvent>, text: string, signature: string | null | undefined) => {
@@ -170,18 +162,14 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
         }
       }
       for (const fragment of delta.tool_calls ?? []) {
-        const key = fragment.index
-        const state = tools.get(key) ?? { id: undefined, name: undefined, pending: "", started: false }
-        tools.set(key, state)
-        if (fragment.id !== undefined && state.id === undefined) state.id = fragment.id
-        if (fragment.function?.name !== undefined && state.name === undefined) state.name = fragment.function.name
-        const args = fragment.function?.arguments ?? ""
-        if (!state.started) {
-          state.pending += args
-          if (state.name !== undefined) startTool(out, key, state)
-        } else if (open !== undefined && open.kind === "tool" && open.toolKey === key && args !== "") {
-          out.push({ type: "content_block_delta", index: open.index, delta: { type: "input_json_delta", partial_json: args } })
-        }
+        pushToolCallFragment(tools, fragment, {
+          start: (key, state) => startTool(out, key, state),
+          append: (key, args) => {
+            if (open !== undefined && open.kind === "tool" && open.toolKey === key && args !== "") {
+              out.push({ type: "content_block_delta", index: open.index, delta: { type: "input_json_delta", partial_json: args } })
+            }
+          }
+        })
       }
       if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
         finishReason = choice.finish_reason

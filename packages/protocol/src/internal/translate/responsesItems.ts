@@ -7,8 +7,8 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as N from "../../Neutral.js"
 import * as R from "../../OpenAiResponses.js"
-import { customInput, type ToolMap } from "./responsesToolNames.js"
-import { ofType, parseDataUrl, present, textBlocks } from "./shared.js"
+import { customInput, customToolUse, namespacedOf, type ToolMap } from "./responsesToolNames.js"
+import { ofType, parseArguments, parseDataUrl, present, textBlocks } from "./shared.js"
 
 /** A Responses message item (its `type` may be absent). */
 export const isMessageItem = Schema.is(R.MessageItem)
@@ -35,7 +35,34 @@ export const contentBlocks = (content: string | ReadonlyArray<R.ContentPart>): R
   Predicate.isString(content) ? textBlocks(content) : content.map(partBlock)
 
 /** `{itemId}` when the item has an id. */
-export const itemIdOf = (id: string | null | undefined): { readonly itemId?: string } => present(id) ? { itemId: id } : {}
+const itemIdOf = (id: string | null | undefined): { readonly itemId?: string } => present(id) ? { itemId: id } : {}
+
+/**
+ * A `function_call` or `custom_tool_call` item (input or output) as a neutral ToolUse: flattened
+ * name and namespace origin, item id, custom input as `{"input": <text>}`.
+ */
+export const callBlock = (item: R.FunctionCallItem | R.CustomToolCallItem): N.ToolUse => {
+  if (ofType(item, "function_call")) {
+    return {
+      _tag: "ToolUse",
+      id: item.call_id,
+      input: parseArguments(item.arguments),
+      arguments: item.arguments,
+      ...namespacedOf(item.namespace, item.name),
+      ...itemIdOf(item.id)
+    }
+  }
+  const { name, ...namespaced } = namespacedOf(item.namespace, item.name)
+  return customToolUse(item.call_id, name, item.input, { ...namespaced, ...itemIdOf(item.id) })
+}
+
+/** A reasoning item (input or output) as a neutral Reasoning block: summary texts, id, encrypted content. */
+export const reasoningBlock = (item: R.ReasoningItem): N.Reasoning => ({
+  _tag: "Reasoning",
+  summary: item.summary.map((part) => part.text),
+  ...(item.id !== undefined ? { id: item.id } : {}),
+  ...(present(item.encrypted_content) ? { encryptedContent: item.encrypted_content } : {})
+})
 
 /** A neutral tool use as a `function_call` or `custom_tool_call` item, its namespace restored from the block or `tools`. */
 export const callItem = (block: N.ToolUse, tools: ToolMap): R.FunctionCallItem | R.CustomToolCallItem => {

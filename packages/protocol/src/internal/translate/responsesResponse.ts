@@ -6,44 +6,25 @@ import type * as N from "../../Neutral.js"
 import type * as R from "../../OpenAiResponses.js"
 import { fromResponsesUsage, responseId, responseStatus, stopReasonOf, toResponsesUsage } from "./responsesMeta.js"
 import {
+  callBlock,
   callItem,
   contentBlocks,
   isMessageItem,
-  itemIdOf,
   messageOutput,
+  reasoningBlock,
   reasoningItem,
   syntheticReasoningPrefix,
   thinkingReasoning
 } from "./responsesItems.js"
-import { customToolUse, emptyToolMap, namespacedOf, type ToolMap, type toolMap } from "./responsesToolNames.js"
-import { ofType, parseArguments, present } from "./shared.js"
+import { emptyToolMap, type ToolMap, type toolMap } from "./responsesToolNames.js"
+import { ofType } from "./shared.js"
 
 const outputBlocks = (item: R.OutputItem): ReadonlyArray<N.ResponseBlock> => {
   if (isMessageItem(item)) {
     return contentBlocks(item.content).flatMap((block) => block._tag === "Text" ? [block] : [])
   }
-  if (ofType(item, "function_call")) {
-    return [{
-      _tag: "ToolUse",
-      id: item.call_id,
-      input: parseArguments(item.arguments),
-      arguments: item.arguments,
-      ...namespacedOf(item.namespace, item.name),
-      ...itemIdOf(item.id)
-    }]
-  }
-  if (ofType(item, "custom_tool_call")) {
-    const { name, ...namespaced } = namespacedOf(item.namespace, item.name)
-    return [customToolUse(item.call_id, name, item.input, { ...namespaced, ...itemIdOf(item.id) })]
-  }
-  if (ofType(item, "reasoning")) {
-    return [{
-      _tag: "Reasoning",
-      summary: item.summary.map((part) => part.text),
-      ...(item.id !== undefined ? { id: item.id } : {}),
-      ...(present(item.encrypted_content) ? { encryptedContent: item.encrypted_content } : {})
-    }]
-  }
+  if (ofType(item, "function_call") || ofType(item, "custom_tool_call")) return [callBlock(item)]
+  if (ofType(item, "reasoning")) return [reasoningBlock(item)]
   return []
 }
 

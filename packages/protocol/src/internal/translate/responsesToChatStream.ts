@@ -7,6 +7,7 @@ import type * as N from "../../Neutral.js"
 import type * as OpenAi from "../../OpenAiChat.js"
 import type * as R from "../../OpenAiResponses.js"
 import * as Translate from "../../Translate.js"
+import { chatChunk, type ChunkDelta, toolDelta, usageChunk } from "./chatChunks.js"
 import { fromResponsesUsage, stopReasonOf } from "./responsesMeta.js"
 import { flatToolName } from "./responsesToolNames.js"
 import { ofType } from "./shared.js"
@@ -16,8 +17,6 @@ export interface ResponsesToChatStream {
   readonly push: (event: R.StreamEvent) => ReadonlyArray<OpenAi.ChatCompletionChunk>
   readonly end: () => ReadonlyArray<OpenAi.ChatCompletionChunk>
 }
-
-type ChunkDelta = OpenAi.ChatCompletionChunk["choices"][number]["delta"]
 
 interface StreamCall {
   readonly toolIndex: number
@@ -59,13 +58,8 @@ export const responsesToChatStream = (): ResponsesToChatStream => {
   const items = new Map<string, StreamCall>()
   const summaries = new Set<string>()
 
-  const chunk = (delta: ChunkDelta, finishReason: string | null = null): OpenAi.ChatCompletionChunk => ({
-    id,
-    object: "chat.completion.chunk",
-    created: 0,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }]
-  })
+  const chunk = (delta: ChunkDelta, finishReason: string | null = null): OpenAi.ChatCompletionChunk =>
+    chatChunk(id, model, delta, finishReason)
   const start = (out: Array<OpenAi.ChatCompletionChunk>) => {
     if (started) return
     started = true
@@ -75,10 +69,9 @@ export const responsesToChatStream = (): ResponsesToChatStream => {
     finished = true
     return [
       chunk({}, reason),
-      { id, object: "chat.completion.chunk", created: 0, model, choices: [], usage: Translate.toOpenAiUsage(usage) }
+      usageChunk(id, model, Translate.toOpenAiUsage(usage))
     ]
   }
-  const toolDelta = (fragment: typeof OpenAi.ToolCallDelta.Type): ChunkDelta => ({ tool_calls: [fragment] })
 
   const push = (event: R.StreamEvent): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
     if (finished) return []

@@ -80,6 +80,17 @@ export const parseDataUrl = (url: string): N.ImageSource | undefined => {
 export const imageUrl = (source: N.ImageSource): string =>
   source.kind === "url" ? source.url : `data:${source.mediaType};base64,${source.data}`
 
+/**
+ * Fails when the request asks for several choices (Chat's `n` > 1, kept in `extra`), which an
+ * upstream of `target` cannot give.
+ */
+export const singleChoice = (n: N.NeutralRequest, target: N.WireFormat): Either.Either<void, TranslationError> => {
+  const choices = n.extra["n"]
+  return Predicate.isNumber(choices) && choices > 1
+    ? fail(`n > 1 (several choices) cannot be sent to an ${target} upstream`)
+    : Either.void
+}
+
 /** A user message made only of tool results (and at least one). */
 export const isToolResultMessage = (message: N.ConversationEntry | undefined): message is N.NeutralMessage =>
   message !== undefined && message.role === "user" && message.blocks.length > 0 &&

@@ -12,7 +12,7 @@ import { clip } from "../../Excerpt.js"
 import type * as N from "../../Neutral.js"
 import { isSigned } from "./chatAssistant.js"
 import { defaultAnthropicMaxTokens, openAiOnlyFields } from "./constants.js"
-import { extraFields, fail, field, type JsonObject, ofType } from "./shared.js"
+import { extraFields, fail, field, type JsonObject, ofType, singleChoice } from "./shared.js"
 
 const isAnthropicContentBlock = Schema.is(Anthropic.ContentBlock)
 const isAnthropicToolResultContent = Schema.is(Anthropic.ToolResultContent)
@@ -181,10 +181,7 @@ export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
  */
 export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic.MessagesRequest, TranslationError> =>
   Either.gen(function*() {
-    const choices = n.extra["n"]
-    if (Predicate.isNumber(choices) && choices > 1) {
-      return yield* fail("n > 1 (several choices) cannot be sent to an anthropic_messages upstream")
-    }
+    yield* singleChoice(n, "anthropic_messages")
     const messages: Array<Anthropic.Message> = []
     const moved: Array<N.Text> = []
     for (const message of n.messages) {

@@ -11,7 +11,8 @@ import { assistantParts, toOpenAiThinking } from "./chatAssistant.js"
 import {
   anthropicOnlyFields,
   billingHeaderPrefix,
-  maxOpenAiUserLength,
+  type maxOpenAiUserLength,
+  openAiUser,
   systemTextSeparator,
   toolReferenceText
 } from "./constants.js"
@@ -180,6 +181,6 @@ export const toOpenAiRequest = (n: N.NeutralRequest): OpenAi.ChatCompletionReque
     ...(n.topP !== undefined ? { top_p: n.topP } : {}),
     ...(n.stop.length > 0 ? { stop: n.stop } : {}),
     ...(n.stream ? { stream: true } : {}),
-    ...(n.user !== undefined && Array.from(n.user).length <= maxOpenAiUserLength ? { user: n.user } : {})
+    ...openAiUser(n.user)
   }
 }

@@ -14,7 +14,8 @@ import * as R from "../../OpenAiResponses.js"
 import * as Translate from "../../Translate.js"
 import { callItem, reasoningItem, syntheticReasoningPrefix } from "./responsesItems.js"
 import { type ToolMap, toolMap } from "./responsesToolNames.js"
-import { extraFields, fail, imageUrl, typeOf } from "./shared.js"
+import { openAiUser } from "./constants.js"
+import { extraFields, fail, imageUrl, singleChoice, typeOf } from "./shared.js"
 
 const isNamespaceTool = Schema.is(R.NamespaceTool)
 const isHostedTool = Schema.is(R.HostedTool)
@@ -285,10 +286,7 @@ const instructionItems = (n: N.NeutralRequest): { readonly field?: string; reado
  */
 export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.ResponsesRequest, TranslationError> =>
   Either.gen(function*() {
-    const choices = n.extra["n"]
-    if (Predicate.isNumber(choices) && choices > 1) {
-      return yield* fail("n > 1 (several choices) cannot be sent to an openai_responses upstream")
-    }
+    yield* singleChoice(n, "openai_responses")
     const tools = toolMap(n)
     const { field, items } = instructionItems(n)
     const input: Array<R.InputItem> = [...items]
@@ -350,7 +348,7 @@ export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.Respons
       ...(n.temperature !== undefined ? { temperature: n.temperature } : {}),
       ...(n.topP !== undefined ? { top_p: n.topP } : {}),
       ...(n.stream ? { stream: true } : {}),
-      ...(n.user !== undefined && Array.from(n.user).length <= Translate.maxOpenAiUserLength ? { user: n.user } : {})
+      ...openAiUser(n.user)
     }
     return request
   })
