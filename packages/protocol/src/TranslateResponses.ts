@@ -72,9 +72,9 @@
  * This module is the entry point; the code lives in `internal/translate/` (not importable on its
  * own): `fromResponsesRequest.ts`, `toResponsesRequest.ts` and `responsesPortable.ts` (requests),
  * `responsesResponse.ts` (buffered responses), `chatToResponsesStream.ts` and
- * `responsesToChatStream.ts` (streams, with `chatChunks.ts`), `responsesToolNames.ts` (tool-name flattening and custom
- * tools), `responsesItems.ts` (items ⇄ blocks), `responsesMeta.ts` (usage, ids, statuses) and
- * `shared.ts` (helpers every translation uses).
+ * `responsesToChatStream.ts` (streams, with `chatChunks.ts`), `responsesToolNames.ts` (tool-name
+ * flattening and custom tools), `responsesItems.ts` (items ⇄ blocks), `responsesMeta.ts` (usage,
+ * ids, statuses) and `shared.ts` (helpers every translation uses).
  */
 export {
   customToolParameters,
