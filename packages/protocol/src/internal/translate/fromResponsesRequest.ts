@@ -1,0 +1,232 @@
+/**
+ * Responses request → neutral ({@link fromResponsesRequest}) and the Responses-only fields kept for
+ * a Responses upstream; the rules are in the module notes of {@link module:TranslateResponses}.
+ */
+import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import type { TranslationError } from "../../Errors.js"
+import { clip } from "../../Excerpt.js"
+import type * as N from "../../Neutral.js"
+import * as R from "../../OpenAiResponses.js"
+import { callBlock, contentBlocks, isMessageItem, reasoningBlock } from "./responsesItems.js"
+import type { portable } from "./responsesPortable.js"
+import { customToolParameters, flatToolName } from "./responsesToolNames.js"
+import { emptyObjectSchema, fail, isToolResultMessage, ofType, present } from "./shared.js"
+import type { toResponsesRequest } from "./toResponsesRequest.js"
+
+const isFunctionTool = Schema.is(R.FunctionTool)
+const isCustomTool = Schema.is(R.CustomTool)
+const isNamespaceTool = Schema.is(R.NamespaceTool)
+
+/**
+ * Top-level Responses fields only a Responses upstream understands: kept in `responses.fields`
+ * (never forwarded to Chat or Messages), written back by {@link toResponsesRequest}.
+ */
+export const responsesOnlyFields: ReadonlyArray<string> = [
+  "include",
+  "client_metadata",
+  "previous_response_id",
+  "conversation",
+  "prompt",
+  "background",
+  "truncation",
+  "max_tool_calls",
+  "top_logprobs",
+  "context_management",
+  "prompt_cache_options",
+  "moderation"
+]
+
+const mappedFields: ReadonlyArray<string> = [
+  "model",
+  "input",
+  "instructions",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "text",
+  "max_output_tokens",
+  "reasoning",
+  "temperature",
+  "top_p",
+  "stream",
+  "user"
+]
+
+const systemTexts = (item: R.MessageItem): Either.Either<ReadonlyArray<N.Text>, TranslationError> => {
+  const blocks = contentBlocks(item.content)
+  const texts: Array<N.Text> = []
+  for (const block of blocks) {
+    if (block._tag !== "Text") return fail(`a ${item.role} message with a non-text part cannot be translated`)
+    texts.push(block)
+  }
+  return Either.right(texts)
+}
+
+const toolChoiceOf = (choice: R.ToolChoice): N.NeutralToolChoice => {
+  if (choice === "auto") return { _tag: "Auto" }
+  if (choice === "required") return { _tag: "Required" }
+  if (choice === "none") return { _tag: "None" }
+  if (ofType(choice, "function") || ofType(choice, "custom")) return { _tag: "Tool", name: choice.name }
+  return { _tag: "Opaque", format: "openai_responses", value: choice }
+}
+
+const neutralFunctionTool = (tool: R.FunctionTool, name: string): N.NeutralTool => ({
+  name,
+  parameters: tool.parameters ?? emptyObjectSchema,
+  ...(present(tool.description) ? { description: tool.description } : {}),
+  ...(present(tool.strict) ? { strict: tool.strict } : {})
+})
+
+const neutralCustomTool = (tool: R.CustomTool, name: string): N.NeutralTool => ({
+  name,
+  parameters: customToolParameters,
+  custom: tool.format !== undefined ? { format: tool.format } : {},
+  ...(tool.description !== undefined ? { description: tool.description } : {})
+})
+
+const neutralTools = (
+  tools: ReadonlyArray<R.Tool>
+): Either.Either<{ readonly tools: ReadonlyArray<N.NeutralTool>; readonly opaque: ReadonlyArray<N.OpaqueTool> }, TranslationError> => {
+  const out: Array<N.NeutralTool> = []
+  const opaque: Array<N.OpaqueTool> = []
+  for (const tool of tools) {
+    if (isFunctionTool(tool)) out.push(neutralFunctionTool(tool, tool.name))
+    else if (isCustomTool(tool)) out.push(neutralCustomTool(tool, tool.name))
+    else if (isNamespaceTool(tool)) {
+      for (const child of tool.tools) {
+        const namespaced = {
+          namespace: tool.name,
+          name: child.name,
+          ...(tool.description !== undefined ? { namespaceDescription: tool.description } : {})
+        }
+        const flat = flatToolName(tool.name, child.name)
+        const base = isCustomTool(child) ? neutralCustomTool(child, flat) : neutralFunctionTool(child, flat)
+        out.push({ ...base, namespaced })
+      }
+    } else opaque.push({ format: "openai_responses", value: tool })
+  }
+  const seen = new Set<string>()
+  for (const tool of out) {
+    if (seen.has(tool.name)) return fail(`two tools are named ${clip(tool.name)} once namespaces are flattened`)
+    seen.add(tool.name)
+  }
+  return Either.right({ tools: out, opaque })
+}
+
+const responseFormatOf = (format: R.TextFormat): N.NeutralResponseFormat =>
+  ofType(format, "json_schema")
+    ? {
+      type: "json_schema",
+      name: format.name,
+      schema: format.schema,
+      ...(format.description !== undefined ? { description: format.description } : {}),
+      ...(present(format.strict) ? { strict: format.strict } : {})
+    }
+    : { type: format.type }
+
+/**
+ * A Responses request in neutral form (rules in the module notes). Fails with a
+ * {@link TranslationError} when a system / developer message holds a non-text part, or when two
+ * tools have the same name once namespaces are flattened. Never fails for what only some targets
+ * cannot take (`previous_response_id`, hosted tools…): {@link portable} decides that per target.
+ */
+export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.NeutralRequest, TranslationError> =>
+  Either.gen(function*() {
+    const items: ReadonlyArray<R.InputItem> = req.input === undefined
+      ? []
+      : Predicate.isString(req.input)
+      ? [{ role: "user", content: req.input }]
+      : req.input
+    const instructions: Array<N.Text> = []
+    const field = present(req.instructions) && req.instructions !== ""
+    if (field && present(req.instructions)) instructions.push({ _tag: "Text", text: req.instructions })
+    const layoutItems: Array<{ readonly role: "system" | "developer"; readonly texts: number }> = []
+    const messages: Array<N.ConversationEntry> = []
+    const toAssistant = (block: N.Block) => {
+      const last = messages[messages.length - 1]
+      if (last !== undefined && last.role === "assistant") messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
+      else messages.push({ role: "assistant", blocks: [block] })
+    }
+    const toResults = (result: N.ToolResult) => {
+      const last = messages[messages.length - 1]
+      if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
+      else messages.push({ role: "user", blocks: [result] })
+    }
+    for (const item of items) {
+      if (isMessageItem(item)) {
+        switch (item.role) {
+          case "system":
+          case "developer": {
+            const texts = yield* systemTexts(item)
+            if (messages.length === 0) {
+              instructions.push(...texts)
+              layoutItems.push({ role: item.role, texts: texts.length })
+            } else messages.push({ role: "system", blocks: texts })
+            break
+          }
+          case "user":
+            messages.push({ role: "user", blocks: contentBlocks(item.content) })
+            break
+          case "assistant":
+            for (const block of contentBlocks(item.content)) toAssistant(block)
+            break
+        }
+      } else if (ofType(item, "function_call") || ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
+      else if (ofType(item, "reasoning")) toAssistant(reasoningBlock(item))
+      else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
+        toResults({
+          _tag: "ToolResult",
+          toolUseId: item.call_id,
+          content: contentBlocks(item.output),
+          isError: false,
+          ...(item.type === "custom_tool_call_output" ? { custom: true } : {})
+        })
+      } else toAssistant({ _tag: "Opaque", format: "openai_responses", value: item })
+    }
+    const { opaque, tools } = yield* neutralTools(req.tools ?? [])
+    const extra: Record<string, unknown> = {}
+    const fields: Record<string, unknown> = {}
+    const entries: ReadonlyArray<readonly [string, unknown]> = Object.entries(req)
+    for (const [key, value] of entries) {
+      if (mappedFields.includes(key)) continue
+      if (responsesOnlyFields.includes(key)) fields[key] = value
+      else extra[key] = value
+    }
+    if (req.reasoning === null) fields["reasoning"] = null
+    else if (req.reasoning !== undefined) {
+      const { effort, ...rest } = req.reasoning
+      if (present(effort)) extra["reasoning_effort"] = effort
+      const kept = effort === null ? { ...rest, effort: null } : rest
+      if (Object.keys(kept).length > 0 || effort === undefined) fields["reasoning"] = kept
+    }
+    let responseFormat: N.NeutralResponseFormat | undefined
+    if (req.text === null) fields["text"] = null
+    else if (req.text !== undefined) {
+      const { format, verbosity, ...rest } = req.text
+      if (format !== undefined) responseFormat = responseFormatOf(format)
+      if (present(verbosity)) extra["verbosity"] = verbosity
+      const kept = verbosity === null ? { ...rest, verbosity: null } : rest
+      if (Object.keys(kept).length > 0 || (format === undefined && verbosity === undefined)) fields["text"] = kept
+    }
+    const request: N.NeutralRequest = {
+      model: req.model,
+      instructions,
+      messages,
+      tools,
+      opaqueTools: opaque,
+      stop: [],
+      stream: req.stream === true,
+      extra,
+      responses: { fields, instructionLayout: { field, items: layoutItems } },
+      ...(req.tool_choice !== undefined ? { toolChoice: toolChoiceOf(req.tool_choice) } : {}),
+      ...(present(req.parallel_tool_calls) ? { parallelToolCalls: req.parallel_tool_calls } : {}),
+      ...(present(req.max_output_tokens) ? { maxOutputTokens: req.max_output_tokens } : {}),
+      ...(present(req.temperature) ? { temperature: req.temperature } : {}),
+      ...(present(req.top_p) ? { topP: req.top_p } : {}),
+      ...(responseFormat !== undefined ? { responseFormat } : {}),
+      ...(req.user !== undefined ? { user: req.user } : {})
+    }
+    return request
+  })
