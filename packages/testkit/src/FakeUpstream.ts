@@ -1,17 +1,19 @@
 /**
- * A fault-injecting upstream speaking both the OpenAI Chat Completions API and the Anthropic
- * Messages API, for integration tests, the demo and benchmarks.
+ * A fault-injecting upstream speaking the OpenAI Chat Completions API, the Anthropic Messages API
+ * and the OpenAI Responses API, for integration tests, the demo and benchmarks.
  *
  * {@link make} starts a real `node:http` server on `127.0.0.1` (a free port unless one is given) that
- * serves two chat routes — `POST /v1/chat/completions` (also `/chat/completions`) in the OpenAI
- * format and `POST /v1/messages` (also `/messages`) in the Anthropic format — plus
+ * serves three chat routes — `POST /v1/chat/completions` (also `/chat/completions`) in the OpenAI
+ * Chat format, `POST /v1/messages` (also `/messages`) in the Anthropic format and
+ * `POST /v1/responses` (also `/responses`) in the OpenAI Responses format — plus
  * `POST /v1/messages/count_tokens` (`{"input_tokens"}` estimated from the body size) and
  * `GET /v1/models`; anything else is a 404 with the OpenAI error envelope. What a chat request gets
  * is a {@link Behaviour}, chosen by the request body's `model` whichever the route: the model's
  * one-shot {@link FakeUpstream.script | script} first, then its default
  * ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide default (an {@link Ok}
  * with fixed content). Every behaviour is encoded in the format of the route it was requested on
- * (OpenAI chunks and `[DONE]`, or Anthropic `event:`/`data:` SSE and error envelopes). Every
+ * (OpenAI chunks and `[DONE]`; Anthropic `event:`/`data:` SSE and error envelopes; a Responses
+ * `response` object or its numbered event sequence). Every
  * received request is logged with its path, its TCP connection and that connection's fate, so a test
  * can assert "the upstream saw its connection closed before the response finished" or "the client
  * used two sockets", and can wait for such a state of the log (`awaitRequest`, `awaitClosed`,
@@ -85,7 +87,7 @@ export interface RequestRecord {
   /** The body's `model`, `""` when absent (or for non-chat routes). */
   readonly model: string
   readonly method: string
-  /** Path without the query string, e.g. `/v1/chat/completions` or `/v1/messages` (tells the API). */
+  /** Path without the query string, e.g. `/v1/chat/completions`, `/v1/messages` or `/v1/responses` (tells the API). */
   readonly path: string
   /** Request headers, names lower-case, repeated values joined with `", "`. */
   readonly headers: Readonly<Record<string, string>>

@@ -50,6 +50,15 @@ const UsageSample = Usage.annotations({
  * `output_tokens`) and `message_stop`. `usage` maps `prompt_tokens` to `input_tokens` (minus
  * `cached_tokens` / `cache_creation_tokens`, which become `cache_read_input_tokens` /
  * `cache_creation_input_tokens`) and `completion_tokens` to `output_tokens`.
+ *
+ * On `/v1/responses` (OpenAI Responses): a buffered `response` (`status: "completed"`, one
+ * `message` item with one `output_text` part), or — for `stream: true` — `response.created`,
+ * `response.in_progress`, `response.output_item.added`, `response.content_part.added`, one
+ * `response.output_text.delta` per piece, `response.output_text.done`,
+ * `response.content_part.done`, `response.output_item.done` and `response.completed` (the whole
+ * response with its usage), each `event: <type>` + `data:` with `sequence_number` counting from 0.
+ * `usage` maps to `input_tokens` (cached tokens included, also in `input_tokens_details`),
+ * `output_tokens` and `total_tokens`.
  */
 export const Ok = Schema.TaggedStruct("Ok", {
   content: Schema.String,
@@ -73,7 +82,8 @@ export type Stall = typeof Stall.Type
  * On `/v1/messages` the envelope is Anthropic's, `{"type":"error","error":{"type","message"}}`
  * (`code` unused), with `type` defaulting by status: 400 `invalid_request_error`, 401
  * `authentication_error`, 403 `permission_error`, 404 `not_found_error`, 413 `request_too_large`,
- * 429 `rate_limit_error`, 529 `overloaded_error`, otherwise `api_error`.
+ * 429 `rate_limit_error`, 529 `overloaded_error`, otherwise `api_error`. On `/v1/responses` the
+ * envelope is OpenAI's, as on `/v1/chat/completions`.
  */
 export const Status = Schema.TaggedStruct("Status", {
   status: Schema.Int.pipe(Schema.between(400, 599)),
@@ -96,7 +106,8 @@ export type Garbage = typeof Garbage.Type
 /**
  * Answer SSE (whatever the request's `stream` flag): headers at once, then one chunk per element of
  * `chunks` as a content delta, waiting `gapMs` between consecutive chunks, then the stop chunk
- * (usage chunk when requested) and `data: [DONE]`.
+ * (usage chunk when requested) and `data: [DONE]`. On `/v1/messages` and `/v1/responses`: the
+ * streamed {@link Ok} sequence with exactly these pieces.
  */
 export const Chunks = Schema.TaggedStruct("Chunks", {
   chunks: Schema.Array(Schema.String).annotations({
@@ -111,7 +122,9 @@ export type Chunks = typeof Chunks.Type
  * Send 200 SSE headers and `chunksBeforeClose` content chunks (each flushed to the socket), then
  * destroy the socket: the client sees a truncated stream without `[DONE]`. On `/v1/messages`: the
  * socket is destroyed after `message_start`, the text block's start, `ping` and that many
- * `text_delta`s (no `message_stop`).
+ * `text_delta`s (no `message_stop`). On `/v1/responses`: after `response.created`,
+ * `response.in_progress`, the message's `output_item.added` and `content_part.added` and that many
+ * `response.output_text.delta`s (no `response.completed`).
  */
 export const CloseMidStream = Schema.TaggedStruct("CloseMidStream", {
   chunksBeforeClose: Schema.Int.pipe(Schema.between(0, 1_000)).annotations({
@@ -165,6 +178,12 @@ export const JsonObjectText = Schema.String.pipe(
  * (when any), `content_block_start` of the `tool_use` block (`input: {}`), `input_json_delta`
  * fragments (2–3), `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`,
  * `message_stop`.
+ *
+ * Responses (`id` is the item's `call_id`, default `call_fake_<n>`): buffered, a `message` item
+ * (when `text` is not empty) and a `function_call` item (`id: "fc_fake_<n>"`, `call_id`, `name`,
+ * `arguments` verbatim); streamed, the message's events (when any), then the call's
+ * `output_item.added` (empty `arguments`), 2–3 `response.function_call_arguments.delta`,
+ * `response.function_call_arguments.done`, `output_item.done`, `response.completed`.
  */
 export const ToolUse = Schema.TaggedStruct("ToolUse", {
   name: Schema.String.annotations({ arbitrary: () => (fc) => fc.constantFrom("get_weather", "search", "lookup") }),
@@ -182,7 +201,11 @@ export type ToolUse = typeof ToolUse.Type
  * `stream` flag), one content delta (`"chunk 0 "`), then an error event, then the response ends
  * normally (no `[DONE]`, no `message_stop`). OpenAI: `data: {"error":{"message","type":"server_error"}}`;
  * Anthropic (after `message_start`, the text block's start and `ping`):
- * `event: error` with `{"type":"error","error":{"type":"overloaded_error","message"}}`.
+ * `event: error` with `{"type":"error","error":{"type":"overloaded_error","message"}}`. Responses
+ * (after `response.created`, `response.in_progress`, the message's item and part and one
+ * `output_text.delta`): `event: error` with `{"type":"error","code":"server_error","message",
+ * "param":null}`, then `response.failed` (`status: "failed"`, `error: {"code","message"}`), no
+ * `response.completed`.
  */
 export const StreamError = Schema.TaggedStruct("StreamError", {
   message: Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 20 }) })
@@ -198,7 +221,11 @@ export type StreamError = typeof StreamError.Type
  * block 1 text. OpenAI (the convention of OpenAI-compatible gateways): buffered
  * `reasoning_content` plus `thinking_blocks: [{"type":"thinking","thinking","signature"}]`;
  * streamed `reasoning_content` deltas, one `thinking_blocks` delta with the signature, then the
- * content deltas.
+ * content deltas. Responses: a `reasoning` item (`summary: [{"type":"summary_text","text":
+ * thinking}]`, `encrypted_content: signature`; no summary when `thinking` is empty) before the
+ * message item; streamed, its `output_item.added`, the `response.reasoning_summary_part.added`,
+ * `reasoning_summary_text.delta` / `.done` and `reasoning_summary_part.done` events, its
+ * `output_item.done` (with `encrypted_content`), then the message at `output_index` 1.
  */
 export const Thinking = Schema.TaggedStruct("Thinking", {
   thinking: Schema.String.annotations({ arbitrary: () => (fc) => fc.string({ maxLength: 12 }) }),
@@ -223,7 +250,7 @@ export const Raw = Schema.TaggedStruct("Raw", {
 /** @see {@link Raw} */
 export type Raw = typeof Raw.Type
 
-/** What the fake upstream does with one chat request (either API), discriminated by `_tag`. */
+/** What the fake upstream does with one chat request (any of its APIs), discriminated by `_tag`. */
 export const Behaviour = Schema.Union(
   Ok,
   Stall,

@@ -12,7 +12,7 @@ import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Garbage, Raw, Reset, Stall, Status } from "./behaviour.js"
 
 /** The wire format a chat route speaks. */
-export type Api = "openai" | "anthropic"
+export type Api = "openai" | "anthropic" | "responses"
 
 /** What a request handler needs to answer. */
 export interface Exchange {

@@ -15,6 +15,7 @@ import * as AnthropicWire from "./anthropicWire.js"
 import type { Behaviour } from "./behaviour.js"
 import { type Api, errorEnvelope, type Exchange, sendJson } from "./exchange.js"
 import * as OpenAiChat from "./openAiChat.js"
+import * as OpenAiResponses from "./openAiResponses.js"
 
 const Peek = Schema.Struct({
   model: Schema.optional(Schema.String),
@@ -54,6 +55,9 @@ export const apiOf = (method: string, path: string): Api | undefined => {
     case "/v1/messages":
     case "/messages":
       return "anthropic"
+    case "/v1/responses":
+    case "/responses":
+      return "responses"
     default:
       return undefined
   }
@@ -66,6 +70,8 @@ export const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void>
       return OpenAiChat.perform(behaviour, ex)
     case "anthropic":
       return AnthropicMessages.perform(behaviour, ex)
+    case "responses":
+      return OpenAiResponses.perform(behaviour, ex)
   }
 }
 
