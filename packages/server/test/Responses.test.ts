@@ -2,7 +2,9 @@
  * `POST /v1/responses` (the OpenAI Responses API) on any route: the official `openai` SDK's
  * `responses.create` and `responses.stream` (buffered, streamed, a function-calling loop,
  * structured output) against Chat and Messages upstreams, Codex's captured request, what only a
- * Responses server understands, `/v1/decision` and `/v1/models`.
+ * Responses server understands, `/v1/decision` and `/v1/models`; and a real `openai_responses`
+ * upstream (the fake upstream's `/v1/responses`): Chat callers translated both ways, Responses
+ * callers replayed natively, a failure mid-stream, a Responses judge.
  */
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
@@ -26,6 +28,11 @@ format = "anthropic_messages"
 base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
 max_retries = 0
 
+[llm_clients.resp]
+format = "openai_responses"
+base_url = "${upstreamUrl}"
+max_retries = 0
+
 [targets.local]
 id = "local-coder"
 llm_client = "oai"
@@ -37,6 +44,14 @@ llm_client = "claude"
 [targets.judge]
 id = "judge-model"
 llm_client = "oai"
+
+[targets.gpt]
+id = "gpt-resp"
+llm_client = "resp"
+
+[targets.rjudge]
+id = "resp-judge"
+llm_client = "resp"
 
 [routes.fast]
 id = "fast"
@@ -60,6 +75,19 @@ weak_target = "local"
 strong_target = "sonnet"
 base_threshold = 0.5
 classify_trigger = "user_turn"
+
+[routes.native]
+id = "native"
+type = "passthrough"
+target = "gpt"
+
+[routes.rauto]
+id = "rauto"
+type = "llm_classifier"
+classifier_target = "rjudge"
+weak_target = "gpt"
+strong_target = "sonnet"
+base_threshold = 0.5
 `
 
 const start = startServer(toml)
@@ -249,5 +277,233 @@ describe("Codex's request", () => {
       assert.strictEqual(record(record(noop)["response"])["object"], "response")
       const models = yield* Effect.promise(() => fetch(`${url}/v1/models`).then((r) => r.json()))
       assert.include(list(record(record(list(record(models)["data"])[0])["capabilities"])["supported_inbound_formats"]), "openai-responses")
+    }))
+})
+
+describe("an openai_responses upstream (the fake upstream's /v1/responses)", () => {
+  const post = (url: string, body: unknown) =>
+    Effect.promise(() =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        .then(async (response) => ({ status: response.status, text: await response.text() }))
+    )
+  /** The `data:` objects of a Responses SSE body, each checked against its `event:` line. */
+  const events = (text: string): ReadonlyArray<Record<string, unknown>> =>
+    text.split("\n\n").filter((block) => block.length > 0).map((block) => {
+      const [eventLine, dataLine] = block.split("\n")
+      const data = record(JSON.parse((dataLine ?? "").slice("data: ".length)))
+      assert.strictEqual(data["type"], (eventLine ?? "").slice("event: ".length))
+      return data
+    })
+  /** Ids and timestamps differ between two answers of the fake upstream; everything else must not. */
+  const normalise = (text: string): string => text.replace(/_fake_\d+/g, "_fake_N").replace(/"created_at":\d+/g, "\"created_at\":0")
+  const tools = [{
+    type: "function" as const,
+    function: {
+      name: "get_weather",
+      description: "the weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+    }
+  }]
+
+  it.scopedLive("a Chat caller: buffered, streamed and a tool call, translated to Responses and back", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const sdk = client(url)
+      yield* upstream.setBehaviour("gpt-resp", FakeUpstream.ok("answer from a Responses upstream"))
+      const { data: completion, response: raw } = yield* Effect.promise(() =>
+        sdk.chat.completions.create({
+          model: "native",
+          messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "hi" }]
+        }).withResponse()
+      )
+      assert.strictEqual(completion.choices[0]?.message.content, "answer from a Responses upstream")
+      assert.strictEqual(completion.model, "gpt-resp")
+      assert.isAbove(completion.usage?.completion_tokens ?? 0, 0)
+      assert.strictEqual(raw.headers.get("x-switchyard-selected-model"), "gpt-resp")
+      const [first] = yield* upstream.requests
+      assert.strictEqual(first?.path, "/v1/responses")
+      const body = record(first?.body)
+      assert.strictEqual(body["model"], "gpt-resp")
+      assert.isUndefined(body["messages"])
+      assert.include(JSON.stringify(body), "Be terse.")
+      assert.include(JSON.stringify(body["input"]), "hi")
+      assert.notInclude(JSON.stringify(first?.headers), "sk-caller-secret")
+
+      const streamed = yield* Effect.promise(async () => {
+        const stream = await sdk.chat.completions.create({ model: "native", messages: [{ role: "user", content: "hi" }], stream: true })
+        let all = ""
+        for await (const chunk of stream) all += chunk.choices[0]?.delta.content ?? ""
+        return all
+      })
+      assert.strictEqual(streamed, "answer from a Responses upstream")
+      assert.strictEqual(record((yield* upstream.requests)[1]?.body)["stream"], true)
+
+      yield* upstream.script("gpt-resp", [
+        FakeUpstream.toolUse("get_weather", "{\"city\":\"Paris\"}", { id: "call_paris" }),
+        FakeUpstream.toolUse("get_weather", "{\"city\":\"Oslo\"}", { id: "call_oslo" })
+      ])
+      const called = yield* Effect.promise(() =>
+        sdk.chat.completions.create({ model: "native", messages: [{ role: "user", content: "weather in Paris?" }], tools })
+      )
+      const call = called.choices[0]?.message.tool_calls?.[0]
+      assert.strictEqual(called.choices[0]?.finish_reason, "tool_calls")
+      assert.strictEqual(call?.id, "call_paris")
+      assert.strictEqual(call?.type === "function" ? call.function.name : undefined, "get_weather")
+      assert.deepStrictEqual(JSON.parse(call?.type === "function" ? call.function.arguments : "null"), { city: "Paris" })
+      const streamedCall = yield* Effect.promise(async () => {
+        const stream = await sdk.chat.completions.create({
+          model: "native",
+          messages: [{ role: "user", content: "weather in Oslo?" }],
+          tools,
+          stream: true
+        })
+        let id = ""
+        let args = ""
+        for await (const chunk of stream) {
+          for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
+            id += delta.id ?? ""
+            args += delta.function?.arguments ?? ""
+          }
+        }
+        return { id, args }
+      })
+      assert.deepStrictEqual(streamedCall, { id: "call_oslo", args: "{\"city\":\"Oslo\"}" })
+
+      yield* upstream.setBehaviour("gpt-resp", FakeUpstream.ok("sunny"))
+      const answered = yield* Effect.promise(() =>
+        sdk.chat.completions.create({
+          model: "native",
+          tools,
+          messages: [
+            { role: "user", content: "weather in Paris?" },
+            { role: "assistant", content: null, tool_calls: [{ id: "call_paris", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }] },
+            { role: "tool", tool_call_id: "call_paris", content: "sunny, 24°C" }
+          ]
+        })
+      )
+      assert.strictEqual(answered.choices[0]?.message.content, "sunny")
+      const input = list(record((yield* upstream.requests).at(-1)?.body)["input"]).map(record)
+      const functionCall = input.find((item) => item["type"] === "function_call")
+      const output = input.find((item) => item["type"] === "function_call_output")
+      assert.strictEqual(functionCall?.["call_id"], "call_paris")
+      assert.strictEqual(functionCall?.["name"], "get_weather")
+      assert.strictEqual(output?.["call_id"], "call_paris")
+      assert.include(JSON.stringify(output?.["output"]), "sunny, 24°C")
+      const sentTools = list(record((yield* upstream.requests).at(-1)?.body)["tools"]).map(record)
+      assert.deepStrictEqual(sentTools.map((tool) => [tool["type"], tool["name"]]), [["function", "get_weather"]])
+    }))
+
+  it.scopedLive("a Responses caller is replayed natively: its body reaches the upstream, the answer comes back as sent", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const sdk = client(url)
+      yield* upstream.setBehaviour("gpt-resp", FakeUpstream.thinking("pondering", "enc_next_turn", "the answer"))
+      const request = {
+        model: "native",
+        previous_response_id: "resp_previous",
+        store: false,
+        include: ["reasoning.encrypted_content" as const],
+        tools: [{ type: "web_search" as const }],
+        input: [
+          { type: "reasoning" as const, id: "rs_earlier", summary: [], encrypted_content: "enc_earlier_turn" },
+          { role: "user" as const, content: "and now?" }
+        ]
+      }
+      const { data: response, response: raw } = yield* Effect.promise(() => sdk.responses.create(request).withResponse())
+      assert.strictEqual(raw.headers.get("x-switchyard-selected-model"), "gpt-resp")
+      assert.strictEqual(response.output_text, "the answer")
+      const reasoning = response.output.find((item) => item.type === "reasoning")
+      assert.strictEqual(reasoning?.type === "reasoning" ? reasoning.encrypted_content : undefined, "enc_next_turn")
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(seen?.path, "/v1/responses")
+      assert.deepStrictEqual(seen?.body, { ...request, model: "gpt-resp" })
+
+      // As sent: the fake's own answer to the same body, asked directly, equals what the caller got.
+      const direct = yield* post(`${upstream.url}/responses`, { ...request, model: "gpt-resp" })
+      const proxied = yield* post(`${url}/v1/responses`, request)
+      assert.strictEqual(proxied.status, 200)
+      assert.deepStrictEqual(JSON.parse(normalise(proxied.text)), JSON.parse(normalise(direct.text)))
+
+      // Only `model` restamped: a dated snapshot name and fields and items we do not model pass through.
+      const upstreamAnswer = {
+        id: "resp_raw",
+        object: "response",
+        created_at: 1_700_000_000,
+        status: "completed",
+        model: "gpt-resp-2025-08-07",
+        output: [
+          { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "news" } },
+          { type: "message", id: "msg_raw", status: "completed", role: "assistant", content: [{ type: "output_text", text: "news", annotations: [{ type: "url_citation", url: "https://example.com" }] }] }
+        ],
+        usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+        vendor_field: { kept: true }
+      }
+      yield* upstream.script("gpt-resp", [FakeUpstream.Raw.make({ body: JSON.stringify(upstreamAnswer), events: [] })])
+      const rawReply = yield* post(`${url}/v1/responses`, request)
+      assert.deepStrictEqual(JSON.parse(rawReply.text), { ...upstreamAnswer, model: "gpt-resp" })
+
+      // Streamed: every event as the upstream sent it (sequence numbers included), `model` restamped.
+      const eventTypes: Array<string> = []
+      const final = yield* Effect.promise(async () => {
+        const stream = sdk.responses.stream(request)
+        for await (const event of stream) eventTypes.push(event.type)
+        return stream.finalResponse()
+      })
+      assert.strictEqual(final.output_text, "the answer")
+      assert.strictEqual(final.model, "gpt-resp")
+      assert.include(eventTypes, "response.reasoning_summary_text.delta")
+      assert.strictEqual(eventTypes.at(-1), "response.completed")
+      assert.strictEqual(record((yield* upstream.requests).at(-1)?.body)["stream"], true)
+      const directStream = yield* post(`${upstream.url}/responses`, { ...request, model: "gpt-resp", stream: true })
+      const proxiedStream = yield* post(`${url}/v1/responses`, { ...request, stream: true })
+      assert.deepStrictEqual(events(normalise(proxiedStream.text)), events(normalise(directStream.text)))
+      assert.deepStrictEqual(events(proxiedStream.text).map((event) => event["sequence_number"]), events(directStream.text).map((_, i) => i))
+    }))
+
+  it.scopedLive("an upstream failure mid-stream ends with an error event and no response.completed (a Chat caller: no [DONE])", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("gpt-resp", FakeUpstream.streamError("upstream overloaded"))
+      const reply = yield* post(`${url}/v1/responses`, { model: "native", input: "hi", stream: true })
+      assert.strictEqual(reply.status, 200)
+      const received = events(reply.text)
+      assert.strictEqual(received[0]?.["type"], "response.created")
+      assert.include(received.map((event) => event["type"]), "response.output_text.delta")
+      assert.strictEqual(received.at(-1)?.["type"], "error")
+      assert.isFalse(received.some((event) => event["type"] === "response.completed"))
+      assert.include(JSON.stringify(received.at(-1)), "upstream overloaded")
+
+      const chat = yield* post(`${url}/v1/chat/completions`, { model: "native", messages: [{ role: "user", content: "hi" }], stream: true })
+      assert.strictEqual(chat.status, 200)
+      assert.include(chat.text, "chunk 0 ")
+      assert.include(chat.text, "upstream overloaded")
+      assert.notInclude(chat.text, "[DONE]")
+
+      yield* upstream.setBehaviour("gpt-resp", FakeUpstream.CloseMidStream.make({ chunksBeforeClose: 2 }))
+      const cut = yield* post(`${url}/v1/responses`, { model: "native", input: "hi", stream: true })
+      const cutEvents = events(cut.text)
+      assert.strictEqual(cutEvents.at(-1)?.["type"], "error")
+      assert.isFalse(cutEvents.some((event) => event["type"] === "response.completed"))
+    }))
+
+  it.scopedLive("a judge that is an openai_responses target routes a classifier route", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      yield* upstream.setBehaviour("resp-judge", verdict)
+      yield* upstream.setBehaviour("gpt-resp", FakeUpstream.ok("judged and answered"))
+      const sdk = client(url)
+      const { data, response } = yield* Effect.promise(() =>
+        sdk.chat.completions.create({ model: "rauto", messages: [{ role: "user", content: "fix the typo" }] }).withResponse()
+      )
+      assert.strictEqual(response.headers.get("x-switchyard-evidence-source"), "llm-classifier")
+      assert.strictEqual(data.model, "gpt-resp")
+      assert.strictEqual(data.choices[0]?.message.content, "judged and answered")
+      const judged = yield* Effect.promise(() => sdk.responses.create({ model: "rauto", input: "fix the typo" }).withResponse())
+      assert.strictEqual(judged.response.headers.get("x-switchyard-evidence-source"), "llm-classifier")
+      assert.strictEqual(judged.data.output_text, "judged and answered")
+      const seen = yield* upstream.requests
+      const judge = seen.filter((r) => r.model === "resp-judge")
+      assert.isAtLeast(judge.length, 1)
+      assert.isTrue(judge.every((r) => r.path === "/v1/responses"))
     }))
 })

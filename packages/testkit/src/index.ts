@@ -1,5 +1,5 @@
 /**
- * @switchyard-ts/testkit — a fault-injecting upstream (OpenAI chat and Anthropic Messages) and failure-schedule
+ * @switchyard-ts/testkit — a fault-injecting upstream (OpenAI Chat, Anthropic Messages, OpenAI Responses) and failure-schedule
  * arbitraries for tests, the demo and benchmarks.
  */
 export * as Arbitraries from "./Arbitraries.js"

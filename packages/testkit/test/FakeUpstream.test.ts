@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
 import { ChatCompletion, ChatCompletionChunk, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
+import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import { Arbitraries, FakeUpstream } from "@switchyard-ts/testkit"
 
 class FetchError extends Data.TaggedError("FetchError")<{ readonly cause: unknown }> {}
@@ -845,6 +846,300 @@ describe("FakeUpstream ToolUse on /v1/chat/completions (OpenAI)", () => {
     assert.isFalse(is("3"))
     assert.isFalse(is("{oops"))
   })
+})
+
+describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
+  const responsesBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, input: "hi", ...extra })
+  const responses = (up: Context.Tag.Service<FakeUpstream.FakeUpstream>, model: string, extra: Record<string, unknown> = {}) =>
+    post(`${up.url}/responses`, responsesBody(model, extra))
+  const decodeResponse = Schema.decodeUnknownSync(Schema.parseJson(OpenAiResponses.ResponseObject))
+  const decodeResponsesEvent = Schema.decodeUnknownSync(Schema.parseJson(OpenAiResponses.StreamEvent))
+  const isMessage = Schema.is(OpenAiResponses.MessageItem)
+  const isFunctionCall = Schema.is(OpenAiResponses.FunctionCallItem)
+  const isReasoning = Schema.is(OpenAiResponses.ReasoningItem)
+  const isCreated = Schema.is(OpenAiResponses.CreatedEvent)
+
+  /**
+   * The events of a Responses SSE body, in order: each block `event: <type>` then `data: <json>`
+   * whose `type` is that name, decoded as a known event, `sequence_number` counting from 0.
+   */
+  const responsesEvents = (text: string): ReadonlyArray<OpenAiResponses.StreamEvent> =>
+    text.split("\n\n").filter((block) => block.length > 0).map((block, index) => {
+      const [eventLine, dataLine, ...rest] = block.split("\n")
+      assert.strictEqual(rest.length, 0, `unexpected lines in ${block}`)
+      assert.isTrue(eventLine?.startsWith("event: "), block)
+      assert.isTrue(dataLine?.startsWith("data: "), block)
+      const event = decodeResponsesEvent((dataLine ?? "").slice("data: ".length))
+      assert.strictEqual(event.type, (eventLine ?? "").slice("event: ".length))
+      assert.isTrue(OpenAiResponses.streamEventTypes.has(event.type), `not a known event: ${event.type}`)
+      assert.strictEqual(event.sequence_number, index)
+      return event
+    })
+
+  const outputTextDeltas = (events: ReadonlyArray<OpenAiResponses.StreamEvent>): ReadonlyArray<string> =>
+    events.flatMap((e) => e.type === "response.output_text.delta" && "delta" in e ? [e.delta] : [])
+
+  const completedOf = (events: ReadonlyArray<OpenAiResponses.StreamEvent>): OpenAiResponses.ResponseObject | undefined => {
+    const last = events[events.length - 1]
+    return last?.type === "response.completed" && "response" in last ? last.response : undefined
+  }
+
+  const messageSequence = (deltas: number) => [
+    "response.output_item.added",
+    "response.content_part.added",
+    ...Array.from({ length: deltas }, () => "response.output_text.delta"),
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done"
+  ]
+
+  it.scopedLive("Ok answers a buffered response: a message with output_text, usage in input/output/total tokens", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.ok("hello there", {
+        usage: { prompt_tokens: 100, completion_tokens: 7, total_tokens: 107, prompt_tokens_details: { cached_tokens: 60 } }
+      }))
+      const reply = yield* responses(up, "m")
+      assert.strictEqual(reply.status, 200)
+      assert.include(reply.headers.get("content-type") ?? "", "application/json")
+      const response = decodeResponse(reply.text)
+      const [record] = yield* up.requests
+      assert.strictEqual(record?.path, "/v1/responses")
+      assert.strictEqual(record?.behaviour?._tag, "Ok")
+      assert.strictEqual(response.id, `resp_fake_${record?.id}`)
+      assert.strictEqual(response.object, "response")
+      assert.strictEqual(response.status, "completed")
+      assert.strictEqual(response.model, "m")
+      assert.deepStrictEqual(response.output, [{
+        type: "message",
+        id: `msg_fake_${record?.id}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "hello there", annotations: [] }]
+      }])
+      assert.deepStrictEqual(response.usage, {
+        input_tokens: 100,
+        output_tokens: 7,
+        total_tokens: 107,
+        input_tokens_details: { cached_tokens: 60 }
+      })
+
+      const plain = decodeResponse((yield* post(`http://127.0.0.1:${up.port}/responses`, responsesBody("other"))).text)
+      assert.strictEqual(plain.output[0]?.type, "message")
+      assert.deepStrictEqual(Object.keys(plain.usage ?? {}), ["input_tokens", "output_tokens", "total_tokens"])
+    }))
+
+  it.scopedLive("Ok with stream: true sends the Responses event sequence, numbered from 0, ending in response.completed", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.ok("one two three four five", {
+        usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 }
+      }))
+      const reply = yield* responses(up, "m", { stream: true })
+      assert.strictEqual(reply.status, 200)
+      assert.include(reply.headers.get("content-type") ?? "", "text/event-stream")
+      const events = responsesEvents(reply.text)
+      assert.deepStrictEqual(events.map((e) => e.type), [
+        "response.created",
+        "response.in_progress",
+        ...messageSequence(3),
+        "response.completed"
+      ])
+      const [created] = events
+      if (isCreated(created)) {
+        assert.strictEqual(created.response.status, "in_progress")
+        assert.deepStrictEqual(created.response.output, [])
+      } else assert.fail("no response.created first")
+      assert.strictEqual(outputTextDeltas(events).join(""), "one two three four five")
+      const done = events.find((e) => e.type === "response.output_text.done")
+      assert.strictEqual(done !== undefined && "text" in done ? done.text : undefined, "one two three four five")
+      const completed = completedOf(events)
+      assert.strictEqual(completed?.status, "completed")
+      assert.deepStrictEqual(completed?.usage, { input_tokens: 11, output_tokens: 5, total_tokens: 16 })
+      const message = completed?.output[0]
+      assert.deepStrictEqual(isMessage(message) ? message.content : [], [
+        { type: "output_text", text: "one two three four five", annotations: [] }
+      ])
+    }))
+
+  it.scopedLive("ToolUse: a function_call item with call_id and arguments, buffered and streamed", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      const input = "{\"query\":\"effect schema\",\"n\":3}"
+      yield* up.script("m", [
+        FakeUpstream.toolUse("search", input),
+        FakeUpstream.toolUse("search", input, { id: "call_given", text: "Looking" })
+      ])
+      const first = decodeResponse((yield* responses(up, "m")).text)
+      const [record] = yield* up.requests
+      assert.deepStrictEqual(first.output, [{
+        type: "function_call",
+        id: `fc_fake_${record?.id}`,
+        call_id: `call_fake_${record?.id}`,
+        name: "search",
+        arguments: input,
+        status: "completed"
+      }])
+
+      const events = responsesEvents((yield* responses(up, "m", { stream: true })).text)
+      assert.deepStrictEqual(events.map((e) => e.type), [
+        "response.created",
+        "response.in_progress",
+        ...messageSequence(3),
+        "response.output_item.added",
+        ...events.filter((e) => e.type === "response.function_call_arguments.delta").map(() => "response.function_call_arguments.delta"),
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed"
+      ])
+      const argumentDeltas = events.flatMap((e) =>
+        e.type === "response.function_call_arguments.delta" && "delta" in e ? [e] : []
+      )
+      assert.isAtLeast(argumentDeltas.length, 2)
+      assert.isAtMost(argumentDeltas.length, 3)
+      assert.isTrue(argumentDeltas.every((e) => e.output_index === 1))
+      assert.strictEqual(argumentDeltas.map((e) => e.delta).join(""), input)
+      const argumentsDone = events.find((e) => e.type === "response.function_call_arguments.done")
+      assert.strictEqual(argumentsDone !== undefined && "arguments" in argumentsDone ? argumentsDone.arguments : "", input)
+      assert.strictEqual(outputTextDeltas(events).join(""), "Looking")
+      const completed = completedOf(events)
+      assert.deepStrictEqual(completed?.output.map((item) => item.type), ["message", "function_call"])
+      const call = completed?.output[1]
+      assert.strictEqual(isFunctionCall(call) ? call.call_id : undefined, "call_given")
+      assert.strictEqual(isFunctionCall(call) ? call.arguments : undefined, input)
+    }))
+
+  it.scopedLive("Thinking: a reasoning item with encrypted_content before the message, buffered and streamed", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.thinking("let me think", "sig_abc", "the answer"))
+      const buffered = decodeResponse((yield* responses(up, "m")).text)
+      const [record] = yield* up.requests
+      assert.deepStrictEqual(buffered.output[0], {
+        type: "reasoning",
+        id: `rs_fake_${record?.id}`,
+        summary: [{ type: "summary_text", text: "let me think" }],
+        encrypted_content: "sig_abc"
+      })
+      const message = buffered.output[1]
+      assert.deepStrictEqual(isMessage(message) ? message.content : [], [
+        { type: "output_text", text: "the answer", annotations: [] }
+      ])
+
+      const events = responsesEvents((yield* responses(up, "m", { stream: true })).text)
+      const summary = events.flatMap((e) => e.type === "response.reasoning_summary_text.delta" && "delta" in e ? [e.delta] : [])
+      assert.strictEqual(summary.join(""), "let me think")
+      const itemsDone = events.flatMap((e) => e.type === "response.output_item.done" && "item" in e ? [e] : [])
+      assert.deepStrictEqual(itemsDone.map((e) => [e.output_index, e.item.type]), [[0, "reasoning"], [1, "message"]])
+      const reasoning = itemsDone[0]?.item
+      assert.strictEqual(isReasoning(reasoning) ? reasoning.encrypted_content : undefined, "sig_abc")
+      assert.strictEqual(outputTextDeltas(events).join(""), "the answer")
+      assert.deepStrictEqual(completedOf(events)?.output.map((item) => item.type), ["reasoning", "message"])
+    }))
+
+  it.scopedLive("Status answers the OpenAI error envelope; a body that is not JSON is a 400 in it", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.setBehaviour("m", FakeUpstream.status(429, { message: "slow down", retryAfter: "2" }))
+      const limited = yield* responses(up, "m")
+      assert.strictEqual(limited.status, 429)
+      assert.strictEqual(limited.headers.get("retry-after"), "2")
+      assert.deepStrictEqual(decodeError(limited.text).error, { message: "slow down", type: "invalid_request_error", code: null })
+      yield* up.setBehaviour("m", FakeUpstream.status(503))
+      assert.strictEqual(decodeError((yield* responses(up, "m")).text).error.type, "server_error")
+      const broken = yield* post(`${up.url}/responses`, "{oops")
+      assert.strictEqual(broken.status, 400)
+      assert.strictEqual(decodeError(broken.text).error.code, "invalid_json")
+    }))
+
+  it.scopedLive("Chunks streams whatever the stream flag; Echo answers the request; Garbage and Raw as on the other APIs", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.script("m", [
+        FakeUpstream.Chunks.make({ chunks: ["a", "b", "c", "d"] }),
+        FakeUpstream.echo,
+        FakeUpstream.Garbage.make({ body: "<html>nope" }),
+        FakeUpstream.Raw.make({
+          body: "{}",
+          events: [{ event: "response.web_search_call.searching", data: "{\"type\":\"response.web_search_call.searching\"}" }]
+        })
+      ])
+      const chunks = responsesEvents((yield* responses(up, "m")).text)
+      assert.deepStrictEqual(outputTextDeltas(chunks), ["a", "b", "c", "d"])
+      assert.strictEqual(completedOf(chunks)?.status, "completed")
+
+      const echoed = decodeResponse((yield* responses(up, "m", { previous_response_id: "resp_1" })).text)
+      const item = echoed.output[0]
+      const part = isMessage(item) && Array.isArray(item.content) ? item.content[0] : undefined
+      const echo = decodeEcho(part !== undefined && "text" in part && typeof part.text === "string" ? part.text : "")
+      assert.strictEqual(echo.path, "/v1/responses")
+      assert.deepStrictEqual(echo.body, { model: "m", input: "hi", previous_response_id: "resp_1" })
+
+      const garbage = yield* responses(up, "m")
+      assert.strictEqual(garbage.status, 200)
+      assert.strictEqual(garbage.text, "<html>nope")
+
+      const raw = yield* responses(up, "m", { stream: true })
+      assert.strictEqual(raw.text, "event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call.searching\"}\n\n")
+    }))
+
+  it.scopedLive("CloseMidStream cuts after N deltas; StreamError sends error then response.failed, no response.completed", () =>
+    Effect.gen(function*() {
+      const up = yield* upstream
+      yield* up.script("m", [
+        FakeUpstream.CloseMidStream.make({ chunksBeforeClose: 2 }),
+        FakeUpstream.streamError("upstream overloaded")
+      ])
+      const cutShort = yield* postUntilCut(`${up.url}/responses`, responsesBody("m", { stream: true }))
+      assert.isTrue(cutShort.failed)
+      const events = responsesEvents(cutShort.text)
+      assert.deepStrictEqual(events.map((e) => e.type), [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta"
+      ])
+      assert.deepStrictEqual(outputTextDeltas(events), ["chunk 0 ", "chunk 1 "])
+
+      const failed = yield* postUntilCut(`${up.url}/responses`, responsesBody("m"))
+      assert.isFalse(failed.failed)
+      const failure = responsesEvents(failed.text)
+      assert.deepStrictEqual(failure.map((e) => e.type).slice(-3), ["response.output_text.delta", "error", "response.failed"])
+      const error = failure[failure.length - 2]
+      assert.strictEqual(error?.type === "error" && "message" in error ? error.message : undefined, "upstream overloaded")
+      const last = failure[failure.length - 1]
+      const response = last?.type === "response.failed" && "response" in last ? last.response : undefined
+      assert.strictEqual(response?.status, "failed")
+      assert.strictEqual(response?.error?.message, "upstream overloaded")
+      assert.isFalse(failure.some((e) => e.type === "response.completed"))
+    }))
+
+  it.scopedLive.prop(
+    "every answering behaviour decodes with the protocol's Responses schemas, buffered and streamed",
+    [Arbitraries.behaviour.filter((b) => b._tag !== "Stall" && b._tag !== "Reset" && b._tag !== "Garbage" && b._tag !== "Raw")],
+    ([behaviour]) =>
+      Effect.gen(function*() {
+        const up = yield* upstream
+        for (const stream of [false, true]) {
+          yield* up.setBehaviour("m", behaviour)
+          const reply = yield* postUntilCut(`${up.url}/responses`, responsesBody("m", { stream }))
+          const streamed = stream || behaviour._tag === "Chunks" || behaviour._tag === "CloseMidStream" ||
+            behaviour._tag === "StreamError"
+          if (behaviour._tag === "Status") {
+            if (behaviour.body === undefined) assert.strictEqual(typeof decodeError(reply.text).error.message, "string")
+            else assert.strictEqual(reply.text, behaviour.body)
+          } else if (streamed) {
+            const events = responsesEvents(reply.text)
+            assert.strictEqual(events[0]?.type, "response.created")
+          } else {
+            assert.strictEqual(decodeResponse(reply.text).status, "completed")
+          }
+        }
+      }),
+    { fastCheck: { numRuns: 25 } }
+  )
 })
 
 describe("Arbitraries", () => {
