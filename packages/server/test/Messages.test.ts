@@ -721,13 +721,14 @@ describe("a route that answers while routing", () => {
 })
 
 describe("GET /v1/models", () => {
-  it.scopedLive("advertises both inbound formats", () =>
+  it.scopedLive("advertises the three inbound formats", () =>
     Effect.gen(function*() {
       const { url } = yield* start
       const body = yield* Effect.promise(() => fetch(`${url}/v1/models`).then(async (r) => record(await r.json())))
       for (const model of list(body["data"])) {
         assert.deepStrictEqual(record(record(model)["capabilities"])["supported_inbound_formats"], [
           "openai-chat-completions",
+          "openai-responses",
           "anthropic-messages"
         ])
       }
