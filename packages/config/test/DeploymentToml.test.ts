@@ -235,7 +235,7 @@ describe("DeploymentToml.parse llm clients", () => {
     expectInvalid(other("format = \"openai_completions\"\nbase_url = \"http://h\""), "llm_clients.other.format", "openai_responses"))
 
   it.effect("unknown formats list the allowed values", () =>
-    expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\", \"anthropic_messages\""))
+    expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\", \"openai_responses\", \"anthropic_messages\""))
 
   it.effect("base_url is required", () => expectInvalid(other("format = \"openai_chat\""), "llm_clients.other.base_url", "llm_clients.other.base_url: missing"))
 
