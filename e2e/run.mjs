@@ -30,6 +30,9 @@
 //                                 responses-tool, auto-turns), `codex` (codex-chat-tool,
 //                                 codex-messages-tool, codex-responses-tool, codex-chat-patch,
 //                                 codex-messages-patch, codex-responses-patch, codex-auto-turns);
+//                                 opt-in only: codex-catalog-plain (Codex on a route named
+//                                 gpt-5.6-sol, a Chat target: its `additional_tools` item is
+//                                 refused today, so this FAILS; see docs/http-api.md "Codex")
 //                                 `--only none --capture-fixtures` captures the fixtures alone
 // Environment:
 //   E2E_CLAUDE_EXTRA_ENV   JSON object of extra environment variables for every claude run
@@ -172,7 +175,7 @@ const claudeBinary = () => {
 // The server
 // ---------------------------------------------------------------------------------------------
 
-const deploymentToml = (upstream, codexModelTarget = "chat") => `# Written by e2e/run.mjs for one run.
+const deploymentToml = (upstream, codexModelTarget = "chat", codexModel = CODEX_MODEL) => `# Written by e2e/run.mjs for one run.
 schema_version = 1
 
 [llm_clients.fake_chat]
@@ -244,7 +247,7 @@ target = "responses"
 # offers apply_patch as a freeform (custom) tool. (The patch scenarios start a server of their own
 # with this route on the target they test.)
 [routes.codex_model]
-id = "${CODEX_MODEL}"
+id = "${codexModel}"
 type = "passthrough"
 target = "${codexModelTarget}"
 
@@ -749,6 +752,30 @@ const codexPatchRun = async (ctx, own, name, route, api, expectPath, expectModel
   }
 }
 
+// Opt-in (not in the `codex` group; a known limitation, see docs/http-api.md "Codex"): `codex
+// exec` with a plain prompt on a route named after a newer model of Codex's catalog, so Codex sends
+// its tools in an `additional_tools` input item, on a Chat target. Passes when the server serves it.
+const CATALOG_MODEL = "gpt-5.6-sol"
+const codexCatalogScenario = async (ctx) => {
+  const own = await ctx.serverFor("chat", CATALOG_MODEL)
+  try {
+    const home = mkdtemp("sy-e2e-home-")
+    const cwd = mkdtemp("sy-e2e-work-")
+    const before = ctx.upstream.requests.length
+    const r = await ctx.codex({ name: "codex-catalog-plain", prompt: "Reply with a short greeting.", model: CATALOG_MODEL, cwd, home, baseUrl: own.url })
+    const seen = ctx.upstream.requests.slice(before)
+    const problems = []
+    if (r.code !== 0) problems.push(describeRun(r, "codex"))
+    else if (r.stdout.trim() !== PLAIN_TEXT) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
+    const lines = await serverLines({ serverLogPath: own.logPath }, CATALOG_MODEL, 0)
+    const statuses = lines.map((l) => /status=(\S*)/.exec(l)?.[1]).join(",")
+    if (lines.some((l) => !/ status=200 /.test(l))) problems.push(`server statuses ${statuses}`)
+    return { problems, detail: `${seen.length} upstream call(s); server statuses ${statuses}`, seen, run: r }
+  } finally {
+    await own.stop()
+  }
+}
+
 /**
  * The assistant's tool calls in a request, by call id: `{ name, input }` (Chat / Messages; Chat
  * arguments parsed) or the Responses item itself.
@@ -870,8 +897,11 @@ const SCENARIOS = [
   ["codex-chat-patch", codexPatchScenario("codex-chat-patch", { target: "chat", api: "openai", path: "/v1/chat/completions", model: CHAT_MODEL })],
   ["codex-messages-patch", codexPatchScenario("codex-messages-patch", { target: "messages", api: "anthropic", path: "/v1/messages", model: MESSAGES_MODEL })],
   ["codex-responses-patch", codexPatchScenario("codex-responses-patch", { target: "responses", api: "responses", path: "/v1/responses", model: RESPONSES_MODEL })],
-  ["codex-auto-turns", codexAutoScenario]
+  ["codex-auto-turns", codexAutoScenario],
+  ["codex-catalog-plain", codexCatalogScenario]
 ]
+// Run only when named in --only.
+const OPT_IN = new Set(["codex-catalog-plain"])
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: Claude Code straight at the fake upstream, default settings, a Messages tool loop.
@@ -939,11 +969,11 @@ const main = async () => {
   const ctx = {
     upstream,
     serverLogPath: path.join(runDir, "server.log"),
-    // A second server whose `gpt-5.5` route goes to `target`: resolves to { url, logPath, stop }.
-    serverFor: async (target) => {
-      const toml = path.join(runDir, `deployment-${CODEX_MODEL}-${target}.toml`)
-      fs.writeFileSync(toml, deploymentToml(upstream.url, target))
-      const logPath = path.join(runDir, `server-${CODEX_MODEL}-${target}.log`)
+    // A second server whose `model` route (gpt-5.5) goes to `target`: resolves to { url, logPath, stop }.
+    serverFor: async (target, model = CODEX_MODEL) => {
+      const toml = path.join(runDir, `deployment-${model}-${target}.toml`)
+      fs.writeFileSync(toml, deploymentToml(upstream.url, target, model))
+      const logPath = path.join(runDir, `server-${model}-${target}.log`)
       const own = await startServer(toml, logPath)
       return {
         url: own.url,
@@ -984,7 +1014,7 @@ const main = async () => {
   }
   try {
     for (const [name, scenario] of SCENARIOS) {
-      if (only === undefined || only.includes(name)) await runOne(name, scenario)
+      if (only === undefined ? !OPT_IN.has(name) : only.includes(name)) await runOne(name, scenario)
     }
     if (captureFixtures) await runOne("capture-fixtures", (c) => captureRequestFixtures(c, version))
   } finally {
