@@ -248,7 +248,9 @@ interface Wire {
 const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
   const { target } = options
   const untranslatable = options.native?.untranslatable
-  if (untranslatable !== undefined && options.native?.format !== target.client.format) return Either.left(untranslatable)
+  if (untranslatable !== undefined && options.native !== undefined && options.native.format !== target.client.format) {
+    return Either.left(Responses.untranslatableFor(target.client.format, options.native, untranslatable))
+  }
   if (target.client.format === "anthropic_messages") {
     return Either.map(
       Anthropic.encodeBody(target, options.body, options.native, streaming),

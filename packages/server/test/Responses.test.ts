@@ -254,6 +254,25 @@ describe("Codex's request", () => {
       assert.strictEqual((yield* upstream.requests).length, 0)
     }))
 
+  it.scopedLive("an item only a Responses server understands (Codex's additional_tools): 400 naming the target's format, no upstream call", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      // What Codex 0.171.0 sends for the models of its catalog after gpt-5.5: the tools in an item.
+      const additionalTools = {
+        type: "additional_tools",
+        role: "developer",
+        tools: [{ type: "function", name: "f", parameters: { type: "object", properties: {} } }]
+      }
+      for (const [model, format] of [["fast", "openai_chat"], ["claude", "anthropic_messages"]] as const) {
+        const reply = yield* post(url, { model, input: [additionalTools, { role: "user", content: "hi" }] })
+        assert.strictEqual(reply.status, 400)
+        const error = record(record(JSON.parse(reply.text))["error"])
+        assert.strictEqual(error["type"], "invalid_request_error")
+        assert.strictEqual(error["message"], `a Responses additional_tools item cannot be sent to an ${format} upstream`)
+      }
+      assert.strictEqual((yield* upstream.requests).length, 0)
+    }))
+
   it.scopedLive("/v1/decision takes input_format openai_responses; /v1/models lists it", () =>
     Effect.gen(function*() {
       const { upstream, url } = yield* start

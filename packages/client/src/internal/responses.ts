@@ -26,6 +26,28 @@ import * as Failure from "./failure.js"
 
 const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
 
+const decodeResponsesRequest = Schema.decodeUnknownEither(OpenAiResponses.ResponsesRequest, OpenAiResponses.decodeOptions)
+
+/**
+ * Why a native body the server could not translate fails on a target of `format`: the server finds
+ * a Responses body untranslatable while building the Chat request routing works on, so `error`
+ * speaks of an `openai_chat` upstream; for an `anthropic_messages` target the Messages
+ * translation's own error is given instead (`error` when that one does not fail).
+ */
+export const untranslatableFor = (
+  format: Target["client"]["format"],
+  native: NativeBody,
+  error: TranslationError
+): TranslationError => {
+  if (format !== "anthropic_messages" || native.format !== "openai_responses") return error
+  return decodeResponsesRequest(native.body).pipe(
+    Either.mapLeft(() => error),
+    Either.flatMap(TranslateResponses.fromResponsesRequest),
+    Either.flatMap(TranslateResponses.toMessagesRequest),
+    Either.match({ onLeft: (messagesError) => messagesError, onRight: () => error })
+  )
+}
+
 /**
  * A Responses body for `target`: `model` = the target's id, the target's `extra_body` keys added
  * where missing; `stream: true` for a streamed call, no `stream` / `stream_options` otherwise.
