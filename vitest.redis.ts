@@ -45,7 +45,18 @@ export async function setup(): Promise<void> {
   if (spawnSync("redis-server", ["--version"]).status !== 0) return
   const port = await freePort()
   dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-"))
-  child = spawn("redis-server", ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no", "--dir", dir], {
+  child = spawn("redis-server", [
+    "--bind",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir
+  ], {
     stdio: "ignore"
   })
   for (let i = 0; i < 100; i++) {

@@ -13,7 +13,11 @@ export const shared = (dir: string): ViteUserConfig => ({
     include: ["test/**/*.test.ts"],
     setupFiles: [path.join(import.meta.dirname, "vitest.setup.ts")],
     ...(path.basename(dir) === "server" ? { globalSetup: [path.join(import.meta.dirname, "vitest.redis.ts")] } : {}),
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: path.join(import.meta.dirname, "tsconfig.json") },
+    typecheck: {
+      enabled: true,
+      include: ["test/**/*.test-d.ts"],
+      tsconfig: path.join(import.meta.dirname, "tsconfig.json")
+    },
     testTimeout: 20_000,
     hookTimeout: 20_000
   }

@@ -36,16 +36,54 @@ const answer = (model) => {
     tool_choice: "auto",
     tools: []
   }
-  const message = { id: "msg_capture", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello", annotations: [] }] }
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 }
+  const message = {
+    id: "msg_capture",
+    type: "message",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "Hello", annotations: [] }]
+  }
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 1,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 11
+  }
   return sse([
     { type: "response.created", response: { ...base, status: "in_progress" } },
     { type: "response.in_progress", response: { ...base, status: "in_progress" } },
     { type: "response.output_item.added", output_index: 0, item: { ...message, status: "in_progress", content: [] } },
-    { type: "response.content_part.added", item_id: "msg_capture", output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } },
-    { type: "response.output_text.delta", item_id: "msg_capture", output_index: 0, content_index: 0, delta: "Hello", logprobs: [] },
-    { type: "response.output_text.done", item_id: "msg_capture", output_index: 0, content_index: 0, text: "Hello", logprobs: [] },
-    { type: "response.content_part.done", item_id: "msg_capture", output_index: 0, content_index: 0, part: message.content[0] },
+    {
+      type: "response.content_part.added",
+      item_id: "msg_capture",
+      output_index: 0,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] }
+    },
+    {
+      type: "response.output_text.delta",
+      item_id: "msg_capture",
+      output_index: 0,
+      content_index: 0,
+      delta: "Hello",
+      logprobs: []
+    },
+    {
+      type: "response.output_text.done",
+      item_id: "msg_capture",
+      output_index: 0,
+      content_index: 0,
+      text: "Hello",
+      logprobs: []
+    },
+    {
+      type: "response.content_part.done",
+      item_id: "msg_capture",
+      output_index: 0,
+      content_index: 0,
+      part: message.content[0]
+    },
     { type: "response.output_item.done", output_index: 0, item: message },
     { type: "response.completed", response: { ...base, status: "completed", output: [message], usage } }
   ])
@@ -85,28 +123,31 @@ const codexHome = path.join(home, ".codex")
 const work = path.join(home, "work")
 fs.mkdirSync(codexHome, { recursive: true })
 fs.mkdirSync(work, { recursive: true })
-fs.writeFileSync(path.join(codexHome, "config.toml"), [
-  `model = "gpt-5.1-codex"`,
-  `model_provider = "capture"`,
-  `approval_policy = "never"`,
-  `sandbox_mode = "read-only"`,
-  `check_for_update_on_startup = false`,
-  ``,
-  `[analytics]`,
-  `enabled = false`,
-  ``,
-  `[otel]`,
-  `exporter = "none"`,
-  ``,
-  `[model_providers.capture]`,
-  `name = "capture"`,
-  `base_url = "http://127.0.0.1:${port}/v1"`,
-  `wire_api = "responses"`,
-  `env_key = "CAPTURE_API_KEY"`,
-  `request_max_retries = 0`,
-  `stream_max_retries = 0`,
-  ``
-].join("\n"))
+fs.writeFileSync(
+  path.join(codexHome, "config.toml"),
+  [
+    `model = "gpt-5.1-codex"`,
+    `model_provider = "capture"`,
+    `approval_policy = "never"`,
+    `sandbox_mode = "read-only"`,
+    `check_for_update_on_startup = false`,
+    ``,
+    `[analytics]`,
+    `enabled = false`,
+    ``,
+    `[otel]`,
+    `exporter = "none"`,
+    ``,
+    `[model_providers.capture]`,
+    `name = "capture"`,
+    `base_url = "http://127.0.0.1:${port}/v1"`,
+    `wire_api = "responses"`,
+    `env_key = "CAPTURE_API_KEY"`,
+    `request_max_retries = 0`,
+    `stream_max_retries = 0`,
+    ``
+  ].join("\n")
+)
 
 const env = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -139,4 +180,6 @@ if (captured === undefined) {
 fs.mkdirSync(fixtures, { recursive: true })
 fs.writeFileSync(path.join(fixtures, "codex-request.json"), `${JSON.stringify(captured.body, null, 2)}\n`)
 fs.writeFileSync(path.join(fixtures, "codex-request.headers.json"), `${JSON.stringify(captured.headers, null, 2)}\n`)
-process.stderr.write(`capture: codex ${JSON.parse(version).version} exited with ${code}; fixture written to ${fixtures}\n`)
+process.stderr.write(
+  `capture: codex ${JSON.parse(version).version} exited with ${code}; fixture written to ${fixtures}\n`
+)

@@ -58,7 +58,9 @@ const textOf = (content) => {
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
   return content
-    .filter((part) => part !== null && typeof part === "object" && part.type === "text" && typeof part.text === "string")
+    .filter((part) =>
+      part !== null && typeof part === "object" && part.type === "text" && typeof part.text === "string"
+    )
     .map((part) => part.text)
     .join("\n")
 }
@@ -67,7 +69,8 @@ const hasToolResult = (api, message) => {
   if (message === undefined || message === null) return false
   if (api === "openai") return message.role === "tool"
   if (api === "responses") return message.type === "function_call_output" || message.type === "custom_tool_call_output"
-  return message.role === "user" && Array.isArray(message.content) && message.content.some((p) => p?.type === "tool_result")
+  return message.role === "user" && Array.isArray(message.content) &&
+    message.content.some((p) => p?.type === "tool_result")
 }
 
 const toolNames = (api, body) =>
@@ -77,13 +80,20 @@ const toolNames = (api, body) =>
 
 /** A Responses `input` as a list of items (a string is one user message). */
 const responsesItems = (body) =>
-  typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : []
+  typeof body.input === "string"
+    ? [{ type: "message", role: "user", content: body.input }]
+    : Array.isArray(body.input)
+    ? body.input
+    : []
 
 const responsesText = (content) => {
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
   return content
-    .filter((part) => part !== null && typeof part === "object" && typeof part.text === "string" && (part.type === "input_text" || part.type === "output_text" || part.type === "text"))
+    .filter((part) =>
+      part !== null && typeof part === "object" && typeof part.text === "string" &&
+      (part.type === "input_text" || part.type === "output_text" || part.type === "text")
+    )
     .map((part) => part.text)
     .join("\n")
 }
@@ -100,22 +110,39 @@ const lastUserText = (messages) => {
 
 /** The answer planned for one chat request: `{ kind: "text", text }` or `{ kind: "tool", name, input }`. */
 export const plan = (api, body, judgeModel) => {
-  if ((Array.isArray(judgeModel) ? judgeModel : [judgeModel]).includes(body.model)) return { kind: "text", text: JSON.stringify(VERDICT), why: "judge" }
+  if ((Array.isArray(judgeModel) ? judgeModel : [judgeModel]).includes(body.model)) {
+    return { kind: "text", text: JSON.stringify(VERDICT), why: "judge" }
+  }
   const messages = api === "responses" ? responsesItems(body) : Array.isArray(body.messages) ? body.messages : []
   const last = messages[messages.length - 1]
   const userText = api === "responses" ? lastResponsesUserText(messages) : lastUserText(messages)
   const step = chainStep(api, body, userText, hasToolResult(api, last) ? lastToolName(api, messages) : undefined)
   if (step !== undefined) return step
-  if (hasToolResult(api, last)) return { kind: "text", text: `${TOOL_DONE_PREFIX} ${lastToolName(api, messages)}`, why: "tool-result" }
+  if (hasToolResult(api, last)) {
+    return { kind: "text", text: `${TOOL_DONE_PREFIX} ${lastToolName(api, messages)}`, why: "tool-result" }
+  }
   const tools = toolNames(api, body)
   const marker = MARKER.exec(userText)
   if (marker !== null && tools.length > 0) {
     const [, filePath, content] = marker
     const write = `printf %s '${content}' > '${filePath}'`
-    if (tools.includes("Write")) return { kind: "tool", name: "Write", input: { file_path: filePath, content }, why: "tool-call" }
-    if (tools.includes("Bash")) return { kind: "tool", name: "Bash", input: { command: write, description: "Write the file" }, why: "tool-call" }
-    if (tools.includes("exec_command")) return { kind: "tool", name: "exec_command", input: { cmd: `${write} && cat '${filePath}'` }, why: "tool-call" }
-    if (tools.includes("shell")) return { kind: "tool", name: "shell", input: { command: ["bash", "-lc", `${write} && cat '${filePath}'`] }, why: "tool-call" }
+    if (tools.includes("Write")) {
+      return { kind: "tool", name: "Write", input: { file_path: filePath, content }, why: "tool-call" }
+    }
+    if (tools.includes("Bash")) {
+      return { kind: "tool", name: "Bash", input: { command: write, description: "Write the file" }, why: "tool-call" }
+    }
+    if (tools.includes("exec_command")) {
+      return { kind: "tool", name: "exec_command", input: { cmd: `${write} && cat '${filePath}'` }, why: "tool-call" }
+    }
+    if (tools.includes("shell")) {
+      return {
+        kind: "tool",
+        name: "shell",
+        input: { command: ["bash", "-lc", `${write} && cat '${filePath}'`] },
+        why: "tool-call"
+      }
+    }
   }
   return { kind: "text", text: PLAIN_TEXT, why: "plain" }
 }
@@ -143,14 +170,18 @@ const chainStep = (api, body, userText, lastTool) => {
     if (!toolNames(api, body).includes("multi_agent_v1__close_agent")) return undefined
     return { kind: "tool", name: "multi_agent_v1__close_agent", input, why: "namespace-call" }
   }
-  if (lastTool === "close_agent" || lastTool === "multi_agent_v1__close_agent") return { kind: "text", text: CHAIN_DONE, why: "tool-result" }
+  if (lastTool === "close_agent" || lastTool === "multi_agent_v1__close_agent") {
+    return { kind: "text", text: CHAIN_DONE, why: "tool-result" }
+  }
   return undefined
 }
 
 const lastResponsesUserText = (items) => {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i]
-    if (item?.role === "user" && (item.type === undefined || item.type === "message")) return responsesText(item.content)
+    if (item?.role === "user" && (item.type === undefined || item.type === "message")) {
+      return responsesText(item.content)
+    }
   }
   return ""
 }
@@ -183,7 +214,11 @@ const answerOpenAi = (res, body, answer, seq) => {
   const created = Math.floor(Date.now() / 1000)
   const model = body.model
   const toolCall = answer.kind === "tool"
-    ? { id: `call_e2e_${seq}`, type: "function", function: { name: answer.name, arguments: JSON.stringify(answer.input) } }
+    ? {
+      id: `call_e2e_${seq}`,
+      type: "function",
+      function: { name: answer.name, arguments: JSON.stringify(answer.input) }
+    }
     : undefined
   const finish = answer.kind === "tool" ? "tool_calls" : "stop"
   const u = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output }
@@ -191,14 +226,34 @@ const answerOpenAi = (res, body, answer, seq) => {
     const message = answer.kind === "tool"
       ? { role: "assistant", content: null, tool_calls: [toolCall] }
       : { role: "assistant", content: answer.text }
-    return json(res, 200, { id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: finish }], usage: u })
+    return json(res, 200, {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: finish }],
+      usage: u
+    })
   }
   sse(res)
   const chunk = (delta, finishReason, extra = {}) =>
-    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`)
+    res.write(
+      `data: ${
+        JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model,
+          choices: [{ index: 0, delta, finish_reason: finishReason }],
+          ...extra
+        })
+      }\n\n`
+    )
   chunk({ role: "assistant", content: "" }, null)
   if (answer.kind === "tool") {
-    chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: answer.name, arguments: "" } }] }, null)
+    chunk({
+      tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: answer.name, arguments: "" } }]
+    }, null)
     const args = toolCall.function.arguments
     const half = Math.floor(args.length / 2)
     chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, half) } }] }, null)
@@ -208,7 +263,9 @@ const answerOpenAi = (res, body, answer, seq) => {
   }
   chunk({}, finish)
   if (body.stream_options?.include_usage === true) {
-    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: u })}\n\n`)
+    res.write(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: u })}\n\n`
+    )
   }
   res.end("data: [DONE]\n\n")
 }
@@ -220,13 +277,38 @@ const answerAnthropic = (res, body, answer, seq) => {
     ? { type: "tool_use", id: `toolu_e2e_${seq}`, name: answer.name, input: answer.input }
     : { type: "text", text: answer.text }
   const stopReason = answer.kind === "tool" ? "tool_use" : "end_turn"
-  const u = { input_tokens: usage.input, output_tokens: usage.output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+  const u = {
+    input_tokens: usage.input,
+    output_tokens: usage.output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0
+  }
   if (body.stream !== true) {
-    return json(res, 200, { id, type: "message", role: "assistant", model, content: [block], stop_reason: stopReason, stop_sequence: null, usage: u })
+    return json(res, 200, {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [block],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: u
+    })
   }
   sse(res)
   const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
-  event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...u, output_tokens: 1 } } })
+  event("message_start", {
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...u, output_tokens: 1 }
+    }
+  })
   if (answer.kind === "tool") {
     event("content_block_start", { index: 0, content_block: { ...block, input: {} } })
     event("ping", {})
@@ -240,7 +322,10 @@ const answerAnthropic = (res, body, answer, seq) => {
     event("content_block_delta", { index: 0, delta: { type: "text_delta", text: answer.text } })
   }
   event("content_block_stop", { index: 0 })
-  event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output } })
+  event("message_delta", {
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: usage.output }
+  })
   event("message_stop", {})
   res.end()
 }
@@ -262,9 +347,21 @@ const answerResponses = (res, body, answer, seq) => {
     incomplete_details: null
   }
   const summary = "Writing the file with one shell command."
-  const reasoning = { id: `rs_e2e_${seq}`, type: "reasoning", summary: [{ type: "summary_text", text: summary }], encrypted_content: `e2e-opaque-${seq}` }
+  const reasoning = {
+    id: `rs_e2e_${seq}`,
+    type: "reasoning",
+    summary: [{ type: "summary_text", text: summary }],
+    encrypted_content: `e2e-opaque-${seq}`
+  }
   const item = answer.kind === "tool" && answer.custom === true
-    ? { id: `ctc_e2e_${seq}`, type: "custom_tool_call", status: "completed", call_id: `call_e2e_${seq}`, name: answer.name, input: answer.input }
+    ? {
+      id: `ctc_e2e_${seq}`,
+      type: "custom_tool_call",
+      status: "completed",
+      call_id: `call_e2e_${seq}`,
+      name: answer.name,
+      input: answer.input
+    }
     : answer.kind === "tool"
     ? {
       id: `fc_e2e_${seq}`,
@@ -275,7 +372,13 @@ const answerResponses = (res, body, answer, seq) => {
       ...(answer.namespace === undefined ? {} : { namespace: answer.namespace }),
       arguments: JSON.stringify(answer.input)
     }
-    : { id: `msg_e2e_${seq}`, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: answer.text, annotations: [] }] }
+    : {
+      id: `msg_e2e_${seq}`,
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: answer.text, annotations: [] }]
+    }
   const output = answer.kind === "tool" ? [reasoning, item] : [item]
   const u = {
     input_tokens: usage.input,
@@ -287,7 +390,8 @@ const answerResponses = (res, body, answer, seq) => {
   if (body.stream !== true) return json(res, 200, { ...base, status: "completed", output, usage: u })
   sse(res)
   let n = 0
-  const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...data })}\n\n`)
+  const event = (type, data) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...data })}\n\n`)
   event("response.created", { response: { ...base, status: "in_progress" } })
   event("response.in_progress", { response: { ...base, status: "in_progress" } })
   for (const [index, it] of output.entries()) {
@@ -362,7 +466,9 @@ export const startFakeUpstream = ({ judgeModel }) =>
           ? "responses"
           : undefined
         if (req.method !== "POST" || api === undefined || !isObject) {
-          return json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: "not_found", code: null } })
+          return json(res, 404, {
+            error: { message: `no route ${req.method} ${req.url}`, type: "not_found", code: null }
+          })
         }
         const answer = plan(api, body, judgeModel)
         entry.plan = { api, ...answer }

@@ -48,7 +48,7 @@ import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { CHAIN_DONE, PLAIN_TEXT, TOOL_DONE_PREFIX, startFakeUpstream } from "./fake-upstream.mjs"
+import { CHAIN_DONE, PLAIN_TEXT, startFakeUpstream, TOOL_DONE_PREFIX } from "./fake-upstream.mjs"
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, "..")
@@ -81,7 +81,15 @@ for (const [i, a] of args.entries()) {
 const workaround = flag("--workaround-mid-conv-system")
 const captureFixtures = flag("--capture-fixtures")
 const GROUPS = {
-  claude: ["chat-plain", "chat-tool", "messages-plain", "messages-tool", "responses-plain", "responses-tool", "auto-turns"],
+  claude: [
+    "chat-plain",
+    "chat-tool",
+    "messages-plain",
+    "messages-tool",
+    "responses-plain",
+    "responses-tool",
+    "auto-turns"
+  ],
   codex: [
     "codex-chat-tool",
     "codex-messages-tool",
@@ -164,7 +172,9 @@ const ensureInstalled = () => {
 // The native binary of the platform package, run directly: the wrapper's bin/claude.exe is only
 // replaced by it when npm runs the wrapper's postinstall, which npm may skip for unapproved scripts.
 const claudeBinary = () => {
-  const libc = process.platform === "linux" && process.report?.getReport?.().header?.glibcVersionRuntime === undefined ? "-musl" : ""
+  const libc = process.platform === "linux" && process.report?.getReport?.().header?.glibcVersionRuntime === undefined
+    ? "-musl"
+    : ""
   const dir = path.join(HERE, "node_modules/@anthropic-ai", `claude-code-${process.platform}-${process.arch}${libc}`)
   const native = path.join(dir, process.platform === "win32" ? "claude.exe" : "claude")
   if (fs.existsSync(native)) return native
@@ -175,7 +185,8 @@ const claudeBinary = () => {
 // The server
 // ---------------------------------------------------------------------------------------------
 
-const deploymentToml = (upstream, codexModelTarget = "chat", codexModel = CODEX_MODEL) => `# Written by e2e/run.mjs for one run.
+const deploymentToml = (upstream, codexModelTarget = "chat", codexModel = CODEX_MODEL) =>
+  `# Written by e2e/run.mjs for one run.
 schema_version = 1
 
 [llm_clients.fake_chat]
@@ -285,7 +296,10 @@ const startServer = (tomlPath, logPath) =>
       })
     )
     let stdout = ""
-    const timer = setTimeout(() => reject(new Error(`server did not print its listening line within 20 s (log: ${logPath})`)), 20_000)
+    const timer = setTimeout(
+      () => reject(new Error(`server did not print its listening line within 20 s (log: ${logPath})`)),
+      20_000
+    )
     child.stdout.on("data", (data) => {
       log.write(data)
       stdout += data
@@ -367,7 +381,8 @@ const CODEX_KEY_ENV = "SWITCHYARD_E2E_KEY"
 // Default settings apart from the model provider (the server, `wire_api = "responses"`, a dummy
 // key, no retries so a failure shows at once) and what would reach the network: no update check,
 // no analytics, no OpenTelemetry export.
-const codexConfig = (baseUrl, model) => `# Written by e2e/run.mjs for one run.
+const codexConfig = (baseUrl, model) =>
+  `# Written by e2e/run.mjs for one run.
 model = "${model}"
 model_provider = "switchyard"
 check_for_update_on_startup = false
@@ -416,8 +431,21 @@ const runCodex = ({ prompt, model, cwd, home, baseUrl, resume = false }) =>
     }
     const argv = resume
       ? [CODEX_JS, "exec", "resume", "--last", "--skip-git-repo-check", ...codexExtraArgs, prompt]
-      : [CODEX_JS, "exec", "--skip-git-repo-check", "--color", "never", "--sandbox", "workspace-write", ...codexExtraArgs, prompt]
-    const child = track(spawn(process.execPath, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true }), true)
+      : [
+        CODEX_JS,
+        "exec",
+        "--skip-git-repo-check",
+        "--color",
+        "never",
+        "--sandbox",
+        "workspace-write",
+        ...codexExtraArgs,
+        prompt
+      ]
+    const child = track(
+      spawn(process.execPath, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true }),
+      true
+    )
     let stdout = ""
     let stderr = ""
     let timedOut = false
@@ -456,7 +484,9 @@ const describeRun = (r, cli = "claude") =>
 /** The server's request lines for `route` written since `mark` (a byte offset of its log). */
 const serverLines = async (ctx, route, mark) => {
   await new Promise((resolve) => setTimeout(resolve, 100)) // request lines are written in 20 ms batches
-  return fs.readFileSync(ctx.serverLogPath, "utf8").slice(mark).split("\n").filter((line) => line.includes(` route=${route} `))
+  return fs.readFileSync(ctx.serverLogPath, "utf8").slice(mark).split("\n").filter((line) =>
+    line.includes(` route=${route} `)
+  )
 }
 const logMark = (ctx) => fs.statSync(ctx.serverLogPath).size
 
@@ -468,9 +498,13 @@ const plainScenario = (name, route, expectPath, expectModel) => async (ctx) => {
   const seen = ctx.upstream.requests.slice(before)
   const problems = []
   if (r.code !== 0) problems.push(describeRun(r))
-  else if (r.stdout.trim() !== PLAIN_TEXT) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}, expected ${PLAIN_TEXT}`)
+  else if (r.stdout.trim() !== PLAIN_TEXT) {
+    problems.push(`stdout ${JSON.stringify(r.stdout.trim())}, expected ${PLAIN_TEXT}`)
+  }
   const answers = seen.filter((q) => q.body?.model === expectModel)
-  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) {
+    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  }
   if (r.code === 0 && answers.length < 1) problems.push("no answer request reached the upstream")
   return { problems, detail: `${answers.length} upstream call(s) on ${expectPath}`, seen, run: r }
 }
@@ -490,11 +524,17 @@ const toolScenario = (name, route, expectPath, expectModel) => async (ctx) => {
   if (r.code === 0) {
     const tool = answers.find((q) => q.plan?.why === "tool-call")?.plan?.name ?? "?"
     if (r.stdout.trim() !== `${TOOL_DONE_PREFIX} ${tool}`) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
-    if (kinds !== "tool-call,tool-result") problems.push(`upstream answer calls ${kinds || "none"}, expected tool-call,tool-result`)
+    if (kinds !== "tool-call,tool-result") {
+      problems.push(`upstream answer calls ${kinds || "none"}, expected tool-call,tool-result`)
+    }
     if (!fs.existsSync(file)) problems.push(`${file} was not written`)
-    else if (fs.readFileSync(file, "utf8") !== content) problems.push(`${file} holds ${JSON.stringify(fs.readFileSync(file, "utf8"))}`)
+    else if (fs.readFileSync(file, "utf8") !== content) {
+      problems.push(`${file} holds ${JSON.stringify(fs.readFileSync(file, "utf8"))}`)
+    }
   }
-  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) {
+    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  }
   return { problems, detail: `upstream answer calls: ${kinds || "none"}`, seen, run: r }
 }
 
@@ -514,11 +554,22 @@ const autoScenario = async (ctx) => {
   const r1 = await ctx.claude({ name: "auto-turns-1", prompt: toolPrompt(file, content), model: "e2e-auto", cwd, home })
   const afterFirst = ctx.upstream.requests.length
   if (r1.code !== 0) problems.push(`turn 1: ${describeRun(r1)}`)
-  else if (!r1.stdout.trim().startsWith(TOOL_DONE_PREFIX)) problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
-  if (r1.code === 0 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8") === content)) problems.push(`${file} not written as expected`)
+  else if (!r1.stdout.trim().startsWith(TOOL_DONE_PREFIX)) {
+    problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
+  }
+  if (r1.code === 0 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8") === content)) {
+    problems.push(`${file} not written as expected`)
+  }
   let r2
   if (r1.code === 0) {
-    r2 = await ctx.claude({ name: "auto-turns-2", prompt: "Reply with a short greeting.", model: "e2e-auto", cwd, home, extraArgs: ["--continue"] })
+    r2 = await ctx.claude({
+      name: "auto-turns-2",
+      prompt: "Reply with a short greeting.",
+      model: "e2e-auto",
+      cwd,
+      home,
+      extraArgs: ["--continue"]
+    })
     if (r2.code !== 0) problems.push(`turn 2: ${describeRun(r2)}`)
     else if (r2.stdout.trim() !== PLAIN_TEXT) problems.push(`turn 2 stdout ${JSON.stringify(r2.stdout.trim())}`)
   }
@@ -529,13 +580,19 @@ const autoScenario = async (ctx) => {
   const kinds = answers.map((q) => q.plan?.why).join(",")
   const turns = r2 === undefined ? 1 : 2
   if (r1.code === 0) {
-    if (judge1 !== 1) problems.push(`turn 1 (user turn + tool-result continuation): ${judge1} judge requests, expected 1`)
+    if (judge1 !== 1) {
+      problems.push(`turn 1 (user turn + tool-result continuation): ${judge1} judge requests, expected 1`)
+    }
     if (judge !== turns) problems.push(`${judge} judge requests for ${turns} user turns`)
     const expected = turns === 2 ? "tool-call,tool-result,plain" : "tool-call,tool-result"
     if (kinds !== expected) problems.push(`answer calls ${kinds || "none"}, expected ${expected}`)
-    if (!answers.every((q) => q.body.model === CHAT_MODEL)) problems.push(`answers went to ${answers.map((q) => q.body.model)} (verdict says weak = ${CHAT_MODEL})`)
+    if (!answers.every((q) => q.body.model === CHAT_MODEL)) {
+      problems.push(`answers went to ${answers.map((q) => q.body.model)} (verdict says weak = ${CHAT_MODEL})`)
+    }
   }
-  const sessions = [...new Set(seen.filter((q) => q.body?.model !== JUDGE_MODEL).map((q) => q.headers["x-claude-code-session-id"]))]
+  const sessions = [
+    ...new Set(seen.filter((q) => q.body?.model !== JUDGE_MODEL).map((q) => q.headers["x-claude-code-session-id"]))
+  ]
   // The server's request lines say how each answer was routed (written in 20 ms batches).
   await new Promise((resolve) => setTimeout(resolve, 100))
   const evidence = fs.readFileSync(ctx.serverLogPath, "utf8").split("\n")
@@ -547,7 +604,9 @@ const autoScenario = async (ctx) => {
   }
   return {
     problems,
-    detail: `${judge} judge request(s) for ${turns} user turn(s); answer calls ${kinds || "none"}, evidence ${evidence || "none"}; ${sessions.length} Claude Code session id(s)`,
+    detail: `${judge} judge request(s) for ${turns} user turn(s); answer calls ${kinds || "none"}, evidence ${
+      evidence || "none"
+    }; ${sessions.length} Claude Code session id(s)`,
     seen,
     run: r2 ?? r1
   }
@@ -562,7 +621,9 @@ const resultText = (content) =>
     : ""
 
 const offeredTools = (api, body) =>
-  (Array.isArray(body?.tools) ? body.tools : []).map((t) => (api === "openai" ? t?.function?.name : t?.name)).filter((n) => typeof n === "string")
+  (Array.isArray(body?.tools) ? body.tools : []).map((t) => (api === "openai" ? t?.function?.name : t?.name)).filter((
+    n
+  ) => typeof n === "string")
 
 /**
  * Checks the two answer requests of one Codex tool loop as the upstream received them: the first
@@ -578,29 +639,57 @@ const checkCodexLoop = (api, first, cont, content) => {
     const callId = `call_e2e_${first.seq}`
     const messages = cont.body.messages ?? []
     const last = messages[messages.length - 1]
-    const call = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.tool_calls) ? m.tool_calls : [])).find((c) => c.id === callId)
-    if (call?.function?.name !== "exec_command") problems.push(`no assistant tool_call ${callId} named exec_command in the continuation`)
-    if (last?.role !== "tool" || last.tool_call_id !== callId) problems.push(`continuation ends with ${String(JSON.stringify(last)).slice(0, 200)}, not a tool message for ${callId}`)
-    else if (!resultText(last.content).includes(content)) problems.push(`tool message lacks the command output: ${JSON.stringify(last.content).slice(0, 200)}`)
+    const call = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.tool_calls) ? m.tool_calls : []))
+      .find((c) => c.id === callId)
+    if (call?.function?.name !== "exec_command") {
+      problems.push(`no assistant tool_call ${callId} named exec_command in the continuation`)
+    }
+    if (last?.role !== "tool" || last.tool_call_id !== callId) {
+      problems.push(
+        `continuation ends with ${String(JSON.stringify(last)).slice(0, 200)}, not a tool message for ${callId}`
+      )
+    } else if (!resultText(last.content).includes(content)) {
+      problems.push(`tool message lacks the command output: ${JSON.stringify(last.content).slice(0, 200)}`)
+    }
   } else if (api === "anthropic") {
     const useId = `toolu_e2e_${first.seq}`
     const messages = cont.body.messages ?? []
     const last = messages[messages.length - 1]
-    const use = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : [])).find((b) => b?.type === "tool_use" && b.id === useId)
-    if (use?.name !== "exec_command") problems.push(`no assistant tool_use ${useId} named exec_command in the continuation`)
-    const result = last?.role === "user" && Array.isArray(last.content) ? last.content.find((b) => b?.type === "tool_result") : undefined
-    if (result?.tool_use_id !== useId) problems.push(`continuation ends with ${String(JSON.stringify(last)).slice(0, 200)}, not a tool_result for ${useId}`)
-    else if (!resultText(result.content).includes(content)) problems.push(`tool_result lacks the command output: ${JSON.stringify(result.content).slice(0, 200)}`)
+    const use = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : [])).find((
+      b
+    ) => b?.type === "tool_use" && b.id === useId)
+    if (use?.name !== "exec_command") {
+      problems.push(`no assistant tool_use ${useId} named exec_command in the continuation`)
+    }
+    const result = last?.role === "user" && Array.isArray(last.content)
+      ? last.content.find((b) => b?.type === "tool_result")
+      : undefined
+    if (result?.tool_use_id !== useId) {
+      problems.push(
+        `continuation ends with ${String(JSON.stringify(last)).slice(0, 200)}, not a tool_result for ${useId}`
+      )
+    } else if (!resultText(result.content).includes(content)) {
+      problems.push(`tool_result lacks the command output: ${JSON.stringify(result.content).slice(0, 200)}`)
+    }
   } else {
     const callId = `call_e2e_${first.seq}`
     const items = Array.isArray(cont.body.input) ? cont.body.input : []
     const last = items[items.length - 1]
     const call = items.find((i) => i?.type === "function_call" && i.call_id === callId)
-    if (call?.name !== "exec_command") problems.push(`no function_call ${callId} named exec_command in the continuation`)
-    if (last?.type !== "function_call_output" || last.call_id !== callId) problems.push(`continuation ends with ${String(JSON.stringify(last)).slice(0, 200)}, not a function_call_output for ${callId}`)
-    else if (!resultText(last.output).includes(content)) problems.push(`function_call_output lacks the command output: ${JSON.stringify(last.output).slice(0, 200)}`)
+    if (call?.name !== "exec_command") {
+      problems.push(`no function_call ${callId} named exec_command in the continuation`)
+    }
+    if (last?.type !== "function_call_output" || last.call_id !== callId) {
+      problems.push(
+        `continuation ends with ${String(JSON.stringify(last)).slice(0, 200)}, not a function_call_output for ${callId}`
+      )
+    } else if (!resultText(last.output).includes(content)) {
+      problems.push(`function_call_output lacks the command output: ${JSON.stringify(last.output).slice(0, 200)}`)
+    }
     const reasoning = items.find((i) => i?.type === "reasoning")
-    if (reasoning?.encrypted_content !== `e2e-opaque-${first.seq}`) problems.push(`reasoning item not replayed: ${String(JSON.stringify(reasoning)).slice(0, 200)}`)
+    if (reasoning?.encrypted_content !== `e2e-opaque-${first.seq}`) {
+      problems.push(`reasoning item not replayed: ${String(JSON.stringify(reasoning)).slice(0, 200)}`)
+    }
   }
   return { problems, offered }
 }
@@ -620,7 +709,13 @@ const codexToolScenario = (name, route, api, expectPath, expectModel) => async (
   const content = `written-by-${name}`
   const before = ctx.upstream.requests.length
   const mark = logMark(ctx)
-  const r = await ctx.codex({ name, prompt: `${toolPrompt(file, content)} [e2e:then-namespace]`, model: route, cwd, home })
+  const r = await ctx.codex({
+    name,
+    prompt: `${toolPrompt(file, content)} [e2e:then-namespace]`,
+    model: route,
+    cwd,
+    home
+  })
   const seen = ctx.upstream.requests.slice(before)
   const problems = []
   if (r.code !== 0) problems.push(describeRun(r, "codex"))
@@ -630,9 +725,13 @@ const codexToolScenario = (name, route, api, expectPath, expectModel) => async (
   let nsOutput = ""
   if (r.code === 0) {
     if (r.stdout.trim() !== CHAIN_DONE) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
-    if (kinds !== "tool-call,namespace-call,tool-result") problems.push(`upstream answer calls ${kinds || "none"}, expected tool-call,namespace-call,tool-result`)
+    if (kinds !== "tool-call,namespace-call,tool-result") {
+      problems.push(`upstream answer calls ${kinds || "none"}, expected tool-call,namespace-call,tool-result`)
+    }
     if (!fs.existsSync(file)) problems.push(`${file} was not written`)
-    else if (fs.readFileSync(file, "utf8") !== content) problems.push(`${file} holds ${JSON.stringify(fs.readFileSync(file, "utf8"))}`)
+    else if (fs.readFileSync(file, "utf8") !== content) {
+      problems.push(`${file} holds ${JSON.stringify(fs.readFileSync(file, "utf8"))}`)
+    }
     const [first, second, last] = answers
     if (kinds === "tool-call,namespace-call,tool-result") {
       const check = checkCodexLoop(api, first, second, content)
@@ -641,25 +740,37 @@ const codexToolScenario = (name, route, api, expectPath, expectModel) => async (
       // The namespaced call as the upstream got it back, and its result.
       const id = `${api === "anthropic" ? "toolu" : "call"}_e2e_${second.seq}`
       const call = upstreamCalls(api, last.body).get(id)
-      const flat = api === "responses" ? call?.name === "close_agent" && call.namespace === "multi_agent_v1" : call?.name === "multi_agent_v1__close_agent"
-      if (!flat) problems.push(`the close_agent call came back to the upstream as ${String(JSON.stringify(call)).slice(0, 200)}`)
+      const flat = api === "responses"
+        ? call?.name === "close_agent" && call.namespace === "multi_agent_v1"
+        : call?.name === "multi_agent_v1__close_agent"
+      if (!flat) {
+        problems.push(`the close_agent call came back to the upstream as ${String(JSON.stringify(call)).slice(0, 200)}`)
+      }
       nsOutput = toolResults(api, last.body).get(id) ?? ""
       if (nsOutput === "") problems.push("the close_agent result did not reach the upstream")
-      else if (/unsupported call|unknown tool/i.test(nsOutput)) problems.push(`close_agent answered ${JSON.stringify(nsOutput.slice(0, 200))}`)
+      else if (/unsupported call|unknown tool/i.test(nsOutput)) {
+        problems.push(`close_agent answered ${JSON.stringify(nsOutput.slice(0, 200))}`)
+      }
     }
     const nsCall = codexRolloutItems(home).find((i) => i?.type === "function_call" && /close_agent/.test(i.name ?? ""))
     if (nsCall?.name !== "close_agent" || nsCall.namespace !== "multi_agent_v1") {
       problems.push(`Codex recorded the close_agent call as ${String(JSON.stringify(nsCall)).slice(0, 200)}`)
     }
   }
-  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) {
+    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  }
   const lines = await serverLines(ctx, route, mark)
   const bad = lines.filter((line) => !/ status=200 /.test(line) || !/ wire_format=openai_responses /.test(line))
   if (bad.length > 0) problems.push(`server request lines: ${bad.map((l) => /status=\S*/.exec(l)?.[0]).join(",")}`)
   const namespaced = offered.filter((n) => n.includes("__")).length
   return {
     problems,
-    detail: `upstream answer calls: ${kinds || "none"} on ${expectPath}; ${offered.length} tools offered upstream${api === "responses" ? "" : ` (${namespaced} flattened from namespaces)`}; Codex recorded close_agent under multi_agent_v1 (result ${JSON.stringify(nsOutput.slice(0, 60))}); ${lines.length} server request(s), all 200`,
+    detail: `upstream answer calls: ${kinds || "none"} on ${expectPath}; ${offered.length} tools offered upstream${
+      api === "responses" ? "" : ` (${namespaced} flattened from namespaces)`
+    }; Codex recorded close_agent under multi_agent_v1 (result ${
+      JSON.stringify(nsOutput.slice(0, 60))
+    }); ${lines.length} server request(s), all 200`,
     seen,
     run: r
   }
@@ -713,7 +824,14 @@ const codexPatchRun = async (ctx, own, name, route, api, expectPath, expectModel
   const file = path.join(cwd, "e2e-patch.txt")
   const content = `patched-by-${name}`
   const before = ctx.upstream.requests.length
-  const r = await ctx.codex({ name, prompt: `Add the file ${file} containing ${content}. [e2e:patch ${file} ${content}]`, model: route, cwd, home, baseUrl: own.url })
+  const r = await ctx.codex({
+    name,
+    prompt: `Add the file ${file} containing ${content}. [e2e:patch ${file} ${content}]`,
+    model: route,
+    cwd,
+    home,
+    baseUrl: own.url
+  })
   const seen = ctx.upstream.requests.slice(before)
   const problems = []
   if (r.code !== 0) problems.push(describeRun(r, "codex"))
@@ -721,10 +839,16 @@ const codexPatchRun = async (ctx, own, name, route, api, expectPath, expectModel
   const kinds = answers.map((q) => q.plan?.why).join(",")
   let patchResult = ""
   if (r.code === 0) {
-    if (r.stdout.trim() !== `${TOOL_DONE_PREFIX} apply_patch`) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
-    if (kinds !== "patch-call,tool-result") problems.push(`upstream answer calls ${kinds || "none"}, expected patch-call,tool-result`)
+    if (r.stdout.trim() !== `${TOOL_DONE_PREFIX} apply_patch`) {
+      problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
+    }
+    if (kinds !== "patch-call,tool-result") {
+      problems.push(`upstream answer calls ${kinds || "none"}, expected patch-call,tool-result`)
+    }
     if (!fs.existsSync(file)) problems.push(`${file} was not written`)
-    else if (fs.readFileSync(file, "utf8") !== `${content}\n`) problems.push(`${file} holds ${JSON.stringify(fs.readFileSync(file, "utf8"))}`)
+    else if (fs.readFileSync(file, "utf8") !== `${content}\n`) {
+      problems.push(`${file} holds ${JSON.stringify(fs.readFileSync(file, "utf8"))}`)
+    }
     const [patchReq, lastReq] = answers
     if (kinds === "patch-call,tool-result") {
       const id = `${api === "anthropic" ? "toolu" : "call"}_e2e_${patchReq.seq}`
@@ -732,21 +856,33 @@ const codexPatchRun = async (ctx, own, name, route, api, expectPath, expectModel
       const shaped = api === "responses"
         ? call?.type === "custom_tool_call" && call.name === "apply_patch" && typeof call.input === "string"
         : call?.name === "apply_patch" && typeof call.input?.input === "string"
-      if (!shaped) problems.push(`the apply_patch call came back to the upstream as ${String(JSON.stringify(call)).slice(0, 200)}`)
+      if (!shaped) {
+        problems.push(`the apply_patch call came back to the upstream as ${String(JSON.stringify(call)).slice(0, 200)}`)
+      }
       patchResult = toolResults(api, lastReq.body).get(id) ?? ""
       if (patchResult === "") problems.push("the apply_patch result did not reach the upstream")
-      else if (/unsupported|unknown tool/i.test(patchResult)) problems.push(`apply_patch answered ${JSON.stringify(patchResult.slice(0, 200))}`)
+      else if (/unsupported|unknown tool/i.test(patchResult)) {
+        problems.push(`apply_patch answered ${JSON.stringify(patchResult.slice(0, 200))}`)
+      }
     }
     const patchCall = codexRolloutItems(home).find((i) => i?.name === "apply_patch")
-    if (patchCall?.type !== "custom_tool_call") problems.push(`Codex recorded apply_patch as ${String(JSON.stringify(patchCall)).slice(0, 200)}`)
+    if (patchCall?.type !== "custom_tool_call") {
+      problems.push(`Codex recorded apply_patch as ${String(JSON.stringify(patchCall)).slice(0, 200)}`)
+    }
   }
-  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  if (!answers.every((q) => q.path.split("?")[0] === expectPath)) {
+    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  }
   const lines = await serverLines({ serverLogPath: own.logPath }, route, 0)
   const bad = lines.filter((line) => !/ status=200 /.test(line))
   if (bad.length > 0) problems.push(`server request lines: ${bad.map((l) => /status=\S*/.exec(l)?.[0]).join(",")}`)
   return {
     problems,
-    detail: `upstream answer calls: ${kinds || "none"} on ${expectPath}; Codex recorded a custom_tool_call apply_patch (result ${JSON.stringify(patchResult.slice(0, 40))}); ${lines.length} server request(s), all 200`,
+    detail: `upstream answer calls: ${
+      kinds || "none"
+    } on ${expectPath}; Codex recorded a custom_tool_call apply_patch (result ${
+      JSON.stringify(patchResult.slice(0, 40))
+    }); ${lines.length} server request(s), all 200`,
     seen,
     run: r
   }
@@ -762,7 +898,14 @@ const codexCatalogScenario = async (ctx) => {
     const home = mkdtemp("sy-e2e-home-")
     const cwd = mkdtemp("sy-e2e-work-")
     const before = ctx.upstream.requests.length
-    const r = await ctx.codex({ name: "codex-catalog-plain", prompt: "Reply with a short greeting.", model: CATALOG_MODEL, cwd, home, baseUrl: own.url })
+    const r = await ctx.codex({
+      name: "codex-catalog-plain",
+      prompt: "Reply with a short greeting.",
+      model: CATALOG_MODEL,
+      cwd,
+      home,
+      baseUrl: own.url
+    })
     const seen = ctx.upstream.requests.slice(before)
     const problems = []
     if (r.code !== 0) problems.push(describeRun(r, "codex"))
@@ -813,7 +956,9 @@ const upstreamCalls = (api, body) => {
 /** Tool results in a request, by call id, as text (Chat tool messages, tool_result blocks, *_output items). */
 const toolResults = (api, body) => {
   const out = new Map()
-  if (api === "openai") for (const m of body.messages ?? []) if (m?.role === "tool") out.set(m.tool_call_id, resultText(m.content))
+  if (api === "openai") {
+    for (const m of body.messages ?? []) if (m?.role === "tool") out.set(m.tool_call_id, resultText(m.content))
+  }
   if (api === "anthropic") {
     for (const m of body.messages ?? []) {
       if (m?.role !== "user" || !Array.isArray(m.content)) continue
@@ -822,7 +967,9 @@ const toolResults = (api, body) => {
   }
   if (api === "responses") {
     for (const i of Array.isArray(body.input) ? body.input : []) {
-      if (i?.type === "function_call_output" || i?.type === "custom_tool_call_output") out.set(i.call_id, resultText(i.output))
+      if (i?.type === "function_call_output" || i?.type === "custom_tool_call_output") {
+        out.set(i.call_id, resultText(i.output))
+      }
     }
   }
   return out
@@ -845,11 +992,22 @@ const codexAutoScenario = async (ctx) => {
   const r1 = await ctx.codex({ name: "codex-auto-turns-1", prompt: toolPrompt(file, content), model: route, cwd, home })
   const afterFirst = ctx.upstream.requests.length
   if (r1.code !== 0) problems.push(`turn 1: ${describeRun(r1, "codex")}`)
-  else if (r1.stdout.trim() !== `${TOOL_DONE_PREFIX} exec_command`) problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
-  if (r1.code === 0 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8") === content)) problems.push(`${file} not written as expected`)
+  else if (r1.stdout.trim() !== `${TOOL_DONE_PREFIX} exec_command`) {
+    problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
+  }
+  if (r1.code === 0 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8") === content)) {
+    problems.push(`${file} not written as expected`)
+  }
   let r2
   if (r1.code === 0) {
-    r2 = await ctx.codex({ name: "codex-auto-turns-2", prompt: "Reply with a short greeting.", model: route, cwd, home, resume: true })
+    r2 = await ctx.codex({
+      name: "codex-auto-turns-2",
+      prompt: "Reply with a short greeting.",
+      model: route,
+      cwd,
+      home,
+      resume: true
+    })
     if (r2.code !== 0) problems.push(`turn 2: ${describeRun(r2, "codex")}`)
     else if (r2.stdout.trim() !== PLAIN_TEXT) problems.push(`turn 2 stdout ${JSON.stringify(r2.stdout.trim())}`)
   }
@@ -861,23 +1019,33 @@ const codexAutoScenario = async (ctx) => {
   const kinds = answers.map((q) => q.plan?.why).join(",")
   const turns = r2 === undefined ? 1 : 2
   if (r1.code === 0) {
-    if (judge1 !== 1) problems.push(`turn 1 (user turn + tool-result continuation): ${judge1} judge requests, expected 1`)
+    if (judge1 !== 1) {
+      problems.push(`turn 1 (user turn + tool-result continuation): ${judge1} judge requests, expected 1`)
+    }
     if (judges.length !== turns) problems.push(`${judges.length} judge requests for ${turns} user turns`)
-    if (!judges.every((q) => q.path.split("?")[0] === "/v1/responses" && q.body.stream !== true)) problems.push("a judge request was not a buffered POST /v1/responses")
+    if (!judges.every((q) => q.path.split("?")[0] === "/v1/responses" && q.body.stream !== true)) {
+      problems.push("a judge request was not a buffered POST /v1/responses")
+    }
     const expected = turns === 2 ? "tool-call,tool-result,plain" : "tool-call,tool-result"
     if (kinds !== expected) problems.push(`answer calls ${kinds || "none"}, expected ${expected}`)
-    if (!answers.every((q) => q.body.model === RESPONSES_MODEL)) problems.push(`answers went to ${answers.map((q) => q.body.model)} (verdict says weak = ${RESPONSES_MODEL})`)
+    if (!answers.every((q) => q.body.model === RESPONSES_MODEL)) {
+      problems.push(`answers went to ${answers.map((q) => q.body.model)} (verdict says weak = ${RESPONSES_MODEL})`)
+    }
   }
   const lines = await serverLines(ctx, route, mark)
   const evidence = lines.map((line) => /evidence_source=(\S*)/.exec(line)?.[1] ?? "?").join(",")
   if (r1.code === 0 && turns === 2 && evidence !== "llm-classifier,affinity,llm-classifier") {
     problems.push(`server evidence ${evidence || "none"}, expected llm-classifier,affinity,llm-classifier`)
   }
-  if (lines.some((line) => !/ status=200 /.test(line))) problems.push(`server statuses ${lines.map((l) => /status=\S*/.exec(l)?.[0]).join(",")}`)
+  if (lines.some((line) => !/ status=200 /.test(line))) {
+    problems.push(`server statuses ${lines.map((l) => /status=\S*/.exec(l)?.[0]).join(",")}`)
+  }
   const sessions = [...new Set(answers.map((q) => q.headers["session-id"]))]
   return {
     problems,
-    detail: `${judges.length} judge request(s) for ${turns} user turn(s); answer calls ${kinds || "none"}, evidence ${evidence || "none"}; ${sessions.length} Codex session id(s) upstream`,
+    detail: `${judges.length} judge request(s) for ${turns} user turn(s); answer calls ${kinds || "none"}, evidence ${
+      evidence || "none"
+    }; ${sessions.length} Codex session id(s) upstream`,
     seen,
     run: r2 ?? r1
   }
@@ -892,11 +1060,41 @@ const SCENARIOS = [
   ["responses-tool", toolScenario("responses-tool", "e2e-responses", "/v1/responses", RESPONSES_MODEL)],
   ["auto-turns", autoScenario],
   ["codex-chat-tool", codexToolScenario("codex-chat-tool", "e2e-chat", "openai", "/v1/chat/completions", CHAT_MODEL)],
-  ["codex-messages-tool", codexToolScenario("codex-messages-tool", "e2e-messages", "anthropic", "/v1/messages", MESSAGES_MODEL)],
-  ["codex-responses-tool", codexToolScenario("codex-responses-tool", "e2e-responses", "responses", "/v1/responses", RESPONSES_MODEL)],
-  ["codex-chat-patch", codexPatchScenario("codex-chat-patch", { target: "chat", api: "openai", path: "/v1/chat/completions", model: CHAT_MODEL })],
-  ["codex-messages-patch", codexPatchScenario("codex-messages-patch", { target: "messages", api: "anthropic", path: "/v1/messages", model: MESSAGES_MODEL })],
-  ["codex-responses-patch", codexPatchScenario("codex-responses-patch", { target: "responses", api: "responses", path: "/v1/responses", model: RESPONSES_MODEL })],
+  [
+    "codex-messages-tool",
+    codexToolScenario("codex-messages-tool", "e2e-messages", "anthropic", "/v1/messages", MESSAGES_MODEL)
+  ],
+  [
+    "codex-responses-tool",
+    codexToolScenario("codex-responses-tool", "e2e-responses", "responses", "/v1/responses", RESPONSES_MODEL)
+  ],
+  [
+    "codex-chat-patch",
+    codexPatchScenario("codex-chat-patch", {
+      target: "chat",
+      api: "openai",
+      path: "/v1/chat/completions",
+      model: CHAT_MODEL
+    })
+  ],
+  [
+    "codex-messages-patch",
+    codexPatchScenario("codex-messages-patch", {
+      target: "messages",
+      api: "anthropic",
+      path: "/v1/messages",
+      model: MESSAGES_MODEL
+    })
+  ],
+  [
+    "codex-responses-patch",
+    codexPatchScenario("codex-responses-patch", {
+      target: "responses",
+      api: "responses",
+      path: "/v1/responses",
+      model: RESPONSES_MODEL
+    })
+  ],
   ["codex-auto-turns", codexAutoScenario],
   ["codex-catalog-plain", codexCatalogScenario]
 ]
@@ -914,13 +1112,25 @@ const captureRequestFixtures = async (ctx, version) => {
   const before = ctx.upstream.requests.length
   const saved = { ...extraEnv }
   for (const k of Object.keys(extraEnv)) delete extraEnv[k]
-  const r = await ctx.claude({ name: "capture", prompt: toolPrompt(file, "captured"), model: "e2e-messages", cwd, home, baseUrl: ctx.upstream.url })
+  const r = await ctx.claude({
+    name: "capture",
+    prompt: toolPrompt(file, "captured"),
+    model: "e2e-messages",
+    cwd,
+    home,
+    baseUrl: ctx.upstream.url
+  })
   Object.assign(extraEnv, saved)
   const seen = ctx.upstream.requests.slice(before).filter((q) => q.path.startsWith("/v1/messages"))
   const first = seen.find((q) => q.plan?.why === "tool-call")
   const continuation = seen.find((q) => q.plan?.why === "tool-result")
   if (r.code !== 0 || first === undefined || continuation === undefined) {
-    return { problems: [`capture run failed: ${describeRun(r)}; ${seen.length} request(s) seen`], detail: "", seen, run: r }
+    return {
+      problems: [`capture run failed: ${describeRun(r)}; ${seen.length} request(s) seen`],
+      detail: "",
+      seen,
+      run: r
+    }
   }
   fs.mkdirSync(FIXTURES, { recursive: true })
   const write = (name, value) => fs.writeFileSync(path.join(FIXTURES, name), `${JSON.stringify(value, null, 2)}\n`)
@@ -929,7 +1139,9 @@ const captureRequestFixtures = async (ctx, version) => {
   write("claude-code-request-headers.json", { method: first.method, path: first.path, headers: first.headers })
   return {
     problems: [],
-    detail: `Claude Code ${version}: wrote claude-code-{first-request,tool-continuation,request-headers}.json to ${path.relative(ROOT, FIXTURES)}`,
+    detail: `Claude Code ${version}: wrote claude-code-{first-request,tool-continuation,request-headers}.json to ${
+      path.relative(ROOT, FIXTURES)
+    }`,
     seen,
     run: r
   }
@@ -959,7 +1171,13 @@ const main = async () => {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-")
   const runDir = path.join(HERE, "runs", stamp)
   fs.mkdirSync(runDir, { recursive: true })
-  console.log(`e2e: Claude Code ${version} (${path.relative(ROOT, BINARY)}), Codex ${versions.codex}${codexExtraArgs.length > 0 ? ` (extra args ${JSON.stringify(codexExtraArgs)})` : ""}, mode ${workaround ? "workaround (-mid_conv_system)" : "default settings"}${Object.keys(extraEnv).length > 0 ? `, extra env ${JSON.stringify(extraEnv)}` : ""}`)
+  console.log(
+    `e2e: Claude Code ${version} (${path.relative(ROOT, BINARY)}), Codex ${versions.codex}${
+      codexExtraArgs.length > 0 ? ` (extra args ${JSON.stringify(codexExtraArgs)})` : ""
+    }, mode ${workaround ? "workaround (-mid_conv_system)" : "default settings"}${
+      Object.keys(extraEnv).length > 0 ? `, extra env ${JSON.stringify(extraEnv)}` : ""
+    }`
+  )
   console.log(`e2e: artifacts in ${path.relative(ROOT, runDir)}`)
   const started = Date.now()
   const upstream = await startFakeUpstream({ judgeModel: JUDGES })
@@ -986,12 +1204,22 @@ const main = async () => {
     },
     claude: async ({ name, baseUrl = server.url, ...rest }) => {
       const r = await runClaude({ ...rest, baseUrl })
-      fs.writeFileSync(path.join(runDir, `claude-${name}.txt`), `exit ${r.code ?? r.signal} in ${r.ms} ms${r.timedOut ? " (timed out)" : ""}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`)
+      fs.writeFileSync(
+        path.join(runDir, `claude-${name}.txt`),
+        `exit ${r.code ?? r.signal} in ${r.ms} ms${
+          r.timedOut ? " (timed out)" : ""
+        }\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`
+      )
       return r
     },
     codex: async ({ name, baseUrl = server.url, ...rest }) => {
       const r = await runCodex({ ...rest, baseUrl })
-      fs.writeFileSync(path.join(runDir, `codex-${name}.txt`), `exit ${r.code ?? r.signal} in ${r.ms} ms${r.timedOut ? " (timed out)" : ""}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`)
+      fs.writeFileSync(
+        path.join(runDir, `codex-${name}.txt`),
+        `exit ${r.code ?? r.signal} in ${r.ms} ms${
+          r.timedOut ? " (timed out)" : ""
+        }\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`
+      )
       return r
     }
   }
@@ -999,8 +1227,9 @@ const main = async () => {
   const runOne = async (name, scenario) => {
     const t0 = Date.now()
     let result
-    if (remaining() <= 0) result = { problems: [`skipped: the run's ${runTimeoutMs / 1000} s bound passed`], detail: "" }
-    else {
+    if (remaining() <= 0) {
+      result = { problems: [`skipped: the run's ${runTimeoutMs / 1000} s bound passed`], detail: "" }
+    } else {
       try {
         result = await scenario(ctx)
       } catch (e) {
@@ -1009,8 +1238,19 @@ const main = async () => {
     }
     const ok = result.problems.length === 0
     const ms = Date.now() - t0
-    console.log(`${ok ? "PASS" : "FAIL"} ${name} (${(ms / 1000).toFixed(1)} s): ${ok ? result.detail : result.problems.join("; ")}`)
-    results.push({ name, ok, ms, problems: result.problems, detail: result.detail, requests: summarizeRequests(result.seen ?? []) })
+    console.log(
+      `${ok ? "PASS" : "FAIL"} ${name} (${(ms / 1000).toFixed(1)} s): ${
+        ok ? result.detail : result.problems.join("; ")
+      }`
+    )
+    results.push({
+      name,
+      ok,
+      ms,
+      problems: result.problems,
+      detail: result.detail,
+      requests: summarizeRequests(result.seen ?? [])
+    })
   }
   try {
     for (const [name, scenario] of SCENARIOS) {
@@ -1022,17 +1262,39 @@ const main = async () => {
     server.log.end()
     await upstream.close()
     fs.writeFileSync(path.join(runDir, "upstream-requests.json"), `${JSON.stringify(upstream.requests, null, 1)}\n`)
-    if (process.env.E2E_KEEP_TMP !== "1") for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
+    if (process.env.E2E_KEEP_TMP !== "1") {
+      for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
+    }
   }
   const failed = results.filter((r) => !r.ok).length
   const totalMs = Date.now() - started
   fs.writeFileSync(
     path.join(runDir, "summary.json"),
-    `${JSON.stringify({ version, codexVersion: versions.codex, codexExtraArgs, workaround, extraEnv, totalMs, passed: results.length - failed, failed, results }, null, 2)}\n`
+    `${
+      JSON.stringify(
+        {
+          version,
+          codexVersion: versions.codex,
+          codexExtraArgs,
+          workaround,
+          extraEnv,
+          totalMs,
+          passed: results.length - failed,
+          failed,
+          results
+        },
+        null,
+        2
+      )
+    }\n`
   )
   if (failed > 0) {
-    const errors = fs.readFileSync(path.join(runDir, "server.log"), "utf8").split("\n").filter((l) => /status=[45]\d\d|level=(WARN|ERROR)/.test(l))
-    if (errors.length > 0) console.log(`e2e: server log, non-2xx and warnings (first 5):\n  ${errors.slice(0, 5).join("\n  ")}`)
+    const errors = fs.readFileSync(path.join(runDir, "server.log"), "utf8").split("\n").filter((l) =>
+      /status=[45]\d\d|level=(WARN|ERROR)/.test(l)
+    )
+    if (errors.length > 0) {
+      console.log(`e2e: server log, non-2xx and warnings (first 5):\n  ${errors.slice(0, 5).join("\n  ")}`)
+    }
   }
   console.log(`e2e: ${results.length - failed} passed, ${failed} failed in ${(totalMs / 1000).toFixed(1)} s`)
   return failed === 0 ? 0 : 1

@@ -2,10 +2,10 @@
 // judge_failure, against a simulated judge that is up, says p_solve = 0, stalls past its
 // 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as a table; then a
 // scripted tour of the demo deployment (`npm start`). Every request goes to 127.0.0.1.
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
-import * as path from "node:path"
 import { Effect, Logger, LogLevel } from "effect"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { Drill } from "../packages/demo/dist/index.js"
 
 const drill = await Effect.runPromise(
@@ -70,7 +70,12 @@ try {
     ...user("fast"),
     max_tokens: 256
   })
-  await show("a chat client on the Anthropic Messages strong tier (translated both ways)", "POST", "/v1/chat/completions", user("frontier"))
+  await show(
+    "a chat client on the Anthropic Messages strong tier (translated both ways)",
+    "POST",
+    "/v1/chat/completions",
+    user("frontier")
+  )
   await show("an unknown model", "POST", "/v1/chat/completions", user("nope"))
   const metrics = await (await fetch(`${base}/metrics`)).text()
   console.log("\n## /metrics (switchyard series)")

@@ -192,8 +192,10 @@ export const makeRegistry: Effect.Effect<Registry> = Effect.gen(function*() {
     const create = SynchronizedRef.modifyEffect(breakers, (all) => {
       const existing = all.get(client.name)
       if (existing !== undefined) return Effect.succeed([Option.some(existing), all] as const)
-      return Effect.map(make(client.name, settings.value), (created) =>
-        [Option.some(created), new Map([...all, [client.name, created]])] as const)
+      return Effect.map(
+        make(client.name, settings.value),
+        (created) => [Option.some(created), new Map([...all, [client.name, created]])] as const
+      )
     })
     return Effect.flatMap(known, (breaker) => (Option.isSome(breaker) ? Effect.succeed(breaker) : create))
   }

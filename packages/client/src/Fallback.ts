@@ -68,7 +68,11 @@ export interface Streamed {
 const runCandidates = <A>(
   candidates: Array.NonEmptyReadonlyArray<Target>,
   call: (target: Target) => Effect.Effect<A, ClientFailure, UpstreamClient>
-): Effect.Effect<{ readonly target: Target; readonly candidate: number; readonly value: A }, ClientFailure, UpstreamClient> => {
+): Effect.Effect<
+  { readonly target: Target; readonly candidate: number; readonly value: A },
+  ClientFailure,
+  UpstreamClient
+> => {
   const count = candidates.length
   const from = (index: number, target: Target): Effect.Effect<
     { readonly target: Target; readonly candidate: number; readonly value: A },
@@ -110,15 +114,17 @@ export const complete = (
   headers: Readonly<Record<string, string>>,
   native?: NativeBody
 ): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
-  Effect.flatMap(UpstreamClient, (client) =>
-    runCandidates(candidates, (target) => client.answer({ target, body, headers, native }))).pipe(
-      Effect.map(({ candidate, target, value }): Completed => ({
-        target,
-        candidate,
-        completion: value.completion,
-        native: value.native
-      }))
-    )
+  Effect.flatMap(
+    UpstreamClient,
+    (client) => runCandidates(candidates, (target) => client.answer({ target, body, headers, native }))
+  ).pipe(
+    Effect.map(({ candidate, target, value }): Completed => ({
+      target,
+      candidate,
+      completion: value.completion,
+      native: value.native
+    }))
+  )
 
 /**
  * A streamed answer call over `candidates`, with the rules of {@link complete} applied until a
@@ -131,7 +137,9 @@ export const stream = (
   headers: Readonly<Record<string, string>>,
   native?: NativeBody
 ): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
-  Effect.flatMap(UpstreamClient, (client) =>
-    runCandidates(candidates, (target) => client.answerStream({ target, body, headers, native }))).pipe(
-      Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
-    )
+  Effect.flatMap(
+    UpstreamClient,
+    (client) => runCandidates(candidates, (target) => client.answerStream({ target, body, headers, native }))
+  ).pipe(
+    Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
+  )

@@ -65,11 +65,17 @@ export const attemptCode = (status: Option.Option<number>): string =>
   Option.match(status, {
     onNone: () => "none",
     onSome: (s) =>
-      verbatimCodes.has(s) ? String(s) : Number.isInteger(s) && s >= 100 && s <= 599 ? `${Math.floor(s / 100)}xx` : "other"
+      verbatimCodes.has(s)
+        ? String(s)
+        : Number.isInteger(s) && s >= 100 && s <= 599
+        ? `${Math.floor(s / 100)}xx`
+        : "other"
   })
 
 /** The `{outcome, code}` labels of one attempt. */
-export const attemptLabels = (status: Option.Option<number>): { readonly outcome: AttemptOutcome; readonly code: string } => ({
+export const attemptLabels = (
+  status: Option.Option<number>
+): { readonly outcome: AttemptOutcome; readonly code: string } => ({
   outcome: attemptOutcome(status),
   code: attemptCode(status)
 })
@@ -81,7 +87,8 @@ export const attemptsFor = (status: Option.Option<number>): Metric.Metric.Counte
 }
 
 /** Records one HTTP attempt. */
-export const recordAttempt = (status: Option.Option<number>): Effect.Effect<void> => Metric.increment(attemptsFor(status))
+export const recordAttempt = (status: Option.Option<number>): Effect.Effect<void> =>
+  Metric.increment(attemptsFor(status))
 
 /**
  * Creates the series the anchor pre-seeds at 0 (attempt codes 200, 404, 429, 500, 504 and none;

@@ -3,9 +3,9 @@
  * target (which model on that client). Built by `@switchyard-ts/config`, or by hand by a library
  * consumer.
  */
+import type { TranslationError } from "@switchyard-ts/protocol/Errors"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import type { TranslationError } from "@switchyard-ts/protocol/Errors"
 
 /**
  * Wire format of an LLM client: `openai_chat` (`POST …/chat/completions`, `Authorization: Bearer`),

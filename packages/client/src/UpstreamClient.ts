@@ -25,8 +25,8 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Breaker from "./Breaker.js"
 import * as Anthropic from "./internal/anthropic.js"
-import * as Failure from "./internal/failure.js"
 import * as Deadline from "./internal/deadline.js"
+import * as Failure from "./internal/failure.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Responses from "./internal/responses.js"
 import * as Sse from "./internal/sse.js"
@@ -113,7 +113,9 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
   /** {@link answer}, as a chat completion only. */
   readonly complete: (options: CallOptions) => Effect.Effect<ChatCompletion, ClientFailure>
   /** {@link answerStream}, as chat chunks only. */
-  readonly stream: (options: CallOptions) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, ClientFailure>
+  readonly stream: (
+    options: CallOptions
+  ) => Effect.Effect<Stream.Stream<ChatCompletionChunk, UpstreamFailure>, ClientFailure>
   /**
    * `POST …/v1/messages/count_tokens` on an `anthropic_messages` target with `body` (a Messages
    * count request; `model` is set to the target's id), with the client's retries, deadline and
@@ -303,17 +305,23 @@ const logicalCall = <A>(
   // The tighter of the client's timeout_ms and this call's own deadline applies.
   const timeoutMs = Option.match(options.timeoutMs ?? Option.none(), {
     onNone: () => client.timeoutMs,
-    onSome: (ms) => Option.some(Option.match(client.timeoutMs, { onNone: () => ms, onSome: (own) => Math.min(own, ms) }))
+    onSome: (ms) =>
+      Option.some(Option.match(client.timeoutMs, { onNone: () => ms, onSome: (own) => Math.min(own, ms) }))
   })
 
   const run = Effect.gen(function*() {
     const base = HttpClientRequest.post(url).pipe(
-      HttpClientRequest.setHeaders(Prepare.prepareHeaders(client, options.headers, { nativeReplay: wire.nativeReplay })),
+      HttpClientRequest.setHeaders(
+        Prepare.prepareHeaders(client, options.headers, { nativeReplay: wire.nativeReplay })
+      ),
       (request) =>
         client.format === "anthropic_messages"
           ? HttpClientRequest.setHeaders(request, {
             "anthropic-version": Prepare.anthropicVersion,
-            ...Option.match(client.apiKey, { onNone: () => ({}), onSome: (key) => ({ "x-api-key": Redacted.value(key) }) })
+            ...Option.match(client.apiKey, {
+              onNone: () => ({}),
+              onSome: (key) => ({ "x-api-key": Redacted.value(key) })
+            })
           })
           : Option.match(client.apiKey, {
             onNone: () => request,
@@ -407,35 +415,50 @@ const readAnswer = (
     Effect.flatMap((text): Effect.Effect<Answer, UpstreamFailure> =>
       ctx.target.client.format === "anthropic_messages"
         ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.map(Anthropic.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)), ({ completion, message }) => ({
-            completion,
-            native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
-          })))
+          Effect.map(
+            Anthropic.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
+            ({ completion, message }) => ({
+              completion,
+              native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
+            })
+          ))
         : ctx.target.client.format === "openai_responses"
-        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.map(Responses.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)), ({ completion, response }) => ({
-            completion,
-            native: ctx.nativeReplay ? Option.some({ format: "openai_responses", body: response }) : Option.none()
-          })))
+        ? Effect.flatMap(
+          Clock.currentTimeMillis,
+          (now) =>
+            Effect.map(
+              Responses.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
+              ({ completion, response }) => ({
+                completion,
+                native: ctx.nativeReplay ? Option.some({ format: "openai_responses", body: response }) : Option.none()
+              })
+            )
+        )
         : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
     ),
     Effect.tap(({ completion }) => Effect.annotateCurrentSpan(responseAttributes(completion)))
   )
 
 /** Reads a buffered 2xx body as any JSON value. */
-const readJson = (response: HttpClientResponse.HttpClientResponse, ctx: CallContext): Effect.Effect<unknown, UpstreamFailure> =>
+const readJson = (
+  response: HttpClientResponse.HttpClientResponse,
+  ctx: CallContext
+): Effect.Effect<unknown, UpstreamFailure> =>
   response.text.pipe(
     Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
     Effect.flatMap((text) =>
       Option.match(Failure.jsonOf(text), {
-        onNone: () => Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
+        onNone: () =>
+          Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
         onSome: Effect.succeed
       })
     )
   )
 
 /** `gen_ai.response.*` and `gen_ai.usage.*` span attributes of a completion (no content). */
-export const responseAttributes = (completion: ChatCompletion): Record<string, string | number | ReadonlyArray<string>> => {
+export const responseAttributes = (
+  completion: ChatCompletion
+): Record<string, string | number | ReadonlyArray<string>> => {
   const usage = completion.usage
   const details = usage?.prompt_tokens_details
   const reasoning = usage?.completion_tokens_details?.reasoning_tokens
@@ -446,7 +469,9 @@ export const responseAttributes = (completion: ChatCompletion): Record<string, s
     ...(usage === null || usage === undefined ? {} : {
       "gen_ai.usage.input_tokens": usage.prompt_tokens,
       "gen_ai.usage.output_tokens": usage.completion_tokens,
-      ...(typeof details?.cached_tokens === "number" ? { "gen_ai.usage.cache_read.input_tokens": details.cached_tokens } : {}),
+      ...(typeof details?.cached_tokens === "number"
+        ? { "gen_ai.usage.cache_read.input_tokens": details.cached_tokens }
+        : {}),
       ...(typeof details?.cache_creation_tokens === "number"
         ? { "gen_ai.usage.cache_creation.input_tokens": details.cache_creation_tokens }
         : {}),
@@ -456,30 +481,33 @@ export const responseAttributes = (completion: ChatCompletion): Record<string, s
 }
 
 /** Decodes one SSE `data` payload: a chunk, an in-band error (→ 502), or an `InvalidResponse`. */
-const decodeSseItem = (ctx: CallContext) => (item: Sse.SseItem): Either.Either<ChatCompletionChunk, UpstreamFailure> => {
-  const target = ctx.target.id
-  if (item._tag === "Overflow") {
-    return Either.left(new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` }))
+const decodeSseItem =
+  (ctx: CallContext) => (item: Sse.SseItem): Either.Either<ChatCompletionChunk, UpstreamFailure> => {
+    const target = ctx.target.id
+    if (item._tag === "Overflow") {
+      return Either.left(
+        new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` })
+      )
+    }
+    return Option.match(Failure.jsonOf(item.data), {
+      onNone: () => Either.left(new InvalidResponse({ target, reason: "stream chunk is not valid JSON" })),
+      onSome: (json) =>
+        Option.match(Failure.errorBodyOf(json), {
+          onSome: () =>
+            Either.left(
+              Failure.upstreamStatus({
+                target,
+                status: 502,
+                body: Option.some(item.data),
+                retryAfterMs: Option.none(),
+                secrets: ctx.secrets
+              })
+            ),
+          onNone: () =>
+            Either.mapLeft(decodeChunkJson(json), (error) => Failure.schemaMismatch(target, "stream chunk", error))
+        })
+    })
   }
-  return Option.match(Failure.jsonOf(item.data), {
-    onNone: () => Either.left(new InvalidResponse({ target, reason: "stream chunk is not valid JSON" })),
-    onSome: (json) =>
-      Option.match(Failure.errorBodyOf(json), {
-        onSome: () =>
-          Either.left(
-            Failure.upstreamStatus({
-              target,
-              status: 502,
-              body: Option.some(item.data),
-              retryAfterMs: Option.none(),
-              secrets: ctx.secrets
-            })
-          ),
-        onNone: () =>
-          Either.mapLeft(decodeChunkJson(json), (error) => Failure.schemaMismatch(target, "stream chunk", error))
-      })
-  })
-}
 
 const isDone = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim() === "[DONE]"
 const isBlank = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim().length === 0
@@ -628,8 +656,11 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpC
   const answer = (options: CallOptions) =>
     withWire(options, false, (wire) => logicalCall(http, options, wire, false, readAnswer))
   const answerStream = (options: CallOptions) =>
-    withWire(options, true, (wire) =>
-      logicalCall(http, options, wire, true, (response, ctx) => Effect.succeed(pieceStream(response, ctx))))
+    withWire(
+      options,
+      true,
+      (wire) => logicalCall(http, options, wire, true, (response, ctx) => Effect.succeed(pieceStream(response, ctx)))
+    )
   return UpstreamClient.of({
     answer,
     answerStream,
@@ -639,12 +670,18 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpC
       options.target.client.format === "anthropic_messages"
         ? guarded(
           options,
-          logicalCall(http, options, {
-            url: Prepare.countTokensUrl(options.target.client.baseUrl),
-            body: { ...options.body, model: options.target.id },
-            operation: "count_tokens",
-            nativeReplay: true
-          }, false, readJson)
+          logicalCall(
+            http,
+            options,
+            {
+              url: Prepare.countTokensUrl(options.target.client.baseUrl),
+              body: { ...options.body, model: options.target.id },
+              operation: "count_tokens",
+              nativeReplay: true
+            },
+            false,
+            readJson
+          )
         )
         : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
     register: (client) => Effect.asVoid(registry.forClient(client)),

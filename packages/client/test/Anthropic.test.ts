@@ -1,9 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import type { ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
-import { countTokensUrl, mergeBetas, messagesUrl, prepareAnthropicBody, prepareHeaders, withoutOauthBetas } from "../src/internal/prepare.js"
+import {
+  countTokensUrl,
+  mergeBetas,
+  messagesUrl,
+  prepareAnthropicBody,
+  prepareHeaders,
+  withoutOauthBetas
+} from "../src/internal/prepare.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, request, Step, target } from "./support.js"
 
@@ -25,20 +32,32 @@ const message = (extra: Record<string, unknown> = {}) => ({
   ...extra
 })
 
-const event = (value: Record<string, unknown>): string => `event: ${String(value["type"])}\ndata: ${JSON.stringify(value)}\n\n`
+const event = (value: Record<string, unknown>): string =>
+  `event: ${String(value["type"])}\ndata: ${JSON.stringify(value)}\n\n`
 
 const streamEvents = (): ReadonlyArray<string> => [
-  event({ type: "message_start", message: message({ content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } }) }),
+  event({
+    type: "message_start",
+    message: message({ content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } })
+  }),
   event({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
   event({ type: "ping" }),
   event({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Let me " } }),
   event({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "check." } }),
   event({ type: "content_block_stop", index: 0 }),
-  event({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "read_file", input: {} } }),
+  event({
+    type: "content_block_start",
+    index: 1,
+    content_block: { type: "tool_use", id: "toolu_1", name: "read_file", input: {} }
+  }),
   event({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"path\":" } }),
   event({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "\"a.ts\"}" } }),
   event({ type: "content_block_stop", index: 1 }),
-  event({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 12 } }),
+  event({
+    type: "message_delta",
+    delta: { stop_reason: "tool_use", stop_sequence: null },
+    usage: { output_tokens: 12 }
+  }),
   event({ type: "message_stop" })
 ]
 
@@ -46,10 +65,14 @@ const textOf = (chunks: ReadonlyArray<ChatCompletionChunk>): string =>
   chunks.flatMap((c) => c.choices.map((choice) => choice.delta.content ?? "")).join("")
 
 const argumentsOf = (chunks: ReadonlyArray<ChatCompletionChunk>): string =>
-  chunks.flatMap((c) => c.choices.flatMap((choice) => (choice.delta.tool_calls ?? []).map((t) => t.function?.arguments ?? ""))).join("")
+  chunks.flatMap((c) =>
+    c.choices.flatMap((choice) => (choice.delta.tool_calls ?? []).map((t) => t.function?.arguments ?? ""))
+  ).join("")
 
 const finishReasons = (chunks: ReadonlyArray<ChatCompletionChunk>): ReadonlyArray<string> =>
-  chunks.flatMap((c) => c.choices.flatMap((choice) => (typeof choice.finish_reason === "string" ? [choice.finish_reason] : [])))
+  chunks.flatMap((c) =>
+    c.choices.flatMap((choice) => (typeof choice.finish_reason === "string" ? [choice.finish_reason] : []))
+  )
 
 const record = (value: unknown): Record<string, unknown> => (Predicate.isRecord(value) ? value : {})
 
@@ -64,7 +87,10 @@ describe("anthropic_messages URLs", () => {
       [" http://127.0.0.1:9000/proxy ", "http://127.0.0.1:9000/proxy/v1/messages"]
     ]
     for (const [base, expected] of cases) assert.strictEqual(messagesUrl(base), expected, base)
-    assert.strictEqual(countTokensUrl("https://api.anthropic.com/v1"), "https://api.anthropic.com/v1/messages/count_tokens")
+    assert.strictEqual(
+      countTokensUrl("https://api.anthropic.com/v1"),
+      "https://api.anthropic.com/v1/messages/count_tokens"
+    )
   })
 })
 
@@ -145,7 +171,12 @@ describe("UpstreamClient with an anthropic_messages target", () => {
       const completion = yield* fake.client.complete({
         target: anthropicTarget("a"),
         body,
-        headers: { authorization: "Bearer caller", "x-api-key": "caller-key", "anthropic-version": "1999-01-01", "x-trace": "t" }
+        headers: {
+          authorization: "Bearer caller",
+          "x-api-key": "caller-key",
+          "anthropic-version": "1999-01-01",
+          "x-trace": "t"
+        }
       })
       const [seen] = yield* fake.requests
       assert.strictEqual(seen?.url, "https://a.test/v1/messages")
@@ -181,7 +212,10 @@ describe("UpstreamClient with an anthropic_messages target", () => {
         thinking: { type: "enabled", budget_tokens: 1024 },
         messages: [
           { role: "user", content: [{ type: "text", text: "q", cache_control: { type: "ephemeral" } }] },
-          { role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "s1" }, { type: "text", text: "a" }] },
+          {
+            role: "assistant",
+            content: [{ type: "thinking", thinking: "hmm", signature: "s1" }, { type: "text", text: "a" }]
+          },
           { role: "user", content: "next" }
         ]
       }
@@ -207,7 +241,9 @@ describe("UpstreamClient with an anthropic_messages target", () => {
     assert.strictEqual(withoutOauthBetas("oauth-2025-04-20, claude-code-20250219,OAuth-x"), " claude-code-20250219")
     assert.isUndefined(withoutOauthBetas(undefined))
     const client = anthropicTarget("a").client
-    const headers = prepareHeaders(client, { "anthropic-beta": "oauth-2025-04-20,effort-2025-11-24" }, { nativeReplay: true })
+    const headers = prepareHeaders(client, { "anthropic-beta": "oauth-2025-04-20,effort-2025-11-24" }, {
+      nativeReplay: true
+    })
     assert.strictEqual(headers["anthropic-beta"], "effort-2025-11-24")
     const onlyOauth = prepareHeaders(client, { "anthropic-beta": "oauth-2025-04-20" }, { nativeReplay: true })
     assert.isUndefined(onlyOauth["anthropic-beta"])
@@ -221,13 +257,20 @@ describe("UpstreamClient with an anthropic_messages target", () => {
   })
 
   describe("anthropic-beta", () => {
-    const betaTarget = anthropicTarget("a", { extraHeaders: { "Anthropic-Beta": "context-1m-2025-08-07, fine-grained-tool-streaming-2025-05-14" } })
-    const callerHeaders = { "anthropic-beta": "claude-code-20250219, context-1m-2025-08-07,interleaved-thinking-2025-05-14", "x-trace": "t" }
+    const betaTarget = anthropicTarget("a", {
+      extraHeaders: { "Anthropic-Beta": "context-1m-2025-08-07, fine-grained-tool-streaming-2025-05-14" }
+    })
+    const callerHeaders = {
+      "anthropic-beta": "claude-code-20250219, context-1m-2025-08-07,interleaved-thinking-2025-05-14",
+      "x-trace": "t"
+    }
     const native = { model: "route", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }
 
     it.effect("a replayed native body keeps the caller's betas merged with extra_headers' (buffered, streamed, token counting)", () =>
       Effect.gen(function*() {
-        const fake = yield* makeFake({ "a.test": [Step.ok(message()), Step.sse(streamEvents()), Step.ok({ input_tokens: 3 })] })
+        const fake = yield* makeFake({
+          "a.test": [Step.ok(message()), Step.sse(streamEvents()), Step.ok({ input_tokens: 3 })]
+        })
         const options = {
           target: betaTarget,
           body: { model: "route", messages: [{ role: "user", content: "hi" }] },
@@ -255,7 +298,10 @@ describe("UpstreamClient with an anthropic_messages target", () => {
         yield* fake.client.complete({ target: betaTarget, body, headers: callerHeaders })
         yield* fake.client.complete({ target: anthropicTarget("a"), body, headers: callerHeaders })
         const [withExtra, without] = yield* fake.requests
-        assert.strictEqual(withExtra?.headers["anthropic-beta"], "context-1m-2025-08-07, fine-grained-tool-streaming-2025-05-14")
+        assert.strictEqual(
+          withExtra?.headers["anthropic-beta"],
+          "context-1m-2025-08-07, fine-grained-tool-streaming-2025-05-14"
+        )
         assert.isUndefined(without?.headers["anthropic-beta"])
       }))
 
@@ -302,12 +348,17 @@ describe("UpstreamClient with an anthropic_messages target", () => {
 
   it.effect("Anthropic error envelopes become UpstreamStatus with their message; prompt too long is a context-window 400", () =>
     Effect.gen(function*() {
-      const tooLong = { type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" } }
+      const tooLong = {
+        type: "error",
+        error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" }
+      }
       const fake = yield* makeFake({
         "a.test": [Step.status(400, tooLong)],
         "b.test": [Step.status(529, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } })]
       })
-      const first = yield* Effect.flip(fake.client.complete({ target: anthropicTarget("a"), body: request, headers: {} }))
+      const first = yield* Effect.flip(
+        fake.client.complete({ target: anthropicTarget("a"), body: request, headers: {} })
+      )
       assert.strictEqual(first._tag, "UpstreamStatus")
       if (first._tag === "UpstreamStatus") {
         assert.strictEqual(first.status, 400)
@@ -344,7 +395,9 @@ describe("UpstreamClient with an anthropic_messages target", () => {
       assert.strictEqual(seen?.headers["accept"], "text/event-stream")
       assert.strictEqual(textOf(chunks), "Let me check.")
       assert.strictEqual(argumentsOf(chunks), "{\"path\":\"a.ts\"}")
-      const call = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? [])).find((t) => t.id !== undefined)
+      const call = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? [])).find((t) =>
+        t.id !== undefined
+      )
       assert.strictEqual(call?.id, "toolu_1")
       assert.strictEqual(call?.function?.name, "read_file")
       assert.deepStrictEqual(finishReasons(chunks), ["tool_calls"])

@@ -64,11 +64,17 @@ const modelStep = (model: Model, now: number, result: Outcome, s: Breaker.Settin
   if (model.state === "open") {
     if (now < model.until) return [false, model]
     // the one probe
-    return [true, result === "failure" ? { state: "open", until: now + s.cooldownMs } : { state: "closed", failures: 0 }]
+    return [
+      true,
+      result === "failure" ? { state: "open", until: now + s.cooldownMs } : { state: "closed", failures: 0 }
+    ]
   }
   if (result !== "failure") return [true, { state: "closed", failures: 0 }]
   const failures = model.failures + 1
-  return [true, failures >= s.failureThreshold ? { state: "open", until: now + s.cooldownMs } : { state: "closed", failures }]
+  return [
+    true,
+    failures >= s.failureThreshold ? { state: "open", until: now + s.cooldownMs } : { state: "closed", failures }
+  ]
 }
 
 describe("Breaker properties (TestClock)", () => {
@@ -76,7 +82,9 @@ describe("Breaker properties (TestClock)", () => {
     "follows the reference model over arbitrary schedules of waits and outcomes",
     {
       settings,
-      steps: FastCheck.array(FastCheck.record({ waitMs: FastCheck.integer({ min: 0, max: 3000 }), outcome }), { maxLength: 40 })
+      steps: FastCheck.array(FastCheck.record({ waitMs: FastCheck.integer({ min: 0, max: 3000 }), outcome }), {
+        maxLength: 40
+      })
     },
     ({ settings, steps }) =>
       Effect.gen(function*() {
@@ -139,7 +147,9 @@ describe("Breaker properties (TestClock)", () => {
       Effect.gen(function*() {
         const breaker = yield* Breaker.make(uniqueClient(), settings)
         const ran = yield* Ref.make(0)
-        for (let i = 0; i < settings.failureThreshold; i++) yield* Effect.either(guard(breaker, callWith(ran, "failure")))
+        for (let i = 0; i < settings.failureThreshold; i++) {
+          yield* Effect.either(guard(breaker, callWith(ran, "failure")))
+        }
         assert.strictEqual(yield* breaker.state, "open")
         // One ms before the cooldown ends: still refused, no call runs.
         yield* TestClock.adjust(settings.cooldownMs - 1)
@@ -162,7 +172,10 @@ describe("Breaker properties (TestClock)", () => {
         assert.strictEqual(yield* breaker.state, "half_open")
         yield* Deferred.succeed(gate, undefined)
         const results = yield* Effect.forEach(fibers, Fiber.join)
-        assert.strictEqual(results.filter((r) => Either.isLeft(r) && r.left._tag === "CircuitOpen").length, concurrent - 1)
+        assert.strictEqual(
+          results.filter((r) => Either.isLeft(r) && r.left._tag === "CircuitOpen").length,
+          concurrent - 1
+        )
         assert.strictEqual(yield* Ref.get(ran), settings.failureThreshold + 1)
 
         if (probe === "failure") {
@@ -177,7 +190,9 @@ describe("Breaker properties (TestClock)", () => {
         } else {
           assert.strictEqual(yield* breaker.state, "closed")
           // Closed with a fresh count: threshold - 1 failures do not open it.
-          for (let i = 0; i < settings.failureThreshold - 1; i++) yield* Effect.either(guard(breaker, callWith(ran, "failure")))
+          for (let i = 0; i < settings.failureThreshold - 1; i++) {
+            yield* Effect.either(guard(breaker, callWith(ran, "failure")))
+          }
           assert.strictEqual(yield* breaker.state, "closed")
         }
       }),
@@ -237,7 +252,11 @@ describe("Breaker examples", () => {
 // ---------------------------------------------------------------------------------------------
 
 /** A target with a breaker on its client. */
-const guarded = (name: string, s: Breaker.Settings, options: { readonly maxRetries?: number; readonly client?: string } = {}): Target => {
+const guarded = (
+  name: string,
+  s: Breaker.Settings,
+  options: { readonly maxRetries?: number; readonly client?: string } = {}
+): Target => {
   const t = target(name, { maxRetries: options.maxRetries ?? 0 })
   return { ...t, client: { ...t.client, name: options.client ?? t.client.name, breaker: Option.some(s) } }
 }
@@ -305,17 +324,27 @@ describe("Breaker inside the UpstreamClient (TestClock)", () => {
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.stall] })
       const base = target("a", { maxRetries: 0, timeoutMs: 100 })
-      const t: Target = { ...base, client: { ...base.client, breaker: Option.some({ failureThreshold: 1, cooldownMs: 1000 }) } }
+      const t: Target = {
+        ...base,
+        client: { ...base.client, breaker: Option.some({ failureThreshold: 1, cooldownMs: 1000 }) }
+      }
       const fiber = yield* Effect.fork(Effect.flip(fake.client.complete({ target: t, body: request, headers: {} })))
       yield* TestClock.adjust(100)
       assert.strictEqual((yield* Fiber.join(fiber))._tag, "DeadlineExceeded")
-      assert.strictEqual((yield* Effect.flip(fake.client.complete({ target: t, body: request, headers: {} })))._tag, "CircuitOpen")
+      assert.strictEqual(
+        (yield* Effect.flip(fake.client.complete({ target: t, body: request, headers: {} })))._tag,
+        "CircuitOpen"
+      )
       assert.strictEqual((yield* fake.requests).length, 1)
     }))
 
   it.effect("one breaker per client name, shared by its targets; other clients and clients without a breaker are untouched", () =>
     Effect.gen(function*() {
-      const fake = yield* makeFake({ "a.test": [unavailable], "b.test": [Step.ok(completion("b"))], "c.test": [Step.ok()] })
+      const fake = yield* makeFake({
+        "a.test": [unavailable],
+        "b.test": [Step.ok(completion("b"))],
+        "c.test": [Step.ok()]
+      })
       const s = { failureThreshold: 1, cooldownMs: 1000 }
       const a = guarded("a", s, { client: "shared" })
       const b = guarded("b", s, { client: "shared" })

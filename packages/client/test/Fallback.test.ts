@@ -66,15 +66,19 @@ describe("Fallback over the real client", () => {
       assert.strictEqual((yield* fake.requestsTo("b.test")).length, 0)
     }))
 
-  it.effect.each([
-    ["a context-window 400", Step.status(400, { error: { message: "maximum context length exceeded" } })],
-    ["a 403", Step.status(403)],
-    ["a 429", Step.status(429)],
-    ["a transport failure", Step.transport()]
-  ] as const)("%s falls back", ([, step]) =>
+  it.effect.each(
+    [
+      ["a context-window 400", Step.status(400, { error: { message: "maximum context length exceeded" } })],
+      ["a 403", Step.status(403)],
+      ["a 429", Step.status(429)],
+      ["a transport failure", Step.transport()]
+    ] as const
+  )("%s falls back", ([, step]) =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [step], "b.test": [Step.ok()] })
-      const served = yield* Fallback.complete([a, b], request, {}).pipe(Effect.provideService(UpstreamClient, fake.client))
+      const served = yield* Fallback.complete([a, b], request, {}).pipe(
+        Effect.provideService(UpstreamClient, fake.client)
+      )
       assert.strictEqual(served.candidate, 2)
       assert.strictEqual(served.target.name, "b")
     }))
@@ -82,7 +86,11 @@ describe("Fallback over the real client", () => {
   it.effect("when every candidate fails, the last candidate's error is returned", () =>
     Effect.gen(function*() {
       const c = target("c", { maxRetries: 0 })
-      const fake = yield* makeFake({ "a.test": [Step.status(503)], "b.test": [Step.transport()], "c.test": [Step.status(502)] })
+      const fake = yield* makeFake({
+        "a.test": [Step.status(503)],
+        "b.test": [Step.transport()],
+        "c.test": [Step.status(502)]
+      })
       const failure = yield* Fallback.complete([a, b, c], request, {}).pipe(
         Effect.provideService(UpstreamClient, fake.client),
         Effect.flip
@@ -134,7 +142,19 @@ describe("isFallbackWorthy", () => {
   })
 })
 
-const Outcome = Schema.Literal("ok", "transport", "5xx", "403", "408", "429", "400", "400cw", "401", "invalid", "deadline")
+const Outcome = Schema.Literal(
+  "ok",
+  "transport",
+  "5xx",
+  "403",
+  "408",
+  "429",
+  "400",
+  "400cw",
+  "401",
+  "invalid",
+  "deadline"
+)
 type Outcome = typeof Outcome.Type
 
 const failureOf = (outcome: Outcome, model: string): Option.Option<UpstreamFailure> => {
@@ -207,7 +227,9 @@ describe("Fallback properties", () => {
         const deadlineAt = outcomes.indexOf("deadline")
         if (deadlineAt !== -1) {
           assert.isTrue(called.length <= deadlineAt + 1, "no candidate after a deadline is called")
-          if (called.length === deadlineAt + 1) assert.isTrue(result._tag === "Left" && result.left._tag === "DeadlineExceeded")
+          if (called.length === deadlineAt + 1) {
+            assert.isTrue(result._tag === "Left" && result.left._tag === "DeadlineExceeded")
+          }
         }
         if (result._tag === "Right") assert.strictEqual(result.right, stop + 1)
         else assert.strictEqual("target" in result.left ? result.left.target : "", `t${stop}-model`)

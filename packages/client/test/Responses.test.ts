@@ -5,12 +5,12 @@
  * (and kept as sent on a native replay), in-band stream failures.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { TranslationError } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import { TranslationError } from "@switchyard-ts/protocol/Errors"
 import { responsesUrl } from "../src/internal/prepare.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, Step, target } from "./support.js"
@@ -31,8 +31,21 @@ const response = (extra: Record<string, unknown> = {}) => ({
   model: "gpt-upstream",
   output: [
     { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "think" }], encrypted_content: "ENC" },
-    { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hello from responses", annotations: [] }] },
-    { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", arguments: "{\"path\":\"a\"}", status: "completed" }
+    {
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: "hello from responses", annotations: [] }]
+    },
+    {
+      type: "function_call",
+      id: "fc_1",
+      call_id: "call_1",
+      name: "read",
+      arguments: "{\"path\":\"a\"}",
+      status: "completed"
+    }
   ],
   usage: { input_tokens: 12, output_tokens: 5, total_tokens: 17, input_tokens_details: { cached_tokens: 4 } },
   ...extra
@@ -43,7 +56,13 @@ const event = (value: Record<string, unknown>, n: number): string =>
 
 const streamEvents = (): ReadonlyArray<Record<string, unknown>> => {
   const base = { id: "resp_1", object: "response", created_at: 1, model: "gpt-upstream", output: [] }
-  const message = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hi there", annotations: [] }] }
+  const message = {
+    type: "message",
+    id: "msg_1",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "hi there", annotations: [] }]
+  }
   return [
     { type: "response.created", response: { ...base, status: "in_progress" } },
     { type: "response.output_item.added", output_index: 0, item: { ...message, status: "in_progress", content: [] } },
@@ -51,7 +70,15 @@ const streamEvents = (): ReadonlyArray<Record<string, unknown>> => {
     { type: "response.future_event", detail: "newer than us" },
     { type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta: "there" },
     { type: "response.output_item.done", output_index: 0, item: message },
-    { type: "response.completed", response: { ...base, status: "completed", output: [message], usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } } }
+    {
+      type: "response.completed",
+      response: {
+        ...base,
+        status: "completed",
+        output: [message],
+        usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 }
+      }
+    }
   ]
 }
 
@@ -59,7 +86,10 @@ describe("UpstreamClient with an openai_responses target", () => {
   it("the URL rule: a trailing /chat/completions or /responses is stripped, /responses appended", () => {
     assert.strictEqual(responsesUrl("https://api.example.com/v1"), "https://api.example.com/v1/responses")
     assert.strictEqual(responsesUrl(" https://api.example.com/v1/responses/ "), "https://api.example.com/v1/responses")
-    assert.strictEqual(responsesUrl("https://api.example.com/v1/chat/completions"), "https://api.example.com/v1/responses")
+    assert.strictEqual(
+      responsesUrl("https://api.example.com/v1/chat/completions"),
+      "https://api.example.com/v1/responses"
+    )
   })
 
   it.effect("a chat request is translated into a Responses body; the answer comes back as a chat completion", () =>
@@ -101,7 +131,10 @@ describe("UpstreamClient with an openai_responses target", () => {
       const fake = yield* makeFake({ "a.test": [Step.ok(response({ vendor_field: 1 }))] })
       const native = {
         model: "route",
-        input: [{ type: "reasoning", id: "rs_0", summary: [], encrypted_content: "KEEP" }, { role: "user", content: "next" }],
+        input: [{ type: "reasoning", id: "rs_0", summary: [], encrypted_content: "KEEP" }, {
+          role: "user",
+          content: "next"
+        }],
         previous_response_id: "resp_0",
         tools: [{ type: "web_search" }],
         include: ["reasoning.encrypted_content"],
@@ -141,7 +174,11 @@ describe("UpstreamClient with an openai_responses target", () => {
     Effect.gen(function*() {
       const events = streamEvents()
       const fake = yield* makeFake({ "a.test": [Step.sse(events.map(event))] })
-      const stream = yield* fake.client.stream({ target: responsesTarget("a"), body: { model: "r", messages: [{ role: "user", content: "hi" }] }, headers: {} })
+      const stream = yield* fake.client.stream({
+        target: responsesTarget("a"),
+        body: { model: "r", messages: [{ role: "user", content: "hi" }] },
+        headers: {}
+      })
       const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(stream))
       assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), "hi there")
       assert.strictEqual(chunks.at(-1)?.usage?.completion_tokens, 2)
@@ -155,19 +192,34 @@ describe("UpstreamClient with an openai_responses target", () => {
         native: { format: "openai_responses", body: { model: "r", input: "hi", stream: true } },
         headers: {}
       })
-      const kept = Chunk.toReadonlyArray(yield* Stream.runCollect(pieces)).flatMap((piece) => Option.toArray(piece.native))
+      const kept = Chunk.toReadonlyArray(yield* Stream.runCollect(pieces)).flatMap((piece) =>
+        Option.toArray(piece.native)
+      )
       assert.deepStrictEqual(kept.map((e) => e.event), events.map((e) => String(e["type"])))
       assert.strictEqual(kept[3]?.data["detail"], "newer than us")
     }))
 
   it.effect("an in-band error or response.failed event fails the stream with a 502 UpstreamStatus, never quoting more than the message", () =>
     Effect.gen(function*() {
-      for (const failure of [
-        { type: "error", code: "server_error", message: "upstream overloaded" },
-        { type: "response.failed", response: { id: "resp_1", status: "failed", error: { code: "server_error", message: "upstream overloaded" } } }
-      ]) {
+      for (
+        const failure of [
+          { type: "error", code: "server_error", message: "upstream overloaded" },
+          {
+            type: "response.failed",
+            response: {
+              id: "resp_1",
+              status: "failed",
+              error: { code: "server_error", message: "upstream overloaded" }
+            }
+          }
+        ]
+      ) {
         const fake = yield* makeFake({ "a.test": [Step.sse([event(streamEvents()[0] ?? {}, 0), event(failure, 1)])] })
-        const stream = yield* fake.client.stream({ target: responsesTarget("a"), body: { model: "r", messages: [{ role: "user", content: "hi" }] }, headers: {} })
+        const stream = yield* fake.client.stream({
+          target: responsesTarget("a"),
+          body: { model: "r", messages: [{ role: "user", content: "hi" }] },
+          headers: {}
+        })
         const error = yield* Effect.flip(Stream.runDrain(stream))
         assert.strictEqual(error._tag, "UpstreamStatus")
         if (error._tag === "UpstreamStatus") {

@@ -1,5 +1,5 @@
-import * as Errors from "@switchyard-ts/protocol/Errors"
 import { assert, describe, it } from "@effect/vitest"
+import * as Errors from "@switchyard-ts/protocol/Errors"
 import type { ClientFailure } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -30,10 +30,15 @@ const assertNoSecret = (failure: UpstreamFailure) => {
   }
 }
 
-const hasTag = <T extends UpstreamFailure["_tag"]>(failure: UpstreamFailure, tag: T): failure is Extract<UpstreamFailure, { _tag: T }> =>
-  failure._tag === tag
+const hasTag = <T extends UpstreamFailure["_tag"]>(
+  failure: UpstreamFailure,
+  tag: T
+): failure is Extract<UpstreamFailure, { _tag: T }> => failure._tag === tag
 
-const expectTag = <T extends UpstreamFailure["_tag"]>(failure: UpstreamFailure, tag: T): Extract<UpstreamFailure, { _tag: T }> =>
+const expectTag = <T extends UpstreamFailure["_tag"]>(
+  failure: UpstreamFailure,
+  tag: T
+): Extract<UpstreamFailure, { _tag: T }> =>
   hasTag(failure, tag) ? failure : assert.fail(`expected ${tag}, got ${failure._tag}: ${JSON.stringify(failure)}`)
 
 describe("UpstreamClient request preparation", () => {
@@ -75,8 +80,18 @@ describe("UpstreamClient request preparation", () => {
       const seen = yield* fake.requests
       assert.deepStrictEqual(seen.map((r) => r.body), [
         { ...request, model: "a-model", stream: true, stream_options: { include_usage: true } },
-        { ...request, model: "a-model", stream: true, stream_options: { include_usage: false, include_obfuscation: true } },
-        { ...request, model: "a-model", stream: true, stream_options: { include_obfuscation: false, include_usage: true } }
+        {
+          ...request,
+          model: "a-model",
+          stream: true,
+          stream_options: { include_usage: false, include_obfuscation: true }
+        },
+        {
+          ...request,
+          model: "a-model",
+          stream: true,
+          stream_options: { include_obfuscation: false, include_usage: true }
+        }
       ])
       assert.strictEqual(seen[0]?.headers["accept"], "text/event-stream")
     }))
@@ -159,7 +174,11 @@ describe("UpstreamClient request preparation", () => {
   it.effect("sends to the URL built from base_url", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.ok()] })
-      yield* fake.client.complete({ target: target("a", { baseUrl: " https://a.test/v1/responses/ " }), body: request, headers: {} })
+      yield* fake.client.complete({
+        target: target("a", { baseUrl: " https://a.test/v1/responses/ " }),
+        body: request,
+        headers: {}
+      })
       const [seen] = yield* fake.requests
       assert.strictEqual(seen?.url, "https://a.test/v1/chat/completions")
     }))
@@ -179,7 +198,9 @@ describe("UpstreamClient deadline and retries", () => {
   it.effect("a stall past the deadline fails with DeadlineExceeded at exactly the deadline and aborts the request", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.stall] })
-      const fiber = yield* Effect.fork(fake.client.complete({ target: target("a", { timeoutMs: 1000 }), body: request, headers: {} }))
+      const fiber = yield* Effect.fork(
+        fake.client.complete({ target: target("a", { timeoutMs: 1000 }), body: request, headers: {} })
+      )
       yield* TestClock.adjust(999)
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
       yield* TestClock.adjust(1)
@@ -196,7 +217,9 @@ describe("UpstreamClient deadline and retries", () => {
       const ok200 = yield* attemptsCount(Option.some(200))
       const err503 = yield* attemptsCount(Option.some(503))
       const fake = yield* makeFake({ "a.test": [Step.status(503), Step.ok()] })
-      const fiber = yield* Effect.fork(fake.client.complete({ target: target("a", { timeoutMs: 5000 }), body: request, headers: {} }))
+      const fiber = yield* Effect.fork(
+        fake.client.complete({ target: target("a", { timeoutMs: 5000 }), body: request, headers: {} })
+      )
       yield* TestClock.adjust(249)
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
       assert.strictEqual((yield* fake.requests).length, 1)
@@ -228,9 +251,10 @@ describe("UpstreamClient deadline and retries", () => {
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.status(500, { error: { message: "boom" } })] })
       const fiber = yield* Effect.fork(
-        fake.client.complete({ target: target("a", { maxRetries: 5, timeoutMs: 1000 }), body: request, headers: {} }).pipe(
-          Effect.flip
-        )
+        fake.client.complete({ target: target("a", { maxRetries: 5, timeoutMs: 1000 }), body: request, headers: {} })
+          .pipe(
+            Effect.flip
+          )
       )
       // attempts at 0, 250, 750; the next backoff (1000 ms) would end at 1750 > 1000
       yield* TestClock.adjust(750)
@@ -243,8 +267,14 @@ describe("UpstreamClient deadline and retries", () => {
 
   it.effect("a Retry-After beyond the deadline is not waited: fails at once with the 429", () =>
     Effect.gen(function*() {
-      const fake = yield* makeFake({ "a.test": [Step.status(429, { error: { message: "slow down" } }, { "retry-after": "10" }), Step.ok()] })
-      const failure = yield* fake.client.complete({ target: target("a", { timeoutMs: 5000 }), body: request, headers: {} }).pipe(
+      const fake = yield* makeFake({
+        "a.test": [Step.status(429, { error: { message: "slow down" } }, { "retry-after": "10" }), Step.ok()]
+      })
+      const failure = yield* fake.client.complete({
+        target: target("a", { timeoutMs: 5000 }),
+        body: request,
+        headers: {}
+      }).pipe(
         Effect.flip
       )
       const status = expectTag(failure, "UpstreamStatus")
@@ -257,7 +287,9 @@ describe("UpstreamClient deadline and retries", () => {
   it.effect("a Retry-After that fits is honoured exactly (seconds)", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.status(429, {}, { "retry-after": "2" }), Step.ok()] })
-      const fiber = yield* Effect.fork(fake.client.complete({ target: target("a", { timeoutMs: 5000 }), body: request, headers: {} }))
+      const fiber = yield* Effect.fork(
+        fake.client.complete({ target: target("a", { timeoutMs: 5000 }), body: request, headers: {} })
+      )
       yield* TestClock.adjust(1999)
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
       yield* TestClock.adjust(1)
@@ -269,7 +301,11 @@ describe("UpstreamClient deadline and retries", () => {
     Effect.gen(function*() {
       const date = new Date(3000).toUTCString()
       const fake = yield* makeFake({
-        "a.test": [Step.status(503, {}, { "retry-after": date }), Step.status(503, {}, { "retry-after": "600" }), Step.ok()]
+        "a.test": [
+          Step.status(503, {}, { "retry-after": date }),
+          Step.status(503, {}, { "retry-after": "600" }),
+          Step.ok()
+        ]
       })
       const fiber = yield* Effect.fork(fake.client.complete({ target: target("a"), body: request, headers: {} }))
       yield* TestClock.adjust("2 minutes")
@@ -280,7 +316,11 @@ describe("UpstreamClient deadline and retries", () => {
   it.effect("a 400 is not retried", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.status(400), Step.ok()] })
-      const failure = yield* fake.client.complete({ target: target("a", { maxRetries: 3 }), body: request, headers: {} }).pipe(
+      const failure = yield* fake.client.complete({
+        target: target("a", { maxRetries: 3 }),
+        body: request,
+        headers: {}
+      }).pipe(
         Effect.flip
       )
       assert.strictEqual(expectTag(failure, "UpstreamStatus").status, 400)
@@ -290,7 +330,11 @@ describe("UpstreamClient deadline and retries", () => {
   it.effect.each([401, 403, 404, 409, 422])("a %s is not retried", (code) =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.status(code), Step.ok()] })
-      const failure = yield* fake.client.complete({ target: target("a", { maxRetries: 3 }), body: request, headers: {} }).pipe(
+      const failure = yield* fake.client.complete({
+        target: target("a", { maxRetries: 3 }),
+        body: request,
+        headers: {}
+      }).pipe(
         Effect.flip
       )
       assert.strictEqual(expectTag(failure, "UpstreamStatus").status, code)
@@ -300,7 +344,9 @@ describe("UpstreamClient deadline and retries", () => {
   it.effect.each([408, 429, 500, 502, 503, 504])("a %s is retried", (code) =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.status(code), Step.ok()] })
-      const fiber = yield* Effect.fork(fake.client.complete({ target: target("a", { maxRetries: 1 }), body: request, headers: {} }))
+      const fiber = yield* Effect.fork(
+        fake.client.complete({ target: target("a", { maxRetries: 1 }), body: request, headers: {} })
+      )
       yield* TestClock.adjust(250)
       yield* Fiber.join(fiber)
       assert.strictEqual((yield* fake.requests).length, 2)
@@ -309,7 +355,11 @@ describe("UpstreamClient deadline and retries", () => {
   it.effect("maxRetries = 0 means one attempt", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.status(503), Step.ok()] })
-      const failure = yield* fake.client.complete({ target: target("a", { maxRetries: 0 }), body: request, headers: {} }).pipe(
+      const failure = yield* fake.client.complete({
+        target: target("a", { maxRetries: 0 }),
+        body: request,
+        headers: {}
+      }).pipe(
         Effect.flip
       )
       assert.strictEqual(expectTag(failure, "UpstreamStatus").status, 503)
@@ -353,7 +403,11 @@ describe("UpstreamClient deadline and retries", () => {
       assert.strictEqual((yield* fake.requests).length, 2)
 
       const once = yield* makeFake({ "a.test": [Step.bodyError] })
-      const failure = yield* once.client.complete({ target: target("a", { maxRetries: 0 }), body: request, headers: {} }).pipe(
+      const failure = yield* once.client.complete({
+        target: target("a", { maxRetries: 0 }),
+        body: request,
+        headers: {}
+      }).pipe(
         Effect.flip
       )
       assert.strictEqual(expectTag(failure, "TransportError").reason, "response body could not be read")
@@ -376,7 +430,9 @@ describe("UpstreamClient error mapping", () => {
     Effect.gen(function*() {
       const fake = yield* makeFake({
         "a.test": [
-          Step.status(401, { error: { message: "upstream authentication failed", type: "auth", code: "invalid_api_key" } }),
+          Step.status(401, {
+            error: { message: "upstream authentication failed", type: "auth", code: "invalid_api_key" }
+          }),
           Step.status(404, { error: { message: "no such model", type: "not_found_error" } }),
           Step.status(418, { error: { message: "x".repeat(5000), code: 42 } }),
           Step.text(500, "<html>oops</html>")
@@ -446,7 +502,9 @@ describe("UpstreamClient error mapping", () => {
 
   it.effect("keeps unknown fields of a completion", () =>
     Effect.gen(function*() {
-      const fake = yield* makeFake({ "a.test": [Step.ok(completion("m", { system_fingerprint: "fp", provider: { x: 1 } }))] })
+      const fake = yield* makeFake({
+        "a.test": [Step.ok(completion("m", { system_fingerprint: "fp", provider: { x: 1 } }))]
+      })
       const result = yield* fake.client.complete({ target: target("a"), body: request, headers: {} })
       assert.deepStrictEqual(result, completion("m", { system_fingerprint: "fp", provider: { x: 1 } }))
     }))
@@ -463,7 +521,11 @@ describe("UpstreamClient error mapping", () => {
           Step.stall
         ]
       })
-      const call = fake.client.complete({ target: target("a", { maxRetries: 0, timeoutMs: 100 }), body: request, headers: {} }).pipe(
+      const call = fake.client.complete({
+        target: target("a", { maxRetries: 0, timeoutMs: 100 }),
+        body: request,
+        headers: {}
+      }).pipe(
         Effect.flip
       )
       const failures: Array<UpstreamFailure> = []
@@ -480,7 +542,10 @@ describe("UpstreamClient error mapping", () => {
         "DeadlineExceeded"
       ])
       failures.forEach(assertNoSecret)
-      assert.strictEqual(expectTag(failures[0] ?? assert.fail("missing"), "UpstreamStatus").upstreamMessage, "Incorrect API key provided: [REDACTED]")
+      assert.strictEqual(
+        expectTag(failures[0] ?? assert.fail("missing"), "UpstreamStatus").upstreamMessage,
+        "Incorrect API key provided: [REDACTED]"
+      )
     }))
 
   it.effect("labels every attempt with outcome and code", () =>
@@ -490,8 +555,12 @@ describe("UpstreamClient error mapping", () => {
         countOf(Metrics.upstreamAttempts.pipe(Metric.tagged("outcome", "other_error"), Metric.tagged("code", "4xx")))
       ])
       const fake = yield* makeFake({ "a.test": [Step.status(418)] })
-      yield* fake.client.complete({ target: target("a", { maxRetries: 0 }), body: request, headers: {} }).pipe(Effect.flip)
-      const after = yield* countOf(Metrics.upstreamAttempts.pipe(Metric.tagged("outcome", "other_error"), Metric.tagged("code", "4xx")))
+      yield* fake.client.complete({ target: target("a", { maxRetries: 0 }), body: request, headers: {} }).pipe(
+        Effect.flip
+      )
+      const after = yield* countOf(
+        Metrics.upstreamAttempts.pipe(Metric.tagged("outcome", "other_error"), Metric.tagged("code", "4xx"))
+      )
       assert.strictEqual(after - before[1], 1)
       assert.deepStrictEqual(Metrics.attemptLabels(Option.some(418)), { outcome: "other_error", code: "4xx" })
     }))
@@ -551,7 +620,14 @@ describe("UpstreamClient streaming", () => {
       const bytes = new TextEncoder().encode(text)
       const e = bytes.indexOf(0xc3)
       const cr = bytes.indexOf(13)
-      const parts = [bytes.slice(0, 7), bytes.slice(7, e + 1), bytes.slice(e + 1, cr + 1), bytes.slice(cr + 1), "data: [DO", "NE]\n\n"]
+      const parts = [
+        bytes.slice(0, 7),
+        bytes.slice(7, e + 1),
+        bytes.slice(e + 1, cr + 1),
+        bytes.slice(cr + 1),
+        "data: [DO",
+        "NE]\n\n"
+      ]
       const fake = yield* makeFake({ "a.test": [Step.sse(parts)] })
       const stream = yield* fake.client.stream({ target: target("a"), body: request, headers: {} })
       assert.deepStrictEqual(Chunk.toReadonlyArray(yield* Stream.runCollect(stream)), [chunk("héllo wörld")])
@@ -584,11 +660,17 @@ describe("UpstreamClient streaming", () => {
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.sse(["data: {not json\n\n"]), Step.sse([sseData({ id: "x" })])] })
       const t = target("a")
-      const first = yield* Effect.flatMap(fake.client.stream({ target: t, body: request, headers: {} }), Stream.runDrain).pipe(
+      const first = yield* Effect.flatMap(
+        fake.client.stream({ target: t, body: request, headers: {} }),
+        Stream.runDrain
+      ).pipe(
         Effect.flip
       )
       assert.strictEqual(expectTag(first, "InvalidResponse").reason, "stream chunk is not valid JSON")
-      const second = yield* Effect.flatMap(fake.client.stream({ target: t, body: request, headers: {} }), Stream.runDrain).pipe(
+      const second = yield* Effect.flatMap(
+        fake.client.stream({ target: t, body: request, headers: {} }),
+        Stream.runDrain
+      ).pipe(
         Effect.flip
       )
       assert.include(expectTag(second, "InvalidResponse").reason, "stream chunk does not match")
@@ -613,7 +695,10 @@ describe("UpstreamClient streaming", () => {
 
   it.effect("retries and the deadline apply until headers; a stall before headers is DeadlineExceeded", () =>
     Effect.gen(function*() {
-      const fake = yield* makeFake({ "a.test": [Step.status(503), Step.sse([sseData(chunk("a"))])], "b.test": [Step.stall] })
+      const fake = yield* makeFake({
+        "a.test": [Step.status(503), Step.sse([sseData(chunk("a"))])],
+        "b.test": [Step.stall]
+      })
       const fiber = yield* Effect.fork(fake.client.stream({ target: target("a"), body: request, headers: {} }))
       yield* TestClock.adjust(250)
       const stream = yield* Fiber.join(fiber)
@@ -641,7 +726,9 @@ describe("UpstreamClient streaming", () => {
 })
 
 describe("UpstreamClient span", () => {
-  const attributesOf = (seen: { readonly clientCallSpan: Option.Option<{ readonly attributes: ReadonlyMap<string, unknown> }> } | undefined) =>
+  const attributesOf = (
+    seen: { readonly clientCallSpan: Option.Option<{ readonly attributes: ReadonlyMap<string, unknown> }> } | undefined
+  ) =>
     Option.match(Option.fromNullable(seen).pipe(Option.flatMap((s) => s.clientCallSpan)), {
       onNone: () => assert.fail("no libsy.client_call span around the request"),
       onSome: (span) => Object.fromEntries(span.attributes)
@@ -650,7 +737,11 @@ describe("UpstreamClient span", () => {
   it.effect("wraps a call in libsy.client_call with gen_ai attributes and the outcome", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test:8443": [Step.ok()] })
-      yield* fake.client.complete({ target: target("a", { baseUrl: "https://a.test:8443/v1" }), body: request, headers: {} })
+      yield* fake.client.complete({
+        target: target("a", { baseUrl: "https://a.test:8443/v1" }),
+        body: request,
+        headers: {}
+      })
       const attributes = attributesOf((yield* fake.requests)[0])
       assert.deepStrictEqual(attributes, {
         "gen_ai.operation.name": "chat",
@@ -670,7 +761,9 @@ describe("UpstreamClient span", () => {
       const fake = yield* makeFake({ "a.test": [Step.status(503, { error: { message: apiKey } }), Step.stall] })
       const t = target("a", { maxRetries: 0, timeoutMs: 100 })
       yield* fake.client.stream({ target: t, body: request, headers: { "x-trace": "1" } }).pipe(Effect.flip)
-      const fiber = yield* Effect.fork(fake.client.complete({ target: t, body: request, headers: {} }).pipe(Effect.flip))
+      const fiber = yield* Effect.fork(
+        fake.client.complete({ target: t, body: request, headers: {} }).pipe(Effect.flip)
+      )
       yield* TestClock.adjust(100)
       yield* Fiber.join(fiber)
       const [first, second] = yield* fake.requests
@@ -697,18 +790,21 @@ describe("SSE parser", () => {
   }
 
   it("joins multi-line data, ignores comments and other fields, accepts CR, LF and CRLF", () => {
-    assert.deepStrictEqual(run([
-      ": comment\r",
-      "\revent: message\nid: 7\nretry: 10\ndata: one\ndata:two\r\n",
-      "data\r\n\r\n",
-      "event: empty\n\n",
-      "data: last\r",
-      "\n\r",
-      "\n"
-    ]), [
-      { _tag: "Data", data: "one\ntwo\n" },
-      { _tag: "Data", data: "last" }
-    ])
+    assert.deepStrictEqual(
+      run([
+        ": comment\r",
+        "\revent: message\nid: 7\nretry: 10\ndata: one\ndata:two\r\n",
+        "data\r\n\r\n",
+        "event: empty\n\n",
+        "data: last\r",
+        "\n\r",
+        "\n"
+      ]),
+      [
+        { _tag: "Data", data: "one\ntwo\n" },
+        { _tag: "Data", data: "last" }
+      ]
+    )
   })
 
   it("reports an event larger than the limit", () => {

@@ -86,7 +86,9 @@ describe("internal deadline", () => {
       }
       const fiber = yield* Effect.fork(Effect.all([
         Deadline.timeoutFail(Effect.as(Effect.sleep("999 millis"), 1), 1000, onTimeout),
-        Effect.either(Deadline.timeoutFail(Effect.zipRight(Effect.sleep("10 millis"), Effect.fail("boom")), 1000, onTimeout))
+        Effect.either(
+          Deadline.timeoutFail(Effect.zipRight(Effect.sleep("10 millis"), Effect.fail("boom")), 1000, onTimeout)
+        )
       ], { concurrency: "unbounded" }))
       yield* TestClock.adjust("999 millis")
       const [value, failed] = yield* Fiber.join(fiber)
@@ -128,7 +130,9 @@ describe("internal deadline", () => {
 
   it.live("stream, live clock: elements in time pass; a late element fails the stream with onTimeout", () =>
     Effect.gen(function*() {
-      const inTime = yield* Stream.runCollect(Deadline.timeoutFailStream(Stream.make(1, 2, 3), 60_000, () => new TimedOut()))
+      const inTime = yield* Stream.runCollect(
+        Deadline.timeoutFailStream(Stream.make(1, 2, 3), 60_000, () => new TimedOut())
+      )
       assert.deepStrictEqual(Array.from(inTime), [1, 2, 3])
       const late = Stream.concat(Stream.make(1), Stream.never)
       const result = yield* Effect.either(Stream.runCollect(Deadline.timeoutFailStream(late, 5, () => new TimedOut())))
@@ -138,7 +142,9 @@ describe("internal deadline", () => {
   it.effect("stream, TestClock: a late element fails the stream with onTimeout exactly at the deadline", () =>
     Effect.gen(function*() {
       const late = Stream.concat(Stream.make(1), Stream.never)
-      const fiber = yield* Effect.fork(Effect.either(Stream.runCollect(Deadline.timeoutFailStream(late, 1000, () => new TimedOut()))))
+      const fiber = yield* Effect.fork(
+        Effect.either(Stream.runCollect(Deadline.timeoutFailStream(late, 1000, () => new TimedOut())))
+      )
       yield* TestClock.adjust("999 millis")
       assert.isNull(fiber.unsafePoll())
       yield* TestClock.adjust("1 millis")
@@ -149,7 +155,9 @@ describe("internal deadline", () => {
   it.effect("stream, TestClock: each element gets the whole deadline", () =>
     Effect.gen(function*() {
       const slow = Stream.repeatEffect(Effect.as(Effect.sleep("900 millis"), 1)).pipe(Stream.take(3))
-      const fiber = yield* Effect.fork(Effect.either(Stream.runCollect(Deadline.timeoutFailStream(slow, 1000, () => new TimedOut()))))
+      const fiber = yield* Effect.fork(
+        Effect.either(Stream.runCollect(Deadline.timeoutFailStream(slow, 1000, () => new TimedOut())))
+      )
       yield* TestClock.adjust("3 seconds")
       const result = yield* Fiber.join(fiber)
       assert.isTrue(Either.isRight(result) && result.right.length === 3)

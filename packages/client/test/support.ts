@@ -24,8 +24,18 @@ export interface BodyProbe {
 }
 
 export type Step =
-  | { readonly _tag: "Json"; readonly status: number; readonly body: unknown; readonly headers: Readonly<Record<string, string>> }
-  | { readonly _tag: "Text"; readonly status: number; readonly body: string; readonly headers: Readonly<Record<string, string>> }
+  | {
+    readonly _tag: "Json"
+    readonly status: number
+    readonly body: unknown
+    readonly headers: Readonly<Record<string, string>>
+  }
+  | {
+    readonly _tag: "Text"
+    readonly status: number
+    readonly body: string
+    readonly headers: Readonly<Record<string, string>>
+  }
   | { readonly _tag: "Stall" }
   | { readonly _tag: "Transport"; readonly message: string }
   | { readonly _tag: "BodyError" }
@@ -58,13 +68,20 @@ export const sseData = (value: unknown): string => `data: ${JSON.stringify(value
 
 export const Step = {
   ok: (body: unknown = completion()): Step => ({ _tag: "Json", status: 200, body, headers: {} }),
-  status: (status: number, body: unknown = { error: { message: `status ${status}` } }, headers: Readonly<Record<string, string>> = {}): Step =>
+  status: (
+    status: number,
+    body: unknown = { error: { message: `status ${status}` } },
+    headers: Readonly<Record<string, string>> = {}
+  ): Step =>
     typeof body === "string" ? { _tag: "Text", status, body, headers } : { _tag: "Json", status, body, headers },
   text: (status: number, body: string): Step => ({ _tag: "Text", status, body, headers: {} }),
   stall: { _tag: "Stall" } satisfies Step,
   transport: (message = `connect ECONNREFUSED 10.0.0.1:443 key=${apiKey}`): Step => ({ _tag: "Transport", message }),
   bodyError: { _tag: "BodyError" } satisfies Step,
-  sse: (parts: ReadonlyArray<string | Uint8Array>, options: { readonly stall?: boolean; readonly probe?: BodyProbe } = {}): Step => ({
+  sse: (
+    parts: ReadonlyArray<string | Uint8Array>,
+    options: { readonly stall?: boolean; readonly probe?: BodyProbe } = {}
+  ): Step => ({
     _tag: "Sse",
     parts,
     stall: options.stall ?? false,
@@ -86,7 +103,10 @@ export interface Seen {
 }
 
 const findSpan = (span: Option.Option<Tracer.AnySpan>, name: string): Option.Option<Tracer.Span> =>
-  Option.flatMap(span, (s) => (s._tag !== "Span" ? Option.none() : s.name === name ? Option.some(s) : findSpan(s.parent, name)))
+  Option.flatMap(
+    span,
+    (s) => (s._tag !== "Span" ? Option.none() : s.name === name ? Option.some(s) : findSpan(s.parent, name))
+  )
 
 const encoder = new TextEncoder()
 
@@ -96,15 +116,23 @@ const bodyOf = (request: HttpClientRequest.HttpClientRequest): unknown => {
   return parsed
 }
 
-const respond = (request: HttpClientRequest.HttpClientRequest, step: Step): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
+const respond = (
+  request: HttpClientRequest.HttpClientRequest,
+  step: Step
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
   switch (step._tag) {
     case "Json":
       return Effect.succeed(HttpClientResponse.fromWeb(
         request,
-        new Response(JSON.stringify(step.body), { status: step.status, headers: { "content-type": "application/json", ...step.headers } })
+        new Response(JSON.stringify(step.body), {
+          status: step.status,
+          headers: { "content-type": "application/json", ...step.headers }
+        })
       ))
     case "Text":
-      return Effect.succeed(HttpClientResponse.fromWeb(request, new Response(step.body, { status: step.status, headers: step.headers })))
+      return Effect.succeed(
+        HttpClientResponse.fromWeb(request, new Response(step.body, { status: step.status, headers: step.headers }))
+      )
     case "Stall":
       return Effect.never
     case "Transport":
@@ -153,16 +181,27 @@ export const makeFake = (scripts: Readonly<Record<string, ReadonlyArray<Step>>>)
         const clientCallSpan = findSpan(Option.getRight(yield* Effect.either(Effect.currentSpan)), "libsy.client_call")
         yield* Ref.update(seen, (all) => [
           ...all,
-          { url: url.toString(), host: url.host, headers: { ...request.headers }, body: bodyOf(request), signal, at, clientCallSpan }
+          {
+            url: url.toString(),
+            host: url.host,
+            headers: { ...request.headers },
+            body: bodyOf(request),
+            signal,
+            at,
+            clientCallSpan
+          }
         ])
-        const step = yield* Ref.modify(queues, (map): readonly [Option.Option<Step>, ReadonlyMap<string, ReadonlyArray<Step>>] => {
-          const queue = map.get(url.host) ?? []
-          const [first, ...rest] = queue
-          if (first === undefined) return [Option.none(), map]
-          const next = new Map(map)
-          next.set(url.host, rest.length > 0 ? rest : queue)
-          return [Option.some(first), next]
-        })
+        const step = yield* Ref.modify(
+          queues,
+          (map): readonly [Option.Option<Step>, ReadonlyMap<string, ReadonlyArray<Step>>] => {
+            const queue = map.get(url.host) ?? []
+            const [first, ...rest] = queue
+            if (first === undefined) return [Option.none(), map]
+            const next = new Map(map)
+            next.set(url.host, rest.length > 0 ? rest : queue)
+            return [Option.some(first), next]
+          }
+        )
         return yield* Option.match(step, {
           onNone: () => Effect.die(`no script for ${url.host}`),
           onSome: (s) => respond(request, s)

@@ -3,8 +3,6 @@
  * them (its data types are in `DeploymentSpec`, re-exported here).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
@@ -15,17 +13,23 @@ import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Deployment } from "./DeploymentSpec.js"
 import * as DeploymentToml from "./DeploymentToml.js"
-import { InvalidConfig } from "./InvalidConfig.js"
+import { type InvalidConfig } from "./InvalidConfig.js"
 
-export { InvalidConfig } from "./InvalidConfig.js"
 export type * from "./DeploymentSpec.js"
+export { InvalidConfig } from "./InvalidConfig.js"
 
 /** The route algorithms of a deployment, in route-id order. */
 export const routes = (
   deployment: Deployment
-): Effect.Effect<ReadonlyArray<Route>, never, Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient> =>
+): Effect.Effect<
+  ReadonlyArray<Route>,
+  never,
+  Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient
+> =>
   Effect.forEach(deployment.routes, (spec): Effect.Effect<
     Route,
     never,
@@ -39,7 +43,9 @@ export const routes = (
       case "passthrough":
         return Effect.succeed(bounded(Passthrough.make({ ...common, target: spec.target })))
       case "random":
-        return Effect.succeed(bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed })))
+        return Effect.succeed(
+          bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
+        )
       case "llm_classifier":
         return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
       case "advisor":
@@ -59,8 +65,10 @@ export const layerWith = (
   Layer.effect(
     Router.Router,
     Effect.zipRight(
-      Effect.flatMap(UpstreamClient.UpstreamClient, (upstream) =>
-        Effect.forEach(deployment.clients, upstream.register, { discard: true })),
+      Effect.flatMap(
+        UpstreamClient.UpstreamClient,
+        (upstream) => Effect.forEach(deployment.clients, upstream.register, { discard: true })
+      ),
       Effect.flatMap(routes(deployment), Router.make)
     )
   )

@@ -3,9 +3,9 @@
  * checked it — LLM clients and targets (from `@switchyard-ts/client`), route specs and the
  * `[sessions]` table. `Deployment` turns it into Layers; nothing here does any work.
  */
+import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 
 /** Keys every route table shares. */
 export interface RouteCommon {

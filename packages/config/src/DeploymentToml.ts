@@ -43,6 +43,7 @@
  *   integers); `request_timeout_ms` (every route type) and `judge_timeout_ms` (`llm_classifier`)
  *   are positive integers. Milliseconds are capped at 2^53-1 like `timeout_ms`.
  */
+import { credentialHeaders, type Format, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -51,7 +52,6 @@ import * as Order from "effect/Order"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
-import { credentialHeaders, type Format, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import type {
   AdvisorRouteSpec,
   ClassifierRouteSpec,
@@ -61,7 +61,6 @@ import type {
   RouteSpec,
   SessionsSpec
 } from "./DeploymentSpec.js"
-import type { InvalidConfig } from "./InvalidConfig.js"
 import {
   arrayOf,
   decodeAt,
@@ -78,6 +77,7 @@ import {
   TomlVariant,
   unknownVariant
 } from "./internal/toml.js"
+import type { InvalidConfig } from "./InvalidConfig.js"
 
 // ---------------------------------------------------------------------------------------------
 // Phase 1: structure
@@ -297,9 +297,14 @@ const decodeStructure = (document: Toml.TomlTable): Effect.Effect<RawDeployment,
     const top = yield* decodeAt(RawTop, [], document)
     const routeTables = sortedEntries(top.routes)
     if (routeTables.length === 0) return yield* fail(["routes"], "at least one route is required")
-    const clients = yield* Effect.forEach(sortedEntries(top.llm_clients ?? {}), ([name, table]) => decodeClient(name, table))
-    const targets = yield* Effect.forEach(sortedEntries(top.targets), ([name, table]) =>
-      Effect.map(decodeAt(RawTarget, ["targets", name], table), (raw) => ({ name, raw })))
+    const clients = yield* Effect.forEach(
+      sortedEntries(top.llm_clients ?? {}),
+      ([name, table]) => decodeClient(name, table)
+    )
+    const targets = yield* Effect.forEach(
+      sortedEntries(top.targets),
+      ([name, table]) => Effect.map(decodeAt(RawTarget, ["targets", name], table), (raw) => ({ name, raw }))
+    )
     const routes = yield* Effect.forEach(routeTables, ([name, table]) => decodeRoute(name, table))
     const sessions = top.sessions === undefined ? {} : yield* decodeAt(RawSessions, ["sessions"], top.sessions)
     return { clients, targets, routes, sessions }
@@ -365,7 +370,10 @@ const readApiKey = (path: Path, variable: string): Effect.Effect<Redacted.Redact
   Effect.gen(function*() {
     if (variable.trim() === "") return yield* fail(path, "api_key_env must not be empty")
     // the ConfigError is dropped: the variable's name is all the message needs
-    const key = yield* Effect.mapError(Config.redacted(variable), () => invalid(path, `could not read api_key_env ${variable}`))
+    const key = yield* Effect.mapError(
+      Config.redacted(variable),
+      () => invalid(path, `could not read api_key_env ${variable}`)
+    )
     if (Redacted.value(key).trim() === "") return yield* fail(path, `api_key_env ${variable} is empty`)
     return key
   })
@@ -395,7 +403,11 @@ const buildClient = ({ name, raw }: Named<RawClient>): Effect.Effect<LlmClient, 
       : Number(yield* integerInRange([...path, "max_retries"], raw.max_retries, 0n, 10n))
     const timeoutMs = raw.timeout_ms === undefined
       ? Option.none()
-      : Option.some(Number(yield* integerInRange([...path, "timeout_ms"], raw.timeout_ms, 1n, maxSafe, "must be a positive integer")))
+      : Option.some(
+        Number(
+          yield* integerInRange([...path, "timeout_ms"], raw.timeout_ms, 1n, maxSafe, "must be a positive integer")
+        )
+      )
     if (raw.forward_auth === true) return yield* fail([...path, "forward_auth"], "forward_auth is not supported yet")
     const apiKey = raw.api_key_env === undefined
       ? Option.none()
@@ -407,7 +419,9 @@ const buildClient = ({ name, raw }: Named<RawClient>): Effect.Effect<LlmClient, 
       : "openai_chat"
     const extraHeaders = yield* checkHeaders([...path, "extra_headers"], format, raw.extra_headers ?? {})
     const breaker = raw.breaker === undefined ? Option.none() : Option.some({
-      failureThreshold: Number(yield* positiveInteger([...path, "breaker", "failure_threshold"], raw.breaker.failure_threshold)),
+      failureThreshold: Number(
+        yield* positiveInteger([...path, "breaker", "failure_threshold"], raw.breaker.failure_threshold)
+      ),
       cooldownMs: Number(yield* positiveInteger([...path, "breaker", "cooldown_ms"], raw.breaker.cooldown_ms))
     })
     return { name, format, baseUrl, apiKey, extraHeaders, maxRetries, timeoutMs, breaker }
@@ -447,14 +461,20 @@ const buildRandom = (
     const resolved = yield* Effect.forEach(raw.targets, (name, i) => lookupTarget(targets, [...targetsPath, i], name))
     for (const [i, name] of raw.targets.entries()) {
       if (raw.targets.indexOf(name) !== i) {
-        return yield* fail([...targetsPath, i], `random targets must be unique; ${JSON.stringify(name)} is listed twice`)
+        return yield* fail(
+          [...targetsPath, i],
+          `random targets must be unique; ${JSON.stringify(name)} is listed twice`
+        )
       }
     }
     if (!Arr.isNonEmptyArray(resolved)) return yield* fail(targetsPath, "no routing targets are configured")
     const weightsPath = [...path, "weights"]
     const weights = raw.weights ?? resolved.map(() => 1)
     if (weights.length !== resolved.length) {
-      return yield* fail(weightsPath, `invalid random weights: expected ${resolved.length} weights, got ${weights.length}`)
+      return yield* fail(
+        weightsPath,
+        `invalid random weights: expected ${resolved.length} weights, got ${weights.length}`
+      )
     }
     for (const [i, weight] of weights.entries()) {
       if (!Number.isFinite(weight) || weight < 0) {
@@ -503,7 +523,10 @@ const buildClassifier = (
     const classifyTrigger = raw.classify_trigger ?? "every_request"
     const messageHashFallback = raw.message_hash_fallback ?? false
     if (messageHashFallback && classifyTrigger !== "new_session") {
-      return yield* fail([...path, "message_hash_fallback"], "message_hash_fallback requires classify_trigger = new_session")
+      return yield* fail(
+        [...path, "message_hash_fallback"],
+        "message_hash_fallback requires classify_trigger = new_session"
+      )
     }
     const recentTurnWindow = raw.recent_turn_window === undefined
       ? Option.none()
@@ -546,7 +569,11 @@ const buildClassifier = (
   })
 
 /** A prompt-like string key: when set, it must not be blank. */
-const nonBlank = (path: Path, value: string | undefined, what: string): Effect.Effect<Option.Option<string>, InvalidConfig> =>
+const nonBlank = (
+  path: Path,
+  value: string | undefined,
+  what: string
+): Effect.Effect<Option.Option<string>, InvalidConfig> =>
   value === undefined
     ? Effect.succeedNone
     : value.trim() === ""
@@ -603,7 +630,11 @@ const buildAdvisor = (
       raw.reviewer_system_prompt,
       "reviewer_system_prompt"
     )
-    const redoFeedbackPrefix = yield* nonBlank([...path, "redo_feedback_prefix"], raw.redo_feedback_prefix, "redo_feedback_prefix")
+    const redoFeedbackPrefix = yield* nonBlank(
+      [...path, "redo_feedback_prefix"],
+      raw.redo_feedback_prefix,
+      "redo_feedback_prefix"
+    )
     return {
       ...common,
       type: "advisor",
@@ -633,7 +664,9 @@ const compilePattern = (path: Path, pattern: string): Effect.Effect<RegExp, Inva
     catch: (error) =>
       invalid(
         path,
-        `gate_trigger_pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`
+        `gate_trigger_pattern is not a valid regular expression: ${
+          error instanceof Error ? error.message : String(error)
+        }`
       )
   })
 
@@ -646,7 +679,17 @@ const buildRoute = (
     const { raw } = route
     const contextWindow = raw.context_window === undefined
       ? Option.none()
-      : Option.some(Number(yield* integerInRange([...path, "context_window"], raw.context_window, 1n, maxU32, "must be greater than zero")))
+      : Option.some(
+        Number(
+          yield* integerInRange(
+            [...path, "context_window"],
+            raw.context_window,
+            1n,
+            maxU32,
+            "must be greater than zero"
+          )
+        )
+      )
     const requestTimeoutMs = raw.request_timeout_ms === undefined
       ? Option.none()
       : Option.some(Number(yield* positiveInteger([...path, "request_timeout_ms"], raw.request_timeout_ms)))
@@ -661,7 +704,11 @@ const buildRoute = (
       case "noop":
         return { ...common, type: "noop" }
       case "passthrough":
-        return { ...common, type: "passthrough", target: yield* lookupTarget(targets, [...path, "target"], route.raw.target) }
+        return {
+          ...common,
+          type: "passthrough",
+          target: yield* lookupTarget(targets, [...path, "target"], route.raw.target)
+        }
       case "random":
         return yield* buildRandom(targets, path, common, route.raw)
       case "llm_classifier":
@@ -784,7 +831,8 @@ export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
         `route ${route.name}: judge client ${route.judge.client.name} has no timeout_ms; ` +
         "a stalled judge holds requests until the peer closes the connection"
       ]
-      : route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) && Option.isNone(route.requestTimeoutMs)
+      : route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) &&
+          Option.isNone(route.requestTimeoutMs)
       ? [
         `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
         "a stalled advisor holds requests until the peer closes the connection"

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type { Target } from "@switchyard-ts/client/Target"
 import type { AdvisorRouteSpec, Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import type { Target } from "@switchyard-ts/client/Target"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { expectInvalid, load } from "./support.js"
 
 /**
@@ -99,7 +99,10 @@ describe("DeploymentToml.parse advisor", () => {
       }))
       const route = advisorRoute(deployment)
       assert.strictEqual(route.gateTrigger, "pattern")
-      assert.deepStrictEqual(Option.map(route.gateTriggerPattern, (p) => [p.source, p.flags]), Option.some(["(?:done|finished)\\.$", "u"]))
+      assert.deepStrictEqual(
+        Option.map(route.gateTriggerPattern, (p) => [p.source, p.flags]),
+        Option.some(["(?:done|finished)\\.$", "u"])
+      )
       assert.isTrue(Option.exists(route.gateTriggerPattern, (p) => p.test("All finished.")))
       assert.deepStrictEqual(
         {
@@ -135,7 +138,9 @@ describe("DeploymentToml.parse advisor", () => {
 
   it.effect("gate_stall_turns and gate_min_tool_results may be 0; advisor_temperature an integer", () =>
     Effect.gen(function*() {
-      const route = advisorRoute(yield* load(advisor({ route: "gate_stall_turns = 0\ngate_min_tool_results = 0\nadvisor_temperature = 1" })))
+      const route = advisorRoute(
+        yield* load(advisor({ route: "gate_stall_turns = 0\ngate_min_tool_results = 0\nadvisor_temperature = 1" }))
+      )
       assert.strictEqual(route.gateStallTurns, 0)
       assert.strictEqual(route.gateMinToolResults, 0)
       assert.deepStrictEqual(route.advisorTemperature, Option.some(1))
@@ -149,25 +154,53 @@ describe("DeploymentToml.parse advisor", () => {
     expectInvalid(advisor().replace("advisor_target = \"reviewer\"", ""), `${at}.advisor_target`, "missing"))
 
   it.effect("executor_target must name a target", () =>
-    expectInvalid(advisor().replace("executor_target = \"exec\"", "executor_target = \"nope\""), `${at}.executor_target`, "references unknown target \"nope\""))
+    expectInvalid(
+      advisor().replace("executor_target = \"exec\"", "executor_target = \"nope\""),
+      `${at}.executor_target`,
+      "references unknown target \"nope\""
+    ))
 
   it.effect("advisor_target must name a target", () =>
-    expectInvalid(advisor().replace("advisor_target = \"reviewer\"", "advisor_target = \"nope\""), `${at}.advisor_target`, "references unknown target \"nope\""))
+    expectInvalid(
+      advisor().replace("advisor_target = \"reviewer\"", "advisor_target = \"nope\""),
+      `${at}.advisor_target`,
+      "references unknown target \"nope\""
+    ))
 
   it.effect("gate_trigger is no_tool_call or pattern", () =>
-    expectInvalid(advisor({ route: "gate_trigger = \"always\"" }), `${at}.gate_trigger`, "unknown variant \"always\"; expected one of \"no_tool_call\", \"pattern\""))
+    expectInvalid(
+      advisor({ route: "gate_trigger = \"always\"" }),
+      `${at}.gate_trigger`,
+      "unknown variant \"always\"; expected one of \"no_tool_call\", \"pattern\""
+    ))
 
   it.effect("gate_trigger = \"pattern\" requires gate_trigger_pattern", () =>
-    expectInvalid(advisor({ route: "gate_trigger = \"pattern\"" }), `${at}.gate_trigger_pattern`, "gate_trigger_pattern is required when gate_trigger = \"pattern\""))
+    expectInvalid(
+      advisor({ route: "gate_trigger = \"pattern\"" }),
+      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern is required when gate_trigger = \"pattern\""
+    ))
 
   it.effect("gate_trigger_pattern without gate_trigger = \"pattern\" is rejected", () =>
-    expectInvalid(advisor({ route: "gate_trigger_pattern = \"done\"" }), `${at}.gate_trigger_pattern`, "gate_trigger_pattern requires gate_trigger = \"pattern\""))
+    expectInvalid(
+      advisor({ route: "gate_trigger_pattern = \"done\"" }),
+      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern requires gate_trigger = \"pattern\""
+    ))
 
   it.effect("gate_trigger_pattern must not be blank", () =>
-    expectInvalid(advisor({ route: "gate_trigger = \"pattern\"\ngate_trigger_pattern = \"  \"" }), `${at}.gate_trigger_pattern`, "gate_trigger_pattern must not be empty"))
+    expectInvalid(
+      advisor({ route: "gate_trigger = \"pattern\"\ngate_trigger_pattern = \"  \"" }),
+      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern must not be empty"
+    ))
 
   it.effect("gate_trigger_pattern must be a valid regular expression", () =>
-    expectInvalid(advisor({ route: "gate_trigger = \"pattern\"\ngate_trigger_pattern = \"(unclosed\"" }), `${at}.gate_trigger_pattern`, "gate_trigger_pattern is not a valid regular expression"))
+    expectInvalid(
+      advisor({ route: "gate_trigger = \"pattern\"\ngate_trigger_pattern = \"(unclosed\"" }),
+      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern is not a valid regular expression"
+    ))
 
   it.effect("max_reviews is at least 1", () =>
     expectInvalid(advisor({ route: "max_reviews = 0" }), `${at}.max_reviews`, "must be at least 1, got 0"))
@@ -179,29 +212,61 @@ describe("DeploymentToml.parse advisor", () => {
     expectInvalid(advisor({ route: "gate_stall_turns = -1" }), `${at}.gate_stall_turns`, "must be at least 0, got -1"))
 
   it.effect("gate_min_tool_results is not negative", () =>
-    expectInvalid(advisor({ route: "gate_min_tool_results = -2" }), `${at}.gate_min_tool_results`, "must be at least 0, got -2"))
+    expectInvalid(
+      advisor({ route: "gate_min_tool_results = -2" }),
+      `${at}.gate_min_tool_results`,
+      "must be at least 0, got -2"
+    ))
 
   it.effect("advisor_max_tokens is at least 1", () =>
-    expectInvalid(advisor({ route: "advisor_max_tokens = 0" }), `${at}.advisor_max_tokens`, "must be at least 1, got 0"))
+    expectInvalid(
+      advisor({ route: "advisor_max_tokens = 0" }),
+      `${at}.advisor_max_tokens`,
+      "must be at least 1, got 0"
+    ))
 
   it.effect("advisor_temperature is finite and not negative", () =>
     Effect.gen(function*() {
-      yield* expectInvalid(advisor({ route: "advisor_temperature = -0.5" }), `${at}.advisor_temperature`, "must be finite and at least 0, got -0.5")
-      yield* expectInvalid(advisor({ route: "advisor_temperature = nan" }), `${at}.advisor_temperature`, "must be finite and at least 0, got NaN")
-      yield* expectInvalid(advisor({ route: "advisor_temperature = \"hot\"" }), `${at}.advisor_temperature`, "expected a number, got string")
+      yield* expectInvalid(
+        advisor({ route: "advisor_temperature = -0.5" }),
+        `${at}.advisor_temperature`,
+        "must be finite and at least 0, got -0.5"
+      )
+      yield* expectInvalid(
+        advisor({ route: "advisor_temperature = nan" }),
+        `${at}.advisor_temperature`,
+        "must be finite and at least 0, got NaN"
+      )
+      yield* expectInvalid(
+        advisor({ route: "advisor_temperature = \"hot\"" }),
+        `${at}.advisor_temperature`,
+        "expected a number, got string"
+      )
     }))
 
   it.effect("transcript_max_chars is at least 256", () =>
-    expectInvalid(advisor({ route: "transcript_max_chars = 255" }), `${at}.transcript_max_chars`, "must be at least 256, got 255"))
+    expectInvalid(
+      advisor({ route: "transcript_max_chars = 255" }),
+      `${at}.transcript_max_chars`,
+      "must be at least 256, got 255"
+    ))
 
   it.effect("fail_open is a boolean", () =>
     expectInvalid(advisor({ route: "fail_open = \"yes\"" }), `${at}.fail_open`, "expected a boolean, got string"))
 
   it.effect("reviewer_system_prompt must not be blank", () =>
-    expectInvalid(advisor({ route: "reviewer_system_prompt = \" \"" }), `${at}.reviewer_system_prompt`, "reviewer_system_prompt must not be empty"))
+    expectInvalid(
+      advisor({ route: "reviewer_system_prompt = \" \"" }),
+      `${at}.reviewer_system_prompt`,
+      "reviewer_system_prompt must not be empty"
+    ))
 
   it.effect("redo_feedback_prefix must not be blank", () =>
-    expectInvalid(advisor({ route: "redo_feedback_prefix = \"\"" }), `${at}.redo_feedback_prefix`, "redo_feedback_prefix must not be empty"))
+    expectInvalid(
+      advisor({ route: "redo_feedback_prefix = \"\"" }),
+      `${at}.redo_feedback_prefix`,
+      "redo_feedback_prefix must not be empty"
+    ))
 
   it.effect("unknown keys are rejected with their path", () =>
     expectInvalid(advisor({ route: "judge_failure = \"error\"" }), `${at}.judge_failure`, "unknown field"))

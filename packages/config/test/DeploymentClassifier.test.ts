@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type { Target } from "@switchyard-ts/client/Target"
 import type { ClassifierRouteSpec, Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import type { Target } from "@switchyard-ts/client/Target"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { doc, expectInvalid, load } from "./support.js"
 
 /**
@@ -145,14 +145,19 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
       )
       assert.strictEqual(route.baseThreshold, 1)
       assert.strictEqual(route.thresholdStep, 0)
-      const zero = classifierRoute(yield* load(classifier().replace("base_threshold = 0.95", "base_threshold = 0")), "auto")
+      const zero = classifierRoute(
+        yield* load(classifier().replace("base_threshold = 0.95", "base_threshold = 0")),
+        "auto"
+      )
       assert.strictEqual(zero.baseThreshold, 0)
     }))
 
   it.effect("-0.0 thresholds read as 0", () =>
     Effect.gen(function*() {
       const route = classifierRoute(
-        yield* load(classifier({ route: "threshold_step = -0.0" }).replace("base_threshold = 0.95", "base_threshold = -0.0")),
+        yield* load(
+          classifier({ route: "threshold_step = -0.0" }).replace("base_threshold = 0.95", "base_threshold = -0.0")
+        ),
         "auto"
       )
       assert.isTrue(Object.is(route.baseThreshold, 0))
@@ -161,7 +166,10 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
 
   it.effect("the derived threshold rule allows one epsilon above 1", () =>
     Effect.gen(function*() {
-      const text = classifier({ route: "threshold_step = 1.1102230246251565e-16" }).replace("base_threshold = 0.95", "base_threshold = 1")
+      const text = classifier({ route: "threshold_step = 1.1102230246251565e-16" }).replace(
+        "base_threshold = 0.95",
+        "base_threshold = 1"
+      )
       assert.strictEqual(classifierRoute(yield* load(text), "auto").thresholdStep, 1.1102230246251565e-16)
     }))
 
@@ -178,145 +186,291 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
     }))
 
   it.effect("the unknown-route-type message lists llm_classifier", () =>
-    expectInvalid(doc({ route: "" }).replace("type = \"noop\"", "type = \"classifier\""), "routes.r.type", "expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\""))
+    expectInvalid(
+      doc({ route: "" }).replace("type = \"noop\"", "type = \"classifier\""),
+      "routes.r.type",
+      "expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\""
+    ))
 })
 
 describe("DeploymentToml.parse llm_classifier mode", () => {
   it.effect("mode escalation is not supported yet", () =>
-    expectInvalid(classifier({ route: "mode = \"escalation\"" }), `${at}.mode`, "mode \"escalation\" is not supported yet"))
+    expectInvalid(
+      classifier({ route: "mode = \"escalation\"" }),
+      `${at}.mode`,
+      "mode \"escalation\" is not supported yet"
+    ))
 
   it.effect("mode custom is not supported yet", () =>
     expectInvalid(classifier({ route: "mode = \"custom\"" }), `${at}.mode`, "mode \"custom\" is not supported yet"))
 
   it.effect("an unknown mode lists the supported one", () =>
-    expectInvalid(classifier({ route: "mode = \"fancy\"" }), `${at}.mode`, "unknown variant \"fancy\"; expected one of \"capability\""))
+    expectInvalid(
+      classifier({ route: "mode = \"fancy\"" }),
+      `${at}.mode`,
+      "unknown variant \"fancy\"; expected one of \"capability\""
+    ))
 
-  it.effect("mode is a string", () => expectInvalid(classifier({ route: "mode = 1" }), `${at}.mode`, "expected a string, got integer"))
+  it.effect("mode is a string", () =>
+    expectInvalid(classifier({ route: "mode = 1" }), `${at}.mode`, "expected a string, got integer"))
 
   it.effect("an escalation table without mode selects escalation, not supported yet", () =>
-    expectInvalid(classifier({ more: "[routes.auto.escalation]\nconfirmations = 2" }), `${at}.escalation`, "selects mode \"escalation\", which is not supported yet"))
+    expectInvalid(
+      classifier({ more: "[routes.auto.escalation]\nconfirmations = 2" }),
+      `${at}.escalation`,
+      "selects mode \"escalation\", which is not supported yet"
+    ))
 
   it.effect("mode capability cannot use escalation", () =>
-    expectInvalid(classifier({ route: "mode = \"capability\"\nescalation = { confirmations = 2 }" }), `${at}.escalation`, "mode capability cannot use escalation"))
+    expectInvalid(
+      classifier({ route: "mode = \"capability\"\nescalation = { confirmations = 2 }" }),
+      `${at}.escalation`,
+      "mode capability cannot use escalation"
+    ))
 
   it.effect("custom field targets is rejected", () =>
-    expectInvalid(classifier({ route: "targets = [\"weak\", \"strong\"]" }), `${at}.targets`, "mode capability cannot use custom classifier fields"))
+    expectInvalid(
+      classifier({ route: "targets = [\"weak\", \"strong\"]" }),
+      `${at}.targets`,
+      "mode capability cannot use custom classifier fields"
+    ))
 
   it.effect("custom field default_target is rejected", () =>
-    expectInvalid(classifier({ route: "default_target = \"strong\"" }), `${at}.default_target`, "mode capability cannot use custom classifier fields"))
+    expectInvalid(
+      classifier({ route: "default_target = \"strong\"" }),
+      `${at}.default_target`,
+      "mode capability cannot use custom classifier fields"
+    ))
 
   it.effect("custom field response_schema is rejected", () =>
-    expectInvalid(classifier({ route: "response_schema = \"{}\"" }), `${at}.response_schema`, "mode capability cannot use custom classifier fields"))
+    expectInvalid(
+      classifier({ route: "response_schema = \"{}\"" }),
+      `${at}.response_schema`,
+      "mode capability cannot use custom classifier fields"
+    ))
 
   it.effect("custom field policy is rejected", () =>
-    expectInvalid(classifier({ route: "policy = { type = \"target_selector\", selector = \"/t\" }" }), `${at}.policy`, "mode capability cannot use custom classifier fields"))
+    expectInvalid(
+      classifier({ route: "policy = { type = \"target_selector\", selector = \"/t\" }" }),
+      `${at}.policy`,
+      "mode capability cannot use custom classifier fields"
+    ))
 
-  it.effect("unknown keys are rejected", () => expectInvalid(classifier({ route: "threshold = 0.5" }), `${at}.threshold`, "unknown field"))
+  it.effect("unknown keys are rejected", () =>
+    expectInvalid(classifier({ route: "threshold = 0.5" }), `${at}.threshold`, "unknown field"))
 
-  it.effect("a random-route key is unknown here", () => expectInvalid(classifier({ route: "seed = 1" }), `${at}.seed`, "unknown field"))
+  it.effect("a random-route key is unknown here", () =>
+    expectInvalid(classifier({ route: "seed = 1" }), `${at}.seed`, "unknown field"))
 })
 
 describe("DeploymentToml.parse llm_classifier references", () => {
-  it.effect("classifier_target is required", () => expectInvalid(without("classifier_target"), `${at}.classifier_target`, "missing"))
+  it.effect("classifier_target is required", () =>
+    expectInvalid(without("classifier_target"), `${at}.classifier_target`, "missing"))
 
   it.effect("classifier_target must exist", () =>
-    expectInvalid(classifier().replace("classifier_target = \"judge\"", "classifier_target = \"ghost\""), `${at}.classifier_target`, "references unknown target \"ghost\""))
+    expectInvalid(
+      classifier().replace("classifier_target = \"judge\"", "classifier_target = \"ghost\""),
+      `${at}.classifier_target`,
+      "references unknown target \"ghost\""
+    ))
 
   it.effect("a blank classifier_target is an unknown target", () =>
-    expectInvalid(classifier().replace("classifier_target = \"judge\"", "classifier_target = \" \""), `${at}.classifier_target`, "references unknown target \" \""))
+    expectInvalid(
+      classifier().replace("classifier_target = \"judge\"", "classifier_target = \" \""),
+      `${at}.classifier_target`,
+      "references unknown target \" \""
+    ))
 
-  it.effect("weak_target is required", () => expectInvalid(without("weak_target"), `${at}.weak_target`, `${at}.weak_target: missing`))
+  it.effect("weak_target is required", () =>
+    expectInvalid(without("weak_target"), `${at}.weak_target`, `${at}.weak_target: missing`))
 
   it.effect("weak_target must exist", () =>
-    expectInvalid(classifier().replace("weak_target = \"weak\"", "weak_target = \"ghost\""), `${at}.weak_target`, "references unknown target \"ghost\""))
+    expectInvalid(
+      classifier().replace("weak_target = \"weak\"", "weak_target = \"ghost\""),
+      `${at}.weak_target`,
+      "references unknown target \"ghost\""
+    ))
 
-  it.effect("strong_target is required", () => expectInvalid(without("strong_target"), `${at}.strong_target`, "missing"))
+  it.effect("strong_target is required", () =>
+    expectInvalid(without("strong_target"), `${at}.strong_target`, "missing"))
 
   it.effect("strong_target must exist", () =>
-    expectInvalid(classifier().replace("strong_target = \"strong\"", "strong_target = \"ghost\""), `${at}.strong_target`, "references unknown target \"ghost\""))
+    expectInvalid(
+      classifier().replace("strong_target = \"strong\"", "strong_target = \"ghost\""),
+      `${at}.strong_target`,
+      "references unknown target \"ghost\""
+    ))
 
   it.effect("targets are strings", () =>
-    expectInvalid(classifier().replace("strong_target = \"strong\"", "strong_target = [\"strong\"]"), `${at}.strong_target`, "expected a string, got array"))
+    expectInvalid(
+      classifier().replace("strong_target = \"strong\"", "strong_target = [\"strong\"]"),
+      `${at}.strong_target`,
+      "expected a string, got array"
+    ))
 })
 
 describe("DeploymentToml.parse llm_classifier thresholds", () => {
-  const base = (value: string, route = "") => classifier({ route }).replace("base_threshold = 0.95", `base_threshold = ${value}`)
+  const base = (value: string, route = "") =>
+    classifier({ route }).replace("base_threshold = 0.95", `base_threshold = ${value}`)
 
-  it.effect("base_threshold is required", () => expectInvalid(without("base_threshold"), `${at}.base_threshold`, "missing"))
+  it.effect("base_threshold is required", () =>
+    expectInvalid(without("base_threshold"), `${at}.base_threshold`, "missing"))
 
-  it.effect("base_threshold is at most 1", () => expectInvalid(base("1.5"), `${at}.base_threshold`, "must be between 0 and 1, got 1.5"))
+  it.effect("base_threshold is at most 1", () =>
+    expectInvalid(base("1.5"), `${at}.base_threshold`, "must be between 0 and 1, got 1.5"))
 
-  it.effect("base_threshold is at least 0", () => expectInvalid(base("-0.1"), `${at}.base_threshold`, "must be between 0 and 1, got -0.1"))
+  it.effect("base_threshold is at least 0", () =>
+    expectInvalid(base("-0.1"), `${at}.base_threshold`, "must be between 0 and 1, got -0.1"))
 
-  it.effect("integer base_threshold out of range", () => expectInvalid(base("2"), `${at}.base_threshold`, "must be between 0 and 1, got 2"))
+  it.effect("integer base_threshold out of range", () =>
+    expectInvalid(base("2"), `${at}.base_threshold`, "must be between 0 and 1, got 2"))
 
-  it.effect("base_threshold is not NaN", () => expectInvalid(base("nan"), `${at}.base_threshold`, "must be between 0 and 1, got NaN"))
+  it.effect("base_threshold is not NaN", () =>
+    expectInvalid(base("nan"), `${at}.base_threshold`, "must be between 0 and 1, got NaN"))
 
-  it.effect("base_threshold is not infinite", () => expectInvalid(base("inf"), `${at}.base_threshold`, "must be between 0 and 1, got Infinity"))
+  it.effect("base_threshold is not infinite", () =>
+    expectInvalid(base("inf"), `${at}.base_threshold`, "must be between 0 and 1, got Infinity"))
 
-  it.effect("base_threshold is a number", () => expectInvalid(base("\"0.9\""), `${at}.base_threshold`, "expected a number, got string"))
+  it.effect("base_threshold is a number", () =>
+    expectInvalid(base("\"0.9\""), `${at}.base_threshold`, "expected a number, got string"))
 
   it.effect("threshold_step is non-negative", () =>
-    expectInvalid(classifier({ route: "threshold_step = -0.01" }), `${at}.threshold_step`, "must be finite and at least 0, got -0.01"))
+    expectInvalid(
+      classifier({ route: "threshold_step = -0.01" }),
+      `${at}.threshold_step`,
+      "must be finite and at least 0, got -0.01"
+    ))
 
   it.effect("threshold_step is finite", () =>
-    expectInvalid(classifier({ route: "threshold_step = inf" }), `${at}.threshold_step`, "must be finite and at least 0, got Infinity"))
+    expectInvalid(
+      classifier({ route: "threshold_step = inf" }),
+      `${at}.threshold_step`,
+      "must be finite and at least 0, got Infinity"
+    ))
 
   it.effect("threshold_step is not NaN", () =>
-    expectInvalid(classifier({ route: "threshold_step = nan" }), `${at}.threshold_step`, "must be finite and at least 0, got NaN"))
+    expectInvalid(
+      classifier({ route: "threshold_step = nan" }),
+      `${at}.threshold_step`,
+      "must be finite and at least 0, got NaN"
+    ))
 
   it.effect("base_threshold + 2 * threshold_step is at most 1", () =>
-    expectInvalid(base("0.9", "threshold_step = 0.1"), `${at}.threshold_step`, "base_threshold + 2 * threshold_step must be at most 1, got 1.1"))
+    expectInvalid(
+      base("0.9", "threshold_step = 0.1"),
+      `${at}.threshold_step`,
+      "base_threshold + 2 * threshold_step must be at most 1, got 1.1"
+    ))
 
   it.effect("the derived rule's tolerance is one epsilon", () =>
-    expectInvalid(base("1", "threshold_step = 2.220446049250313e-16"), `${at}.threshold_step`, "base_threshold + 2 * threshold_step must be at most 1, got 1.0000000000000004"))
+    expectInvalid(
+      base("1", "threshold_step = 2.220446049250313e-16"),
+      `${at}.threshold_step`,
+      "base_threshold + 2 * threshold_step must be at most 1, got 1.0000000000000004"
+    ))
 })
 
 describe("DeploymentToml.parse llm_classifier judge keys", () => {
   it.effect("an unknown classify_trigger lists the variants", () =>
-    expectInvalid(classifier({ route: "classify_trigger = \"sometimes\"" }), `${at}.classify_trigger`, "unknown variant \"sometimes\"; expected one of \"every_request\", \"user_turn\", \"new_session\""))
+    expectInvalid(
+      classifier({ route: "classify_trigger = \"sometimes\"" }),
+      `${at}.classify_trigger`,
+      "unknown variant \"sometimes\"; expected one of \"every_request\", \"user_turn\", \"new_session\""
+    ))
 
   it.effect("message_hash_fallback requires new_session (user_turn)", () =>
-    expectInvalid(classifier({ route: "classify_trigger = \"user_turn\"\nmessage_hash_fallback = true" }), `${at}.message_hash_fallback`, "message_hash_fallback requires classify_trigger = new_session"))
+    expectInvalid(
+      classifier({ route: "classify_trigger = \"user_turn\"\nmessage_hash_fallback = true" }),
+      `${at}.message_hash_fallback`,
+      "message_hash_fallback requires classify_trigger = new_session"
+    ))
 
   it.effect("message_hash_fallback requires new_session (default trigger)", () =>
-    expectInvalid(classifier({ route: "message_hash_fallback = true" }), `${at}.message_hash_fallback`, "message_hash_fallback requires classify_trigger = new_session"))
+    expectInvalid(
+      classifier({ route: "message_hash_fallback = true" }),
+      `${at}.message_hash_fallback`,
+      "message_hash_fallback requires classify_trigger = new_session"
+    ))
 
   it.effect("message_hash_fallback is a boolean", () =>
-    expectInvalid(classifier({ route: "message_hash_fallback = 1" }), `${at}.message_hash_fallback`, "expected a boolean, got integer"))
+    expectInvalid(
+      classifier({ route: "message_hash_fallback = 1" }),
+      `${at}.message_hash_fallback`,
+      "expected a boolean, got integer"
+    ))
 
   it.effect("recent_turn_window is non-negative", () =>
-    expectInvalid(classifier({ route: "recent_turn_window = -1" }), `${at}.recent_turn_window`, "must be at least 0, got -1"))
+    expectInvalid(
+      classifier({ route: "recent_turn_window = -1" }),
+      `${at}.recent_turn_window`,
+      "must be at least 0, got -1"
+    ))
 
   it.effect("recent_turn_window is an integer", () =>
-    expectInvalid(classifier({ route: "recent_turn_window = 2.5" }), `${at}.recent_turn_window`, "expected an integer, got float"))
+    expectInvalid(
+      classifier({ route: "recent_turn_window = 2.5" }),
+      `${at}.recent_turn_window`,
+      "expected an integer, got float"
+    ))
 
   it.effect("prompt must not be empty", () =>
     expectInvalid(classifier({ route: "prompt = \"\"" }), `${at}.prompt`, "classifier prompt must not be empty"))
 
   it.effect("prompt must not be blank", () =>
-    expectInvalid(classifier({ route: "prompt = \"\"\"\n  \n\"\"\"" }), `${at}.prompt`, "classifier prompt must not be empty"))
+    expectInvalid(
+      classifier({ route: "prompt = \"\"\"\n  \n\"\"\"" }),
+      `${at}.prompt`,
+      "classifier prompt must not be empty"
+    ))
 
   it.effect("prompt must not contain {{RESPONSE_SCHEMA}}", () =>
-    expectInvalid(classifier({ route: "prompt = \"Answer with {{RESPONSE_SCHEMA}}\"" }), `${at}.prompt`, "the response schema is supplied automatically"))
+    expectInvalid(
+      classifier({ route: "prompt = \"Answer with {{RESPONSE_SCHEMA}}\"" }),
+      `${at}.prompt`,
+      "the response schema is supplied automatically"
+    ))
 
   it.effect("an unknown response_format_type lists the variants", () =>
-    expectInvalid(classifier({ route: "response_format_type = \"text\"" }), `${at}.response_format_type`, "unknown variant \"text\"; expected one of \"json_schema\", \"json_object\""))
+    expectInvalid(
+      classifier({ route: "response_format_type = \"text\"" }),
+      `${at}.response_format_type`,
+      "unknown variant \"text\"; expected one of \"json_schema\", \"json_object\""
+    ))
 
   it.effect("max_output_tokens is at least 1", () =>
-    expectInvalid(classifier({ route: "max_output_tokens = 0" }), `${at}.max_output_tokens`, "must be at least 1, got 0"))
+    expectInvalid(
+      classifier({ route: "max_output_tokens = 0" }),
+      `${at}.max_output_tokens`,
+      "must be at least 1, got 0"
+    ))
 
   it.effect("max_output_tokens is an integer", () =>
-    expectInvalid(classifier({ route: "max_output_tokens = 1.5" }), `${at}.max_output_tokens`, "expected an integer, got float"))
+    expectInvalid(
+      classifier({ route: "max_output_tokens = 1.5" }),
+      `${at}.max_output_tokens`,
+      "expected an integer, got float"
+    ))
 
   it.effect("an unknown judge_failure lists both postures", () =>
-    expectInvalid(classifier({ route: "judge_failure = \"retry\"" }), `${at}.judge_failure`, "unknown variant \"retry\"; expected one of \"error\", \"fail_open\""))
+    expectInvalid(
+      classifier({ route: "judge_failure = \"retry\"" }),
+      `${at}.judge_failure`,
+      "unknown variant \"retry\"; expected one of \"error\", \"fail_open\""
+    ))
 
   it.effect("judge_failure is a string, not a boolean", () =>
-    expectInvalid(classifier({ route: "judge_failure = true" }), `${at}.judge_failure`, "expected a string, got boolean"))
+    expectInvalid(
+      classifier({ route: "judge_failure = true" }),
+      `${at}.judge_failure`,
+      "expected a string, got boolean"
+    ))
 
   it.effect("context_window is still checked", () =>
-    expectInvalid(classifier({ route: "context_window = 0" }), `${at}.context_window`, "must be greater than zero, got 0"))
+    expectInvalid(
+      classifier({ route: "context_window = 0" }),
+      `${at}.context_window`,
+      "must be greater than zero, got 0"
+    ))
 
   it.effect("tool_calling is still checked", () =>
     expectInvalid(classifier({ route: "tool_calling = 1" }), `${at}.tool_calling`, "expected a boolean, got integer"))
@@ -327,38 +481,85 @@ describe("DeploymentToml.parse llm_classifier order of checks", () => {
     expectInvalid(classifier({ route: "mode = \"custom\"\nbogus = 1" }), `${at}.mode`, "is not supported yet"))
 
   it.effect("structure (enum variants) comes before rules", () =>
-    expectInvalid(classifier({ route: "judge_failure = \"retry\"" }).replace("weak_target = \"weak\"", "weak_target = \"ghost\""), `${at}.judge_failure`, "unknown variant"))
+    expectInvalid(
+      classifier({ route: "judge_failure = \"retry\"" }).replace("weak_target = \"weak\"", "weak_target = \"ghost\""),
+      `${at}.judge_failure`,
+      "unknown variant"
+    ))
 
   it.effect("targets are checked before routes", () =>
-    expectInvalid(classifier().replace("classifier_target = \"judge\"", "classifier_target = \"ghost\"").replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "targets.weak.llm_client", "references unknown llm client \"nope\""))
+    expectInvalid(
+      classifier().replace("classifier_target = \"judge\"", "classifier_target = \"ghost\"").replace(
+        "llm_client = \"hosted\"",
+        "llm_client = \"nope\""
+      ),
+      "targets.weak.llm_client",
+      "references unknown llm client \"nope\""
+    ))
 
   it.effect("context_window before references", () =>
-    expectInvalid(classifier({ route: "context_window = 0" }).replace("classifier_target = \"judge\"", "classifier_target = \"ghost\""), `${at}.context_window`, "must be greater than zero"))
+    expectInvalid(
+      classifier({ route: "context_window = 0" }).replace(
+        "classifier_target = \"judge\"",
+        "classifier_target = \"ghost\""
+      ),
+      `${at}.context_window`,
+      "must be greater than zero"
+    ))
 
   it.effect("references before numbers", () =>
-    expectInvalid(classifier().replace("weak_target = \"weak\"", "weak_target = \"ghost\"").replace("base_threshold = 0.95", "base_threshold = 2"), `${at}.weak_target`, "references unknown target"))
+    expectInvalid(
+      classifier().replace("weak_target = \"weak\"", "weak_target = \"ghost\"").replace(
+        "base_threshold = 0.95",
+        "base_threshold = 2"
+      ),
+      `${at}.weak_target`,
+      "references unknown target"
+    ))
 
   it.effect("numbers before trigger and hash", () =>
-    expectInvalid(classifier({ route: "threshold_step = 0.5\nmessage_hash_fallback = true" }), `${at}.threshold_step`, "must be at most 1"))
+    expectInvalid(
+      classifier({ route: "threshold_step = 0.5\nmessage_hash_fallback = true" }),
+      `${at}.threshold_step`,
+      "must be at most 1"
+    ))
 
   it.effect("trigger and hash before prompt", () =>
-    expectInvalid(classifier({ route: "message_hash_fallback = true\nprompt = \" \"" }), `${at}.message_hash_fallback`, "requires classify_trigger = new_session"))
+    expectInvalid(
+      classifier({ route: "message_hash_fallback = true\nprompt = \" \"" }),
+      `${at}.message_hash_fallback`,
+      "requires classify_trigger = new_session"
+    ))
 
   it.effect("prompt before max_output_tokens", () =>
-    expectInvalid(classifier({ route: "prompt = \" \"\nmax_output_tokens = 0" }), `${at}.prompt`, "classifier prompt must not be empty"))
+    expectInvalid(
+      classifier({ route: "prompt = \" \"\nmax_output_tokens = 0" }),
+      `${at}.prompt`,
+      "classifier prompt must not be empty"
+    ))
 })
 
 describe("DeploymentToml.parse [sessions]", () => {
   it.effect("defaults when absent", () =>
     Effect.gen(function*() {
       const deployment = yield* load(doc())
-      assert.deepStrictEqual(deployment.sessions, { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 })
+      assert.deepStrictEqual(deployment.sessions, {
+        store: "memory",
+        url: Option.none(),
+        maxEntries: 100_000,
+        ttlMs: 3_600_000
+      })
     }))
 
   it.effect("defaults for an empty table", () =>
     Effect.gen(function*() {
       const deployment = yield* load(doc({ more: "[sessions]" }))
-      assert.deepStrictEqual(deployment.sessions, { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 })
+      assert.deepStrictEqual(deployment.sessions, {
+        store: "memory",
+        url: Option.none(),
+        maxEntries: 100_000,
+        ttlMs: 3_600_000
+      })
     }))
 
   it.effect("values", () =>
@@ -367,20 +568,38 @@ describe("DeploymentToml.parse [sessions]", () => {
       assert.deepStrictEqual(deployment.sessions, { store: "memory", url: Option.none(), maxEntries: 1, ttlMs: 250 })
     }))
 
-  it.effect("max_entries is at least 1", () => expectInvalid(doc({ more: "[sessions]\nmax_entries = 0" }), "sessions.max_entries", "sessions.max_entries: must be at least 1, got 0"))
+  it.effect("max_entries is at least 1", () =>
+    expectInvalid(
+      doc({ more: "[sessions]\nmax_entries = 0" }),
+      "sessions.max_entries",
+      "sessions.max_entries: must be at least 1, got 0"
+    ))
 
-  it.effect("max_entries is an integer", () => expectInvalid(doc({ more: "[sessions]\nmax_entries = 10.0" }), "sessions.max_entries", "expected an integer, got float"))
+  it.effect("max_entries is an integer", () =>
+    expectInvalid(
+      doc({ more: "[sessions]\nmax_entries = 10.0" }),
+      "sessions.max_entries",
+      "expected an integer, got float"
+    ))
 
-  it.effect("ttl_ms is at least 1", () => expectInvalid(doc({ more: "[sessions]\nttl_ms = -1" }), "sessions.ttl_ms", "must be at least 1, got -1"))
+  it.effect("ttl_ms is at least 1", () =>
+    expectInvalid(doc({ more: "[sessions]\nttl_ms = -1" }), "sessions.ttl_ms", "must be at least 1, got -1"))
 
-  it.effect("ttl_ms is an integer", () => expectInvalid(doc({ more: "[sessions]\nttl_ms = \"1h\"" }), "sessions.ttl_ms", "expected an integer, got string"))
+  it.effect("ttl_ms is an integer", () =>
+    expectInvalid(doc({ more: "[sessions]\nttl_ms = \"1h\"" }), "sessions.ttl_ms", "expected an integer, got string"))
 
-  it.effect("unknown keys are rejected", () => expectInvalid(doc({ more: "[sessions]\nhost = \"h\"" }), "sessions.host", "unknown field"))
+  it.effect("unknown keys are rejected", () =>
+    expectInvalid(doc({ more: "[sessions]\nhost = \"h\"" }), "sessions.host", "unknown field"))
 
-  it.effect("sessions is a table", () => expectInvalid(doc({ top: "sessions = 3" }), "sessions", "expected a table, got integer"))
+  it.effect("sessions is a table", () =>
+    expectInvalid(doc({ top: "sessions = 3" }), "sessions", "expected a table, got integer"))
 
   it.effect("sessions rules come after routes", () =>
-    expectInvalid(doc({ route: "context_window = 0", more: "[sessions]\nmax_entries = 0" }), "routes.r.context_window", "must be greater than zero"))
+    expectInvalid(
+      doc({ route: "context_window = 0", more: "[sessions]\nmax_entries = 0" }),
+      "routes.r.context_window",
+      "must be greater than zero"
+    ))
 })
 
 describe("DeploymentToml.warnings", () => {

@@ -5,12 +5,12 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { doc, expectInvalid, load } from "./support.js"
 
 const clientOf = (deployment: Deployment.Deployment, name: string) =>
@@ -46,22 +46,41 @@ describe("DeploymentToml.parse: breaker", () => {
   it.effect("an inline table with both keys", () =>
     Effect.gen(function*() {
       const deployment = yield* load(doc({ client: "breaker = { failure_threshold = 5, cooldown_ms = 30000 }" }))
-      assert.deepStrictEqual(clientOf(deployment, "hosted").breaker, Option.some({ failureThreshold: 5, cooldownMs: 30_000 }))
+      assert.deepStrictEqual(
+        clientOf(deployment, "hosted").breaker,
+        Option.some({ failureThreshold: 5, cooldownMs: 30_000 })
+      )
       // the targets of the client share it
-      assert.deepStrictEqual(deployment.targets[0]?.client.breaker, Option.some({ failureThreshold: 5, cooldownMs: 30_000 }))
+      assert.deepStrictEqual(
+        deployment.targets[0]?.client.breaker,
+        Option.some({ failureThreshold: 5, cooldownMs: 30_000 })
+      )
     }))
 
   it.effect("a [llm_clients.X.breaker] sub-table works too", () =>
     Effect.gen(function*() {
-      const deployment = yield* load(doc({ more: "[llm_clients.hosted.breaker]\nfailure_threshold = 1\ncooldown_ms = 1" }))
-      assert.deepStrictEqual(clientOf(deployment, "hosted").breaker, Option.some({ failureThreshold: 1, cooldownMs: 1 }))
+      const deployment = yield* load(
+        doc({ more: "[llm_clients.hosted.breaker]\nfailure_threshold = 1\ncooldown_ms = 1" })
+      )
+      assert.deepStrictEqual(
+        clientOf(deployment, "hosted").breaker,
+        Option.some({ failureThreshold: 1, cooldownMs: 1 })
+      )
     }))
 
   it.effect("failure_threshold is required", () =>
-    expectInvalid(doc({ client: "breaker = { cooldown_ms = 30000 }" }), "llm_clients.hosted.breaker.failure_threshold", "missing"))
+    expectInvalid(
+      doc({ client: "breaker = { cooldown_ms = 30000 }" }),
+      "llm_clients.hosted.breaker.failure_threshold",
+      "missing"
+    ))
 
   it.effect("cooldown_ms is required", () =>
-    expectInvalid(doc({ client: "breaker = { failure_threshold = 5 }" }), "llm_clients.hosted.breaker.cooldown_ms", "missing"))
+    expectInvalid(
+      doc({ client: "breaker = { failure_threshold = 5 }" }),
+      "llm_clients.hosted.breaker.cooldown_ms",
+      "missing"
+    ))
 
   it.effect("unknown keys are rejected", () =>
     expectInvalid(
@@ -111,10 +130,11 @@ describe("DeploymentToml.parse: request_timeout_ms", () => {
 
   it.effect("accepted on noop, passthrough, random and llm_classifier routes", () =>
     Effect.gen(function*() {
-      const deployment = yield* load(capability("request_timeout_ms = 4000").replace(
-        "type = \"noop\"",
-        "type = \"noop\"\nrequest_timeout_ms = 1000"
-      ) + `
+      const deployment = yield* load(
+        capability("request_timeout_ms = 4000").replace(
+          "type = \"noop\"",
+          "type = \"noop\"\nrequest_timeout_ms = 1000"
+        ) + `
 [routes.p]
 id = "p"
 type = "passthrough"
@@ -126,7 +146,8 @@ id = "q"
 type = "random"
 targets = ["weak"]
 request_timeout_ms = 3000
-`)
+`
+      )
       assert.deepStrictEqual(
         ["r", "p", "q", "auto"].map((id) => routeOf(deployment, id).requestTimeoutMs),
         [Option.some(1000), Option.some(2000), Option.some(3000), Option.some(4000)]
@@ -134,13 +155,25 @@ request_timeout_ms = 3000
     }))
 
   it.effect("is a positive integer", () =>
-    expectInvalid(doc({ route: "request_timeout_ms = 0" }), "routes.r.request_timeout_ms", "must be a positive integer, got 0"))
+    expectInvalid(
+      doc({ route: "request_timeout_ms = 0" }),
+      "routes.r.request_timeout_ms",
+      "must be a positive integer, got 0"
+    ))
 
   it.effect("is an integer", () =>
-    expectInvalid(doc({ route: "request_timeout_ms = 1.5" }), "routes.r.request_timeout_ms", "expected an integer, got float"))
+    expectInvalid(
+      doc({ route: "request_timeout_ms = 1.5" }),
+      "routes.r.request_timeout_ms",
+      "expected an integer, got float"
+    ))
 
   it.effect("is range-checked on classifier routes too", () =>
-    expectInvalid(capability("request_timeout_ms = -5"), "routes.auto.request_timeout_ms", "must be a positive integer, got -5"))
+    expectInvalid(
+      capability("request_timeout_ms = -5"),
+      "routes.auto.request_timeout_ms",
+      "must be a positive integer, got -5"
+    ))
 })
 
 describe("DeploymentToml.parse: judge_timeout_ms", () => {
@@ -153,10 +186,18 @@ describe("DeploymentToml.parse: judge_timeout_ms", () => {
     }))
 
   it.effect("is a positive integer", () =>
-    expectInvalid(capability("judge_timeout_ms = 0"), "routes.auto.judge_timeout_ms", "must be a positive integer, got 0"))
+    expectInvalid(
+      capability("judge_timeout_ms = 0"),
+      "routes.auto.judge_timeout_ms",
+      "must be a positive integer, got 0"
+    ))
 
   it.effect("is an integer", () =>
-    expectInvalid(capability("judge_timeout_ms = \"2s\""), "routes.auto.judge_timeout_ms", "expected an integer, got string"))
+    expectInvalid(
+      capability("judge_timeout_ms = \"2s\""),
+      "routes.auto.judge_timeout_ms",
+      "expected an integer, got string"
+    ))
 
   it.effect("a judge bounded by judge_timeout_ms or request_timeout_ms draws no missing-timeout warning", () =>
     Effect.gen(function*() {

@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import { InvalidConfig } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
-import { InvalidConfig } from "@switchyard-ts/config/Deployment"
-import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import { doc, expectInvalid, load, secret } from "./support.js"
 
 const fullDeployment = `
@@ -160,52 +160,100 @@ describe("DeploymentToml.parse top level", () => {
       assert.include(error.message, "line 2")
     }))
 
-  it.effect("schema_version is required", () => expectInvalid("[targets]\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "schema_version", "schema_version: missing"))
+  it.effect("schema_version is required", () =>
+    expectInvalid("[targets]\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "schema_version", "schema_version: missing"))
 
-  it.effect("schema_version must be 1", () => expectInvalid(doc().replace("schema_version = 1", "schema_version = 2"), "schema_version", "unsupported schema_version 2; expected 1"))
+  it.effect("schema_version must be 1", () =>
+    expectInvalid(
+      doc().replace("schema_version = 1", "schema_version = 2"),
+      "schema_version",
+      "unsupported schema_version 2; expected 1"
+    ))
 
-  it.effect("schema_version must be an integer", () => expectInvalid(doc().replace("schema_version = 1", "schema_version = 1.0"), "schema_version", "expected an integer, got float"))
+  it.effect("schema_version must be an integer", () =>
+    expectInvalid(
+      doc().replace("schema_version = 1", "schema_version = 1.0"),
+      "schema_version",
+      "expected an integer, got float"
+    ))
 
-  it.effect("unknown top-level keys are rejected", () => expectInvalid(doc({ top: "surprise = true" }), "surprise", "surprise: unknown field"))
+  it.effect("unknown top-level keys are rejected", () =>
+    expectInvalid(doc({ top: "surprise = true" }), "surprise", "surprise: unknown field"))
 
-  it.effect("[targets] is required", () => expectInvalid("schema_version = 1\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "targets", "targets: missing"))
+  it.effect("[targets] is required", () =>
+    expectInvalid("schema_version = 1\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "targets", "targets: missing"))
 
   it.effect("[routes] is required", () => expectInvalid("schema_version = 1\n[targets]\n", "routes", "routes: missing"))
 
-  it.effect("[routes] must not be empty", () => expectInvalid("schema_version = 1\n[targets]\n[routes]\n", "routes", "routes: at least one route is required"))
+  it.effect("[routes] must not be empty", () =>
+    expectInvalid("schema_version = 1\n[targets]\n[routes]\n", "routes", "routes: at least one route is required"))
 
   it.effect("arrays of tables are not tables", () =>
-    expectInvalid("schema_version = 1\n[[targets]]\nid = \"a\"\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "targets", "expected a table, got array"))
+    expectInvalid(
+      "schema_version = 1\n[[targets]]\nid = \"a\"\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n",
+      "targets",
+      "expected a table, got array"
+    ))
 
   it.effect("keys such as __proto__ are parse errors", () =>
     expectInvalid(doc({ target: "extra_body = { __proto__ = 1 }" }), "", "failed to parse TOML"))
 
-  it.effect("a table name must be a table", () => expectInvalid(doc({ top: "llm_clients = 3" }).replace(/\[llm_clients\.hosted\][^[]*/, ""), "llm_clients", "expected a table, got integer"))
+  it.effect("a table name must be a table", () =>
+    expectInvalid(
+      doc({ top: "llm_clients = 3" }).replace(/\[llm_clients\.hosted\][^[]*/, ""),
+      "llm_clients",
+      "expected a table, got integer"
+    ))
 })
 
 describe("DeploymentToml.parse names and ids", () => {
   it.effect("client table names have no surrounding whitespace", () =>
-    expectInvalid(doc({ more: "[llm_clients.\" spaced\"]\nformat = \"openai_chat\"\nbase_url = \"http://h\"" }), "llm_clients.\" spaced\"", "llm client name must be non-empty and have no surrounding whitespace"))
+    expectInvalid(
+      doc({ more: "[llm_clients.\" spaced\"]\nformat = \"openai_chat\"\nbase_url = \"http://h\"" }),
+      "llm_clients.\" spaced\"",
+      "llm client name must be non-empty and have no surrounding whitespace"
+    ))
 
   it.effect("target table names are non-empty", () =>
-    expectInvalid(doc({ more: "[targets.\"\"]\nid = \"m\"\nllm_client = \"hosted\"" }), "targets.\"\"", "target name must be non-empty"))
+    expectInvalid(
+      doc({ more: "[targets.\"\"]\nid = \"m\"\nllm_client = \"hosted\"" }),
+      "targets.\"\"",
+      "target name must be non-empty"
+    ))
 
-  it.effect("target ids are non-empty", () => expectInvalid(doc().replace("id = \"small-coder\"", "id = \"  \""), "targets.weak.id", "target id must be non-empty"))
+  it.effect("target ids are non-empty", () =>
+    expectInvalid(
+      doc().replace("id = \"small-coder\"", "id = \"  \""),
+      "targets.weak.id",
+      "target id must be non-empty"
+    ))
 
-  it.effect("route ids have no surrounding whitespace", () => expectInvalid(doc().replace("id = \"r\"", "id = \"r \""), "routes.r.id", "route id must be non-empty and have no surrounding whitespace"))
+  it.effect("route ids have no surrounding whitespace", () =>
+    expectInvalid(
+      doc().replace("id = \"r\"", "id = \"r \""),
+      "routes.r.id",
+      "route id must be non-empty and have no surrounding whitespace"
+    ))
 
   it.effect("names are checked before clients", () =>
-    expectInvalid(doc({ client: "max_retries = 11" }).replace("id = \"r\"", "id = \"\""), "routes.r.id", "route id must be non-empty"))
+    expectInvalid(
+      doc({ client: "max_retries = 11" }).replace("id = \"r\"", "id = \"\""),
+      "routes.r.id",
+      "route id must be non-empty"
+    ))
 })
 
 describe("DeploymentToml.parse llm clients", () => {
   const other = (body: string) => doc({ more: `[llm_clients.other]\n${body}` })
 
-  it.effect("format is required", () => expectInvalid(other("base_url = \"http://h\""), "llm_clients.other.format", "missing"))
+  it.effect("format is required", () =>
+    expectInvalid(other("base_url = \"http://h\""), "llm_clients.other.format", "missing"))
 
   it.effect("anthropic_messages clients load with their format", () =>
     Effect.gen(function*() {
-      const deployment = yield* load(other("format = \"anthropic_messages\"\nbase_url = \"https://api.anthropic.com/\""))
+      const deployment = yield* load(
+        other("format = \"anthropic_messages\"\nbase_url = \"https://api.anthropic.com/\"")
+      )
       const client = deployment.clients.find((c) => c.name === "other")
       assert.strictEqual(client?.format, "anthropic_messages")
       assert.strictEqual(client?.baseUrl, "https://api.anthropic.com")
@@ -213,37 +261,66 @@ describe("DeploymentToml.parse llm clients", () => {
 
   it.effect("anthropic_messages clients cannot set anthropic-version in extra_headers", () =>
     expectInvalid(
-      other("format = \"anthropic_messages\"\nbase_url = \"http://h\"\nextra_headers = { \"Anthropic-Version\" = \"2024-01-01\" }"),
+      other(
+        "format = \"anthropic_messages\"\nbase_url = \"http://h\"\nextra_headers = { \"Anthropic-Version\" = \"2024-01-01\" }"
+      ),
       "llm_clients.other.extra_headers.Anthropic-Version",
       "extra_headers cannot set \"Anthropic-Version\""
     ))
 
   it.effect("openai_chat clients may set anthropic-version in extra_headers", () =>
     Effect.gen(function*() {
-      const deployment = yield* load(other("format = \"openai_chat\"\nbase_url = \"http://h\"\nextra_headers = { \"anthropic-version\" = \"x\" }"))
-      assert.deepStrictEqual(deployment.clients.find((c) => c.name === "other")?.extraHeaders, { "anthropic-version": "x" })
+      const deployment = yield* load(
+        other("format = \"openai_chat\"\nbase_url = \"http://h\"\nextra_headers = { \"anthropic-version\" = \"x\" }")
+      )
+      assert.deepStrictEqual(deployment.clients.find((c) => c.name === "other")?.extraHeaders, {
+        "anthropic-version": "x"
+      })
     }))
 
   it.effect("openai_responses clients load with their format", () =>
     Effect.gen(function*() {
-      const deployment = yield* load(other("format = \"openai_responses\"\nbase_url = \"https://api.openai.com/v1/responses\""))
+      const deployment = yield* load(
+        other("format = \"openai_responses\"\nbase_url = \"https://api.openai.com/v1/responses\"")
+      )
       const client = deployment.clients.find((c) => c.name === "other")
       assert.strictEqual(client?.format, "openai_responses")
     }))
 
   it.effect("an unknown format names the three supported ones", () =>
-    expectInvalid(other("format = \"openai_completions\"\nbase_url = \"http://h\""), "llm_clients.other.format", "openai_responses"))
+    expectInvalid(
+      other("format = \"openai_completions\"\nbase_url = \"http://h\""),
+      "llm_clients.other.format",
+      "openai_responses"
+    ))
 
   it.effect("unknown formats list the allowed values", () =>
-    expectInvalid(other("format = \"gemini\"\nbase_url = \"http://h\""), "llm_clients.other.format", "unknown variant \"gemini\"; expected one of \"openai_chat\", \"openai_responses\", \"anthropic_messages\""))
+    expectInvalid(
+      other("format = \"gemini\"\nbase_url = \"http://h\""),
+      "llm_clients.other.format",
+      "unknown variant \"gemini\"; expected one of \"openai_chat\", \"openai_responses\", \"anthropic_messages\""
+    ))
 
-  it.effect("base_url is required", () => expectInvalid(other("format = \"openai_chat\""), "llm_clients.other.base_url", "llm_clients.other.base_url: missing"))
+  it.effect("base_url is required", () =>
+    expectInvalid(
+      other("format = \"openai_chat\""),
+      "llm_clients.other.base_url",
+      "llm_clients.other.base_url: missing"
+    ))
 
   it.effect("base_url must be http(s)", () =>
-    expectInvalid(other("format = \"openai_chat\"\nbase_url = \"ftp://h/v1\""), "llm_clients.other.base_url", "base_url must be an absolute HTTP(S) URL"))
+    expectInvalid(
+      other("format = \"openai_chat\"\nbase_url = \"ftp://h/v1\""),
+      "llm_clients.other.base_url",
+      "base_url must be an absolute HTTP(S) URL"
+    ))
 
   it.effect("base_url must be absolute", () =>
-    expectInvalid(other("format = \"openai_chat\"\nbase_url = \"api.example.com/v1\""), "llm_clients.other.base_url", "base_url must be an absolute HTTP(S) URL"))
+    expectInvalid(
+      other("format = \"openai_chat\"\nbase_url = \"api.example.com/v1\""),
+      "llm_clients.other.base_url",
+      "base_url must be an absolute HTTP(S) URL"
+    ))
 
   it.effect("base_url of a bare host is normalized without a trailing slash", () =>
     Effect.gen(function*() {
@@ -251,64 +328,145 @@ describe("DeploymentToml.parse llm clients", () => {
       assert.strictEqual(deployment.clients.find((c) => c.name === "other")?.baseUrl, "http://example.com:8080")
     }))
 
-  it.effect("api_key_env must not be blank", () => expectInvalid(doc({ client: "max_retries = 1" }).replace("api_key_env = \"HOSTED_API_KEY\"", "api_key_env = \" \""), "llm_clients.hosted.api_key_env", "api_key_env must not be empty"))
+  it.effect("api_key_env must not be blank", () =>
+    expectInvalid(
+      doc({ client: "max_retries = 1" }).replace("api_key_env = \"HOSTED_API_KEY\"", "api_key_env = \" \""),
+      "llm_clients.hosted.api_key_env",
+      "api_key_env must not be empty"
+    ))
 
-  it.effect("api_key_env must name a set variable", () => expectInvalid(doc(), "llm_clients.hosted.api_key_env", "could not read api_key_env HOSTED_API_KEY", []))
+  it.effect("api_key_env must name a set variable", () =>
+    expectInvalid(doc(), "llm_clients.hosted.api_key_env", "could not read api_key_env HOSTED_API_KEY", []))
 
   it.effect("api_key_env must name a non-empty variable", () =>
-    expectInvalid(doc(), "llm_clients.hosted.api_key_env", "api_key_env HOSTED_API_KEY is empty", [["HOSTED_API_KEY", "  "]]))
+    expectInvalid(doc(), "llm_clients.hosted.api_key_env", "api_key_env HOSTED_API_KEY is empty", [[
+      "HOSTED_API_KEY",
+      "  "
+    ]]))
 
   it.effect("extra_headers cannot set credential headers", () =>
-    expectInvalid(doc({ client: "extra_headers = { \"x-team\" = \"a\", \"Authorization\" = \"Bearer x\" }" }), "llm_clients.hosted.extra_headers.Authorization", "extra_headers cannot set \"Authorization\""))
+    expectInvalid(
+      doc({ client: "extra_headers = { \"x-team\" = \"a\", \"Authorization\" = \"Bearer x\" }" }),
+      "llm_clients.hosted.extra_headers.Authorization",
+      "extra_headers cannot set \"Authorization\""
+    ))
 
   it.effect("extra_headers compares names case-insensitively", () =>
-    expectInvalid(doc({ client: "extra_headers = { \"X-Api-Key\" = \"k\" }" }), "llm_clients.hosted.extra_headers.X-Api-Key", "extra_headers cannot set \"X-Api-Key\""))
+    expectInvalid(
+      doc({ client: "extra_headers = { \"X-Api-Key\" = \"k\" }" }),
+      "llm_clients.hosted.extra_headers.X-Api-Key",
+      "extra_headers cannot set \"X-Api-Key\""
+    ))
 
   it.effect("extra_headers values are strings", () =>
-    expectInvalid(doc({ client: "extra_headers = { \"x-n\" = 1 }" }), "llm_clients.hosted.extra_headers.x-n", "expected a string, got integer"))
+    expectInvalid(
+      doc({ client: "extra_headers = { \"x-n\" = 1 }" }),
+      "llm_clients.hosted.extra_headers.x-n",
+      "expected a string, got integer"
+    ))
 
-  it.effect("max_retries is at most 10", () => expectInvalid(doc({ client: "max_retries = 11" }), "llm_clients.hosted.max_retries", "llm_clients.hosted.max_retries: must be at most 10, got 11"))
+  it.effect("max_retries is at most 10", () =>
+    expectInvalid(
+      doc({ client: "max_retries = 11" }),
+      "llm_clients.hosted.max_retries",
+      "llm_clients.hosted.max_retries: must be at most 10, got 11"
+    ))
 
-  it.effect("max_retries is non-negative", () => expectInvalid(doc({ client: "max_retries = -1" }), "llm_clients.hosted.max_retries", "must be at least 0, got -1"))
+  it.effect("max_retries is non-negative", () =>
+    expectInvalid(doc({ client: "max_retries = -1" }), "llm_clients.hosted.max_retries", "must be at least 0, got -1"))
 
-  it.effect("max_retries is an integer", () => expectInvalid(doc({ client: "max_retries = 2.5" }), "llm_clients.hosted.max_retries", "expected an integer, got float"))
+  it.effect("max_retries is an integer", () =>
+    expectInvalid(
+      doc({ client: "max_retries = 2.5" }),
+      "llm_clients.hosted.max_retries",
+      "expected an integer, got float"
+    ))
 
-  it.effect("timeout_ms of 0 is rejected", () => expectInvalid(doc({ client: "timeout_ms = 0" }), "llm_clients.hosted.timeout_ms", "must be a positive integer, got 0"))
+  it.effect("timeout_ms of 0 is rejected", () =>
+    expectInvalid(
+      doc({ client: "timeout_ms = 0" }),
+      "llm_clients.hosted.timeout_ms",
+      "must be a positive integer, got 0"
+    ))
 
-  it.effect("negative timeout_ms is rejected", () => expectInvalid(doc({ client: "timeout_ms = -5" }), "llm_clients.hosted.timeout_ms", "must be a positive integer, got -5"))
+  it.effect("negative timeout_ms is rejected", () =>
+    expectInvalid(
+      doc({ client: "timeout_ms = -5" }),
+      "llm_clients.hosted.timeout_ms",
+      "must be a positive integer, got -5"
+    ))
 
-  it.effect("forward_auth is not supported yet", () => expectInvalid(doc({ client: "forward_auth = true" }), "llm_clients.hosted.forward_auth", "forward_auth is not supported yet"))
+  it.effect("forward_auth is not supported yet", () =>
+    expectInvalid(
+      doc({ client: "forward_auth = true" }),
+      "llm_clients.hosted.forward_auth",
+      "forward_auth is not supported yet"
+    ))
 
-  it.effect("unknown client keys are rejected", () => expectInvalid(doc({ client: "api_key = \"x\"" }), "llm_clients.hosted.api_key", "unknown field"))
+  it.effect("unknown client keys are rejected", () =>
+    expectInvalid(doc({ client: "api_key = \"x\"" }), "llm_clients.hosted.api_key", "unknown field"))
 
   it.effect("clients are checked before targets", () =>
-    expectInvalid(doc({ client: "max_retries = 11" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "llm_clients.hosted.max_retries", "must be at most 10"))
+    expectInvalid(
+      doc({ client: "max_retries = 11" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""),
+      "llm_clients.hosted.max_retries",
+      "must be at most 10"
+    ))
 
   it.effect("targets are checked before routes", () =>
-    expectInvalid(doc({ more: "[routes.p]\nid = \"p\"\ntype = \"passthrough\"\ntarget = \"ghost\"" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "targets.weak.llm_client", "references unknown llm client \"nope\""))
+    expectInvalid(
+      doc({ more: "[routes.p]\nid = \"p\"\ntype = \"passthrough\"\ntarget = \"ghost\"" }).replace(
+        "llm_client = \"hosted\"",
+        "llm_client = \"nope\""
+      ),
+      "targets.weak.llm_client",
+      "references unknown llm client \"nope\""
+    ))
 
   it.effect("structure (unknown keys) is checked before rules", () =>
-    expectInvalid(doc({ client: "max_retries = 11", target: "llm_client_x = 1" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""), "targets.weak.llm_client_x", "unknown field"))
+    expectInvalid(
+      doc({ client: "max_retries = 11", target: "llm_client_x = 1" }).replace(
+        "llm_client = \"hosted\"",
+        "llm_client = \"nope\""
+      ),
+      "targets.weak.llm_client_x",
+      "unknown field"
+    ))
 })
 
 describe("DeploymentToml.parse targets", () => {
-  it.effect("id is required", () => expectInvalid(doc().replace("id = \"small-coder\"", ""), "targets.weak.id", "missing"))
+  it.effect("id is required", () =>
+    expectInvalid(doc().replace("id = \"small-coder\"", ""), "targets.weak.id", "missing"))
 
-  it.effect("llm_client is required", () => expectInvalid(doc().replace("llm_client = \"hosted\"", ""), "targets.weak.llm_client", "missing"))
+  it.effect("llm_client is required", () =>
+    expectInvalid(doc().replace("llm_client = \"hosted\"", ""), "targets.weak.llm_client", "missing"))
 
   it.effect("llm_client must name a client", () =>
-    expectInvalid(doc().replace("llm_client = \"hosted\"", "llm_client = \"x\""), "targets.weak.llm_client", "targets.weak.llm_client: references unknown llm client \"x\""))
+    expectInvalid(
+      doc().replace("llm_client = \"hosted\"", "llm_client = \"x\""),
+      "targets.weak.llm_client",
+      "targets.weak.llm_client: references unknown llm client \"x\""
+    ))
 
   it.effect("unknown target keys such as context_window are rejected", () =>
     expectInvalid(doc({ target: "context_window = 1000" }), "targets.weak.context_window", "unknown field"))
 
-  it.effect("extra_body must be a table", () => expectInvalid(doc({ target: "extra_body = 1" }), "targets.weak.extra_body", "expected a table, got integer"))
+  it.effect("extra_body must be a table", () =>
+    expectInvalid(doc({ target: "extra_body = 1" }), "targets.weak.extra_body", "expected a table, got integer"))
 
   it.effect("extra_body rejects TOML datetimes", () =>
-    expectInvalid(doc({ target: "extra_body = { a = { when = 1979-05-27T07:32:00Z } }" }), "targets.weak.extra_body.a.when", "TOML datetimes are not supported"))
+    expectInvalid(
+      doc({ target: "extra_body = { a = { when = 1979-05-27T07:32:00Z } }" }),
+      "targets.weak.extra_body.a.when",
+      "TOML datetimes are not supported"
+    ))
 
   it.effect("extra_body rejects integers JSON cannot hold exactly", () =>
-    expectInvalid(doc({ target: "extra_body = { n = 9007199254740993 }" }), "targets.weak.extra_body.n", "cannot be represented exactly"))
+    expectInvalid(
+      doc({ target: "extra_body = { n = 9007199254740993 }" }),
+      "targets.weak.extra_body.n",
+      "cannot be represented exactly"
+    ))
 })
 
 describe("DeploymentToml.parse routes", () => {
@@ -321,67 +479,135 @@ describe("DeploymentToml.parse routes", () => {
   it.effect("context_window must be greater than zero", () =>
     expectInvalid(doc({ route: "context_window = 0" }), "routes.r.context_window", "must be greater than zero, got 0"))
 
-  it.effect("tool_calling is a boolean", () => expectInvalid(doc({ route: "tool_calling = \"yes\"" }), "routes.r.tool_calling", "expected a boolean, got string"))
+  it.effect("tool_calling is a boolean", () =>
+    expectInvalid(doc({ route: "tool_calling = \"yes\"" }), "routes.r.tool_calling", "expected a boolean, got string"))
 
   it.effect("route ids are unique", () =>
     expectInvalid(route("id = \"r\"\ntype = \"noop\""), "routes.x.id", "routes.x.id: duplicate route model r"))
 
-  it.effect("noop takes no other keys", () => expectInvalid(doc({ route: "target = \"weak\"" }), "routes.r.target", "unknown field"))
+  it.effect("noop takes no other keys", () =>
+    expectInvalid(doc({ route: "target = \"weak\"" }), "routes.r.target", "unknown field"))
 
   it.effect("unknown keys in inline route tables are rejected", () =>
-    expectInvalid(doc({ more: "[routes.inline]\nid = \"i\"\ntype = \"noop\"\nbogus = { a = 1 }" }), "routes.inline.bogus", "unknown field"))
+    expectInvalid(
+      doc({ more: "[routes.inline]\nid = \"i\"\ntype = \"noop\"\nbogus = { a = 1 }" }),
+      "routes.inline.bogus",
+      "unknown field"
+    ))
 
-  it.effect("passthrough requires target", () => expectInvalid(route("id = \"x\"\ntype = \"passthrough\""), "routes.x.target", "missing"))
+  it.effect("passthrough requires target", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"passthrough\""), "routes.x.target", "missing"))
 
   it.effect("passthrough target must exist", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"nope\""), "routes.x.target", "references unknown target \"nope\""))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"nope\""),
+      "routes.x.target",
+      "references unknown target \"nope\""
+    ))
 
-  it.effect("random targets are required", () => expectInvalid(route("id = \"x\"\ntype = \"random\""), "routes.x.targets", "missing"))
+  it.effect("random targets are required", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"random\""), "routes.x.targets", "missing"))
 
   it.effect("random targets must be non-empty", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = []"), "routes.x.targets", "no routing targets are configured"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = []"),
+      "routes.x.targets",
+      "no routing targets are configured"
+    ))
 
   it.effect("random targets must exist", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"ghost\"]"), "routes.x.targets[1]", "references unknown target \"ghost\""))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"ghost\"]"),
+      "routes.x.targets[1]",
+      "references unknown target \"ghost\""
+    ))
 
   it.effect("random targets must be unique", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"weak\"]"), "routes.x.targets[1]", "random targets must be unique"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"weak\"]"),
+      "routes.x.targets[1]",
+      "random targets must be unique"
+    ))
 
   it.effect("random targets are strings", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", 3]"), "routes.x.targets[1]", "expected a string, got integer"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", 3]"),
+      "routes.x.targets[1]",
+      "expected a string, got integer"
+    ))
 
   it.effect("weights have one entry per target", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [1, 2]"), "routes.x.weights", "expected 1 weights, got 2"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [1, 2]"),
+      "routes.x.weights",
+      "expected 1 weights, got 2"
+    ))
 
   it.effect("weights are non-negative", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [-1]"), "routes.x.weights[0]", "weights must be finite and nonnegative"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [-1]"),
+      "routes.x.weights[0]",
+      "weights must be finite and nonnegative"
+    ))
 
   it.effect("weights are finite", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [inf]"), "routes.x.weights[0]", "weights must be finite and nonnegative"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [inf]"),
+      "routes.x.weights[0]",
+      "weights must be finite and nonnegative"
+    ))
 
   it.effect("weights are not NaN", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [nan]"), "routes.x.weights[0]", "weights must be finite and nonnegative"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [nan]"),
+      "routes.x.weights[0]",
+      "weights must be finite and nonnegative"
+    ))
 
   it.effect("at least one weight is positive", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [0.0]"), "routes.x.weights", "at least one weight must be positive"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [0.0]"),
+      "routes.x.weights",
+      "at least one weight must be positive"
+    ))
 
   it.effect("seed is non-negative", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = -1"), "routes.x.seed", "must be at least 0, got -1"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = -1"),
+      "routes.x.seed",
+      "must be at least 0, got -1"
+    ))
 
   it.effect("seed fits in 64 bits", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 18446744073709551616"), "routes.x.seed", "must be at most 18446744073709551615"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 18446744073709551616"),
+      "routes.x.seed",
+      "must be at most 18446744073709551615"
+    ))
 
   it.effect("seed is an integer", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 1.5"), "routes.x.seed", "expected an integer, got float"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 1.5"),
+      "routes.x.seed",
+      "expected an integer, got float"
+    ))
 
   it.effect("advisor is a supported route type whose keys are then required", () =>
     expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.executor_target", "missing"))
 
   it.effect("stage_router is recognised but not supported yet", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"stage_router\""), "routes.x.type", "route type \"stage_router\" is not supported yet"))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"stage_router\""),
+      "routes.x.type",
+      "route type \"stage_router\" is not supported yet"
+    ))
 
   it.effect("unknown route types list the allowed values", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"magic\""), "routes.x.type", "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\""))
+    expectInvalid(
+      route("id = \"x\"\ntype = \"magic\""),
+      "routes.x.type",
+      "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\""
+    ))
 })
 
 describe("DeploymentToml secrets", () => {

@@ -3,10 +3,10 @@
  * an `InvalidConfig` at a path, and a minimal valid document to vary.
  */
 import { assert } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
-import * as Effect from "effect/Effect"
 import { InvalidConfig } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
 
 /** The API key the default environment holds; no message may contain it. */
 export const secret = "sk-test-0123456789-very-secret"

@@ -2,8 +2,8 @@
  * The demo command (`npm start` without `--config`): the `switchyard` command line with the
  * demo's simulated upstream models launched beside the server.
  */
-import * as Layer from "effect/Layer"
 import * as ServerCli from "@switchyard-ts/server/Cli"
+import * as Layer from "effect/Layer"
 import * as Demo from "./Demo.js"
 
 /**

@@ -3,11 +3,11 @@
  * fake upstream on every loopback port the deployment's clients point at, so the demo deployment
  * needs no API key and no network. Production deployments never use this.
  */
+import type { Deployment } from "@switchyard-ts/config/Deployment"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Deployment } from "@switchyard-ts/config/Deployment"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 
 /** Loopback ports of the deployment's clients, each with the model ids served there. */
 export const simulatedPorts = (deployment: Deployment): ReadonlyMap<number, ReadonlyArray<string>> => {
@@ -23,16 +23,25 @@ export const simulatedPorts = (deployment: Deployment): ReadonlyMap<number, Read
 
 /** What a simulated judge answers: a supported task the weak model can probably solve. */
 const simulatedVerdict = FakeUpstream.ok(
-  JSON.stringify({ crux: "a routine change with tests to check it", primary_rule: "SUP-2", capability_boundary: "supported", p_solve: 0.8 })
+  JSON.stringify({
+    crux: "a routine change with tests to check it",
+    primary_rule: "SUP-2",
+    capability_boundary: "supported",
+    p_solve: 0.8
+  })
 )
 
 /** Start the simulated upstreams and print a `curl` line to try against the server. */
 export const layer = (deployment: Deployment, server: { readonly host: string; readonly port: number }) =>
   Layer.scopedDiscard(Effect.gen(function*() {
-    const judges = new Set(deployment.routes.flatMap((route) => (route.type === "llm_classifier" ? [route.judge.id] : [])))
+    const judges = new Set(
+      deployment.routes.flatMap((route) => (route.type === "llm_classifier" ? [route.judge.id] : []))
+    )
     for (const [port, models] of simulatedPorts(deployment)) {
       const behaviours = Object.fromEntries(
-        models.map((model) => [model, judges.has(model) ? simulatedVerdict : FakeUpstream.ok(`Hello from ${model}, a simulated model.`)])
+        models.map((
+          model
+        ) => [model, judges.has(model) ? simulatedVerdict : FakeUpstream.ok(`Hello from ${model}, a simulated model.`)])
       )
       yield* FakeUpstream.make({ port, models: behaviours })
       yield* Console.log(`simulated upstream models on http://127.0.0.1:${port}/v1: ${models.join(", ")}`)

@@ -6,6 +6,9 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Server from "@switchyard-ts/server/Server"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -13,9 +16,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { createServer } from "node:http"
-import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
-import * as Server from "@switchyard-ts/server/Server"
 
 /** Options of the drill. */
 export interface Options {
@@ -89,7 +89,14 @@ judge_failure = "fail_open"
 `
 
 const verdict = (p: number) =>
-  FakeUpstream.ok(JSON.stringify({ crux: "a small, testable change", primary_rule: "SUP-2", capability_boundary: "supported", p_solve: p }))
+  FakeUpstream.ok(
+    JSON.stringify({
+      crux: "a small, testable change",
+      primary_rule: "SUP-2",
+      capability_boundary: "supported",
+      p_solve: p
+    })
+  )
 
 const send = (base: string, model: string) =>
   Effect.gen(function*() {
@@ -130,7 +137,9 @@ export const run = (options: Options) =>
     let judge = firstJudge
     const deployment = yield* DeploymentToml.parse(deploymentToml(upstream.url, firstJudge.url, options))
     const context = yield* Layer.build(
-      Server.layerApp(deployment).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })))
+      Server.layerApp(deployment).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+      )
     )
     const address = Context.get(context, HttpServer.HttpServer).address
     const base = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
@@ -160,7 +169,9 @@ export const run = (options: Options) =>
     yield* Scope.close(judgeScope, Exit.void)
 
     const metrics = yield* Effect.promise(() => fetch(`${base}/metrics`).then((r) => r.text()))
-    const failOpenSeries = metrics.split("\n").filter((line) => line.startsWith("switchyard_classifier_fail_open_total{"))
+    const failOpenSeries = metrics.split("\n").filter((line) =>
+      line.startsWith("switchyard_classifier_fail_open_total{")
+    )
     return { rows, failOpenSeries }
   })
 

@@ -203,7 +203,9 @@ export const OutputConfig = Schema.Struct({
 })
 
 const requestFields = {
-  model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })),
+  model: Schema.String.pipe(
+    Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })
+  ),
   messages: Schema.Array(RequestMessage),
   system: opt(Schema.Union(Schema.String, Schema.Array(TextBlock))),
   temperature: opt(Schema.Number),
@@ -284,7 +286,14 @@ export const OtherDelta = otherOf(
   ["text_delta", "input_json_delta", "thinking_delta", "signature_delta", "citations_delta"],
   "delta"
 )
-export const ContentBlockDelta = Schema.Union(TextDelta, InputJsonDelta, ThinkingDelta, SignatureDelta, CitationsDelta, OtherDelta)
+export const ContentBlockDelta = Schema.Union(
+  TextDelta,
+  InputJsonDelta,
+  ThinkingDelta,
+  SignatureDelta,
+  CitationsDelta,
+  OtherDelta
+)
 export type ContentBlockDelta = typeof ContentBlockDelta.Type
 
 export const MessageStartEvent = Schema.Struct({ type: Schema.Literal("message_start"), message: MessagesResponse })
@@ -298,7 +307,10 @@ export const ContentBlockDeltaEvent = Schema.Struct({
   index: NonNegativeInt,
   delta: ContentBlockDelta
 })
-export const ContentBlockStopEvent = Schema.Struct({ type: Schema.Literal("content_block_stop"), index: NonNegativeInt })
+export const ContentBlockStopEvent = Schema.Struct({
+  type: Schema.Literal("content_block_stop"),
+  index: NonNegativeInt
+})
 /** Usage of a `message_delta` event: cumulative; only `output_tokens` is always present. */
 export const DeltaUsage = Schema.Struct({
   output_tokens: Schema.Number,
@@ -332,7 +344,9 @@ export const StreamEvent = Schema.Union(
 export type StreamEvent = typeof StreamEvent.Type
 
 /** The `type` of every stream event this version knows (a client skips the others). */
-export const streamEventTypes: ReadonlySet<string> = new Set(StreamEvent.members.flatMap((member) => member.fields.type.literals))
+export const streamEventTypes: ReadonlySet<string> = new Set(
+  StreamEvent.members.flatMap((member) => member.fields.type.literals)
+)
 
 /** The Anthropic error body: `{"type": "error", "error": {"type": "...", "message": "..."}}`. */
 export const ErrorBody = Schema.Struct({

@@ -191,7 +191,9 @@ const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
  * selected upstream (with `model` rewritten to the target's id).
  */
 export const ChatCompletionRequest = Schema.Struct({
-  model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })),
+  model: Schema.String.pipe(
+    Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })
+  ),
   messages: Schema.Array(Message),
   stream: opt(NullOr(Schema.Boolean)),
   stream_options: opt(NullOr(StreamOptions)),

@@ -263,7 +263,9 @@ export const ReasoningConfig = Schema.Struct({
  * include, prompt_cache_key, client_metadata` (see test/fixtures/codex-request.json).
  */
 export const ResponsesRequest = Schema.Struct({
-  model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })),
+  model: Schema.String.pipe(
+    Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })
+  ),
   input: opt(Schema.Union(Schema.String, Schema.Array(InputItem))),
   instructions: opt(NullOr(Schema.String)),
   tools: opt(Schema.Array(Tool)),
@@ -513,7 +515,9 @@ export const streamEventTypes: ReadonlySet<string> = new Set(knownEvents.flatMap
  * tool progress, `response.reasoning_text.delta`, newer kinds); decoders skip it.
  */
 export const OtherEvent = Schema.Struct({
-  type: Schema.String.pipe(Schema.filter((t) => !streamEventTypes.has(t), { message: () => "unknown stream event type" })),
+  type: Schema.String.pipe(
+    Schema.filter((t) => !streamEventTypes.has(t), { message: () => "unknown stream event type" })
+  ),
   sequence_number: opt(Schema.Number)
 })
 

@@ -81,20 +81,8 @@
  * `chatAssistant.ts` (thinking and assistant turns in the Chat shape), `constants.ts` and
  * `shared.ts` (helpers every translation uses).
  */
-export {
-  anthropicOnlyFields,
-  billingHeaderPrefix,
-  defaultAnthropicMaxTokens,
-  maxOpenAiUserLength,
-  openAiOnlyFields,
-  reasoningSummarySeparator,
-  systemTextSeparator,
-  toolReferenceText
-} from "./internal/translate/constants.js"
-export { fromOpenAiRequest } from "./internal/translate/fromOpenAiRequest.js"
-export { toOpenAiRequest } from "./internal/translate/toOpenAiRequest.js"
-export { fromAnthropicRequest } from "./internal/translate/fromAnthropicRequest.js"
-export { stripUnsupportedConstraints, toAnthropicRequest } from "./internal/translate/toAnthropicRequest.js"
+export { fromAnthropicResponse, toAnthropicResponse } from "./internal/translate/anthropicResponse.js"
+export { type AnthropicToOpenAiStream, anthropicToOpenAiStream } from "./internal/translate/anthropicToOpenAiStream.js"
 export {
   anthropicMessageId,
   fromAnthropicUsage,
@@ -105,7 +93,19 @@ export {
   toFinishReason,
   toOpenAiUsage
 } from "./internal/translate/chatMeta.js"
+export {
+  anthropicOnlyFields,
+  billingHeaderPrefix,
+  defaultAnthropicMaxTokens,
+  maxOpenAiUserLength,
+  openAiOnlyFields,
+  reasoningSummarySeparator,
+  systemTextSeparator,
+  toolReferenceText
+} from "./internal/translate/constants.js"
+export { fromAnthropicRequest } from "./internal/translate/fromAnthropicRequest.js"
+export { fromOpenAiRequest } from "./internal/translate/fromOpenAiRequest.js"
 export { fromOpenAiResponse, toOpenAiResponse } from "./internal/translate/openAiResponse.js"
-export { fromAnthropicResponse, toAnthropicResponse } from "./internal/translate/anthropicResponse.js"
-export { anthropicToOpenAiStream, type AnthropicToOpenAiStream } from "./internal/translate/anthropicToOpenAiStream.js"
-export { openAiToAnthropicStream, type OpenAiToAnthropicStream } from "./internal/translate/openAiToAnthropicStream.js"
+export { type OpenAiToAnthropicStream, openAiToAnthropicStream } from "./internal/translate/openAiToAnthropicStream.js"
+export { stripUnsupportedConstraints, toAnthropicRequest } from "./internal/translate/toAnthropicRequest.js"
+export { toOpenAiRequest } from "./internal/translate/toOpenAiRequest.js"

@@ -77,6 +77,21 @@
  * ids, statuses) and `shared.ts` (helpers every translation uses).
  */
 export {
+  type ChatToResponsesStream,
+  chatToResponsesStream,
+  streamErrorEvents
+} from "./internal/translate/chatToResponsesStream.js"
+export { fromResponsesRequest, responsesOnlyFields } from "./internal/translate/fromResponsesRequest.js"
+export { syntheticReasoningPrefix } from "./internal/translate/responsesItems.js"
+export { fromResponsesUsage, responseId, responseStatus, toResponsesUsage } from "./internal/translate/responsesMeta.js"
+export { portable, toChatRequest, toMessagesRequest } from "./internal/translate/responsesPortable.js"
+export {
+  fromResponsesResponse,
+  type ToResponsesOptions,
+  toResponsesResponse
+} from "./internal/translate/responsesResponse.js"
+export { type ResponsesToChatStream, responsesToChatStream } from "./internal/translate/responsesToChatStream.js"
+export {
   customToolParameters,
   flatToolName,
   maxToolNameLength,
@@ -86,24 +101,4 @@ export {
   type ToolMap,
   toolMap
 } from "./internal/translate/responsesToolNames.js"
-export { syntheticReasoningPrefix } from "./internal/translate/responsesItems.js"
-export { fromResponsesRequest, responsesOnlyFields } from "./internal/translate/fromResponsesRequest.js"
 export { chatOnlyFields, toResponsesRequest } from "./internal/translate/toResponsesRequest.js"
-export { portable, toChatRequest, toMessagesRequest } from "./internal/translate/responsesPortable.js"
-export {
-  fromResponsesUsage,
-  responseId,
-  responseStatus,
-  toResponsesUsage
-} from "./internal/translate/responsesMeta.js"
-export {
-  fromResponsesResponse,
-  toResponsesResponse,
-  type ToResponsesOptions
-} from "./internal/translate/responsesResponse.js"
-export {
-  type ChatToResponsesStream,
-  chatToResponsesStream,
-  streamErrorEvents
-} from "./internal/translate/chatToResponsesStream.js"
-export { responsesToChatStream, type ResponsesToChatStream } from "./internal/translate/responsesToChatStream.js"

@@ -26,7 +26,12 @@ const fullRequest = {
         { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } },
         { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
         { type: "image", source: { type: "file", file_id: "file_1" } },
-        { type: "document", source: { type: "text", media_type: "text/plain", data: "doc" }, title: "t", citations: { enabled: true } },
+        {
+          type: "document",
+          source: { type: "text", media_type: "text/plain", data: "doc" },
+          title: "t",
+          citations: { enabled: true }
+        },
         { type: "search_result", source: "https://x", title: "x", content: [{ type: "text", text: "r" }] }
       ]
     },
@@ -42,10 +47,21 @@ const fullRequest = {
     {
       role: "user",
       content: [
-        { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "x" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AA" } }] },
+        {
+          type: "tool_result",
+          tool_use_id: "toolu_1",
+          content: [{ type: "text", text: "x" }, {
+            type: "image",
+            source: { type: "base64", media_type: "image/png", data: "AA" }
+          }]
+        },
         { type: "tool_result", tool_use_id: "toolu_2", content: "failed", is_error: true },
         { type: "tool_result", tool_use_id: "toolu_3" },
-        { type: "tool_result", tool_use_id: "toolu_4", content: [{ type: "tool_reference", tool_name: "Grep", extra: true }] }
+        {
+          type: "tool_result",
+          tool_use_id: "toolu_4",
+          content: [{ type: "tool_reference", tool_name: "Grep", extra: true }]
+        }
       ]
     },
     { role: "system", content: [{ type: "text", text: "reminder", cache_control: { type: "ephemeral" }, extra: 1 }] },
@@ -86,18 +102,39 @@ describe("MessagesRequest", () => {
     assert.isTrue(Either.isLeft(decodeRequest(withoutMax)))
     assert.isTrue(Either.isRight(Schema.decodeUnknownEither(CountTokensRequest, decodeOptions)(withoutMax)))
     assert.isTrue(Either.isLeft(decodeRequest({ model: " ", max_tokens: 1, messages: [] })))
-    assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "tool", content: "x" }] })))
+    assert.isTrue(
+      Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "tool", content: "x" }] }))
+    )
     // a system message (Claude Code sends them) is text only: a string or text blocks
-    const system = (content: unknown) => decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }, { role: "system", content }] })
+    const system = (content: unknown) =>
+      decodeRequest({
+        model: "m",
+        max_tokens: 1,
+        messages: [{ role: "user", content: "hi" }, { role: "system", content }]
+      })
     assert.isTrue(Either.isRight(system("x")))
     assert.isTrue(Either.isRight(system([{ type: "text", text: "x", cache_control: { type: "ephemeral" } }])))
     assert.isTrue(Either.isLeft(system([{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }])))
     // a known block type with a missing field is an error, not an "other" block
-    assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "text" }] }] })))
-    assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "n", input: "x" }] }] })))
+    assert.isTrue(
+      Either.isLeft(
+        decodeRequest({ model: "m", max_tokens: 1, messages: [{ role: "user", content: [{ type: "text" }] }] })
+      )
+    )
+    assert.isTrue(
+      Either.isLeft(
+        decodeRequest({
+          model: "m",
+          max_tokens: 1,
+          messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "n", input: "x" }] }]
+        })
+      )
+    )
     // a custom tool needs input_schema
     assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [], tools: [{ name: "f" }] })))
-    assert.isTrue(Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [], tool_choice: { type: "tool" } })))
+    assert.isTrue(
+      Either.isLeft(decodeRequest({ model: "m", max_tokens: 1, messages: [], tool_choice: { type: "tool" } }))
+    )
   })
 })
 
@@ -117,7 +154,13 @@ describe("MessagesResponse and StreamEvent", () => {
       ],
       stop_reason: "pause_turn",
       stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: 3, cache_read_input_tokens: 4, service_tier: "standard" },
+      usage: {
+        input_tokens: 1,
+        output_tokens: 2,
+        cache_creation_input_tokens: 3,
+        cache_read_input_tokens: 4,
+        service_tier: "standard"
+      },
       container: null
     }
     const decoded = Schema.decodeUnknownSync(MessagesResponse, decodeOptions)(response)
@@ -127,13 +170,21 @@ describe("MessagesResponse and StreamEvent", () => {
       { type: "message_start", message: { ...response, content: [], stop_reason: null } },
       { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
       { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "a" } },
-      { type: "content_block_delta", index: 0, delta: { type: "citations_delta", citation: { type: "char_location" } } },
+      {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "citations_delta", citation: { type: "char_location" } }
+      },
       { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{" } },
       { type: "content_block_delta", index: 2, delta: { type: "thinking_delta", thinking: "t" } },
       { type: "content_block_delta", index: 2, delta: { type: "signature_delta", signature: "s" } },
       { type: "content_block_delta", index: 3, delta: { type: "future_delta", blob: 1 } },
       { type: "content_block_stop", index: 0 },
-      { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9, input_tokens: 1 } },
+      {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { output_tokens: 9, input_tokens: 1 }
+      },
       { type: "message_stop" },
       { type: "ping" },
       { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }
@@ -142,7 +193,15 @@ describe("MessagesResponse and StreamEvent", () => {
       const decodedEvent = Schema.decodeUnknownSync(StreamEvent, decodeOptions)(event)
       assert.deepStrictEqual<unknown>(Schema.encodeSync(StreamEvent, decodeOptions)(decodedEvent), event)
     }
-    assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(StreamEvent, decodeOptions)({ type: "content_block_delta", index: 0, delta: { type: "text_delta" } })))
+    assert.isTrue(
+      Either.isLeft(
+        Schema.decodeUnknownEither(StreamEvent, decodeOptions)({
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "text_delta" }
+        })
+      )
+    )
     assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(StreamEvent, decodeOptions)({ type: "nonsense" })))
   })
 })
@@ -177,7 +236,10 @@ describe("errors", () => {
       ]
     )
     const body = envelope(401, "upstream authentication failed")
-    assert.deepStrictEqual(body, { type: "error", error: { type: "authentication_error", message: "upstream authentication failed" } })
+    assert.deepStrictEqual(body, {
+      type: "error",
+      error: { type: "authentication_error", message: "upstream authentication failed" }
+    })
     assert.isTrue(Schema.is(ErrorBody)(body))
   })
 })

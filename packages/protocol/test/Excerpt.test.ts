@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
-import { clip, excerpt, maxQuotedChars } from "@switchyard-ts/protocol/Excerpt"
 import { ModelNotFound } from "@switchyard-ts/protocol/Errors"
+import { clip, excerpt, maxQuotedChars } from "@switchyard-ts/protocol/Excerpt"
+import * as FastCheck from "effect/FastCheck"
 
 describe("Excerpt", () => {
   it("clip keeps short text and cuts long text to a prefix, an ellipsis and the length", () => {
@@ -25,12 +25,16 @@ describe("Excerpt", () => {
 
   it("never quotes more than the bound of any value, whatever it is", () => {
     FastCheck.assert(
-      FastCheck.property(FastCheck.jsonValue({ maxDepth: 4 }), FastCheck.string({ minLength: 65, maxLength: 5_000 }), (value, long) => {
-        // 64 characters, each at most 6 when escaped as JSON, plus quotes, the ellipsis and the length.
-        assert.isAtMost(excerpt(value).length, 64 * 6 + 40)
-        assert.isAtMost(excerpt(long).length, 64 * 6 + 40)
-        assert.isAtMost(clip(long).length, 64 + 30)
-      }),
+      FastCheck.property(
+        FastCheck.jsonValue({ maxDepth: 4 }),
+        FastCheck.string({ minLength: 65, maxLength: 5_000 }),
+        (value, long) => {
+          // 64 characters, each at most 6 when escaped as JSON, plus quotes, the ellipsis and the length.
+          assert.isAtMost(excerpt(value).length, 64 * 6 + 40)
+          assert.isAtMost(excerpt(long).length, 64 * 6 + 40)
+          assert.isAtMost(clip(long).length, 64 + 30)
+        }
+      ),
       { seed: 12, numRuns: 300 }
     )
   })

@@ -1,7 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
+import {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  decodeOptions
+} from "@switchyard-ts/protocol/OpenAiChat"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 
 const decodeRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
 const encodeRequest = Schema.encodeEither(ChatCompletionRequest, decodeOptions)
@@ -23,12 +28,19 @@ const fullRequest = {
     {
       role: "assistant",
       content: null,
-      tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: "{\"path\":\"a.ts\"}" } }]
+      tool_calls: [{
+        id: "call_1",
+        type: "function",
+        function: { name: "read_file", arguments: "{\"path\":\"a.ts\"}" }
+      }]
     },
     { role: "tool", tool_call_id: "call_1", content: "export const a = 1" },
     { role: "user", content: "thanks", name: "alice" }
   ],
-  tools: [{ type: "function", function: { name: "read_file", description: "read", parameters: { type: "object" }, strict: true } }],
+  tools: [{
+    type: "function",
+    function: { name: "read_file", description: "read", parameters: { type: "object" }, strict: true }
+  }],
   tool_choice: { type: "function", function: { name: "read_file" } },
   parallel_tool_calls: false,
   response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" }, strict: true } },
@@ -84,7 +96,12 @@ describe("responses", () => {
       created: 1,
       model: "small-coder",
       system_fingerprint: "fp",
-      choices: [{ index: 0, message: { role: "assistant", content: "hi", reasoning_content: "hmm" }, finish_reason: "stop", logprobs: null }],
+      choices: [{
+        index: 0,
+        message: { role: "assistant", content: "hi", reasoning_content: "hmm" },
+        finish_reason: "stop",
+        logprobs: null
+      }],
       usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } }
     }
     const decoded = Schema.decodeUnknownSync(ChatCompletion, decodeOptions)(completion)
@@ -125,20 +142,33 @@ describe("thinking extensions (reasoning_content, thinking_blocks)", () => {
         { type: "thinking", signature: "only" }
       ]
     }
-    for (const value of [completionWith(thinking), completionWith({ reasoning_content: null, thinking_blocks: null })]) {
+    for (
+      const value of [completionWith(thinking), completionWith({ reasoning_content: null, thinking_blocks: null })]
+    ) {
       const decoded = decodeCompletion(value)
       assert.isTrue(Either.isRight(decoded))
-      if (Either.isRight(decoded)) assert.deepStrictEqual<unknown>(Schema.encodeSync(ChatCompletion, decodeOptions)(decoded.right), value)
+      if (Either.isRight(decoded)) {
+        assert.deepStrictEqual<unknown>(
+          Schema.encodeSync(ChatCompletion, decodeOptions)(decoded.right),
+          value
+        )
+      }
     }
-    for (const value of [chunkWith(thinking), chunkWith({ content: "x", reasoning_content: null, thinking_blocks: null })]) {
+    for (
+      const value of [chunkWith(thinking), chunkWith({ content: "x", reasoning_content: null, thinking_blocks: null })]
+    ) {
       const decoded = decodeChunk(value)
       assert.isTrue(Either.isRight(decoded))
-      if (Either.isRight(decoded)) assert.deepStrictEqual<unknown>(Schema.encodeSync(ChatCompletionChunk, decodeOptions)(decoded.right), value)
+      if (Either.isRight(decoded)) {
+        assert.deepStrictEqual<unknown>(Schema.encodeSync(ChatCompletionChunk, decodeOptions)(decoded.right), value)
+      }
     }
     const request = { model: "m", messages: [{ role: "assistant", content: "x", ...thinking }] }
     const decoded = decodeRequest(request)
     assert.isTrue(Either.isRight(decoded))
-    if (Either.isRight(decoded)) assert.deepStrictEqual<unknown>(Either.getOrThrow(encodeRequest(decoded.right)), request)
+    if (Either.isRight(decoded)) {
+      assert.deepStrictEqual<unknown>(Either.getOrThrow(encodeRequest(decoded.right)), request)
+    }
   })
 
   it("rejects thinking_blocks that are not a list of typed objects, and a non-string reasoning_content in a response", () => {

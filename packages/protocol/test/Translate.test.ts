@@ -136,9 +136,23 @@ describe("OpenAI request → Anthropic (examples)", () => {
       },
       { role: "tool", tool_call_id: "call_1", content: "export const a = 1" },
       { role: "tool", tool_call_id: "call_2", content: [{ type: "text", text: "export const b = 2" }] },
-      { role: "user", content: [{ type: "text", text: "Now the image" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=", detail: "high" } }] }
+      {
+        role: "user",
+        content: [{ type: "text", text: "Now the image" }, {
+          type: "image_url",
+          image_url: { url: "data:image/png;base64,iVBORw0KGgo=", detail: "high" }
+        }]
+      }
     ],
-    tools: [{ type: "function", function: { name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }, strict: true } }],
+    tools: [{
+      type: "function",
+      function: {
+        name: "read_file",
+        description: "Read a file",
+        parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+        strict: true
+      }
+    }],
     tool_choice: "required",
     parallel_tool_calls: false,
     max_completion_tokens: 512,
@@ -224,8 +238,14 @@ describe("OpenAI request → Anthropic (examples)", () => {
     assert.deepStrictEqual(choose("auto").tool_choice, { type: "auto" })
     assert.deepStrictEqual(choose("required").tool_choice, { type: "any" })
     assert.deepStrictEqual(choose("none").tool_choice, { type: "none" })
-    assert.deepStrictEqual(choose({ type: "function", function: { name: "f" } }).tool_choice, { type: "tool", name: "f" })
-    assert.deepStrictEqual(choose("auto", { parallel_tool_calls: true }).tool_choice, { type: "auto", disable_parallel_tool_use: false })
+    assert.deepStrictEqual(choose({ type: "function", function: { name: "f" } }).tool_choice, {
+      type: "tool",
+      name: "f"
+    })
+    assert.deepStrictEqual(choose("auto", { parallel_tool_calls: true }).tool_choice, {
+      type: "auto",
+      disable_parallel_tool_use: false
+    })
     assert.strictEqual(choose("auto").max_tokens, Translate.defaultAnthropicMaxTokens)
     assert.strictEqual(choose("auto", { max_tokens: 99 }).max_tokens, 99)
     assert.strictEqual(choose("auto", { max_tokens: 99, max_completion_tokens: 77 }).max_tokens, 77)
@@ -299,10 +319,16 @@ describe("OpenAI request → Anthropic (examples)", () => {
       model: "m",
       messages: [
         { role: "user", content: "x" },
-        { role: "assistant", tool_calls: [{ id: "call_9", type: "function", function: { name: "f", arguments: "{\"a\": 1" } }] }
+        {
+          role: "assistant",
+          tool_calls: [{ id: "call_9", type: "function", function: { name: "f", arguments: "{\"a\": 1" } }]
+        }
       ]
     })))
-    assert.strictEqual(leftReason(Translate.toAnthropicRequest(neutral)), "the arguments of tool call call_9 are not a JSON object")
+    assert.strictEqual(
+      leftReason(Translate.toAnthropicRequest(neutral)),
+      "the arguments of tool call call_9 are not a JSON object"
+    )
     const openAi = Translate.toOpenAiRequest(neutral)
     assert.deepStrictEqual<unknown>(openAi.messages[1], {
       role: "assistant",
@@ -312,13 +338,19 @@ describe("OpenAI request → Anthropic (examples)", () => {
     // a JSON array is valid JSON but not an Anthropic tool input either
     const array = right(Translate.fromOpenAiRequest(decodeOpenAi({
       model: "m",
-      messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "[1]" } }] }]
+      messages: [{
+        role: "assistant",
+        tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "[1]" } }]
+      }]
     })))
     assert.include(leftReason(Translate.toAnthropicRequest(array)), "not a JSON object")
     // "" means no arguments
     const empty = right(Translate.fromOpenAiRequest(decodeOpenAi({
       model: "m",
-      messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "" } }] }]
+      messages: [{
+        role: "assistant",
+        tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "" } }]
+      }]
     })))
     assert.deepStrictEqual<unknown>(right(Translate.toAnthropicRequest(empty)).messages[0], {
       role: "assistant",
@@ -327,7 +359,8 @@ describe("OpenAI request → Anthropic (examples)", () => {
   })
 
   it("refuses what Anthropic cannot take: audio, file, n > 1, custom tools, non-base64 data URLs", () => {
-    const toAnthropic = (body: object) => Translate.fromOpenAiRequest(decodeOpenAi(body)).pipe(Either.flatMap(Translate.toAnthropicRequest))
+    const toAnthropic = (body: object) =>
+      Translate.fromOpenAiRequest(decodeOpenAi(body)).pipe(Either.flatMap(Translate.toAnthropicRequest))
     assert.strictEqual(
       leftReason(toAnthropic({
         model: "m",
@@ -358,7 +391,10 @@ describe("OpenAI request → Anthropic (examples)", () => {
     assert.include(
       leftReason(toAnthropic({
         model: "m",
-        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/svg+xml,%3Csvg%3E" } }] }]
+        messages: [{
+          role: "user",
+          content: [{ type: "image_url", image_url: { url: "data:image/svg+xml,%3Csvg%3E" } }]
+        }]
       })),
       "not base64"
     )
@@ -425,7 +461,11 @@ describe("Anthropic request → OpenAI (examples)", () => {
       }
     ],
     tools: [
-      { name: "Read", description: "Read a file", input_schema: { type: "object", properties: { file_path: { type: "string" } } } },
+      {
+        name: "Read",
+        description: "Read a file",
+        input_schema: { type: "object", properties: { file_path: { type: "string" } } }
+      },
       { type: "web_search_20250305", name: "web_search", max_uses: 5 }
     ],
     tool_choice: { type: "auto", disable_parallel_tool_use: true },
@@ -454,7 +494,11 @@ describe("Anthropic request → OpenAI (examples)", () => {
           reasoning_content: "I should look.",
           thinking_blocks: [{ type: "thinking", thinking: "I should look.", signature: "EqQBCkYIBxgCKkB" }],
           tool_calls: [
-            { id: "toolu_01A", type: "function", function: { name: "Read", arguments: "{\"file_path\":\"/x/shot.png\"}" } },
+            {
+              id: "toolu_01A",
+              type: "function",
+              function: { name: "Read", arguments: "{\"file_path\":\"/x/shot.png\"}" }
+            },
             { id: "toolu_01B", type: "function", function: { name: "Bash", arguments: "{\"command\":\"ls\"}" } }
           ]
         },
@@ -470,7 +514,11 @@ describe("Anthropic request → OpenAI (examples)", () => {
       ],
       tools: [{
         type: "function",
-        function: { name: "Read", description: "Read a file", parameters: { type: "object", properties: { file_path: { type: "string" } } } }
+        function: {
+          name: "Read",
+          description: "Read a file",
+          parameters: { type: "object", properties: { file_path: { type: "string" } } }
+        }
       }],
       tool_choice: "auto",
       parallel_tool_calls: false,
@@ -490,7 +538,11 @@ describe("Anthropic request → OpenAI (examples)", () => {
         {
           role: "user",
           content: [
-            { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" }, title: "spec" },
+            {
+              type: "document",
+              source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" },
+              title: "spec"
+            },
             { type: "image", source: { type: "file", file_id: "file_011" } },
             { type: "text", text: "summarise" }
           ]
@@ -506,7 +558,11 @@ describe("Anthropic request → OpenAI (examples)", () => {
     assert.deepStrictEqual(back.tools, withDocument.tools)
     assert.deepStrictEqual(back.tool_choice, withDocument.tool_choice)
     assert.deepStrictEqual<unknown>(back.output_config, withDocument.output_config)
-    assert.deepStrictEqual<unknown>([back.thinking, back.top_k, back.metadata], [{ type: "enabled", budget_tokens: 10000 }, 40, { user_id: "user_abc" }])
+    assert.deepStrictEqual<unknown>([back.thinking, back.top_k, back.metadata], [
+      { type: "enabled", budget_tokens: 10000 },
+      40,
+      { user_id: "user_abc" }
+    ])
     // the OpenAI form drops what it cannot express (the document, the file image) but keeps the
     // redacted thinking in thinking_blocks
     const openAi = Translate.toOpenAiRequest(neutral)
@@ -555,10 +611,17 @@ describe("Anthropic request → OpenAI (examples)", () => {
       max_tokens: 10,
       messages: [{
         role: "user",
-        content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "search_result", source: "s", title: "t", content: [] }] }]
+        content: [{
+          type: "tool_result",
+          tool_use_id: "t",
+          content: [{ type: "search_result", source: "s", title: "t", content: [] }]
+        }]
       }]
     })
-    assert.strictEqual(leftReason(Translate.fromAnthropicRequest(req)), "a tool_result with search_result content cannot be translated")
+    assert.strictEqual(
+      leftReason(Translate.fromAnthropicRequest(req)),
+      "a tool_result with search_result content cannot be translated"
+    )
   })
 
   it("sends tool results first within an Anthropic user message", () => {
@@ -592,7 +655,9 @@ describe("responses", () => {
     const arb = FastCheck.record({
       thinking: Arb.anthropicThinking,
       text: FastCheck.option(Arb.text, { nil: undefined }),
-      uses: FastCheck.array(FastCheck.record({ id: Arb.toolId, name: Arb.identifier, input: Arb.jsonObject }), { maxLength: 3 }),
+      uses: FastCheck.array(FastCheck.record({ id: Arb.toolId, name: Arb.identifier, input: Arb.jsonObject }), {
+        maxLength: 3
+      }),
       stop: FastCheck.constantFrom("end_turn", "max_tokens", "tool_use", "refusal", null),
       usage: Arb.counts
     })
@@ -623,7 +688,10 @@ describe("responses", () => {
         )
         // through JSON, as between the client and the server
         const again = Translate.fromOpenAiResponse(decodeCompletion(JSON.parse(JSON.stringify(completion))))
-        assert.deepStrictEqual(again.content.map((b) => b._tag === "ToolUse" ? { ...b, arguments: undefined } : b), neutral.content.map((b) => b._tag === "ToolUse" ? { ...b, arguments: undefined } : b))
+        assert.deepStrictEqual(
+          again.content.map((b) => b._tag === "ToolUse" ? { ...b, arguments: undefined } : b),
+          neutral.content.map((b) => b._tag === "ToolUse" ? { ...b, arguments: undefined } : b)
+        )
         assert.deepStrictEqual(again.usage, neutral.usage)
         assert.strictEqual(again.stopReason, neutral.stopReason)
         // ids are re-prefixed each way (msg_01 → chatcmpl_01 → msg_chatcmpl_01); all else is equal
@@ -647,7 +715,13 @@ describe("responses", () => {
               role: "assistant",
               content: c.text === "" && c.toolCalls.length > 0 ? null : c.text,
               ...(c.toolCalls.length > 0
-                ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } })) }
+                ? {
+                  tool_calls: c.toolCalls.map((t) => ({
+                    id: t.id,
+                    type: "function" as const,
+                    function: { name: t.name, arguments: t.arguments }
+                  }))
+                }
                 : {}),
               ...Arb.openAiThinkingFields(c.thinking)
             },
@@ -657,7 +731,10 @@ describe("responses", () => {
         }
         const message = Translate.toAnthropicResponse(Translate.fromOpenAiResponse(decodeCompletion(completion)))
         assert.isTrue(Schema.is(Anthropic.MessagesResponse)(message))
-        assert.deepStrictEqual<unknown>(Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)), completion)
+        assert.deepStrictEqual<unknown>(
+          Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)),
+          completion
+        )
       }),
       { numRuns: 300 }
     )
@@ -677,7 +754,13 @@ describe("responses", () => {
       ],
       stop_reason: "tool_use",
       stop_sequence: null,
-      usage: { input_tokens: 12, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000, output_tokens: 40, service_tier: "standard" }
+      usage: {
+        input_tokens: 12,
+        cache_creation_input_tokens: 100,
+        cache_read_input_tokens: 2000,
+        output_tokens: 40,
+        service_tier: "standard"
+      }
     })
     assert.deepStrictEqual<unknown>(Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)), {
       id: "chatcmpl_01XFDUDYJgAACzvnptvVoYEL",
@@ -691,7 +774,11 @@ describe("responses", () => {
           content: "I'll check.",
           reasoning_content: "Weather needs a tool.",
           thinking_blocks: [{ type: "thinking", thinking: "Weather needs a tool.", signature: "EqQBCg" }],
-          tool_calls: [{ id: "toolu_01A09q90qw90lq917835lq9", type: "function", function: { name: "get_weather", arguments: "{\"location\":\"Paris\"}" } }]
+          tool_calls: [{
+            id: "toolu_01A09q90qw90lq917835lq9",
+            type: "function",
+            function: { name: "get_weather", arguments: "{\"location\":\"Paris\"}" }
+          }]
         },
         finish_reason: "tool_calls"
       }],
@@ -703,7 +790,9 @@ describe("responses", () => {
       }
     })
     // and back, as the server answers an Anthropic client: the signed thinking block is intact
-    const back = Translate.toAnthropicResponse(Translate.fromOpenAiResponse(Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message))))
+    const back = Translate.toAnthropicResponse(
+      Translate.fromOpenAiResponse(Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)))
+    )
     assert.deepStrictEqual(back.content, message.content.slice(0, 3))
   })
 
@@ -729,7 +818,9 @@ describe("responses", () => {
       usage: { input_tokens: 0, output_tokens: 7, cache_read_input_tokens: 60 }
     })
     assert.deepStrictEqual(
-      ["end_turn", "stop_sequence", "pause_turn", "max_tokens", "tool_use", "refusal", null].map(Translate.toFinishReason),
+      ["end_turn", "stop_sequence", "pause_turn", "max_tokens", "tool_use", "refusal", null].map(
+        Translate.toFinishReason
+      ),
       ["stop", "stop", "stop", "length", "tool_calls", "content_filter", null]
     )
     assert.deepStrictEqual(
@@ -749,7 +840,11 @@ describe("thinking through the OpenAI shape (examples)", () => {
     model: "claude-sonnet-4-5",
     max_tokens: 32000,
     thinking: { type: "enabled", budget_tokens: 10000 },
-    tools: [{ name: "Bash", description: "Run a command", input_schema: { type: "object", properties: { command: { type: "string" } } } }],
+    tools: [{
+      name: "Bash",
+      description: "Run a command",
+      input_schema: { type: "object", properties: { command: { type: "string" } } }
+    }],
     messages: [
       // the canonical Messages form, as Claude Code sends it (a lone string would come back as a text block)
       { role: "user", content: [{ type: "text", text: "Which files are here?" }] },
@@ -783,8 +878,16 @@ describe("thinking through the OpenAI shape (examples)", () => {
         role: "assistant",
         content: null,
         reasoning_content: "I should list the directory.",
-        thinking_blocks: [{ type: "thinking", thinking: "I should list the directory.", signature: "EqQBCkYIBxgCKkB3" }],
-        tool_calls: [{ id: "toolu_01A", type: "function", function: { name: "Bash", arguments: "{\"command\":\"ls\"}" } }]
+        thinking_blocks: [{
+          type: "thinking",
+          thinking: "I should list the directory.",
+          signature: "EqQBCkYIBxgCKkB3"
+        }],
+        tool_calls: [{
+          id: "toolu_01A",
+          type: "function",
+          function: { name: "Bash", arguments: "{\"command\":\"ls\"}" }
+        }]
       },
       {
         role: "assistant",
@@ -794,7 +897,11 @@ describe("thinking through the OpenAI shape (examples)", () => {
           { type: "thinking", thinking: "Two files; check b.", signature: "EpYCCkYIBxgC" },
           { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" }
         ],
-        tool_calls: [{ id: "toolu_01B", type: "function", function: { name: "Bash", arguments: "{\"command\":\"cat b.ts\"}" } }]
+        tool_calls: [{
+          id: "toolu_01B",
+          type: "function",
+          function: { name: "Bash", arguments: "{\"command\":\"cat b.ts\"}" }
+        }]
       }
     ])
     const overTheWire = decodeOpenAi(JSON.parse(JSON.stringify(chat)))
@@ -805,7 +912,11 @@ describe("thinking through the OpenAI shape (examples)", () => {
 
   it("reads thinking_blocks before reasoning_content, ignores unknown entries and keeps unsigned thinking out of Anthropic", () => {
     const assistant = (fields: object) =>
-      right(Translate.fromOpenAiRequest(decodeOpenAi({ model: "m", messages: [{ role: "assistant", content: "ok", ...fields }] })))
+      right(
+        Translate.fromOpenAiRequest(
+          decodeOpenAi({ model: "m", messages: [{ role: "assistant", content: "ok", ...fields }] })
+        )
+      )
         .messages[0]?.blocks
     // both present: thinking_blocks win, even when reasoning_content disagrees
     assert.deepStrictEqual(
@@ -816,7 +927,13 @@ describe("thinking through the OpenAI shape (examples)", () => {
       [{ _tag: "Thinking", text: "fresh", signature: "sig" }, { _tag: "Text", text: "ok" }]
     )
     // no known entry (or null, or an empty unsigned entry): reasoning_content, unsigned
-    for (const thinking_blocks of [[{ type: "future_kind" }], null, [], [{ type: "thinking", thinking: "", signature: null }]]) {
+    for (
+      const thinking_blocks of [[{ type: "future_kind" }], null, [], [{
+        type: "thinking",
+        thinking: "",
+        signature: null
+      }]]
+    ) {
       assert.deepStrictEqual(assistant({ reasoning_content: "plain", thinking_blocks }), [
         { _tag: "Thinking", text: "plain" },
         { _tag: "Text", text: "ok" }
@@ -866,7 +983,11 @@ describe("thinking through the OpenAI shape (examples)", () => {
           role: "assistant",
           content: "done",
           reasoning_content: "stale",
-          thinking_blocks: [{ type: "redacted_thinking", data: "R" }, { type: "thinking", thinking: "t", signature: "S" }]
+          thinking_blocks: [{ type: "redacted_thinking", data: "R" }, {
+            type: "thinking",
+            thinking: "t",
+            signature: "S"
+          }]
         },
         finish_reason: "stop"
       }]
@@ -881,7 +1002,10 @@ describe("thinking through the OpenAI shape (examples)", () => {
 
 describe("system messages inside the conversation (Claude Code's shape)", () => {
   const reminderText = "<system-reminder>\nToday's date is 2026-01-15.\n</system-reminder>"
-  const plainResult = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01Search", content: "loaded" }] }
+  const plainResult = {
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: "toolu_01Search", content: "loaded" }]
+  }
   const bashCall = {
     role: "assistant",
     content: [{ type: "tool_use", id: "toolu_01Search", name: "Bash", input: { command: "npm test" } }]
@@ -929,7 +1053,10 @@ describe("system messages inside the conversation (Claude Code's shape)", () => 
       max_tokens: 1,
       messages: [
         { role: "user", content: "hi" },
-        { role: "system", content: [{ type: "text", text: "one" }, { type: "text", text: "two", cache_control: { type: "ephemeral" } }] }
+        {
+          role: "system",
+          content: [{ type: "text", text: "one" }, { type: "text", text: "two", cache_control: { type: "ephemeral" } }]
+        }
       ]
     })
     const neutral = right(Translate.fromAnthropicRequest(req))
@@ -951,7 +1078,11 @@ describe("system messages inside the conversation (Claude Code's shape)", () => 
         { role: "system", content: "lead" },
         { role: "developer", content: "lead 2" },
         { role: "user", content: "hi" },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }]
+        },
         { role: "tool", tool_call_id: "c1", content: "r" },
         { role: "system", content: "mid" }
       ]
@@ -983,7 +1114,13 @@ describe("tool_reference results (Claude Code's ToolSearch)", () => {
     const neutral = right(Translate.fromAnthropicRequest(req))
     assert.isFalse(isUserTurn(neutral))
     const body = Translate.toOpenAiRequest(neutral)
-    assert.deepStrictEqual(body.messages.map((message) => message.role), ["system", "user", "system", "assistant", "tool"])
+    assert.deepStrictEqual(body.messages.map((message) => message.role), [
+      "system",
+      "user",
+      "system",
+      "assistant",
+      "tool"
+    ])
     assert.deepStrictEqual(body.messages[4], {
       role: "tool",
       tool_call_id: "toolu_01Search",
@@ -1014,7 +1151,11 @@ describe("tool_reference results (Claude Code's ToolSearch)", () => {
           content: [{
             type: "tool_result",
             tool_use_id: "t1",
-            content: [{ type: "text", text: "found:" }, { type: "tool_reference", tool_name: "Grep", cache_control: { type: "ephemeral" } }]
+            content: [{ type: "text", text: "found:" }, {
+              type: "tool_reference",
+              tool_name: "Grep",
+              cache_control: { type: "ephemeral" }
+            }]
           }]
         }
       ]
@@ -1035,7 +1176,13 @@ describe("tool_reference results (Claude Code's ToolSearch)", () => {
       max_tokens: 1,
       messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [item] }] }]
     })
-    assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(Anthropic.MessagesRequest, Anthropic.decodeOptions)(result({ type: "tool_reference" }))))
+    assert.isTrue(
+      Either.isLeft(
+        Schema.decodeUnknownEither(Anthropic.MessagesRequest, Anthropic.decodeOptions)(
+          result({ type: "tool_reference" })
+        )
+      )
+    )
     const searched = decodeAnthropic(result({ type: "search_result", source: "s", title: "t", content: [] }))
     assert.include(leftReason(Translate.fromAnthropicRequest(searched)), "search_result")
   })
@@ -1044,10 +1191,15 @@ describe("tool_reference results (Claude Code's ToolSearch)", () => {
 describe("cache-friendly system prompts for Chat upstreams", () => {
   it("two sessions of one project (different billing headers) give byte-identical Chat system messages", () => {
     const chatOf = (session: string) =>
-      Translate.toOpenAiRequest(right(Translate.fromAnthropicRequest(decodeAnthropic(ClaudeCode.firstRequest("auto", session)))))
+      Translate.toOpenAiRequest(
+        right(Translate.fromAnthropicRequest(decodeAnthropic(ClaudeCode.firstRequest("auto", session))))
+      )
     const a = chatOf("a1b2c")
     const b = chatOf("z9y8x")
-    assert.notDeepEqual(ClaudeCode.firstRequest("auto", "a1b2c").system, ClaudeCode.firstRequest("auto", "z9y8x").system)
+    assert.notDeepEqual(
+      ClaudeCode.firstRequest("auto", "a1b2c").system,
+      ClaudeCode.firstRequest("auto", "z9y8x").system
+    )
     assert.strictEqual(JSON.stringify(a.messages[0]), JSON.stringify(b.messages[0]))
     assert.strictEqual(JSON.stringify(a.messages), JSON.stringify(b.messages))
     assert.deepStrictEqual(a.messages[0], {

@@ -28,7 +28,9 @@ const leftReason = <A>(either: Either.Either<A, TranslationError>): string => {
   return either.left.reason
 }
 
-const codexJson: unknown = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, "fixtures", "codex-request.json"), "utf8"))
+const codexJson: unknown = JSON.parse(
+  fs.readFileSync(path.join(import.meta.dirname, "fixtures", "codex-request.json"), "utf8")
+)
 const codex = decodeRequest(codexJson)
 
 describe("Codex request (captured from codex-cli 0.171.0)", () => {
@@ -36,7 +38,19 @@ describe("Codex request (captured from codex-cli 0.171.0)", () => {
     assert.deepStrictEqual<unknown>(codex, codexJson)
     assert.deepStrictEqual(
       Object.keys(codex).sort(),
-      ["client_metadata", "include", "input", "model", "parallel_tool_calls", "prompt_cache_key", "reasoning", "store", "stream", "tool_choice", "tools"]
+      [
+        "client_metadata",
+        "include",
+        "input",
+        "model",
+        "parallel_tool_calls",
+        "prompt_cache_key",
+        "reasoning",
+        "store",
+        "stream",
+        "tool_choice",
+        "tools"
+      ]
     )
   })
 
@@ -51,13 +65,20 @@ describe("Codex request (captured from codex-cli 0.171.0)", () => {
       assert.include(names, name)
     }
     for (const name of names) assert.match(name, TR.portableToolName)
-    assert.deepStrictEqual(neutral.opaqueTools.map((t) => [t.format, typeOfValue(t.value)]), [["openai_responses", "web_search"]])
+    assert.deepStrictEqual(neutral.opaqueTools.map((t) => [t.format, typeOfValue(t.value)]), [[
+      "openai_responses",
+      "web_search"
+    ]])
     assert.deepStrictEqual(neutral.toolChoice, { _tag: "Auto" })
     assert.strictEqual(neutral.parallelToolCalls, true)
     assert.isTrue(neutral.stream)
     // Chat's names for what Chat understands; the rest stays Responses-only
     assert.deepStrictEqual(Object.keys(neutral.extra).sort(), ["prompt_cache_key", "store"])
-    assert.deepStrictEqual(Object.keys(neutral.responses?.fields ?? {}).sort(), ["client_metadata", "include", "reasoning"])
+    assert.deepStrictEqual(Object.keys(neutral.responses?.fields ?? {}).sort(), [
+      "client_metadata",
+      "include",
+      "reasoning"
+    ])
     assert.deepStrictEqual(Option.getOrUndefined(TR.originalToolName(codex, "multi_agent_v1__spawn_agent")), {
       namespace: "multi_agent_v1",
       name: "spawn_agent"
@@ -71,7 +92,9 @@ describe("Codex request (captured from codex-cli 0.171.0)", () => {
     assert.deepStrictEqual(chat.messages.map((m) => m.role), ["system", "user", "user"])
     assert.isTrue(chat.tools?.every((t) => t.type === "function"))
     assert.strictEqual(chat.tools?.length, neutral.tools.length)
-    for (const key of ["include", "client_metadata", "reasoning", "input", "instructions"]) assert.isFalse(key in chat, key)
+    for (const key of ["include", "client_metadata", "reasoning", "input", "instructions"]) {
+      assert.isFalse(key in chat, key)
+    }
     assert.strictEqual("prompt_cache_key" in chat ? chat.prompt_cache_key : undefined, codex.prompt_cache_key)
     assert.strictEqual(chat.store, false)
     assert.strictEqual(chat.tool_choice, "auto")
@@ -83,7 +106,9 @@ describe("Codex request (captured from codex-cli 0.171.0)", () => {
     assert.isTrue(Array.isArray(messages.system))
     assert.deepStrictEqual(messages.messages.map((m) => m.role), ["user", "user"])
     assert.deepStrictEqual(messages.tools?.map((t) => t.name), neutral.tools.map((t) => t.name))
-    for (const key of ["include", "client_metadata", "reasoning", "store", "prompt_cache_key"]) assert.isFalse(key in messages, key)
+    for (const key of ["include", "client_metadata", "reasoning", "store", "prompt_cache_key"]) {
+      assert.isFalse(key in messages, key)
+    }
   })
 
   it("translates back to Responses unchanged but for the message items' ids", () => {
@@ -111,17 +136,47 @@ describe("Responses request rules (examples)", () => {
       instructions: "Be brief.",
       input: [
         { type: "message", role: "developer", content: [{ type: "input_text", text: "dev" }] },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }, { type: "input_image", image_url: "data:image/png;base64,AAAA", detail: "low" }] },
-        { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "thinking" }], encrypted_content: "ENC" },
-        { type: "function_call", id: "fc_1", call_id: "call_1", name: "spawn_agent", namespace: "multi_agent_v1", arguments: "{\"task\":\"x\"}" },
+        {
+          type: "message",
+          role: "user",
+          content: [{ type: "input_text", text: "hi" }, {
+            type: "input_image",
+            image_url: "data:image/png;base64,AAAA",
+            detail: "low"
+          }]
+        },
+        {
+          type: "reasoning",
+          id: "rs_1",
+          summary: [{ type: "summary_text", text: "thinking" }],
+          encrypted_content: "ENC"
+        },
+        {
+          type: "function_call",
+          id: "fc_1",
+          call_id: "call_1",
+          name: "spawn_agent",
+          namespace: "multi_agent_v1",
+          arguments: "{\"task\":\"x\"}"
+        },
         { type: "custom_tool_call", id: "ctc_1", call_id: "call_2", name: "apply_patch", input: "*** Begin Patch" },
         { type: "function_call_output", call_id: "call_1", output: "spawned" },
         { type: "custom_tool_call_output", call_id: "call_2", output: "done" },
         { type: "message", role: "developer", content: [{ type: "input_text", text: "later" }] }
       ],
       tools: [
-        { type: "namespace", name: "multi_agent_v1", description: "agents", tools: [{ type: "function", name: "spawn_agent", parameters: { type: "object", properties: {} } }] },
-        { type: "custom", name: "apply_patch", description: "patch", format: { type: "grammar", syntax: "lark", definition: "start: x" } },
+        {
+          type: "namespace",
+          name: "multi_agent_v1",
+          description: "agents",
+          tools: [{ type: "function", name: "spawn_agent", parameters: { type: "object", properties: {} } }]
+        },
+        {
+          type: "custom",
+          name: "apply_patch",
+          description: "patch",
+          format: { type: "grammar", syntax: "lark", definition: "start: x" }
+        },
         { type: "web_search" }
       ],
       reasoning: { effort: "high", summary: "auto" },
@@ -152,20 +207,38 @@ describe("Responses request rules (examples)", () => {
     assert.deepStrictEqual<unknown>(right(TR.toResponsesRequest(n)), req)
 
     const chat = right(TR.toChatRequest(n))
-    assert.deepStrictEqual<unknown>(chat.messages.map((m) => m.role), ["system", "user", "assistant", "tool", "tool", "system"])
+    assert.deepStrictEqual<unknown>(chat.messages.map((m) => m.role), [
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "tool",
+      "system"
+    ])
     const assistant = chat.messages[2]
     assert.deepStrictEqual<unknown>(assistant, {
       role: "assistant",
       content: null,
       tool_calls: [
-        { id: "call_1", type: "function", function: { name: "multi_agent_v1__spawn_agent", arguments: "{\"task\":\"x\"}" } },
-        { id: "call_2", type: "function", function: { name: "apply_patch", arguments: JSON.stringify({ input: "*** Begin Patch" }) } }
+        {
+          id: "call_1",
+          type: "function",
+          function: { name: "multi_agent_v1__spawn_agent", arguments: "{\"task\":\"x\"}" }
+        },
+        {
+          id: "call_2",
+          type: "function",
+          function: { name: "apply_patch", arguments: JSON.stringify({ input: "*** Begin Patch" }) }
+        }
       ]
     })
-    assert.deepStrictEqual<unknown>(chat.tools?.map((t) => t.type === "function" ? [t.function.name, t.function.parameters] : []), [
-      ["multi_agent_v1__spawn_agent", { type: "object", properties: {} }],
-      ["apply_patch", TR.customToolParameters]
-    ])
+    assert.deepStrictEqual<unknown>(
+      chat.tools?.map((t) => t.type === "function" ? [t.function.name, t.function.parameters] : []),
+      [
+        ["multi_agent_v1__spawn_agent", { type: "object", properties: {} }],
+        ["apply_patch", TR.customToolParameters]
+      ]
+    )
     assert.strictEqual(chat.reasoning_effort, "high")
     assert.deepStrictEqual(chat.response_format, { type: "json_object" })
 
@@ -215,7 +288,10 @@ describe("Responses request rules (examples)", () => {
       ]
     })))
     const chat = right(TR.toChatRequest(hosted))
-    assert.deepStrictEqual<unknown>(chat.messages, [{ role: "user", content: "search" }, { role: "assistant", content: "found" }])
+    assert.deepStrictEqual<unknown>(chat.messages, [{ role: "user", content: "search" }, {
+      role: "assistant",
+      content: "found"
+    }])
     right(TR.toMessagesRequest(hosted))
     for (
       const input of [
@@ -227,7 +303,9 @@ describe("Responses request rules (examples)", () => {
       leftReason(TR.toChatRequest(n))
       leftReason(TR.toMessagesRequest(n))
     }
-    const choice = right(TR.fromResponsesRequest(decodeRequest({ ...base, input: "x", tool_choice: { type: "web_search" } })))
+    const choice = right(
+      TR.fromResponsesRequest(decodeRequest({ ...base, input: "x", tool_choice: { type: "web_search" } }))
+    )
     leftReason(TR.toChatRequest(choice))
   })
 
@@ -236,7 +314,10 @@ describe("Responses request rules (examples)", () => {
     const long = TR.flatToolName("mcp__a_server_with_a_really_long_name", "and_a_tool_with_an_even_longer_name")
     assert.match(long, TR.portableToolName)
     assert.strictEqual(long.length, TR.maxToolNameLength)
-    assert.notStrictEqual(long, TR.flatToolName("mcp__a_server_with_a_really_long_name", "and_a_tool_with_an_even_longer_name2"))
+    assert.notStrictEqual(
+      long,
+      TR.flatToolName("mcp__a_server_with_a_really_long_name", "and_a_tool_with_an_even_longer_name2")
+    )
     assert.match(TR.flatToolName("docs.v2", "search/all"), TR.portableToolName)
     const clash = decodeRequest({
       ...base,
@@ -255,7 +336,12 @@ describe("Responses request rules (examples)", () => {
       messages: [
         { role: "system", content: "sys" },
         { role: "user", content: "q" },
-        { role: "assistant", content: "a", reasoning_content: "hmm", tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        {
+          role: "assistant",
+          content: "a",
+          reasoning_content: "hmm",
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }]
+        },
         { role: "tool", tool_call_id: "c1", content: "r" }
       ],
       stop: ["x"],
@@ -282,12 +368,14 @@ describe("Responses request rules (examples)", () => {
 describe("Responses request rules (Claude Code ids)", () => {
   it("a user id longer than Chat's limit is dropped toward Responses, as toward Chat", () => {
     const long = JSON.stringify({ device_id: "d".repeat(64), session_id: "s" })
-    const n = right(Translate.fromAnthropicRequest(Schema.decodeUnknownSync(Anthropic.MessagesRequest)({
-      model: "m",
-      max_tokens: 10,
-      messages: [{ role: "user", content: "hi" }],
-      metadata: { user_id: long }
-    })))
+    const n = right(Translate.fromAnthropicRequest(
+      Schema.decodeUnknownSync(Anthropic.MessagesRequest)({
+        model: "m",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "hi" }],
+        metadata: { user_id: long }
+      })
+    ))
     assert.isFalse("user" in right(TR.toResponsesRequest(n)))
     assert.strictEqual(right(TR.toResponsesRequest({ ...n, user: "u-1" })).user, "u-1")
   })
@@ -301,12 +389,37 @@ describe("Responses responses (examples)", () => {
     status: "completed",
     model: "gpt",
     output: [
-      { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "a" }, { type: "summary_text", text: "b" }], encrypted_content: "E" },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "a" }, { type: "summary_text", text: "b" }],
+        encrypted_content: "E"
+      },
       { type: "web_search_call", id: "ws_1", status: "completed" },
-      { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hi", annotations: [] }] },
-      { type: "function_call", id: "fc_1", call_id: "c1", name: "spawn_agent", namespace: "multi_agent_v1", arguments: "{}", status: "completed" }
+      {
+        type: "message",
+        id: "msg_1",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: "hi", annotations: [] }]
+      },
+      {
+        type: "function_call",
+        id: "fc_1",
+        call_id: "c1",
+        name: "spawn_agent",
+        namespace: "multi_agent_v1",
+        arguments: "{}",
+        status: "completed"
+      }
     ],
-    usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 4 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 13 }
+    usage: {
+      input_tokens: 10,
+      input_tokens_details: { cached_tokens: 4 },
+      output_tokens: 3,
+      output_tokens_details: { reasoning_tokens: 2 },
+      total_tokens: 13
+    }
   })
 
   it("to neutral, Chat and Messages", () => {
@@ -330,7 +443,13 @@ describe("Responses responses (examples)", () => {
     const back = TR.toResponsesResponse(TR.fromResponsesResponse(response))
     assert.deepStrictEqual<unknown>(back.output, [
       response.output[0],
-      { type: "message", id: "msg_switchyard_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hi", annotations: [] }] },
+      {
+        type: "message",
+        id: "msg_switchyard_1",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: "hi", annotations: [] }]
+      },
       response.output[3]
     ])
     assert.deepStrictEqual(back.usage, response.usage)
@@ -342,7 +461,12 @@ describe("Responses responses (examples)", () => {
       model: "route",
       input: "x",
       tools: [
-        { type: "namespace", name: "multi_agent_v1", description: "", tools: [{ type: "function", name: "spawn_agent" }] },
+        {
+          type: "namespace",
+          name: "multi_agent_v1",
+          description: "",
+          tools: [{ type: "function", name: "spawn_agent" }]
+        },
         { type: "custom", name: "apply_patch" }
       ]
     })))
@@ -365,10 +489,20 @@ describe("Responses responses (examples)", () => {
     const out = TR.toResponsesResponse(completion, { tools: TR.toolMap(n) })
     assert.strictEqual(out.id, "resp_9")
     assert.deepStrictEqual<unknown>(out.output, [
-      { type: "function_call", id: "fc_switchyard_0", call_id: "c1", name: "spawn_agent", namespace: "multi_agent_v1", arguments: "{}", status: "completed" },
+      {
+        type: "function_call",
+        id: "fc_switchyard_0",
+        call_id: "c1",
+        name: "spawn_agent",
+        namespace: "multi_agent_v1",
+        arguments: "{}",
+        status: "completed"
+      },
       { type: "custom_tool_call", id: "ctc_switchyard_1", call_id: "c2", name: "apply_patch", input: "PATCH" }
     ])
-    assert.deepStrictEqual<unknown>([out.status, out.incomplete_details], ["incomplete", { reason: "max_output_tokens" }])
+    assert.deepStrictEqual<unknown>([out.status, out.incomplete_details], ["incomplete", {
+      reason: "max_output_tokens"
+    }])
   })
 })
 
@@ -376,7 +510,11 @@ describe("stream error sequence (anchor §6.4)", () => {
   it("error then response.failed, numbered after the events so far, nothing after", () => {
     const translator = TR.chatToResponsesStream({ model: "route" })
     const events = [
-      ...translator.push({ id: "chatcmpl-1", model: "up", choices: [{ index: 0, delta: { role: "assistant", content: "par" } }] }),
+      ...translator.push({
+        id: "chatcmpl-1",
+        model: "up",
+        choices: [{ index: 0, delta: { role: "assistant", content: "par" } }]
+      }),
       ...translator.fail("upstream connection reset")
     ]
     assert.deepStrictEqual(events.map((e) => e.type), [
@@ -398,7 +536,10 @@ describe("stream error sequence (anchor §6.4)", () => {
       error: { message: "upstream connection reset", type: "SwitchyardError" }
     })
     const failed = Schema.decodeUnknownSync(R.FailedEvent)(events[6])
-    assert.deepStrictEqual([failed.response.status, failed.response.error?.message], ["failed", "upstream connection reset"])
+    assert.deepStrictEqual([failed.response.status, failed.response.error?.message], [
+      "failed",
+      "upstream connection reset"
+    ])
     for (const event of events) decodeEvent(event)
     assert.deepStrictEqual(translator.end(), [])
     assert.deepStrictEqual(translator.fail("again"), [])

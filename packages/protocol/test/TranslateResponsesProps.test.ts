@@ -40,7 +40,8 @@ const withoutImageDetail = (request: N.NeutralRequest): N.NeutralRequest => ({
 })
 
 /** The neutral form a Chat or Messages upstream receives from a Responses request. */
-const portableForm = (n: N.NeutralRequest): N.NeutralRequest => RArb.withoutResponsesMarkers(right(TR.portable(n, "openai_chat")))
+const portableForm = (n: N.NeutralRequest): N.NeutralRequest =>
+  RArb.withoutResponsesMarkers(right(TR.portable(n, "openai_chat")))
 
 describe("Responses request round trips (properties)", () => {
   it("Responses → neutral → Responses is the identity on the normalised form", () => {
@@ -87,7 +88,9 @@ describe("Responses request round trips (properties)", () => {
         const second = right(Translate.fromAnthropicRequest(messages))
         const portable = withoutImageDetail(portableForm(first))
         const extra: Record<string, unknown> = {}
-        for (const [key, value] of Object.entries(portable.extra)) if (!Translate.openAiOnlyFields.includes(key)) extra[key] = value
+        for (const [key, value] of Object.entries(portable.extra)) {
+          if (!Translate.openAiOnlyFields.includes(key)) extra[key] = value
+        }
         assert.deepStrictEqual(Arb.withoutRawArguments(second), {
           ...Arb.systemMessagesMoved(Arb.withoutRawArguments(portable)),
           // Translate keeps OpenAI's `strict` for OpenAI only
@@ -126,7 +129,10 @@ describe("Responses request round trips (properties)", () => {
         assert.isTrue(isResponsesRequest(responses))
         const { responses: _layout, ...second } = right(TR.fromResponsesRequest(responses))
         // Responses carries the arguments as text: compare them as parsed JSON, as Anthropic does
-        assert.deepStrictEqual(Arb.withoutRawArguments(second), RArb.throughResponses(first, Translate.anthropicOnlyFields))
+        assert.deepStrictEqual(
+          Arb.withoutRawArguments(second),
+          RArb.throughResponses(first, Translate.anthropicOnlyFields)
+        )
       }),
       { seed: 20, numRuns: 300 }
     )
@@ -158,10 +164,14 @@ describe("Responses buffered responses (properties)", () => {
             : []
         )
         assert.deepStrictEqual(
-          (message?.tool_calls ?? []).map((c) => c.type === "function" ? { id: c.id, name: c.function.name, arguments: c.function.arguments } : {}),
+          (message?.tool_calls ?? []).map((c) =>
+            c.type === "function" ? { id: c.id, name: c.function.name, arguments: c.function.arguments } : {}
+          ),
           calls
         )
-        const summary = response.output.flatMap((item) => item.type === "reasoning" && "summary" in item ? [item.summary.map((s) => s.text).join("\n\n")] : [])
+        const summary = response.output.flatMap((item) =>
+          item.type === "reasoning" && "summary" in item ? [item.summary.map((s) => s.text).join("\n\n")] : []
+        )
           .join("")
         assert.strictEqual(message?.reasoning_content ?? "", summary)
         const expectedFinish = response.incomplete_details?.reason === "max_output_tokens"
@@ -194,7 +204,13 @@ describe("Responses buffered responses (properties)", () => {
               content: c.text,
               ...Arb.openAiThinkingFields(c.thinking),
               ...(c.toolCalls.length > 0
-                ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } })) }
+                ? {
+                  tool_calls: c.toolCalls.map((t) => ({
+                    id: t.id,
+                    type: "function" as const,
+                    function: { name: t.name, arguments: t.arguments }
+                  }))
+                }
                 : {})
             }
           }],
@@ -212,7 +228,13 @@ describe("Responses buffered responses (properties)", () => {
           back.content.flatMap((b) => b._tag === "Reasoning" ? [b.summary.join("")] : []),
           c.thinking.flatMap((p) => p.type === "thinking" && p.thinking !== "" ? [p.thinking] : [])
         )
-        const expected = c.finishReason === "length" ? "max_tokens" : c.finishReason === "content_filter" ? "refusal" : c.toolCalls.length > 0 ? "tool_use" : "end_turn"
+        const expected = c.finishReason === "length"
+          ? "max_tokens"
+          : c.finishReason === "content_filter"
+          ? "refusal"
+          : c.toolCalls.length > 0
+          ? "tool_use"
+          : "end_turn"
         assert.strictEqual(back.stopReason, expected)
         assert.deepStrictEqual(back.usage, neutral.usage)
       }),
@@ -251,7 +273,16 @@ describe("Responses streams (properties)", () => {
         for (const event of events) assert.isTrue(isStreamEvent(event), event.type)
         const agg = RArb.aggregateResponses(events)
         assert.strictEqual(agg.text, c.text)
-        assert.deepStrictEqual(agg.calls, c.toolCalls.map((t) => ({ type: "function_call", callId: t.id, name: t.name, namespace: undefined, input: t.arguments })))
+        assert.deepStrictEqual(
+          agg.calls,
+          c.toolCalls.map((t) => ({
+            type: "function_call",
+            callId: t.id,
+            name: t.name,
+            namespace: undefined,
+            input: t.arguments
+          }))
+        )
         const thinkingTexts = c.thinking.flatMap((p) => p.type === "thinking" && p.thinking !== "" ? [p.thinking] : [])
         assert.deepStrictEqual(agg.reasoning, thinkingTexts)
         const placement = chunks.some((chunk) => chunk.usage !== undefined && chunk.usage !== null)
@@ -272,7 +303,13 @@ describe("Responses streams (properties)", () => {
               content: c.text,
               ...Arb.openAiThinkingFields(c.thinking),
               ...(c.toolCalls.length > 0
-                ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } })) }
+                ? {
+                  tool_calls: c.toolCalls.map((t) => ({
+                    id: t.id,
+                    type: "function" as const,
+                    function: { name: t.name, arguments: t.arguments }
+                  }))
+                }
                 : {})
             }
           }]
@@ -379,10 +416,19 @@ describe("Responses upstream streams (properties)", () => {
         }))
         assert.strictEqual(chat.text, c.text)
         assert.deepStrictEqual(chat.toolCalls, toolCalls)
-        assert.strictEqual(chat.reasoning, c.reasoning.map((parts) => parts.join(Translate.reasoningSummarySeparator)).join(""))
+        assert.strictEqual(
+          chat.reasoning,
+          c.reasoning.map((parts) => parts.join(Translate.reasoningSummarySeparator)).join("")
+        )
         assert.strictEqual(
           chat.finishReason,
-          c.incomplete === "max_output_tokens" ? "length" : c.incomplete === "content_filter" ? "content_filter" : toolCalls.length > 0 ? "tool_calls" : "stop"
+          c.incomplete === "max_output_tokens"
+            ? "length"
+            : c.incomplete === "content_filter"
+            ? "content_filter"
+            : toolCalls.length > 0
+            ? "tool_calls"
+            : "stop"
         )
         const last = events[events.length - 1]
         const final = last !== undefined && "response" in last ? last.response : undefined
@@ -394,7 +440,11 @@ describe("Responses upstream streams (properties)", () => {
           assert.strictEqual(buffered?.content ?? "", chat.text)
           assert.strictEqual(buffered?.reasoning_content ?? "", chat.reasoning)
           assert.deepStrictEqual<unknown>(
-            (buffered?.tool_calls ?? []).map((call) => call.type === "function" ? { id: call.id, name: call.function.name, arguments: call.function.arguments } : {}),
+            (buffered?.tool_calls ?? []).map((call) =>
+              call.type === "function"
+                ? { id: call.id, name: call.function.name, arguments: call.function.arguments }
+                : {}
+            ),
             chat.toolCalls
           )
         }
@@ -429,8 +479,14 @@ describe("Responses upstream streams (properties)", () => {
         assert.deepStrictEqual(RArb.responsesStreamProblems(events), [])
         const agg = RArb.aggregateResponses(events)
         assert.strictEqual(agg.text, c.text)
-        assert.deepStrictEqual(agg.calls.map((call) => [call.callId, call.name, JSON.parse(call.input)]), c.toolCalls.map((t) => [t.id, t.name, JSON.parse(t.arguments)]))
-        assert.deepStrictEqual(agg.reasoning, c.thinking.flatMap((p) => p.type === "thinking" && p.thinking !== "" ? [p.thinking] : []))
+        assert.deepStrictEqual(
+          agg.calls.map((call) => [call.callId, call.name, JSON.parse(call.input)]),
+          c.toolCalls.map((t) => [t.id, t.name, JSON.parse(t.arguments)])
+        )
+        assert.deepStrictEqual(
+          agg.reasoning,
+          c.thinking.flatMap((p) => p.type === "thinking" && p.thinking !== "" ? [p.thinking] : [])
+        )
       }),
       { seed: 26, numRuns: 300 }
     )

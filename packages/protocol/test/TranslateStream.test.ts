@@ -17,8 +17,12 @@ const zeroUsage: OpenAi.Usage = { prompt_tokens: 0, completion_tokens: 0, total_
 const openAiStreamProblems = (chunks: ReadonlyArray<OpenAi.ChatCompletionChunk>): ReadonlyArray<string> => {
   const problems: Array<string> = []
   if (chunks[0]?.choices[0]?.delta.role !== "assistant") problems.push("first chunk is not the role chunk")
-  const finishes = chunks.flatMap((c, i) => c.choices.some((ch) => ch.finish_reason !== null && ch.finish_reason !== undefined) ? [i] : [])
-  if (finishes.length !== 1 || finishes[0] !== chunks.length - 2) problems.push(`finish chunks at ${finishes.join(",")}`)
+  const finishes = chunks.flatMap((c, i) =>
+    c.choices.some((ch) => ch.finish_reason !== null && ch.finish_reason !== undefined) ? [i] : []
+  )
+  if (finishes.length !== 1 || finishes[0] !== chunks.length - 2) {
+    problems.push(`finish chunks at ${finishes.join(",")}`)
+  }
   const last = chunks[chunks.length - 1]
   if (last === undefined || last.choices.length !== 0 || last.usage === undefined || last.usage === null) {
     problems.push("last chunk is not the usage chunk")
@@ -70,9 +74,14 @@ describe("OpenAI → Anthropic → OpenAI streams (property)", () => {
         const buffered = Translate.toAnthropicResponse(Translate.fromOpenAiResponse({
           id: "chatcmpl-1",
           model: "up",
-          choices: [{ index: 0, message: { role: "assistant", content: c.text, ...Arb.openAiThinkingFields(c.thinking) } }]
+          choices: [{
+            index: 0,
+            message: { role: "assistant", content: c.text, ...Arb.openAiThinkingFields(c.thinking) }
+          }]
         }))
-        const streamedThinking = Arb.anthropicContent(events).filter((b) => b.type === "thinking" || b.type === "redacted_thinking")
+        const streamedThinking = Arb.anthropicContent(events).filter((b) =>
+          b.type === "thinking" || b.type === "redacted_thinking"
+        )
         assert.deepStrictEqual(streamedThinking, Arb.anthropicThinkingBlocks(c.thinking))
         assert.deepStrictEqual<unknown>(
           streamedThinking,
@@ -94,17 +103,34 @@ describe("OpenAI → Anthropic → OpenAI streams (property)", () => {
 describe("Anthropic → OpenAI streams (property)", () => {
   type Block =
     | { readonly kind: "text"; readonly text: string }
-    | { readonly kind: "thinking"; readonly text: string; readonly signature: string; readonly signatureAtStart: boolean }
+    | {
+      readonly kind: "thinking"
+      readonly text: string
+      readonly signature: string
+      readonly signatureAtStart: boolean
+    }
     | { readonly kind: "redacted"; readonly data: string }
-    | { readonly kind: "tool"; readonly id: string; readonly name: string; readonly input: { readonly [key: string]: unknown } }
+    | {
+      readonly kind: "tool"
+      readonly id: string
+      readonly name: string
+      readonly input: { readonly [key: string]: unknown }
+    }
     | { readonly kind: "server"; readonly input: { readonly [key: string]: unknown } }
   const block: FastCheck.Arbitrary<Block> = FastCheck.oneof(
     Arb.text.map((text) => ({ kind: "text" as const, text })),
     // a provider may give the signature in content_block_start instead of a signature_delta
-    FastCheck.record({ text: FastCheck.oneof(FastCheck.constant(""), Arb.text), signature: Arb.signature, signatureAtStart: FastCheck.boolean() })
+    FastCheck.record({
+      text: FastCheck.oneof(FastCheck.constant(""), Arb.text),
+      signature: Arb.signature,
+      signatureAtStart: FastCheck.boolean()
+    })
       .map((b) => ({ kind: "thinking" as const, ...b })),
     Arb.signature.map((data) => ({ kind: "redacted" as const, data })),
-    FastCheck.record({ id: Arb.toolId, name: Arb.identifier, input: Arb.jsonObject }).map((b) => ({ kind: "tool" as const, ...b })),
+    FastCheck.record({ id: Arb.toolId, name: Arb.identifier, input: Arb.jsonObject }).map((b) => ({
+      kind: "tool" as const,
+      ...b
+    })),
     Arb.jsonObject.map((input) => ({ kind: "server" as const, input }))
   )
   const fragments = (s: string) => Arb.pieces(s)
@@ -114,9 +140,13 @@ describe("Anthropic → OpenAI streams (property)", () => {
     usage: Arb.counts,
     pings: FastCheck.array(FastCheck.boolean(), { minLength: 32, maxLength: 32 })
   }).chain((m) =>
-    FastCheck.tuple(...m.blocks.map((b) =>
-      fragments(b.kind === "text" || b.kind === "thinking" ? b.text : b.kind === "redacted" ? "" : JSON.stringify(b.input))
-    )).map((split) => ({ ...m, split }))
+    FastCheck.tuple(
+      ...m.blocks.map((b) =>
+        fragments(
+          b.kind === "text" || b.kind === "thinking" ? b.text : b.kind === "redacted" ? "" : JSON.stringify(b.input)
+        )
+      )
+    ).map((split) => ({ ...m, split }))
   )
 
   it("aggregates to the buffered translation of the same message (thinking blocks and signatures included), skipping server tool blocks", () => {
@@ -164,7 +194,9 @@ describe("Anthropic → OpenAI streams (property)", () => {
           switch (b.kind) {
             case "text":
               events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } })
-              for (const text of pieces) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
+              for (const text of pieces) {
+                events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
+              }
               break
             case "thinking":
               events.push({
@@ -176,14 +208,26 @@ describe("Anthropic → OpenAI streams (property)", () => {
                 events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } })
               }
               if (!b.signatureAtStart) {
-                events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } })
+                events.push({
+                  type: "content_block_delta",
+                  index,
+                  delta: { type: "signature_delta", signature: b.signature }
+                })
               }
               break
             case "redacted":
-              events.push({ type: "content_block_start", index, content_block: { type: "redacted_thinking", data: b.data } })
+              events.push({
+                type: "content_block_start",
+                index,
+                content_block: { type: "redacted_thinking", data: b.data }
+              })
               break
             case "tool":
-              events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } })
+              events.push({
+                type: "content_block_start",
+                index,
+                content_block: { type: "tool_use", id: b.id, name: b.name, input: {} }
+              })
               for (const partial_json of pieces) {
                 maybePing()
                 events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } })
@@ -200,7 +244,11 @@ describe("Anthropic → OpenAI streams (property)", () => {
           }
           events.push({ type: "content_block_stop", index })
         })
-        events.push({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: full.output_tokens } })
+        events.push({
+          type: "message_delta",
+          delta: { stop_reason: stop, stop_sequence: null },
+          usage: { output_tokens: full.output_tokens }
+        })
         events.push({ type: "message_stop" })
         for (const event of events) assert.isTrue(isEvent(event))
 
@@ -222,7 +270,9 @@ describe("Anthropic → OpenAI streams (property)", () => {
           thinking,
           text: choice?.message.content ?? "",
           toolCalls: (choice?.message.tool_calls ?? []).flatMap((call) =>
-            call.type === "function" ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }] : []
+            call.type === "function"
+              ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
+              : []
           ),
           finishReason: choice?.finish_reason ?? null,
           usage: expected.usage ?? null
@@ -236,36 +286,76 @@ describe("Anthropic → OpenAI streams (property)", () => {
 describe("Anthropic → OpenAI streams (examples)", () => {
   // The tool-use transcript of the Anthropic streaming documentation.
   const transcript = [
-    { type: "message_start", message: { id: "msg_014p7gG3wDgGV9EUtLvnow3U", type: "message", role: "assistant", model: "claude-opus-4-1", stop_sequence: null, usage: { input_tokens: 472, output_tokens: 2, cache_read_input_tokens: 100 }, content: [], stop_reason: null } },
+    {
+      type: "message_start",
+      message: {
+        id: "msg_014p7gG3wDgGV9EUtLvnow3U",
+        type: "message",
+        role: "assistant",
+        model: "claude-opus-4-1",
+        stop_sequence: null,
+        usage: { input_tokens: 472, output_tokens: 2, cache_read_input_tokens: 100 },
+        content: [],
+        stop_reason: null
+      }
+    },
     { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
     { type: "ping" },
     { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Okay" } },
     { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: ", let me check." } },
     { type: "content_block_stop", index: 0 },
-    { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather", input: {} } },
+    {
+      type: "content_block_start",
+      index: 1,
+      content_block: { type: "tool_use", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather", input: {} }
+    },
     { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "" } },
     { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"location\":" } },
-    { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: " \"San Francisco, CA\"}" } },
+    {
+      type: "content_block_delta",
+      index: 1,
+      delta: { type: "input_json_delta", partial_json: " \"San Francisco, CA\"}" }
+    },
     { type: "content_block_stop", index: 1 },
     { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 89 } },
     { type: "message_stop" }
   ].map((event) => decodeEvent(event))
 
   it("translates the documented tool-use stream chunk by chunk", () => {
-    const base = { id: "chatcmpl_014p7gG3wDgGV9EUtLvnow3U", object: "chat.completion.chunk", created: 0, model: "claude-opus-4-1" }
-    const delta = (d: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] })
+    const base = {
+      id: "chatcmpl_014p7gG3wDgGV9EUtLvnow3U",
+      object: "chat.completion.chunk",
+      created: 0,
+      model: "claude-opus-4-1"
+    }
+    const delta = (d: object, finish: string | null = null) => ({
+      ...base,
+      choices: [{ index: 0, delta: d, finish_reason: finish }]
+    })
     assert.deepStrictEqual<unknown>(runAnthropicToOpenAi(transcript), [
       delta({ role: "assistant", content: "" }),
       delta({ content: "Okay" }),
       delta({ content: ", let me check." }),
-      delta({ tool_calls: [{ index: 0, id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+      delta({
+        tool_calls: [{
+          index: 0,
+          id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+          type: "function",
+          function: { name: "get_weather", arguments: "" }
+        }]
+      }),
       delta({ tool_calls: [{ index: 0, function: { arguments: "{\"location\":" } }] }),
       delta({ tool_calls: [{ index: 0, function: { arguments: " \"San Francisco, CA\"}" } }] }),
       delta({}, "tool_calls"),
       {
         ...base,
         choices: [],
-        usage: { prompt_tokens: 572, completion_tokens: 89, total_tokens: 661, prompt_tokens_details: { cached_tokens: 100 } }
+        usage: {
+          prompt_tokens: 572,
+          completion_tokens: 89,
+          total_tokens: 661,
+          prompt_tokens_details: { cached_tokens: 100 }
+        }
       }
     ])
   })
@@ -278,19 +368,44 @@ describe("Anthropic → OpenAI streams (examples)", () => {
     if (start === undefined) return
     assert.lengthOf(translator.push(start), 1)
     assert.lengthOf(translator.push(rest[0] ?? start), 0)
-    assert.deepStrictEqual(translator.push(decodeEvent({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })), [])
+    assert.deepStrictEqual(
+      translator.push(decodeEvent({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })),
+      []
+    )
     const closing = translator.end()
-    assert.deepStrictEqual(closing.map((c) => [c.choices[0]?.finish_reason, c.usage?.prompt_tokens]), [["stop", undefined], [undefined, 572]])
+    assert.deepStrictEqual(closing.map((c) => [c.choices[0]?.finish_reason, c.usage?.prompt_tokens]), [[
+      "stop",
+      undefined
+    ], [undefined, 572]])
     assert.deepStrictEqual(translator.end(), [])
     assert.deepStrictEqual(translator.push(decodeEvent({ type: "message_stop" })), [], "nothing after the end")
   })
 
   it("takes the cumulative input usage of message_delta when present and a tool input given whole at block start", () => {
     const chunks = runAnthropicToOpenAi([
-      { type: "message_start", message: { id: "msg_2", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, usage: { input_tokens: 0, output_tokens: 0 } } },
-      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } } },
+      {
+        type: "message_start",
+        message: {
+          id: "msg_2",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          stop_reason: null,
+          usage: { input_tokens: 0, output_tokens: 0 }
+        }
+      },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } }
+      },
       { type: "content_block_stop", index: 0 },
-      { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5, input_tokens: 30, cache_creation_input_tokens: 10 } },
+      {
+        type: "message_delta",
+        delta: { stop_reason: "tool_use" },
+        usage: { output_tokens: 5, input_tokens: 30, cache_creation_input_tokens: 10 }
+      },
       { type: "message_stop" }
     ].map((event) => decodeEvent(event)))
     const result = Arb.aggregate(chunks)
@@ -306,16 +421,36 @@ describe("Anthropic → OpenAI streams (examples)", () => {
 
 describe("OpenAI → Anthropic streams (examples)", () => {
   // A gpt-4o style stream with include_usage: two parallel tool calls, usage after finish_reason.
-  const base = { id: "chatcmpl-BN", object: "chat.completion.chunk", created: 1, model: "gpt-4o", system_fingerprint: "fp" }
-  const chunk = (delta: object, finish: string | null = null) => decodeChunk({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })
+  const base = {
+    id: "chatcmpl-BN",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "gpt-4o",
+    system_fingerprint: "fp"
+  }
+  const chunk = (delta: object, finish: string | null = null) =>
+    decodeChunk({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })
   const transcript = [
     chunk({ role: "assistant", content: null, refusal: null }),
-    chunk({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+    chunk({
+      tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }]
+    }),
     chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"location\"" } }] }),
     chunk({ tool_calls: [{ index: 0, function: { arguments: ": \"Paris\"}" } }] }),
-    chunk({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "{}" } }] }),
+    chunk({
+      tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "{}" } }]
+    }),
     chunk({}, "tool_calls"),
-    decodeChunk({ ...base, choices: [], usage: { prompt_tokens: 80, completion_tokens: 30, total_tokens: 110, prompt_tokens_details: { cached_tokens: 64 } } })
+    decodeChunk({
+      ...base,
+      choices: [],
+      usage: {
+        prompt_tokens: 80,
+        completion_tokens: 30,
+        total_tokens: 110,
+        prompt_tokens_details: { cached_tokens: 64 }
+      }
+    })
   ]
 
   it("translates parallel tool calls with usage after the finish chunk", () => {
@@ -362,7 +497,11 @@ describe("OpenAI → Anthropic streams (examples)", () => {
     ])
     assert.deepStrictEqual(Arb.anthropicStreamProblems(events), [])
     assert.deepStrictEqual<unknown>(events.slice(1, -2), [
-      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "call_a", name: "f", input: {} } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "call_a", name: "f", input: {} }
+      },
       { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"x\":1}" } },
       { type: "content_block_stop", index: 0 },
       { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
@@ -419,7 +558,15 @@ describe("OpenAI → Anthropic streams (examples)", () => {
 describe("thinking signatures through the OpenAI chunk shape (examples)", () => {
   const start = decodeEvent({
     type: "message_start",
-    message: { id: "msg_01T", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } }
+    message: {
+      id: "msg_01T",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 10, output_tokens: 1 }
+    }
   })
   // an extended-thinking tool-use stream: signed thinking, redacted thinking, text, tool use
   const content = [
@@ -433,8 +580,16 @@ describe("thinking signatures through the OpenAI chunk shape (examples)", () => 
     { type: "content_block_start", index: 2, content_block: { type: "text", text: "" } },
     { type: "content_block_delta", index: 2, delta: { type: "text_delta", text: "Checking." } },
     { type: "content_block_stop", index: 2 },
-    { type: "content_block_start", index: 3, content_block: { type: "tool_use", id: "toolu_1", name: "get_weather", input: {} } },
-    { type: "content_block_delta", index: 3, delta: { type: "input_json_delta", partial_json: "{\"location\":\"Paris\"}" } },
+    {
+      type: "content_block_start",
+      index: 3,
+      content_block: { type: "tool_use", id: "toolu_1", name: "get_weather", input: {} }
+    },
+    {
+      type: "content_block_delta",
+      index: 3,
+      delta: { type: "input_json_delta", partial_json: "{\"location\":\"Paris\"}" }
+    },
     { type: "content_block_stop", index: 3 }
   ].map((event) => decodeEvent(event))
   const end = [
@@ -445,7 +600,10 @@ describe("thinking signatures through the OpenAI chunk shape (examples)", () => 
   it("signature_delta → a thinking_blocks delta → signature_delta: the content events come back unchanged", () => {
     const chunks = runAnthropicToOpenAi([start, ...content, ...end])
     const base = { id: "chatcmpl_01T", object: "chat.completion.chunk", created: 0, model: "claude-sonnet-4-5" }
-    const delta = (d: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] })
+    const delta = (d: object, finish: string | null = null) => ({
+      ...base,
+      choices: [{ index: 0, delta: d, finish_reason: finish }]
+    })
     assert.deepStrictEqual<unknown>(chunks.slice(0, -1), [
       delta({ role: "assistant", content: "" }),
       delta({ reasoning_content: "Let me" }),
@@ -453,21 +611,32 @@ describe("thinking signatures through the OpenAI chunk shape (examples)", () => 
       delta({ thinking_blocks: [{ type: "thinking", thinking: "", signature: "EqQBCkYIBxgC" }] }),
       delta({ thinking_blocks: [{ type: "redacted_thinking", data: "EmwKAhgB" }] }),
       delta({ content: "Checking." }),
-      delta({ tool_calls: [{ index: 0, id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+      delta({
+        tool_calls: [{ index: 0, id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "" } }]
+      }),
       delta({ tool_calls: [{ index: 0, function: { arguments: "{\"location\":\"Paris\"}" } }] }),
       delta({}, "tool_calls")
     ])
     // over SSE JSON to the server, then back to an Anthropic client
-    const events = runOpenAiToAnthropic(chunks.map((c) => decodeChunk(JSON.parse(JSON.stringify(c)))), "claude-sonnet-4-5")
+    const events = runOpenAiToAnthropic(
+      chunks.map((c) => decodeChunk(JSON.parse(JSON.stringify(c)))),
+      "claude-sonnet-4-5"
+    )
     assert.deepStrictEqual(Arb.anthropicStreamProblems(events), [])
     assert.deepStrictEqual(events.slice(1, -2), content)
   })
 
   it("reads a LiteLLM-style stream (thinking text in both fields, signature: null) without doubling the text", () => {
     const base = { id: "chatcmpl-L", object: "chat.completion.chunk", created: 1, model: "litellm" }
-    const chunk = (delta: object, finish: string | null = null) => decodeChunk({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+    const chunk = (delta: object, finish: string | null = null) =>
+      decodeChunk({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
     const events = runOpenAiToAnthropic([
-      chunk({ role: "assistant", content: "", reasoning_content: "Hm", thinking_blocks: [{ type: "thinking", thinking: "Hm", signature: null }] }),
+      chunk({
+        role: "assistant",
+        content: "",
+        reasoning_content: "Hm",
+        thinking_blocks: [{ type: "thinking", thinking: "Hm", signature: null }]
+      }),
       chunk({ reasoning_content: "m.", thinking_blocks: [{ type: "thinking", thinking: "m." }] }),
       chunk({ reasoning_content: "", thinking_blocks: [{ type: "thinking", thinking: "", signature: "SIG" }] }),
       // an unsigned reasoning_content after a signature starts a new thinking block

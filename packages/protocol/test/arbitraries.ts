@@ -57,7 +57,9 @@ export const anthropicThinking: Arb<ReadonlyArray<ThinkingPiece>> = FastCheck.ar
 export const completionThinking: Arb<ReadonlyArray<ThinkingPiece>> = FastCheck.record({
   blocks: anthropicThinking,
   tail: FastCheck.option(text, { nil: undefined })
-}).map(({ blocks, tail }) => [...blocks, ...(tail !== undefined ? [{ type: "thinking" as const, thinking: tail }] : [])])
+}).map((
+  { blocks, tail }
+) => [...blocks, ...(tail !== undefined ? [{ type: "thinking" as const, thinking: tail }] : [])])
 
 /** The thinking text of `pieces`, joined (what `reasoning_content` carries). */
 export const thinkingText = (pieces: ReadonlyArray<ThinkingPiece>): string =>
@@ -112,7 +114,11 @@ const thinkingPieceOf = (block: unknown): ThinkingPiece | undefined => {
   }
   if (block.type === "thinking" && "thinking" in block && typeof block.thinking === "string") {
     const sig: unknown = "signature" in block ? block.signature : undefined
-    return { type: "thinking", thinking: block.thinking, ...(typeof sig === "string" && sig !== "" ? { signature: sig } : {}) }
+    return {
+      type: "thinking",
+      thinking: block.thinking,
+      ...(typeof sig === "string" && sig !== "" ? { signature: sig } : {})
+    }
   }
   return undefined
 }
@@ -140,7 +146,9 @@ const openAiToolCall: Arb<OpenAi.ToolCall> = FastCheck.record({ id: toolId, name
 const openAiMessage: Arb<OpenAi.Message> = FastCheck.oneof(
   openAiTextContent.map((content): OpenAi.Message => ({ role: "system", content })),
   openAiTextContent.map((content): OpenAi.Message => ({ role: "developer", content })),
-  FastCheck.oneof(text, FastCheck.array(openAiUserPart, { minLength: 1, maxLength: 3 })).map((content): OpenAi.Message => ({
+  FastCheck.oneof(text, FastCheck.array(openAiUserPart, { minLength: 1, maxLength: 3 })).map((
+    content
+  ): OpenAi.Message => ({
     role: "user",
     content
   })),
@@ -195,7 +203,9 @@ export const openAiRequest: Arb<OpenAi.ChatCompletionRequest> = FastCheck.record
   maxTokens: FastCheck.option(FastCheck.integer({ min: 1, max: 10_000 }), { nil: undefined }),
   temperature: FastCheck.option(fraction, { nil: undefined }),
   topP: FastCheck.option(fraction, { nil: undefined }),
-  stop: FastCheck.option(FastCheck.oneof(text, FastCheck.array(text, { minLength: 1, maxLength: 3 })), { nil: undefined }),
+  stop: FastCheck.option(FastCheck.oneof(text, FastCheck.array(text, { minLength: 1, maxLength: 3 })), {
+    nil: undefined
+  }),
   stream: FastCheck.boolean(),
   user: FastCheck.option(identifier, { nil: undefined }),
   vendor: FastCheck.option(jsonObject, { nil: undefined })
@@ -253,7 +263,11 @@ const anthropicToolResult = (options: AnthropicOptions): Arb<Anthropic.ToolResul
     ...(content !== undefined ? { content } : {}),
     ...(isError ? { is_error: true } : {})
   }))
-const anthropicToolUse: Arb<Anthropic.ContentBlock> = FastCheck.record({ id: toolId, name: toolName, input: jsonObject })
+const anthropicToolUse: Arb<Anthropic.ContentBlock> = FastCheck.record({
+  id: toolId,
+  name: toolName,
+  input: jsonObject
+})
   .map(({ id, input, name }): Anthropic.ContentBlock => ({ type: "tool_use", id, name, input }))
 
 /** A `{"role": "system"}` entry of `messages`, as Claude Code sends it: a string or text blocks. */
@@ -273,7 +287,10 @@ export interface AnthropicOptions {
 const anthropicMessage = (options: AnthropicOptions): Arb<Anthropic.RequestMessage> =>
   FastCheck.oneof(
     anthropicSystemMessage,
-    FastCheck.oneof(text, FastCheck.array(FastCheck.oneof(anthropicText, anthropicImage), { minLength: 1, maxLength: 3 }))
+    FastCheck.oneof(
+      text,
+      FastCheck.array(FastCheck.oneof(anthropicText, anthropicImage), { minLength: 1, maxLength: 3 })
+    )
       .map((content) => ({ role: "user" as const, content })),
     FastCheck.array(anthropicToolResult(options), { minLength: 1, maxLength: 3 }).map((content) => ({
       role: "user" as const,
@@ -291,7 +308,10 @@ const anthropicMessage = (options: AnthropicOptions): Arb<Anthropic.RequestMessa
   )
 
 const anthropicToolChoice: Arb<Anthropic.ToolChoice> = FastCheck.oneof(
-  FastCheck.record({ type: FastCheck.constantFrom("auto" as const, "any" as const), disable: FastCheck.option(FastCheck.boolean(), { nil: undefined }) })
+  FastCheck.record({
+    type: FastCheck.constantFrom("auto" as const, "any" as const),
+    disable: FastCheck.option(FastCheck.boolean(), { nil: undefined })
+  })
     .map(({ disable, type }) => ({ type, ...(disable !== undefined ? { disable_parallel_tool_use: disable } : {}) })),
   FastCheck.constant({ type: "none" as const }),
   toolName.map((name) => ({ type: "tool" as const, name }))
@@ -407,7 +427,12 @@ export const completion: Arb<Completion> = FastCheck.record({
     })),
     { maxLength: 3, selector: (call) => call.id }
   ),
-  finishReason: FastCheck.constantFrom("stop" as const, "length" as const, "tool_calls" as const, "content_filter" as const),
+  finishReason: FastCheck.constantFrom(
+    "stop" as const,
+    "length" as const,
+    "tool_calls" as const,
+    "content_filter" as const
+  ),
   usage: counts
 })
 
@@ -415,12 +440,14 @@ export const completion: Arb<Completion> = FastCheck.record({
 export const pieces = (s: string): Arb<ReadonlyArray<string>> =>
   s.length === 0
     ? FastCheck.constant([])
-    : FastCheck.uniqueArray(FastCheck.integer({ min: 1, max: Math.max(1, s.length - 1) }), { maxLength: 3 }).map((cuts) => {
-      const points = [0, ...cuts.filter((c) => c < s.length).sort((a, b) => a - b), s.length]
-      const out: Array<string> = []
-      for (let i = 1; i < points.length; i++) out.push(s.slice(points[i - 1] ?? 0, points[i] ?? s.length))
-      return out
-    })
+    : FastCheck.uniqueArray(FastCheck.integer({ min: 1, max: Math.max(1, s.length - 1) }), { maxLength: 3 }).map(
+      (cuts) => {
+        const points = [0, ...cuts.filter((c) => c < s.length).sort((a, b) => a - b), s.length]
+        const out: Array<string> = []
+        for (let i = 1; i < points.length; i++) out.push(s.slice(points[i - 1] ?? 0, points[i] ?? s.length))
+        return out
+      }
+    )
 
 /** One piece of an OpenAI delta, in the order a provider emits them. */
 export type DeltaPiece =
@@ -461,8 +488,13 @@ export const openAiChunks = (c: Completion): Arb<ReadonlyArray<OpenAi.ChatComple
     })
     for (const t of text) all.push({ kind: "content", text: t })
     c.toolCalls.forEach((call, index) => {
-      all.push({ kind: "tool", fragment: { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } } })
-      for (const piece of args[index] ?? []) all.push({ kind: "tool", fragment: { index, function: { arguments: piece } } })
+      all.push({
+        kind: "tool",
+        fragment: { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }
+      })
+      for (const piece of args[index] ?? []) {
+        all.push({ kind: "tool", fragment: { index, function: { arguments: piece } } })
+      }
     })
     // Group consecutive pieces: seed[i] says whether piece i starts a new chunk.
     const groups: Array<Array<DeltaPiece>> = []
@@ -528,7 +560,11 @@ export const aggregate = (chunks: ReadonlyArray<OpenAi.ChatCompletionChunk>): Ag
     if (t === "" && sig === undefined) return
     const last = thinking[thinking.length - 1]
     if (last !== undefined && last.type === "thinking" && last.signature === undefined) {
-      thinking[thinking.length - 1] = { type: "thinking", thinking: last.thinking + t, ...(sig !== undefined ? { signature: sig } : {}) }
+      thinking[thinking.length - 1] = {
+        type: "thinking",
+        thinking: last.thinking + t,
+        ...(sig !== undefined ? { signature: sig } : {})
+      }
     } else thinking.push({ type: "thinking", thinking: t, ...(sig !== undefined ? { signature: sig } : {}) })
   }
   let content = ""
@@ -718,7 +754,9 @@ export const anthropicContent = (events: ReadonlyArray<Anthropic.StreamEvent>): 
     } else if (event.type === "content_block_delta") {
       const b = blocks.get(event.index)
       const d = event.delta
-      if (b?.type === "text" && d.type === "text_delta" && "text" in d) blocks.set(event.index, { ...b, text: b.text + d.text })
+      if (b?.type === "text" && d.type === "text_delta" && "text" in d) {
+        blocks.set(event.index, { ...b, text: b.text + d.text })
+      }
       if (b?.type === "thinking" && d.type === "thinking_delta" && "thinking" in d) {
         blocks.set(event.index, { ...b, thinking: b.thinking + d.thinking })
       }

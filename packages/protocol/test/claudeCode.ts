@@ -15,7 +15,11 @@ export const billingBlock = (session: string) => ({
 
 /** The rest of the system prompt: the same for every session of one project. */
 export const systemPrompt = [
-  { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude.", cache_control: { type: "ephemeral" } },
+  {
+    type: "text",
+    text: "You are Claude Code, Anthropic's official CLI for Claude.",
+    cache_control: { type: "ephemeral" }
+  },
   {
     type: "text",
     text: "You are an interactive CLI tool that helps users with software engineering tasks.\n\n# Project\nUse npm.",
@@ -104,7 +108,8 @@ export const request = (options: {
 })
 
 /** The first request of a session: `[user, system]`. */
-export const firstRequest = (model: string, session = "a1b2c") => request({ model, session, messages: [task, reminder] })
+export const firstRequest = (model: string, session = "a1b2c") =>
+  request({ model, session, messages: [task, reminder] })
 
 /** A tool continuation: `[user, system, assistant(tool_use), user(tool_result of tool_reference blocks)]`. */
 export const continuation = (model: string, session = "a1b2c") =>

@@ -67,13 +67,20 @@ const namespaceTool = (options: RequestOptions): A<R.NamespaceTool> =>
       maxLength: 3,
       selector: (t) => t.name
     })
-  }).map(({ description, name, tools }) => ({ type: "namespace", name, ...(description !== undefined ? { description } : {}), tools }))
+  }).map(({ description, name, tools }) => ({
+    type: "namespace",
+    name,
+    ...(description !== undefined ? { description } : {}),
+    tools
+  }))
 
 /** Declared tools: functions, custom tools and namespaces (distinct names), then maybe `web_search`. */
 const toolsArb = (options: RequestOptions): A<ReadonlyArray<R.Tool>> =>
   FastCheck.record({
     functions: FastCheck.uniqueArray(functionTool, { maxLength: 3, selector: (t) => t.name }),
-    customs: options.portable ? FastCheck.constant([]) : FastCheck.uniqueArray(customTool, { maxLength: 2, selector: (t) => t.name }),
+    customs: options.portable
+      ? FastCheck.constant([])
+      : FastCheck.uniqueArray(customTool, { maxLength: 2, selector: (t) => t.name }),
     namespaces: FastCheck.uniqueArray(namespaceTool(options), { maxLength: 2, selector: (t) => t.name }),
     hosted: options.portable ? FastCheck.constant(false) : FastCheck.boolean()
   }).map(({ customs, functions, hosted, namespaces }) => [
@@ -127,30 +134,48 @@ const assistantTurn = (options: RequestOptions): A<ReadonlyArray<R.InputItem>> =
     const items: Array<R.InputItem> = [
       ...(reasoning !== undefined ? [reasoning] : []),
       ...(texts.length > 0
-        ? [{ type: "message" as const, role: "assistant" as const, content: texts.map((text) => ({ type: "output_text" as const, text })) }]
+        ? [{
+          type: "message" as const,
+          role: "assistant" as const,
+          content: texts.map((text) => ({ type: "output_text" as const, text }))
+        }]
         : []),
       ...calls
     ]
-    return items.length > 0 ? items : [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] }]
+    return items.length > 0
+      ? items
+      : [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] }]
   })
 
 const toolOutput = (options: RequestOptions): A<R.ToolOutput> =>
   FastCheck.oneof(
     Arb.text,
-    FastCheck.array(options.portable ? inputText : FastCheck.oneof(inputText, inputImage), { minLength: 2, maxLength: 3 })
+    FastCheck.array(options.portable ? inputText : FastCheck.oneof(inputText, inputImage), {
+      minLength: 2,
+      maxLength: 3
+    })
   )
 
 /** One or more tool outputs. */
 const outputsTurn = (options: RequestOptions): A<ReadonlyArray<R.InputItem>> =>
   FastCheck.array(
-    FastCheck.record({ callId: Arb.toolId, output: toolOutput(options), custom: options.portable ? FastCheck.constant(false) : FastCheck.boolean() })
+    FastCheck.record({
+      callId: Arb.toolId,
+      output: toolOutput(options),
+      custom: options.portable ? FastCheck.constant(false) : FastCheck.boolean()
+    })
       .map(({ callId, custom, output }): R.InputItem =>
-        custom ? { type: "custom_tool_call_output", call_id: callId, output } : { type: "function_call_output", call_id: callId, output }
+        custom
+          ? { type: "custom_tool_call_output", call_id: callId, output }
+          : { type: "function_call_output", call_id: callId, output }
       ),
     { minLength: 1, maxLength: 3 }
   )
 
-const userMessage: A<R.InputItem> = FastCheck.array(FastCheck.oneof(inputText, inputImage), { minLength: 1, maxLength: 3 })
+const userMessage: A<R.InputItem> = FastCheck.array(FastCheck.oneof(inputText, inputImage), {
+  minLength: 1,
+  maxLength: 3
+})
   .map((content) => ({ type: "message", role: "user", content }))
 
 const developerMessage: A<R.InputItem> = FastCheck.array(inputText, { minLength: 1, maxLength: 2 })
@@ -166,13 +191,20 @@ const conversation = (options: RequestOptions): A<ReadonlyArray<R.InputItem>> =>
     }),
     { maxLength: 4 }
   ).map((turns) =>
-    turns.flatMap(({ assistant, developer, user }) => [...user, ...(assistant ?? []), ...(developer !== undefined ? [developer] : [])])
+    turns.flatMap((
+      { assistant, developer, user }
+    ) => [...user, ...(assistant ?? []), ...(developer !== undefined ? [developer] : [])])
   )
 
 const textFormat: A<R.TextFormat> = FastCheck.oneof(
   FastCheck.constant({ type: "text" as const }),
   FastCheck.constant({ type: "json_object" as const }),
-  FastCheck.record({ name: Arb.identifier, schema: parameters, strict: opt(FastCheck.boolean()), description: opt(Arb.text) }).map((
+  FastCheck.record({
+    name: Arb.identifier,
+    schema: parameters,
+    strict: opt(FastCheck.boolean()),
+    description: opt(Arb.text)
+  }).map((
     { description, name, schema, strict }
   ): R.TextFormat => ({
     type: "json_schema",
@@ -195,7 +227,10 @@ export const responsesRequest = (options: RequestOptions): A<R.ResponsesRequest>
     model: Arb.identifier,
     instructions: opt(Arb.text),
     leading: FastCheck.array(
-      FastCheck.record({ role: FastCheck.constantFrom("system" as const, "developer" as const), content: FastCheck.array(inputText, { minLength: 1, maxLength: 2 }) }),
+      FastCheck.record({
+        role: FastCheck.constantFrom("system" as const, "developer" as const),
+        content: FastCheck.array(inputText, { minLength: 1, maxLength: 2 })
+      }),
       { maxLength: 2 }
     ),
     conversation: conversation(options),
@@ -220,10 +255,20 @@ export const responsesRequest = (options: RequestOptions): A<R.ResponsesRequest>
     vendor: opt(Arb.jsonObject)
   }).map((r) => {
     const reasoning = r.effort !== undefined || r.summary !== undefined
-      ? { reasoning: { ...(r.effort !== undefined ? { effort: r.effort } : {}), ...(r.summary !== undefined ? { summary: r.summary } : {}) } }
+      ? {
+        reasoning: {
+          ...(r.effort !== undefined ? { effort: r.effort } : {}),
+          ...(r.summary !== undefined ? { summary: r.summary } : {})
+        }
+      }
       : {}
     const text = r.format !== undefined || r.verbosity !== undefined
-      ? { text: { ...(r.format !== undefined ? { format: r.format } : {}), ...(r.verbosity !== undefined ? { verbosity: r.verbosity } : {}) } }
+      ? {
+        text: {
+          ...(r.format !== undefined ? { format: r.format } : {}),
+          ...(r.verbosity !== undefined ? { verbosity: r.verbosity } : {})
+        }
+      }
       : {}
     const request: R.ResponsesRequest = {
       model: r.model,
@@ -242,7 +287,11 @@ export const responsesRequest = (options: RequestOptions): A<R.ResponsesRequest>
       ...reasoning,
       ...text,
       ...(r.codex
-        ? { include: ["reasoning.encrypted_content"], client_metadata: { session_id: r.model }, previous_response_id: `resp_${r.model}` }
+        ? {
+          include: ["reasoning.encrypted_content"],
+          client_metadata: { session_id: r.model },
+          previous_response_id: `resp_${r.model}`
+        }
         : {}),
       ...(r.store !== undefined ? { store: r.store } : {}),
       ...(r.cacheKey !== undefined ? { prompt_cache_key: r.cacheKey } : {}),
@@ -281,7 +330,8 @@ export const withoutResponsesMarkers = (request: N.NeutralRequest): N.NeutralReq
 }
 
 const isToolResults = (message: N.ConversationEntry | undefined): message is N.NeutralMessage =>
-  message !== undefined && message.role === "user" && message.blocks.length > 0 && message.blocks.every((b) => b._tag === "ToolResult")
+  message !== undefined && message.role === "user" && message.blocks.length > 0 &&
+  message.blocks.every((b) => b._tag === "ToolResult")
 
 /**
  * The neutral form of a Chat / Messages request after a trip through Responses: thinking and stop
@@ -338,7 +388,13 @@ export const responsesResponse: A<R.ResponseObject> = FastCheck.record({
   texts: FastCheck.array(Arb.text, { maxLength: 2 }),
   calls: FastCheck.array(
     FastCheck.oneof(
-      FastCheck.record({ id: Arb.identifier, callId: Arb.toolId, name: functionName, namespace: opt(namespaceName), args: Arb.jsonObject }).map((
+      FastCheck.record({
+        id: Arb.identifier,
+        callId: Arb.toolId,
+        name: functionName,
+        namespace: opt(namespaceName),
+        args: Arb.jsonObject
+      }).map((
         c
       ): R.OutputItem => ({
         type: "function_call",
@@ -349,9 +405,20 @@ export const responsesResponse: A<R.ResponseObject> = FastCheck.record({
         ...(c.namespace !== undefined ? { namespace: c.namespace } : {}),
         status: "completed"
       })),
-      FastCheck.record({ id: Arb.identifier, callId: Arb.toolId, name: customName, input: FastCheck.string({ maxLength: 20 }) }).map((
+      FastCheck.record({
+        id: Arb.identifier,
+        callId: Arb.toolId,
+        name: customName,
+        input: FastCheck.string({ maxLength: 20 })
+      }).map((
         c
-      ): R.OutputItem => ({ type: "custom_tool_call", id: `ctc_${c.id}`, call_id: c.callId, name: c.name, input: c.input }))
+      ): R.OutputItem => ({
+        type: "custom_tool_call",
+        id: `ctc_${c.id}`,
+        call_id: c.callId,
+        name: c.name,
+        input: c.input
+      }))
     ),
     { maxLength: 2 }
   ),
@@ -422,7 +489,10 @@ const itemIdOf = (item: R.OutputItem): string => "id" in item && typeof item.id 
 export const aggregateResponses = (events: ReadonlyArray<R.StreamEvent>): ResponsesAggregate => {
   let text = ""
   const reasoning = new Map<string, string>()
-  const calls = new Map<string, { type: string; callId: string; name: string; namespace: string | undefined; input: string }>()
+  const calls = new Map<
+    string,
+    { type: string; callId: string; name: string; namespace: string | undefined; input: string }
+  >()
   let status: string | undefined
   let usage: R.Usage | null | undefined
   let output: ReadonlyArray<R.OutputItem> = []
@@ -447,7 +517,9 @@ export const aggregateResponses = (events: ReadonlyArray<R.StreamEvent>): Respon
         }
         break
       case "response.reasoning_summary_text.delta":
-        if ("delta" in event && "item_id" in event) reasoning.set(event.item_id, (reasoning.get(event.item_id) ?? "") + event.delta)
+        if ("delta" in event && "item_id" in event) {
+          reasoning.set(event.item_id, (reasoning.get(event.item_id) ?? "") + event.delta)
+        }
         break
       case "response.function_call_arguments.delta":
       case "response.custom_tool_call_input.delta":
@@ -507,7 +579,9 @@ export const responsesStreamProblems = (events: ReadonlyArray<R.StreamEvent>): R
       case "response.output_item.done":
         if ("item" in event) {
           const id = itemIdOf(event.item)
-          if (open.get(id) !== event.output_index) problems.push(`item ${id} done but not open at ${event.output_index}`)
+          if (open.get(id) !== event.output_index) {
+            problems.push(`item ${id} done but not open at ${event.output_index}`)
+          }
           open.delete(id)
           closed.add(id)
           done.push(event.item)
@@ -521,13 +595,19 @@ export const responsesStreamProblems = (events: ReadonlyArray<R.StreamEvent>): R
         break
       case "response.output_text.done":
       case "response.reasoning_summary_text.done":
-        if (key !== undefined && "text" in event && event.text !== (texts.get(key) ?? "")) problems.push(`${event.type} text differs from its deltas`)
+        if (key !== undefined && "text" in event && event.text !== (texts.get(key) ?? "")) {
+          problems.push(`${event.type} text differs from its deltas`)
+        }
         break
       case "response.function_call_arguments.done":
-        if (key !== undefined && "arguments" in event && event.arguments !== (texts.get(key) ?? "")) problems.push("arguments differ from their deltas")
+        if (key !== undefined && "arguments" in event && event.arguments !== (texts.get(key) ?? "")) {
+          problems.push("arguments differ from their deltas")
+        }
         break
       case "response.custom_tool_call_input.done":
-        if (key !== undefined && "input" in event && event.input !== (texts.get(key) ?? "")) problems.push("input differs from its deltas")
+        if (key !== undefined && "input" in event && event.input !== (texts.get(key) ?? "")) {
+          problems.push("input differs from its deltas")
+        }
         break
       case "response.completed":
       case "response.incomplete":
@@ -542,7 +622,9 @@ export const responsesStreamProblems = (events: ReadonlyArray<R.StreamEvent>): R
     }
   })
   const last = events[events.length - 1]
-  if (last?.type !== "response.completed" && last?.type !== "response.incomplete") problems.push("the last event is not terminal")
+  if (last?.type !== "response.completed" && last?.type !== "response.incomplete") {
+    problems.push("the last event is not terminal")
+  }
   return problems
 }
 
@@ -621,15 +703,30 @@ export const responsesEvents = (c: ResponsesCompletion): A<ReadonlyArray<R.Strea
     c.reasoning.forEach((parts, r) => {
       const id = `rs_${r}`
       const output_index = output.length
-      add({ type: "response.output_item.added", sequence_number: 0, output_index, item: { type: "reasoning", id, summary: [] } })
+      add({
+        type: "response.output_item.added",
+        sequence_number: 0,
+        output_index,
+        item: { type: "reasoning", id, summary: [] }
+      })
       parts.forEach((part, summary_index) => {
         const ref = { item_id: id, output_index, summary_index }
-        add({ type: "response.reasoning_summary_part.added", sequence_number: 0, ...ref, part: { type: "summary_text", text: "" } })
+        add({
+          type: "response.reasoning_summary_part.added",
+          sequence_number: 0,
+          ...ref,
+          part: { type: "summary_text", text: "" }
+        })
         for (const delta of summaries[r]?.[summary_index] ?? []) {
           add({ type: "response.reasoning_summary_text.delta", sequence_number: 0, ...ref, delta })
         }
         add({ type: "response.reasoning_summary_text.done", sequence_number: 0, ...ref, text: part })
-        add({ type: "response.reasoning_summary_part.done", sequence_number: 0, ...ref, part: { type: "summary_text", text: part } })
+        add({
+          type: "response.reasoning_summary_part.done",
+          sequence_number: 0,
+          ...ref,
+          part: { type: "summary_text", text: part }
+        })
       })
       const item: R.OutputItem = {
         type: "reasoning",
@@ -644,9 +741,21 @@ export const responsesEvents = (c: ResponsesCompletion): A<ReadonlyArray<R.Strea
       const id = "msg_up"
       const output_index = output.length
       const ref = { item_id: id, output_index, content_index: 0 }
-      add({ type: "response.output_item.added", sequence_number: 0, output_index, item: { type: "message", id, role: "assistant", status: "in_progress", content: [] } })
-      add({ type: "response.content_part.added", sequence_number: 0, ...ref, part: { type: "output_text", text: "", annotations: [] } })
-      for (const delta of text) add({ type: "response.output_text.delta", sequence_number: 0, ...ref, delta, logprobs: [] })
+      add({
+        type: "response.output_item.added",
+        sequence_number: 0,
+        output_index,
+        item: { type: "message", id, role: "assistant", status: "in_progress", content: [] }
+      })
+      add({
+        type: "response.content_part.added",
+        sequence_number: 0,
+        ...ref,
+        part: { type: "output_text", text: "", annotations: [] }
+      })
+      for (const delta of text) {
+        add({ type: "response.output_text.delta", sequence_number: 0, ...ref, delta, logprobs: [] })
+      }
       add({ type: "response.output_text.done", sequence_number: 0, ...ref, text: c.text, logprobs: [] })
       const part: R.OutputText = { type: "output_text", text: c.text, annotations: [] }
       add({ type: "response.content_part.done", sequence_number: 0, ...ref, part })
@@ -661,19 +770,45 @@ export const responsesEvents = (c: ResponsesCompletion): A<ReadonlyArray<R.Strea
       const namespace = call.namespace !== undefined ? { namespace: call.namespace } : {}
       const started: R.OutputItem = call.custom
         ? { type: "custom_tool_call", id, call_id: call.callId, name: call.name, input: "", ...namespace }
-        : { type: "function_call", id, call_id: call.callId, name: call.name, arguments: "", status: "in_progress", ...namespace }
+        : {
+          type: "function_call",
+          id,
+          call_id: call.callId,
+          name: call.name,
+          arguments: "",
+          status: "in_progress",
+          ...namespace
+        }
       add({ type: "response.output_item.added", sequence_number: 0, output_index, item: started })
       for (const delta of inputs[k] ?? []) {
-        add(call.custom
-          ? { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta }
-          : { type: "response.function_call_arguments.delta", sequence_number: 0, ...ref, delta })
+        add(
+          call.custom
+            ? { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta }
+            : { type: "response.function_call_arguments.delta", sequence_number: 0, ...ref, delta }
+        )
       }
-      add(call.custom
-        ? { type: "response.custom_tool_call_input.done", sequence_number: 0, ...ref, input: call.input }
-        : { type: "response.function_call_arguments.done", sequence_number: 0, ...ref, arguments: call.input, name: call.name })
+      add(
+        call.custom
+          ? { type: "response.custom_tool_call_input.done", sequence_number: 0, ...ref, input: call.input }
+          : {
+            type: "response.function_call_arguments.done",
+            sequence_number: 0,
+            ...ref,
+            arguments: call.input,
+            name: call.name
+          }
+      )
       const item: R.OutputItem = call.custom
         ? { type: "custom_tool_call", id, call_id: call.callId, name: call.name, input: call.input, ...namespace }
-        : { type: "function_call", id, call_id: call.callId, name: call.name, arguments: call.input, status: "completed", ...namespace }
+        : {
+          type: "function_call",
+          id,
+          call_id: call.callId,
+          name: call.name,
+          arguments: call.input,
+          status: "completed",
+          ...namespace
+        }
       output.push(item)
       add({ type: "response.output_item.done", sequence_number: 0, output_index, item })
     })
@@ -684,8 +819,10 @@ export const responsesEvents = (c: ResponsesCompletion): A<ReadonlyArray<R.Strea
       usage: usageOf(c.usage),
       incomplete_details: c.incomplete !== undefined ? { reason: c.incomplete } : null
     }
-    add(c.incomplete !== undefined
-      ? { type: "response.incomplete", sequence_number: 0, response }
-      : { type: "response.completed", sequence_number: 0, response })
+    add(
+      c.incomplete !== undefined
+        ? { type: "response.incomplete", sequence_number: 0, response }
+        : { type: "response.completed", sequence_number: 0, response }
+    )
     return events
   })

@@ -5,7 +5,8 @@
  */
 
 /** The advisor's system prompt: review the executor's proposed turn, answer APPROVE or REDO. */
-export const reviewerSystemPrompt = `You are the reviewer of a coding agent. The agent, called the executor, has just written the turn shown at the end of the next message; that turn would end its work for now and be shown to the user. Your job is to decide whether that turn may be released as it is.
+export const reviewerSystemPrompt =
+  `You are the reviewer of a coding agent. The agent, called the executor, has just written the turn shown at the end of the next message; that turn would end its work for now and be shown to the user. Your job is to decide whether that turn may be released as it is.
 
 You receive:
 - the instructions the client gave the executor, if any;

@@ -3,10 +3,10 @@
  * client's instructions, the conversation as JSON shortened in the middle, the executor's proposed
  * turn), the consultation request, and how the advisor's reply is read as a verdict.
  */
-import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import type { Target } from "@switchyard-ts/client/Target"
 import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as AdvisorPrompt from "./AdvisorPrompt.js"
 import * as Conversation from "./Conversation.js"
 
@@ -51,7 +51,9 @@ const reasoningOf = (message: ChatCompletion["choices"][number]["message"]): Opt
     Predicate.hasProperty(message, "reasoning_content") ? message.reasoning_content : undefined,
     Predicate.hasProperty(message, "reasoning") ? message.reasoning : undefined
   ]
-  return Option.fromNullable(candidates.find((value): value is string => typeof value === "string" && value.trim() !== ""))
+  return Option.fromNullable(
+    candidates.find((value): value is string => typeof value === "string" && value.trim() !== "")
+  )
 }
 
 /** The visible text of a turn: its content, else its refusal; empty when it has neither. */

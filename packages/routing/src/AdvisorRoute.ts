@@ -24,16 +24,16 @@
  *
  * The released answer travels in an `Answered` decision; the `Router` replays it to streaming callers.
  */
+import type { Target } from "@switchyard-ts/client/Target"
+import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import type { Target } from "@switchyard-ts/client/Target"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AdvisorReview from "./AdvisorReview.js"
 import * as Consultation from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
@@ -123,7 +123,10 @@ const recorded = <A>(model: string, call: Effect.Effect<A, ClientFailure>): Effe
     call.pipe(Effect.onExit((exit) =>
       refusedByBreaker(exit)
         ? Effect.void
-        : Effect.flatMap(Clock.currentTimeMillis, (end) => llmCall(model, Exit.isSuccess(exit) ? "ok" : "error", end - start))
+        : Effect.flatMap(
+          Clock.currentTimeMillis,
+          (end) => llmCall(model, Exit.isSuccess(exit) ? "ok" : "error", end - start)
+        )
     )))
 
 const countReview = (verdict: "approve" | "redo" | "unparseable", trigger: Evidence.AdvisorTrigger) =>
@@ -181,7 +184,10 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
       })
 
-    const skipped = (skip: Evidence.AdvisorSkip, trigger: Option.Option<Evidence.AdvisorTrigger>): Evidence.Evidence => ({
+    const skipped = (
+      skip: Evidence.AdvisorSkip,
+      trigger: Option.Option<Evidence.AdvisorTrigger>
+    ): Evidence.Evidence => ({
       source: "advisor",
       verdict: "skipped",
       ...Option.match(trigger, { onNone: () => ({}), onSome: (t) => ({ trigger: t }) }),
@@ -226,15 +232,26 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
             headers: request.headers
           })
         ).pipe(
-          Effect.catchTag("InvalidResponse", () =>
-            Effect.fail(new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" }))),
+          Effect.catchTag(
+            "InvalidResponse",
+            () =>
+              Effect.fail(
+                new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" })
+              )
+          ),
           Effect.catchTag("TranslationError", () =>
             Effect.fail(
-              new InvalidVerdict({ reason: "invalid_response", detail: "advisor request cannot be sent in its upstream's format" })
+              new InvalidVerdict({
+                reason: "invalid_response",
+                detail: "advisor request cannot be sent in its upstream's format"
+              })
             )),
           Effect.flatMap((completion) =>
             Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
-              onNone: () => Effect.fail(new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })),
+              onNone: () =>
+                Effect.fail(
+                  new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })
+                ),
               onSome: Effect.succeed
             })
           ),
@@ -260,13 +277,24 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           const verdict = outcome.verdict
           if (verdict._tag === "Approve") {
             yield* countReview("approve", trigger)
-            return decision({ source: "advisor", verdict: "approve", trigger, advisor_model: advisorModel }, Option.some(turn))
+            return decision(
+              { source: "advisor", verdict: "approve", trigger, advisor_model: advisorModel },
+              Option.some(turn)
+            )
           }
           yield* countReview("redo", trigger)
           yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
-          const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.plan)
+          const messages = AdvisorReview.redoMessages(
+            request.body.messages,
+            turn,
+            options.redoFeedbackPrefix,
+            verdict.plan
+          )
           const again = yield* callExecutor({ ...request.body, messages }, request.headers)
-          return decision({ source: "advisor", verdict: "redo", trigger, advisor_model: advisorModel }, Option.some(again))
+          return decision(
+            { source: "advisor", verdict: "redo", trigger, advisor_model: advisorModel },
+            Option.some(again)
+          )
         }
         if (outcome._tag === "Refused" && !options.failOpen) {
           return yield* new AdvisorUnavailable({ advisorModel, failure: outcome.circuitOpen })

@@ -14,11 +14,11 @@
  * routes without a verdict (evidence `circuit-open`, reason `circuit_open`, counted in the
  * fail-open metric), `error` fails with `JudgeUnavailable` (503).
  */
+import type { Target } from "@switchyard-ts/client/Target"
+import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import type { Target } from "@switchyard-ts/client/Target"
-import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Consultation from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import * as Decision from "./Decision.js"
@@ -120,10 +120,11 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           return decision(stored.value.tier, { source: "affinity", previous_source: "llm-classifier" })
         }
 
-        const outcome = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers }).pipe(
-          Consultation.run(Posture.fromConfig(options.judgeFailure)),
-          Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
-        )
+        const outcome = yield* judge.consult({ options, messages: request.body.messages, headers: request.headers })
+          .pipe(
+            Consultation.run(Posture.fromConfig(options.judgeFailure)),
+            Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
+          )
 
         if (outcome._tag === "Verdict") {
           const verdict = outcome.verdict
@@ -143,7 +144,10 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         // Routed without a verdict: a stored decision is kept, else the strong target.
         const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
         yield* Metric.update(
-          Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason)),
+          Metrics.classifierFailOpenTotal.pipe(
+            Metric.tagged("judge_model", judgeModel),
+            Metric.tagged("reason", reason)
+          ),
           1
         )
         yield* Effect.logWarning("routing without a judge verdict").pipe(
@@ -165,7 +169,9 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       id: options.id,
       name: options.name,
       algorithm: "llm_task_classifier",
-      targets: [options.weak, options.strong].filter((target, i, all) => all.findIndex((t) => t.name === target.name) === i),
+      targets: [options.weak, options.strong].filter((target, i, all) =>
+        all.findIndex((t) => t.name === target.name) === i
+      ),
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
       decide

@@ -17,11 +17,11 @@
  * route's to decide. The failure channel is the posture's own: `JudgeCallFailure` after
  * `Posture.error` / `Posture.fromConfig`, `never` after `Posture.failOpen`.
  */
+import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
-import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import type * as Evidence from "./Evidence.js"
 import type { JudgeError } from "./Judge.js"
 import type { InvalidVerdict } from "./Verdict.js"

@@ -2,9 +2,9 @@
  * What a route reads from a conversation: whether the request is a user turn, the judge's view of
  * the conversation (client system prompts never shown), and the message-hash session identity.
  */
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 
 const isInstruction = (message: Message): boolean => message.role === "system" || message.role === "developer"
 
@@ -53,7 +53,9 @@ const clip = (text: string): string => {
   if (text.length <= maxMessageChars) return text
   const head = Math.floor((maxMessageChars * 2) / 3)
   const tail = maxMessageChars - head
-  return `${text.slice(0, head)}\n[… ${text.length - maxMessageChars} characters omitted …]\n${text.slice(text.length - tail)}`
+  return `${text.slice(0, head)}\n[… ${text.length - maxMessageChars} characters omitted …]\n${
+    text.slice(text.length - tail)
+  }`
 }
 
 const render = (message: Message): string => {

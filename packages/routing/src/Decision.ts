@@ -4,9 +4,9 @@
  * (noop's `OK`, a turn released by the advisor gate). Both carry the route and the evidence. A
  * decision that selected nothing and produced nothing cannot be written.
  */
-import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Option from "effect/Option"
 import type { Evidence } from "./Evidence.js"
 
 /** Metric/span label of a route algorithm (the anchor's names). */

@@ -128,9 +128,17 @@ export const spanAttributes = (evidence: Evidence): Record<string, string | numb
       }
     case "retained":
     case "fail-open":
-      return { "evidence.source": evidence.source, "evidence.reason": evidence.reason, "evidence.judge_model": evidence.judge_model }
+      return {
+        "evidence.source": evidence.source,
+        "evidence.reason": evidence.reason,
+        "evidence.judge_model": evidence.judge_model
+      }
     case "circuit-open":
-      return { "evidence.source": evidence.source, "evidence.reason": "circuit_open", "evidence.judge_model": evidence.judge_model }
+      return {
+        "evidence.source": evidence.source,
+        "evidence.reason": "circuit_open",
+        "evidence.judge_model": evidence.judge_model
+      }
     case "affinity":
       return { "evidence.source": evidence.source, "evidence.previous_source": evidence.previous_source }
     case "advisor":

@@ -8,17 +8,17 @@
  * plus `CircuitOpen` (the judge's LLM client's breaker refused the call; no HTTP request was made),
  * which the route settles around the posture (see `CapabilityRoute`).
  */
-import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
-import * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Conversation from "./Conversation.js"
 import * as JudgePrompt from "./JudgePrompt.js"
 import * as Metrics from "./Metrics.js"
@@ -83,7 +83,9 @@ export const requestBody = (consultation: Consultation): Readonly<Record<string,
 export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Verdict, Verdict.InvalidVerdict> => {
   const choice = completion.choices[0]
   if (choice?.finish_reason === "length") {
-    return Effect.fail(new Verdict.InvalidVerdict({ reason: "parse_error", detail: "reply truncated by max_output_tokens" }))
+    return Effect.fail(
+      new Verdict.InvalidVerdict({ reason: "parse_error", detail: "reply truncated by max_output_tokens" })
+    )
   }
   return Verdict.decode(choice?.message.content ?? "")
 }
@@ -104,32 +106,51 @@ const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): 
  * `judgeTimeoutMs` as well as the client's `timeout_ms`. A call refused by the client's open
  * breaker made no HTTP request and is not recorded in the call metrics.
  */
-export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(UpstreamClient, (upstream) =>
-  Judge.of({
-    consult: (consultation) =>
-      Effect.flatMap(Clock.currentTimeMillis, (start) =>
-        upstream.complete({
-          target: consultation.options.judge,
-          body: requestBody(consultation),
-          headers: consultation.headers,
-          timeoutMs: consultation.options.judgeTimeoutMs ?? Option.none()
-        }).pipe(
-          Effect.onExit((exit) =>
-            refusedByBreaker(exit) ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (end) =>
-              recordJudgeCall(consultation.options.judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start))
+export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(
+  UpstreamClient,
+  (upstream) =>
+    Judge.of({
+      consult: (consultation) =>
+        Effect.flatMap(Clock.currentTimeMillis, (start) =>
+          upstream.complete({
+            target: consultation.options.judge,
+            body: requestBody(consultation),
+            headers: consultation.headers,
+            timeoutMs: consultation.options.judgeTimeoutMs ?? Option.none()
+          }).pipe(
+            Effect.onExit((exit) =>
+              refusedByBreaker(exit) ?
+                Effect.void :
+                Effect.flatMap(
+                  Clock.currentTimeMillis,
+                  (end) =>
+                    recordJudgeCall(consultation.options.judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start)
+                )
+            )
+          )).pipe(
+            Effect.catchTag("InvalidResponse", () =>
+              Effect.fail(
+                new Verdict.InvalidVerdict({
+                  reason: "invalid_response",
+                  detail: "judge body is not a chat completion"
+                })
+              )),
+            // The judge request is text only, so every format can carry it; kept total all the same.
+            Effect.catchTag("TranslationError", () =>
+              Effect.fail(
+                new Verdict.InvalidVerdict({
+                  reason: "invalid_response",
+                  detail: "judge request cannot be sent in its upstream's format"
+                })
+              )),
+            Effect.flatMap(verdictOf),
+            Effect.withSpan("Judge.consult", {
+              captureStackTrace: false,
+              attributes: { "switchyard.judge_model": consultation.options.judge.id }
+            })
           )
-        )).pipe(
-        Effect.catchTag("InvalidResponse", () =>
-          Effect.fail(new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge body is not a chat completion" }))),
-        // The judge request is text only, so every format can carry it; kept total all the same.
-        Effect.catchTag("TranslationError", () =>
-          Effect.fail(
-            new Verdict.InvalidVerdict({ reason: "invalid_response", detail: "judge request cannot be sent in its upstream's format" })
-          )),
-        Effect.flatMap(verdictOf),
-        Effect.withSpan("Judge.consult", { captureStackTrace: false, attributes: { "switchyard.judge_model": consultation.options.judge.id } })
-      )
-  }))
+    })
+)
 
 /** The judge layer over the `UpstreamClient`. */
 export const layer: Layer.Layer<Judge, never, UpstreamClient> = Layer.effect(Judge, make)

@@ -5,7 +5,8 @@
  */
 
 /** The capability rubric sent as the judge's system prompt. */
-export const capabilityRubric = `You assess coding-agent tasks before they are assigned. An efficient, lower-cost coding agent is about to work on the task below with the usual tools of a software workspace: reading and editing files, running commands, tests and builds. Estimate the probability that this agent completes the whole task correctly on its own. You do not solve the task and you do not pick a model: you report one calibrated probability and the single rule that explains it best.
+export const capabilityRubric =
+  `You assess coding-agent tasks before they are assigned. An efficient, lower-cost coding agent is about to work on the task below with the usual tools of a software workspace: reading and editing files, running commands, tests and builds. Estimate the probability that this agent completes the whole task correctly on its own. You do not solve the task and you do not pick a model: you report one calibrated probability and the single rule that explains it best.
 
 How to read the conversation:
 - The first user message is the task. A later user message, when shown, is the latest request in the same session; judge the work that is still to be done.

@@ -2,10 +2,10 @@
  * Routing metrics (Effect `Metric`s, bridged to OpenTelemetry and Prometheus by the server).
  * Names, labels and meanings follow the compatible system's metric reference.
  */
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
 export const requestsTotal = Metric.counter("switchyard_requests_total", {
@@ -49,9 +49,44 @@ export const classifierFailOpenTotal = Metric.counter("switchyard_classifier_fai
 })
 
 const latencyBoundaries = MetricBoundaries.fromIterable([
-  0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000, 15000, 30000, 60000, 120000, 300000
+  0,
+  5,
+  10,
+  25,
+  50,
+  75,
+  100,
+  250,
+  500,
+  750,
+  1000,
+  2500,
+  5000,
+  7500,
+  10000,
+  15000,
+  30000,
+  60000,
+  120000,
+  300000
 ])
-const defaultBoundaries = MetricBoundaries.fromIterable([0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000])
+const defaultBoundaries = MetricBoundaries.fromIterable([
+  0,
+  5,
+  10,
+  25,
+  50,
+  75,
+  100,
+  250,
+  500,
+  750,
+  1000,
+  2500,
+  5000,
+  7500,
+  10000
+])
 
 /** Terminal routed runs (success and failure) since start; a gauge, as in the compatible system. */
 export const totalRequests = Metric.counter("switchyard_total_requests", {
@@ -70,7 +105,11 @@ export const runsTotal = Metric.counter("switchyard_runs_total", {
 })
 
 /** Duration of routed runs in milliseconds (routing and answer call), labelled like `runsTotal`. */
-export const runDurationMs = Metric.histogram("switchyard_run_duration_ms", defaultBoundaries, "Routed run duration in milliseconds")
+export const runDurationMs = Metric.histogram(
+  "switchyard_run_duration_ms",
+  defaultBoundaries,
+  "Routed run duration in milliseconds"
+)
 
 /** Successful routing outcomes by `algorithm` and `selected_model`. */
 export const decisionsTotal = Metric.counter("switchyard_decisions_total", {

@@ -1,12 +1,12 @@
 /**
  * The `noop` route: answers `OK` by itself, without any upstream call.
  */
+import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Replay from "./Replay.js"
 import * as Decision from "./Decision.js"
+import * as Replay from "./Replay.js"
 import type { Route } from "./Route.js"
 
 /** Options of a noop route. */

@@ -1,9 +1,9 @@
 /**
  * The `passthrough` route: always its one target, no fallbacks.
  */
+import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Target } from "@switchyard-ts/client/Target"
 import * as Decision from "./Decision.js"
 import type { Route } from "./Route.js"
 

@@ -8,8 +8,7 @@ import type { Boundary, Verdict } from "./Verdict.js"
 export type Tier = "weak" | "strong"
 
 /** Threshold steps per boundary: supported 0, uncertain and unmatched 1, unsupported 2. */
-export const steps = (boundary: Boundary): number =>
-  boundary === "supported" ? 0 : boundary === "unsupported" ? 2 : 1
+export const steps = (boundary: Boundary): number => boundary === "supported" ? 0 : boundary === "unsupported" ? 2 : 1
 
 /** The threshold a verdict with `boundary` must reach. */
 export const threshold = (boundary: Boundary, baseThreshold: number, thresholdStep: number): number =>

@@ -10,10 +10,10 @@
  * `error` the failure channel is exactly `TransportError | DeadlineExceeded | UpstreamStatus`;
  * after `failOpen` it is `never`.
  */
+import type { JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
-import type { JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import type { InvalidVerdict } from "./Verdict.js"
 
 /** The configured posture (`judge_failure`). */

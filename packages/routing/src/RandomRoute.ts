@@ -2,10 +2,10 @@
  * The `random` route: a weighted pick among its targets; the other targets are the fallbacks, in
  * config order. With a seed, the pick sequence repeats for an identical order of calls.
  */
+import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import type { Target } from "@switchyard-ts/client/Target"
 import * as Decision from "./Decision.js"
 import type { Route } from "./Route.js"
 

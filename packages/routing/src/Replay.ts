@@ -16,7 +16,12 @@ const deltaOf = (message: Choice["message"]): Delta => ({
     // A custom tool call has no `function`; its name and input travel in the same fields.
     tool_calls: message.tool_calls.map((call, index) =>
       call.type === "function"
-        ? { index, id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } }
+        ? {
+          index,
+          id: call.id,
+          type: "function",
+          function: { name: call.function.name, arguments: call.function.arguments }
+        }
         : { index, id: call.id, type: "custom", function: { name: call.custom.name, arguments: call.custom.input } }
     )
   })

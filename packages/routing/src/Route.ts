@@ -1,12 +1,12 @@
 /**
  * The contract of a route algorithm, and the request it routes.
  */
-import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
 import type { NativeBody, Target } from "@switchyard-ts/client/Target"
 import type { AdvisorUnavailable, ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import type { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { Algorithm, Decision } from "./Decision.js"
 
 /** A request as a route sees it. */

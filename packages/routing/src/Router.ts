@@ -4,14 +4,6 @@
  * decision, replayed as chunks to streaming callers) — bounds the whole run by the route's
  * `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call metrics).
  */
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as Fallback from "@switchyard-ts/client/Fallback"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { NativeBody, Target } from "@switchyard-ts/client/Target"
@@ -23,11 +15,19 @@ import {
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as Decision from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Replay from "./Replay.js"
-import type { Route, RouteFailure, RoutedRequest } from "./Route.js"
+import type { Route, RoutedRequest, RouteFailure } from "./Route.js"
 
 /** Every way a routed request can fail. */
 export type RouterFailure = RouteFailure | ClientFailure | ModelNotFound | RequestDeadlineExceeded
@@ -66,7 +66,9 @@ export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router,
   /** The routes, sorted by route id. */
   readonly routes: ReadonlyArray<Route>
   /** Run routing (judge calls included, bounded by `request_timeout_ms`) without making the answer call. */
-  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded>
+  readonly decide: (
+    request: RoutedRequest
+  ) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded>
   /** Route and make the buffered answer call. */
   readonly complete: (request: RoutedRequest) => Effect.Effect<Completed, RouterFailure>
   /** Route and start the streamed answer call. */
@@ -89,16 +91,14 @@ const add = (
   counter: Metric.Metric.Counter<number>,
   tags: Readonly<Record<string, string>>,
   value = 1
-): Effect.Effect<void> =>
-  Metric.update(TaggedMetric.tagged(counter, tags), value)
+): Effect.Effect<void> => Metric.update(TaggedMetric.tagged(counter, tags), value)
 
 /** Record a value in a histogram tagged with `tags`. */
 const observe = (
   histogram: Metric.Metric.Histogram<number>,
   tags: Readonly<Record<string, string>>,
   value: number
-): Effect.Effect<void> =>
-  Metric.update(TaggedMetric.tagged(histogram, tags), value)
+): Effect.Effect<void> => Metric.update(TaggedMetric.tagged(histogram, tags), value)
 
 /** Token counters of an answer's usage, labelled with the served model; absent fields add nothing. */
 export const recordUsage = (model: string, usage: Usage | null | undefined): Effect.Effect<void> => {
@@ -176,14 +176,17 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
                 if (outcome === "error") yield* add(Metrics.totalErrors, {})
               })
               : Effect.void
-          const bounded: Effect.Effect<A, E | RequestDeadlineExceeded> = Option.match(found.requestTimeoutMs ?? Option.none(), {
-            onNone: () => body(found),
-            onSome: (ms) =>
-              Effect.timeoutFail(body(found), {
-                duration: Duration.millis(ms),
-                onTimeout: () => new RequestDeadlineExceeded({ route: found.id, afterMs: ms })
-              })
-          })
+          const bounded: Effect.Effect<A, E | RequestDeadlineExceeded> = Option.match(
+            found.requestTimeoutMs ?? Option.none(),
+            {
+              onNone: () => body(found),
+              onSome: (ms) =>
+                Effect.timeoutFail(body(found), {
+                  duration: Duration.millis(ms),
+                  onTimeout: () => new RequestDeadlineExceeded({ route: found.id, afterMs: ms })
+                })
+            }
+          )
           return yield* bounded.pipe(
             Effect.tap(() => Effect.zipRight(Effect.annotateCurrentSpan("outcome", "success"), recordRun("ok"))),
             Effect.tapError((error) =>
@@ -238,7 +241,12 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const complete = (request: RoutedRequest) =>
       routeAndAnswer(
         request,
-        (decision): Completed => ({ decision, served: decision.servedBy, completion: decision.answer, native: Option.none() }),
+        (decision): Completed => ({
+          decision,
+          served: decision.servedBy,
+          completion: decision.answer,
+          native: Option.none()
+        }),
         (decision, candidates) =>
           Effect.flatMap(
             Fallback.complete(candidates, request.body, request.headers, request.native),
@@ -259,7 +267,9 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           decision,
           served: decision.servedBy,
           pieces: Stream.make<[StreamPiece]>({
-            chunks: Replay.chunks(decision.answer, { includeUsage: request.body.stream_options?.include_usage === true }),
+            chunks: Replay.chunks(decision.answer, {
+              includeUsage: request.body.stream_options?.include_usage === true
+            }),
             native: Option.none()
           })
         }),

@@ -13,7 +13,18 @@ export const Boundary = Schema.Literal("supported", "uncertain", "unmatched", "u
 export type Boundary = typeof Boundary.Type
 
 /** `primary_rule` values; each family belongs to one boundary. */
-export const Rule = Schema.Literal("SUP-1", "SUP-2", "SUP-3", "SUP-4", "SUP-5", "UNC-1", "UNC-2", "LIM-1", "LIM-2", "none")
+export const Rule = Schema.Literal(
+  "SUP-1",
+  "SUP-2",
+  "SUP-3",
+  "SUP-4",
+  "SUP-5",
+  "UNC-1",
+  "UNC-2",
+  "LIM-1",
+  "LIM-2",
+  "none"
+)
 export type Rule = typeof Rule.Type
 
 /** A verdict as the judge writes it: exactly these four keys. */
@@ -41,7 +52,13 @@ export class InvalidVerdict extends Schema.TaggedError<InvalidVerdict>()("Invali
 
 /** The boundary each rule family belongs to. */
 export const boundaryOfRule = (rule: Rule): Boundary =>
-  rule.startsWith("SUP-") ? "supported" : rule.startsWith("UNC-") ? "uncertain" : rule.startsWith("LIM-") ? "unsupported" : "unmatched"
+  rule.startsWith("SUP-")
+    ? "supported"
+    : rule.startsWith("UNC-")
+    ? "uncertain"
+    : rule.startsWith("LIM-")
+    ? "unsupported"
+    : "unmatched"
 
 /** The inner JSON Schema of a verdict, as sent to the judge. */
 export const jsonSchema = {

@@ -1,14 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AdvisorReview from "@switchyard-ts/routing/AdvisorReview"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import * as Replay from "@switchyard-ts/routing/Replay"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 const approve = Option.some<AdvisorReview.Verdict>({ _tag: "Approve" })
 const redo = (plan: string) => Option.some<AdvisorReview.Verdict>({ _tag: "Redo", plan })
@@ -70,10 +70,15 @@ const turn = (message: Record<string, unknown>): ChatCompletion => ({
 describe("AdvisorReview.turnText", () => {
   it("the visible text, else the reasoning (labelled), else a placeholder; tool calls listed after", () => {
     assert.strictEqual(AdvisorReview.turnText(turn({ content: "done" })), "done")
-    assert.strictEqual(AdvisorReview.turnText(turn({ content: null, reasoning_content: "thinking" })), "(the turn has no visible text; its reasoning was:)\nthinking")
+    assert.strictEqual(
+      AdvisorReview.turnText(turn({ content: null, reasoning_content: "thinking" })),
+      "(the turn has no visible text; its reasoning was:)\nthinking"
+    )
     assert.strictEqual(AdvisorReview.turnText(turn({ content: "" })), "(the turn has no visible text)")
     assert.strictEqual(
-      AdvisorReview.turnText(turn({ content: null, tool_calls: [{ id: "1", type: "function", function: { name: "ls", arguments: "{}" } }] })),
+      AdvisorReview.turnText(
+        turn({ content: null, tool_calls: [{ id: "1", type: "function", function: { name: "ls", arguments: "{}" } }] })
+      ),
       "(the turn has no visible text)\n[tool call ls] {}"
     )
   })
@@ -88,7 +93,11 @@ describe("Replay.chunks", () => {
       model: "m",
       choices: [{
         index: 0,
-        message: { role: "assistant", content: null, tool_calls: [{ id: "t1", type: "function", function: { name: "run", arguments: "{\"a\":1}" } }] },
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "t1", type: "function", function: { name: "run", arguments: "{\"a\":1}" } }]
+        },
         finish_reason: "tool_calls"
       }],
       usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
@@ -101,41 +110,84 @@ describe("Replay.chunks", () => {
         model: "m",
         choices: [{
           index: 0,
-          delta: { role: "assistant", tool_calls: [{ index: 0, id: "t1", type: "function", function: { name: "run", arguments: "{\"a\":1}" } }] },
+          delta: {
+            role: "assistant",
+            tool_calls: [{ index: 0, id: "t1", type: "function", function: { name: "run", arguments: "{\"a\":1}" } }]
+          },
           finish_reason: null
         }]
       },
-      { id: "x", object: "chat.completion.chunk", created: 7, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
-      { id: "x", object: "chat.completion.chunk", created: 7, model: "m", choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }
+      {
+        id: "x",
+        object: "chat.completion.chunk",
+        created: 7,
+        model: "m",
+        choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }]
+      },
+      {
+        id: "x",
+        object: "chat.completion.chunk",
+        created: 7,
+        model: "m",
+        choices: [],
+        usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
+      }
     ])
     assert.strictEqual(Replay.chunks(completion, { includeUsage: false }).length, 2)
   })
 
   it("noop's stream is its completion replayed, as before", () => {
     assert.deepStrictEqual(Noop.chunks("ping", 5), [
-      { id: "switchyard-noop", object: "chat.completion.chunk", created: 5, model: "ping", choices: [{ index: 0, delta: { role: "assistant", content: "OK" }, finish_reason: null }] },
-      { id: "switchyard-noop", object: "chat.completion.chunk", created: 5, model: "ping", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }
+      {
+        id: "switchyard-noop",
+        object: "chat.completion.chunk",
+        created: 5,
+        model: "ping",
+        choices: [{ index: 0, delta: { role: "assistant", content: "OK" }, finish_reason: null }]
+      },
+      {
+        id: "switchyard-noop",
+        object: "chat.completion.chunk",
+        created: 5,
+        model: "ping",
+        choices: [{ index: 0, delta: {}, finish_reason: "stop" }]
+      }
     ])
   })
 })
 
 describe("advisor evidence", () => {
   it("both advisor records decode and give span attributes", () => {
-    const reviewed = Schema.decodeUnknownSync(Evidence.Evidence)({ source: "advisor", verdict: "redo", trigger: "pattern", advisor_model: "big" })
+    const reviewed = Schema.decodeUnknownSync(Evidence.Evidence)({
+      source: "advisor",
+      verdict: "redo",
+      trigger: "pattern",
+      advisor_model: "big"
+    })
     assert.deepStrictEqual(Evidence.spanAttributes(reviewed), {
       "evidence.source": "advisor",
       "evidence.verdict": "redo",
       "evidence.trigger": "pattern",
       "evidence.advisor_model": "big"
     })
-    const failed = Schema.decodeUnknownSync(Evidence.Evidence)({ source: "advisor", reason: "timeout", trigger: "no_tool_call", advisor_model: "big" })
+    const failed = Schema.decodeUnknownSync(Evidence.Evidence)({
+      source: "advisor",
+      reason: "timeout",
+      trigger: "no_tool_call",
+      advisor_model: "big"
+    })
     assert.deepStrictEqual(Evidence.spanAttributes(failed), {
       "evidence.source": "advisor",
       "evidence.reason": "timeout",
       "evidence.trigger": "no_tool_call",
       "evidence.advisor_model": "big"
     })
-    const skipped = Schema.decodeUnknownSync(Evidence.Evidence)({ source: "advisor", verdict: "skipped", skipped: "budget_exhausted", advisor_model: "big" })
+    const skipped = Schema.decodeUnknownSync(Evidence.Evidence)({
+      source: "advisor",
+      verdict: "skipped",
+      skipped: "budget_exhausted",
+      advisor_model: "big"
+    })
     assert.strictEqual(Evidence.spanAttributes(skipped)["evidence.skipped"], "budget_exhausted")
   })
 

@@ -1,4 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import { toHttp } from "@switchyard-ts/protocol/Errors"
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
+import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -6,12 +12,6 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
-import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
-import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import {
   advisor,
   finalText,
@@ -57,11 +57,23 @@ const messagesOf = (body: Readonly<Record<string, unknown>>) => {
   return Array.isArray(messages) ? messages.map(asRecord) : assert.fail("no messages")
 }
 
-const stringOf = (value: unknown): string => (typeof value === "string" ? value : assert.fail(`expected a string, got ${JSON.stringify(value)}`))
+const stringOf = (
+  value: unknown
+): string => (typeof value === "string" ? value : assert.fail(`expected a string, got ${JSON.stringify(value)}`))
 
-const complete = (gate: Effect.Effect.Success<ReturnType<typeof makeGate>>, messages: ReadonlyArray<Message> = task, session = Option.none<string>(), stalls = false) =>
-  Effect.flatMap(runUnderClock(gate.router.complete(routed(messages, session)), stalls), (exit) =>
-    Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.fail(Option.getOrThrow(Cause.failureOption(exit.cause))))
+const complete = (
+  gate: Effect.Effect.Success<ReturnType<typeof makeGate>>,
+  messages: ReadonlyArray<Message> = task,
+  session = Option.none<string>(),
+  stalls = false
+) =>
+  Effect.flatMap(
+    runUnderClock(gate.router.complete(routed(messages, session)), stalls),
+    (exit) =>
+      Exit.isSuccess(exit)
+        ? Effect.succeed(exit.value)
+        : Effect.fail(Option.getOrThrow(Cause.failureOption(exit.cause)))
+  )
 
 const advisorCalls = (gate: Effect.Effect.Success<ReturnType<typeof makeGate>>) =>
   Effect.map(gate.seen, (seen) => seen.filter((s) => s.host === "advisor.test"))
@@ -89,7 +101,10 @@ describe("AdvisorRoute: the consultation", () => {
 
   it.effect("advisor_temperature and a custom reviewer prompt are sent when set", () =>
     Effect.gen(function*() {
-      const gate = yield* makeGate({ advisorTemperature: Option.some(0), reviewerSystemPrompt: Option.some("CUSTOM REVIEWER") })
+      const gate = yield* makeGate({
+        advisorTemperature: Option.some(0),
+        reviewerSystemPrompt: Option.some("CUSTOM REVIEWER")
+      })
       yield* complete(gate)
       const [consult] = yield* advisorCalls(gate)
       const body = consult?.body ?? assert.fail("no consultation")
@@ -102,7 +117,10 @@ describe("AdvisorRoute: the consultation", () => {
       const gate = yield* makeGate({ transcriptMaxChars: 600 })
       const long: ReadonlyArray<Message> = [
         ...task,
-        ...Array.from({ length: 40 }, (_, i): Message => ({ role: "tool", tool_call_id: "c1", content: `filler ${i} ${"x".repeat(50)}` })),
+        ...Array.from(
+          { length: 40 },
+          (_, i): Message => ({ role: "tool", tool_call_id: "c1", content: `filler ${i} ${"x".repeat(50)}` })
+        ),
         { role: "assistant", content: "LATEST-WORK: ran the tests" }
       ]
       yield* complete(gate, long)
@@ -121,7 +139,12 @@ describe("AdvisorRoute: the consultation", () => {
       const gate = yield* makeGate({ redoFeedbackPrefix: Option.some("REVIEW: "), maxReviews: 5 })
       yield* gate.script({ _tag: "final" }, { _tag: "redo", reply: "run the tests first", plan: "run the tests first" })
       const completed = yield* complete(gate)
-      assert.deepStrictEqual(completed.decision.evidence, { source: "advisor", verdict: "redo", trigger: "no_tool_call", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(completed.decision.evidence, {
+        source: "advisor",
+        verdict: "redo",
+        trigger: "no_tool_call",
+        advisor_model: "advisor-model"
+      })
       const executorBodies = (yield* gate.seen).filter((s) => s.host === "executor.test").map((s) => s.body)
       assert.strictEqual(executorBodies.length, 2)
       assert.deepStrictEqual(messagesOf(executorBodies[1] ?? {}).slice(-2), [
@@ -149,22 +172,46 @@ describe("AdvisorRoute: triggers", () => {
     Effect.gen(function*() {
       const gate = yield* makeGate({ gateMinToolResults: 2, maxReviews: 5 })
       const skipped = yield* complete(gate)
-      assert.deepStrictEqual(skipped.decision.evidence, { source: "advisor", verdict: "skipped", skipped: "no_trigger", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(skipped.decision.evidence, {
+        source: "advisor",
+        verdict: "skipped",
+        skipped: "no_trigger",
+        advisor_model: "advisor-model"
+      })
       const more: ReadonlyArray<Message> = [...task, { role: "tool", tool_call_id: "c1", content: "second result" }]
       const reviewed = yield* complete(gate, more)
-      assert.strictEqual(reviewed.decision.evidence.source === "advisor" && "verdict" in reviewed.decision.evidence ? reviewed.decision.evidence.verdict : "", "approve")
+      assert.strictEqual(
+        reviewed.decision.evidence.source === "advisor" && "verdict" in reviewed.decision.evidence
+          ? reviewed.decision.evidence.verdict
+          : "",
+        "approve"
+      )
       assert.strictEqual((yield* advisorCalls(gate)).length, 1)
     }))
 
   it.effect("pattern reviews a turn whose visible text matches (searched, not anchored), whatever its tool calls", () =>
     Effect.gen(function*() {
-      const gate = yield* makeGate({ gateTrigger: "pattern", gateTriggerPattern: Option.some(/tests? pass/u), maxReviews: 5 })
+      const gate = yield* makeGate({
+        gateTrigger: "pattern",
+        gateTriggerPattern: Option.some(/tests? pass/u),
+        maxReviews: 5
+      })
       yield* gate.script({ _tag: "text", content: "I think the work is complete." }, { _tag: "approve" })
       const plain = yield* complete(gate)
-      assert.deepStrictEqual(plain.decision.evidence, { source: "advisor", verdict: "skipped", skipped: "no_trigger", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(plain.decision.evidence, {
+        source: "advisor",
+        verdict: "skipped",
+        skipped: "no_trigger",
+        advisor_model: "advisor-model"
+      })
       yield* gate.script({ _tag: "final" }, { _tag: "approve" })
       const matched = yield* complete(gate)
-      assert.deepStrictEqual(matched.decision.evidence, { source: "advisor", verdict: "approve", trigger: "pattern", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(matched.decision.evidence, {
+        source: "advisor",
+        verdict: "approve",
+        trigger: "pattern",
+        advisor_model: "advisor-model"
+      })
       assert.strictEqual((yield* advisorCalls(gate)).length, 1)
     }))
 
@@ -173,13 +220,25 @@ describe("AdvisorRoute: triggers", () => {
       const gate = yield* makeGate({ gateStallTurns: 2, maxReviews: 5 })
       yield* gate.script({ _tag: "tool" }, { _tag: "approve" })
       const first = yield* complete(gate)
-      assert.deepStrictEqual(first.decision.evidence, { source: "advisor", verdict: "approve", trigger: "stall", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(first.decision.evidence, {
+        source: "advisor",
+        verdict: "approve",
+        trigger: "stall",
+        advisor_model: "advisor-model"
+      })
       assert.deepStrictEqual(first.completion.choices[0]?.message.tool_calls?.map((c) => c.id), ["call-9"])
       yield* gate.script({ _tag: "tool" }, { _tag: "approve" })
       const again = yield* complete(gate)
-      assert.deepStrictEqual(again.decision.evidence, { source: "advisor", verdict: "skipped", skipped: "no_trigger", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(again.decision.evidence, {
+        source: "advisor",
+        verdict: "skipped",
+        skipped: "no_trigger",
+        advisor_model: "advisor-model"
+      })
       // Another conversation (another opening task) stalls on its own.
-      const other: ReadonlyArray<Message> = task.map((m) => (m.role === "user" ? { role: "user", content: "TASK: another one" } : m))
+      const other: ReadonlyArray<Message> = task.map((
+        m
+      ) => (m.role === "user" ? { role: "user", content: "TASK: another one" } : m))
       yield* gate.script({ _tag: "tool" }, { _tag: "approve" })
       const third = yield* complete(gate, other)
       assert.strictEqual("trigger" in third.decision.evidence ? third.decision.evidence.trigger : "", "stall")
@@ -194,14 +253,22 @@ describe("AdvisorRoute: budgets and scopes", () => {
       const s1 = yield* complete(gate, task, Option.some("s1"))
       assert.strictEqual("verdict" in s1.decision.evidence ? s1.decision.evidence.verdict : "", "approve")
       const s1Again = yield* complete(gate, task, Option.some("s1"))
-      assert.deepStrictEqual(s1Again.decision.evidence, { source: "advisor", verdict: "skipped", skipped: "budget_exhausted", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(s1Again.decision.evidence, {
+        source: "advisor",
+        verdict: "skipped",
+        skipped: "budget_exhausted",
+        advisor_model: "advisor-model"
+      })
       // An exhausted scope is a passthrough: the Router made the answer call, nothing was produced.
       assert.isTrue(Option.isNone(Decision.answerOf(s1Again.decision)))
       const s2 = yield* complete(gate, task, Option.some("s2"))
       assert.strictEqual("verdict" in s2.decision.evidence ? s2.decision.evidence.verdict : "", "approve")
       yield* complete(gate)
       const instanceAgain = yield* complete(gate)
-      assert.strictEqual("skipped" in instanceAgain.decision.evidence ? instanceAgain.decision.evidence.skipped : "", "budget_exhausted")
+      assert.strictEqual(
+        "skipped" in instanceAgain.decision.evidence ? instanceAgain.decision.evidence.skipped : "",
+        "budget_exhausted"
+      )
       assert.strictEqual((yield* advisorCalls(gate)).length, 3)
     }))
 
@@ -211,12 +278,22 @@ describe("AdvisorRoute: budgets and scopes", () => {
       yield* gate.script({ _tag: "final" }, { _tag: "5xx" })
       for (let i = 0; i < 3; i++) {
         const released = yield* complete(gate, task, Option.some("s1"))
-        assert.deepStrictEqual(released.decision.evidence, { source: "advisor", reason: "upstream_5xx", trigger: "no_tool_call", advisor_model: "advisor-model" })
+        assert.deepStrictEqual(released.decision.evidence, {
+          source: "advisor",
+          reason: "upstream_5xx",
+          trigger: "no_tool_call",
+          advisor_model: "advisor-model"
+        })
       }
       assert.deepStrictEqual(yield* gate.route.budget(Option.some("s1")), { reviews: 0, failedConsults: 3 })
       yield* gate.script({ _tag: "final" }, { _tag: "approve" })
       const capped = yield* complete(gate, task, Option.some("s1"))
-      assert.deepStrictEqual(capped.decision.evidence, { source: "advisor", verdict: "skipped", skipped: "consult_failures", advisor_model: "advisor-model" })
+      assert.deepStrictEqual(capped.decision.evidence, {
+        source: "advisor",
+        verdict: "skipped",
+        skipped: "consult_failures",
+        advisor_model: "advisor-model"
+      })
       assert.strictEqual((yield* advisorCalls(gate)).length, 3)
       yield* complete(gate, task, Option.some("s2"))
       assert.strictEqual((yield* advisorCalls(gate)).length, 4)
@@ -224,7 +301,10 @@ describe("AdvisorRoute: budgets and scopes", () => {
 
   it.effect("an open advisor breaker: fail_open releases (circuit_open), fail_open = false is a 503", () =>
     Effect.gen(function*() {
-      const breakerAdvisor = { ...advisor, client: { ...advisor.client, breaker: Option.some({ failureThreshold: 1, cooldownMs: 60_000 }) } }
+      const breakerAdvisor = {
+        ...advisor,
+        client: { ...advisor.client, breaker: Option.some({ failureThreshold: 1, cooldownMs: 60_000 }) }
+      }
       for (const failOpen of [true, false]) {
         const gate = yield* makeGate({ advisor: breakerAdvisor, failOpen, maxReviews: 5 })
         yield* gate.script({ _tag: "final" }, { _tag: "5xx" })
@@ -232,9 +312,16 @@ describe("AdvisorRoute: budgets and scopes", () => {
         const refused = yield* Effect.exit(complete(gate))
         if (failOpen) {
           const completed = Exit.isSuccess(refused) ? refused.value : assert.fail("expected an answer")
-          assert.deepStrictEqual(completed.decision.evidence, { source: "advisor", reason: "circuit_open", trigger: "no_tool_call", advisor_model: "advisor-model" })
+          assert.deepStrictEqual(completed.decision.evidence, {
+            source: "advisor",
+            reason: "circuit_open",
+            trigger: "no_tool_call",
+            advisor_model: "advisor-model"
+          })
         } else {
-          const error = Exit.isFailure(refused) ? Option.getOrThrow(Cause.failureOption(refused.cause)) : assert.fail("expected a failure")
+          const error = Exit.isFailure(refused)
+            ? Option.getOrThrow(Cause.failureOption(refused.cause))
+            : assert.fail("expected a failure")
           assert.strictEqual(error._tag, "AdvisorUnavailable")
           assert.strictEqual(toHttp(error).status, 503)
         }
@@ -267,7 +354,9 @@ describe("AdvisorRoute through the Router", () => {
   it.effect("a streaming caller gets the released turn replayed, with usage when asked", () =>
     Effect.gen(function*() {
       const gate = yield* makeGate()
-      const streamed = yield* gate.router.stream(routed(task, Option.none(), { stream: true, stream_options: { include_usage: true } }))
+      const streamed = yield* gate.router.stream(
+        routed(task, Option.none(), { stream: true, stream_options: { include_usage: true } })
+      )
       assert.deepStrictEqual(Option.map(streamed.served, (t) => t.name), Option.some("executor"))
       const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces)))
       assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), finalText)

@@ -1,4 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
+import { toHttp } from "@switchyard-ts/protocol/Errors"
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as JudgePrompt from "@switchyard-ts/routing/JudgePrompt"
+import type { RouteFailure } from "@switchyard-ts/routing/Route"
+import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -7,13 +14,6 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as TestClock from "effect/TestClock"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
-import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as JudgePrompt from "@switchyard-ts/routing/JudgePrompt"
-import type { RouteFailure } from "@switchyard-ts/routing/Route"
-import * as Verdict from "@switchyard-ts/routing/Verdict"
 import {
   buildRoute,
   conversation,
@@ -51,7 +51,10 @@ describe.concurrent("CapabilityRoute: failure schedules against the posture-tabl
       Effect.gen(function*() {
         const judge = yield* makeScriptedJudge
         const route = yield* buildRoute(
-          routeOptions(target("judge", yield* uniqueJudgeModel), { classifyTrigger: trigger, judgeFailure: "fail_open" }),
+          routeOptions(target("judge", yield* uniqueJudgeModel), {
+            classifyTrigger: trigger,
+            judgeFailure: "fail_open"
+          }),
           judge.layer
         )
         for (const step of steps) {
@@ -89,7 +92,10 @@ const harness = (overrides: Partial<CapabilityRoute.Options>, judgeOptions: { re
   Effect.gen(function*() {
     const judgeModel = yield* uniqueJudgeModel
     const judge = yield* makeScriptedJudge
-    const judgeTarget = target("judge", judgeModel, { maxRetries: judgeOptions.maxRetries ?? 0, timeoutMs: Option.some(3000) })
+    const judgeTarget = target("judge", judgeModel, {
+      maxRetries: judgeOptions.maxRetries ?? 0,
+      timeoutMs: Option.some(3000)
+    })
     const route = yield* buildRoute(routeOptions(judgeTarget, overrides), judge.layer)
     const run = (
       messages: ReadonlyArray<Message>,
@@ -121,11 +127,15 @@ describe("CapabilityRoute: new_session with message_hash_fallback", () => {
       const other = decisionOf(yield* run([user("port the build to bazel")], [strongVerdict]))
       assert.deepStrictEqual(summary(other), { target: "strong", source: "llm-classifier" })
       assert.strictEqual(yield* judge.calls, 2)
-      const otherAgain = decisionOf(yield* run([user("port the build to bazel"), assistant("ok"), user("go")], [weakVerdict]))
+      const otherAgain = decisionOf(
+        yield* run([user("port the build to bazel"), assistant("ok"), user("go")], [weakVerdict])
+      )
       assert.deepStrictEqual(summary(otherAgain), { target: "strong", source: "affinity" })
       assert.strictEqual(yield* judge.calls, 2)
       // A caller session id takes precedence over the hash: nothing is stored for it yet.
-      const explicit = decisionOf(yield* run([user("rename the helper in utils.ts")], [strongVerdict], Option.some("s-42")))
+      const explicit = decisionOf(
+        yield* run([user("rename the helper in utils.ts")], [strongVerdict], Option.some("s-42"))
+      )
       assert.deepStrictEqual(summary(explicit), { target: "strong", source: "llm-classifier" })
       assert.strictEqual(yield* judge.calls, 3)
     }))
@@ -146,7 +156,9 @@ describe("CapabilityRoute: new_session with message_hash_fallback", () => {
     Effect.gen(function*() {
       const { judge, run } = yield* harness({ classifyTrigger: "user_turn", messageHashFallback: true })
       yield* run([user("rename the helper in utils.ts")], [weakVerdict])
-      const continuation = decisionOf(yield* run(conversation("tool_continuation", "rename the helper in utils.ts"), [strongVerdict]))
+      const continuation = decisionOf(
+        yield* run(conversation("tool_continuation", "rename the helper in utils.ts"), [strongVerdict])
+      )
       assert.deepStrictEqual(summary(continuation), { target: "strong", source: "llm-classifier" })
       assert.strictEqual(yield* judge.calls, 2)
     }))
@@ -174,7 +186,9 @@ const messagesOf = (body: Readonly<Record<string, unknown>>): ReadonlyArray<Read
   return Array.isArray(messages) ? messages.map(asRecord) : assert.fail("the judge body has no messages")
 }
 
-const stringOf = (value: unknown): string => (typeof value === "string" ? value : assert.fail(`expected a string, got ${JSON.stringify(value)}`))
+const stringOf = (
+  value: unknown
+): string => (typeof value === "string" ? value : assert.fail(`expected a string, got ${JSON.stringify(value)}`))
 
 describe("CapabilityRoute: the judge request", () => {
   const clientConversation: ReadonlyArray<Message> = [
@@ -200,7 +214,12 @@ describe("CapabilityRoute: the judge request", () => {
   it.effect("json_schema with the packaged rubric: model, messages, response_format, max_completion_tokens", () =>
     Effect.gen(function*() {
       const { body, judgeModel } = yield* sentBody({ responseFormatType: "json_schema", maxOutputTokens: 321 })
-      assert.deepStrictEqual(Object.keys(body).sort(), ["max_completion_tokens", "messages", "model", "response_format"])
+      assert.deepStrictEqual(Object.keys(body).sort(), [
+        "max_completion_tokens",
+        "messages",
+        "model",
+        "response_format"
+      ])
       assert.strictEqual(body["model"], judgeModel)
       assert.strictEqual(body["max_completion_tokens"], 321)
       assert.deepStrictEqual(body["response_format"], {
@@ -214,7 +233,10 @@ describe("CapabilityRoute: the judge request", () => {
             required: ["crux", "primary_rule", "capability_boundary", "p_solve"],
             properties: {
               crux: { type: "string", minLength: 1 },
-              primary_rule: { type: "string", enum: ["SUP-1", "SUP-2", "SUP-3", "SUP-4", "SUP-5", "UNC-1", "UNC-2", "LIM-1", "LIM-2", "none"] },
+              primary_rule: {
+                type: "string",
+                enum: ["SUP-1", "SUP-2", "SUP-3", "SUP-4", "SUP-5", "UNC-1", "UNC-2", "LIM-1", "LIM-2", "none"]
+              },
               capability_boundary: { type: "string", enum: ["supported", "uncertain", "unmatched", "unsupported"] },
               p_solve: { type: "number", minimum: 0, maximum: 1 }
             }
@@ -276,7 +298,12 @@ describe("CapabilityRoute: retries inside the judge deadline", () => {
       const { judge, judgeModel, run } = yield* harness({ judgeFailure: "error" }, { maxRetries: 1 })
       const before = yield* failOpenCounts(judgeModel)
       const decision = decisionOf(yield* run([user("fix the typo")], [Outcome.status5xx, weakVerdict]))
-      assert.deepStrictEqual(decision.evidence, { source: "llm-classifier", score: 0.9, threshold: 0.5, boundary: "supported" })
+      assert.deepStrictEqual(decision.evidence, {
+        source: "llm-classifier",
+        score: 0.9,
+        threshold: 0.5,
+        boundary: "supported"
+      })
       assert.deepStrictEqual(summary(decision), { target: "weak", source: "llm-classifier" })
       assert.strictEqual(yield* judge.calls, 2)
       assert.deepStrictEqual(yield* failOpenCounts(judgeModel), before)
@@ -286,20 +313,28 @@ describe("CapabilityRoute: retries inside the judge deadline", () => {
     Effect.gen(function*() {
       const failing = yield* harness({ judgeFailure: "error" })
       const exit = yield* failing.run([user("fix the typo")], [Outcome.status5xx, weakVerdict])
-      const error = Exit.isFailure(exit) ? Option.getOrThrow(Cause.failureOption(exit.cause)) : assert.fail("expected a failure")
+      const error = Exit.isFailure(exit)
+        ? Option.getOrThrow(Cause.failureOption(exit.cause))
+        : assert.fail("expected a failure")
       assert.strictEqual(error._tag, "JudgeUnavailable")
       assert.strictEqual(toHttp(error).status, 502)
       assert.strictEqual(yield* failing.judge.calls, 1)
       const open = yield* harness({ judgeFailure: "fail_open" })
       const decision = decisionOf(yield* open.run([user("fix the typo")], [Outcome.status5xx, weakVerdict]))
-      assert.deepStrictEqual(decision.evidence, { source: "fail-open", reason: "upstream_5xx", judge_model: open.judgeModel })
+      assert.deepStrictEqual(decision.evidence, {
+        source: "fail-open",
+        reason: "upstream_5xx",
+        judge_model: open.judgeModel
+      })
     }))
 
   it.effect("a stalled first attempt is not retried past the deadline: 504-class failure under error", () =>
     Effect.gen(function*() {
       const { judge, run } = yield* harness({ judgeFailure: "error" }, { maxRetries: 3 })
       const exit = yield* run([user("fix the typo")], [Outcome.stall, weakVerdict])
-      const error = Exit.isFailure(exit) ? Option.getOrThrow(Cause.failureOption(exit.cause)) : assert.fail("expected a failure")
+      const error = Exit.isFailure(exit)
+        ? Option.getOrThrow(Cause.failureOption(exit.cause))
+        : assert.fail("expected a failure")
       assert.strictEqual(error._tag, "JudgeUnavailable")
       if (error._tag === "JudgeUnavailable") {
         assert.strictEqual(error.failure._tag, "DeadlineExceeded")

@@ -1,5 +1,3 @@
-import type * as Effect from "effect/Effect"
-import { describe, expectTypeOf, it } from "vitest"
 import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type * as AdvisorReview from "@switchyard-ts/routing/AdvisorReview"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
@@ -7,6 +5,8 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
+import type * as Effect from "effect/Effect"
+import { describe, expectTypeOf, it } from "vitest"
 
 /** A requirement the helper must carry through untouched. */
 interface Deps {
@@ -78,7 +78,9 @@ describe("Consultation.run types", () => {
     expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "Verdict" }>["verdict"]>().toEqualTypeOf<Verdict>()
     expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "WithoutVerdict" }>["reason"]>()
       .toEqualTypeOf<Evidence.Reason>()
-    expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "Refused" }>["circuitOpen"]>().toEqualTypeOf<CircuitOpen>()
+    expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "Refused" }>["circuitOpen"]>().toEqualTypeOf<
+      CircuitOpen
+    >()
   })
 
   it("the error posture's result is not assignable to a never-failing effect", () => {

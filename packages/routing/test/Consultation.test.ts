@@ -1,9 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
 import {
   CircuitOpen,
   DeadlineExceeded,
@@ -16,6 +11,11 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { JudgeError } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import { InvalidVerdict, type Verdict } from "@switchyard-ts/routing/Verdict"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 
 const verdict: Verdict = { crux: "a small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 }
 const circuitOpen = new CircuitOpen({ target: "judge", client: "judge-client" })
@@ -27,12 +27,42 @@ const failures: ReadonlyArray<{
   readonly failsUnderError: boolean
   readonly reason: Evidence.Reason
 }> = [
-  { label: "TransportError", failure: new TransportError({ target: "judge", reason: "refused" }), failsUnderError: true, reason: "transport" },
-  { label: "DeadlineExceeded", failure: new DeadlineExceeded({ target: "judge", afterMs: 3000 }), failsUnderError: true, reason: "timeout" },
-  { label: "UpstreamStatus 500", failure: new UpstreamStatus({ target: "judge", status: 500 }), failsUnderError: true, reason: "upstream_5xx" },
-  { label: "UpstreamStatus 599", failure: new UpstreamStatus({ target: "judge", status: 599 }), failsUnderError: true, reason: "upstream_5xx" },
-  { label: "UpstreamStatus 429", failure: new UpstreamStatus({ target: "judge", status: 429 }), failsUnderError: true, reason: "upstream_non_5xx" },
-  { label: "UpstreamStatus 401", failure: new UpstreamStatus({ target: "judge", status: 401 }), failsUnderError: true, reason: "upstream_non_5xx" },
+  {
+    label: "TransportError",
+    failure: new TransportError({ target: "judge", reason: "refused" }),
+    failsUnderError: true,
+    reason: "transport"
+  },
+  {
+    label: "DeadlineExceeded",
+    failure: new DeadlineExceeded({ target: "judge", afterMs: 3000 }),
+    failsUnderError: true,
+    reason: "timeout"
+  },
+  {
+    label: "UpstreamStatus 500",
+    failure: new UpstreamStatus({ target: "judge", status: 500 }),
+    failsUnderError: true,
+    reason: "upstream_5xx"
+  },
+  {
+    label: "UpstreamStatus 599",
+    failure: new UpstreamStatus({ target: "judge", status: 599 }),
+    failsUnderError: true,
+    reason: "upstream_5xx"
+  },
+  {
+    label: "UpstreamStatus 429",
+    failure: new UpstreamStatus({ target: "judge", status: 429 }),
+    failsUnderError: true,
+    reason: "upstream_non_5xx"
+  },
+  {
+    label: "UpstreamStatus 401",
+    failure: new UpstreamStatus({ target: "judge", status: 401 }),
+    failsUnderError: true,
+    reason: "upstream_non_5xx"
+  },
   {
     label: "InvalidVerdict parse_error",
     failure: new InvalidVerdict({ reason: "parse_error", detail: "x" }),

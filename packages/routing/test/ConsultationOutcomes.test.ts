@@ -6,14 +6,6 @@
  * table also pins the log lines, one consultation at a time, against scripted fakes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as HashMap from "effect/HashMap"
-import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
 import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import {
   CircuitOpen,
@@ -25,13 +17,21 @@ import {
   UpstreamStatus
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import { InvalidVerdict, type Verdict } from "@switchyard-ts/routing/Verdict"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import * as AdvisorModel from "./advisorModel.js"
 import { buildRoute, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import { routeOptions, target } from "./scriptedJudge.js"
@@ -60,7 +60,9 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E =>
     ? Option.getOrElse(Cause.failureOption(exit.cause), () => assert.fail(`expected a failure, got ${String(exit)}`))
     : assert.fail("expected a failure, got a success")
 
-const successOf = <A, E>(exit: Exit.Exit<A, E>): A => (Exit.isSuccess(exit) ? exit.value : assert.fail(`expected a success, got ${String(exit)}`))
+const successOf = <A, E>(
+  exit: Exit.Exit<A, E>
+): A => (Exit.isSuccess(exit) ? exit.value : assert.fail(`expected a success, got ${String(exit)}`))
 
 /** An error's own fields (its `_tag` included), to compare errors by value. */
 const fields = (error: object): Readonly<Record<string, unknown>> => Object.fromEntries(Object.entries(error))
@@ -70,7 +72,15 @@ const answerText = (decision: Decision.Decision): Option.Option<string> =>
   Option.flatMapNullable(Decision.answerOf(decision), (answer) => answer.choices[0]?.message.content)
 
 const postures: ReadonlyArray<Posture.Posture> = ["error", "fail_open"]
-const reasons = ["timeout", "transport", "upstream_5xx", "upstream_non_5xx", "invalid_response", "parse_error", "circuit_open"] as const
+const reasons = [
+  "timeout",
+  "transport",
+  "upstream_5xx",
+  "upstream_non_5xx",
+  "invalid_response",
+  "parse_error",
+  "circuit_open"
+] as const
 
 type CallFailure = TransportError | DeadlineExceeded | UpstreamStatus
 
@@ -99,7 +109,10 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
         (reason) =>
           Effect.map(
             Metric.value(
-              Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason))
+              Metrics.classifierFailOpenTotal.pipe(
+                Metric.tagged("judge_model", judgeModel),
+                Metric.tagged("reason", reason)
+              )
             ),
             (state) => [reason, state.count] as const
           )
@@ -117,7 +130,12 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
     it.effect(`${posture} × a verdict: llm-classifier, no log, not counted`, () =>
       Effect.gen(function*() {
         const { counted, exit, lines } = yield* run(posture, Effect.succeed(verdict))
-        assert.deepStrictEqual(successOf(exit).evidence, { source: "llm-classifier", score: 0.9, threshold: 0.5, boundary: "supported" })
+        assert.deepStrictEqual(successOf(exit).evidence, {
+          source: "llm-classifier",
+          score: 0.9,
+          threshold: 0.5,
+          boundary: "supported"
+        })
         assert.deepStrictEqual(lines, [])
         assert.deepStrictEqual(counted, [])
       }))
@@ -129,7 +147,10 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
           if (posture === "error") {
             const error = failureOf(exit)
             assert.strictEqual(error._tag, "JudgeUnavailable")
-            assert.deepStrictEqual(error._tag === "JudgeUnavailable" ? fields(error.failure) : undefined, fields(failure))
+            assert.deepStrictEqual(
+              error._tag === "JudgeUnavailable" ? fields(error.failure) : undefined,
+              fields(failure)
+            )
             assert.deepStrictEqual(lines, [])
             assert.deepStrictEqual(counted, [])
           } else {
@@ -143,7 +164,10 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
     for (const reason of ["parse_error", "invalid_response"] as const) {
       it.effect(`${posture} × InvalidVerdict ${reason}: fail-open under both postures`, () =>
         Effect.gen(function*() {
-          const { counted, exit, judgeModel, lines } = yield* run(posture, Effect.fail(new InvalidVerdict({ reason, detail: "x" })))
+          const { counted, exit, judgeModel, lines } = yield* run(
+            posture,
+            Effect.fail(new InvalidVerdict({ reason, detail: "x" }))
+          )
           assert.deepStrictEqual(successOf(exit).evidence, { source: "fail-open", reason, judge_model: judgeModel })
           assert.deepStrictEqual(lines, warned(judgeModel, reason))
           assert.deepStrictEqual(counted, [[reason, 1]])
@@ -156,12 +180,18 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
         if (posture === "error") {
           const error = failureOf(exit)
           assert.strictEqual(error._tag, "JudgeUnavailable")
-          assert.deepStrictEqual(error._tag === "JudgeUnavailable" ? fields(error.failure) : undefined, fields(circuitOpen))
+          assert.deepStrictEqual(
+            error._tag === "JudgeUnavailable" ? fields(error.failure) : undefined,
+            fields(circuitOpen)
+          )
           assert.deepStrictEqual(lines, [])
           assert.deepStrictEqual(counted, [])
         } else {
           assert.deepStrictEqual(successOf(exit).evidence, { source: "circuit-open", judge_model: judgeModel })
-          assert.deepStrictEqual(Decision.selected(successOf(exit)).pipe(Option.map((t) => t.name)), Option.some("strong"))
+          assert.deepStrictEqual(
+            Decision.selected(successOf(exit)).pipe(Option.map((t) => t.name)),
+            Option.some("strong")
+          )
           assert.deepStrictEqual(lines, warned(judgeModel, "circuit_open"))
           assert.deepStrictEqual(counted, [["circuit_open", 1]])
         }
@@ -173,14 +203,25 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
 const gateCounters = Effect.gen(function*() {
   const counters: Array<readonly [string, Metric.Metric.Counter<number>]> = [
     ...(["approve", "redo", "unparseable"] as const).map((verdict) =>
-      [verdict, Metrics.advisorGateReviewsTotal.pipe(Metric.tagged("verdict", verdict), Metric.tagged("trigger", "no_tool_call"))] as const
+      [
+        verdict,
+        Metrics.advisorGateReviewsTotal.pipe(
+          Metric.tagged("verdict", verdict),
+          Metric.tagged("trigger", "no_tool_call")
+        )
+      ] as const
     ),
     ["discarded", Metrics.advisorGateDiscardedTurnsTotal],
     ...reasons.map((reason) =>
       [`failure:${reason}`, Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason))] as const
     )
   ]
-  return new Map(yield* Effect.forEach(counters, ([key, counter]) => Effect.map(Metric.value(counter), (state) => [key, state.count] as const)))
+  return new Map(
+    yield* Effect.forEach(
+      counters,
+      ([key, counter]) => Effect.map(Metric.value(counter), (state) => [key, state.count] as const)
+    )
+  )
 })
 
 /** The counters that moved, and by how much. */
@@ -242,9 +283,17 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
   for (const posture of postures) {
     it.effect(`${posture} × APPROVE: released, counted approve, no log`, () =>
       Effect.gen(function*() {
-        const { after, before, budget, exit, lines } = yield* run(posture, Effect.succeed(completion("advisor-model", "APPROVE")))
+        const { after, before, budget, exit, lines } = yield* run(
+          posture,
+          Effect.succeed(completion("advisor-model", "APPROVE"))
+        )
         const decision = successOf(exit)
-        assert.deepStrictEqual(decision.evidence, { source: "advisor", verdict: "approve", trigger: "no_tool_call", advisor_model: "advisor-model" })
+        assert.deepStrictEqual(decision.evidence, {
+          source: "advisor",
+          verdict: "approve",
+          trigger: "no_tool_call",
+          advisor_model: "advisor-model"
+        })
         assert.deepStrictEqual(answerText(decision), Option.some("All done."))
         assert.deepStrictEqual(lines, [])
         assert.deepStrictEqual(deltas(before, after), { approve: 1 })
@@ -258,7 +307,12 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
           Effect.succeed(completion("advisor-model", "REDO: add the test"))
         )
         const decision = successOf(exit)
-        assert.deepStrictEqual(decision.evidence, { source: "advisor", verdict: "redo", trigger: "no_tool_call", advisor_model: "advisor-model" })
+        assert.deepStrictEqual(decision.evidence, {
+          source: "advisor",
+          verdict: "redo",
+          trigger: "no_tool_call",
+          advisor_model: "advisor-model"
+        })
         assert.deepStrictEqual(answerText(decision), Option.some("Revised."))
         assert.strictEqual(executorCalls, 2)
         assert.deepStrictEqual(lines, [])
@@ -268,7 +322,10 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
 
     it.effect(`${posture} × an unparseable reply: released unparseable under both postures`, () =>
       Effect.gen(function*() {
-        const { after, before, budget, exit, lines } = yield* run(posture, Effect.succeed(completion("advisor-model", "Looks fine.")))
+        const { after, before, budget, exit, lines } = yield* run(
+          posture,
+          Effect.succeed(completion("advisor-model", "Looks fine."))
+        )
         assert.deepStrictEqual(answerText(successOf(exit)), Option.some("All done."))
         assert.deepStrictEqual(successOf(exit).evidence, {
           source: "advisor",
@@ -289,7 +346,10 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
           if (fails) {
             const error = failureOf(exit)
             assert.strictEqual(error._tag, "AdvisorUnavailable")
-            assert.deepStrictEqual(error._tag === "AdvisorUnavailable" ? fields(error.failure) : undefined, fields(failure))
+            assert.deepStrictEqual(
+              error._tag === "AdvisorUnavailable" ? fields(error.failure) : undefined,
+              fields(failure)
+            )
             assert.deepStrictEqual(lines, [])
           } else {
             assert.deepStrictEqual(answerText(successOf(exit)), Option.some("All done."))

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 const system = (content: string): Message => ({ role: "system", content })
 const developer = (content: string): Message => ({ role: "developer", content })
@@ -50,12 +50,26 @@ describe("Conversation.judgeView", () => {
     user("LATEST: now update the changelog")
   ]
 
-  const windows: ReadonlyArray<Option.Option<number>> = [Option.none(), Option.some(0), Option.some(1), Option.some(3), Option.some(100)]
+  const windows: ReadonlyArray<Option.Option<number>> = [
+    Option.none(),
+    Option.some(0),
+    Option.some(1),
+    Option.some(3),
+    Option.some(100)
+  ]
 
   it("never shows system or developer text, under any window", () => {
     for (const window of windows) {
       const view = Conversation.judgeView(conversation, window)
-      for (const secret of ["SYSTEM-SECRET-PROMPT", "DEVELOPER-SECRET-NOTE", "SYSTEM-LATE-REMINDER", "[system]", "[developer]"]) {
+      for (
+        const secret of [
+          "SYSTEM-SECRET-PROMPT",
+          "DEVELOPER-SECRET-NOTE",
+          "SYSTEM-LATE-REMINDER",
+          "[system]",
+          "[developer]"
+        ]
+      ) {
         assert.notInclude(view, secret, `window ${String(window)}`)
       }
       assert.include(view, "TASK: fix the failing build")
@@ -115,7 +129,16 @@ describe("Conversation.judgeView", () => {
 
   it("a large window shows every visible message once, in order", () => {
     const view = Conversation.judgeView(conversation, Option.some(100))
-    const order = ["TASK:", "run_tests", "TOOL-OUTPUT-1", "MIDDLE", "ASSISTANT-REPLY", "read_file", "TOOL-OUTPUT-2", "LATEST"]
+    const order = [
+      "TASK:",
+      "run_tests",
+      "TOOL-OUTPUT-1",
+      "MIDDLE",
+      "ASSISTANT-REPLY",
+      "read_file",
+      "TOOL-OUTPUT-2",
+      "LATEST"
+    ]
     const positions = order.map((marker) => view.indexOf(marker))
     for (const [i, position] of positions.entries()) assert.isAtLeast(position, 0, order[i])
     assert.deepStrictEqual([...positions].sort((a, b) => a - b), positions)
@@ -155,7 +178,12 @@ describe("Conversation.messageHash", () => {
   it.effect("the same opening text gives the same hash, whatever follows", () =>
     Effect.gen(function*() {
       const a = yield* Conversation.messageHash([system("one"), user("open the file"), assistant("ok")])
-      const b = yield* Conversation.messageHash([user("open the file"), call("c", "x", "{}"), tool("c", "y"), user("more")])
+      const b = yield* Conversation.messageHash([
+        user("open the file"),
+        call("c", "x", "{}"),
+        tool("c", "y"),
+        user("more")
+      ])
       assert.isTrue(Option.isSome(a))
       assert.deepStrictEqual(a, b)
       assert.match(Option.getOrElse(a, () => ""), /^[0-9a-f]{32}$/)
@@ -171,7 +199,10 @@ describe("Conversation.messageHash", () => {
 
   it.effect("text parts count as text; no text gives no hash", () =>
     Effect.gen(function*() {
-      const parts = yield* Conversation.messageHash([{ role: "user", content: [{ type: "text", text: "open the file" }] }])
+      const parts = yield* Conversation.messageHash([{
+        role: "user",
+        content: [{ type: "text", text: "open the file" }]
+      }])
       const plain = yield* Conversation.messageHash([user("open the file")])
       assert.deepStrictEqual(parts, plain)
       assert.isTrue(Option.isNone(yield* Conversation.messageHash([])))
@@ -179,7 +210,10 @@ describe("Conversation.messageHash", () => {
       assert.isTrue(Option.isNone(yield* Conversation.messageHash([user("")])))
       assert.isTrue(
         Option.isNone(
-          yield* Conversation.messageHash([{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }])
+          yield* Conversation.messageHash([{
+            role: "user",
+            content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }]
+          }])
         )
       )
     }))

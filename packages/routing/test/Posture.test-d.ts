@@ -1,10 +1,10 @@
-import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
-import { describe, expectTypeOf, it } from "vitest"
 import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import { describe, expectTypeOf, it } from "vitest"
 
 /** A requirement the combinators must carry through untouched. */
 interface Deps {

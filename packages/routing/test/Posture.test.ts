@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import { DeadlineExceeded, type JudgeCallFailure, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import { InvalidVerdict, type Verdict } from "@switchyard-ts/routing/Verdict"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 
 const verdict: Verdict = { crux: "a small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 }
 
@@ -31,7 +31,10 @@ const combinators: ReadonlyArray<readonly [string, Posture.Posture, Combinator]>
 ]
 
 /** The posture table's: under `error`, exactly the three call failures fail; everything else is "no verdict". */
-const expected = (posture: Posture.Posture, failure: JudgeCallFailure | InvalidVerdict): Exit.Exit<Option.Option<Verdict>, JudgeCallFailure> =>
+const expected = (
+  posture: Posture.Posture,
+  failure: JudgeCallFailure | InvalidVerdict
+): Exit.Exit<Option.Option<Verdict>, JudgeCallFailure> =>
   posture === "error" && failure._tag !== "InvalidVerdict" ? Exit.fail(failure) : Exit.succeed(Option.none())
 
 describe("Posture (posture table)", () => {

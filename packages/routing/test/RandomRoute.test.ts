@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
-import * as Decision from "@switchyard-ts/routing/Decision"
-import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import { target } from "./fixtures.js"
 
 const a = target("a", "model-a")
@@ -12,13 +12,16 @@ const c = target("c", "model-c")
 const request = { body: { model: "mix", messages: [] }, headers: {}, sessionId: Option.none() }
 
 const picks = (route: ReturnType<typeof RandomRoute.make>, n: number) =>
-  Effect.forEach(Array.from({ length: n }), () =>
-    Effect.map(route.decide(request), (d) => Option.getOrThrow(Decision.selected(d)).name))
+  Effect.forEach(
+    Array.from({ length: n }),
+    () => Effect.map(route.decide(request), (d) => Option.getOrThrow(Decision.selected(d)).name)
+  )
 
 describe("RandomRoute", () => {
   it.effect("the same seed gives the same pick sequence; another seed a different one", () =>
     Effect.gen(function*() {
-      const make = (seed: bigint) => RandomRoute.make({ id: "mix", name: "mix", targets: [a, b, c], seed: Option.some(seed) })
+      const make = (seed: bigint) =>
+        RandomRoute.make({ id: "mix", name: "mix", targets: [a, b, c], seed: Option.some(seed) })
       const first = yield* picks(make(42n), 50)
       const second = yield* picks(make(42n), 50)
       const other = yield* picks(make(43n), 50)
@@ -29,7 +32,13 @@ describe("RandomRoute", () => {
 
   it.effect("a zero weight is never picked and the fallbacks are the other targets in config order", () =>
     Effect.gen(function*() {
-      const route = RandomRoute.make({ id: "mix", name: "mix", targets: [a, b, c], weights: [0, 1, 0], seed: Option.some(1n) })
+      const route = RandomRoute.make({
+        id: "mix",
+        name: "mix",
+        targets: [a, b, c],
+        weights: [0, 1, 0],
+        seed: Option.some(1n)
+      })
       for (let i = 0; i < 20; i++) {
         const decision = yield* route.decide(request)
         assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "b")
@@ -58,7 +67,13 @@ describe("RandomRoute", () => {
 
   it.effect("weighted picks follow the weights over many draws", () =>
     Effect.gen(function*() {
-      const route = RandomRoute.make({ id: "mix", name: "mix", targets: [a, b], weights: [3, 1], seed: Option.some(7n) })
+      const route = RandomRoute.make({
+        id: "mix",
+        name: "mix",
+        targets: [a, b],
+        weights: [3, 1],
+        seed: Option.some(7n)
+      })
       const all = yield* picks(route, 4000)
       const share = all.filter((name) => name === "a").length / all.length
       assert.isAbove(share, 0.7)

@@ -7,6 +7,17 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
+import type { Target } from "@switchyard-ts/client/Target"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import { toHttp } from "@switchyard-ts/protocol/Errors"
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as Judge from "@switchyard-ts/routing/Judge"
+import * as Passthrough from "@switchyard-ts/routing/Passthrough"
+import type { Route, RouteFailure } from "@switchyard-ts/routing/Route"
+import * as Router from "@switchyard-ts/routing/Router"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -17,17 +28,6 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import type { Target } from "@switchyard-ts/client/Target"
-import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as Judge from "@switchyard-ts/routing/Judge"
-import * as Passthrough from "@switchyard-ts/routing/Passthrough"
-import type { Route, RouteFailure } from "@switchyard-ts/routing/Route"
-import * as Router from "@switchyard-ts/routing/Router"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import { buildRoute, failOpenCounts, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import { judgeCompletion, makeScriptedJudge, Outcome, routeOptions, target } from "./scriptedJudge.js"
 
@@ -51,8 +51,11 @@ const breakerHarness = (overrides: Partial<CapabilityRoute.Options>) =>
     const judge = yield* makeScriptedJudge
     const judgeTarget = withBreaker(target("judge", judgeModel, { timeoutMs: Option.some(3000) }), 2, 60_000)
     const route = yield* buildRoute(routeOptions(judgeTarget, overrides), judge.layer)
-    const decide = (messages: ReadonlyArray<Message>, outcomes: ReadonlyArray<Outcome>, session: Option.Option<string> = Option.none()) =>
-      Effect.zipRight(judge.script(outcomes), Effect.exit(route.decide(routed(messages, session))))
+    const decide = (
+      messages: ReadonlyArray<Message>,
+      outcomes: ReadonlyArray<Outcome>,
+      session: Option.Option<string> = Option.none()
+    ) => Effect.zipRight(judge.script(outcomes), Effect.exit(route.decide(routed(messages, session))))
     return { judge, judgeModel, decide }
   })
 
@@ -92,9 +95,15 @@ describe("a judge behind an open circuit breaker", () => {
 
   it.effect("fail_open with a stored session decision keeps the session's target, still circuit-open, and stores nothing", () =>
     Effect.gen(function*() {
-      const { decide, judge, judgeModel } = yield* breakerHarness({ judgeFailure: "fail_open", classifyTrigger: "user_turn" })
+      const { decide, judge, judgeModel } = yield* breakerHarness({
+        judgeFailure: "fail_open",
+        classifyTrigger: "user_turn"
+      })
       const session = Option.some("s-1")
-      assert.strictEqual(decisionOf(yield* decide([user("a")], [weakVerdict], session)).evidence.source, "llm-classifier")
+      assert.strictEqual(
+        decisionOf(yield* decide([user("a")], [weakVerdict], session)).evidence.source,
+        "llm-classifier"
+      )
       for (const turn of ["b", "c"]) {
         const retained = decisionOf(yield* decide([user("a"), assistant("ok"), user(turn)], [Outcome.refuse], session))
         assert.strictEqual(retained.evidence.source, "retained")
@@ -152,7 +161,10 @@ describe("judge_timeout_ms", () => {
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
       yield* TestClock.adjust(1)
       const failure = failureOf(yield* Fiber.join(fiber))
-      assert.isTrue(failure._tag === "JudgeUnavailable" && failure.failure._tag === "DeadlineExceeded" && failure.failure.afterMs === 500)
+      assert.isTrue(
+        failure._tag === "JudgeUnavailable" && failure.failure._tag === "DeadlineExceeded" &&
+          failure.failure.afterMs === 500
+      )
       const mapped = toHttp(failure)
       assert.strictEqual(mapped.status, 504)
       assert.strictEqual(mapped.code, "upstream_timeout")
@@ -163,7 +175,11 @@ describe("judge_timeout_ms", () => {
     Effect.gen(function*() {
       const { fiber, judgeModel } = yield* stalled(800, "fail_open")
       yield* TestClock.adjust(800)
-      assert.deepStrictEqual(decisionOf(yield* Fiber.join(fiber)).evidence, { source: "fail-open", reason: "timeout", judge_model: judgeModel })
+      assert.deepStrictEqual(decisionOf(yield* Fiber.join(fiber)).evidence, {
+        source: "fail-open",
+        reason: "timeout",
+        judge_model: judgeModel
+      })
     }))
 
   it.effect("looser than the client's timeout_ms: the client's 3000 ms decides", () =>
@@ -173,7 +189,10 @@ describe("judge_timeout_ms", () => {
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
       yield* TestClock.adjust(1)
       const failure = failureOf(yield* Fiber.join(fiber))
-      assert.isTrue(failure._tag === "JudgeUnavailable" && failure.failure._tag === "DeadlineExceeded" && failure.failure.afterMs === 3000)
+      assert.isTrue(
+        failure._tag === "JudgeUnavailable" && failure.failure._tag === "DeadlineExceeded" &&
+          failure.failure.afterMs === 3000
+      )
     }))
 })
 
@@ -191,11 +210,16 @@ const decoder = new TextDecoder()
 const modelOf = (request: HttpClientRequest.HttpClientRequest): string => {
   if (request.body._tag !== "Uint8Array") return ""
   const parsed: unknown = JSON.parse(decoder.decode(request.body.body))
-  return typeof parsed === "object" && parsed !== null && "model" in parsed && typeof parsed.model === "string" ? parsed.model : ""
+  return typeof parsed === "object" && parsed !== null && "model" in parsed && typeof parsed.model === "string"
+    ? parsed.model
+    : ""
 }
 
 const respondJson = (request: HttpClientRequest.HttpClientRequest, status: number, body: unknown) =>
-  HttpClientResponse.fromWeb(request, new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } }))
+  HttpClientResponse.fromWeb(
+    request,
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
+  )
 
 /** An `HttpClient` whose every answer waits on the TestClock. */
 const timedHttp = (behaviours: Readonly<Record<string, Behaviour>>, judgeModel: string) =>
@@ -207,13 +231,23 @@ const timedHttp = (behaviours: Readonly<Record<string, Behaviour>>, judgeModel: 
       if (behaviour.result === "stall") return yield* Effect.never
       if (behaviour.result === "5xx") return respondJson(request, 503, { error: { message: "overloaded" } })
       if (model === judgeModel) {
-        return respondJson(request, 200, judgeCompletion(model, JSON.stringify({ crux: "c", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })))
+        return respondJson(
+          request,
+          200,
+          judgeCompletion(
+            model,
+            JSON.stringify({ crux: "c", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })
+          )
+        )
       }
       if (request.headers["accept"] === "text/event-stream") {
         const chunk = { id: "c", model, choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] }
         return HttpClientResponse.fromWeb(
           request,
-          new Response(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`, { status: 200, headers: { "content-type": "text/event-stream" } })
+          new Response(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`, {
+            status: 200,
+            headers: { "content-type": "text/event-stream" }
+          })
         )
       }
       return respondJson(request, 200, {
@@ -259,10 +293,19 @@ describe("request_timeout_ms (TestClock)", () => {
           maxRetries: sample.maxRetries,
           timeoutMs: Option.fromNullable(timeoutMs)
         })
-        const judgeTarget: Target = { ...target("judge", judgeModel), client: client("judge", sample.judgeClientTimeoutMs) }
+        const judgeTarget: Target = {
+          ...target("judge", judgeModel),
+          client: client("judge", sample.judgeClientTimeoutMs)
+        }
         const weak: Target = { ...target("weak", "weak-model"), client: client("answers", sample.answerTimeoutMs) }
-        const strong: Target = { ...target("strong", "strong-model"), client: client("answers", sample.answerTimeoutMs) }
-        const http = timedHttp({ [judgeModel]: sample.judge, "weak-model": sample.weak, "strong-model": sample.strong }, judgeModel)
+        const strong: Target = {
+          ...target("strong", "strong-model"),
+          client: client("answers", sample.answerTimeoutMs)
+        }
+        const http = timedHttp(
+          { [judgeModel]: sample.judge, "weak-model": sample.weak, "strong-model": sample.strong },
+          judgeModel
+        )
         const bound = Option.some(sample.requestTimeoutMs)
         const router = yield* Effect.gen(function*() {
           const route: Route = sample.classifier
@@ -282,9 +325,12 @@ describe("request_timeout_ms (TestClock)", () => {
         ))
         const request = routed([user("task")])
         const call = sample.streaming ? Effect.asVoid(router.stream(request)) : Effect.asVoid(router.complete(request))
-        const fiber = yield* Effect.fork(Effect.exit(call.pipe(Effect.withTracerEnabled(false), Logger.withMinimumLogLevel(LogLevel.None))))
+        const fiber = yield* Effect.fork(
+          Effect.exit(call.pipe(Effect.withTracerEnabled(false), Logger.withMinimumLogLevel(LogLevel.None)))
+        )
         const isRequestDeadline = (exit: Exit.Exit<void, Router.RouterFailure>) =>
-          Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (e) => e._tag === "RequestDeadlineExceeded")
+          Exit.isFailure(exit) &&
+          Option.exists(Cause.failureOption(exit.cause), (e) => e._tag === "RequestDeadlineExceeded")
 
         if (sample.requestTimeoutMs > 1) {
           yield* TestClock.adjust(sample.requestTimeoutMs - 1)
@@ -295,12 +341,18 @@ describe("request_timeout_ms (TestClock)", () => {
           yield* TestClock.adjust(1)
         }
         // At the deadline the request is over: no further test time may be needed.
-        const exit = yield* Effect.raceFirst(Effect.map(Fiber.join(fiber), Option.some), Effect.as(wallClock(2000), Option.none()))
+        const exit = yield* Effect.raceFirst(
+          Effect.map(Fiber.join(fiber), Option.some),
+          Effect.as(wallClock(2000), Option.none())
+        )
         if (Option.isNone(exit)) return false
         if (isRequestDeadline(exit.value)) {
           const failure = Cause.failureOption(Exit.isFailure(exit.value) ? exit.value.cause : Cause.empty)
-          return Option.exists(failure, (e) =>
-            e._tag === "RequestDeadlineExceeded" && e.afterMs === sample.requestTimeoutMs && toHttp(e).status === 504)
+          return Option.exists(
+            failure,
+            (e) =>
+              e._tag === "RequestDeadlineExceeded" && e.afterMs === sample.requestTimeoutMs && toHttp(e).status === 504
+          )
         }
         return true
       }),
@@ -310,7 +362,10 @@ describe("request_timeout_ms (TestClock)", () => {
   it.effect("the deadline covers judge and answer together: each alone fits, both do not", () =>
     Effect.gen(function*() {
       const judgeModel = yield* uniqueJudgeModel
-      const http = timedHttp({ [judgeModel]: { delayMs: 600, result: "ok" }, "weak-model": { delayMs: 600, result: "ok" } }, judgeModel)
+      const http = timedHttp({
+        [judgeModel]: { delayMs: 600, result: "ok" },
+        "weak-model": { delayMs: 600, result: "ok" }
+      }, judgeModel)
       const judgeTarget = target("judge", judgeModel)
       const router = yield* Effect.flatMap(
         CapabilityRoute.make(routeOptions(judgeTarget, { judgeFailure: "error" })),

@@ -1,14 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
+import { SessionId } from "@switchyard-ts/protocol/Ids"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Judge from "@switchyard-ts/routing/Judge"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
-import { SessionId } from "@switchyard-ts/protocol/Ids"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as Judge from "@switchyard-ts/routing/Judge"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import { target } from "./fixtures.js"
 
 const options: CapabilityRoute.Options = {

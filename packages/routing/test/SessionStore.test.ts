@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 
 const weak: SessionStore.SessionDecision = { target: "weak", tier: "weak" }
 const strong: SessionStore.SessionDecision = { target: "strong", tier: "strong" }

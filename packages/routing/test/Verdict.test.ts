@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Policy from "@switchyard-ts/routing/Policy"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 
 const verdict = (
   primary_rule: Verdict.Rule,
@@ -139,7 +139,21 @@ describe("Judge.verdictOf", () => {
 
 describe("Policy.choose", () => {
   const at = (boundary: Verdict.Boundary, p_solve: number) =>
-    Policy.choose(verdict(boundary === "supported" ? "SUP-1" : boundary === "uncertain" ? "UNC-1" : boundary === "unmatched" ? "none" : "LIM-1", boundary, p_solve), 0.5, 0.1)
+    Policy.choose(
+      verdict(
+        boundary === "supported"
+          ? "SUP-1"
+          : boundary === "uncertain"
+          ? "UNC-1"
+          : boundary === "unmatched"
+          ? "none"
+          : "LIM-1",
+        boundary,
+        p_solve
+      ),
+      0.5,
+      0.1
+    )
 
   it("threshold steps: supported 0, uncertain and unmatched 1, unsupported 2", () => {
     assert.deepStrictEqual(

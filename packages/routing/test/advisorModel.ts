@@ -10,6 +10,18 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert } from "@effect/vitest"
+import type { Target } from "@switchyard-ts/client/Target"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import { toHttp } from "@switchyard-ts/protocol/Errors"
+import { SessionId } from "@switchyard-ts/protocol/Ids"
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
+import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import type * as Evidence from "@switchyard-ts/routing/Evidence"
+import * as Metrics from "@switchyard-ts/routing/Metrics"
+import type { RoutedRequest } from "@switchyard-ts/routing/Route"
+import * as Router from "@switchyard-ts/routing/Router"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -21,18 +33,6 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
-import type { Target } from "@switchyard-ts/client/Target"
-import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
-import { SessionId } from "@switchyard-ts/protocol/Ids"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
-import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
-import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
-import type * as Evidence from "@switchyard-ts/routing/Evidence"
-import * as Metrics from "@switchyard-ts/routing/Metrics"
-import type { RoutedRequest } from "@switchyard-ts/routing/Route"
-import * as Router from "@switchyard-ts/routing/Router"
 
 // ---------------------------------------------------------------------------------------------
 // The scripted upstream
@@ -70,7 +70,10 @@ export interface Seen {
 const decoder = new TextDecoder()
 
 const json = (request: HttpClientRequest.HttpClientRequest, status: number, body: unknown) =>
-  HttpClientResponse.fromWeb(request, new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } }))
+  HttpClientResponse.fromWeb(
+    request,
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
+  )
 
 const completion = (model: string, message: Readonly<Record<string, unknown>>, finish: string) => ({
   id: `chatcmpl-${model}`,
@@ -90,13 +93,21 @@ const executorResponse = (request: HttpClientRequest.HttpClientRequest, turn: Ex
       return json(request, 200, completion("executor-model", { content: turn.content }, "stop"))
     case "overflow":
       return json(request, 400, {
-        error: { message: "This model's maximum context length is 8192 tokens.", type: "invalid_request_error", code: "context_length_exceeded" }
+        error: {
+          message: "This model's maximum context length is 8192 tokens.",
+          type: "invalid_request_error",
+          code: "context_length_exceeded"
+        }
       })
     case "tool":
-      return json(request, 200, completion("executor-model", {
-        content: null,
-        tool_calls: [{ id: "call-9", type: "function", function: { name: "run_tests", arguments: "{}" } }]
-      }, "tool_calls"))
+      return json(
+        request,
+        200,
+        completion("executor-model", {
+          content: null,
+          tool_calls: [{ id: "call-9", type: "function", function: { name: "run_tests", arguments: "{}" } }]
+        }, "tool_calls")
+      )
   }
 }
 
@@ -104,7 +115,8 @@ const advisorResponse = (
   request: HttpClientRequest.HttpClientRequest,
   outcome: AdvisorOutcome
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
-  const reply = (content: string) => Effect.succeed(json(request, 200, completion("advisor-model", { content }, "stop")))
+  const reply = (content: string) =>
+    Effect.succeed(json(request, 200, completion("advisor-model", { content }, "stop")))
   switch (outcome._tag) {
     case "approve":
       return reply("APPROVE")
@@ -115,17 +127,23 @@ const advisorResponse = (
     case "garbage":
       return reply("Looks fine to me, mostly.")
     case "invalid_body":
-      return Effect.succeed(HttpClientResponse.fromWeb(request, new Response("<html>proxy error</html>", { status: 200 })))
+      return Effect.succeed(
+        HttpClientResponse.fromWeb(request, new Response("<html>proxy error</html>", { status: 200 }))
+      )
     case "stall":
       return Effect.never
     case "refuse":
-      return Effect.fail(new HttpClientError.RequestError({
-        request,
-        reason: "Transport",
-        cause: Object.assign(new Error("connect ECONNREFUSED 10.0.0.2:443"), { code: "ECONNREFUSED" })
-      }))
+      return Effect.fail(
+        new HttpClientError.RequestError({
+          request,
+          reason: "Transport",
+          cause: Object.assign(new Error("connect ECONNREFUSED 10.0.0.2:443"), { code: "ECONNREFUSED" })
+        })
+      )
     case "5xx":
-      return Effect.succeed(json(request, 503, { error: { message: "the user asked: SECRET TASK", type: "server_error" } }))
+      return Effect.succeed(
+        json(request, 503, { error: { message: "the user asked: SECRET TASK", type: "server_error" } })
+      )
     case "4xx":
       return Effect.succeed(json(request, 401, { error: { message: "bad key", type: "invalid_request_error" } }))
   }
@@ -195,7 +213,10 @@ export const makeGate = (overrides: Partial<AdvisorRoute.Options> = {}) =>
           return executorResponse(request, Option.getOrElse(turn, (): ExecutorTurn => ({ _tag: "final" })))
         }
         const outcome = yield* next(advisorScript)
-        return yield* Option.match(outcome, { onNone: () => Effect.die("empty advisor script"), onSome: (o) => advisorResponse(request, o) })
+        return yield* Option.match(outcome, {
+          onNone: () => Effect.die("empty advisor script"),
+          onSome: (o) => advisorResponse(request, o)
+        })
       })
     )
     const upstream = UpstreamClient.layer.pipe(Layer.provide(Layer.succeed(HttpClient.HttpClient, http)))
@@ -217,7 +238,11 @@ export const makeGate = (overrides: Partial<AdvisorRoute.Options> = {}) =>
 export const task: ReadonlyArray<Message> = [
   { role: "system", content: "CLIENT-SYSTEM-PROMPT: you are a coding agent" },
   { role: "user", content: "TASK: make the parser accept empty input" },
-  { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{\"path\":\"parser.ts\"}" } }] },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{\"path\":\"parser.ts\"}" } }]
+  },
   { role: "tool", tool_call_id: "c1", content: "export const parse = ..." }
 ]
 
@@ -269,7 +294,11 @@ interface ScopeModel {
 }
 
 type Expected =
-  | { readonly _tag: "Fails"; readonly failure: "TransportError" | "DeadlineExceeded" | "UpstreamStatus"; readonly httpStatus: 502 | 504 }
+  | {
+    readonly _tag: "Fails"
+    readonly failure: "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
+    readonly httpStatus: 502 | 504
+  }
   | {
     readonly _tag: "Answers"
     readonly evidence: Evidence.Evidence
@@ -314,7 +343,11 @@ const modelStep = (config: ModelConfig, scopes: Map<string, ScopeModel>, step: S
   const scope = scopes.get(key) ?? { reviews: 0, failed: 0 }
   scopes.set(key, scope)
   const none = { review: Option.none(), consultFailure: Option.none() }
-  const skip = scope.failed >= 3 ? Option.some("consult_failures" as const) : scope.reviews >= config.maxReviews ? Option.some("budget_exhausted" as const) : Option.none()
+  const skip = scope.failed >= 3
+    ? Option.some("consult_failures" as const)
+    : scope.reviews >= config.maxReviews
+    ? Option.some("budget_exhausted" as const)
+    : Option.none()
   if (Option.isSome(skip)) {
     return {
       expected: {
@@ -341,13 +374,24 @@ const modelStep = (config: ModelConfig, scopes: Map<string, ScopeModel>, step: S
       ...none
     }
   }
-  const released = (evidence: Evidence.Evidence): Expected => ({ _tag: "Answers", evidence, content: contentOf(step.turn), produced: true })
+  const released = (evidence: Evidence.Evidence): Expected => ({
+    _tag: "Answers",
+    evidence,
+    content: contentOf(step.turn),
+    produced: true
+  })
   const reviewed = { source: "advisor", trigger: "no_tool_call", advisor_model: "advisor-model" } as const
   const outcome = step.outcome
   switch (outcome._tag) {
     case "approve":
       scope.reviews++
-      return { expected: released({ ...reviewed, verdict: "approve" }), executorCalls: 1, advisorCalls: 1, review: Option.some("approve"), consultFailure: Option.none() }
+      return {
+        expected: released({ ...reviewed, verdict: "approve" }),
+        executorCalls: 1,
+        advisorCalls: 1,
+        review: Option.some("approve"),
+        consultFailure: Option.none()
+      }
     case "redo":
       scope.reviews++
       return {
@@ -360,11 +404,22 @@ const modelStep = (config: ModelConfig, scopes: Map<string, ScopeModel>, step: S
     case "garbage":
     case "reply":
       scope.failed++
-      return { expected: released({ ...reviewed, verdict: "unparseable" }), executorCalls: 1, advisorCalls: 1, review: Option.some("unparseable"), consultFailure: Option.none() }
+      return {
+        expected: released({ ...reviewed, verdict: "unparseable" }),
+        executorCalls: 1,
+        advisorCalls: 1,
+        review: Option.some("unparseable"),
+        consultFailure: Option.none()
+      }
     case "invalid_body":
       scope.failed++
       return {
-        expected: released({ source: "advisor", reason: "invalid_response", trigger: "no_tool_call", advisor_model: "advisor-model" }),
+        expected: released({
+          source: "advisor",
+          reason: "invalid_response",
+          trigger: "no_tool_call",
+          advisor_model: "advisor-model"
+        }),
         executorCalls: 1,
         advisorCalls: 1,
         review: Option.none(),
@@ -375,7 +430,12 @@ const modelStep = (config: ModelConfig, scopes: Map<string, ScopeModel>, step: S
       scope.failed++
       return {
         expected: config.failOpen
-          ? released({ source: "advisor", reason: failed.reason, trigger: "no_tool_call", advisor_model: "advisor-model" })
+          ? released({
+            source: "advisor",
+            reason: failed.reason,
+            trigger: "no_tool_call",
+            advisor_model: "advisor-model"
+          })
           : { _tag: "Fails", failure: failed.failure, httpStatus: failed.httpStatus },
         executorCalls: 1,
         advisorCalls: 1,
@@ -391,16 +451,34 @@ const modelStep = (config: ModelConfig, scopes: Map<string, ScopeModel>, step: S
 // ---------------------------------------------------------------------------------------------
 
 const reviewVerdicts = ["approve", "redo", "unparseable"] as const
-const failureReasons: ReadonlyArray<Evidence.Reason> = ["timeout", "transport", "upstream_5xx", "upstream_non_5xx", "invalid_response", "circuit_open"]
+const failureReasons: ReadonlyArray<Evidence.Reason> = [
+  "timeout",
+  "transport",
+  "upstream_5xx",
+  "upstream_non_5xx",
+  "invalid_response",
+  "circuit_open"
+]
 
 export const gateCounts = Effect.all({
   reviews: Effect.forEach(reviewVerdicts, (verdict) =>
     Effect.map(
-      Metric.value(Metrics.advisorGateReviewsTotal.pipe(Metric.tagged("verdict", verdict), Metric.tagged("trigger", "no_tool_call"))),
+      Metric.value(
+        Metrics.advisorGateReviewsTotal.pipe(
+          Metric.tagged("verdict", verdict),
+          Metric.tagged("trigger", "no_tool_call")
+        )
+      ),
       (state) => state.count
     )),
-  failures: Effect.forEach(failureReasons, (reason) =>
-    Effect.map(Metric.value(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason))), (state) => state.count)),
+  failures: Effect.forEach(
+    failureReasons,
+    (reason) =>
+      Effect.map(
+        Metric.value(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason))),
+        (state) => state.count
+      )
+  ),
   discarded: Effect.map(Metric.value(Metrics.advisorGateDiscardedTurnsTotal), (state) => state.count)
 })
 
@@ -439,15 +517,28 @@ export const runSchedule = (config: ModelConfig, steps: ReadonlyArray<Step>) =>
       const seenBefore = (yield* gate.seen).length
       const countsBefore = yield* gateCounts
       const request = routed(task, Option.fromNullable(step.session))
-      const exit = yield* runUnderClock(gate.router.complete(request), model.advisorCalls > 0 && step.outcome._tag === "stall")
+      const exit = yield* runUnderClock(
+        gate.router.complete(request),
+        model.advisorCalls > 0 && step.outcome._tag === "stall"
+      )
 
       const seen = (yield* gate.seen).slice(seenBefore)
-      assert.strictEqual(seen.filter((s) => s.host === "executor.test").length, model.executorCalls, `executor calls, ${where}`)
-      assert.strictEqual(seen.filter((s) => s.host === "advisor.test").length, model.advisorCalls, `advisor calls, ${where}`)
+      assert.strictEqual(
+        seen.filter((s) => s.host === "executor.test").length,
+        model.executorCalls,
+        `executor calls, ${where}`
+      )
+      assert.strictEqual(
+        seen.filter((s) => s.host === "advisor.test").length,
+        model.advisorCalls,
+        `advisor calls, ${where}`
+      )
 
       const expected = model.expected
       if (expected._tag === "Fails") {
-        const error = Exit.isFailure(exit) ? Option.getOrThrow(Cause.failureOption(exit.cause)) : assert.fail(`expected a failure, ${where}`)
+        const error = Exit.isFailure(exit)
+          ? Option.getOrThrow(Cause.failureOption(exit.cause))
+          : assert.fail(`expected a failure, ${where}`)
         assert.strictEqual(error._tag, "AdvisorUnavailable", where)
         if (error._tag === "AdvisorUnavailable") {
           assert.strictEqual(error.advisorModel, "advisor-model", where)
@@ -456,10 +547,20 @@ export const runSchedule = (config: ModelConfig, steps: ReadonlyArray<Step>) =>
           assert.notInclude(error.message, "SECRET TASK", where)
         }
       } else {
-        const completed = Exit.isSuccess(exit) ? exit.value : assert.fail(`expected an answer, ${where}: ${String(exit)}`)
+        const completed = Exit.isSuccess(exit)
+          ? exit.value
+          : assert.fail(`expected an answer, ${where}: ${String(exit)}`)
         assert.deepStrictEqual(completed.decision.evidence, expected.evidence, `evidence, ${where}`)
-        assert.strictEqual(completed.completion.choices[0]?.message.content ?? null, expected.content, `content, ${where}`)
-        assert.strictEqual(Option.isSome(Decision.answerOf(completed.decision)), expected.produced, `produced, ${where}`)
+        assert.strictEqual(
+          completed.completion.choices[0]?.message.content ?? null,
+          expected.content,
+          `content, ${where}`
+        )
+        assert.strictEqual(
+          Option.isSome(Decision.answerOf(completed.decision)),
+          expected.produced,
+          `produced, ${where}`
+        )
         assert.deepStrictEqual(Option.map(completed.served, (t) => t.name), Option.some("executor"), where)
         assert.deepStrictEqual(Decision.fallbacks(completed.decision), [], where)
       }
@@ -469,7 +570,10 @@ export const runSchedule = (config: ModelConfig, steps: ReadonlyArray<Step>) =>
         assert.deepStrictEqual(second.slice(0, task.length), JSON.parse(JSON.stringify(task)), where)
         assert.deepStrictEqual(second.slice(task.length), [
           { role: "assistant", content: contentOf(step.turn) },
-          { role: "user", content: `${AdvisorPrompt.redoFeedbackPrefix}${step.outcome._tag === "redo" ? step.outcome.plan : ""}` }
+          {
+            role: "user",
+            content: `${AdvisorPrompt.redoFeedbackPrefix}${step.outcome._tag === "redo" ? step.outcome.plan : ""}`
+          }
         ], where)
       }
 
@@ -480,7 +584,11 @@ export const runSchedule = (config: ModelConfig, steps: ReadonlyArray<Step>) =>
       assert.isAtMost(budget.reviews, config.maxReviews, where)
       assert.isAtLeast(budget.failedConsults, 0, where)
       assert.isAtMost(budget.failedConsults, AdvisorRoute.maxFailedConsults, where)
-      assert.deepStrictEqual(budget, { reviews: scope?.reviews ?? 0, failedConsults: scope?.failed ?? 0 }, `budget, ${where}`)
+      assert.deepStrictEqual(
+        budget,
+        { reviews: scope?.reviews ?? 0, failedConsults: scope?.failed ?? 0 },
+        `budget, ${where}`
+      )
 
       // Metrics: one review per reply, one failure per failed call, one discarded turn per REDO.
       const moved = delta(countsBefore, yield* gateCounts)

@@ -6,6 +6,19 @@
  * scripted `HttpClient`) and checks every request against the model.
  */
 import { assert } from "@effect/vitest"
+import type { Target } from "@switchyard-ts/client/Target"
+import { toHttp } from "@switchyard-ts/protocol/Errors"
+import { SessionId } from "@switchyard-ts/protocol/Ids"
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as Evidence from "@switchyard-ts/routing/Evidence"
+import type * as Judge from "@switchyard-ts/routing/Judge"
+import * as Metrics from "@switchyard-ts/routing/Metrics"
+import type * as Posture from "@switchyard-ts/routing/Posture"
+import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,19 +28,6 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import type { Target } from "@switchyard-ts/client/Target"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
-import { SessionId } from "@switchyard-ts/protocol/Ids"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as Evidence from "@switchyard-ts/routing/Evidence"
-import type * as Judge from "@switchyard-ts/routing/Judge"
-import * as Metrics from "@switchyard-ts/routing/Metrics"
-import type * as Posture from "@switchyard-ts/routing/Posture"
-import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
-import * as Verdict from "@switchyard-ts/routing/Verdict"
 import { makeScriptedJudge, Outcome, routeOptions, target } from "./scriptedJudge.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -47,7 +47,11 @@ export const conversation = (kind: Kind, task: string): ReadonlyArray<Message> =
     : [
       { role: "system", content: "CLIENT-SYSTEM-PROMPT" },
       { role: "user", content: task },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "ls", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "ls", arguments: "{}" } }]
+      },
       { role: "tool", tool_call_id: "c1", content: "a.ts b.ts" }
     ]
 
@@ -115,7 +119,12 @@ const ruleFamily: Record<Verdict.Boundary, (rule: Verdict.Rule) => boolean> = {
 type Judged =
   | { readonly _tag: "Verdict"; readonly p_solve: number; readonly boundary: Verdict.Boundary }
   | { readonly _tag: "NoVerdict"; readonly reason: Evidence.Reason }
-  | { readonly _tag: "CallFailed"; readonly failure: CallFailureTag; readonly status: Option.Option<number>; readonly reason: Evidence.Reason }
+  | {
+    readonly _tag: "CallFailed"
+    readonly failure: CallFailureTag
+    readonly status: Option.Option<number>
+    readonly reason: Evidence.Reason
+  }
 
 /** What one judge consultation amounts to, from the scripted outcome alone. */
 const judgedOf = (outcome: Outcome): Judged => {
@@ -138,7 +147,12 @@ const judgedOf = (outcome: Outcome): Judged => {
     case "5xx":
       return { _tag: "CallFailed", failure: "UpstreamStatus", status: Option.some(503), reason: "upstream_5xx" }
     case "4xx":
-      return { _tag: "CallFailed", failure: "UpstreamStatus", status: Option.some(outcome.status), reason: "upstream_non_5xx" }
+      return {
+        _tag: "CallFailed",
+        failure: "UpstreamStatus",
+        status: Option.some(outcome.status),
+        reason: "upstream_non_5xx"
+      }
   }
 }
 
@@ -316,7 +330,9 @@ export const runSchedule = (
           const selected = Option.getOrThrow(Decision.selected(decision))
           assert.strictEqual(tierOf(selected), expected.tier, `tier, ${where}`)
           assert.strictEqual(selected.name, expected.tier, `target, ${where}`)
-          assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), [expected.tier === "weak" ? "strong" : "weak"], where)
+          assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), [
+            expected.tier === "weak" ? "strong" : "weak"
+          ], where)
           assert.deepStrictEqual(decision.evidence, expected.evidence, `evidence, ${where}`)
           assert.deepStrictEqual(decision.route, { id: "auto", name: "auto", algorithm: "llm_task_classifier" }, where)
         }
@@ -353,7 +369,9 @@ const pSolve = FastCheck.oneof(
   { arbitrary: FastCheck.constantFrom(1.5, -0.1, 1.0000001), weight: 1 }
 )
 
-const verdictOutcome: FastCheck.Arbitrary<Outcome> = FastCheck.constantFrom(...Verdict.Boundary.literals).chain((boundary) =>
+const verdictOutcome: FastCheck.Arbitrary<Outcome> = FastCheck.constantFrom(...Verdict.Boundary.literals).chain((
+  boundary
+) =>
   FastCheck.record({
     p_solve: pSolve,
     rule: FastCheck.oneof(

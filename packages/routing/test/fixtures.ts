@@ -1,12 +1,12 @@
+import type { Target } from "@switchyard-ts/client/Target"
+import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import type { Target } from "@switchyard-ts/client/Target"
-import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 
 export const client = {
   name: "sim",

@@ -8,19 +8,25 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type { Target } from "@switchyard-ts/client/Target"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Judge from "@switchyard-ts/routing/Judge"
+import type { Boundary, Rule } from "@switchyard-ts/routing/Verdict"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type { Target } from "@switchyard-ts/client/Target"
-import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as Judge from "@switchyard-ts/routing/Judge"
-import type { Boundary, Rule } from "@switchyard-ts/routing/Verdict"
 
 /** What the judge upstream does with one HTTP request. */
 export type Outcome =
-  | { readonly _tag: "verdict"; readonly p_solve: number; readonly boundary: Boundary; readonly rule: Rule; readonly crux: string }
+  | {
+    readonly _tag: "verdict"
+    readonly p_solve: number
+    readonly boundary: Boundary
+    readonly rule: Rule
+    readonly crux: string
+  }
   | { readonly _tag: "garbage" }
   | { readonly _tag: "invalid_body" }
   | { readonly _tag: "stall" }
@@ -80,12 +86,19 @@ const respond = (
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
   switch (outcome._tag) {
     case "verdict":
-      return Effect.succeed(json(request, 200, judgeCompletion("judge", JSON.stringify({
-        crux: outcome.crux,
-        primary_rule: outcome.rule,
-        capability_boundary: outcome.boundary,
-        p_solve: outcome.p_solve
-      }))))
+      return Effect.succeed(json(
+        request,
+        200,
+        judgeCompletion(
+          "judge",
+          JSON.stringify({
+            crux: outcome.crux,
+            primary_rule: outcome.rule,
+            capability_boundary: outcome.boundary,
+            p_solve: outcome.p_solve
+          })
+        )
+      ))
     case "garbage":
       return Effect.succeed(json(request, 200, judgeCompletion("judge", "not a verdict")))
     case "invalid_body":
@@ -119,7 +132,10 @@ export const makeScriptedJudge = Effect.gen(function*() {
   const seen = yield* Ref.make<ReadonlyArray<SeenRequest>>([])
   const http = HttpClient.make((request, url) =>
     Effect.gen(function*() {
-      yield* Ref.update(seen, (all) => [...all, { url: url.toString(), headers: { ...request.headers }, body: bodyOf(request) }])
+      yield* Ref.update(
+        seen,
+        (all) => [...all, { url: url.toString(), headers: { ...request.headers }, body: bodyOf(request) }]
+      )
       const next = yield* Ref.modify(script, (queue): readonly [Option.Option<Outcome>, ReadonlyArray<Outcome>] => {
         const [first, ...rest] = queue
         if (first === undefined) return [Option.none(), queue]

@@ -8,14 +8,14 @@
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import { Router } from "@switchyard-ts/routing/Router"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
 import * as Messages from "./internal/messages.js"
@@ -39,12 +39,16 @@ const enveloped = <E extends RequestFailure, R>(
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   handler.pipe(
     Effect.catchAll((failure) => Effect.succeed(Pipeline.errorResponse(codec.error(failure)))),
-    Effect.catchAllDefect((defect) => Effect.as(Pipeline.logDefect(defect), Pipeline.errorResponse(codec.internalError)))
+    Effect.catchAllDefect((defect) =>
+      Effect.as(Pipeline.logDefect(defect), Pipeline.errorResponse(codec.internalError))
+    )
   )
 
 /** The body of `POST /v1/messages/count_tokens` as far as routing needs it; the rest is forwarded. */
 const CountTokensRoute = Schema.Struct({
-  model: Schema.String.pipe(Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" }))
+  model: Schema.String.pipe(
+    Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })
+  )
 })
 
 /**
@@ -53,21 +57,25 @@ const CountTokensRoute = Schema.Struct({
  * A route without an `anthropic_messages` target → 400 `route has no Anthropic target for token
  * counting`. Errors use the Anthropic envelope.
  */
-const countTokens = (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number) =>
-(request: HttpServerRequest.HttpServerRequest) =>
-  enveloped(Codecs.anthropicMessages, Effect.gen(function*() {
-    const text = yield* readText(request, limit)
-    const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
-    const { model } = yield* decodeValue(CountTokensRoute, body)
-    const route = router.routes.find((candidate) => candidate.id === model)
-    if (route === undefined) return yield* new ModelNotFound({ model })
-    const target = Messages.countTokensTarget(route)
-    if (target === undefined) {
-      return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
-    }
-    const counted = yield* upstream.countTokens({ target, body, headers: Pipeline.plainHeaders(request) })
-    return HttpServerResponse.unsafeJson(counted)
-  }))
+const countTokens =
+  (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number) =>
+  (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(
+      Codecs.anthropicMessages,
+      Effect.gen(function*() {
+        const text = yield* readText(request, limit)
+        const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
+        const { model } = yield* decodeValue(CountTokensRoute, body)
+        const route = router.routes.find((candidate) => candidate.id === model)
+        if (route === undefined) return yield* new ModelNotFound({ model })
+        const target = Messages.countTokensTarget(route)
+        if (target === undefined) {
+          return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
+        }
+        const counted = yield* upstream.countTokens({ target, body, headers: Pipeline.plainHeaders(request) })
+        return HttpServerResponse.unsafeJson(counted)
+      })
+    )
 
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
 export const DecisionRequest = Schema.Struct({
@@ -89,23 +97,26 @@ const describeTarget = (target: Target) => ({
  * `response`, in `input_format`. Errors use the OpenAI envelope.
  */
 const decision = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
-  enveloped(Codecs.openAiChat, Effect.gen(function*() {
-    const text = yield* readText(request, limit)
-    const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
-    const codec = Codecs.byFormat[envelope.input_format]
-    const headers = Pipeline.plainHeaders(request)
-    const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
-    const decided = yield* router.decide(inbound.routed)
-    const selected = Decision.selected(decided)
-    return HttpServerResponse.unsafeJson({
-      selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
-      fallbacks: Decision.fallbacks(decided).map(describeTarget),
-      evidence: decided.evidence,
-      ...(decided._tag === "Answered"
-        ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
-        : {})
+  enveloped(
+    Codecs.openAiChat,
+    Effect.gen(function*() {
+      const text = yield* readText(request, limit)
+      const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
+      const codec = Codecs.byFormat[envelope.input_format]
+      const headers = Pipeline.plainHeaders(request)
+      const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
+      const decided = yield* router.decide(inbound.routed)
+      const selected = Decision.selected(decided)
+      return HttpServerResponse.unsafeJson({
+        selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
+        fallbacks: Decision.fallbacks(decided).map(describeTarget),
+        evidence: decided.evidence,
+        ...(decided._tag === "Answered"
+          ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
+          : {})
+      })
     })
-  }))
+  )
 
 const models = (router: Router["Type"]) => {
   const ids = router.routes.map((route) => route.id)
@@ -181,4 +192,3 @@ export const layer = (options: Options = {}) =>
     )
     yield* http.add("*", "*", notFound)
   }))
-

@@ -8,6 +8,8 @@
  * Ctrl-C reaches the server from the terminal and again from npm) is the same request to stop;
  * a signal more than 1 s after the first forces an immediate exit (code 1).
  */
+import type { Deployment } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -18,8 +20,6 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
 import { parseArgs } from "node:util"
-import type { Deployment } from "@switchyard-ts/config/Deployment"
-import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "./Server.js"
 
 /** Parsed command-line options. */
@@ -76,7 +76,8 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
           strict: true,
           allowPositionals: false
         }),
-      catch: (error) => new UsageError({ message: `${error instanceof Error ? error.message : "bad arguments"}\n${usage}` })
+      catch: (error) =>
+        new UsageError({ message: `${error instanceof Error ? error.message : "bad arguments"}\n${usage}` })
     })
     const values = parsed.values
     if (values.help === true) return yield* new UsageError({ message: usage })
@@ -87,7 +88,9 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
     }
     const shutdownTimeoutMs = parseDurationMs(values["shutdown-timeout"] ?? "30")
     if (shutdownTimeoutMs === undefined) {
-      return yield* new UsageError({ message: `--shutdown-timeout must be seconds (e.g. 30 or 30s), got ${values["shutdown-timeout"]}` })
+      return yield* new UsageError({
+        message: `--shutdown-timeout must be seconds (e.g. 30 or 30s), got ${values["shutdown-timeout"]}`
+      })
     }
     return {
       config: values.config,

@@ -22,6 +22,7 @@
  *   keys excluded): its cost grows with the whole database, so it is for tests and the benchmark,
  *   never for request paths. It reads 0 when Redis cannot be reached.
  */
+import { type SessionDecision, SessionStore } from "@switchyard-ts/routing/SessionStore"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -31,7 +32,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Redis } from "ioredis"
-import { type SessionDecision, SessionStore } from "@switchyard-ts/routing/SessionStore"
 
 /** Options of the Redis store. */
 export interface Options {
@@ -178,7 +178,8 @@ export const make = (options: Options) =>
 
     const put = (key: string, decision: SessionDecision): Effect.Effect<void> =>
       command("put", () =>
-        client.set(prefix + key, JSON.stringify({ target: decision.target, tier: decision.tier }), "PX", options.ttlMs)).pipe(
+        client.set(prefix + key, JSON.stringify({ target: decision.target, tier: decision.tier }), "PX", options.ttlMs))
+        .pipe(
           Effect.asVoid,
           Effect.withSpan("SessionStore.put", { attributes: { "switchyard.session_store": "redis" } })
         )
@@ -188,12 +189,19 @@ export const make = (options: Options) =>
       const seen = new Set<string>()
       let cursor = "0"
       for (let calls = 0; calls < maxScanCalls; calls++) {
-        const page = yield* command("size", () => client.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
-        if (Option.isNone(page)) return 0
+        const page = yield* command("size", () =>
+          client.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
+        if (Option.isNone(page)) {
+          return 0
+        }
         const [next, keys] = page.value
-        for (const key of keys) seen.add(key)
+        for (const key of keys) {
+          seen.add(key)
+        }
         cursor = next
-        if (cursor === "0") break
+        if (cursor === "0") {
+          break
+        }
       }
       return seen.size
     })

@@ -7,15 +7,15 @@ import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as ClientMetrics from "@switchyard-ts/client/Metrics"
+import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
+import type { Route } from "@switchyard-ts/routing/Route"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as ClientMetrics from "@switchyard-ts/client/Metrics"
-import type { Route } from "@switchyard-ts/routing/Route"
-import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import * as ServerMetrics from "./Metrics.js"
 
 /** The Prometheus reader bound to the SDK's meter provider. */
@@ -42,7 +42,9 @@ export const layerWith = (options: { readonly spanProcessor?: SpanProcessor }): 
       const spanProcessor = options.spanProcessor ??
         Option.getOrUndefined(Option.map(endpoint, () => new BatchSpanProcessor(new OTLPTraceExporter())))
       const sdk = Layer.provideMerge(
-        NodeSdk.layer(Effect.map(PrometheusReader, (metricReader) => ({ resource: { serviceName }, metricReader, spanProcessor }))),
+        NodeSdk.layer(
+          Effect.map(PrometheusReader, (metricReader) => ({ resource: { serviceName }, metricReader, spanProcessor }))
+        ),
         ReaderLive
       )
       return spanProcessor === undefined ? Layer.merge(sdk, Layer.setTracerEnabled(false)) : sdk
@@ -58,11 +60,14 @@ export const layer: Layer.Layer<PrometheusReader> = layerWith({})
 const serializer = new PrometheusSerializer()
 
 /** Prometheus text exposition of every metric collected so far. */
-export const scrape: Effect.Effect<string, never, PrometheusReader> = Effect.flatMap(PrometheusReader, (reader) =>
-  Effect.map(
-    Effect.promise(() => reader.collect()),
-    ({ resourceMetrics }) => serializer.serialize(resourceMetrics)
-  ))
+export const scrape: Effect.Effect<string, never, PrometheusReader> = Effect.flatMap(
+  PrometheusReader,
+  (reader) =>
+    Effect.map(
+      Effect.promise(() => reader.collect()),
+      ({ resourceMetrics }) => serializer.serialize(resourceMetrics)
+    )
+)
 
 /**
  * Create, at 0, the series dashboards expect before the first request: the upstream attempt

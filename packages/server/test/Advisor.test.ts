@@ -6,14 +6,14 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
-import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { startServer } from "./harness.js"
 
 const toml = (upstreamUrl: string) => `
@@ -48,8 +48,9 @@ llm_client = "review"
 id = "advisor-model"
 llm_client = "stopped"
 
-${[["open", "true"], ["closed", "false"]].flatMap(([name, failOpen]) =>
-  [["", "reviewer"], ["-down", "stopped_reviewer"]].map(([suffix, reviewer]) => `
+${
+  [["open", "true"], ["closed", "false"]].flatMap(([name, failOpen]) =>
+    [["", "reviewer"], ["-down", "stopped_reviewer"]].map(([suffix, reviewer]) => `
 [routes.gate-${name}${suffix}]
 id = "gate-${name}${suffix}"
 type = "advisor"
@@ -57,13 +58,17 @@ executor_target = "exec"
 advisor_target = "${reviewer}"
 max_reviews = 10
 fail_open = ${failOpen}
-`)).join("\n")}
+`)
+  ).join("\n")
+}
 `
 
 const task = { role: "user", content: "fix the off-by-one in pager.ts" }
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [task], ...extra })
 
-const ErrorBody = Schema.Struct({ error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String }) })
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
+})
 const DecisionBody = Schema.Struct({
   selected: Schema.Struct({ target: Schema.String, model: Schema.String }),
   fallbacks: Schema.Array(Schema.Unknown),
@@ -72,20 +77,25 @@ const DecisionBody = Schema.Struct({
 })
 
 const post = (client: HttpClient.HttpClient, path: string, body: unknown, session = "sess-1") =>
-  client.execute(HttpClientRequest.post(path).pipe(
-    HttpClientRequest.bodyUnsafeJson(body),
-    HttpClientRequest.setHeader("x-switchyard-session-id", session)
-  ))
+  client.execute(
+    HttpClientRequest.post(path).pipe(
+      HttpClientRequest.bodyUnsafeJson(body),
+      HttpClientRequest.setHeader("x-switchyard-session-id", session)
+    )
+  )
 
 const completion = (client: HttpClient.HttpClient, model: string, session?: string) =>
-  Effect.flatMap(post(client, "/v1/chat/completions", chat(model), session), (response) =>
-    Effect.map(response.json, (json) => ({
-      status: response.status,
-      json,
-      selected: response.headers["x-switchyard-selected-model"],
-      source: response.headers["x-switchyard-evidence-source"],
-      reason: response.headers["x-switchyard-evidence-reason"]
-    })))
+  Effect.flatMap(
+    post(client, "/v1/chat/completions", chat(model), session),
+    (response) =>
+      Effect.map(response.json, (json) => ({
+        status: response.status,
+        json,
+        selected: response.headers["x-switchyard-selected-model"],
+        source: response.headers["x-switchyard-evidence-source"],
+        reason: response.headers["x-switchyard-evidence-reason"]
+      }))
+  )
 
 const contentOf = (json: unknown): string =>
   Schema.decodeUnknownSync(ChatCompletion, decodeOptions)(json).choices[0]?.message.content ?? ""
@@ -109,7 +119,10 @@ describe("advisor routes through the server", () => {
       const { client, upstream } = yield* startServer(toml)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("Fixed: the loop now stops at length - 1."))
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.ok("APPROVE"))
-      const before = yield* series(client, "switchyard_advisor_gate_reviews_total", { verdict: "approve", trigger: "no_tool_call" })
+      const before = yield* series(client, "switchyard_advisor_gate_reviews_total", {
+        verdict: "approve",
+        trigger: "no_tool_call"
+      })
       const answered = yield* completion(client, "gate-open")
       assert.strictEqual(answered.status, 200)
       assert.strictEqual(contentOf(answered.json), "Fixed: the loop now stops at length - 1.")
@@ -124,7 +137,10 @@ describe("advisor routes through the server", () => {
       assert.include(consult, "Fixed: the loop now stops at length - 1.")
       assert.strictEqual(requests.filter((r) => r.model === "exec-model").length, 1)
       assert.strictEqual(
-        (yield* series(client, "switchyard_advisor_gate_reviews_total", { verdict: "approve", trigger: "no_tool_call" })) - before,
+        (yield* series(client, "switchyard_advisor_gate_reviews_total", {
+          verdict: "approve",
+          trigger: "no_tool_call"
+        })) - before,
         1
       )
     }))
@@ -153,7 +169,9 @@ describe("advisor routes through the server", () => {
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(toml)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("released anyway"))
-      const failuresBefore = yield* series(client, "switchyard_advisor_gate_consult_failures_total", { reason: "transport" })
+      const failuresBefore = yield* series(client, "switchyard_advisor_gate_consult_failures_total", {
+        reason: "transport"
+      })
       const open = yield* completion(client, "gate-open-down")
       assert.strictEqual(open.status, 200)
       assert.strictEqual(contentOf(open.json), "released anyway")
@@ -165,7 +183,8 @@ describe("advisor routes through the server", () => {
       assert.deepStrictEqual([error.type, error.code], ["upstream_error", "upstream_error"])
       assert.include(error.message, "advisor advisor-model is unreachable")
       assert.strictEqual(
-        (yield* series(client, "switchyard_advisor_gate_consult_failures_total", { reason: "transport" })) - failuresBefore,
+        (yield* series(client, "switchyard_advisor_gate_consult_failures_total", { reason: "transport" })) -
+          failuresBefore,
         2
       )
     }))
@@ -174,12 +193,18 @@ describe("advisor routes through the server", () => {
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(toml)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("my answer"))
-      yield* upstream.setBehaviour("advisor-model", FakeUpstream.status(500, { message: "the user asked: fix the off-by-one" }))
+      yield* upstream.setBehaviour(
+        "advisor-model",
+        FakeUpstream.status(500, { message: "the user asked: fix the off-by-one" })
+      )
       const open = yield* completion(client, "gate-open")
       assert.deepStrictEqual([open.status, open.reason], [200, "upstream_5xx"])
       const closed = yield* completion(client, "gate-closed")
       assert.strictEqual(closed.status, 502)
-      assert.strictEqual(Schema.decodeUnknownSync(ErrorBody)(closed.json).error.message, "advisor advisor-model answered HTTP 500")
+      assert.strictEqual(
+        Schema.decodeUnknownSync(ErrorBody)(closed.json).error.message,
+        "advisor advisor-model answered HTTP 500"
+      )
     }))
 
   it.scoped("a stalled advisor under fail_open = false is a 504 upstream_timeout", () =>
@@ -230,10 +255,18 @@ describe("advisor routes through the server", () => {
       const body = Schema.decodeUnknownSync(DecisionBody, decodeOptions)(yield* response.json)
       assert.deepStrictEqual([body.selected.target, body.selected.model], ["exec", "exec-model"])
       assert.deepStrictEqual(body.fallbacks, [])
-      assert.deepStrictEqual<unknown>(body.evidence, { source: "advisor", verdict: "approve", trigger: "no_tool_call", advisor_model: "advisor-model" })
+      assert.deepStrictEqual<unknown>(body.evidence, {
+        source: "advisor",
+        verdict: "approve",
+        trigger: "no_tool_call",
+        advisor_model: "advisor-model"
+      })
       assert.strictEqual(body.response.choices[0]?.message.content, "decided and answered")
       // Under fail_open = false, a down advisor fails the decision the same way.
-      const down = yield* post(client, "/v1/decision", { input_format: "openai_chat", request: chat("gate-closed-down") })
+      const down = yield* post(client, "/v1/decision", {
+        input_format: "openai_chat",
+        request: chat("gate-closed-down")
+      })
       assert.strictEqual(down.status, 502)
     }))
 })

@@ -1,16 +1,18 @@
-import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { basicToml, chat, startServer } from "./harness.js"
 
 const post = (client: HttpClient.HttpClient, path: string, body: unknown, headers: Record<string, string> = {}) =>
-  client.execute(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body), HttpClientRequest.setHeaders(headers)))
+  client.execute(
+    HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body), HttpClientRequest.setHeaders(headers))
+  )
 
 const envelope = (response: HttpClientResponse.HttpClientResponse) =>
   Effect.flatMap(response.json, Schema.decodeUnknown(ErrorEnvelope))
@@ -69,9 +71,13 @@ describe("chat completions", () => {
       assert.strictEqual(events[events.length - 1], "data: [DONE]")
       const content = events
         .slice(0, -1)
-        .map((e) => Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
-          choices: Schema.Array(Schema.Struct({ delta: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }) }))
-        })))(e.slice("data: ".length)))
+        .map((e) =>
+          Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
+            choices: Schema.Array(
+              Schema.Struct({ delta: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }) })
+            )
+          })))(e.slice("data: ".length))
+        )
         .map((chunk) => chunk.choices[0]?.delta.content ?? "")
         .join("")
       assert.strictEqual(content, "one two three")
@@ -136,8 +142,11 @@ describe("chat completions", () => {
       yield* upstream.setBehaviour(
         "weak-model",
         FakeUpstream.Chunks.make({
-          chunks: Array.from({ length: 50 }, (_, i) =>
-            JSON.stringify({ id: "c", model: "weak-model", choices: [{ index: 0, delta: { content: `${i} ` } }] })),
+          chunks: Array.from(
+            { length: 50 },
+            (_, i) =>
+              JSON.stringify({ id: "c", model: "weak-model", choices: [{ index: 0, delta: { content: `${i} ` } }] })
+          ),
           gapMs: 40
         })
       )
@@ -174,7 +183,10 @@ describe("error table", () => {
   it.scopedLive("a schema violation is a 400 naming the field path", () =>
     Effect.gen(function*() {
       const { client } = yield* startServer(basicToml())
-      const response = yield* post(client, "/v1/chat/completions", { model: "fast", messages: [{ role: "user", content: 7 }] })
+      const response = yield* post(client, "/v1/chat/completions", {
+        model: "fast",
+        messages: [{ role: "user", content: 7 }]
+      })
       const message = yield* assertEnvelope(response, 400, "invalid_request_error", "invalid_request_error")
       assert.include(message, "messages[0]")
       const missing = yield* post(client, "/v1/chat/completions", { messages: [] })
@@ -266,7 +278,11 @@ describe("other endpoints", () => {
         evidence: { source: "random" }
       })
       assert.strictEqual((yield* upstream.requests).length, 0)
-      const unknownKey = yield* post(client, "/v1/decision", { input_format: "openai_chat", request: chat("mix"), extra: 1 })
+      const unknownKey = yield* post(client, "/v1/decision", {
+        input_format: "openai_chat",
+        request: chat("mix"),
+        extra: 1
+      })
       yield* assertEnvelope(unknownKey, 400, "invalid_request_error", "invalid_request_error")
     }))
 

@@ -6,11 +6,11 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { startServer } from "./harness.js"
 
 let judgeCounter = 0
@@ -54,8 +54,9 @@ llm_client = "sim"
 id = "strong-model"
 llm_client = "sim"
 
-${["error", "fail_open"].flatMap((posture) =>
-  [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
+${
+  ["error", "fail_open"].flatMap((posture) =>
+    [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
 [routes.auto-${posture}${suffix}]
 id = "auto-${posture}${suffix}"
 type = "llm_classifier"
@@ -64,7 +65,9 @@ weak_target = "weak"
 strong_target = "strong"
 base_threshold = 0.5
 judge_failure = "${posture}"
-`)).join("\n")}
+`)
+  ).join("\n")
+}
 
 [routes.auto-session]
 id = "auto-session"
@@ -78,23 +81,32 @@ judge_failure = "fail_open"
 `
 
 const verdict = (p: number, rule = "SUP-1", boundary = "supported") =>
-  FakeUpstream.ok(JSON.stringify({ crux: "a small local fix", primary_rule: rule, capability_boundary: boundary, p_solve: p }))
+  FakeUpstream.ok(
+    JSON.stringify({ crux: "a small local fix", primary_rule: rule, capability_boundary: boundary, p_solve: p })
+  )
 
-const chat = (model: string) => ({ model, messages: [{ role: "system", content: "SECRET SYSTEM PROMPT" }, { role: "user", content: "fix the typo in README" }] })
+const chat = (model: string) => ({
+  model,
+  messages: [{ role: "system", content: "SECRET SYSTEM PROMPT" }, { role: "user", content: "fix the typo in README" }]
+})
 
 const DecisionBody = Schema.Struct({
   selected: Schema.Struct({ target: Schema.String, model: Schema.String }),
   fallbacks: Schema.Array(Schema.Struct({ target: Schema.String })),
   evidence: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
-const ErrorBody = Schema.Struct({ error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String }) })
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
+})
 
 const post = (client: HttpClient.HttpClient, path: string, body: unknown) =>
   client.execute(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body)))
 
 const decision = (client: HttpClient.HttpClient, model: string) =>
-  Effect.flatMap(post(client, "/v1/decision", { input_format: "openai_chat", request: chat(model) }), (response) =>
-    Effect.map(response.json, (json) => ({ status: response.status, json })))
+  Effect.flatMap(
+    post(client, "/v1/decision", { input_format: "openai_chat", request: chat(model) }),
+    (response) => Effect.map(response.json, (json) => ({ status: response.status, json }))
+  )
 
 const completion = (client: HttpClient.HttpClient, model: string) =>
   Effect.flatMap(post(client, "/v1/chat/completions", chat(model)), (response) =>
@@ -126,7 +138,12 @@ describe("capability classifier through the server", () => {
         const body = Schema.decodeUnknownSync(DecisionBody)(decided.json)
         assert.strictEqual(body.selected.model, "weak-model")
         assert.deepStrictEqual(body.fallbacks.map((f) => f.target), ["strong"])
-        assert.deepStrictEqual<unknown>(body.evidence, { source: "llm-classifier", score: 0.9, threshold: 0.5, boundary: "supported" })
+        assert.deepStrictEqual<unknown>(body.evidence, {
+          source: "llm-classifier",
+          score: 0.9,
+          threshold: 0.5,
+          boundary: "supported"
+        })
         const answered = yield* completion(client, route)
         assert.strictEqual(answered.status, 200)
         assert.strictEqual(answered.selected, "weak-model")
@@ -212,7 +229,10 @@ describe("capability classifier through the server", () => {
     Effect.gen(function*() {
       const judge = uniqueJudge()
       const { client, upstream } = yield* startServer(toml(judge))
-      yield* upstream.setBehaviour(judge, FakeUpstream.status(500, { message: "the user asked: fix the typo in README" }))
+      yield* upstream.setBehaviour(
+        judge,
+        FakeUpstream.status(500, { message: "the user asked: fix the typo in README" })
+      )
       const failed = yield* completion(client, "auto-error")
       assert.strictEqual(failed.status, 502)
       const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
@@ -256,28 +276,46 @@ describe("sessions through the server", () => {
       const { client, upstream } = yield* startServer(toml(judge))
       const send = (messages: ReadonlyArray<unknown>, session: string) =>
         Effect.flatMap(
-          client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(
-            HttpClientRequest.bodyUnsafeJson({ model: "auto-session", messages }),
-            HttpClientRequest.setHeader("x-switchyard-session-id", session)
-          )),
-          (response) => Effect.succeed({
-            status: response.status,
-            selected: response.headers["x-switchyard-selected-model"],
-            source: response.headers["x-switchyard-evidence-source"]
-          })
+          client.execute(
+            HttpClientRequest.post("/v1/chat/completions").pipe(
+              HttpClientRequest.bodyUnsafeJson({ model: "auto-session", messages }),
+              HttpClientRequest.setHeader("x-switchyard-session-id", session)
+            )
+          ),
+          (response) =>
+            Effect.succeed({
+              status: response.status,
+              selected: response.headers["x-switchyard-selected-model"],
+              source: response.headers["x-switchyard-evidence-source"]
+            })
         )
       const task = { role: "user", content: "refactor the parser" }
-      const call = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] }
+      const call = {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }]
+      }
       const result = { role: "tool", tool_call_id: "c1", content: "file contents" }
 
       yield* upstream.setBehaviour(judge, verdict(0.9))
-      assert.deepStrictEqual(yield* send([task], "s-1"), { status: 200, selected: "weak-model", source: "llm-classifier" })
+      assert.deepStrictEqual(yield* send([task], "s-1"), {
+        status: 200,
+        selected: "weak-model",
+        source: "llm-classifier"
+      })
       const judgedBefore = (yield* upstream.requests).filter((r) => r.model === judge).length
-      assert.deepStrictEqual(yield* send([task, call, result], "s-1"), { status: 200, selected: "weak-model", source: "affinity" })
+      assert.deepStrictEqual(yield* send([task, call, result], "s-1"), {
+        status: 200,
+        selected: "weak-model",
+        source: "affinity"
+      })
       assert.strictEqual((yield* upstream.requests).filter((r) => r.model === judge).length, judgedBefore)
 
       yield* upstream.setBehaviour(judge, FakeUpstream.status(503))
-      const next = [task, call, result, { role: "assistant", content: "done" }, { role: "user", content: "now add tests" }]
+      const next = [task, call, result, { role: "assistant", content: "done" }, {
+        role: "user",
+        content: "now add tests"
+      }]
       assert.deepStrictEqual(yield* send(next, "s-1"), { status: 200, selected: "weak-model", source: "retained" })
       // Another session with nothing stored goes strong.
       assert.deepStrictEqual(yield* send([task], "s-2"), { status: 200, selected: "strong-model", source: "fail-open" })

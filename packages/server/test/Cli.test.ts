@@ -3,9 +3,9 @@
  * `npm run build`, which `npm ci` and `npm test` run first). Shutdown tests use real time.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import { createServer, type Server } from "node:http"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { listening, run, writeToml } from "./cliProcess.js"
 
 const tomlFor = (upstreamUrl: string) => `
@@ -29,7 +29,10 @@ const chat = (url: string) =>
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "fast", messages: [{ role: "user", content: "hi" }] })
-    }).then(async (response) => ({ status: response.status, text: await response.text() }), () => ({ status: 0, text: "" }))
+    }).then(
+      async (response) => ({ status: response.status, text: await response.text() }),
+      () => ({ status: 0, text: "" })
+    )
   )
 
 describe("switchyard CLI", () => {
@@ -47,7 +50,10 @@ describe("switchyard CLI", () => {
       assert.strictEqual(yield* cli.exited, 1)
       const lines = cli.stderr().trim().split("\n")
       assert.strictEqual(lines.length, 1)
-      assert.strictEqual(lines[0], `invalid server config ${file}: llm_clients.sim.max_retries: must be at most 10, got 11`)
+      assert.strictEqual(
+        lines[0],
+        `invalid server config ${file}: llm_clients.sim.max_retries: must be at most 10, got 11`
+      )
       assert.strictEqual(cli.stdout(), "")
     }))
 
@@ -163,9 +169,10 @@ describe("switchyard CLI", () => {
           })
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
-        (server) => Effect.async<void>((resume) => {
-          server.close(() => resume(Effect.void))
-        })
+        (server) =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
       )
       const address = collector.address()
       const port = typeof address === "object" && address !== null ? address.port : 0
@@ -188,7 +195,9 @@ describe("switchyard CLI", () => {
   it.scopedLive("without OTEL_EXPORTER_OTLP_ENDPOINT nothing is exported", () =>
     Effect.gen(function*() {
       const upstream = yield* FakeUpstream.make()
-      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"], { OTEL_EXPORTER_OTLP_ENDPOINT: "" })
+      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: ""
+      })
       const url = yield* listening(cli)
       assert.strictEqual((yield* chat(url)).status, 200)
       cli.child.kill("SIGTERM")

@@ -2,9 +2,11 @@
  * Deadlines through the real server, driven by the TestClock: the server runs in the test's
  * runtime, so its deadline timers wait for `TestClock.adjust` while sockets stay real.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -12,8 +14,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { basicToml, chat, startServer } from "./harness.js"
 
 const post = (client: HttpClient.HttpClient, body: unknown) =>
@@ -55,7 +55,11 @@ describe("deadlines through the server", () => {
   it.scoped("a gap between streamed chunks longer than timeout_ms ends the stream with an error event", () =>
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(basicToml({ timeoutMs: 1000 }))
-      const chunk = JSON.stringify({ id: "c", model: "weak-model", choices: [{ index: 0, delta: { content: "first" } }] })
+      const chunk = JSON.stringify({
+        id: "c",
+        model: "weak-model",
+        choices: [{ index: 0, delta: { content: "first" } }]
+      })
       // The second chunk comes a minute later in real time; the deadline passes first on the TestClock.
       yield* upstream.setBehaviour("weak-model", FakeUpstream.Chunks.make({ chunks: [chunk, chunk], gapMs: 60_000 }))
       const response = yield* post(client, chat("fast", { stream: true }))

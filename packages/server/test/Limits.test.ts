@@ -6,9 +6,9 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
 import * as Server from "@switchyard-ts/server/Server"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as Effect from "effect/Effect"
 import { basicToml, chat, startServer } from "./harness.js"
 
 describe("limits under load", () => {

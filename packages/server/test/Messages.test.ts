@@ -6,11 +6,11 @@
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitraries from "@switchyard-ts/testkit/Arbitraries"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import OpenAI from "openai"
-import * as Arbitraries from "@switchyard-ts/testkit/Arbitraries"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { startServer } from "./harness.js"
 
 const toml = (upstreamUrl: string) => `
@@ -106,7 +106,9 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
       assert.strictEqual(message.type, "message")
       assert.strictEqual(message.role, "assistant")
       assert.strictEqual(message.model, "local-coder")
-      assert.deepStrictEqual(message.content.map((block) => block.type === "text" ? block.text : block.type), ["answer via Messages"])
+      assert.deepStrictEqual(message.content.map((block) => block.type === "text" ? block.text : block.type), [
+        "answer via Messages"
+      ])
       assert.strictEqual(message.stop_reason, "end_turn")
       assert.strictEqual(message.usage.input_tokens, 21)
       assert.strictEqual(message.usage.output_tokens, 3)
@@ -127,7 +129,11 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
       yield* upstream.setBehaviour("local-coder", FakeUpstream.ok("streamed through Messages"))
       const client = anthropicClient(url)
       const { events, final } = yield* Effect.promise(async () => {
-        const stream = client.messages.stream({ model: "fast", max_tokens: 64, messages: [{ role: "user", content: "hi" }] })
+        const stream = client.messages.stream({
+          model: "fast",
+          max_tokens: 64,
+          messages: [{ role: "user", content: "hi" }]
+        })
         const events: Array<string> = []
         for await (const event of stream) events.push(event.type)
         return { events, final: await stream.finalMessage() }
@@ -136,7 +142,9 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
       assert.strictEqual(events[events.length - 1], "message_stop")
       assert.include(events, "content_block_delta")
       assert.include(events, "message_delta")
-      assert.deepStrictEqual(final.content.map((block) => block.type === "text" ? block.text : block.type), ["streamed through Messages"])
+      assert.deepStrictEqual(final.content.map((block) => block.type === "text" ? block.text : block.type), [
+        "streamed through Messages"
+      ])
       assert.strictEqual(final.stop_reason, "end_turn")
       assert.isAbove(final.usage.output_tokens, 0)
       const [seen] = yield* upstream.requests
@@ -148,7 +156,10 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
       const { upstream, url } = yield* start
       yield* upstream.setBehaviour(
         "local-coder",
-        FakeUpstream.toolUse("read_file", "{\"path\":\"src/a.ts\",\"lines\":[1,20]}", { id: "call_42", text: "Reading." })
+        FakeUpstream.toolUse("read_file", "{\"path\":\"src/a.ts\",\"lines\":[1,20]}", {
+          id: "call_42",
+          text: "Reading."
+        })
       )
       const client = anthropicClient(url)
       const tools: Array<Anthropic.Tool> = [{
@@ -157,23 +168,39 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
         input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
       }]
       const message = yield* Effect.promise(() =>
-        client.messages.create({ model: "fast", max_tokens: 64, tools, messages: [{ role: "user", content: "read a.ts" }] })
+        client.messages.create({
+          model: "fast",
+          max_tokens: 64,
+          tools,
+          messages: [{ role: "user", content: "read a.ts" }]
+        })
       )
       assert.strictEqual(message.stop_reason, "tool_use")
       const toolUse = message.content.find((block) => block.type === "tool_use")
       assert.strictEqual(toolUse?.type === "tool_use" ? toolUse.name : "", "read_file")
       assert.strictEqual(toolUse?.type === "tool_use" ? toolUse.id : "", "call_42")
-      assert.deepStrictEqual(toolUse?.type === "tool_use" ? toolUse.input : undefined, { path: "src/a.ts", lines: [1, 20] })
+      assert.deepStrictEqual(toolUse?.type === "tool_use" ? toolUse.input : undefined, {
+        path: "src/a.ts",
+        lines: [1, 20]
+      })
       const [first] = yield* upstream.requests
       const sentTools = list(record(first?.body)["tools"]).map((t) => record(record(t)["function"])["name"])
       assert.deepStrictEqual(sentTools, ["read_file"])
 
       const streamed = yield* Effect.promise(() =>
-        client.messages.stream({ model: "fast", max_tokens: 64, tools, messages: [{ role: "user", content: "read a.ts" }] })
+        client.messages.stream({
+          model: "fast",
+          max_tokens: 64,
+          tools,
+          messages: [{ role: "user", content: "read a.ts" }]
+        })
           .finalMessage()
       )
       const streamedUse = streamed.content.find((block) => block.type === "tool_use")
-      assert.deepStrictEqual(streamedUse?.type === "tool_use" ? streamedUse.input : undefined, { path: "src/a.ts", lines: [1, 20] })
+      assert.deepStrictEqual(streamedUse?.type === "tool_use" ? streamedUse.input : undefined, {
+        path: "src/a.ts",
+        lines: [1, 20]
+      })
       assert.strictEqual(streamed.stop_reason, "tool_use")
 
       yield* upstream.clear
@@ -193,13 +220,18 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
           ]
         })
       )
-      assert.deepStrictEqual(followUp.content.map((block) => block.type === "text" ? block.text : block.type), ["the file has 20 lines"])
+      assert.deepStrictEqual(followUp.content.map((block) => block.type === "text" ? block.text : block.type), [
+        "the file has 20 lines"
+      ])
       const [second] = yield* upstream.requests
       const messages = list(record(second?.body)["messages"]).map(record)
       assert.deepStrictEqual(messages.map((m) => m["role"]), ["user", "assistant", "tool"])
       const calls = list(messages[1]?.["tool_calls"]).map(record)
       assert.strictEqual(calls[0]?.["id"], "call_42")
-      assert.deepStrictEqual(JSON.parse(String(record(calls[0]?.["function"])["arguments"])), { path: "src/a.ts", lines: [1, 20] })
+      assert.deepStrictEqual(JSON.parse(String(record(calls[0]?.["function"])["arguments"])), {
+        path: "src/a.ts",
+        lines: [1, 20]
+      })
       assert.strictEqual(messages[2]?.["tool_call_id"], "call_42")
       assert.include(JSON.stringify(messages[2]?.["content"]), "line 1\\nline 2")
     }))
@@ -224,11 +256,18 @@ describe("@anthropic-ai/sdk against /v1/messages (OpenAI-format upstream)", () =
       )
       assert.instanceOf(limited, Anthropic.RateLimitError)
       if (limited instanceof Anthropic.APIError) {
-        assert.deepStrictEqual(limited.error, { type: "error", error: { type: "rate_limit_error", message: "slow down" } })
+        assert.deepStrictEqual(limited.error, {
+          type: "error",
+          error: { type: "rate_limit_error", message: "slow down" }
+        })
       }
 
       const raw = yield* Effect.promise(() =>
-        fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{\"model\":\"fast\"" })
+        fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{\"model\":\"fast\""
+        })
           .then(async (response) => ({ status: response.status, body: record(await response.json()) }))
       )
       assert.strictEqual(raw.status, 400)
@@ -290,7 +329,10 @@ describe("openai SDK against /v1/chat/completions (anthropic_messages upstream)"
       assert.strictEqual(text.all, "hello from the Messages upstream")
       assert.isAbove(text.usage, 0)
 
-      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.toolUse("grep", "{\"pattern\":\"TODO\"}", { id: "toolu_7" }))
+      yield* upstream.setBehaviour(
+        "claude-sonnet",
+        FakeUpstream.toolUse("grep", "{\"pattern\":\"TODO\"}", { id: "toolu_7" })
+      )
       const tools: Array<OpenAI.Chat.ChatCompletionTool> = [{
         type: "function",
         function: { name: "grep", parameters: { type: "object", properties: { pattern: { type: "string" } } } }
@@ -302,7 +344,9 @@ describe("openai SDK against /v1/chat/completions (anthropic_messages upstream)"
       assert.strictEqual(called.choices[0]?.finish_reason, "tool_calls")
       assert.strictEqual(call?.id, "toolu_7")
       assert.strictEqual(call?.type === "function" ? call.function.name : "", "grep")
-      assert.deepStrictEqual(JSON.parse(call?.type === "function" ? call.function.arguments : "null"), { pattern: "TODO" })
+      assert.deepStrictEqual(JSON.parse(call?.type === "function" ? call.function.arguments : "null"), {
+        pattern: "TODO"
+      })
 
       const streamedCall = yield* Effect.promise(async () => {
         const stream = await openai.chat.completions.create({
@@ -334,7 +378,15 @@ describe("openai SDK against /v1/chat/completions (anthropic_messages upstream)"
           tools,
           messages: [
             { role: "user", content: "find todos" },
-            { role: "assistant", content: null, tool_calls: [{ id: "toolu_7", type: "function", function: { name: "grep", arguments: "{\"pattern\":\"TODO\"}" } }] },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [{
+                id: "toolu_7",
+                type: "function",
+                function: { name: "grep", arguments: "{\"pattern\":\"TODO\"}" }
+              }]
+            },
             { role: "tool", tool_call_id: "toolu_7", content: "a.ts:1 TODO\nb.ts:9 TODO" }
           ]
         })
@@ -350,7 +402,9 @@ describe("openai SDK against /v1/chat/completions (anthropic_messages upstream)"
 
       // An Anthropic error body keeps its status and message on the chat endpoint.
       yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.status(529, { message: "Overloaded" }))
-      const overloaded = yield* rejection(() => openai.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "hi" }] }))
+      const overloaded = yield* rejection(() =>
+        openai.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "hi" }] })
+      )
       assert.instanceOf(overloaded, OpenAI.APIError)
       if (overloaded instanceof OpenAI.APIError) {
         assert.strictEqual(overloaded.status, 529)
@@ -372,7 +426,10 @@ describe("Messages to a Messages upstream", () => {
           { role: "user", content: "plan it" },
           {
             role: "assistant",
-            content: [{ type: "thinking", thinking: "Let me think.", signature: "sig-abc" }, { type: "text", text: "Plan: …" }]
+            content: [{ type: "thinking", thinking: "Let me think.", signature: "sig-abc" }, {
+              type: "text",
+              text: "Plan: …"
+            }]
           },
           { role: "user", content: [{ type: "text", text: "go" }] }
         ]
@@ -380,7 +437,11 @@ describe("Messages to a Messages upstream", () => {
       const response = yield* Effect.promise(() =>
         fetch(`${url}/v1/messages`, {
           method: "POST",
-          headers: { "content-type": "application/json", "x-api-key": "sk-caller-secret", "anthropic-version": "2023-06-01" },
+          headers: {
+            "content-type": "application/json",
+            "x-api-key": "sk-caller-secret",
+            "anthropic-version": "2023-06-01"
+          },
           body: JSON.stringify(body)
         }).then(async (r) => ({ status: r.status, body: record(await r.json()) }))
       )
@@ -420,8 +481,26 @@ describe("Messages answers from a Messages upstream reach the caller as the upst
     model: "upstream-model-name",
     content: [
       { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "effect ts" } },
-      { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://effect.website", title: "Effect", encrypted_content: "enc" }] },
-      { type: "text", text: "Effect is a TypeScript library.", citations: [{ type: "web_search_result_location", url: "https://effect.website", cited_text: "Effect", encrypted_index: "ix" }] },
+      {
+        type: "web_search_tool_result",
+        tool_use_id: "srvtoolu_1",
+        content: [{
+          type: "web_search_result",
+          url: "https://effect.website",
+          title: "Effect",
+          encrypted_content: "enc"
+        }]
+      },
+      {
+        type: "text",
+        text: "Effect is a TypeScript library.",
+        citations: [{
+          type: "web_search_result_location",
+          url: "https://effect.website",
+          cited_text: "Effect",
+          encrypted_index: "ix"
+        }]
+      },
       { type: "future_block", payload: { a: 1 } }
     ],
     stop_reason: "end_turn",
@@ -430,17 +509,61 @@ describe("Messages answers from a Messages upstream reach the caller as the upst
     container: null
   }
   const events = [
-    { event: "message_start", data: { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } } },
-    { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: message.content[0] } },
+    {
+      event: "message_start",
+      data: {
+        type: "message_start",
+        message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } }
+      }
+    },
+    {
+      event: "content_block_start",
+      data: { type: "content_block_start", index: 0, content_block: message.content[0] }
+    },
     { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-    { event: "content_block_start", data: { type: "content_block_start", index: 1, content_block: message.content[1] } },
+    {
+      event: "content_block_start",
+      data: { type: "content_block_start", index: 1, content_block: message.content[1] }
+    },
     { event: "content_block_stop", data: { type: "content_block_stop", index: 1 } },
-    { event: "content_block_start", data: { type: "content_block_start", index: 2, content_block: { type: "text", text: "", citations: [] } } },
-    { event: "content_block_delta", data: { type: "content_block_delta", index: 2, delta: { type: "citations_delta", citation: { type: "web_search_result_location", url: "https://effect.website", cited_text: "Effect", encrypted_index: "ix" } } } },
-    { event: "content_block_delta", data: { type: "content_block_delta", index: 2, delta: { type: "text_delta", text: "Effect is a TypeScript library." } } },
+    {
+      event: "content_block_start",
+      data: { type: "content_block_start", index: 2, content_block: { type: "text", text: "", citations: [] } }
+    },
+    {
+      event: "content_block_delta",
+      data: {
+        type: "content_block_delta",
+        index: 2,
+        delta: {
+          type: "citations_delta",
+          citation: {
+            type: "web_search_result_location",
+            url: "https://effect.website",
+            cited_text: "Effect",
+            encrypted_index: "ix"
+          }
+        }
+      }
+    },
+    {
+      event: "content_block_delta",
+      data: {
+        type: "content_block_delta",
+        index: 2,
+        delta: { type: "text_delta", text: "Effect is a TypeScript library." }
+      }
+    },
     { event: "content_block_stop", data: { type: "content_block_stop", index: 2 } },
     { event: "future_event", data: { type: "future_event", detail: "newer than this version" } },
-    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 7 } } },
+    {
+      event: "message_delta",
+      data: {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { output_tokens: 7 }
+      }
+    },
     { event: "message_stop", data: { type: "message_stop" } }
   ]
   const raw = FakeUpstream.Raw.make({
@@ -452,7 +575,12 @@ describe("Messages answers from a Messages upstream reach the caller as the upst
       fetch(`${url}/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json", "accept-encoding": "gzip, deflate, br, zstd" },
-        body: JSON.stringify({ model: "claude", max_tokens: 64, stream, messages: [{ role: "user", content: "what is effect?" }] })
+        body: JSON.stringify({
+          model: "claude",
+          max_tokens: 64,
+          stream,
+          messages: [{ role: "user", content: "what is effect?" }]
+        })
       }).then(async (response) => ({ response, text: await response.text() }))
     )
   const sseEvents = (text: string) =>
@@ -478,7 +606,9 @@ describe("Messages answers from a Messages upstream reach the caller as the upst
       assert.deepStrictEqual(
         sseEvents(streamed.text),
         events.map(({ data, event }) =>
-          event === "message_start" ? { event, data: { ...data, message: { ...record(record(data)["message"]), model: "claude-sonnet" } } } : { event, data }
+          event === "message_start"
+            ? { event, data: { ...data, message: { ...record(record(data)["message"]), model: "claude-sonnet" } } }
+            : { event, data }
         )
       )
       // The answer's usage still counts.
@@ -510,18 +640,27 @@ describe("Messages streams through a Messages upstream", () => {
       const client = anthropicClient(url)
       yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.ok("native stream text"))
       const final = yield* Effect.promise(() =>
-        client.messages.stream({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "hi" }] }).finalMessage()
+        client.messages.stream({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "hi" }] })
+          .finalMessage()
       )
-      assert.deepStrictEqual(final.content.map((block) => block.type === "text" ? block.text : block.type), ["native stream text"])
+      assert.deepStrictEqual(final.content.map((block) => block.type === "text" ? block.text : block.type), [
+        "native stream text"
+      ])
       assert.strictEqual(final.model, "claude-sonnet")
 
-      yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.toolUse("ls", "{\"dir\":\"src\"}", { id: "toolu_9", text: "Listing." }))
+      yield* upstream.setBehaviour(
+        "claude-sonnet",
+        FakeUpstream.toolUse("ls", "{\"dir\":\"src\"}", { id: "toolu_9", text: "Listing." })
+      )
       const tool = yield* Effect.promise(() =>
-        client.messages.stream({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "ls" }] }).finalMessage()
+        client.messages.stream({ model: "claude", max_tokens: 64, messages: [{ role: "user", content: "ls" }] })
+          .finalMessage()
       )
       assert.deepStrictEqual(tool.content.map((block) => block.type), ["text", "tool_use"])
       const use = tool.content[1]
-      assert.deepStrictEqual(use?.type === "tool_use" ? [use.id, use.name, use.input] : [], ["toolu_9", "ls", { dir: "src" }])
+      assert.deepStrictEqual(use?.type === "tool_use" ? [use.id, use.name, use.input] : [], ["toolu_9", "ls", {
+        dir: "src"
+      }])
       assert.strictEqual(tool.stop_reason, "tool_use")
 
       yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.streamError("upstream fell over"))
@@ -529,7 +668,12 @@ describe("Messages streams through a Messages upstream", () => {
         fetch(`${url}/v1/messages`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: "claude", max_tokens: 64, stream: true, messages: [{ role: "user", content: "hi" }] })
+          body: JSON.stringify({
+            model: "claude",
+            max_tokens: 64,
+            stream: true,
+            messages: [{ role: "user", content: "hi" }]
+          })
         }).then(async (r) => ({ status: r.status, text: await r.text() }))
       )
       assert.strictEqual(raw.status, 200)
@@ -602,7 +746,10 @@ describe("POST /v1/messages/count_tokens", () => {
       const { upstream, url } = yield* start
       const client = anthropicClient(url)
       const counted = yield* Effect.promise(() =>
-        client.messages.countTokens({ model: "both", messages: [{ role: "user", content: "count these words please" }] })
+        client.messages.countTokens({
+          model: "both",
+          messages: [{ role: "user", content: "count these words please" }]
+        })
       )
       assert.isAbove(counted.input_tokens, 0)
       const [seen] = yield* upstream.requests
@@ -671,7 +818,11 @@ describe("requests one format cannot express", () => {
       const { upstream, url } = yield* start
       const post = (path: string, body: unknown) =>
         Effect.promise(() =>
-          fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+          fetch(`${url}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body)
+          })
             .then(async (r) => ({ status: r.status, body: record(await r.json()) }))
         )
       const audio = yield* post("/v1/chat/completions", {

@@ -4,12 +4,12 @@
  * `metadata.user_id`, beta body fields) through the real server, to an `openai_chat` upstream and
  * to an `anthropic_messages` upstream, and past a judge.
  */
-import { readFileSync } from "node:fs"
-import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
 import { startServer } from "./harness.js"
 
 const toml = (upstreamUrl: string) => `
@@ -71,7 +71,11 @@ const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ?
 // Claude Code's request shape
 
 const systemPrompt = [
-  { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude.", cache_control: { type: "ephemeral" } },
+  {
+    type: "text",
+    text: "You are Claude Code, Anthropic's official CLI for Claude.",
+    cache_control: { type: "ephemeral" }
+  },
   { type: "text", text: "SECRET-PROJECT-PROMPT: use npm.", cache_control: { type: "ephemeral" } }
 ]
 const billing = (session: string) => ({
@@ -87,7 +91,10 @@ const bashCall = {
     { type: "tool_use", id: "toolu_01Bash", name: "Bash", input: { command: "npm test" } }
   ]
 }
-const bashResult = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01Bash", content: "1 failing" }] }
+const bashResult = {
+  role: "user",
+  content: [{ type: "tool_result", tool_use_id: "toolu_01Bash", content: "1 failing" }]
+}
 const toolSearchCall = {
   role: "assistant",
   content: [{ type: "tool_use", id: "toolu_01Search", name: "ToolSearch", input: { query: "select:mcp__tests__run" } }]
@@ -101,8 +108,17 @@ const toolSearchResult = {
   }]
 }
 const tools = [
-  { name: "Bash", description: "Runs a command", input_schema: { type: "object", properties: { command: { type: "string" } } } },
-  { name: "mcp__tests__run", description: "Runs the tests", input_schema: { type: "object", properties: {} }, defer_loading: true }
+  {
+    name: "Bash",
+    description: "Runs a command",
+    input_schema: { type: "object", properties: { command: { type: "string" } } }
+  },
+  {
+    name: "mcp__tests__run",
+    description: "Runs the tests",
+    input_schema: { type: "object", properties: {} },
+    defer_loading: true
+  }
 ]
 const userId = JSON.stringify({
   device_id: "5f0c3c7e2b9a4d1e8f6a0b3c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d4e",
@@ -110,7 +126,11 @@ const userId = JSON.stringify({
   session_id: "9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 })
 
-const claudeCode = (model: string, messages: ReadonlyArray<unknown>, options: { readonly session?: string; readonly stream?: boolean } = {}) => ({
+const claudeCode = (
+  model: string,
+  messages: ReadonlyArray<unknown>,
+  options: { readonly session?: string; readonly stream?: boolean } = {}
+) => ({
   model,
   max_tokens: 32000,
   ...(options.stream === true ? { stream: true } : {}),
@@ -141,7 +161,9 @@ const json = (text: string): Record<string, unknown> => {
 }
 
 const verdict = (p: number) =>
-  FakeUpstream.ok(JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }))
+  FakeUpstream.ok(
+    JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p })
+  )
 
 // ---------------------------------------------------------------------------------------------
 
@@ -278,12 +300,15 @@ describe("anthropic-beta", () => {
       const { upstream, url } = yield* start
       const buffered = yield* post(url, claudeCode("claude", [task, reminder]), { "anthropic-beta": callerBeta })
       assert.strictEqual(buffered.status, 200, buffered.text)
-      const streamed = yield* post(url, claudeCode("claude", [task, reminder], { stream: true }), { "anthropic-beta": callerBeta })
+      const streamed = yield* post(url, claudeCode("claude", [task, reminder], { stream: true }), {
+        "anthropic-beta": callerBeta
+      })
       assert.strictEqual(streamed.status, 200, streamed.text)
       const none = yield* post(url, claudeCode("claude", [task, reminder]))
       assert.strictEqual(none.status, 200, none.text)
       const [first, second, third] = yield* upstream.requests
-      const merged = "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19"
+      const merged =
+        "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19"
       assert.strictEqual(first?.headers["anthropic-beta"], merged)
       assert.strictEqual(second?.headers["anthropic-beta"], merged)
       assert.strictEqual(third?.headers["anthropic-beta"], "context-1m-2025-08-07,token-efficient-tools-2025-02-19")
@@ -307,7 +332,10 @@ describe("anthropic-beta", () => {
       assert.isUndefined(chat?.headers["anthropic-beta"])
       assert.strictEqual(anthropic?.path, "/v1/messages")
       // extra_headers alone, as configured
-      assert.strictEqual(anthropic?.headers["anthropic-beta"], "context-1m-2025-08-07, token-efficient-tools-2025-02-19")
+      assert.strictEqual(
+        anthropic?.headers["anthropic-beta"],
+        "context-1m-2025-08-07, token-efficient-tools-2025-02-19"
+      )
     }))
 })
 
@@ -323,13 +351,21 @@ describe("user turn vs continuation with system messages, and the judge's view",
       assert.strictEqual(first.status, 200, first.text)
       assert.strictEqual(first.headers.get("x-switchyard-evidence-source"), "llm-classifier")
 
-      const continuation = yield* post(url, claudeCode("auto", [task, reminder, bashCall, bashResult, reminder]), session)
+      const continuation = yield* post(
+        url,
+        claudeCode("auto", [task, reminder, bashCall, bashResult, reminder]),
+        session
+      )
       assert.strictEqual(continuation.status, 200, continuation.text)
       assert.strictEqual(continuation.headers.get("x-switchyard-evidence-source"), "affinity")
       assert.strictEqual(continuation.headers.get("x-switchyard-selected-model"), "cc-local")
 
       const followUp = { role: "user", content: "now run the linter" }
-      const next = yield* post(url, claudeCode("auto", [task, reminder, bashCall, bashResult, reminder, followUp, reminder]), session)
+      const next = yield* post(
+        url,
+        claudeCode("auto", [task, reminder, bashCall, bashResult, reminder, followUp, reminder]),
+        session
+      )
       assert.strictEqual(next.status, 200, next.text)
       assert.strictEqual(next.headers.get("x-switchyard-evidence-source"), "llm-classifier")
 
@@ -391,14 +427,21 @@ describe("captured Claude Code 2.1.332 requests", () => {
       assert.strictEqual(chat.length, 3)
       assert.strictEqual(messages.length, 3)
       // The Messages target got the caller's own body (system messages inside `messages` included).
-      assert.deepStrictEqual(list(record(messages[0]?.body)["messages"]).map((m) => record(m)["role"]), ["user", "system"])
+      assert.deepStrictEqual(list(record(messages[0]?.body)["messages"]).map((m) => record(m)["role"]), [
+        "user",
+        "system"
+      ])
       assert.deepStrictEqual(record(messages[0]?.body)["system"], first["system"])
       // The Chat target: the system prompt as one string, without the billing block, byte-identical
       // across the two sessions; the environment block in place as a system message.
       const systemOf = (index: number) => JSON.stringify(list(record(chat[index]?.body)["messages"])[0])
       assert.strictEqual(systemOf(0), systemOf(2))
       assert.notInclude(systemOf(0), "x-anthropic-billing-header")
-      assert.deepStrictEqual(list(record(chat[0]?.body)["messages"]).map((m) => record(m)["role"]), ["system", "user", "system"])
+      assert.deepStrictEqual(list(record(chat[0]?.body)["messages"]).map((m) => record(m)["role"]), [
+        "system",
+        "user",
+        "system"
+      ])
       assert.deepStrictEqual(
         list(record(chat[1]?.body)["messages"]).map((m) => record(m)["role"]),
         ["system", "user", "system", "assistant", "tool"]

@@ -2,9 +2,9 @@
  * The official `openai` npm client works unchanged against the server.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import OpenAI from "openai"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { basicToml, startServer } from "./harness.js"
 
 describe("openai SDK as a client", () => {
@@ -46,6 +46,8 @@ describe("openai SDK as a client", () => {
       )
       assert.instanceOf(notFound, OpenAI.NotFoundError)
       // The caller's key never reaches the upstream.
-      for (const request of yield* upstream.requests) assert.notInclude(JSON.stringify(request.headers), "sk-caller-secret")
+      for (const request of yield* upstream.requests) {
+        assert.notInclude(JSON.stringify(request.headers), "sk-caller-secret")
+      }
     }))
 })

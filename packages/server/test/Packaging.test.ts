@@ -7,12 +7,21 @@
  * Offline: the consumer's peer dependencies are links to this repository's own installed copies.
  * Needs the built `dist/` (`npm test` builds first).
  */
-import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
+import { execFileSync } from "node:child_process"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const packages = ["protocol", "client", "routing", "config", "testkit", "server"] as const
@@ -41,63 +50,74 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
   execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 })
 
 describe("packaging", () => {
-  it("packed packages install into a fresh project: peers only for Effect, the docs/library.md snippets type-check and run", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "switchyard-consumer-"))
-    try {
-      const tarballs = path.join(dir, "tarballs")
-      mkdirSync(tarballs)
-      run("npm", ["pack", "--workspaces", "--ignore-scripts", "--pack-destination", tarballs, "--silent"], root)
-      const modules = path.join(dir, "consumer", "node_modules")
-      mkdirSync(path.join(modules, "@switchyard-ts"), { recursive: true })
-      const external = new Set<string>()
-      for (const name of packages) {
-        const tarball = readdirSync(tarballs).find((file) => file.startsWith(`switchyard-ts-${name}-`))
-        assert.isDefined(tarball, `${name} was packed`)
-        const target = path.join(modules, "@switchyard-ts", name)
-        mkdirSync(target)
-        run("tar", ["-xzf", path.join(tarballs, tarball ?? ""), "-C", target, "--strip-components=1"], dir)
-        assert.isTrue(existsSync(path.join(target, "dist", "index.js")), `${name} ships dist/`)
-        const manifest = decodeManifest(readFileSync(path.join(target, "package.json"), "utf8"))
-        const dependencies = Object.keys(manifest.dependencies ?? {})
-        const peers = Object.keys(manifest.peerDependencies ?? {})
-        assert.deepStrictEqual(dependencies.filter(isEffectPackage), [], `${name}: Effect packages are not dependencies`)
-        assert.include(peers, "effect", `${name}: effect is a peer dependency`)
-        for (const dependency of [...dependencies, ...peers]) {
-          if (!dependency.startsWith("@switchyard-ts/")) external.add(dependency)
+  it(
+    "packed packages install into a fresh project: peers only for Effect, the docs/library.md snippets type-check and run",
+    () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "switchyard-consumer-"))
+      try {
+        const tarballs = path.join(dir, "tarballs")
+        mkdirSync(tarballs)
+        run("npm", ["pack", "--workspaces", "--ignore-scripts", "--pack-destination", tarballs, "--silent"], root)
+        const modules = path.join(dir, "consumer", "node_modules")
+        mkdirSync(path.join(modules, "@switchyard-ts"), { recursive: true })
+        const external = new Set<string>()
+        for (const name of packages) {
+          const tarball = readdirSync(tarballs).find((file) => file.startsWith(`switchyard-ts-${name}-`))
+          assert.isDefined(tarball, `${name} was packed`)
+          const target = path.join(modules, "@switchyard-ts", name)
+          mkdirSync(target)
+          run("tar", ["-xzf", path.join(tarballs, tarball ?? ""), "-C", target, "--strip-components=1"], dir)
+          assert.isTrue(existsSync(path.join(target, "dist", "index.js")), `${name} ships dist/`)
+          const manifest = decodeManifest(readFileSync(path.join(target, "package.json"), "utf8"))
+          const dependencies = Object.keys(manifest.dependencies ?? {})
+          const peers = Object.keys(manifest.peerDependencies ?? {})
+          assert.deepStrictEqual(
+            dependencies.filter(isEffectPackage),
+            [],
+            `${name}: Effect packages are not dependencies`
+          )
+          assert.include(peers, "effect", `${name}: effect is a peer dependency`)
+          for (const dependency of [...dependencies, ...peers]) {
+            if (!dependency.startsWith("@switchyard-ts/")) external.add(dependency)
+          }
         }
+        // The consumer's own installs: links to this repository's copies (one `effect` in all).
+        for (const dependency of [...external, "@effect/platform-node", "@types/node"]) {
+          const link = path.join(modules, dependency)
+          mkdirSync(path.dirname(link), { recursive: true })
+          if (!existsSync(link)) symlinkSync(path.join(root, "node_modules", dependency), link, "dir")
+        }
+        const consumer = path.join(dir, "consumer")
+        writeFileSync(
+          path.join(consumer, "package.json"),
+          JSON.stringify({ name: "consumer", private: true, type: "module" })
+        )
+        writeFileSync(
+          path.join(consumer, "tsconfig.json"),
+          JSON.stringify({
+            compilerOptions: {
+              target: "ES2022",
+              module: "NodeNext",
+              moduleResolution: "NodeNext",
+              strict: true,
+              exactOptionalPropertyTypes: true,
+              skipLibCheck: true,
+              types: ["node"],
+              outDir: "out"
+            },
+            include: ["*.ts"]
+          })
+        )
+        const found = snippets()
+        assert.deepStrictEqual([...found.keys()].sort(), ["library-layers.ts", "library-toml.ts"])
+        for (const [name, code] of found) writeFileSync(path.join(consumer, name), code)
+        run(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], consumer)
+        const output = run(process.execPath, [path.join("out", "library-toml.js")], consumer)
+        assert.deepStrictEqual(output.trim().split("\n"), ["passthrough small-coder", "OK"])
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
       }
-      // The consumer's own installs: links to this repository's copies (one `effect` in all).
-      for (const dependency of [...external, "@effect/platform-node", "@types/node"]) {
-        const link = path.join(modules, dependency)
-        mkdirSync(path.dirname(link), { recursive: true })
-        if (!existsSync(link)) symlinkSync(path.join(root, "node_modules", dependency), link, "dir")
-      }
-      const consumer = path.join(dir, "consumer")
-      writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-      writeFileSync(
-        path.join(consumer, "tsconfig.json"),
-        JSON.stringify({
-          compilerOptions: {
-            target: "ES2022",
-            module: "NodeNext",
-            moduleResolution: "NodeNext",
-            strict: true,
-            exactOptionalPropertyTypes: true,
-            skipLibCheck: true,
-            types: ["node"],
-            outDir: "out"
-          },
-          include: ["*.ts"]
-        })
-      )
-      const found = snippets()
-      assert.deepStrictEqual([...found.keys()].sort(), ["library-layers.ts", "library-toml.ts"])
-      for (const [name, code] of found) writeFileSync(path.join(consumer, name), code)
-      run(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], consumer)
-      const output = run(process.execPath, [path.join("out", "library-toml.js")], consumer)
-      assert.deepStrictEqual(output.trim().split("\n"), ["passthrough small-coder", "OK"])
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }, 120_000)
+    },
+    120_000
+  )
 })

@@ -8,7 +8,10 @@
  * instructions, so CI never skips them. Every key a test writes carries this run's unique suffix
  * and is deleted afterwards; nothing global is flushed.
  */
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as RedisSessionStore from "@switchyard-ts/server/RedisSessionStore"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -25,9 +28,6 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { createServer, type Server, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as RedisSessionStore from "@switchyard-ts/server/RedisSessionStore"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { listening, run } from "./cliProcess.js"
 import { startServer } from "./harness.js"
 
@@ -111,7 +111,9 @@ const hungServer = Effect.acquireRelease(
  * The client commands (RESP arrays of bulk strings) at the start of `buffer` (latin1, one char per
  * byte), and what is left of an incomplete one.
  */
-const parseCommands = (buffer: string): { readonly commands: ReadonlyArray<ReadonlyArray<string>>; readonly rest: string } => {
+const parseCommands = (
+  buffer: string
+): { readonly commands: ReadonlyArray<ReadonlyArray<string>>; readonly rest: string } => {
   const commands: Array<ReadonlyArray<string>> = []
   let pos = 0
   for (;;) {
@@ -205,7 +207,11 @@ const pingUntilUp = (port: number) =>
   Effect.gen(function*() {
     for (let i = 0; i < 100; i++) {
       const up = yield* Effect.promise(() => {
-        const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
+        const probe = new Redis(port, "127.0.0.1", {
+          lazyConnect: true,
+          retryStrategy: () => null,
+          maxRetriesPerRequest: 0
+        })
         probe.on("error", () => {})
         return probe.connect().then(() => probe.ping()).then(() => true, () => false).finally(() => probe.disconnect())
       })
@@ -283,7 +289,15 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       const key = `route\u0000s:${unique("garbage")}`
       yield* cleanUp(raw, () => [`switchyard:session:${key}`])
       const store = yield* storeFor({ ttlMs: 60_000 })
-      for (const garbage of ["not json", "{\"target\":\"weak\",\"tier\":\"medium\"}", "{\"target\":1,\"tier\":\"weak\"}", "null", "[]"]) {
+      for (
+        const garbage of [
+          "not json",
+          "{\"target\":\"weak\",\"tier\":\"medium\"}",
+          "{\"target\":1,\"tier\":\"weak\"}",
+          "null",
+          "[]"
+        ]
+      ) {
         yield* Effect.promise(() => raw.set(`switchyard:session:${key}`, garbage))
         assert.isTrue(Option.isNone(yield* store.get(key)), garbage)
       }
@@ -389,12 +403,14 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       const lines: Array<string> = []
       // The TestClock drives the store's connect bound. ioredis's own timers use real time: its
       // command timeout (which also bounds its INFO ready check) is long enough never to fire here.
-      const starting = yield* Effect.fork(RedisSessionStore.make({
-        url: Redacted.make(`redis://127.0.0.1:${portOf(hung.server)}`),
-        ttlMs: 60_000,
-        connectTimeoutMs: 300,
-        commandTimeoutMs: 60_000
-      }).pipe(capturingLogs(lines)))
+      const starting = yield* Effect.fork(
+        RedisSessionStore.make({
+          url: Redacted.make(`redis://127.0.0.1:${portOf(hung.server)}`),
+          ttlMs: 60_000,
+          connectTimeoutMs: 300,
+          commandTimeoutMs: 60_000
+        }).pipe(capturingLogs(lines))
+      )
       yield* TestClock.adjust("299 millis")
       assert.isTrue(Option.isNone(yield* Fiber.poll(starting)))
       yield* TestClock.adjust("1 millis")
@@ -454,7 +470,9 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
 // ---------------------------------------------------------------------------------------------
 
 const verdict = (p: number) =>
-  FakeUpstream.ok(JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }))
+  FakeUpstream.ok(
+    JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p })
+  )
 
 const stickyToml = (judgeModel: string, redis: string) => (upstreamUrl: string) => `
 schema_version = 1
@@ -539,55 +557,81 @@ const judgeCalls = (upstream: FakeUpstream.FakeUpstream["Type"], judgeModel: str
   Effect.map(upstream.requests, (requests) => requests.filter((r) => r.model === judgeModel).length)
 
 describe.skipIf(skipWithoutRedis)("Redis session store through the server", () => {
-  it.scopedLive("two server processes sharing one Redis keep one session on one tier (affinity on B, no judge call)", () =>
-    Effect.gen(function*() {
-      const redis = yield* redisUrl
-      const raw = yield* rawClient
-      const judgeModel = unique("judge")
-      const sessionWeak = unique("session-weak")
-      const sessionStrong = unique("session-strong")
-      yield* cleanUp(raw, () => [sessionWeak, sessionStrong].map((s) => `switchyard:session:sticky\u0000s:${s}`))
-      const upstream = yield* FakeUpstream.make()
-      const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-"))
-      const file = path.join(dir, "routes.toml")
-      writeFileSync(file, stickyToml(judgeModel, redis)(upstream.url))
-      const a = yield* run(["--config", file, "--port", "0"])
-      const b = yield* run(["--config", file, "--port", "0"])
-      const urlA = yield* listening(a)
-      const urlB = yield* listening(b)
-      assert.notStrictEqual(urlA, urlB)
+  it.scopedLive(
+    "two server processes sharing one Redis keep one session on one tier (affinity on B, no judge call)",
+    () =>
+      Effect.gen(function*() {
+        const redis = yield* redisUrl
+        const raw = yield* rawClient
+        const judgeModel = unique("judge")
+        const sessionWeak = unique("session-weak")
+        const sessionStrong = unique("session-strong")
+        yield* cleanUp(raw, () => [sessionWeak, sessionStrong].map((s) => `switchyard:session:sticky\u0000s:${s}`))
+        const upstream = yield* FakeUpstream.make()
+        const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-"))
+        const file = path.join(dir, "routes.toml")
+        writeFileSync(file, stickyToml(judgeModel, redis)(upstream.url))
+        const a = yield* run(["--config", file, "--port", "0"])
+        const b = yield* run(["--config", file, "--port", "0"])
+        const urlA = yield* listening(a)
+        const urlB = yield* listening(b)
+        assert.notStrictEqual(urlA, urlB)
 
-      // Judged on A: p_solve 0.9 → weak, stored in Redis.
-      yield* upstream.setBehaviour(judgeModel, verdict(0.9))
-      assert.deepStrictEqual(yield* chatAt(urlA, sessionWeak), { status: 200, selected: "weak-model", source: "llm-classifier" })
-      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 1)
+        // Judged on A: p_solve 0.9 → weak, stored in Redis.
+        yield* upstream.setBehaviour(judgeModel, verdict(0.9))
+        assert.deepStrictEqual(yield* chatAt(urlA, sessionWeak), {
+          status: 200,
+          selected: "weak-model",
+          source: "llm-classifier"
+        })
+        assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 1)
 
-      // The judge now says strong for everything; B still serves the session on the weak tier, unjudged.
-      yield* upstream.setBehaviour(judgeModel, verdict(0))
-      assert.deepStrictEqual(yield* chatAt(urlB, sessionWeak), { status: 200, selected: "weak-model", source: "affinity" })
-      const onB = yield* decisionAt(urlB, sessionWeak)
-      assert.strictEqual(onB.selected.model, "weak-model")
-      assert.deepStrictEqual<unknown>(onB.evidence, { source: "affinity", previous_source: "llm-classifier" })
-      assert.deepStrictEqual(yield* chatAt(urlA, sessionWeak), { status: 200, selected: "weak-model", source: "affinity" })
-      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 1)
+        // The judge now says strong for everything; B still serves the session on the weak tier, unjudged.
+        yield* upstream.setBehaviour(judgeModel, verdict(0))
+        assert.deepStrictEqual(yield* chatAt(urlB, sessionWeak), {
+          status: 200,
+          selected: "weak-model",
+          source: "affinity"
+        })
+        const onB = yield* decisionAt(urlB, sessionWeak)
+        assert.strictEqual(onB.selected.model, "weak-model")
+        assert.deepStrictEqual<unknown>(onB.evidence, { source: "affinity", previous_source: "llm-classifier" })
+        assert.deepStrictEqual(yield* chatAt(urlA, sessionWeak), {
+          status: 200,
+          selected: "weak-model",
+          source: "affinity"
+        })
+        assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 1)
 
-      // The other way round: a new session judged on B (strong) is served strong by A with affinity.
-      assert.deepStrictEqual(yield* chatAt(urlB, sessionStrong), { status: 200, selected: "strong-model", source: "llm-classifier" })
-      yield* upstream.setBehaviour(judgeModel, verdict(0.9))
-      assert.deepStrictEqual(yield* chatAt(urlA, sessionStrong), { status: 200, selected: "strong-model", source: "affinity" })
-      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 2)
+        // The other way round: a new session judged on B (strong) is served strong by A with affinity.
+        assert.deepStrictEqual(yield* chatAt(urlB, sessionStrong), {
+          status: 200,
+          selected: "strong-model",
+          source: "llm-classifier"
+        })
+        yield* upstream.setBehaviour(judgeModel, verdict(0.9))
+        assert.deepStrictEqual(yield* chatAt(urlA, sessionStrong), {
+          status: 200,
+          selected: "strong-model",
+          source: "affinity"
+        })
+        assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 2)
 
-      const stored = yield* Effect.promise(() => raw.get(`switchyard:session:sticky\u0000s:${sessionWeak}`))
-      assert.deepStrictEqual(JSON.parse(stored ?? "null"), { target: "weak", tier: "weak" })
-      const seeded = (yield* metricsAt(urlB)).split("\n").find((l) => l.startsWith("switchyard_session_store_errors_total{operation=\"get\""))
-      assert.isTrue(seeded?.endsWith(" 0"), seeded)
+        const stored = yield* Effect.promise(() => raw.get(`switchyard:session:sticky\u0000s:${sessionWeak}`))
+        assert.deepStrictEqual(JSON.parse(stored ?? "null"), { target: "weak", tier: "weak" })
+        const seeded = (yield* metricsAt(urlB)).split("\n").find((l) =>
+          l.startsWith("switchyard_session_store_errors_total{operation=\"get\"")
+        )
+        assert.isTrue(seeded?.endsWith(" 0"), seeded)
 
-      // Both stop cleanly (the store's QUIT is bounded).
-      a.child.kill("SIGTERM")
-      b.child.kill("SIGTERM")
-      assert.strictEqual(yield* a.exited.pipe(Effect.timeout("10 seconds")), 0)
-      assert.strictEqual(yield* b.exited.pipe(Effect.timeout("10 seconds")), 0)
-    }), 60_000)
+        // Both stop cleanly (the store's QUIT is bounded).
+        a.child.kill("SIGTERM")
+        b.child.kill("SIGTERM")
+        assert.strictEqual(yield* a.exited.pipe(Effect.timeout("10 seconds")), 0)
+        assert.strictEqual(yield* b.exited.pipe(Effect.timeout("10 seconds")), 0)
+      }),
+    60_000
+  )
 
   it.scopedLive("with Redis down, requests still succeed: judged every time (no affinity), errors counted on /metrics", () =>
     Effect.gen(function*() {
@@ -611,7 +655,9 @@ describe.skipIf(skipWithoutRedis)("Redis session store through the server", () =
       }
       assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 2)
       const metrics = yield* metricsAt(url)
-      const line = metrics.split("\n").find((l) => l.startsWith("switchyard_session_store_errors_total{operation=\"get\""))
+      const line = metrics.split("\n").find((l) =>
+        l.startsWith("switchyard_session_store_errors_total{operation=\"get\"")
+      )
       assert.isDefined(line)
       assert.isAtLeast(Number(line?.slice(line.lastIndexOf(" ") + 1)), 2)
     }))

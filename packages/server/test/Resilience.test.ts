@@ -7,13 +7,13 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { startServer } from "./harness.js"
 
 let counter = 0
@@ -95,33 +95,53 @@ request_timeout_ms = 2000
 `
 
 const verdict = (p: number) =>
-  FakeUpstream.ok(JSON.stringify({ crux: "a small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }))
+  FakeUpstream.ok(
+    JSON.stringify({ crux: "a small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p })
+  )
 
-const ErrorBody = Schema.Struct({ error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String }) })
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
+})
 const DecisionBody = Schema.Struct({ evidence: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
 
-const chatBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: "user", content: "fix the typo" }], ...extra })
+const chatBody = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: "user", content: "fix the typo" }],
+  ...extra
+})
 
 const post = (client: HttpClient.HttpClient, path: string, body: unknown) =>
   client.execute(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body)))
 
 const completion = (client: HttpClient.HttpClient, model: string, extra: Record<string, unknown> = {}) =>
-  Effect.flatMap(post(client, "/v1/chat/completions", chatBody(model, extra)), (response) =>
-    Effect.map(response.text, (text) => ({
-      status: response.status,
-      text,
-      selected: response.headers["x-switchyard-selected-model"],
-      source: response.headers["x-switchyard-evidence-source"]
-    })))
+  Effect.flatMap(
+    post(client, "/v1/chat/completions", chatBody(model, extra)),
+    (response) =>
+      Effect.map(response.text, (text) => ({
+        status: response.status,
+        text,
+        selected: response.headers["x-switchyard-selected-model"],
+        source: response.headers["x-switchyard-evidence-source"]
+      }))
+  )
 
 const errorOf = (text: string) => Schema.decodeUnknownSync(Schema.parseJson(ErrorBody))(text).error
 
 const decisionEvidence = (client: HttpClient.HttpClient, model: string) =>
-  Effect.flatMap(post(client, "/v1/decision", { input_format: "openai_chat", request: chatBody(model) }), (response) =>
-    Effect.map(response.json, (json) => ({ status: response.status, evidence: Schema.decodeUnknownSync(DecisionBody)(json).evidence })))
+  Effect.flatMap(
+    post(client, "/v1/decision", { input_format: "openai_chat", request: chatBody(model) }),
+    (response) =>
+      Effect.map(
+        response.json,
+        (json) => ({ status: response.status, evidence: Schema.decodeUnknownSync(DecisionBody)(json).evidence })
+      )
+  )
 
 const get = (client: HttpClient.HttpClient, path: string) =>
-  Effect.flatMap(client.execute(HttpClientRequest.get(path)), (response) => Effect.map(response.text, (text) => ({ status: response.status, text })))
+  Effect.flatMap(
+    client.execute(HttpClientRequest.get(path)),
+    (response) => Effect.map(response.text, (text) => ({ status: response.status, text }))
+  )
 
 const metricValue = (client: HttpClient.HttpClient, name: string, labels: ReadonlyArray<string>) =>
   Effect.map(get(client, "/metrics"), ({ text }) => {
@@ -140,7 +160,10 @@ describe("circuit breakers through the server", () => {
       yield* upstream.setBehaviour(names.judgeModel, FakeUpstream.status(503))
       for (let i = 0; i < 2; i++) {
         const answered = yield* completion(client, "auto-open")
-        assert.deepStrictEqual({ status: answered.status, source: answered.source }, { status: 200, source: "fail-open" })
+        assert.deepStrictEqual({ status: answered.status, source: answered.source }, {
+          status: 200,
+          source: "fail-open"
+        })
       }
       // max_retries = 1: two logical failures are four HTTP requests
       assert.strictEqual(yield* requestsFor(upstream, names.judgeModel), 4)
@@ -154,16 +177,25 @@ describe("circuit breakers through the server", () => {
       const decided = yield* decisionEvidence(client, "auto-open")
       assert.deepStrictEqual<unknown>(decided.evidence, { source: "circuit-open", judge_model: names.judgeModel })
       assert.deepStrictEqual(
-        yield* metricValue(client, "switchyard_classifier_fail_open_total", [`judge_model="${names.judgeModel}"`, `reason="circuit_open"`]),
+        yield* metricValue(client, "switchyard_classifier_fail_open_total", [
+          `judge_model="${names.judgeModel}"`,
+          `reason="circuit_open"`
+        ]),
         Option.some(2)
       )
 
       const failed = yield* completion(client, "auto-error")
       assert.strictEqual(failed.status, 503)
       const error = errorOf(failed.text)
-      assert.deepStrictEqual({ type: error.type, code: error.code }, { type: "upstream_error", code: "upstream_unavailable" })
+      assert.deepStrictEqual({ type: error.type, code: error.code }, {
+        type: "upstream_error",
+        code: "upstream_unavailable"
+      })
       assert.include(error.message, `judge ${names.judgeModel}`)
-      assert.strictEqual((yield* post(client, "/v1/decision", { input_format: "openai_chat", request: chatBody("auto-error") })).status, 503)
+      assert.strictEqual(
+        (yield* post(client, "/v1/decision", { input_format: "openai_chat", request: chatBody("auto-error") })).status,
+        503
+      )
 
       // No judge request was made while the breaker was open.
       assert.strictEqual(yield* requestsFor(upstream, names.judgeModel), 4)
@@ -188,20 +220,32 @@ describe("circuit breakers through the server", () => {
         status: "ok",
         breakers: { [names.flaky]: "closed", [names.judgeClient]: "closed" }
       })
-      assert.deepStrictEqual(yield* metricValue(client, "switchyard_circuit_breaker_state", [`llm_client="${names.flaky}"`]), Option.some(0))
+      assert.deepStrictEqual(
+        yield* metricValue(client, "switchyard_circuit_breaker_state", [`llm_client="${names.flaky}"`]),
+        Option.some(0)
+      )
 
       yield* upstream.setBehaviour("weak-model", FakeUpstream.status(500))
       for (let i = 0; i < 2; i++) {
         const answered = yield* completion(client, "mix")
-        assert.deepStrictEqual({ status: answered.status, selected: answered.selected }, { status: 200, selected: "strong-model" })
+        assert.deepStrictEqual({ status: answered.status, selected: answered.selected }, {
+          status: 200,
+          selected: "strong-model"
+        })
       }
       assert.strictEqual(yield* requestsFor(upstream, "weak-model"), 2)
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak is back"))
 
       const skipped = yield* completion(client, "mix")
-      assert.deepStrictEqual({ status: skipped.status, selected: skipped.selected }, { status: 200, selected: "strong-model" })
+      assert.deepStrictEqual({ status: skipped.status, selected: skipped.selected }, {
+        status: 200,
+        selected: "strong-model"
+      })
       const streamed = yield* completion(client, "mix", { stream: true })
-      assert.deepStrictEqual({ status: streamed.status, selected: streamed.selected }, { status: 200, selected: "strong-model" })
+      assert.deepStrictEqual({ status: streamed.status, selected: streamed.selected }, {
+        status: 200,
+        selected: "strong-model"
+      })
       assert.include(streamed.text, "data: [DONE]")
 
       const none = yield* completion(client, "weak-only")
@@ -215,7 +259,10 @@ describe("circuit breakers through the server", () => {
         status: "ok",
         breakers: { [names.flaky]: "open", [names.judgeClient]: "closed" }
       })
-      assert.deepStrictEqual(yield* metricValue(client, "switchyard_circuit_breaker_state", [`llm_client="${names.flaky}"`]), Option.some(1))
+      assert.deepStrictEqual(
+        yield* metricValue(client, "switchyard_circuit_breaker_state", [`llm_client="${names.flaky}"`]),
+        Option.some(1)
+      )
     }))
 
   it.scoped("after the cooldown one probe goes out and its success closes the breaker (TestClock)", () =>
@@ -325,7 +372,10 @@ describe("deadlines through the server (TestClock)", () => {
         { status: 200, source: "fail-open", selected: "strong-model" }
       )
       assert.deepStrictEqual(
-        yield* metricValue(client, "switchyard_classifier_fail_open_total", [`judge_model="${names.judgeModel}"`, `reason="timeout"`]),
+        yield* metricValue(client, "switchyard_classifier_fail_open_total", [
+          `judge_model="${names.judgeModel}"`,
+          `reason="timeout"`
+        ]),
         Option.some(1)
       )
 
@@ -362,7 +412,11 @@ describe("deadlines through the server (TestClock)", () => {
         )
         yield* upstream.setBehaviour("strong-model", answer === "stall" ? FakeUpstream.stall : FakeUpstream.ok("done"))
         // The request reached the router (its deadline runs) once the upstream saw its first call.
-        const fiber = yield* forkWhenSent(upstream, classified ? names.judgeModel : "strong-model", completion(client, "prop", { stream }))
+        const fiber = yield* forkWhenSent(
+          upstream,
+          classified ? names.judgeModel : "strong-model",
+          completion(client, "prop", { stream })
+        )
         yield* TestClock.adjust(boundMs - 1)
         const early = yield* Fiber.poll(fiber)
         if (Option.isSome(early) && early.value._tag === "Success" && early.value.value.status === 504) return false
@@ -374,7 +428,9 @@ describe("deadlines through the server (TestClock)", () => {
         )
         if (Option.isNone(done)) return false
         const { status, text } = done.value
-        if (status === 504) return errorOf(text).message === `request did not finish within ${boundMs} ms, retries included`
+        if (status === 504) {
+          return errorOf(text).message === `request did not finish within ${boundMs} ms, retries included`
+        }
         return status === 200
       }),
     { fastCheck: { numRuns: 15 }, timeout: 120_000 }

@@ -6,13 +6,13 @@
  * upstream (the fake upstream's `/v1/responses`): Chat callers translated both ways, Responses
  * callers replayed natively, a failure mid-stream, a Responses judge.
  */
-import { readFileSync } from "node:fs"
-import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
 import OpenAI from "openai"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { startServer } from "./harness.js"
 
 const toml = (upstreamUrl: string) => `
@@ -105,7 +105,13 @@ describe("the openai SDK's responses API against /v1/responses", () => {
       yield* upstream.setBehaviour("local-coder", FakeUpstream.ok("answer via Responses"))
       yield* upstream.setBehaviour("claude-sonnet", FakeUpstream.ok("answer from Claude"))
       const sdk = client(url)
-      for (const [model, served, text] of [["fast", "local-coder", "answer via Responses"], ["claude", "claude-sonnet", "answer from Claude"]] as const) {
+      for (
+        const [model, served, text] of [["fast", "local-coder", "answer via Responses"], [
+          "claude",
+          "claude-sonnet",
+          "answer from Claude"
+        ]] as const
+      ) {
         const { data: response, response: raw } = yield* Effect.promise(() =>
           sdk.responses.create({ model, instructions: "Be terse.", input: "hi" }).withResponse()
         )
@@ -146,7 +152,10 @@ describe("the openai SDK's responses API against /v1/responses", () => {
         parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
       }]
       for (const [model, served] of [["fast", "local-coder"], ["claude", "claude-sonnet"]] as const) {
-        yield* upstream.script(served, [FakeUpstream.toolUse("read_file", "{\"path\":\"README.md\"}"), FakeUpstream.ok("the readme says hi")])
+        yield* upstream.script(served, [
+          FakeUpstream.toolUse("read_file", "{\"path\":\"README.md\"}"),
+          FakeUpstream.ok("the readme says hi")
+        ])
         const first = yield* Effect.promise(() => sdk.responses.create({ model, input: "read the readme", tools }))
         const call = first.output.find((item) => item.type === "function_call")
         assert.isDefined(call)
@@ -170,7 +179,9 @@ describe("the openai SDK's responses API against /v1/responses", () => {
       const chatResult = list(record(seen.filter((r) => r.path === "/v1/chat/completions")[1]?.body)["messages"]).at(-1)
       assert.strictEqual(record(chatResult)["role"], "tool")
       assert.strictEqual(record(chatResult)["content"], "hi from the readme")
-      const anthropicResult = list(record(list(record(seen.filter((r) => r.path === "/v1/messages")[1]?.body)["messages"]).at(-1))["content"])[0]
+      const anthropicResult = list(
+        record(list(record(seen.filter((r) => r.path === "/v1/messages")[1]?.body)["messages"]).at(-1))["content"]
+      )[0]
       assert.strictEqual(record(anthropicResult)["type"], "tool_result")
     }))
 
@@ -182,7 +193,14 @@ describe("the openai SDK's responses API against /v1/responses", () => {
         client(url).responses.create({
           model: "fast",
           input: "the answer?",
-          text: { format: { type: "json_schema", name: "answer", schema: { type: "object", properties: { answer: { type: "number" } } }, strict: true } }
+          text: {
+            format: {
+              type: "json_schema",
+              name: "answer",
+              schema: { type: "object", properties: { answer: { type: "number" } } },
+              strict: true
+            }
+          }
         })
       )
       assert.deepStrictEqual(JSON.parse(response.output_text), { answer: 42 })
@@ -201,19 +219,28 @@ describe("the openai SDK's responses API against /v1/responses", () => {
       assert.instanceOf(missing, OpenAI.NotFoundError)
       const noop = yield* Effect.promise(() => sdk.responses.create({ model: "ping", input: "hi" }))
       assert.strictEqual(noop.output_text, "OK")
-      const judged = yield* Effect.promise(() => sdk.responses.create({ model: "auto", input: "fix the typo" }).withResponse())
+      const judged = yield* Effect.promise(() =>
+        sdk.responses.create({ model: "auto", input: "fix the typo" }).withResponse()
+      )
       assert.strictEqual(judged.response.headers.get("x-switchyard-evidence-source"), "llm-classifier")
       assert.strictEqual(judged.data.model, "local-coder")
     }))
 })
 
 describe("Codex's request", () => {
-  const codex = record(JSON.parse(readFileSync(path.join(import.meta.dirname, "../../protocol/test/fixtures/codex-request.json"), "utf8")))
+  const codex = record(
+    JSON.parse(readFileSync(path.join(import.meta.dirname, "../../protocol/test/fixtures/codex-request.json"), "utf8"))
+  )
   const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
     Effect.promise(() =>
       fetch(`${url}/v1/responses`, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream", "accept-encoding": "zstd,gzip", ...headers },
+        headers: {
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          "accept-encoding": "zstd,gzip",
+          ...headers
+        },
         body: JSON.stringify(body)
       }).then(async (response) => ({ status: response.status, text: await response.text() }))
     )
@@ -240,7 +267,10 @@ describe("Codex's request", () => {
       assert.strictEqual(system["role"], "system")
       assert.include(JSON.stringify(system["content"]), "You are a coding agent running in the Codex CLI")
       assert.strictEqual(record(messages?.body)["model"], "claude-sonnet")
-      assert.include(JSON.stringify(record(messages?.body)["system"]), "You are a coding agent running in the Codex CLI")
+      assert.include(
+        JSON.stringify(record(messages?.body)["system"]),
+        "You are a coding agent running in the Codex CLI"
+      )
     }))
 
   it.scopedLive("previous_response_id: 400 in the OpenAI envelope on a route whose target is not a Responses server, no upstream call", () =>
@@ -268,7 +298,10 @@ describe("Codex's request", () => {
         assert.strictEqual(reply.status, 400)
         const error = record(record(JSON.parse(reply.text))["error"])
         assert.strictEqual(error["type"], "invalid_request_error")
-        assert.strictEqual(error["message"], `a Responses additional_tools item cannot be sent to an ${format} upstream`)
+        assert.strictEqual(
+          error["message"],
+          `a Responses additional_tools item cannot be sent to an ${format} upstream`
+        )
       }
       assert.strictEqual((yield* upstream.requests).length, 0)
     }))
@@ -295,7 +328,10 @@ describe("Codex's request", () => {
       )
       assert.strictEqual(record(record(noop)["response"])["object"], "response")
       const models = yield* Effect.promise(() => fetch(`${url}/v1/models`).then((r) => r.json()))
-      assert.include(list(record(record(list(record(models)["data"])[0])["capabilities"])["supported_inbound_formats"]), "openai-responses")
+      assert.include(
+        list(record(record(list(record(models)["data"])[0])["capabilities"])["supported_inbound_formats"]),
+        "openai-responses"
+      )
     }))
 })
 
@@ -314,7 +350,8 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
       return data
     })
   /** Ids and timestamps differ between two answers of the fake upstream; everything else must not. */
-  const normalise = (text: string): string => text.replace(/_fake_\d+/g, "_fake_N").replace(/"created_at":\d+/g, "\"created_at\":0")
+  const normalise = (text: string): string =>
+    text.replace(/_fake_\d+/g, "_fake_N").replace(/"created_at":\d+/g, "\"created_at\":0")
   const tools = [{
     type: "function" as const,
     function: {
@@ -349,7 +386,11 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
       assert.notInclude(JSON.stringify(first?.headers), "sk-caller-secret")
 
       const streamed = yield* Effect.promise(async () => {
-        const stream = await sdk.chat.completions.create({ model: "native", messages: [{ role: "user", content: "hi" }], stream: true })
+        const stream = await sdk.chat.completions.create({
+          model: "native",
+          messages: [{ role: "user", content: "hi" }],
+          stream: true
+        })
         let all = ""
         for await (const chunk of stream) all += chunk.choices[0]?.delta.content ?? ""
         return all
@@ -362,13 +403,19 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
         FakeUpstream.toolUse("get_weather", "{\"city\":\"Oslo\"}", { id: "call_oslo" })
       ])
       const called = yield* Effect.promise(() =>
-        sdk.chat.completions.create({ model: "native", messages: [{ role: "user", content: "weather in Paris?" }], tools })
+        sdk.chat.completions.create({
+          model: "native",
+          messages: [{ role: "user", content: "weather in Paris?" }],
+          tools
+        })
       )
       const call = called.choices[0]?.message.tool_calls?.[0]
       assert.strictEqual(called.choices[0]?.finish_reason, "tool_calls")
       assert.strictEqual(call?.id, "call_paris")
       assert.strictEqual(call?.type === "function" ? call.function.name : undefined, "get_weather")
-      assert.deepStrictEqual(JSON.parse(call?.type === "function" ? call.function.arguments : "null"), { city: "Paris" })
+      assert.deepStrictEqual(JSON.parse(call?.type === "function" ? call.function.arguments : "null"), {
+        city: "Paris"
+      })
       const streamedCall = yield* Effect.promise(async () => {
         const stream = await sdk.chat.completions.create({
           model: "native",
@@ -395,7 +442,15 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
           tools,
           messages: [
             { role: "user", content: "weather in Paris?" },
-            { role: "assistant", content: null, tool_calls: [{ id: "call_paris", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }] },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [{
+                id: "call_paris",
+                type: "function",
+                function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" }
+              }]
+            },
             { role: "tool", tool_call_id: "call_paris", content: "sunny, 24°C" }
           ]
         })
@@ -428,7 +483,9 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
           { role: "user" as const, content: "and now?" }
         ]
       }
-      const { data: response, response: raw } = yield* Effect.promise(() => sdk.responses.create(request).withResponse())
+      const { data: response, response: raw } = yield* Effect.promise(() =>
+        sdk.responses.create(request).withResponse()
+      )
       assert.strictEqual(raw.headers.get("x-switchyard-selected-model"), "gpt-resp")
       assert.strictEqual(response.output_text, "the answer")
       const reasoning = response.output.find((item) => item.type === "reasoning")
@@ -452,7 +509,17 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
         model: "gpt-resp-2025-08-07",
         output: [
           { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "news" } },
-          { type: "message", id: "msg_raw", status: "completed", role: "assistant", content: [{ type: "output_text", text: "news", annotations: [{ type: "url_citation", url: "https://example.com" }] }] }
+          {
+            type: "message",
+            id: "msg_raw",
+            status: "completed",
+            role: "assistant",
+            content: [{
+              type: "output_text",
+              text: "news",
+              annotations: [{ type: "url_citation", url: "https://example.com" }]
+            }]
+          }
         ],
         usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
         vendor_field: { kept: true }
@@ -476,7 +543,10 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
       const directStream = yield* post(`${upstream.url}/responses`, { ...request, model: "gpt-resp", stream: true })
       const proxiedStream = yield* post(`${url}/v1/responses`, { ...request, stream: true })
       assert.deepStrictEqual(events(normalise(proxiedStream.text)), events(normalise(directStream.text)))
-      assert.deepStrictEqual(events(proxiedStream.text).map((event) => event["sequence_number"]), events(directStream.text).map((_, i) => i))
+      assert.deepStrictEqual(
+        events(proxiedStream.text).map((event) => event["sequence_number"]),
+        events(directStream.text).map((_, i) => i)
+      )
     }))
 
   it.scopedLive("an upstream failure mid-stream ends with an error event and no response.completed (a Chat caller: no [DONE])", () =>
@@ -492,7 +562,11 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
       assert.isFalse(received.some((event) => event["type"] === "response.completed"))
       assert.include(JSON.stringify(received.at(-1)), "upstream overloaded")
 
-      const chat = yield* post(`${url}/v1/chat/completions`, { model: "native", messages: [{ role: "user", content: "hi" }], stream: true })
+      const chat = yield* post(`${url}/v1/chat/completions`, {
+        model: "native",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true
+      })
       assert.strictEqual(chat.status, 200)
       assert.include(chat.text, "chunk 0 ")
       assert.include(chat.text, "upstream overloaded")
@@ -512,12 +586,15 @@ describe("an openai_responses upstream (the fake upstream's /v1/responses)", () 
       yield* upstream.setBehaviour("gpt-resp", FakeUpstream.ok("judged and answered"))
       const sdk = client(url)
       const { data, response } = yield* Effect.promise(() =>
-        sdk.chat.completions.create({ model: "rauto", messages: [{ role: "user", content: "fix the typo" }] }).withResponse()
+        sdk.chat.completions.create({ model: "rauto", messages: [{ role: "user", content: "fix the typo" }] })
+          .withResponse()
       )
       assert.strictEqual(response.headers.get("x-switchyard-evidence-source"), "llm-classifier")
       assert.strictEqual(data.model, "gpt-resp")
       assert.strictEqual(data.choices[0]?.message.content, "judged and answered")
-      const judged = yield* Effect.promise(() => sdk.responses.create({ model: "rauto", input: "fix the typo" }).withResponse())
+      const judged = yield* Effect.promise(() =>
+        sdk.responses.create({ model: "rauto", input: "fix the typo" }).withResponse()
+      )
       assert.strictEqual(judged.response.headers.get("x-switchyard-evidence-source"), "llm-classifier")
       assert.strictEqual(judged.data.output_text, "judged and answered")
       const seen = yield* upstream.requests

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Option from "effect/Option"
 import { sessionIdOf } from "@switchyard-ts/server/Api"
+import * as Option from "effect/Option"
 
 describe("sessionIdOf", () => {
   it("takes the first non-blank source in precedence order", () => {

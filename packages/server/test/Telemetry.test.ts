@@ -5,22 +5,23 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { assert, describe, it } from "@effect/vitest"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as Telemetry from "@switchyard-ts/server/Telemetry"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import * as Telemetry from "@switchyard-ts/server/Telemetry"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import { startServer } from "./harness.js"
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`
 
-const toml = (ids: { readonly judge: string; readonly weak: string; readonly strong: string }) => (upstreamUrl: string) => `
+const toml =
+  (ids: { readonly judge: string; readonly weak: string; readonly strong: string }) => (upstreamUrl: string) => `
 schema_version = 1
 
 [llm_clients.sim]
@@ -76,15 +77,20 @@ const apiKey = "sk-test-SECRET-0123456789"
 const withKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SWITCHYARD_TEST_KEY", apiKey]])))
 
 const verdict = (p: number) =>
-  FakeUpstream.ok(JSON.stringify({ crux: "small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }), {
-    usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 }
-  })
+  FakeUpstream.ok(
+    JSON.stringify({ crux: "small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }),
+    {
+      usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 }
+    }
+  )
 
 const post = (client: HttpClient.HttpClient, model: string, extra: Record<string, unknown> = {}) =>
   Effect.flatMap(
-    client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(
-      HttpClientRequest.bodyUnsafeJson({ model, messages: [{ role: "user", content: "fix it" }], ...extra })
-    )),
+    client.execute(
+      HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.bodyUnsafeJson({ model, messages: [{ role: "user", content: "fix it" }], ...extra })
+      )
+    ),
     (response) => Effect.map(response.text, (text) => ({ status: response.status, text }))
   )
 
@@ -102,7 +108,8 @@ const sample = (text: string, name: string, labels: Readonly<Record<string, stri
   return 0
 }
 
-const telemetryWith = (exporter: InMemorySpanExporter) => Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) })
+const telemetryWith = (exporter: InMemorySpanExporter) =>
+  Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) })
 
 const spanNamed = (spans: ReadonlyArray<ReadableSpan>, name: string) => {
   const span = spans.find((s) => s.name === name)
@@ -159,7 +166,9 @@ describe("spans", () => {
       assert.strictEqual(run?.attributes["evidence.source"], "fail-open")
       assert.strictEqual(run?.attributes["evidence.reason"], "timeout")
       assert.strictEqual(run?.attributes["selected_model"], ids.strong)
-      const judgeCall = spans.find((s) => s.name === "libsy.client_call" && s.attributes["gen_ai.request.model"] === ids.judge)
+      const judgeCall = spans.find((s) =>
+        s.name === "libsy.client_call" && s.attributes["gen_ai.request.model"] === ids.judge
+      )
       assert.strictEqual(judgeCall?.attributes["outcome"], "error")
       assert.strictEqual(judgeCall?.attributes["error.type"], "timeout")
     }))
@@ -186,10 +195,12 @@ describe("trace context", () => {
       const { client, upstream } = yield* withKey(startServer(toml(ids), { telemetry: telemetryWith(exporter) }))
       const traceId = "0af7651916cd43dd8448eb211c80319c"
       const callerSpanId = "b7ad6b7169203331"
-      const response = yield* client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(
-        HttpClientRequest.setHeader("traceparent", `00-${traceId}-${callerSpanId}-01`),
-        HttpClientRequest.bodyUnsafeJson({ model: "fast", messages: [{ role: "user", content: "fix it" }] })
-      )).pipe(Effect.withTracerEnabled(false))
+      const response = yield* client.execute(
+        HttpClientRequest.post("/v1/chat/completions").pipe(
+          HttpClientRequest.setHeader("traceparent", `00-${traceId}-${callerSpanId}-01`),
+          HttpClientRequest.bodyUnsafeJson({ model: "fast", messages: [{ role: "user", content: "fix it" }] })
+        )
+      ).pipe(Effect.withTracerEnabled(false))
       assert.strictEqual(response.status, 200)
       const spans = exporter.getFinishedSpans()
       const run = spanNamed(spans, "libsy.run")
@@ -199,7 +210,10 @@ describe("trace context", () => {
       assert.strictEqual(parentId(call), run?.spanContext().spanId)
       const sent = yield* upstream.awaitRequest(ids.weak)
       assert.strictEqual(sent.headers["traceparent"], `00-${traceId}-${call?.spanContext().spanId}-01`)
-      assert.deepStrictEqual(spans.filter((s) => s.name.startsWith("http.") || s.name === "POST").map((s) => s.name), [])
+      assert.deepStrictEqual(
+        spans.filter((s) => s.name.startsWith("http.") || s.name === "POST").map((s) => s.name),
+        []
+      )
     }))
 })
 
@@ -209,10 +223,12 @@ describe("trace context without a span exporter", () => {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const { client, upstream } = yield* withKey(startServer(toml(ids)))
       const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-      const response = yield* client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(
-        HttpClientRequest.setHeader("traceparent", traceparent),
-        HttpClientRequest.bodyUnsafeJson({ model: "fast", messages: [{ role: "user", content: "fix it" }] })
-      )).pipe(Effect.withTracerEnabled(false))
+      const response = yield* client.execute(
+        HttpClientRequest.post("/v1/chat/completions").pipe(
+          HttpClientRequest.setHeader("traceparent", traceparent),
+          HttpClientRequest.bodyUnsafeJson({ model: "fast", messages: [{ role: "user", content: "fix it" }] })
+        )
+      ).pipe(Effect.withTracerEnabled(false))
       assert.strictEqual(response.status, 200)
       const sent = yield* upstream.awaitRequest(ids.weak)
       assert.strictEqual(sent.headers["traceparent"], traceparent)
@@ -225,7 +241,10 @@ describe("metrics", () => {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const { client, upstream } = yield* withKey(startServer(toml(ids)))
       yield* upstream.setBehaviour(ids.judge, verdict(0.9))
-      yield* upstream.setBehaviour(ids.weak, FakeUpstream.ok("done", { usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } }))
+      yield* upstream.setBehaviour(
+        ids.weak,
+        FakeUpstream.ok("done", { usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } })
+      )
       yield* upstream.setBehaviour(ids.strong, FakeUpstream.ok("done"))
       const before = yield* scrape(client)
       assert.strictEqual((yield* post(client, "auto")).status, 200)
@@ -253,7 +272,10 @@ describe("metrics", () => {
       const failureDelta = (name: string, labels: Readonly<Record<string, string>> = {}) =>
         sample(afterFailures, name, labels) - sample(beforeFailures, name, labels)
       // Only the request actually routed without a verdict counts; the 502 does not.
-      assert.strictEqual(failureDelta("switchyard_classifier_fail_open_total", { judge_model: ids.judge, reason: "upstream_5xx" }), 1)
+      assert.strictEqual(
+        failureDelta("switchyard_classifier_fail_open_total", { judge_model: ids.judge, reason: "upstream_5xx" }),
+        1
+      )
       assert.strictEqual(failureDelta("switchyard_requests_total", { model: ids.strong }), 1)
       assert.strictEqual(failureDelta("switchyard_llm_calls_total", { selected_model: ids.judge, outcome: "error" }), 2)
       assert.strictEqual(failureDelta("switchyard_decisions_total", { selected_model: ids.strong }), 1)
@@ -264,38 +286,43 @@ describe("metrics", () => {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const { client, upstream } = yield* withKey(startServer(toml(ids)))
       yield* upstream.setBehaviour(ids.judge, verdict(0.2))
-      yield* upstream.setBehaviour(ids.strong, FakeUpstream.ok("ok", { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }))
+      yield* upstream.setBehaviour(
+        ids.strong,
+        FakeUpstream.ok("ok", { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })
+      )
       yield* post(client, "open")
       yield* post(client, "fast", { messages: "invalid" })
       const text = yield* scrape(client)
       const families = parseExposition(text)
-      for (const name of [
-        "switchyard_build_info",
-        "switchyard_requests_total",
-        "switchyard_errors_total",
-        "switchyard_total_requests",
-        "switchyard_total_errors",
-        "switchyard_llm_calls_total",
-        "switchyard_llm_call_duration_ms",
-        "switchyard_routing_overhead_ms",
-        "switchyard_model_call_latency_ms",
-        "switchyard_total_latency_ms",
-        "switchyard_runs_total",
-        "switchyard_run_duration_ms",
-        "switchyard_decisions_total",
-        "switchyard_upstream_attempts_total",
-        "switchyard_router_retry_recovered_total",
-        "switchyard_client_responses_total",
-        "switchyard_prompt_tokens_total",
-        "switchyard_completion_tokens_total"
-      ]) {
+      for (
+        const name of [
+          "switchyard_build_info",
+          "switchyard_requests_total",
+          "switchyard_errors_total",
+          "switchyard_total_requests",
+          "switchyard_total_errors",
+          "switchyard_llm_calls_total",
+          "switchyard_llm_call_duration_ms",
+          "switchyard_routing_overhead_ms",
+          "switchyard_model_call_latency_ms",
+          "switchyard_total_latency_ms",
+          "switchyard_runs_total",
+          "switchyard_run_duration_ms",
+          "switchyard_decisions_total",
+          "switchyard_upstream_attempts_total",
+          "switchyard_router_retry_recovered_total",
+          "switchyard_client_responses_total",
+          "switchyard_prompt_tokens_total",
+          "switchyard_completion_tokens_total"
+        ]
+      ) {
         assert.isTrue(families.has(name), `family ${name} is exposed`)
       }
       assert.strictEqual(families.get("switchyard_requests_total"), "counter")
       assert.strictEqual(families.get("switchyard_total_requests"), "gauge")
       assert.strictEqual(families.get("switchyard_routing_overhead_ms"), "histogram")
       const overheadBuckets = text.split("\n").filter((l) => l.startsWith("switchyard_routing_overhead_ms_bucket{"))
-      assert.include(overheadBuckets[0] ?? "", 'le="0.1"')
+      assert.include(overheadBuckets[0] ?? "", "le=\"0.1\"")
     }))
 })
 
@@ -355,7 +382,9 @@ const parseExposition = (text: string): Map<string, string> => {
     if (current !== "") labels.set(...parseLabel(current, label))
     const family = types.has(name)
       ? name
-      : [...types.keys()].find((f) => types.get(f) === "histogram" && [`${f}_bucket`, `${f}_sum`, `${f}_count`].includes(name))
+      : [...types.keys()].find((f) =>
+        types.get(f) === "histogram" && [`${f}_bucket`, `${f}_sum`, `${f}_count`].includes(name)
+      )
     assert.isDefined(family, `TYPE declared before sample ${name}`)
     if (family !== name && family !== undefined) {
       const key = `${family}|${[...labels].filter(([k]) => k !== "le").map(([k, v]) => `${k}=${v}`).sort().join(",")}`
@@ -366,7 +395,9 @@ const parseExposition = (text: string): Map<string, string> => {
       if (name.endsWith("_count")) counts.set(key, Number(match?.[4]))
     }
   }
-  for (const [key, count] of counts) assert.strictEqual(infBuckets.get(key), count, `+Inf bucket equals _count for ${key}`)
+  for (const [key, count] of counts) {
+    assert.strictEqual(infBuckets.get(key), count, `+Inf bucket equals _count for ${key}`)
+  }
   return types
 }
 
@@ -389,7 +420,10 @@ describe("secrets", () => {
         startServer(toml(ids), { telemetry: telemetryWith(exporter) }, Option.some(capture))
       )
       const marker = "MARKER-the-user-said-their-password-is-hunter2"
-      yield* upstream.setBehaviour(ids.judge, FakeUpstream.status(500, { message: `internal error while reading: ${marker}` }))
+      yield* upstream.setBehaviour(
+        ids.judge,
+        FakeUpstream.status(500, { message: `internal error while reading: ${marker}` })
+      )
       yield* upstream.setBehaviour(ids.weak, FakeUpstream.status(401, { message: `invalid api key ${apiKey}` }))
       const judged = yield* post(client, "auto")
       const failOpen = yield* post(client, "open")
@@ -402,7 +436,12 @@ describe("secrets", () => {
       assert.isAbove(logs.length, 0)
       assert.isTrue(logs.some((line) => line.includes("request")))
       const spans = JSON.stringify(
-        exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status }))
+        exporter.getFinishedSpans().map((s) => ({
+          name: s.name,
+          attributes: s.attributes,
+          events: s.events,
+          status: s.status
+        }))
       )
       for (const haystack of [judged.text, failOpen.text, answered.text, logs.join("\n"), spans]) {
         assert.notInclude(haystack, apiKey)

@@ -29,7 +29,11 @@ export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, st
     const exit = yield* Deferred.make<number | null>()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
+        spawn(process.execPath, [bin, ...args], {
+          cwd: root,
+          stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, ...env }
+        })
       ),
       (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
     )

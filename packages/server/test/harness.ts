@@ -1,14 +1,14 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Server from "@switchyard-ts/server/Server"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import * as Server from "@switchyard-ts/server/Server"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 
 /**
  * A real switchyard server on a free loopback port, in front of a fresh fake upstream. `toml`
@@ -36,8 +36,8 @@ export const startServer = (
   })
 
 /** A deployment with one client on the fake upstream and the usual routes. */
-export const basicToml = (settings: { readonly timeoutMs?: number; readonly maxRetries?: number } = {}) =>
-(upstreamUrl: string) => `
+export const basicToml =
+  (settings: { readonly timeoutMs?: number; readonly maxRetries?: number } = {}) => (upstreamUrl: string) => `
 schema_version = 1
 
 [llm_clients.sim]

@@ -9,6 +9,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import {
   type Behaviour,
+  Behaviour as BehaviourSchema,
   Chunks,
   CloseMidStream,
   Echo,
@@ -16,8 +17,7 @@ import {
   Ok,
   Reset,
   Stall,
-  Status,
-  Behaviour as BehaviourSchema
+  Status
 } from "./FakeUpstream.js"
 
 /** Any behaviour. */

@@ -229,7 +229,9 @@ const firstMatching = <A>(
  * included), so nothing keeps the process alive. Fails with {@link ListenError} when the port
  * cannot be bound. Delays use real timers.
  */
-export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<FakeUpstream>, ListenError, Scope.Scope> =>
+export const make = (
+  options: Options = {}
+): Effect.Effect<Context.Tag.Service<FakeUpstream>, ListenError, Scope.Scope> =>
   Effect.gen(function*() {
     const serverDefault = options.defaultBehaviour ?? defaultBehaviour
     const initial = HashMap.fromIterable(
@@ -248,7 +250,10 @@ export const make = (options: Options = {}): Effect.Effect<Context.Tag.Service<F
       Effect.suspend(() => {
         const known = connections.get(socket)
         if (known !== undefined) return Effect.succeed(known)
-        return Effect.tap(Ref.updateAndGet(connectionCount, (n) => n + 1), (n) => Effect.sync(() => connections.set(socket, n)))
+        return Effect.tap(
+          Ref.updateAndGet(connectionCount, (n) => n + 1),
+          (n) => Effect.sync(() => connections.set(socket, n))
+        )
       })
     const run = yield* FiberSet.makeRuntime<never, void, never>()
 

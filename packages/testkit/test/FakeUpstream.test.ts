@@ -1,4 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { ChatCompletion, ChatCompletionChunk, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
+import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
+import { Arbitraries, FakeUpstream } from "@switchyard-ts/testkit"
 import type * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -7,9 +10,6 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
-import { ChatCompletion, ChatCompletionChunk, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
-import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
-import { Arbitraries, FakeUpstream } from "@switchyard-ts/testkit"
 
 class FetchError extends Data.TaggedError("FetchError")<{ readonly cause: unknown }> {}
 
@@ -87,8 +87,11 @@ const messagesBody = (model: string, extra: Record<string, unknown> = {}) => ({
   ...extra
 })
 
-const messages = (up: Context.Tag.Service<FakeUpstream.FakeUpstream>, model: string, extra: Record<string, unknown> = {}) =>
-  post(`${up.url}/messages`, messagesBody(model, extra))
+const messages = (
+  up: Context.Tag.Service<FakeUpstream.FakeUpstream>,
+  model: string,
+  extra: Record<string, unknown> = {}
+) => post(`${up.url}/messages`, messagesBody(model, extra))
 
 const AnthropicUsage = Schema.Struct({
   input_tokens: Schema.Number,
@@ -171,10 +174,15 @@ const textDeltas = (events: ReadonlyArray<AnthropicEvent>): ReadonlyArray<string
   events.flatMap((e) => e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : [])
 
 const jsonDeltas = (events: ReadonlyArray<AnthropicEvent>): ReadonlyArray<string> =>
-  events.flatMap((e) => e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? [e.delta.partial_json] : [])
+  events.flatMap((e) =>
+    e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? [e.delta.partial_json] : []
+  )
 
 /** POST and read the body until it ends or fails; `failed` tells whether the read broke off. */
-const postUntilCut = (url: string, body: unknown): Effect.Effect<{ readonly text: string; readonly failed: boolean }, FetchError> =>
+const postUntilCut = (
+  url: string,
+  body: unknown
+): Effect.Effect<{ readonly text: string; readonly failed: boolean }, FetchError> =>
   Effect.tryPromise({
     try: async (signal) => {
       const response = await fetch(url, {
@@ -203,7 +211,10 @@ describe("FakeUpstream", () => {
   it.scopedLive("Ok answers a buffered chat.completion", () =>
     Effect.gen(function*() {
       const up = yield* upstream
-      yield* up.setBehaviour("m", FakeUpstream.ok("hello there", { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.ok("hello there", { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })
+      )
       const reply = yield* chat(up, "m")
       assert.strictEqual(reply.status, 200)
       const completion = decodeCompletion(reply.text)
@@ -536,14 +547,17 @@ describe("FakeUpstream on /v1/messages (Anthropic)", () => {
   it.scopedLive("Ok answers a buffered message; usage maps cache tokens out of input_tokens", () =>
     Effect.gen(function*() {
       const up = yield* upstream
-      yield* up.setBehaviour("m", FakeUpstream.ok("hello there", {
-        usage: {
-          prompt_tokens: 100,
-          completion_tokens: 7,
-          total_tokens: 107,
-          prompt_tokens_details: { cached_tokens: 60, cache_creation_tokens: 15 }
-        }
-      }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.ok("hello there", {
+          usage: {
+            prompt_tokens: 100,
+            completion_tokens: 7,
+            total_tokens: 107,
+            prompt_tokens_details: { cached_tokens: 60, cache_creation_tokens: 15 }
+          }
+        })
+      )
       const reply = yield* messages(up, "m")
       assert.strictEqual(reply.status, 200)
       const message = decodeMessage(reply.text)
@@ -561,7 +575,10 @@ describe("FakeUpstream on /v1/messages (Anthropic)", () => {
       assert.strictEqual(record?.behaviour?._tag, "Ok")
       assert.strictEqual(message.id, `msg_fake_${record?.id}`)
 
-      yield* up.setBehaviour("m", FakeUpstream.ok("a b c", { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.ok("a b c", { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })
+      )
       const plain = decodeMessage((yield* post(`http://127.0.0.1:${up.port}/messages`, messagesBody("m"))).text)
       assert.deepStrictEqual(plain.usage, { input_tokens: 3, output_tokens: 2 })
     }))
@@ -569,9 +586,12 @@ describe("FakeUpstream on /v1/messages (Anthropic)", () => {
   it.scopedLive("Ok with stream: true sends the Anthropic event sequence", () =>
     Effect.gen(function*() {
       const up = yield* upstream
-      yield* up.setBehaviour("m", FakeUpstream.ok("one two three four five", {
-        usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 }
-      }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.ok("one two three four five", {
+          usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 }
+        })
+      )
       const reply = yield* messages(up, "m", { stream: true })
       assert.strictEqual(reply.status, 200)
       assert.include(reply.headers.get("content-type") ?? "", "text/event-stream")
@@ -639,7 +659,10 @@ describe("FakeUpstream on /v1/messages (Anthropic)", () => {
         assert.strictEqual(decodeAnthropicError(reply.text).error.type, type)
       }
 
-      yield* up.setBehaviour("m", FakeUpstream.status(429, { message: "slow down", type: "custom_error", retryAfter: "2" }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.status(429, { message: "slow down", type: "custom_error", retryAfter: "2" })
+      )
       const limited = yield* messages(up, "m")
       assert.strictEqual(limited.headers.get("retry-after"), "2")
       assert.deepStrictEqual(decodeAnthropicError(limited.text).error, { type: "custom_error", message: "slow down" })
@@ -673,7 +696,12 @@ describe("FakeUpstream on /v1/messages (Anthropic)", () => {
       assert.strictEqual(first.stop_reason, "tool_use")
       assert.deepStrictEqual(first.content, [
         { type: "text", text: "Let me check." },
-        { type: "tool_use", id: `toolu_fake_${record?.id}`, name: "get_weather", input: { city: "Paris", days: [1, 2] } }
+        {
+          type: "tool_use",
+          id: `toolu_fake_${record?.id}`,
+          name: "get_weather",
+          input: { city: "Paris", days: [1, 2] }
+        }
       ])
       const second = decodeMessage((yield* messages(up, "m")).text)
       assert.deepStrictEqual(second.content, [
@@ -850,8 +878,11 @@ describe("FakeUpstream ToolUse on /v1/chat/completions (OpenAI)", () => {
 
 describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
   const responsesBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, input: "hi", ...extra })
-  const responses = (up: Context.Tag.Service<FakeUpstream.FakeUpstream>, model: string, extra: Record<string, unknown> = {}) =>
-    post(`${up.url}/responses`, responsesBody(model, extra))
+  const responses = (
+    up: Context.Tag.Service<FakeUpstream.FakeUpstream>,
+    model: string,
+    extra: Record<string, unknown> = {}
+  ) => post(`${up.url}/responses`, responsesBody(model, extra))
   const decodeResponse = Schema.decodeUnknownSync(Schema.parseJson(OpenAiResponses.ResponseObject))
   const decodeResponsesEvent = Schema.decodeUnknownSync(Schema.parseJson(OpenAiResponses.StreamEvent))
   const isMessage = Schema.is(OpenAiResponses.MessageItem)
@@ -879,7 +910,9 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
   const outputTextDeltas = (events: ReadonlyArray<OpenAiResponses.StreamEvent>): ReadonlyArray<string> =>
     events.flatMap((e) => e.type === "response.output_text.delta" && "delta" in e ? [e.delta] : [])
 
-  const completedOf = (events: ReadonlyArray<OpenAiResponses.StreamEvent>): OpenAiResponses.ResponseObject | undefined => {
+  const completedOf = (
+    events: ReadonlyArray<OpenAiResponses.StreamEvent>
+  ): OpenAiResponses.ResponseObject | undefined => {
     const last = events[events.length - 1]
     return last?.type === "response.completed" && "response" in last ? last.response : undefined
   }
@@ -896,9 +929,17 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
   it.scopedLive("Ok answers a buffered response: a message with output_text, usage in input/output/total tokens", () =>
     Effect.gen(function*() {
       const up = yield* upstream
-      yield* up.setBehaviour("m", FakeUpstream.ok("hello there", {
-        usage: { prompt_tokens: 100, completion_tokens: 7, total_tokens: 107, prompt_tokens_details: { cached_tokens: 60 } }
-      }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.ok("hello there", {
+          usage: {
+            prompt_tokens: 100,
+            completion_tokens: 7,
+            total_tokens: 107,
+            prompt_tokens_details: { cached_tokens: 60 }
+          }
+        })
+      )
       const reply = yield* responses(up, "m")
       assert.strictEqual(reply.status, 200)
       assert.include(reply.headers.get("content-type") ?? "", "application/json")
@@ -932,9 +973,12 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
   it.scopedLive("Ok with stream: true sends the Responses event sequence, numbered from 0, ending in response.completed", () =>
     Effect.gen(function*() {
       const up = yield* upstream
-      yield* up.setBehaviour("m", FakeUpstream.ok("one two three four five", {
-        usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 }
-      }))
+      yield* up.setBehaviour(
+        "m",
+        FakeUpstream.ok("one two three four five", {
+          usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 }
+        })
+      )
       const reply = yield* responses(up, "m", { stream: true })
       assert.strictEqual(reply.status, 200)
       assert.include(reply.headers.get("content-type") ?? "", "text/event-stream")
@@ -987,7 +1031,9 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
         "response.in_progress",
         ...messageSequence(3),
         "response.output_item.added",
-        ...events.filter((e) => e.type === "response.function_call_arguments.delta").map(() => "response.function_call_arguments.delta"),
+        ...events.filter((e) => e.type === "response.function_call_arguments.delta").map(() =>
+          "response.function_call_arguments.delta"
+        ),
         "response.function_call_arguments.done",
         "response.output_item.done",
         "response.completed"
@@ -1000,7 +1046,10 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
       assert.isTrue(argumentDeltas.every((e) => e.output_index === 1))
       assert.strictEqual(argumentDeltas.map((e) => e.delta).join(""), input)
       const argumentsDone = events.find((e) => e.type === "response.function_call_arguments.done")
-      assert.strictEqual(argumentsDone !== undefined && "arguments" in argumentsDone ? argumentsDone.arguments : "", input)
+      assert.strictEqual(
+        argumentsDone !== undefined && "arguments" in argumentsDone ? argumentsDone.arguments : "",
+        input
+      )
       assert.strictEqual(outputTextDeltas(events).join(""), "Looking")
       const completed = completedOf(events)
       assert.deepStrictEqual(completed?.output.map((item) => item.type), ["message", "function_call"])
@@ -1027,7 +1076,9 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
       ])
 
       const events = responsesEvents((yield* responses(up, "m", { stream: true })).text)
-      const summary = events.flatMap((e) => e.type === "response.reasoning_summary_text.delta" && "delta" in e ? [e.delta] : [])
+      const summary = events.flatMap((e) =>
+        e.type === "response.reasoning_summary_text.delta" && "delta" in e ? [e.delta] : []
+      )
       assert.strictEqual(summary.join(""), "let me think")
       const itemsDone = events.flatMap((e) => e.type === "response.output_item.done" && "item" in e ? [e] : [])
       assert.deepStrictEqual(itemsDone.map((e) => [e.output_index, e.item.type]), [[0, "reasoning"], [1, "message"]])
@@ -1044,7 +1095,11 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
       const limited = yield* responses(up, "m")
       assert.strictEqual(limited.status, 429)
       assert.strictEqual(limited.headers.get("retry-after"), "2")
-      assert.deepStrictEqual(decodeError(limited.text).error, { message: "slow down", type: "invalid_request_error", code: null })
+      assert.deepStrictEqual(decodeError(limited.text).error, {
+        message: "slow down",
+        type: "invalid_request_error",
+        code: null
+      })
       yield* up.setBehaviour("m", FakeUpstream.status(503))
       assert.strictEqual(decodeError((yield* responses(up, "m")).text).error.type, "server_error")
       const broken = yield* post(`${up.url}/responses`, "{oops")
@@ -1061,7 +1116,10 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
         FakeUpstream.Garbage.make({ body: "<html>nope" }),
         FakeUpstream.Raw.make({
           body: "{}",
-          events: [{ event: "response.web_search_call.searching", data: "{\"type\":\"response.web_search_call.searching\"}" }]
+          events: [{
+            event: "response.web_search_call.searching",
+            data: "{\"type\":\"response.web_search_call.searching\"}"
+          }]
         })
       ])
       const chunks = responsesEvents((yield* responses(up, "m")).text)
@@ -1080,7 +1138,10 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
       assert.strictEqual(garbage.text, "<html>nope")
 
       const raw = yield* responses(up, "m", { stream: true })
-      assert.strictEqual(raw.text, "event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call.searching\"}\n\n")
+      assert.strictEqual(
+        raw.text,
+        "event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call.searching\"}\n\n"
+      )
     }))
 
   it.scopedLive("CloseMidStream cuts after N deltas; StreamError sends error then response.failed, no response.completed", () =>
@@ -1106,9 +1167,16 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
       const failed = yield* postUntilCut(`${up.url}/responses`, responsesBody("m"))
       assert.isFalse(failed.failed)
       const failure = responsesEvents(failed.text)
-      assert.deepStrictEqual(failure.map((e) => e.type).slice(-3), ["response.output_text.delta", "error", "response.failed"])
+      assert.deepStrictEqual(failure.map((e) => e.type).slice(-3), [
+        "response.output_text.delta",
+        "error",
+        "response.failed"
+      ])
       const error = failure[failure.length - 2]
-      assert.strictEqual(error?.type === "error" && "message" in error ? error.message : undefined, "upstream overloaded")
+      assert.strictEqual(
+        error?.type === "error" && "message" in error ? error.message : undefined,
+        "upstream overloaded"
+      )
       const last = failure[failure.length - 1]
       const response = last?.type === "response.failed" && "response" in last ? last.response : undefined
       assert.strictEqual(response?.status, "failed")
@@ -1118,7 +1186,9 @@ describe("FakeUpstream on /v1/responses (OpenAI Responses)", () => {
 
   it.scopedLive.prop(
     "every answering behaviour decodes with the protocol's Responses schemas, buffered and streamed",
-    [Arbitraries.behaviour.filter((b) => b._tag !== "Stall" && b._tag !== "Reset" && b._tag !== "Garbage" && b._tag !== "Raw")],
+    [Arbitraries.behaviour.filter((b) =>
+      b._tag !== "Stall" && b._tag !== "Reset" && b._tag !== "Garbage" && b._tag !== "Raw"
+    )],
     ([behaviour]) =>
       Effect.gen(function*() {
         const up = yield* upstream

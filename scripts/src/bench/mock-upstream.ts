@@ -45,13 +45,15 @@ const bufferedFor = (model: string): Buffer => {
 }
 
 const chunk = (model: string, delta: Record<string, string>, finish: string | null): string =>
-  `data: ${JSON.stringify({
-    id: "chatcmpl-bench",
-    object: "chat.completion.chunk",
-    created: 1700000000,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }]
-  })}\n\n`
+  `data: ${
+    JSON.stringify({
+      id: "chatcmpl-bench",
+      object: "chat.completion.chunk",
+      created: 1700000000,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }]
+    })
+  }\n\n`
 
 const streamEvents = (model: string): ReadonlyArray<string> => [
   chunk(model, { role: "assistant", content: "" }, null),
@@ -76,7 +78,7 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
   }
   if (req.method !== "POST" || !url.startsWith("/v1/chat/completions")) {
     res.writeHead(404, { "content-type": "application/json" })
-    res.end('{"error":{"message":"not found","type":"not_found","code":"not_found"}}')
+    res.end("{\"error\":{\"message\":\"not found\",\"type\":\"not_found\",\"code\":\"not_found\"}}")
     return
   }
   const parts: Array<Buffer> = []
@@ -86,7 +88,9 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
     const parsed = decodePeek(text)
     if (Option.isNone(parsed)) {
       res.writeHead(400, { "content-type": "application/json" })
-      res.end('{"error":{"message":"bad json","type":"invalid_request_error","code":"invalid_request_error"}}')
+      res.end(
+        "{\"error\":{\"message\":\"bad json\",\"type\":\"invalid_request_error\",\"code\":\"invalid_request_error\"}}"
+      )
       return
     }
     const model = typeof parsed.value.model === "string" ? parsed.value.model : "unknown"

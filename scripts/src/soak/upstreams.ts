@@ -87,7 +87,10 @@ const judgeRotation = (mode: Exclude<JudgeMode, "refused">): Arr.NonEmptyReadonl
         return FakeUpstream.status(status, { message: `judge overloaded (${status})` })
       })
     case "garbage":
-      return [FakeUpstream.Garbage.make({ body: "<html><body>502 Bad Gateway</body></html>" }), FakeUpstream.ok(NOT_A_VERDICT)]
+      return [
+        FakeUpstream.Garbage.make({ body: "<html><body>502 Bad Gateway</body></html>" }),
+        FakeUpstream.ok(NOT_A_VERDICT)
+      ]
   }
 }
 
@@ -173,7 +176,9 @@ export const startUpstreams = async (options: UpstreamsOptions): Promise<Upstrea
     for (const { behaviour, body } of records) {
       if (behaviour === undefined) continue
       if (behaviour._tag === "Status") {
-        if (behaviour.status === 429 || behaviour.status === 500 || behaviour.status === 503) stats.answer[behaviour.status]++
+        if (behaviour.status === 429 || behaviour.status === 500 || behaviour.status === 503) {
+          stats.answer[behaviour.status]++
+        }
       } else if (Option.exists(decodeStreamFlag(body), (b) => b.stream === true)) {
         stats.answer.stream++
       } else {

@@ -8,7 +8,12 @@
  */
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { InvalidResponse, TranslationError, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import { type ChatCompletion, type ChatCompletionChunk, ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import {
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  ChatCompletionRequest,
+  decodeOptions
+} from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -53,7 +58,10 @@ export const decodeAnswer = (
   target: string,
   text: string,
   nowSeconds: number
-): Either.Either<{ readonly completion: ChatCompletion; readonly message: AnthropicMessages.MessagesResponse }, InvalidResponse> =>
+): Either.Either<
+  { readonly completion: ChatCompletion; readonly message: AnthropicMessages.MessagesResponse },
+  InvalidResponse
+> =>
   Either.map(decodeMessage(target, text), (message) => ({
     completion: { ...Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)), created: nowSeconds },
     message
@@ -112,7 +120,8 @@ export const streamTranslator = (options: {
           onLeft: (error): StreamStep =>
             // An event type newer than this version is skipped, as Anthropic asks clients to do
             // (a native replay still forwards it).
-            Predicate.isRecord(json) && typeof json["type"] === "string" && !AnthropicMessages.streamEventTypes.has(json["type"])
+            Predicate.isRecord(json) && typeof json["type"] === "string" &&
+              !AnthropicMessages.streamEventTypes.has(json["type"])
               ? { _tag: "Chunks", chunks: [], last: false, event: { type: json["type"], data: json } }
               : { _tag: "Failed", failure: Failure.schemaMismatch(options.target, "stream event", error) },
           onRight: (event) => ({

@@ -36,35 +36,42 @@ export const timeoutFail = <A, E, R, E2>(
 ): Effect.Effect<A, E | E2, R> =>
   Effect.fiberIdWith((caller) =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(Effect.fork(restore(self)), (child) =>
-        Effect.flatMap(Effect.fork(Effect.interruptible(Effect.sleep(Duration.millis(millis)))), (timer) =>
-          Effect.onInterrupt(
-            restore(Effect.async<A, E | E2>((resume) => {
-              let settled = false
-              const onChildExit = (exit: Exit.Exit<A, E>) => {
-                if (settled) return
-                settled = true
-                timer.removeObserver(onTimerExit)
-                timer.unsafeInterruptAsFork(caller)
-                resume(exit)
-              }
-              const onTimerExit = (exit: Exit.Exit<void>) => {
-                // The timer only ends otherwise when it is interrupted: then the call decides.
-                if (settled || Exit.isFailure(exit)) return
-                settled = true
-                child.removeObserver(onChildExit)
-                resume(Effect.zipRight(Fiber.interruptFork(child), Effect.fail(onTimeout())))
-              }
-              child.addObserver(onChildExit)
-              if (!settled) timer.addObserver(onTimerExit)
-              return Effect.sync(() => {
-                child.removeObserver(onChildExit)
-                timer.removeObserver(onTimerExit)
-                timer.unsafeInterruptAsFork(caller)
-              })
-            })),
-            () => Fiber.interrupt(child)
-          ))))
+      Effect.flatMap(
+        Effect.fork(restore(self)),
+        (child) =>
+          Effect.flatMap(Effect.fork(Effect.interruptible(Effect.sleep(Duration.millis(millis)))), (timer) =>
+            Effect.onInterrupt(
+              restore(Effect.async<A, E | E2>((resume) => {
+                let settled = false
+                const onChildExit = (exit: Exit.Exit<A, E>) => {
+                  if (settled) {
+                    return
+                  }
+                  settled = true
+                  timer.removeObserver(onTimerExit)
+                  timer.unsafeInterruptAsFork(caller)
+                  resume(exit)
+                }
+                const onTimerExit = (exit: Exit.Exit<void>) => {
+                  // The timer only ends otherwise when it is interrupted: then the call decides.
+                  if (settled || Exit.isFailure(exit)) return
+                  settled = true
+                  child.removeObserver(onChildExit)
+                  resume(Effect.zipRight(Fiber.interruptFork(child), Effect.fail(onTimeout())))
+                }
+                child.addObserver(onChildExit)
+                if (!settled) timer.addObserver(onTimerExit)
+                return Effect.sync(() => {
+                  child.removeObserver(onChildExit)
+                  timer.removeObserver(onTimerExit)
+                  timer.unsafeInterruptAsFork(caller)
+                })
+              })),
+              () =>
+                Fiber.interrupt(child)
+            ))
+      )
+    )
   )
 
 /**

@@ -9,7 +9,7 @@
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import { InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import { UpstreamErrorBody, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import { decodeOptions, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -134,7 +134,9 @@ export const upstreamStatus = (options: {
 
 const errorCodeOf = (cause: unknown, depth = 0): Option.Option<string> => {
   if (depth > 4 || !Predicate.isObject(cause)) return Option.none()
-  if (Predicate.hasProperty(cause, "code") && typeof cause.code === "string" && /^[A-Z][A-Z0-9_]{1,40}$/.test(cause.code)) {
+  if (
+    Predicate.hasProperty(cause, "code") && typeof cause.code === "string" && /^[A-Z][A-Z0-9_]{1,40}$/.test(cause.code)
+  ) {
     return Option.some(cause.code)
   }
   return Predicate.hasProperty(cause, "cause") ? errorCodeOf(cause.cause, depth + 1) : Option.none()

@@ -26,7 +26,10 @@ import * as Failure from "./failure.js"
 
 const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
 
-const decodeResponsesRequest = Schema.decodeUnknownEither(OpenAiResponses.ResponsesRequest, OpenAiResponses.decodeOptions)
+const decodeResponsesRequest = Schema.decodeUnknownEither(
+  OpenAiResponses.ResponsesRequest,
+  OpenAiResponses.decodeOptions
+)
 
 /**
  * Why a native body the server could not translate fails on a target of `format`: the server finds

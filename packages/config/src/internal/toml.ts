@@ -172,8 +172,12 @@ export const toJsonTable = (
   table: Readonly<Record<string, unknown>>,
   path: Path
 ): Effect.Effect<Record<string, unknown>, InvalidConfig> =>
-  Effect.reduce(Object.entries(table), {}, (acc: Record<string, unknown>, [key, item]) =>
-    Effect.map(toJsonValue(item, [...path, key]), (json) => {
-      acc[key] = json
-      return acc
-    }))
+  Effect.reduce(
+    Object.entries(table),
+    {},
+    (acc: Record<string, unknown>, [key, item]) =>
+      Effect.map(toJsonValue(item, [...path, key]), (json) => {
+        acc[key] = json
+        return acc
+      })
+  )

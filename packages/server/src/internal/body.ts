@@ -4,14 +4,14 @@
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { InvalidRequest, RequestTooLarge } from "@switchyard-ts/protocol/Errors"
+import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
+import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
-import { InvalidRequest, RequestTooLarge } from "@switchyard-ts/protocol/Errors"
-import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
-import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 
 /** Default request body limit: 16 MiB. */
 export const defaultBodyLimit = 16 * 1024 * 1024
@@ -174,7 +174,9 @@ export const parseJsonObject = (text: string): Effect.Effect<object, InvalidRequ
       try: (): unknown => JSON.parse(text),
       catch: (error) =>
         new InvalidRequest({
-          message: `Request body must be valid JSON: ${error instanceof Error ? clip(error.message, 120) : "parse error"}`
+          message: `Request body must be valid JSON: ${
+            error instanceof Error ? clip(error.message, 120) : "parse error"
+          }`
         })
     })
     if (typeof json !== "object" || json === null || Array.isArray(json)) {

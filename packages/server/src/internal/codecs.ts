@@ -6,15 +6,16 @@
  *
  * @internal
  */
+import type { Format } from "@switchyard-ts/client/Target"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { InvalidRequest, TranslationError } from "@switchyard-ts/protocol/Errors"
 import type * as Neutral from "@switchyard-ts/protocol/Neutral"
 import { type ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
-import type { Format } from "@switchyard-ts/client/Target"
-import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import type { Completed, Streamed } from "@switchyard-ts/routing/Router"
 import * as Effect from "effect/Effect"
@@ -23,7 +24,6 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { InvalidRequest, TranslationError } from "@switchyard-ts/protocol/Errors"
 import { decodeValue } from "./body.js"
 import * as Messages from "./messages.js"
 
@@ -161,18 +161,22 @@ const messagesEncoder: Encoder = {
 export const anthropicMessages: Codec = {
   format: "anthropic_messages",
   decode: (json, headers, sessionId) =>
-    Effect.flatMap(decodeValue(AnthropicMessages.MessagesRequest, json), (native) =>
-      Effect.map(Messages.chatRequestOf(native), (body) => ({
-        routed: { body, headers, sessionId, native: { format: "anthropic_messages", body: native } },
-        model: native.model,
-        streaming: native.stream === true,
-        encoder: messagesEncoder
-      }))),
+    Effect.flatMap(
+      decodeValue(AnthropicMessages.MessagesRequest, json),
+      (native) =>
+        Effect.map(Messages.chatRequestOf(native), (body) => ({
+          routed: { body, headers, sessionId, native: { format: "anthropic_messages", body: native } },
+          model: native.model,
+          streaming: native.stream === true,
+          encoder: messagesEncoder
+        }))
+    ),
   error: Messages.errorOf,
   internalError: { status: 500, body: AnthropicMessages.envelope(500, "internal error") }
 }
 
-const responsesSse = (event: { readonly type: string }): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+const responsesSse = (event: { readonly type: string }): string =>
+  `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
 
 /** Events whose `response.model` names the model. */
 const lifecycleEvents: ReadonlySet<string> = new Set([
@@ -248,13 +252,18 @@ const routingView = (request: OpenAiResponses.ResponsesRequest): Option.Option<O
       const type = Predicate.isRecord(item) && typeof item["type"] === "string" ? item["type"] : "message"
       if (!routedItems.has(type)) return []
       if (type === "message" && Predicate.isRecord(item) && Array.isArray(item["content"])) {
-        return [{ ...item, content: item["content"].filter((part) => Predicate.isRecord(part) && routedParts.has(String(part["type"]))) }]
+        return [{
+          ...item,
+          content: item["content"].filter((part) => Predicate.isRecord(part) && routedParts.has(String(part["type"])))
+        }]
       }
       return [item]
     })
   }
   const choice = request.tool_choice
-  if (Predicate.isRecord(choice) && choice["type"] !== "function" && choice["type"] !== "custom") delete view["tool_choice"]
+  if (Predicate.isRecord(choice) && choice["type"] !== "function" && choice["type"] !== "custom") {
+    delete view["tool_choice"]
+  }
   return Option.getRight(decodeResponsesRequest(view))
 }
 
@@ -267,15 +276,21 @@ const routedItems: ReadonlySet<string> = new Set([
   "reasoning"
 ])
 const routedParts: ReadonlySet<string> = new Set(["input_text", "output_text", "refusal"])
-const decodeResponsesRequest = Schema.decodeUnknownEither(OpenAiResponses.ResponsesRequest, OpenAiResponses.decodeOptions)
+const decodeResponsesRequest = Schema.decodeUnknownEither(
+  OpenAiResponses.ResponsesRequest,
+  OpenAiResponses.decodeOptions
+)
 
 /** The chat request routing works on, streamed with usage when the caller streams. */
 const chatOf = (request: OpenAiResponses.ResponsesRequest) =>
-  Either.flatMap(TranslateResponses.fromResponsesRequest(request), (neutral) =>
-    Either.map(TranslateResponses.toChatRequest(neutral), (chat) => ({
-      neutral,
-      chat: request.stream === true ? { ...chat, stream: true, stream_options: { include_usage: true } } : chat
-    })))
+  Either.flatMap(
+    TranslateResponses.fromResponsesRequest(request),
+    (neutral) =>
+      Either.map(TranslateResponses.toChatRequest(neutral), (chat) => ({
+        neutral,
+        chat: request.stream === true ? { ...chat, stream: true, stream_options: { include_usage: true } } : chat
+      }))
+  )
 
 /**
  * OpenAI Responses: `/v1/responses`, the OpenAI error envelope. A Responses answer from an
@@ -297,7 +312,10 @@ export const openAiResponses: Codec = {
           body: translated.chat,
           headers,
           sessionId,
-          native: Option.match(untranslatable, { onNone: () => native, onSome: (error) => ({ ...native, untranslatable: error }) })
+          native: Option.match(untranslatable, {
+            onNone: () => native,
+            onSome: (error) => ({ ...native, untranslatable: error })
+          })
         },
         model: request.model,
         streaming: request.stream === true,

@@ -5,12 +5,17 @@
  *
  * @internal
  */
-import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
-import { type RequestFailure, toHttp, type TranslationError, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Translate from "@switchyard-ts/protocol/Translate"
 import type { Target } from "@switchyard-ts/client/Target"
 import type { NativeEvent } from "@switchyard-ts/client/UpstreamClient"
+import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
+import {
+  type RequestFailure,
+  toHttp,
+  type TranslationError,
+  type UpstreamFailure
+} from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Translate from "@switchyard-ts/protocol/Translate"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
@@ -58,7 +63,9 @@ export const streamErrorEvent = (failure: UpstreamFailure): string =>
   }\n\n`
 
 /** The status and Anthropic envelope of a failure (same status mapping as the chat endpoint). */
-export const errorOf = (failure: RequestFailure): { readonly status: number; readonly body: AnthropicMessages.ErrorBody } => {
+export const errorOf = (
+  failure: RequestFailure
+): { readonly status: number; readonly body: AnthropicMessages.ErrorBody } => {
   const mapping = toHttp(failure)
   return { status: mapping.status, body: AnthropicMessages.envelope(mapping.status, mapping.message) }
 }

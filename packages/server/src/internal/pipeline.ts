@@ -13,7 +13,7 @@ import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { type RequestFailure, toHttp } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
-import * as Decision from "@switchyard-ts/routing/Decision"
+import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
 import * as Clock from "effect/Clock"
@@ -72,7 +72,14 @@ interface Facts {
   readonly error: string
 }
 
-const noFacts: Facts = { route: "", selectedModel: "", evidenceSource: "", evidenceReason: "", streaming: false, error: "" }
+const noFacts: Facts = {
+  route: "",
+  selectedModel: "",
+  evidenceSource: "",
+  evidenceReason: "",
+  streaming: false,
+  error: ""
+}
 
 const factsOf = (inbound: Inbound, decision: Decision.Decision, model: string): Facts => ({
   route: decision.route.id,
@@ -128,7 +135,10 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
  */
 const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
   const totalLatency = (model: string) =>
-    Effect.flatMap(nowMs, (end) => Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - startMs))
+    Effect.flatMap(
+      nowMs,
+      (end) => Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - startMs)
+    )
   if (inbound.streaming) {
     return Effect.map(router.stream(inbound.routed), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
@@ -163,24 +173,28 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
  * every typed failure in the codec's envelope and every defect a 500 in it, then the request's log
  * line and response counter.
  */
-export const handle = (codec: Codec, router: Router["Type"], limit: number) =>
-(request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.gen(function*() {
-    const startMs = yield* nowMs
-    const failed = (facts: Facts) => (failure: RequestFailure) =>
-      Effect.succeed({ facts: { ...facts, error: toHttp(failure).code }, response: errorResponse(codec.error(failure)) })
-    const handled = yield* decodeRequest(codec, request, limit).pipe(
-      Effect.matchEffect({
-        onFailure: failed(noFacts),
-        onSuccess: (inbound) =>
-          answer(router, inbound, startMs).pipe(
-            Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
-          )
-      }),
-      Effect.catchAllDefect((defect) =>
-        Effect.as(logDefect(defect), { facts: noFacts, response: errorResponse(codec.internalError) })
+export const handle =
+  (codec: Codec, router: Router["Type"], limit: number) =>
+  (request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+    Effect.gen(function*() {
+      const startMs = yield* nowMs
+      const failed = (facts: Facts) => (failure: RequestFailure) =>
+        Effect.succeed({
+          facts: { ...facts, error: toHttp(failure).code },
+          response: errorResponse(codec.error(failure))
+        })
+      const handled = yield* decodeRequest(codec, request, limit).pipe(
+        Effect.matchEffect({
+          onFailure: failed(noFacts),
+          onSuccess: (inbound) =>
+            answer(router, inbound, startMs).pipe(
+              Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+            )
+        }),
+        Effect.catchAllDefect((defect) =>
+          Effect.as(logDefect(defect), { facts: noFacts, response: errorResponse(codec.internalError) })
+        )
       )
-    )
-    yield* recordRequest(codec.format, handled.facts, handled.response.status, startMs)
-    return handled.response
-  })
+      yield* recordRequest(codec.format, handled.facts, handled.response.status, startMs)
+      return handled.response
+    })

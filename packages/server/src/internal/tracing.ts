@@ -24,17 +24,24 @@ import * as Tracer from "effect/Tracer"
  * fibers the server forks, so it costs nothing per request.
  */
 export const withoutPlatformSpans = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  Layer.locally(HttpMiddleware.withTracerDisabledWhen(layer, () => true), HttpClient.currentTracerDisabledWhen, () => true)
+  Layer.locally(
+    HttpMiddleware.withTracerDisabledWhen(layer, () => true),
+    HttpClient.currentTracerDisabledWhen,
+    () => true
+  )
 
 /** Middleware: the request's trace context, when its headers carry one, is the parent span. */
 export const parentFromHeaders = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    Option.match(HttpTraceContext.fromHeaders(request.headers), {
-      onNone: () => app,
-      onSome: (parent) => Effect.withParentSpan(app, parent)
-    }))
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) =>
+      Option.match(HttpTraceContext.fromHeaders(request.headers), {
+        onNone: () => app,
+        onSome: (parent) => Effect.withParentSpan(app, parent)
+      })
+  )
 
 /**
  * `client` sending the trace context (`traceparent`, `b3`) of the span a request is made in

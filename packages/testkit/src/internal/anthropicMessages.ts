@@ -5,9 +5,9 @@
  *
  * @internal
  */
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AnthropicWire from "./anthropicWire.js"
 import { type Behaviour, decodeJson, type Thinking, type ToolUse } from "./behaviour.js"
 import {
@@ -138,10 +138,18 @@ const anthropicToolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
         yield* emit(ex, { type: "content_block_stop", index })
         index++
       }
-      yield* emit(ex, { type: "content_block_start", index, content_block: { type: "tool_use", id, name: b.name, input: {} } })
+      yield* emit(ex, {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id, name: b.name, input: {} }
+      })
       if (index === 0) yield* emit(ex, { type: "ping" })
       for (const fragment of split(b.input, 3)) {
-        yield* emit(ex, { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: fragment } })
+        yield* emit(ex, {
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: fragment }
+        })
       }
       yield* emit(ex, { type: "content_block_stop", index })
       yield* anthropicFinish(ex, "tool_use", usage)
@@ -165,7 +173,11 @@ const anthropicThinking = (ex: Exchange, b: Thinking): Effect.Effect<void> => {
       for (const piece of split(b.thinking, 2)) {
         yield* emit(ex, { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: piece } })
       }
-      yield* emit(ex, { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: b.signature } })
+      yield* emit(ex, {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "signature_delta", signature: b.signature }
+      })
       yield* emit(ex, { type: "content_block_stop", index: 0 })
       yield* anthropicTextStart(ex, 1)
       for (const piece of split(b.content, 3)) yield* textDelta(ex, 1, piece)

@@ -2,8 +2,8 @@
  * The Anthropic Messages API as the fake upstream speaks it: wire shapes of the buffered message,
  * the streamed events and the error envelope, plus their encoders. Pure: no I/O.
  */
-import * as Schema from "effect/Schema"
 import type { Usage as OpenAiUsage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Schema from "effect/Schema"
 
 /** `usage` of a message; the cache fields only when the usage sample had them. */
 export const Usage = Schema.Struct({

@@ -6,10 +6,10 @@
  *
  * @internal
  */
+import { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 
 /** Milliseconds of real time, at most ten minutes; arbitraries stay at or under 10 ms. */
 export const Millis = Schema.Int.pipe(Schema.between(0, 600_000)).annotations({

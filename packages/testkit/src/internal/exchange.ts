@@ -6,9 +6,9 @@
  *
  * @internal
  */
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import type * as Http from "node:http"
-import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type { Garbage, Raw, Reset, Stall, Status } from "./behaviour.js"
 
 /** The wire format a chat route speaks. */

@@ -5,8 +5,8 @@
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
 import type { ChatCompletion, ChatCompletionChunk, Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Effect from "effect/Effect"
 import type { Behaviour, Thinking, ToolUse } from "./behaviour.js"
 import {
   cut,
@@ -92,7 +92,10 @@ const openAiToolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
         }, null))
       )
       for (const fragment of split(b.input, 3)) {
-        yield* write(ex.res, sseEvent(chunkOf(ex, { tool_calls: [{ index: 0, function: { arguments: fragment } }] }, null)))
+        yield* write(
+          ex.res,
+          sseEvent(chunkOf(ex, { tool_calls: [{ index: 0, function: { arguments: fragment } }] }, null))
+        )
       }
       yield* finishSse(ex, usage, "tool_calls")
     })

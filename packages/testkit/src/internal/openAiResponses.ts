@@ -7,7 +7,6 @@
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
 import type { Usage as ChatUsage } from "@switchyard-ts/protocol/OpenAiChat"
 import type {
   FunctionCallItem,
@@ -18,6 +17,7 @@ import type {
   StreamEvent,
   Usage
 } from "@switchyard-ts/protocol/OpenAiResponses"
+import * as Effect from "effect/Effect"
 import type { Behaviour, Thinking, ToolUse } from "./behaviour.js"
 import {
   cut,
@@ -116,7 +116,11 @@ const start = (ex: Exchange): Effect.Effect<Emitter> =>
 /** `response.output_item.added` of an empty message at `index`, then its `output_text` part. */
 const openMessage = (out: Emitter, ex: Exchange, index: number): Effect.Effect<void> =>
   Effect.zipRight(
-    out.emit({ type: "response.output_item.added", output_index: index, item: messageItem(ex, "in_progress", undefined) }),
+    out.emit({
+      type: "response.output_item.added",
+      output_index: index,
+      item: messageItem(ex, "in_progress", undefined)
+    }),
     out.emit({
       type: "response.content_part.added",
       item_id: `msg_fake_${ex.id}`,
@@ -153,7 +157,11 @@ const streamMessage = (
     const text = pieces.join("")
     const ref = { item_id: `msg_fake_${ex.id}`, output_index: index, content_index: 0 }
     yield* out.emit({ type: "response.output_text.done", ...ref, text })
-    yield* out.emit({ type: "response.content_part.done", ...ref, part: { type: "output_text", text, annotations: [] } })
+    yield* out.emit({
+      type: "response.content_part.done",
+      ...ref,
+      part: { type: "output_text", text, annotations: [] }
+    })
     const item = messageItem(ex, "completed", text)
     yield* out.emit({ type: "response.output_item.done", output_index: index, item })
     return item
@@ -166,7 +174,13 @@ const complete = (out: Emitter, ex: Exchange, output: ReadonlyArray<OutputItem>,
 const sendResponse = (ex: Exchange, output: ReadonlyArray<OutputItem>, usage: Usage): Effect.Effect<void> =>
   sendJson(ex.res, 200, JSON.stringify(responseOf(ex, "completed", output, usage)))
 
-const answer = (ex: Exchange, pieces: ReadonlyArray<string>, usage: ChatUsage | undefined, gapMs: number, stream: boolean) => {
+const answer = (
+  ex: Exchange,
+  pieces: ReadonlyArray<string>,
+  usage: ChatUsage | undefined,
+  gapMs: number,
+  stream: boolean
+) => {
   const content = pieces.join("")
   const used = usageOf(usage ?? estimateUsage(ex, content))
   if (!stream) return sendResponse(ex, [messageItem(ex, "completed", content)], used)
@@ -191,8 +205,14 @@ const toolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
     if (text.length > 0) output.push(yield* streamMessage(out, ex, 0, split(text, 3), 0))
     const index = output.length
     const ref = { item_id: `fc_fake_${ex.id}`, output_index: index }
-    yield* out.emit({ type: "response.output_item.added", output_index: index, item: functionCallItem(ex, b, "in_progress", "") })
-    for (const delta of split(b.input, 3)) yield* out.emit({ type: "response.function_call_arguments.delta", ...ref, delta })
+    yield* out.emit({
+      type: "response.output_item.added",
+      output_index: index,
+      item: functionCallItem(ex, b, "in_progress", "")
+    })
+    for (const delta of split(b.input, 3)) {
+      yield* out.emit({ type: "response.function_call_arguments.delta", ...ref, delta })
+    }
     yield* out.emit({ type: "response.function_call_arguments.done", ...ref, arguments: b.input, name: b.name })
     const call = functionCallItem(ex, b, "completed", b.input)
     yield* out.emit({ type: "response.output_item.done", output_index: index, item: call })
@@ -208,13 +228,27 @@ const thinking = (ex: Exchange, b: Thinking): Effect.Effect<void> => {
   if (!ex.stream) return sendResponse(ex, [reasoning, messageItem(ex, "completed", b.content)], usage)
   return Effect.gen(function*() {
     const out = yield* start(ex)
-    yield* out.emit({ type: "response.output_item.added", output_index: 0, item: { type: "reasoning", id: reasoning.id, summary: [] } })
+    yield* out.emit({
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { type: "reasoning", id: reasoning.id, summary: [] }
+    })
     if (b.thinking.length > 0) {
       const ref = { item_id: `rs_fake_${ex.id}`, output_index: 0, summary_index: 0 }
-      yield* out.emit({ type: "response.reasoning_summary_part.added", ...ref, part: { type: "summary_text", text: "" } })
-      for (const delta of split(b.thinking, 2)) yield* out.emit({ type: "response.reasoning_summary_text.delta", ...ref, delta })
+      yield* out.emit({
+        type: "response.reasoning_summary_part.added",
+        ...ref,
+        part: { type: "summary_text", text: "" }
+      })
+      for (const delta of split(b.thinking, 2)) {
+        yield* out.emit({ type: "response.reasoning_summary_text.delta", ...ref, delta })
+      }
       yield* out.emit({ type: "response.reasoning_summary_text.done", ...ref, text: b.thinking })
-      yield* out.emit({ type: "response.reasoning_summary_part.done", ...ref, part: { type: "summary_text", text: b.thinking } })
+      yield* out.emit({
+        type: "response.reasoning_summary_part.done",
+        ...ref,
+        part: { type: "summary_text", text: b.thinking }
+      })
     }
     yield* out.emit({ type: "response.output_item.done", output_index: 0, item: reasoning })
     const message = yield* streamMessage(out, ex, 1, split(b.content, 3), 0)

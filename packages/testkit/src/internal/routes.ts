@@ -109,10 +109,14 @@ export const answerOther = (
   }
   if (method === "GET" && (path === "/v1/models" || path === "/models")) {
     return Effect.flatMap(models, (ids) =>
-      sendJson(res, 200, JSON.stringify({
-        object: "list",
-        data: ids.map((id) => ({ id, object: "model", created: 0, owned_by: "fake-upstream" }))
-      })))
+      sendJson(
+        res,
+        200,
+        JSON.stringify({
+          object: "list",
+          data: ids.map((id) => ({ id, object: "model", created: 0, owned_by: "fake-upstream" }))
+        })
+      ))
   }
   return sendJson(res, 404, errorEnvelope(`no route for ${method} ${path}`, "invalid_request_error", "not_found"))
 }

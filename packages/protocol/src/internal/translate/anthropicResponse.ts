@@ -18,8 +18,9 @@ export const fromAnthropicResponse = (m: Anthropic.MessagesResponse): N.NeutralR
   const content: Array<N.ResponseBlock> = []
   for (const block of m.content) {
     if (ofType(block, "text")) content.push({ _tag: "Text", text: block.text })
-    else if (ofType(block, "tool_use")) content.push({ _tag: "ToolUse", id: block.id, name: block.name, input: block.input })
-    else if (ofType(block, "thinking")) content.push(neutralThinking(block.thinking, block.signature))
+    else if (ofType(block, "tool_use")) {
+      content.push({ _tag: "ToolUse", id: block.id, name: block.name, input: block.input })
+    } else if (ofType(block, "thinking")) content.push(neutralThinking(block.thinking, block.signature))
     else if (ofType(block, "redacted_thinking")) content.push({ _tag: "RedactedThinking", data: block.data })
   }
   return {
@@ -46,7 +47,12 @@ export const toAnthropicResponse = (n: N.NeutralResponse): Anthropic.MessagesRes
       case "Text":
         return [{ type: "text", text: block.text }]
       case "ToolUse":
-        return [{ type: "tool_use", id: block.id, name: block.name, input: Predicate.isRecord(block.input) ? block.input : {} }]
+        return [{
+          type: "tool_use",
+          id: block.id,
+          name: block.name,
+          input: Predicate.isRecord(block.input) ? block.input : {}
+        }]
       case "Thinking":
         return [{ type: "thinking", thinking: block.text, signature: block.signature ?? "" }]
       case "RedactedThinking":

@@ -4,8 +4,8 @@
  */
 import type * as Anthropic from "../../AnthropicMessages.js"
 import type * as OpenAi from "../../OpenAiChat.js"
-import { fromAnthropicUsage, openAiCompletionId, toFinishReason, toOpenAiUsage } from "./chatMeta.js"
 import { chatChunk, type ChunkDelta, toolDelta, usageChunk } from "./chatChunks.js"
+import { fromAnthropicUsage, openAiCompletionId, toFinishReason, toOpenAiUsage } from "./chatMeta.js"
 import { type JsonObject, ofType } from "./shared.js"
 
 /** Translates one Anthropic event stream into OpenAI chunks; see {@link anthropicToOpenAiStream}. */
@@ -94,7 +94,16 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
         } else if (ofType(block, "tool_use")) {
           const toolIndex = toolCount++
           blocks.set(event.index, { kind: "tool", toolIndex, startInput: block.input, sawDelta: false })
-          out.push(chunk(toolDelta({ index: toolIndex, id: block.id, type: "function", function: { name: block.name, arguments: "" } })))
+          out.push(
+            chunk(
+              toolDelta({
+                index: toolIndex,
+                id: block.id,
+                type: "function",
+                function: { name: block.name, arguments: "" }
+              })
+            )
+          )
         } else blocks.set(event.index, { kind: "ignored" })
         return out
       }
@@ -122,7 +131,9 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
         const block = blocks.get(event.index)
         // A provider that sends the whole input in content_block_start and no deltas.
         if (block?.kind === "tool" && !block.sawDelta && Object.keys(block.startInput).length > 0) {
-          return [chunk(toolDelta({ index: block.toolIndex, function: { arguments: JSON.stringify(block.startInput) } }))]
+          return [
+            chunk(toolDelta({ index: block.toolIndex, function: { arguments: JSON.stringify(block.startInput) } }))
+          ]
         }
         // A provider that sends the signature in content_block_start and no signature_delta.
         if (block?.kind === "thinking" && !block.sawSignature && block.startSignature !== "") {

@@ -54,7 +54,9 @@ export const openAiThinking = (
     } else if (isOpenAiRedactedThinking(block)) out.push({ _tag: "RedactedThinking", data: block.data })
   }
   if (out.length > 0) return out
-  return reasoning !== undefined && reasoning !== null && reasoning !== "" ? [{ _tag: "Thinking", text: reasoning }] : []
+  return reasoning !== undefined && reasoning !== null && reasoning !== ""
+    ? [{ _tag: "Thinking", text: reasoning }]
+    : []
 }
 
 /**

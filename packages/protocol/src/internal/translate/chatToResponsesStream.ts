@@ -133,14 +133,27 @@ export const chatToResponsesStream = (options: {
     switch (item.kind) {
       case "message": {
         const part: R.OutputText = { type: "output_text", text: item.text, annotations: [] }
-        emit(out, { type: "response.output_text.done", sequence_number: 0, ...ref, content_index: 0, text: item.text, logprobs: [] })
+        emit(out, {
+          type: "response.output_text.done",
+          sequence_number: 0,
+          ...ref,
+          content_index: 0,
+          text: item.text,
+          logprobs: []
+        })
         emit(out, { type: "response.content_part.done", sequence_number: 0, ...ref, content_index: 0, part })
         done = messageOutput(item.id, [item.text], "completed")
         break
       }
       case "reasoning": {
         const part: R.SummaryText = { type: "summary_text", text: item.text }
-        emit(out, { type: "response.reasoning_summary_text.done", sequence_number: 0, ...ref, summary_index: 0, text: item.text })
+        emit(out, {
+          type: "response.reasoning_summary_text.done",
+          sequence_number: 0,
+          ...ref,
+          summary_index: 0,
+          text: item.text
+        })
         emit(out, { type: "response.reasoning_summary_part.done", sequence_number: 0, ...ref, summary_index: 0, part })
         done = thinkingReasoning(item.id, item.text)
         break
@@ -148,7 +161,9 @@ export const chatToResponsesStream = (options: {
       case "call": {
         if (item.item.type === "custom_tool_call") {
           const input = customInput(parseArguments(item.args), item.args)
-          if (input !== "") emit(out, { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta: input })
+          if (input !== "") {
+            emit(out, { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta: input })
+          }
           emit(out, { type: "response.custom_tool_call_input.done", sequence_number: 0, ...ref, input })
           done = { ...item.item, input }
         } else {
@@ -167,14 +182,22 @@ export const chatToResponsesStream = (options: {
     output.push(done)
     emit(out, { type: "response.output_item.done", sequence_number: 0, output_index: item.index, item: done })
   }
-  const openText = (out: Array<R.StreamEvent>, kind: "message" | "reasoning"): OpenItem & { kind: "message" | "reasoning" } => {
+  const openText = (
+    out: Array<R.StreamEvent>,
+    kind: "message" | "reasoning"
+  ): OpenItem & { kind: "message" | "reasoning" } => {
     if (open !== undefined && open.kind === kind) return open
     close(out)
     const index = output.length
     if (kind === "message") {
       const next = { kind, index, id: `msg_switchyard_${index}`, text: "" }
       open = next
-      emit(out, { type: "response.output_item.added", sequence_number: 0, output_index: index, item: messageOutput(next.id, [], "in_progress") })
+      emit(out, {
+        type: "response.output_item.added",
+        sequence_number: 0,
+        output_index: index,
+        item: messageOutput(next.id, [], "in_progress")
+      })
       emit(out, {
         type: "response.content_part.added",
         sequence_number: 0,
@@ -187,7 +210,12 @@ export const chatToResponsesStream = (options: {
     }
     const next = { kind, index, id: `${syntheticReasoningPrefix}${index}`, text: "" }
     open = next
-    emit(out, { type: "response.output_item.added", sequence_number: 0, output_index: index, item: thinkingReasoning(next.id, "") })
+    emit(out, {
+      type: "response.output_item.added",
+      sequence_number: 0,
+      output_index: index,
+      item: thinkingReasoning(next.id, "")
+    })
     emit(out, {
       type: "response.reasoning_summary_part.added",
       sequence_number: 0,
@@ -202,7 +230,14 @@ export const chatToResponsesStream = (options: {
     if (text !== "") {
       const item = openText(out, "reasoning")
       item.text += text
-      emit(out, { type: "response.reasoning_summary_text.delta", sequence_number: 0, item_id: item.id, output_index: item.index, summary_index: 0, delta: text })
+      emit(out, {
+        type: "response.reasoning_summary_text.delta",
+        sequence_number: 0,
+        item_id: item.id,
+        output_index: item.index,
+        summary_index: 0,
+        delta: text
+      })
     }
     if (signed && open?.kind === "reasoning") close(out)
   }
@@ -217,7 +252,15 @@ export const chatToResponsesStream = (options: {
     const callId = state.id ?? `call_switchyard_${index}`
     const item: R.FunctionCallItem | R.CustomToolCallItem = tools.custom.has(flat)
       ? { type: "custom_tool_call", id: `ctc_switchyard_${index}`, call_id: callId, name, input: "", ...namespace }
-      : { type: "function_call", id: `fc_switchyard_${index}`, call_id: callId, name, arguments: "", status: "in_progress", ...namespace }
+      : {
+        type: "function_call",
+        id: `fc_switchyard_${index}`,
+        call_id: callId,
+        name,
+        arguments: "",
+        status: "in_progress",
+        ...namespace
+      }
     open = { kind: "call", index, key, item, args: "" }
     emit(out, { type: "response.output_item.added", sequence_number: 0, output_index: index, item })
     if (state.pending !== "") callArgs(out, state.pending)
@@ -248,7 +291,11 @@ export const chatToResponsesStream = (options: {
       error: null,
       incomplete_details: reason !== undefined ? { reason } : null
     })
-    emit(out, { type: status === "completed" ? "response.completed" : "response.incomplete", sequence_number: 0, response: final })
+    emit(out, {
+      type: status === "completed" ? "response.completed" : "response.incomplete",
+      sequence_number: 0,
+      response: final
+    })
     finished = true
   }
 

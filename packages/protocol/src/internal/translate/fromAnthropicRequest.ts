@@ -56,10 +56,13 @@ const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.
       if (ofType(item, "text")) content.push(anthropicText(item))
       else if (ofType(item, "image")) {
         const image = anthropicImage(item)
-        if (image === undefined) return fail(`a tool_result image with a ${clip(item.source.type)} source cannot be translated`)
+        if (image === undefined) {
+          return fail(`a tool_result image with a ${clip(item.source.type)} source cannot be translated`)
+        }
         content.push(image)
-      } else if (ofType(item, "tool_reference")) content.push({ _tag: "Opaque", format: "anthropic_messages", value: item })
-      else return fail(`a tool_result with ${clip(item.type)} content cannot be translated`)
+      } else if (ofType(item, "tool_reference")) {
+        content.push({ _tag: "Opaque", format: "anthropic_messages", value: item })
+      } else return fail(`a tool_result with ${clip(item.type)} content cannot be translated`)
     }
   }
   return Either.right({
@@ -82,7 +85,13 @@ const anthropicBlocks = (
       else if (ofType(block, "image")) {
         blocks.push(anthropicImage(block) ?? { _tag: "Opaque", format: "anthropic_messages", value: block })
       } else if (ofType(block, "tool_use")) {
-        blocks.push({ _tag: "ToolUse", id: block.id, name: block.name, input: block.input, ...withCache(block.cache_control) })
+        blocks.push({
+          _tag: "ToolUse",
+          id: block.id,
+          name: block.name,
+          input: block.input,
+          ...withCache(block.cache_control)
+        })
       } else if (ofType(block, "tool_result")) blocks.push(yield* anthropicToolResult(block))
       else if (ofType(block, "thinking")) blocks.push(neutralThinking(block.thinking, block.signature))
       else if (ofType(block, "redacted_thinking")) blocks.push({ _tag: "RedactedThinking", data: block.data })
@@ -127,7 +136,10 @@ export const fromAnthropicRequest = (
     for (const message of req.messages) {
       if (message.role === "system") {
         const content = message.content
-        messages.push({ role: "system", blocks: Predicate.isString(content) ? textBlocks(content) : content.map(anthropicText) })
+        messages.push({
+          role: "system",
+          blocks: Predicate.isString(content) ? textBlocks(content) : content.map(anthropicText)
+        })
         continue
       }
       const next: N.NeutralMessage = { role: message.role, blocks: yield* anthropicBlocks(message.content) }

@@ -133,8 +133,9 @@ export const fromOpenAiRequest = (
             isError: false
           }
           const last = messages[messages.length - 1]
-          if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
-          else messages.push({ role: "user", blocks: [result] })
+          if (isToolResultMessage(last)) {
+            messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
+          } else messages.push({ role: "user", blocks: [result] })
           break
         }
         case "function":

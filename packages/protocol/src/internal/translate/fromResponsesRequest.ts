@@ -10,10 +10,8 @@ import { clip } from "../../Excerpt.js"
 import type * as N from "../../Neutral.js"
 import * as R from "../../OpenAiResponses.js"
 import { callBlock, contentBlocks, isMessageItem, reasoningBlock } from "./responsesItems.js"
-import type { portable } from "./responsesPortable.js"
 import { customToolParameters, flatToolName } from "./responsesToolNames.js"
 import { emptyObjectSchema, fail, isToolResultMessage, ofType, present } from "./shared.js"
-import type { toResponsesRequest } from "./toResponsesRequest.js"
 
 const isFunctionTool = Schema.is(R.FunctionTool)
 const isCustomTool = Schema.is(R.CustomTool)
@@ -21,7 +19,7 @@ const isNamespaceTool = Schema.is(R.NamespaceTool)
 
 /**
  * Top-level Responses fields only a Responses upstream understands: kept in `responses.fields`
- * (never forwarded to Chat or Messages), written back by {@link toResponsesRequest}.
+ * (never forwarded to Chat or Messages), written back by `toResponsesRequest`.
  */
 export const responsesOnlyFields: ReadonlyArray<string> = [
   "include",
@@ -88,7 +86,10 @@ const neutralCustomTool = (tool: R.CustomTool, name: string): N.NeutralTool => (
 
 const neutralTools = (
   tools: ReadonlyArray<R.Tool>
-): Either.Either<{ readonly tools: ReadonlyArray<N.NeutralTool>; readonly opaque: ReadonlyArray<N.OpaqueTool> }, TranslationError> => {
+): Either.Either<
+  { readonly tools: ReadonlyArray<N.NeutralTool>; readonly opaque: ReadonlyArray<N.OpaqueTool> },
+  TranslationError
+> => {
   const out: Array<N.NeutralTool> = []
   const opaque: Array<N.OpaqueTool> = []
   for (const tool of tools) {
@@ -130,7 +131,7 @@ const responseFormatOf = (format: R.TextFormat): N.NeutralResponseFormat =>
  * A Responses request in neutral form (rules in the module notes). Fails with a
  * {@link TranslationError} when a system / developer message holds a non-text part, or when two
  * tools have the same name once namespaces are flattened. Never fails for what only some targets
- * cannot take (`previous_response_id`, hosted tools…): {@link portable} decides that per target.
+ * cannot take (`previous_response_id`, hosted tools…): `portable` decides that per target.
  */
 export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.NeutralRequest, TranslationError> =>
   Either.gen(function*() {
@@ -146,8 +147,9 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
     const messages: Array<N.ConversationEntry> = []
     const toAssistant = (block: N.Block) => {
       const last = messages[messages.length - 1]
-      if (last !== undefined && last.role === "assistant") messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
-      else messages.push({ role: "assistant", blocks: [block] })
+      if (last !== undefined && last.role === "assistant") {
+        messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
+      } else messages.push({ role: "assistant", blocks: [block] })
     }
     const toResults = (result: N.ToolResult) => {
       const last = messages[messages.length - 1]

@@ -38,13 +38,20 @@ export interface OpenAiToAnthropicStream {
  * `end()` closes whatever is open (emitting `message_start` first if nothing arrived, and
  * `end_turn` if no finish reason came) and is idempotent; chunks after the end are ignored.
  */
-export const openAiToAnthropicStream = (options: { readonly model: string; readonly id?: string }): OpenAiToAnthropicStream => {
+export const openAiToAnthropicStream = (
+  options: { readonly model: string; readonly id?: string }
+): OpenAiToAnthropicStream => {
   let messageId = options.id ?? "msg_switchyard"
   let started = false
   let finished = false
   let nextIndex = 0
   let open:
-    | { readonly kind: "text" | "thinking" | "tool"; readonly index: number; readonly toolKey?: number; signed: boolean }
+    | {
+      readonly kind: "text" | "thinking" | "tool"
+      readonly index: number
+      readonly toolKey?: number
+      signed: boolean
+    }
     | undefined
   let finishReason: string | null = null
   let usage: OpenAi.Usage | undefined
@@ -92,7 +99,12 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
     out.push({
       type: "content_block_start",
       index,
-      content_block: { type: "tool_use", id: state.id ?? `toolu_${messageId}_${key}`, name: state.name ?? "", input: {} }
+      content_block: {
+        type: "tool_use",
+        id: state.id ?? `toolu_${messageId}_${key}`,
+        name: state.name ?? "",
+        input: {}
+      }
     })
     if (state.pending !== "") {
       out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: state.pending } })
@@ -134,7 +146,9 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
         output_tokens: neutral.outputTokens,
         input_tokens: toAnthropicUsage(neutral).input_tokens,
         ...(neutral.cacheReadTokens !== undefined ? { cache_read_input_tokens: neutral.cacheReadTokens } : {}),
-        ...(neutral.cacheCreationTokens !== undefined ? { cache_creation_input_tokens: neutral.cacheCreationTokens } : {})
+        ...(neutral.cacheCreationTokens !== undefined
+          ? { cache_creation_input_tokens: neutral.cacheCreationTokens }
+          : {})
       }
     })
     out.push({ type: "message_stop" })
@@ -149,7 +163,9 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
     const choice = chunk.choices.find((c) => c.index === 0)
     if (choice !== undefined) {
       const delta = choice.delta
-      const entries = (delta.thinking_blocks ?? []).filter((b) => isOpenAiThinkingText(b) || isOpenAiRedactedThinking(b))
+      const entries = (delta.thinking_blocks ?? []).filter((b) =>
+        isOpenAiThinkingText(b) || isOpenAiRedactedThinking(b)
+      )
       for (const entry of entries) {
         if (isOpenAiThinkingText(entry)) thinking(out, entry.thinking, entry.signature)
         else if (isOpenAiRedactedThinking(entry)) redacted(out, entry.data)
@@ -166,7 +182,11 @@ export const openAiToAnthropicStream = (options: { readonly model: string; reado
           start: (key, state) => startTool(out, key, state),
           append: (key, args) => {
             if (open !== undefined && open.kind === "tool" && open.toolKey === key && args !== "") {
-              out.push({ type: "content_block_delta", index: open.index, delta: { type: "input_json_delta", partial_json: args } })
+              out.push({
+                type: "content_block_delta",
+                index: open.index,
+                delta: { type: "input_json_delta", partial_json: args }
+              })
             }
           }
         })

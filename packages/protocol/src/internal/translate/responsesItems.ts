@@ -25,13 +25,19 @@ const partBlock = (part: R.ContentPart): N.Text | N.Image | N.Opaque => {
   if (ofType(part, "refusal")) return { _tag: "Text", text: part.refusal }
   if (ofType(part, "input_image") && present(part.image_url) && !present(part.file_id)) {
     const url = part.image_url
-    return { _tag: "Image", source: parseDataUrl(url) ?? { kind: "url", url }, ...(part.detail !== undefined ? { detail: part.detail } : {}) }
+    return {
+      _tag: "Image",
+      source: parseDataUrl(url) ?? { kind: "url", url },
+      ...(part.detail !== undefined ? { detail: part.detail } : {})
+    }
   }
   return { _tag: "Opaque", format: "openai_responses", value: part }
 }
 
 /** Content given as a string (one text) or as parts, in neutral form. */
-export const contentBlocks = (content: string | ReadonlyArray<R.ContentPart>): ReadonlyArray<N.Text | N.Image | N.Opaque> =>
+export const contentBlocks = (
+  content: string | ReadonlyArray<R.ContentPart>
+): ReadonlyArray<N.Text | N.Image | N.Opaque> =>
   Predicate.isString(content) ? textBlocks(content) : content.map(partBlock)
 
 /** `{itemId}` when the item has an id. */
@@ -71,7 +77,14 @@ export const callItem = (block: N.ToolUse, tools: ToolMap): R.FunctionCallItem |
   const namespace = origin !== undefined ? { namespace: origin.namespace } : {}
   const id = block.itemId !== undefined ? { id: block.itemId } : {}
   if (block.custom === true || tools.custom.has(block.name)) {
-    return { type: "custom_tool_call", call_id: block.id, name, input: customInput(block.input, block.arguments), ...namespace, ...id }
+    return {
+      type: "custom_tool_call",
+      call_id: block.id,
+      name,
+      input: customInput(block.input, block.arguments),
+      ...namespace,
+      ...id
+    }
   }
   return {
     type: "function_call",

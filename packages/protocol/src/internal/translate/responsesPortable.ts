@@ -31,7 +31,9 @@ export const portable = (
     const to = `an ${target} upstream`
     const fields = n.responses?.fields ?? {}
     for (const key of ["previous_response_id", "conversation", "prompt"]) {
-      if (present(fields[key])) return yield* fail(`${key} (state kept by an OpenAI Responses server) cannot be sent to ${to}`)
+      if (present(fields[key])) {
+        return yield* fail(`${key} (state kept by an OpenAI Responses server) cannot be sent to ${to}`)
+      }
     }
     if (fields["background"] === true) return yield* fail(`background mode cannot be sent to ${to}`)
     const messages: Array<N.ConversationEntry> = []
@@ -46,7 +48,11 @@ export const portable = (
         if (block._tag === "Opaque" && block.format === "openai_responses") {
           const type = typeOf(block.value)
           if (message.role === "assistant" && isHostedItemType(type)) continue
-          return yield* fail(`a Responses ${clip(type)} ${message.role === "assistant" ? "item" : "content part"} cannot be sent to ${to}`)
+          return yield* fail(
+            `a Responses ${clip(type)} ${
+              message.role === "assistant" ? "item" : "content part"
+            } cannot be sent to ${to}`
+          )
         }
         if (block._tag === "ToolResult") {
           for (const item of block.content) {

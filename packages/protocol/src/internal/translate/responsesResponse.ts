@@ -4,7 +4,6 @@
  */
 import type * as N from "../../Neutral.js"
 import type * as R from "../../OpenAiResponses.js"
-import { fromResponsesUsage, responseId, responseStatus, stopReasonOf, toResponsesUsage } from "./responsesMeta.js"
 import {
   callBlock,
   callItem,
@@ -16,7 +15,8 @@ import {
   syntheticReasoningPrefix,
   thinkingReasoning
 } from "./responsesItems.js"
-import { emptyToolMap, type ToolMap, type toolMap } from "./responsesToolNames.js"
+import { fromResponsesUsage, responseId, responseStatus, stopReasonOf, toResponsesUsage } from "./responsesMeta.js"
+import { emptyToolMap, type ToolMap } from "./responsesToolNames.js"
 import { ofType } from "./shared.js"
 
 const outputBlocks = (item: R.OutputItem): ReadonlyArray<N.ResponseBlock> => {
@@ -43,7 +43,7 @@ export const fromResponsesResponse = (r: R.ResponseObject): N.NeutralResponse =>
 
 /** Options of the neutral → Responses translations. */
 export interface ToResponsesOptions {
-  /** The request's tools (see {@link toolMap}), to restore namespaces and custom calls. */
+  /** The request's tools (see `toolMap`), to restore namespaces and custom calls. */
   readonly tools?: ToolMap
 }
 

@@ -104,7 +104,9 @@ export const responsesToChatStream = (): ResponsesToChatStream => {
         const state: StreamCall = { toolIndex, custom: item.type === "custom_tool_call", sawDelta: false, input: "" }
         items.set(item.id ?? `output_${event.output_index}`, state)
         const name = item.namespace !== undefined ? flatToolName(item.namespace, item.name) : item.name
-        out.push(chunk(toolDelta({ index: toolIndex, id: item.call_id, type: "function", function: { name, arguments: "" } })))
+        out.push(
+          chunk(toolDelta({ index: toolIndex, id: item.call_id, type: "function", function: { name, arguments: "" } }))
+        )
       }
     } else if (ofType(event, "response.function_call_arguments.delta")) {
       const state = items.get(event.item_id)
@@ -117,7 +119,9 @@ export const responsesToChatStream = (): ResponsesToChatStream => {
       if (state !== undefined) state.input += event.delta
     } else if (ofType(event, "response.output_item.done")) {
       const item = event.item
-      const state = items.get(("id" in item && Predicate.isString(item.id) ? item.id : undefined) ?? `output_${event.output_index}`)
+      const state = items.get(
+        ("id" in item && Predicate.isString(item.id) ? item.id : undefined) ?? `output_${event.output_index}`
+      )
       if (state !== undefined && ofType(item, "function_call") && !state.sawDelta && item.arguments !== "") {
         out.push(chunk(toolDelta({ index: state.toolIndex, function: { arguments: item.arguments } })))
       } else if (state !== undefined && ofType(item, "custom_tool_call")) {

@@ -55,7 +55,9 @@ export const originalToolName = (request: R.ResponsesRequest, flatName: string):
   for (const tool of request.tools ?? []) {
     if (!isNamespaceTool(tool)) continue
     for (const child of tool.tools) {
-      if (flatToolName(tool.name, child.name) === flatName) return Option.some({ namespace: tool.name, name: child.name })
+      if (flatToolName(tool.name, child.name) === flatName) {
+        return Option.some({ namespace: tool.name, name: child.name })
+      }
     }
   }
   return Option.none()
@@ -75,7 +77,9 @@ export const toolMap = (request: N.NeutralRequest): ToolMap => {
   const namespaced = new Map<string, N.NamespacedName>()
   const custom = new Set<string>()
   for (const tool of request.tools) {
-    if (tool.namespaced !== undefined) namespaced.set(tool.name, { namespace: tool.namespaced.namespace, name: tool.namespaced.name })
+    if (tool.namespaced !== undefined) {
+      namespaced.set(tool.name, { namespace: tool.namespaced.namespace, name: tool.namespaced.name })
+    }
     if (tool.custom !== undefined) custom.add(tool.name)
   }
   return { namespaced, custom }

@@ -57,7 +57,8 @@ export const extraFields = (body: object, mapped: ReadonlyArray<string>): Record
 }
 
 /** `""` → no block; any other string → one text block. */
-export const textBlocks = (content: string): ReadonlyArray<N.Text> => content === "" ? [] : [{ _tag: "Text", text: content }]
+export const textBlocks = (content: string): ReadonlyArray<N.Text> =>
+  content === "" ? [] : [{ _tag: "Text", text: content }]
 
 const parseJson = Schema.decodeEither(Schema.parseJson())
 

@@ -77,8 +77,9 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
         for (const item of block.content) {
           if (item._tag === "Text") content.push(toAnthropicText(item))
           else if (item._tag === "Image") content.push(yield* toAnthropicImage(item))
-          else if (item.format === "anthropic_messages" && isAnthropicToolResultContent(item.value)) content.push(item.value)
-          else return yield* fail("an opaque tool_result item is not Anthropic tool_result content")
+          else if (item.format === "anthropic_messages" && isAnthropicToolResultContent(item.value)) {
+            content.push(item.value)
+          } else return yield* fail("an opaque tool_result item is not Anthropic tool_result content")
         }
         const only = content[0]
         const body = content.length === 0
@@ -97,7 +98,9 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
       })
     case "Thinking":
       // The API rejects thinking without its signature (docs/http-api.md): drop it.
-      return Either.right(isSigned(block) ? { type: "thinking", thinking: block.text, signature: block.signature } : undefined)
+      return Either.right(
+        isSigned(block) ? { type: "thinking", thinking: block.text, signature: block.signature } : undefined
+      )
     case "RedactedThinking":
       return Either.right({ type: "redacted_thinking", data: block.data })
     case "Reasoning":
@@ -143,7 +146,13 @@ const toAnthropicToolChoice = (
 
 const constraintKeywords: ReadonlyArray<string> = ["minimum", "maximum", "minLength", "maxLength"]
 /** Keywords whose value maps names to schemas (the names are not keywords). */
-const schemaMapKeywords: ReadonlyArray<string> = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]
+const schemaMapKeywords: ReadonlyArray<string> = [
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas"
+]
 /** Keywords whose value is data, not a schema. */
 const dataKeywords: ReadonlyArray<string> = ["enum", "const", "default", "examples"]
 
@@ -190,7 +199,10 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
         continue
       }
       const ordered = message.role === "user"
-        ? [...message.blocks.filter((b) => b._tag === "ToolResult"), ...message.blocks.filter((b) => b._tag !== "ToolResult")]
+        ? [
+          ...message.blocks.filter((b) => b._tag === "ToolResult"),
+          ...message.blocks.filter((b) => b._tag !== "ToolResult")
+        ]
         : message.blocks
       const content: Array<Anthropic.ContentBlock> = []
       for (const block of ordered) {
@@ -206,7 +218,9 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
       ...cacheControlOf(tool.cacheControl)
     }))
     for (const tool of n.opaqueTools) {
-      if (tool.format === "openai_chat") return yield* fail("a custom tool cannot be sent to an anthropic_messages upstream")
+      if (tool.format === "openai_chat") {
+        return yield* fail("a custom tool cannot be sent to an anthropic_messages upstream")
+      }
       if (tool.format === "anthropic_messages" && isAnthropicTool(tool.value)) tools.push(tool.value)
     }
     const toolChoice = yield* toAnthropicToolChoice(n)
@@ -214,7 +228,8 @@ export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic
     const firstInstruction = systemTexts[0]
     const system = systemTexts.length === 0
       ? undefined
-      : systemTexts.length === 1 && firstInstruction !== undefined && !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
+      : systemTexts.length === 1 && firstInstruction !== undefined &&
+          !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
       ? firstInstruction.text
       : systemTexts.map(toAnthropicText)
     const extraOutputConfig = n.extra["output_config"]

@@ -11,7 +11,6 @@ import { assistantParts, toOpenAiThinking } from "./chatAssistant.js"
 import {
   anthropicOnlyFields,
   billingHeaderPrefix,
-  type maxOpenAiUserLength,
   openAiUser,
   systemTextSeparator,
   toolReferenceText
@@ -131,7 +130,7 @@ const toOpenAiResponseFormat = (format: N.NeutralResponseFormat): typeof OpenAi.
  * the module notes). Instructions become one leading `system` message and each positioned system
  * message a `system` message at its place, each a single string (texts joined with
  * {@link systemTextSeparator}, billing header texts left out, a message of billing header texts
- * only left out); `user` is written only up to {@link maxOpenAiUserLength} characters; tool results become
+ * only left out); `user` is written only up to `maxOpenAiUserLength` characters; tool results become
  * `role: "tool"` messages, one per block, in order; thinking becomes `reasoning_content` and, when
  * signed or redacted, `thinking_blocks`.
  * The output limit is written as `max_completion_tokens`.

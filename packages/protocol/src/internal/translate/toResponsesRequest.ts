@@ -12,9 +12,9 @@ import { clip } from "../../Excerpt.js"
 import type * as N from "../../Neutral.js"
 import * as R from "../../OpenAiResponses.js"
 import * as Translate from "../../Translate.js"
+import { openAiUser } from "./constants.js"
 import { callItem, reasoningItem, syntheticReasoningPrefix } from "./responsesItems.js"
 import { type ToolMap, toolMap } from "./responsesToolNames.js"
-import { openAiUser } from "./constants.js"
 import { extraFields, fail, imageUrl, singleChoice, typeOf } from "./shared.js"
 
 const isNamespaceTool = Schema.is(R.NamespaceTool)
@@ -55,7 +55,10 @@ const systemItem = (role: "system" | "developer", texts: ReadonlyArray<N.Text>):
   content: texts.map((t) => inputText(t.text))
 })
 
-const responsesPart = (block: N.Text | N.Image | N.Opaque, to: string): Either.Either<R.ContentPart, TranslationError> => {
+const responsesPart = (
+  block: N.Text | N.Image | N.Opaque,
+  to: string
+): Either.Either<R.ContentPart, TranslationError> => {
   switch (block._tag) {
     case "Text":
       return Either.right(inputText(block.text))
@@ -124,7 +127,9 @@ const assistantItems = (
         case "Opaque":
           flush()
           if (block.format === "openai_responses" && isResponsesInputItem(block.value)) out.push(block.value)
-          else return yield* fail(`${describeForeign(block.format, block.value)} cannot be sent to an openai_responses upstream`)
+          else {return yield* fail(
+              `${describeForeign(block.format, block.value)} cannot be sent to an openai_responses upstream`
+            )}
           continue
         case "Thinking":
         case "RedactedThinking":
@@ -264,9 +269,13 @@ const toTextFormat = (format: N.NeutralResponseFormat): R.TextFormat =>
     }
     : { type: format.type }
 
-const instructionItems = (n: N.NeutralRequest): { readonly field?: string; readonly items: ReadonlyArray<R.InputItem> } => {
+const instructionItems = (
+  n: N.NeutralRequest
+): { readonly field?: string; readonly items: ReadonlyArray<R.InputItem> } => {
   const layout = n.responses?.instructionLayout
-  const total = layout === undefined ? -1 : (layout.field ? 1 : 0) + layout.items.reduce((sum, item) => sum + item.texts, 0)
+  const total = layout === undefined
+    ? -1
+    : (layout.field ? 1 : 0) + layout.items.reduce((sum, item) => sum + item.texts, 0)
   if (layout !== undefined && total === n.instructions.length) {
     let at = layout.field ? 1 : 0
     const items = layout.items.map((item) => {
@@ -311,7 +320,12 @@ export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.Respons
     const reasoning = reasoningRest === null && effort === undefined
       ? { reasoning: null }
       : Predicate.isRecord(reasoningRest) || effort !== undefined
-      ? { reasoning: { ...(Predicate.isRecord(reasoningRest) ? reasoningRest : {}), ...(Predicate.isString(effort) ? { effort } : {}) } }
+      ? {
+        reasoning: {
+          ...(Predicate.isRecord(reasoningRest) ? reasoningRest : {}),
+          ...(Predicate.isString(effort) ? { effort } : {})
+        }
+      }
       : {}
     const textRest = responsesFields["text"]
     const verbosity = n.extra["verbosity"]
