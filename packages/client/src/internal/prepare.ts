@@ -51,18 +51,6 @@ export const countTokensUrl = (baseUrl: string): string => `${messagesUrl(baseUr
 /** The `anthropic-version` every `anthropic_messages` request carries. */
 export const anthropicVersion = "2023-06-01"
 
-/** The URL of a client's chat endpoint, by format. */
-export const callUrl = (client: LlmClient): string => {
-  switch (client.format) {
-    case "anthropic_messages":
-      return messagesUrl(client.baseUrl)
-    case "openai_responses":
-      return responsesUrl(client.baseUrl)
-    case "openai_chat":
-      return chatCompletionsUrl(client.baseUrl)
-  }
-}
-
 /**
  * The body sent upstream: a shallow copy of the caller's body with `model` = the target's id,
  * the target's `extra_body` keys added where the body lacks them, and the stream flags set:
