@@ -76,6 +76,10 @@ try {
     "/v1/chat/completions",
     user("frontier")
   )
+  await show("an OpenAI Responses client (as Codex calls it) on the classifier route", "POST", "/v1/responses", {
+    model: "auto",
+    input: "hello"
+  })
   await show("an unknown model", "POST", "/v1/chat/completions", user("nope"))
   const metrics = await (await fetch(`${base}/metrics`)).text()
   console.log("\n## /metrics (switchyard series)")
