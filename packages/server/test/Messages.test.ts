@@ -851,7 +851,44 @@ describe("requests one format cannot express", () => {
       assert.strictEqual(document.status, 400)
       assert.strictEqual(document.body["type"], "error")
       assert.strictEqual(record(document.body["error"])["type"], "invalid_request_error")
+      assert.include(String(record(document.body["error"])["message"]), "document")
       assert.lengthOf(yield* upstream.requests, 0)
+    }))
+
+  it.scopedLive("a Messages request the chat shape cannot hold is still served by an Anthropic target, its body replayed", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      const body = {
+        model: "claude",
+        max_tokens: 16,
+        messages: [
+          { role: "user", content: "fetch the spec" },
+          { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "fetch", input: {} }] },
+          {
+            role: "user",
+            content: [{
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [
+                { type: "text", text: "here it is" },
+                { type: "document", source: { type: "text", media_type: "text/plain", data: "THE SPEC" } }
+              ]
+            }]
+          }
+        ]
+      }
+      const reply = yield* Effect.promise(() =>
+        fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body)
+        }).then(async (r) => ({ status: r.status, body: record(await r.json()) }))
+      )
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(reply.body["type"], "message")
+      const [seen] = yield* upstream.requests
+      assert.strictEqual(seen?.path, "/v1/messages")
+      assert.include(JSON.stringify(record(seen?.body)["messages"]), "THE SPEC")
     }))
 })
 

@@ -156,21 +156,40 @@ const messagesEncoder: Encoder = {
 /**
  * Anthropic Messages: `/v1/messages`, the Anthropic error envelope. A Messages answer from an
  * `anthropic_messages` target (the caller's body was replayed there) is written as the upstream
- * sent it, only `model` restamped; any other answer is translated from the chat shape.
+ * sent it, only `model` restamped; any other answer is translated from the chat shape. A request
+ * whose content the chat shape cannot hold (a document inside a `tool_result`, …) is routed on
+ * what can be translated and fails 400 on a target of another format.
  */
 export const anthropicMessages: Codec = {
   format: "anthropic_messages",
   decode: (json, headers, sessionId) =>
-    Effect.flatMap(
-      decodeValue(AnthropicMessages.MessagesRequest, json),
-      (native) =>
-        Effect.map(Messages.chatRequestOf(native), (body) => ({
-          routed: { body, headers, sessionId, native: { format: "anthropic_messages", body: native } },
-          model: native.model,
-          streaming: native.stream === true,
-          encoder: messagesEncoder
-        }))
-    ),
+    Effect.flatMap(decodeValue(AnthropicMessages.MessagesRequest, json), (native) => {
+      const inbound = (body: ChatCompletionRequest, untranslatable: Option.Option<TranslationError>): Inbound => ({
+        routed: {
+          body,
+          headers,
+          sessionId,
+          native: Option.match(untranslatable, {
+            onNone: () => ({ format: "anthropic_messages" as const, body: native }),
+            onSome: (error) => ({ format: "anthropic_messages" as const, body: native, untranslatable: error })
+          })
+        },
+        model: native.model,
+        streaming: native.stream === true,
+        encoder: messagesEncoder
+      })
+      return Either.match(Messages.chatRequestOf(native), {
+        onRight: (body) => Effect.succeed(inbound(body, Option.none())),
+        onLeft: (error) =>
+          Option.match(
+            Option.flatMap(Messages.routingView(native), (view) => Either.getRight(Messages.chatRequestOf(view))),
+            {
+              onSome: (body) => Effect.succeed(inbound(body, Option.some(error))),
+              onNone: () => Effect.fail(error)
+            }
+          )
+      })
+    }),
   error: Messages.errorOf,
   internalError: { status: 500, body: AnthropicMessages.envelope(500, "internal error") }
 }

@@ -14,11 +14,13 @@ import {
   type TranslationError,
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import { type ChatCompletion, type ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Either from "effect/Either"
+import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 
 /**
  * The chat request of a Messages request (Anthropic → neutral → OpenAI). A streamed request asks
@@ -31,6 +33,37 @@ export const chatRequestOf = (
     const chat = Translate.toOpenAiRequest(neutral)
     return request.stream === true ? { ...chat, stream: true, stream_options: { include_usage: true } } : chat
   })
+
+/** `tool_result` content items the chat shape can hold. */
+const translatableResultItem = (item: unknown): boolean => {
+  if (!Predicate.isRecord(item)) return false
+  if (item["type"] === "text" || item["type"] === "tool_reference") return true
+  const source = item["source"]
+  return item["type"] === "image" && Predicate.isRecord(source) &&
+    (source["type"] === "base64" || source["type"] === "url")
+}
+
+const withTranslatableResults = (block: unknown): unknown =>
+  Predicate.isRecord(block) && block["type"] === "tool_result" && Array.isArray(block["content"])
+    ? { ...block, content: block["content"].filter(translatableResultItem) }
+    : block
+
+const decodeRequest = Schema.decodeUnknownEither(AnthropicMessages.MessagesRequest, decodeOptions)
+
+/**
+ * What routing sees of a Messages request whose translation failed: its `tool_result` blocks
+ * without the content items the chat shape cannot hold (documents, search results, images by
+ * file). The caller's own body still goes to an `anthropic_messages` target.
+ */
+export const routingView = (
+  request: AnthropicMessages.MessagesRequest
+): Option.Option<AnthropicMessages.MessagesRequest> =>
+  Either.getRight(decodeRequest({
+    ...request,
+    messages: request.messages.map((message) =>
+      Array.isArray(message.content) ? { ...message, content: message.content.map(withTranslatableResults) } : message
+    )
+  }))
 
 /** A chat answer as a Messages answer, with `model` = the model that served it. */
 export const messageOf = (completion: ChatCompletion, model: string): AnthropicMessages.MessagesResponse => ({
