@@ -6,12 +6,11 @@
  *
  * @internal
  */
-import type { Format } from "@switchyard-ts/client/Target"
+import type { Format, NativeBody } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { InvalidRequest, TranslationError } from "@switchyard-ts/protocol/Errors"
-import type * as Neutral from "@switchyard-ts/protocol/Neutral"
 import { type ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Translate from "@switchyard-ts/protocol/Translate"
@@ -82,6 +81,40 @@ export interface Codec {
 }
 
 const sseData = (data: string) => `data: ${data}\n\n`
+
+/**
+ * The translation routing works on of a caller's native body: `translate(native)`, or — when that
+ * fails — the translation of its routing view (`view`: without what only a server of its own
+ * format understands), the failure kept so that a target of another format refuses the request
+ * before any call. Fails when even the view cannot be translated.
+ */
+const translatedOrViewed = <N, T>(
+  native: N,
+  translate: (body: N) => Either.Either<T, TranslationError>,
+  view: (body: N) => Option.Option<N>
+): Effect.Effect<
+  { readonly translated: T; readonly untranslatable: Option.Option<TranslationError> },
+  TranslationError
+> =>
+  Either.match(translate(native), {
+    onRight: (translated) => Effect.succeed({ translated, untranslatable: Option.none() }),
+    onLeft: (error) =>
+      Option.match(Option.flatMap(view(native), (body) => Either.getRight(translate(body))), {
+        onSome: (translated) => Effect.succeed({ translated, untranslatable: Option.some(error) }),
+        onNone: () => Effect.fail(error)
+      })
+  })
+
+/** The caller's own body, with why it cannot go to another format when it cannot. */
+const nativeBody = (
+  format: Format,
+  body: Readonly<Record<string, unknown>>,
+  untranslatable: Option.Option<TranslationError>
+): NativeBody =>
+  Option.match(untranslatable, {
+    onNone: () => ({ format, body }),
+    onSome: (error) => ({ format, body, untranslatable: error })
+  })
 
 const chatStreamError = (failure: UpstreamFailure) => {
   const mapping = toHttp(failure)
@@ -163,33 +196,21 @@ const messagesEncoder: Encoder = {
 export const anthropicMessages: Codec = {
   format: "anthropic_messages",
   decode: (json, headers, sessionId) =>
-    Effect.flatMap(decodeValue(AnthropicMessages.MessagesRequest, json), (native) => {
-      const inbound = (body: ChatCompletionRequest, untranslatable: Option.Option<TranslationError>): Inbound => ({
-        routed: {
-          body,
-          headers,
-          sessionId,
-          native: Option.match(untranslatable, {
-            onNone: () => ({ format: "anthropic_messages" as const, body: native }),
-            onSome: (error) => ({ format: "anthropic_messages" as const, body: native, untranslatable: error })
-          })
-        },
-        model: native.model,
-        streaming: native.stream === true,
-        encoder: messagesEncoder
-      })
-      return Either.match(Messages.chatRequestOf(native), {
-        onRight: (body) => Effect.succeed(inbound(body, Option.none())),
-        onLeft: (error) =>
-          Option.match(
-            Option.flatMap(Messages.routingView(native), (view) => Either.getRight(Messages.chatRequestOf(view))),
-            {
-              onSome: (body) => Effect.succeed(inbound(body, Option.some(error))),
-              onNone: () => Effect.fail(error)
-            }
-          )
-      })
-    }),
+    Effect.flatMap(decodeValue(AnthropicMessages.MessagesRequest, json), (native) =>
+      Effect.map(
+        translatedOrViewed(native, Messages.chatRequestOf, Messages.routingView),
+        ({ translated, untranslatable }): Inbound => ({
+          routed: {
+            body: translated,
+            headers,
+            sessionId,
+            native: nativeBody("anthropic_messages", native, untranslatable)
+          },
+          model: native.model,
+          streaming: native.stream === true,
+          encoder: messagesEncoder
+        })
+      )),
   error: Messages.errorOf,
   internalError: { status: 500, body: AnthropicMessages.envelope(500, "internal error") }
 }
@@ -321,34 +342,21 @@ const chatOf = (request: OpenAiResponses.ResponsesRequest) =>
 export const openAiResponses: Codec = {
   format: "openai_responses",
   decode: (json, headers, sessionId) =>
-    Effect.flatMap(decodeValue(OpenAiResponses.ResponsesRequest, json), (request) => {
-      const native = { format: "openai_responses" as const, body: request }
-      const inbound = (
-        translated: { readonly neutral: Neutral.NeutralRequest; readonly chat: ChatCompletionRequest },
-        untranslatable: Option.Option<TranslationError>
-      ): Inbound => ({
-        routed: {
-          body: translated.chat,
-          headers,
-          sessionId,
-          native: Option.match(untranslatable, {
-            onNone: () => native,
-            onSome: (error) => ({ ...native, untranslatable: error })
-          })
-        },
-        model: request.model,
-        streaming: request.stream === true,
-        encoder: responsesEncoder(TranslateResponses.toolMap(translated.neutral))
-      })
-      return Either.match(chatOf(request), {
-        onRight: (translated) => Effect.succeed(inbound(translated, Option.none())),
-        onLeft: (error) =>
-          Option.match(Option.flatMap(routingView(request), (view) => Either.getRight(chatOf(view))), {
-            onSome: (translated) => Effect.succeed(inbound(translated, Option.some(error))),
-            onNone: () => Effect.fail(error)
-          })
-      })
-    }),
+    Effect.flatMap(decodeValue(OpenAiResponses.ResponsesRequest, json), (request) =>
+      Effect.map(
+        translatedOrViewed(request, chatOf, routingView),
+        ({ translated, untranslatable }): Inbound => ({
+          routed: {
+            body: translated.chat,
+            headers,
+            sessionId,
+            native: nativeBody("openai_responses", request, untranslatable)
+          },
+          model: request.model,
+          streaming: request.stream === true,
+          encoder: responsesEncoder(TranslateResponses.toolMap(translated.neutral))
+        })
+      )),
   error: openAiError,
   internalError: openAiInternalError
 }
