@@ -31,8 +31,9 @@
 //                                 codex-messages-tool, codex-responses-tool, codex-chat-patch,
 //                                 codex-messages-patch, codex-responses-patch, codex-auto-turns);
 //                                 opt-in only: codex-catalog-plain (Codex on a route named
-//                                 gpt-5.6-sol, a Chat target: its `additional_tools` item is
-//                                 refused today, so this FAILS; see docs/http-api.md "Codex")
+//                                 gpt-5.6-sol, a Chat target: its tools come in an
+//                                 `additional_tools` item, offered flattened; see
+//                                 docs/http-api.md "Codex")
 //                                 `--only none --capture-fixtures` captures the fixtures alone
 // Environment:
 //   E2E_CLAUDE_EXTRA_ENV   JSON object of extra environment variables for every claude run
@@ -888,9 +889,9 @@ const codexPatchRun = async (ctx, own, name, route, api, expectPath, expectModel
   }
 }
 
-// Opt-in (not in the `codex` group; a known limitation, see docs/http-api.md "Codex"): `codex
-// exec` with a plain prompt on a route named after a newer model of Codex's catalog, so Codex sends
-// its tools in an `additional_tools` input item, on a Chat target. Passes when the server serves it.
+// Opt-in (not in the `codex` group; see docs/http-api.md "Codex"): `codex exec` with a plain
+// prompt on a route named after a newer model of Codex's catalog, so Codex sends its tools in an
+// `additional_tools` input item, on a Chat target. Passes when the server serves it.
 const CATALOG_MODEL = "gpt-5.6-sol"
 const codexCatalogScenario = async (ctx) => {
   const own = await ctx.serverFor("chat", CATALOG_MODEL)

@@ -251,6 +251,18 @@ export interface ResponsesOnly {
     readonly field: boolean
     readonly items: ReadonlyArray<{ readonly role: "system" | "developer"; readonly texts: number }>
   }
+  /**
+   * The request's `additional_tools` input items (Codex's tools in the input), verbatim, each with
+   * its place: the number of leading system / developer items (of `instructionLayout`) and of
+   * `messages` before it; and the names of the neutral tools they declared (in `tools`, for every
+   * upstream; a Responses upstream gets them back in these items, not in its `tools`).
+   */
+  readonly additionalTools?: {
+    readonly items: ReadonlyArray<
+      { readonly item: unknown; readonly leadingItems: number; readonly messages: number }
+    >
+    readonly toolNames: ReadonlyArray<string>
+  }
 }
 
 /** Why generation stopped, in Anthropic's vocabulary; any other upstream value is kept as is. */

@@ -220,6 +220,19 @@ export const Tool = Schema.Union(FunctionTool, CustomTool, NamespaceTool, Hosted
 export type Tool = typeof Tool.Type
 
 /**
+ * `{"type": "additional_tools", "role": "developer", "tools": [tools…]}`: tools declared by an
+ * input item instead of `tools` (Codex 0.171.0 for the newer models of its bundled catalog: a
+ * `functions` and a `collaboration` namespace). Not a member of {@link InputItem}, where it
+ * decodes as an {@link OtherItem}; the translations read it with this schema.
+ */
+export const AdditionalToolsItem = Schema.Struct({
+  type: Schema.Literal("additional_tools"),
+  role: opt(Schema.String),
+  tools: Schema.Array(Tool)
+})
+export type AdditionalToolsItem = typeof AdditionalToolsItem.Type
+
+/**
  * `"none" | "auto" | "required"`, `{"type": "function" | "custom", "name"}`, `{"type":
  * "allowed_tools", …}`, or a hosted tool type (`{"type": "web_search"}`), kept untouched.
  */

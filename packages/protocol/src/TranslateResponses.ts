@@ -20,6 +20,17 @@
  *   `namespace` → a tool named {@link flatToolName}`(namespace, name)` with `namespaced` set (calls
  *   likewise); hosted tools (`web_search`, …) → opaque tools. Fails when two tools end up with one
  *   name.
+ * - an `additional_tools` item (`{"type": "additional_tools", "role": "developer", "tools": […]}`,
+ *   Codex's tools for the newer models of its catalog; `AdditionalToolsItem` of
+ *   {@link module:OpenAiResponses}) is no message: its function, custom and namespace tools join
+ *   `tools` after the request's own, by the rules above (so they reach Chat and Messages
+ *   flattened, and calls come back under their namespace); its hosted tools are not read (as for
+ *   Chat / Messages, they are dropped). A tool a
+ *   later such item declares again (a conversation's history) is that later declaration; a clash
+ *   with `tools` fails as above. The item itself is kept verbatim in `responses.additionalTools`
+ *   with its place (leading items and messages before it) and the names of the tools it gave, so
+ *   `toResponsesRequest` writes it back in place and leaves those tools out of `tools`. An item
+ *   whose `tools` is not a list of tools stays an unknown item (below).
  * - `text.format` → response format, `text.verbosity` → `extra.verbosity` and `reasoning.effort`
  *   → `extra.reasoning_effort` (Chat's names); `max_output_tokens`, `temperature`, `top_p`,
  *   `parallel_tool_calls`, `tool_choice`, `stream`, `user` → their neutral slots; the fields in
@@ -32,7 +43,9 @@
  * "message"` and lose `id` / `status` / `phase`; string `content` becomes `input_text` parts;
  * consecutive assistant message items of one turn become one; a tool output of exactly one text
  * part becomes a string; function tools without `parameters` get `{"type": "object",
- * "properties": {}}`; hosted tools come after the others; `null` optional fields are left out.
+ * "properties": {}}`; hosted tools come after the others; `null` optional fields are left out; an
+ * `additional_tools` item inside the run of items that makes one neutral message (between two
+ * calls of one turn, two tool outputs) comes back after that run.
  * From other formats: instructions become ONE leading `developer` item (one `input_text` per
  * text), positioned system messages `developer` items in place; thinking (Chat reasoning,
  * Anthropic thinking, signed or redacted) is DROPPED (it is not OpenAI's encrypted reasoning);

@@ -330,6 +330,115 @@ describe("Responses request rules (examples)", () => {
     assert.match(leftReason(TR.fromResponsesRequest(clash)), /ns__t/)
   })
 
+  it("an additional_tools item (Codex): its tools join the tools, no message; a Responses upstream gets it back in place", () => {
+    const grammar = { type: "grammar", syntax: "lark", definition: "start: /.+/" }
+    const additional = {
+      type: "additional_tools",
+      role: "developer",
+      tools: [
+        {
+          type: "namespace",
+          name: "functions",
+          description: "Functions",
+          tools: [
+            { type: "custom", name: "exec", description: "Run JavaScript", format: grammar },
+            { type: "function", name: "wait", parameters: { type: "object", properties: { ms: { type: "number" } } } }
+          ]
+        },
+        {
+          type: "namespace",
+          name: "collaboration",
+          tools: [{ type: "function", name: "spawn_agent", parameters: { type: "object", properties: {} } }]
+        },
+        { type: "function", name: "plain", parameters: { type: "object", properties: {} } },
+        { type: "web_search" }
+      ]
+    }
+    const developer = { type: "message", role: "developer", content: [{ type: "input_text", text: "rules" }] }
+    const user = { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }
+    const req = decodeRequest({ ...base, input: [developer, additional, user], tools: [] })
+    const n = right(TR.fromResponsesRequest(req))
+    const names = ["functions__exec", "functions__wait", "collaboration__spawn_agent", "plain"]
+    assert.deepStrictEqual(n.tools.map((tool) => tool.name), names)
+    assert.deepStrictEqual(n.tools[0]?.custom, { format: grammar })
+    assert.deepStrictEqual(n.opaqueTools, [])
+    assert.deepStrictEqual(n.messages, [{ role: "user", blocks: [{ _tag: "Text", text: "hi" }] }])
+    assert.deepStrictEqual(n.instructions, [{ _tag: "Text", text: "rules" }])
+    const chat = right(TR.toChatRequest(n))
+    assert.isTrue(isChatRequest(chat))
+    assert.deepStrictEqual(chat.tools?.map((tool) => tool.type === "function" ? tool.function.name : ""), names)
+    assert.deepStrictEqual<unknown>(chat.messages, [{ role: "system", content: "rules" }, {
+      role: "user",
+      content: "hi"
+    }])
+    const messages = right(TR.toMessagesRequest(n))
+    assert.isTrue(isMessagesRequest(messages))
+    assert.deepStrictEqual(messages.tools?.map((tool) => "name" in tool ? tool.name : ""), names)
+    // Back to Responses: the item in place, verbatim (its hosted tool too), not in `tools`.
+    assert.deepStrictEqual<unknown>(right(TR.toResponsesRequest(n)), { ...base, input: [developer, additional, user] })
+    assert.deepStrictEqual(Option.getOrUndefined(TR.originalToolName(req, "functions__wait")), {
+      namespace: "functions",
+      name: "wait"
+    })
+    // An answer's calls come back under their namespace (the custom one as a custom call).
+    const completion = Translate.fromOpenAiResponse({
+      id: "chatcmpl-1",
+      model: "up",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "functions__exec", arguments: "{\"input\":\"1+1\"}" } },
+            { id: "c2", type: "function", function: { name: "collaboration__spawn_agent", arguments: "{}" } }
+          ]
+        }
+      }]
+    })
+    assert.deepStrictEqual<unknown>(TR.toResponsesResponse(completion, { tools: TR.toolMap(n) }).output, [
+      {
+        type: "custom_tool_call",
+        id: "ctc_switchyard_0",
+        call_id: "c1",
+        name: "exec",
+        namespace: "functions",
+        input: "1+1"
+      },
+      {
+        type: "function_call",
+        id: "fc_switchyard_1",
+        call_id: "c2",
+        name: "spawn_agent",
+        namespace: "collaboration",
+        arguments: "{}",
+        status: "completed"
+      }
+    ])
+    // Placed anywhere, items come back where they stood; a clash with `tools` fails; a malformed one stays opaque.
+    const later = [user, additional, { ...developer, content: [{ type: "input_text", text: "later" }] }]
+    const moved = right(TR.fromResponsesRequest(decodeRequest({ ...base, input: [additional, ...later] })))
+    assert.deepStrictEqual(moved.tools.map((tool) => tool.name), names)
+    assert.deepStrictEqual<unknown>(right(TR.toResponsesRequest(moved)).input, [additional, ...later])
+    assert.match(
+      leftReason(TR.fromResponsesRequest(decodeRequest({
+        ...base,
+        input: [additional],
+        tools: [{ type: "function", name: "plain" }]
+      }))),
+      /plain/
+    )
+    const malformed = right(TR.fromResponsesRequest(decodeRequest({
+      ...base,
+      input: [{ type: "additional_tools", tools: "none" }, user]
+    })))
+    assert.strictEqual(
+      leftReason(TR.toChatRequest(malformed)),
+      "a Responses additional_tools item cannot be sent to an openai_chat upstream"
+    )
+  })
+
   it("from Chat: instructions as one developer item, thinking and stop dropped, reasoning_effort in reasoning", () => {
     const chat = Schema.decodeUnknownSync(OpenAi.ChatCompletionRequest, OpenAi.decodeOptions)({
       model: "m",

@@ -57,6 +57,33 @@ describe("Responses request round trips (properties)", () => {
     )
   })
 
+  it("with additional_tools items: Responses → neutral → Responses is the identity, the items in place", () => {
+    FastCheck.assert(
+      FastCheck.property(RArb.withAdditionalTools({ portable: false }), (req) => {
+        assert.isTrue(isResponsesRequest(req))
+        const neutral = right(TR.fromResponsesRequest(req))
+        assert.deepStrictEqual<unknown>(right(TR.toResponsesRequest(neutral)), req)
+      }),
+      { seed: 27, numRuns: 300 }
+    )
+  })
+
+  it("with additional_tools items: Responses → neutral → Chat offers their tools and keeps the portable neutral request", () => {
+    FastCheck.assert(
+      FastCheck.property(RArb.withAdditionalTools({ portable: true }), (req) => {
+        const first = right(TR.fromResponsesRequest(req))
+        const chat = right(TR.toChatRequest(first))
+        assert.isTrue(isChatRequest(chat))
+        const declared = new Set(first.responses?.additionalTools?.toolNames)
+        const offered = new Set(chat.tools?.map((tool) => tool.type === "function" ? tool.function.name : ""))
+        for (const name of declared) assert.isTrue(offered.has(name))
+        assert.deepStrictEqual(right(Translate.fromOpenAiRequest(chat)), Arb.systemTextsJoined(portableForm(first)))
+        right(TR.toMessagesRequest(first))
+      }),
+      { seed: 28, numRuns: 300 }
+    )
+  })
+
   /*
    * Through Chat, the portable form is kept but for Chat's system normalisation (each system
    * message's texts joined into one).

@@ -301,6 +301,74 @@ export const responsesRequest = (options: RequestOptions): A<R.ResponsesRequest>
     return request
   })
 
+/**
+ * Codex's `additional_tools` item: namespaces (`ans_` names), functions (`af_` names) and, unless
+ * `portable`, custom tools and `web_search`; names apart from those of {@link responsesRequest}.
+ */
+const additionalToolsItem = (options: RequestOptions): A<R.InputItem> =>
+  FastCheck.record({
+    namespaces: FastCheck.uniqueArray(namespaceTool(options).map((t) => ({ ...t, name: `a${t.name}` })), {
+      maxLength: 2,
+      selector: (t) => t.name
+    }),
+    functions: FastCheck.uniqueArray(functionTool.map((t) => ({ ...t, name: `a${t.name}` })), {
+      maxLength: 2,
+      selector: (t) => t.name
+    }),
+    customs: options.portable
+      ? FastCheck.constant([])
+      : FastCheck.uniqueArray(customTool.map((t) => ({ ...t, name: `a${t.name}` })), {
+        maxLength: 1,
+        selector: (t) => t.name
+      }),
+    hosted: options.portable ? FastCheck.constant(false) : FastCheck.boolean()
+  }).map(({ customs, functions, hosted, namespaces }) => ({
+    type: "additional_tools",
+    role: "developer",
+    tools: [...namespaces, ...functions, ...customs, ...(hosted ? [{ type: "web_search" }] : [])]
+  }))
+
+const isLeadingItem = (item: R.InputItem): boolean =>
+  item.type === "additional_tools" ||
+  ((item.type === "message" || item.type === undefined) && "role" in item &&
+    (item.role === "system" || item.role === "developer"))
+
+/**
+ * Where an `additional_tools` item can stand in `input` and come back in place: among the leading
+ * system / developer items, at the end, or before a user / developer message item or another
+ * such item (never inside the run of items that is one neutral message).
+ */
+const placesOf = (input: ReadonlyArray<R.InputItem>): ReadonlyArray<number> => {
+  const leading = input.findIndex((item) => !isLeadingItem(item))
+  return Array.from({ length: input.length + 1 }, (_, i) => i).filter((i) => {
+    const item = input[i]
+    return leading < 0 || i <= leading || item === undefined || item.type === "additional_tools" ||
+      ("role" in item && (item.role === "user" || item.role === "developer"))
+  })
+}
+
+/**
+ * {@link responsesRequest} with one to three `additional_tools` items (the same item maybe twice, as
+ * in a conversation's history) at places where they come back as they were.
+ */
+export const withAdditionalTools = (options: RequestOptions): A<R.ResponsesRequest> =>
+  FastCheck.record({
+    request: responsesRequest(options),
+    items: FastCheck.array(additionalToolsItem(options), { minLength: 1, maxLength: 2 }),
+    places: FastCheck.array(FastCheck.nat(), { minLength: 1, maxLength: 3 })
+  }).map(({ items, places, request }) => {
+    const input: Array<R.InputItem> = typeof request.input === "string" || request.input === undefined
+      ? []
+      : [...request.input]
+    for (const [i, at] of places.entries()) {
+      const valid = placesOf(input)
+      const item = items[i % items.length]
+      const place = valid[at % valid.length]
+      if (item !== undefined && place !== undefined) input.splice(place, 0, item)
+    }
+    return { ...request, input }
+  })
+
 // ---------------------------------------------------------------------------------------------
 // neutral normalisations
 

@@ -284,26 +284,76 @@ describe("Codex's request", () => {
       assert.strictEqual((yield* upstream.requests).length, 0)
     }))
 
-  it.scopedLive("an item only a Responses server understands (Codex's additional_tools): 400 naming the target's format, no upstream call", () =>
+  it.scopedLive("Codex's additional_tools item on a Chat and a Messages route: its tools offered flattened, a call comes back under its namespace", () =>
     Effect.gen(function*() {
       const { upstream, url } = yield* start
-      // What Codex 0.171.0 sends for the models of its catalog after gpt-5.5: the tools in an item.
+      // What Codex 0.171.0 sends for the models of its catalog after gpt-5.5: `tools: []`, the tools in an item.
       const additionalTools = {
         type: "additional_tools",
         role: "developer",
-        tools: [{ type: "function", name: "f", parameters: { type: "object", properties: {} } }]
+        tools: [
+          {
+            type: "namespace",
+            name: "functions",
+            description: "Tools",
+            tools: [
+              { type: "custom", name: "exec", description: "Run JavaScript" },
+              { type: "function", name: "wait", parameters: { type: "object", properties: { ms: { type: "number" } } } }
+            ]
+          },
+          {
+            type: "namespace",
+            name: "collaboration",
+            tools: [{ type: "function", name: "spawn_agent", parameters: { type: "object", properties: {} } }]
+          },
+          { type: "web_search" }
+        ]
       }
-      for (const [model, format] of [["fast", "openai_chat"], ["claude", "anthropic_messages"]] as const) {
-        const reply = yield* post(url, { model, input: [additionalTools, { role: "user", content: "hi" }] })
-        assert.strictEqual(reply.status, 400)
-        const error = record(record(JSON.parse(reply.text))["error"])
-        assert.strictEqual(error["type"], "invalid_request_error")
-        assert.strictEqual(
-          error["message"],
-          `a Responses additional_tools item cannot be sent to an ${format} upstream`
-        )
+      const offered = ["functions__exec", "functions__wait", "collaboration__spawn_agent"]
+      for (
+        const [model, served, call, expected] of [
+          ["fast", "local-coder", ["functions__exec", "{\"input\":\"1+1\"}"], {
+            type: "custom_tool_call",
+            name: "exec",
+            namespace: "functions",
+            input: "1+1"
+          }],
+          ["claude", "claude-sonnet", ["collaboration__spawn_agent", "{}"], {
+            type: "function_call",
+            name: "spawn_agent",
+            namespace: "collaboration",
+            arguments: "{}"
+          }]
+        ] as const
+      ) {
+        yield* upstream.script(served, [FakeUpstream.toolUse(call[0], call[1])])
+        const reply = yield* post(url, {
+          model,
+          tools: [],
+          input: [
+            { type: "message", role: "developer", content: [{ type: "input_text", text: "Be careful." }] },
+            additionalTools,
+            { type: "message", role: "user", content: [{ type: "input_text", text: "add one and one" }] }
+          ]
+        })
+        assert.strictEqual(reply.status, 200, reply.text.slice(0, 300))
+        const output = list(record(JSON.parse(reply.text))["output"]).map(record)
+        const item = output.find((i) => i["type"] === expected.type)
+        assert.isDefined(item, reply.text.slice(0, 300))
+        for (const [key, value] of Object.entries(expected)) assert.strictEqual(item?.[key], value)
       }
-      assert.strictEqual((yield* upstream.requests).length, 0)
+      const [chat, messages] = yield* upstream.requests
+      assert.strictEqual(chat?.path, "/v1/chat/completions")
+      const chatBody = record(chat?.body)
+      assert.deepStrictEqual(
+        list(chatBody["tools"]).map((tool) => record(record(tool)["function"])["name"]),
+        offered
+      )
+      assert.deepStrictEqual(list(chatBody["messages"]).map((m) => record(m)["role"]), ["system", "user"])
+      assert.notInclude(JSON.stringify(chatBody), "additional_tools")
+      assert.strictEqual(messages?.path, "/v1/messages")
+      assert.deepStrictEqual(list(record(messages?.body)["tools"]).map((tool) => record(tool)["name"]), offered)
+      assert.notInclude(JSON.stringify(messages?.body), "web_search")
     }))
 
   it.scopedLive("/v1/decision takes input_format openai_responses; /v1/models lists it", () =>

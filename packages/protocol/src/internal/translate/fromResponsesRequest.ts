@@ -16,6 +16,7 @@ import { emptyObjectSchema, fail, isToolResultMessage, ofType, present } from ".
 const isFunctionTool = Schema.is(R.FunctionTool)
 const isCustomTool = Schema.is(R.CustomTool)
 const isNamespaceTool = Schema.is(R.NamespaceTool)
+const isAdditionalToolsItem = Schema.is(R.AdditionalToolsItem)
 
 /**
  * Top-level Responses fields only a Responses upstream understands: kept in `responses.fields`
@@ -86,10 +87,7 @@ const neutralCustomTool = (tool: R.CustomTool, name: string): N.NeutralTool => (
 
 const neutralTools = (
   tools: ReadonlyArray<R.Tool>
-): Either.Either<
-  { readonly tools: ReadonlyArray<N.NeutralTool>; readonly opaque: ReadonlyArray<N.OpaqueTool> },
-  TranslationError
-> => {
+): { readonly tools: ReadonlyArray<N.NeutralTool>; readonly opaque: ReadonlyArray<N.OpaqueTool> } => {
   const out: Array<N.NeutralTool> = []
   const opaque: Array<N.OpaqueTool> = []
   for (const tool of tools) {
@@ -108,12 +106,16 @@ const neutralTools = (
       }
     } else opaque.push({ format: "openai_responses", value: tool })
   }
+  return { tools: out, opaque }
+}
+
+const uniqueNames = (tools: ReadonlyArray<N.NeutralTool>): Either.Either<void, TranslationError> => {
   const seen = new Set<string>()
-  for (const tool of out) {
+  for (const tool of tools) {
     if (seen.has(tool.name)) return fail(`two tools are named ${clip(tool.name)} once namespaces are flattened`)
     seen.add(tool.name)
   }
-  return Either.right({ tools: out, opaque })
+  return Either.void
 }
 
 const responseFormatOf = (format: R.TextFormat): N.NeutralResponseFormat =>
@@ -144,6 +146,9 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
     const field = present(req.instructions) && req.instructions !== ""
     if (field && present(req.instructions)) instructions.push({ _tag: "Text", text: req.instructions })
     const layoutItems: Array<{ readonly role: "system" | "developer"; readonly texts: number }> = []
+    const additionalItems: Array<{ readonly item: unknown; readonly leadingItems: number; readonly messages: number }> =
+      []
+    const additionalTools: Array<R.Tool> = []
     const messages: Array<N.ConversationEntry> = []
     const toAssistant = (block: N.Block) => {
       const last = messages[messages.length - 1]
@@ -185,9 +190,19 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
           isError: false,
           ...(item.type === "custom_tool_call_output" ? { custom: true } : {})
         })
+      } else if (isAdditionalToolsItem(item)) {
+        additionalItems.push({ item, leadingItems: layoutItems.length, messages: messages.length })
+        additionalTools.push(...item.tools)
       } else toAssistant({ _tag: "Opaque", format: "openai_responses", value: item })
     }
-    const { opaque, tools } = yield* neutralTools(req.tools ?? [])
+    const { opaque, tools: declared } = neutralTools(req.tools ?? [])
+    // Hosted tools of an additional_tools item stay in the item only (a Responses upstream); a tool
+    // declared again by a later item (a conversation's history) is that later declaration.
+    const byName = new Map<string, N.NeutralTool>()
+    for (const tool of neutralTools(additionalTools).tools) byName.set(tool.name, tool)
+    const added = [...byName.values()]
+    const tools = [...declared, ...added]
+    yield* uniqueNames(tools)
     const extra: Record<string, unknown> = {}
     const fields: Record<string, unknown> = {}
     const entries: ReadonlyArray<readonly [string, unknown]> = Object.entries(req)
@@ -221,7 +236,13 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
       stop: [],
       stream: req.stream === true,
       extra,
-      responses: { fields, instructionLayout: { field, items: layoutItems } },
+      responses: {
+        fields,
+        instructionLayout: { field, items: layoutItems },
+        ...(additionalItems.length > 0
+          ? { additionalTools: { items: additionalItems, toolNames: added.map((tool) => tool.name) } }
+          : {})
+      },
       ...(req.tool_choice !== undefined ? { toolChoice: toolChoiceOf(req.tool_choice) } : {}),
       ...(present(req.parallel_tool_calls) ? { parallelToolCalls: req.parallel_tool_calls } : {}),
       ...(present(req.max_output_tokens) ? { maxOutputTokens: req.max_output_tokens } : {}),

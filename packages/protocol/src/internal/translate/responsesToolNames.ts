@@ -11,6 +11,7 @@ import * as R from "../../OpenAiResponses.js"
 import type { JsonObject } from "./shared.js"
 
 const isNamespaceTool = Schema.is(R.NamespaceTool)
+const isAdditionalToolsItem = Schema.is(R.AdditionalToolsItem)
 
 /** The longest tool name both Chat (`^[a-zA-Z0-9_-]{1,64}$`) and Messages (at most 128) accept. */
 export const maxToolNameLength = 64
@@ -49,10 +50,16 @@ export const flatToolName = (namespace: string, name: string): string => {
 
 /**
  * The namespace and name a flattened tool name stands for in the Responses request `request`
- * (none for a name no namespace tool of `request` produced).
+ * (none for a name no namespace tool of `request` produced), its `tools` or its
+ * `additional_tools` items.
  */
 export const originalToolName = (request: R.ResponsesRequest, flatName: string): Option.Option<N.NamespacedName> => {
-  for (const tool of request.tools ?? []) {
+  const items = Predicate.isString(request.input) ? [] : request.input ?? []
+  const declared = [
+    ...(request.tools ?? []),
+    ...items.flatMap((item) => isAdditionalToolsItem(item) ? item.tools : [])
+  ]
+  for (const tool of declared) {
     if (!isNamespaceTool(tool)) continue
     for (const child of tool.tools) {
       if (flatToolName(tool.name, child.name) === flatName) {

@@ -271,7 +271,7 @@ const toTextFormat = (format: N.NeutralResponseFormat): R.TextFormat =>
 
 const instructionItems = (
   n: N.NeutralRequest
-): { readonly field?: string; readonly items: ReadonlyArray<R.InputItem> } => {
+): { readonly field?: string; readonly items: ReadonlyArray<R.InputItem>; readonly layout: boolean } => {
   const layout = n.responses?.instructionLayout
   const total = layout === undefined
     ? -1
@@ -284,10 +284,23 @@ const instructionItems = (
       return systemItem(item.role, texts)
     })
     const first = n.instructions[0]
-    return { ...(layout.field && first !== undefined ? { field: first.text } : {}), items }
+    return { ...(layout.field && first !== undefined ? { field: first.text } : {}), items, layout: true }
   }
-  return { items: n.instructions.length > 0 ? [systemItem("developer", n.instructions)] : [] }
+  return { items: n.instructions.length > 0 ? [systemItem("developer", n.instructions)] : [], layout: false }
 }
+
+/**
+ * The `additional_tools` items of a request that came from Responses, verbatim, by where they go:
+ * at `leadingItems` among the leading system / developer items when no message came before, else
+ * before message `messages` (at the end when there are not that many).
+ */
+const additionalItems = (
+  n: N.NeutralRequest
+): ReadonlyArray<{ readonly item: R.InputItem; readonly leadingItems: number; readonly messages: number }> =>
+  (n.responses?.additionalTools?.items ?? []).flatMap((entry) => {
+    const item = entry.item
+    return isResponsesInputItem(item) ? [{ item, leadingItems: entry.leadingItems, messages: entry.messages }] : []
+  })
 
 /**
  * A neutral request as a Responses request (rules and failures in the module notes): `input` is
@@ -297,9 +310,17 @@ export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.Respons
   Either.gen(function*() {
     yield* singleChoice(n, "openai_responses")
     const tools = toolMap(n)
-    const { field, items } = instructionItems(n)
+    const { field, items, layout } = instructionItems(n)
+    const additional = additionalItems(n)
     const input: Array<R.InputItem> = [...items]
-    for (const message of n.messages) {
+    // Before the first message, an item goes back among the leading items it stood between.
+    for (const entry of additional.filter((e) => e.messages <= 0).reverse()) {
+      input.splice(layout ? Math.min(entry.leadingItems, items.length) : items.length, 0, entry.item)
+    }
+    for (const [index, message] of n.messages.entries()) {
+      for (const entry of additional) {
+        if (index > 0 && entry.messages === index) input.push(entry.item)
+      }
       switch (message.role) {
         case "system":
           input.push(systemItem("developer", message.blocks))
@@ -312,7 +333,11 @@ export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.Respons
           break
       }
     }
-    const toolList = toResponsesTools(n)
+    for (const entry of additional) {
+      if (entry.messages > 0 && entry.messages >= n.messages.length) input.push(entry.item)
+    }
+    const additionalNames = new Set(n.responses?.additionalTools?.toolNames ?? [])
+    const toolList = toResponsesTools({ ...n, tools: n.tools.filter((tool) => !additionalNames.has(tool.name)) })
     const toolChoice = yield* toResponsesToolChoice(n)
     const responsesFields = n.responses?.fields ?? {}
     const reasoningRest = responsesFields["reasoning"]
