@@ -146,7 +146,8 @@ export const ReasoningItem = Schema.Struct({
 })
 export type ReasoningItem = typeof ReasoningItem.Type
 
-const knownItemTypes: ReadonlyArray<string> = [
+/** The input item types this schema names (every other type is an {@link OtherItem}). */
+export const knownItemTypes: ReadonlyArray<string> = [
   "message",
   "function_call",
   "function_call_output",

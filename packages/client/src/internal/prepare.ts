@@ -51,6 +51,13 @@ export const countTokensUrl = (baseUrl: string): string => `${messagesUrl(baseUr
 /** The `anthropic-version` every `anthropic_messages` request carries. */
 export const anthropicVersion = "2023-06-01"
 
+/** Add the target's `extra_body` keys that `body` lacks (the body is a fresh copy of the caller's). */
+export const addExtraBody = (body: Record<string, unknown>, target: Target): void => {
+  for (const [key, value] of Object.entries(target.extraBody)) {
+    if (body[key] === undefined) body[key] = value
+  }
+}
+
 /**
  * The body sent upstream: a shallow copy of the caller's body with `model` = the target's id,
  * the target's `extra_body` keys added where the body lacks them, and the stream flags set:
@@ -63,9 +70,7 @@ export const prepareBody = (
   streaming: boolean
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = { ...body, model: target.id }
-  for (const [key, value] of Object.entries(target.extraBody)) {
-    if (out[key] === undefined) out[key] = value
-  }
+  addExtraBody(out, target)
   if (streaming) {
     out["stream"] = true
     const options = out["stream_options"]
@@ -143,9 +148,7 @@ export const prepareAnthropicBody = (
       return { ...message, content: kept.length === 0 ? "" : kept }
     })
   }
-  for (const [key, value] of Object.entries(target.extraBody)) {
-    if (out[key] === undefined) out[key] = value
-  }
+  addExtraBody(out, target)
   const marked = out["messages"]
   if (Array.isArray(marked) && marked.length > 0 && countCacheMarkers(out) < maxCacheMarkers) {
     const last = markLastBlock(marked[marked.length - 1])

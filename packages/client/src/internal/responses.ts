@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import type { NativeBody, Target } from "../Target.js"
 import type { StreamStep } from "./anthropic.js"
 import * as Failure from "./failure.js"
+import * as Prepare from "./prepare.js"
 
 const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
 
@@ -61,9 +62,7 @@ export const prepareBody = (
   streaming: boolean
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = { ...body, model: target.id }
-  for (const [key, value] of Object.entries(target.extraBody)) {
-    if (out[key] === undefined) out[key] = value
-  }
+  Prepare.addExtraBody(out, target)
   if (streaming) out["stream"] = true
   else {
     delete out["stream"]

@@ -307,14 +307,7 @@ const routingView = (request: OpenAiResponses.ResponsesRequest): Option.Option<O
   return Option.getRight(decodeResponsesRequest(view))
 }
 
-const routedItems: ReadonlySet<string> = new Set([
-  "message",
-  "function_call",
-  "function_call_output",
-  "custom_tool_call",
-  "custom_tool_call_output",
-  "reasoning"
-])
+const routedItems: ReadonlySet<string> = new Set([...OpenAiResponses.knownItemTypes, "additional_tools"])
 const routedParts: ReadonlySet<string> = new Set(["input_text", "output_text", "refusal"])
 const decodeResponsesRequest = Schema.decodeUnknownEither(
   OpenAiResponses.ResponsesRequest,
