@@ -7,13 +7,8 @@
  * @internal
  */
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
-import { InvalidResponse, TranslationError, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import {
-  type ChatCompletion,
-  type ChatCompletionChunk,
-  ChatCompletionRequest,
-  decodeOptions
-} from "@switchyard-ts/protocol/OpenAiChat"
+import { InvalidResponse, type TranslationError, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -22,8 +17,6 @@ import * as Schema from "effect/Schema"
 import type { NativeBody, Target } from "../Target.js"
 import * as Failure from "./failure.js"
 import * as Prepare from "./prepare.js"
-
-const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
 
 /**
  * The Messages body of a call to an `anthropic_messages` target: the caller's native Messages body
@@ -40,9 +33,7 @@ export const encodeBody = (
   if (native !== undefined && native.format === "anthropic_messages") {
     return Either.right(Prepare.prepareAnthropicBody(target, native.body, streaming))
   }
-  return decodeChatRequest(body).pipe(
-    Either.mapLeft(() => new TranslationError({ reason: "the request is not a valid chat completions request" })),
-    Either.flatMap(Translate.fromOpenAiRequest),
+  return Prepare.neutralOfChat(body).pipe(
     Either.flatMap(Translate.toAnthropicRequest),
     Either.map((request) => Prepare.prepareAnthropicBody(target, request, streaming))
   )

@@ -4,8 +4,14 @@
  *
  * @internal
  */
+import { TranslationError } from "@switchyard-ts/protocol/Errors"
+import type { NeutralRequest } from "@switchyard-ts/protocol/Neutral"
+import { ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Translate from "@switchyard-ts/protocol/Translate"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { LlmClient, Target } from "../Target.js"
 import { reservedHeaders } from "../Target.js"
 
@@ -50,6 +56,20 @@ export const countTokensUrl = (baseUrl: string): string => `${messagesUrl(baseUr
 
 /** The `anthropic-version` every `anthropic_messages` request carries. */
 export const anthropicVersion = "2023-06-01"
+
+const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
+
+/**
+ * The neutral request of a call's chat body, for a target of another format: `TranslationError`
+ * when the body is not a valid chat request or says something the neutral request cannot hold.
+ */
+export const neutralOfChat = (
+  body: Readonly<Record<string, unknown>>
+): Either.Either<NeutralRequest, TranslationError> =>
+  decodeChatRequest(body).pipe(
+    Either.mapLeft(() => new TranslationError({ reason: "the request is not a valid chat completions request" })),
+    Either.flatMap(Translate.fromOpenAiRequest)
+  )
 
 /** Add the target's `extra_body` keys that `body` lacks (the body is a fresh copy of the caller's). */
 export const addExtraBody = (body: Record<string, unknown>, target: Target): void => {

@@ -6,13 +6,8 @@
  *
  * @internal
  */
-import { InvalidResponse, TranslationError } from "@switchyard-ts/protocol/Errors"
-import {
-  type ChatCompletion,
-  type ChatCompletionChunk,
-  ChatCompletionRequest,
-  decodeOptions
-} from "@switchyard-ts/protocol/OpenAiChat"
+import { InvalidResponse, type TranslationError } from "@switchyard-ts/protocol/Errors"
+import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
@@ -24,8 +19,6 @@ import type { NativeBody, Target } from "../Target.js"
 import type { StreamStep } from "./anthropic.js"
 import * as Failure from "./failure.js"
 import * as Prepare from "./prepare.js"
-
-const decodeChatRequest = Schema.decodeUnknownEither(ChatCompletionRequest, decodeOptions)
 
 const decodeResponsesRequest = Schema.decodeUnknownEither(
   OpenAiResponses.ResponsesRequest,
@@ -86,9 +79,7 @@ export const encodeBody = (
   if (native !== undefined && native.format === "openai_responses") {
     return Either.right(prepareBody(target, native.body, streaming))
   }
-  return decodeChatRequest(body).pipe(
-    Either.mapLeft(() => new TranslationError({ reason: "the request is not a valid chat completions request" })),
-    Either.flatMap(Translate.fromOpenAiRequest),
+  return Prepare.neutralOfChat(body).pipe(
     Either.flatMap(TranslateResponses.toResponsesRequest),
     Either.map((request) => prepareBody(target, request, streaming))
   )
