@@ -4,7 +4,6 @@
  * (good verdict, p_solve = 0, stalled past timeout_ms, stopped, HTTP 500, garbage), each sent to
  * both routes through a real server on loopback.
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "@switchyard-ts/server/Server"
@@ -15,7 +14,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import { createServer } from "node:http"
 
 /** Options of the drill. */
 export interface Options {
@@ -137,9 +135,7 @@ export const run = (options: Options) =>
     let judge = firstJudge
     const deployment = yield* DeploymentToml.parse(deploymentToml(upstream.url, firstJudge.url, options))
     const context = yield* Layer.build(
-      Server.layerApp(deployment).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
-      )
+      Server.layerApp(deployment)
     )
     const address = Context.get(context, HttpServer.HttpServer).address
     const base = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"

@@ -1,10 +1,11 @@
 /**
- * The HTTP endpoints as `HttpLayerRouter` route layers: the LLM endpoints (`/v1/chat/completions`,
- * `/v1/messages`, `/v1/responses`), each the one request pipeline (`internal/pipeline.ts`) with its format's codec
- * (`internal/codecs.ts`); token counting, decision, models, health, metrics, and an enveloped 404
- * for everything else. Every failure is mapped to an error envelope here, never left to the
- * platform's defaults.
+ * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`)
+ * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
+ * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, decision,
+ * models, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
+ * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -18,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
+import type * as Edge from "./internal/edge.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -32,16 +34,21 @@ export interface Options {
 export { evidenceReasonHeader, evidenceSourceHeader, selectedModelHeader } from "./internal/pipeline.js"
 export { sessionHeader, sessionIdOf } from "./internal/session.js"
 
+/** A JSON response of an error. */
+const errorResponse = ({ body, status }: Codecs.ErrorResponse) => HttpServerResponse.unsafeJson(body, { status })
+
+/** The request body's text, within `limit` bytes. */
+const bodyText = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  readText(NodeHttpServerRequest.toIncomingMessage(request), limit)
+
 /** Every typed failure of `handler` in `codec`'s envelope, every defect a 500 in it. */
 const enveloped = <E extends RequestFailure, R>(
   codec: Codecs.Codec,
   handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   handler.pipe(
-    Effect.catchAll((failure) => Effect.succeed(Pipeline.errorResponse(codec.error(failure)))),
-    Effect.catchAllDefect((defect) =>
-      Effect.as(Pipeline.logDefect(defect), Pipeline.errorResponse(codec.internalError))
-    )
+    Effect.catchAll((failure) => Effect.succeed(errorResponse(codec.error(failure)))),
+    Effect.catchAllDefect((defect) => Effect.as(Pipeline.logDefect(defect), errorResponse(codec.internalError)))
   )
 
 /** The body of `POST /v1/messages/count_tokens` as far as routing needs it; the rest is forwarded. */
@@ -63,7 +70,7 @@ const countTokens =
     enveloped(
       Codecs.anthropicMessages,
       Effect.gen(function*() {
-        const text = yield* readText(request, limit)
+        const text = yield* bodyText(request, limit)
         const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
         const { model } = yield* decodeValue(CountTokensRoute, body)
         const route = router.routes.find((candidate) => candidate.id === model)
@@ -72,7 +79,7 @@ const countTokens =
         if (target === undefined) {
           return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
         }
-        const counted = yield* upstream.countTokens({ target, body, headers: Pipeline.plainHeaders(request) })
+        const counted = yield* upstream.countTokens({ target, body, headers: { ...request.headers } })
         return HttpServerResponse.unsafeJson(counted)
       })
     )
@@ -100,10 +107,10 @@ const decision = (router: Router["Type"], limit: number) => (request: HttpServer
   enveloped(
     Codecs.openAiChat,
     Effect.gen(function*() {
-      const text = yield* readText(request, limit)
+      const text = yield* bodyText(request, limit)
       const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
       const codec = Codecs.byFormat[envelope.input_format]
-      const headers = Pipeline.plainHeaders(request)
+      const headers = { ...request.headers }
       const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
       const decided = yield* router.decide(inbound.routed)
       const selected = Decision.selected(decided)
@@ -164,20 +171,27 @@ const notFound = Effect.succeed(
   )
 )
 
+/** The LLM endpoints by path, each the request pipeline with its codec; served by the lean edge. */
+export const llmEndpoints = (router: Router["Type"], options: Options = {}): ReadonlyMap<string, Edge.Endpoint> => {
+  const limit = options.bodyLimit ?? defaultBodyLimit
+  return new Map([
+    ["/v1/chat/completions", Pipeline.handle(Codecs.openAiChat, router, limit)],
+    ["/v1/messages", Pipeline.handle(Codecs.anthropicMessages, router, limit)],
+    ["/v1/responses", Pipeline.handle(Codecs.openAiResponses, router, limit)]
+  ])
+}
+
 /**
- * All endpoints. Requires the `Router`, the `UpstreamClient` (breaker states for `/health`) and the
- * telemetry reader when the layer is built.
+ * Every other endpoint (token counting, decision, models, health, metrics, the enveloped 404) as
+ * `HttpLayerRouter` routes. Requires the `Router`, the `UpstreamClient` (breaker states for
+ * `/health`) and the telemetry reader when the layer is built.
  */
-export const layer = (options: Options = {}) =>
+export const adminLayer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
     const router = yield* Router
     const upstream = yield* UpstreamClient.UpstreamClient
     const reader = yield* Telemetry.PrometheusReader
     const limit = options.bodyLimit ?? defaultBodyLimit
-    yield* Telemetry.seed(router.routes)
-    yield* http.add("POST", "/v1/chat/completions", Pipeline.handle(Codecs.openAiChat, router, limit))
-    yield* http.add("POST", "/v1/messages", Pipeline.handle(Codecs.anthropicMessages, router, limit))
-    yield* http.add("POST", "/v1/responses", Pipeline.handle(Codecs.openAiResponses, router, limit))
     yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit))
     yield* http.add("POST", "/v1/decision", decision(router, limit))
     yield* http.add("GET", "/v1/models", models(router))

@@ -12,6 +12,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -20,6 +21,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { createServer, type Server } from "node:http"
 import * as Api from "./Api.js"
+import * as Edge from "./internal/edge.js"
 import * as Tracing from "./internal/tracing.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
 import * as Telemetry from "./Telemetry.js"
@@ -106,28 +108,45 @@ export const routerLayer = (deployment: Deployment.Deployment) =>
 export interface AppOptions extends Api.Options {
   /** The telemetry layer (default `Telemetry.layer`); tests pass one with an in-memory exporter. */
   readonly telemetry?: Layer.Layer<Telemetry.PrometheusReader>
+  /** Interface to bind (default `127.0.0.1`). */
+  readonly host?: string
+  /** Port to bind (default 0: any free port; the bound address is the `HttpServer`'s). */
+  readonly port?: number
 }
 
 /**
- * The API served as Layers: no platform request logger (one request line is ours), no platform
- * `http.server` / `http.client` spans (`libsy.run` and `libsy.client_call` are the request's), a
- * caller's `traceparent` kept as the parent.
+ * The API served on `server`: one request listener, which runs the LLM endpoints on the lean edge
+ * (`internal/edge.ts`: one fiber per request on a runtime built once) and hands every other request
+ * to the platform's handler of the admin endpoints (no platform request logger, no platform
+ * `http.server` / `http.client` spans; a caller's `traceparent` kept as the parent). The listener
+ * is removed when the layer is released.
  */
-const serveApi = (options: Api.Options) =>
-  Tracing.withoutPlatformSpans(
-    HttpLayerRouter.serve(Api.layer(options), {
-      disableListenLog: true,
-      disableLogger: true,
-      middleware: Tracing.parentFromHeaders
-    })
-  )
+const serveOn = (server: Server, options: Api.Options) =>
+  Tracing.withoutPlatformSpans(Layer.scopedDiscard(Effect.gen(function*() {
+    const router = yield* Router.Router
+    yield* Telemetry.seed(router.routes)
+    const admin = yield* HttpLayerRouter.toHttpEffect(Api.adminLayer(options))
+    const fallback = yield* NodeHttpServer.makeHandler(Tracing.parentFromHeaders(admin))
+    const runtime = yield* Effect.runtime<never>()
+    const listener = Edge.listener(runtime, Api.llmEndpoints(router, options), fallback)
+    server.on("request", listener)
+    yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
+  })))
 
-/** The API served on whatever `HttpServer` is provided. */
-export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) =>
-  serveApi(options).pipe(
+/**
+ * The whole API on a Node server of its own, bound to `options.host:options.port` (default
+ * `127.0.0.1`, any free port), which the provided `HttpServer` describes (its `address`).
+ */
+export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) => {
+  const server = createNodeServer()
+  return Layer.merge(serveOn(server, options), closeIdleOnShutdown(server)).pipe(
+    Layer.provideMerge(
+      NodeHttpServer.layer(() => server, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })
+    ),
     Layer.provide(routerLayer(deployment)),
     Layer.provide(options.telemetry ?? Telemetry.layer)
   )
+}
 
 /**
  * The server's logger: logfmt lines like Effect's default logger, written to stdout in batches
@@ -155,22 +174,12 @@ export const createNodeServer = (): Server => createServer({ maxHeaderSize })
 export const listeningLine = HttpServer.addressFormattedWith((address) => Console.log(`listening on ${address}`))
 
 /**
- * The whole server bound to `options.host:options.port`. The Node server sits between the API and
- * the router so that, on shutdown, it stops accepting and drains in-flight requests while the
- * router and its upstream connection pool are still alive.
+ * The whole server bound to `options.host:options.port`, printing its `listening on` line. The
+ * Node server sits between the API and the router so that, on shutdown, it stops accepting and
+ * drains in-flight requests while the router and its upstream connection pool are still alive.
  */
-export const layer = (deployment: Deployment.Deployment, options: Options) => {
-  const server = createNodeServer()
-  return Layer.mergeAll(
-    serveApi(options),
-    Layer.effectDiscard(listeningLine),
-    closeIdleOnShutdown(server)
-  ).pipe(
-    Layer.provide(NodeHttpServer.layer(() => server, { host: options.host, port: options.port })),
-    Layer.provide(routerLayer(deployment)),
-    Layer.provide(Telemetry.layer)
-  )
-}
+export const layer = (deployment: Deployment.Deployment, options: Options) =>
+  Layer.effectDiscard(listeningLine).pipe(Layer.provide(layerApp(deployment, options)))
 
 /**
  * While the server drains, close keep-alive connections as soon as they become idle, so the drain

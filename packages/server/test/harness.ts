@@ -1,5 +1,6 @@
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "@switchyard-ts/server/Server"
@@ -22,16 +23,16 @@ export const startServer = (
   Effect.gen(function*() {
     const upstream = yield* FakeUpstream.make()
     const deployment = yield* DeploymentToml.parse(toml(upstream.url))
-    const app = Server.layerApp(deployment, options).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+    const app = Layer.merge(Server.layerApp(deployment, options), NodeHttpClient.layerUndici)
     const context = yield* Layer.build(
       Option.match(logger, {
         onNone: () => app,
         onSome: (l) => app.pipe(Layer.provide(Logger.replace(Logger.defaultLogger, l)))
       })
     )
-    const client = Context.get(context, HttpClient.HttpClient)
     const address = Context.get(context, HttpServer.HttpServer).address
     const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
+    const client = HttpClient.mapRequest(Context.get(context, HttpClient.HttpClient), HttpClientRequest.prependUrl(url))
     return { upstream, client, url, deployment }
   })
 

@@ -2,8 +2,6 @@
  * Reading and decoding request bodies: the size limit, JSON, and Schema errors rendered with
  * their field paths.
  */
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { InvalidRequest, RequestTooLarge } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
@@ -12,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
+import type { IncomingMessage } from "node:http"
 
 /** Default request body limit: 16 MiB. */
 export const defaultBodyLimit = 16 * 1024 * 1024
@@ -21,11 +20,10 @@ export const defaultBodyLimit = 16 * 1024 * 1024
  * Past the limit the rest of the body is discarded unread, so the 413 can still be answered on
  * the same connection.
  */
-export const readText = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+export const readText = (incoming: IncomingMessage, limit: number) =>
   Effect.suspend(() => {
-    const declared = Number(request.headers["content-length"] ?? "0")
+    const declared = Number(incoming.headers["content-length"] ?? "0")
     if (Number.isFinite(declared) && declared > limit) return Effect.fail(new RequestTooLarge({ limitBytes: limit }))
-    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     return Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
       const chunks: Array<Buffer> = []
       let size = 0

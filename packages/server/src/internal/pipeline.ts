@@ -6,8 +6,6 @@
  *
  * @internal
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
@@ -24,6 +22,7 @@ import * as Stream from "effect/Stream"
 import * as Metrics from "../Metrics.js"
 import { parseJsonObject, readText } from "./body.js"
 import type { Codec, ErrorResponse, Inbound } from "./codecs.js"
+import * as Edge from "./edge.js"
 import { sessionIdOf } from "./session.js"
 
 /** Header naming the model that served an answer. */
@@ -35,22 +34,15 @@ export const evidenceReasonHeader = "x-switchyard-evidence-reason"
 
 const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 
-/** The caller's headers as a plain record (lower-case names). */
-export const plainHeaders = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => ({
-  ...request.headers
-})
-
 /**
  * Read, parse and decode a request body with `codec`: the routed request (its session id from the
  * caller's headers), the requested model and whether the caller streams.
  */
-export const decodeRequest = (codec: Codec, request: HttpServerRequest.HttpServerRequest, limit: number) =>
-  Effect.gen(function*() {
-    const text = yield* readText(request, limit)
-    const json = yield* parseJsonObject(text)
-    const headers = plainHeaders(request)
-    return yield* codec.decode(json, headers, sessionIdOf(headers))
-  })
+export const decodeRequest = (codec: Codec, request: Edge.EdgeRequest, limit: number) =>
+  readText(request.incoming, limit).pipe(
+    Effect.flatMap(parseJsonObject),
+    Effect.flatMap((json) => codec.decode(json, request.headers, sessionIdOf(request.headers)))
+  )
 
 /** The model an answer names: the served target's id, or the route id when no target served. */
 export const servedModel = (decision: Decision.Decision, served: Option.Option<Target>): string =>
@@ -99,8 +91,8 @@ export const logDefect = (defect: unknown) =>
     defect: defect instanceof Error ? `${clip(defect.name)}: ${clip(defect.message, 200)}` : excerpt(defect)
   }))
 
-/** A JSON response of an error. */
-export const errorResponse = ({ body, status }: ErrorResponse) => HttpServerResponse.unsafeJson(body, { status })
+/** The reply of an error. */
+const errorReply = ({ body, status }: ErrorResponse): Edge.Reply => Edge.json(body, status)
 
 /**
  * One log line and the client-response counter per request: inbound wire format, route, selected
@@ -108,24 +100,25 @@ export const errorResponse = ({ body, status }: ErrorResponse) => HttpServerResp
  * for 5xx. No body, header value or upstream error text is logged; the route is clipped.
  */
 const recordRequest = (format: string, facts: Facts, status: number, startMs: number) =>
-  Effect.gen(function*() {
-    const latencyMs = Math.round(((yield* nowMs) - startMs) * 100) / 100
-    yield* Metric.update(
+  Effect.flatMap(nowMs, (endMs) => {
+    const latencyMs = Math.round((endMs - startMs) * 100) / 100
+    const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
+    return Metric.update(
       TaggedMetric.tagged(Metrics.clientResponsesTotal, { outcome: ClientMetrics.attemptOutcome(Option.some(status)) }),
       1
-    )
-    const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
-    yield* log("request").pipe(Effect.annotateLogs({
-      wire_format: format,
-      route: clip(facts.route),
-      selected_model: facts.selectedModel,
-      evidence_source: facts.evidenceSource,
-      evidence_reason: facts.evidenceReason,
-      status,
-      latency_ms: latencyMs,
-      streaming: facts.streaming,
-      error: facts.error
-    }))
+    ).pipe(Effect.zipRight(
+      log("request").pipe(Effect.annotateLogs({
+        wire_format: format,
+        route: clip(facts.route),
+        selected_model: facts.selectedModel,
+        evidence_source: facts.evidenceSource,
+        evidence_reason: facts.evidenceReason,
+        status,
+        latency_ms: latencyMs,
+        streaming: facts.streaming,
+        error: facts.error
+      }))
+    ))
   })
 
 /**
@@ -145,15 +138,11 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
       const encoding = inbound.encoder.stream(streamed, model)
       const events = encoding.events.pipe(
         Stream.concat(Stream.execute(totalLatency(model))),
-        Stream.catchAll((failure) => Stream.succeed(encoding.streamError(failure))),
-        Stream.encodeText
+        Stream.catchAll((failure) => Stream.succeed(encoding.streamError(failure)))
       )
       return {
         facts: factsOf(inbound, streamed.decision, model),
-        response: HttpServerResponse.stream(events, {
-          contentType: "text/event-stream",
-          headers: { "cache-control": "no-cache", ...routingHeaders(streamed.decision, model) }
-        })
+        reply: Edge.sse(events, { "cache-control": "no-cache", ...routingHeaders(streamed.decision, model) })
       }
     })
   }
@@ -161,9 +150,7 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
     const model = servedModel(completed.decision, completed.served)
     return Effect.as(totalLatency(model), {
       facts: factsOf(inbound, completed.decision, model),
-      response: HttpServerResponse.unsafeJson(inbound.encoder.answer(completed, model), {
-        headers: routingHeaders(completed.decision, model)
-      })
+      reply: Edge.json(inbound.encoder.answer(completed, model), 200, routingHeaders(completed.decision, model))
     })
   })
 }
@@ -173,28 +160,22 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
  * every typed failure in the codec's envelope and every defect a 500 in it, then the request's log
  * line and response counter.
  */
-export const handle =
-  (codec: Codec, router: Router["Type"], limit: number) =>
-  (request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-    Effect.gen(function*() {
-      const startMs = yield* nowMs
-      const failed = (facts: Facts) => (failure: RequestFailure) =>
-        Effect.succeed({
-          facts: { ...facts, error: toHttp(failure).code },
-          response: errorResponse(codec.error(failure))
-        })
-      const handled = yield* decodeRequest(codec, request, limit).pipe(
-        Effect.matchEffect({
-          onFailure: failed(noFacts),
-          onSuccess: (inbound) =>
-            answer(router, inbound, startMs).pipe(
-              Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
-            )
-        }),
-        Effect.catchAllDefect((defect) =>
-          Effect.as(logDefect(defect), { facts: noFacts, response: errorResponse(codec.internalError) })
-        )
-      )
-      yield* recordRequest(codec.format, handled.facts, handled.response.status, startMs)
-      return handled.response
-    })
+export const handle = (codec: Codec, router: Router["Type"], limit: number): Edge.Endpoint => (request) =>
+  Effect.flatMap(nowMs, (startMs) => {
+    const failed = (facts: Facts) => (failure: RequestFailure) =>
+      Effect.succeed({ facts: { ...facts, error: toHttp(failure).code }, reply: errorReply(codec.error(failure)) })
+    return decodeRequest(codec, request, limit).pipe(
+      Effect.matchEffect({
+        onFailure: failed(noFacts),
+        onSuccess: (inbound) =>
+          answer(router, inbound, startMs).pipe(
+            Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+          )
+      }),
+      Effect.catchAllDefect((defect) =>
+        Effect.as(logDefect(defect), { facts: noFacts, reply: errorReply(codec.internalError) })
+      ),
+      Effect.tap((handled) => recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)),
+      Effect.map((handled) => handled.reply)
+    )
+  })

@@ -1,0 +1,155 @@
+/**
+ * The lean edge of the LLM endpoints: a `node:http` request listener that runs one Effect program
+ * per request on a runtime built once, and writes its {@link Reply} straight to the Node response.
+ * Every other request goes to the platform handler of the admin endpoints. What the platform's
+ * handler did per request and the LLM endpoints need is done here: the caller's trace context
+ * becomes the parent span, a caller that goes away interrupts the request's fiber, and a stream's
+ * writes wait for the socket to drain.
+ *
+ * @internal
+ */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
+import type { IncomingMessage, ServerResponse } from "node:http"
+
+/** What an LLM endpoint's pipeline hands to the edge. */
+export interface EdgeRequest {
+  /** The caller's headers, lower-case names, repeated headers joined by `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The Node request, whose body the pipeline reads. */
+  readonly incoming: IncomingMessage
+}
+
+/** The answer of one request, written by the edge. */
+export type Reply =
+  | {
+    readonly _tag: "Json"
+    readonly status: number
+    readonly headers: Readonly<Record<string, string>>
+    readonly body: unknown
+  }
+  | {
+    readonly _tag: "Sse"
+    readonly headers: Readonly<Record<string, string>>
+    /** The SSE text in order; failures are already encoded as the format's error events. */
+    readonly events: Stream.Stream<string>
+  }
+
+/** A JSON reply. */
+export const json = (body: unknown, status = 200, headers: Readonly<Record<string, string>> = {}): Reply => ({
+  _tag: "Json",
+  status,
+  headers,
+  body
+})
+
+/** An SSE reply (status 200). */
+export const sse = (events: Stream.Stream<string>, headers: Readonly<Record<string, string>> = {}): Reply => ({
+  _tag: "Sse",
+  headers,
+  events
+})
+
+/** The status a reply is answered with. */
+export const statusOf = (reply: Reply): number => (reply._tag === "Json" ? reply.status : 200)
+
+/** Node's request headers as a plain record of strings (repeated values joined by `, `). */
+export const headersOf = (incoming: IncomingMessage): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  const raw = incoming.headers
+  for (const name in raw) {
+    const value = raw[name]
+    if (typeof value === "string") headers[name] = value
+    else if (value !== undefined) headers[name] = value.join(", ")
+  }
+  return headers
+}
+
+/** Waits until `res` can take more data (after a `write` returned `false`), or it closed. */
+const drained = (res: ServerResponse) =>
+  Effect.async<void>((resume) => {
+    const done = () => {
+      res.off("drain", done)
+      res.off("close", done)
+      resume(Effect.void)
+    }
+    res.on("drain", done)
+    res.on("close", done)
+    return Effect.sync(() => {
+      res.off("drain", done)
+      res.off("close", done)
+    })
+  })
+
+/**
+ * Writes `reply` to `res`: a JSON body with its `content-length`, or an SSE stream written event by
+ * event (waiting for the socket to drain when Node's buffer is full) and ended after the last.
+ */
+export const write = (res: ServerResponse, reply: Reply): Effect.Effect<void> => {
+  if (reply._tag === "Json") {
+    return Effect.sync(() => {
+      const body = Buffer.from(JSON.stringify(reply.body), "utf8")
+      res.writeHead(reply.status, {
+        ...reply.headers,
+        "content-type": "application/json",
+        "content-length": String(body.length)
+      })
+      res.end(body)
+    })
+  }
+  return Effect.suspend(() => {
+    res.writeHead(200, { ...reply.headers, "content-type": "text/event-stream" })
+    return Stream.runForEach(reply.events, (text) => {
+      if (res.destroyed) return Effect.interrupt
+      return res.write(text) ? Effect.void : drained(res)
+    })
+  }).pipe(Effect.ensuring(Effect.sync(() => res.end())))
+}
+
+/** The fiber id that interrupts the request of a caller that went away. */
+const callerGone = FiberId.make(-1, 0)
+
+/** An LLM endpoint of the edge: its pipeline, from the request to the reply. */
+export type Endpoint = (request: EdgeRequest) => Effect.Effect<Reply>
+
+/** The path of a request target, without its query (`/v1/messages?beta=true` is `/v1/messages`). */
+const pathOf = (url: string | undefined): string => {
+  if (url === undefined) return "/"
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/**
+ * The server's request listener: `POST` to a path of `endpoints` runs that endpoint as one fiber on
+ * `runtime` (the caller's `traceparent` or B3 headers, when present, as the parent span); anything
+ * else goes to `fallback` (the admin endpoints). A response closed before it was ended (the caller
+ * went away) interrupts the fiber, which aborts the upstream call it is in.
+ */
+export const listener = <R>(
+  runtime: Runtime.Runtime<R>,
+  endpoints: ReadonlyMap<string, Endpoint>,
+  fallback: (incoming: IncomingMessage, res: ServerResponse) => void
+) => {
+  const runFork = Runtime.runFork(runtime)
+  return (incoming: IncomingMessage, res: ServerResponse): void => {
+    const endpoint = incoming.method === "POST" ? endpoints.get(pathOf(incoming.url)) : undefined
+    if (endpoint === undefined) {
+      fallback(incoming, res)
+      return
+    }
+    const headers = headersOf(incoming)
+    const handled = Effect.flatMap(endpoint({ headers, incoming }), (reply) => write(res, reply))
+    const parent = "traceparent" in headers || "b3" in headers || "x-b3-traceid" in headers
+      ? HttpTraceContext.fromHeaders(Headers.fromInput(headers))
+      : Option.none()
+    const fiber = runFork(Option.isSome(parent) ? Effect.withParentSpan(handled, parent.value) : handled)
+    res.on("close", () => {
+      if (!res.writableEnded) fiber.unsafeInterruptAsFork(callerGone)
+    })
+  }
+}
