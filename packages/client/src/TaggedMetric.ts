@@ -42,3 +42,16 @@ export const tagged = <Type, In, Out>(
   if (cache.size < maxLabelSets) cache.set(key, made)
   return made
 }
+
+/**
+ * Updates `metric` tagged with `labels` (the handle of {@link tagged}) at once, for a batch of
+ * updates inside one `Effect.sync`. The same series as `Metric.update`, for fibers that carry no
+ * `Effect.tagMetrics` labels (none of ours do).
+ */
+export const unsafeUpdate = <Type, In, Out>(
+  metric: Metric.Metric<Type, In, Out>,
+  labels: Readonly<Record<string, string>>,
+  value: In
+): void => {
+  tagged(metric, labels).unsafeUpdate(value, [])
+}

@@ -15,12 +15,12 @@ import {
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Usage } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
+import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Decision from "./Decision.js"
@@ -75,8 +75,6 @@ export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router,
   readonly stream: (request: RoutedRequest) => Effect.Effect<Streamed, RouterFailure>
 }>() {}
 
-const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
-
 /** The model label of a run: the selected target's model id, or the route id when none. */
 const modelLabel = (decision: Decision.Decision): string =>
   Option.match(Decision.selected(decision), { onNone: () => decision.route.id, onSome: (t) => t.id })
@@ -86,35 +84,37 @@ const decisionAttributes = (decision: Decision.Decision) => ({
   ...Evidence.spanAttributes(decision.evidence)
 })
 
-/** Add `value` to a counter tagged with `tags`. */
-const add = (
-  counter: Metric.Metric.Counter<number>,
-  tags: Readonly<Record<string, string>>,
-  value = 1
-): Effect.Effect<void> => Metric.update(TaggedMetric.tagged(counter, tags), value)
+/** Add `value` to a counter tagged with `tags`, at once (inside an `Effect.sync`). */
+const add = (counter: Metric.Metric.Counter<number>, tags: Readonly<Record<string, string>>, value = 1): void =>
+  TaggedMetric.unsafeUpdate(counter, tags, value)
 
-/** Record a value in a histogram tagged with `tags`. */
+/** Record a value in a histogram tagged with `tags`, at once (inside an `Effect.sync`). */
 const observe = (
   histogram: Metric.Metric.Histogram<number>,
   tags: Readonly<Record<string, string>>,
   value: number
-): Effect.Effect<void> => Metric.update(TaggedMetric.tagged(histogram, tags), value)
+): void => TaggedMetric.unsafeUpdate(histogram, tags, value)
 
-/** Token counters of an answer's usage, labelled with the served model; absent fields add nothing. */
-export const recordUsage = (model: string, usage: Usage | null | undefined): Effect.Effect<void> => {
-  if (usage === null || usage === undefined) return Effect.void
+/** {@link recordUsage}, at once (inside an `Effect.sync`). */
+const addUsage = (model: string, usage: Usage | null | undefined): void => {
+  if (usage === null || usage === undefined) return
   const tags = { model }
   const cached = usage.prompt_tokens_details?.cached_tokens
   const creation = usage.prompt_tokens_details?.cache_creation_tokens
   const reasoning = usage.completion_tokens_details?.reasoning_tokens
-  return Effect.all([
-    add(Metrics.promptTokensTotal, tags, usage.prompt_tokens),
-    add(Metrics.completionTokensTotal, tags, usage.completion_tokens),
-    typeof cached === "number" ? add(Metrics.cachedTokensTotal, tags, cached) : Effect.void,
-    typeof creation === "number" ? add(Metrics.cacheCreationTokensTotal, tags, creation) : Effect.void,
-    typeof reasoning === "number" ? add(Metrics.reasoningTokensTotal, tags, reasoning) : Effect.void
-  ], { discard: true })
+  add(Metrics.promptTokensTotal, tags, usage.prompt_tokens)
+  add(Metrics.completionTokensTotal, tags, usage.completion_tokens)
+  if (typeof cached === "number") add(Metrics.cachedTokensTotal, tags, cached)
+  if (typeof creation === "number") add(Metrics.cacheCreationTokensTotal, tags, creation)
+  if (typeof reasoning === "number") add(Metrics.reasoningTokensTotal, tags, reasoning)
 }
+
+/** Token counters of an answer's usage, labelled with the served model; absent fields add nothing. */
+export const recordUsage = (model: string, usage: Usage | null | undefined): Effect.Effect<void> =>
+  usage === null || usage === undefined ? Effect.void : Effect.sync(() => addUsage(model, usage))
+
+/** Milliseconds of the clock, at once (inside an `Effect.clockWith`). */
+const millisOf = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1e6
 
 /** Build a router over `routes` (route ids must be unique; config guarantees it). */
 export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"], never, UpstreamClient> =>
@@ -131,26 +131,25 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
 
     /** Run the route's algorithm; records the routing overhead and the decision. */
     const route = (route: Route, request: RoutedRequest) =>
-      Effect.gen(function*() {
-        const start = yield* nowMs
-        const decision = yield* route.decide(request)
-        const end = yield* nowMs
-        yield* observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, end - start)
-        yield* add(Metrics.decisionsTotal, { algorithm: route.algorithm, selected_model: modelLabel(decision) })
-        yield* Effect.annotateCurrentSpan(decisionAttributes(decision))
-        return decision
+      Effect.clockWith((clock) => {
+        const start = millisOf(clock)
+        return Effect.tap(route.decide(request), (decision) => {
+          observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, millisOf(clock) - start)
+          add(Metrics.decisionsTotal, { algorithm: route.algorithm, selected_model: modelLabel(decision) })
+          return Effect.annotateCurrentSpan(decisionAttributes(decision))
+        })
       })
 
     /** The terminal answer call's metrics: calls, duration, request/error counters. */
-    const recordCall = (decision: Decision.Decision, outcome: "ok" | "error", startMs: number) =>
-      Effect.gen(function*() {
+    const recordCall = (decision: Decision.Decision, outcome: "ok" | "error", clock: Clock.Clock, startMs: number) =>
+      Effect.sync(() => {
         const model = modelLabel(decision)
         const tags = { algorithm: decision.route.algorithm, selected_model: model, outcome }
-        const elapsed = (yield* nowMs) - startMs
-        yield* add(Metrics.llmCallsTotal, tags)
-        yield* observe(Metrics.llmCallDurationMs, tags, elapsed)
-        if (outcome === "ok") yield* observe(Metrics.modelCallLatencyMs, { model }, elapsed)
-        yield* add(outcome === "ok" ? Metrics.requestsTotal : Metrics.errorsTotal, { model })
+        const elapsed = millisOf(clock) - startMs
+        add(Metrics.llmCallsTotal, tags)
+        observe(Metrics.llmCallDurationMs, tags, elapsed)
+        if (outcome === "ok") observe(Metrics.modelCallLatencyMs, { model }, elapsed)
+        add(outcome === "ok" ? Metrics.requestsTotal : Metrics.errorsTotal, { model })
       })
 
     /**
@@ -164,16 +163,16 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       body: (route: Route) => Effect.Effect<A, E>
     ): Effect.Effect<A, E | ModelNotFound | RequestDeadlineExceeded> =>
       Effect.flatMap(findRoute(request.body.model), (found) =>
-        Effect.gen(function*() {
-          const start = yield* nowMs
+        Effect.clockWith((clock) => {
+          const start = millisOf(clock)
           const recordRun = (outcome: "ok" | "error") =>
             terminal
-              ? Effect.gen(function*() {
+              ? Effect.sync(() => {
                 const tags = { algorithm: found.algorithm, outcome }
-                yield* add(Metrics.runsTotal, tags)
-                yield* observe(Metrics.runDurationMs, tags, (yield* nowMs) - start)
-                yield* add(Metrics.totalRequests, {})
-                if (outcome === "error") yield* add(Metrics.totalErrors, {})
+                add(Metrics.runsTotal, tags)
+                observe(Metrics.runDurationMs, tags, millisOf(clock) - start)
+                add(Metrics.totalRequests, {})
+                if (outcome === "error") add(Metrics.totalErrors, {})
               })
               : Effect.void
           const bounded: Effect.Effect<A, E | RequestDeadlineExceeded> = Option.match(
@@ -187,7 +186,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
                 })
             }
           )
-          return yield* bounded.pipe(
+          return bounded.pipe(
             Effect.tap(() => Effect.zipRight(Effect.annotateCurrentSpan("outcome", "success"), recordRun("ok"))),
             Effect.tapError((error) =>
               Effect.zipRight(
@@ -223,19 +222,22 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       ) => Effect.Effect<A, ClientFailure, UpstreamClient>
     ) =>
       run(request, true, (found) =>
-        Effect.gen(function*() {
-          const decision = yield* route(found, request)
+        Effect.flatMap(route(found, request), (decision) => {
           if (decision._tag === "Answered") {
-            yield* add(Metrics.requestsTotal, { model: modelLabel(decision) })
-            if (Option.isSome(decision.servedBy)) yield* recordUsage(decision.servedBy.value.id, decision.answer.usage)
-            return byRoute(decision)
+            return Effect.sync(() => {
+              add(Metrics.requestsTotal, { model: modelLabel(decision) })
+              if (Option.isSome(decision.servedBy)) addUsage(decision.servedBy.value.id, decision.answer.usage)
+              return byRoute(decision)
+            })
           }
-          const start = yield* nowMs
-          return yield* byUpstream(decision, [decision.selected, ...decision.fallbacks]).pipe(
-            Effect.provideService(UpstreamClient, upstream),
-            Effect.tap(() => recordCall(decision, "ok", start)),
-            Effect.tapError(() => recordCall(decision, "error", start))
-          )
+          return Effect.clockWith((clock) => {
+            const start = millisOf(clock)
+            return byUpstream(decision, [decision.selected, ...decision.fallbacks]).pipe(
+              Effect.provideService(UpstreamClient, upstream),
+              Effect.tap(() => recordCall(decision, "ok", clock, start)),
+              Effect.tapError(() => recordCall(decision, "error", clock, start))
+            )
+          })
         }))
 
     const complete = (request: RoutedRequest) =>
@@ -281,9 +283,11 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               served: Option.some(served.target),
               pieces: served.stream.pipe(
                 Stream.tap((piece) =>
-                  Effect.forEach(piece.chunks, (chunk) => recordUsage(served.target.id, chunk.usage), { discard: true })
+                  Effect.sync(() => {
+                    for (const chunk of piece.chunks) addUsage(served.target.id, chunk.usage)
+                  })
                 ),
-                Stream.tapError(() => add(Metrics.errorsTotal, { model: served.target.id }))
+                Stream.tapError(() => Effect.sync(() => add(Metrics.errorsTotal, { model: served.target.id })))
               )
             })
           )

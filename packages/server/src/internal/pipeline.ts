@@ -16,7 +16,6 @@ import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Metrics from "../Metrics.js"
@@ -103,22 +102,22 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
   Effect.flatMap(nowMs, (endMs) => {
     const latencyMs = Math.round((endMs - startMs) * 100) / 100
     const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
-    return Metric.update(
-      TaggedMetric.tagged(Metrics.clientResponsesTotal, { outcome: ClientMetrics.attemptOutcome(Option.some(status)) }),
+    TaggedMetric.unsafeUpdate(
+      Metrics.clientResponsesTotal,
+      { outcome: ClientMetrics.attemptOutcome(Option.some(status)) },
       1
-    ).pipe(Effect.zipRight(
-      log("request").pipe(Effect.annotateLogs({
-        wire_format: format,
-        route: clip(facts.route),
-        selected_model: facts.selectedModel,
-        evidence_source: facts.evidenceSource,
-        evidence_reason: facts.evidenceReason,
-        status,
-        latency_ms: latencyMs,
-        streaming: facts.streaming,
-        error: facts.error
-      }))
-    ))
+    )
+    return log("request").pipe(Effect.annotateLogs({
+      wire_format: format,
+      route: clip(facts.route),
+      selected_model: facts.selectedModel,
+      evidence_source: facts.evidenceSource,
+      evidence_reason: facts.evidenceReason,
+      status,
+      latency_ms: latencyMs,
+      streaming: facts.streaming,
+      error: facts.error
+    }))
   })
 
 /**
@@ -130,7 +129,7 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
   const totalLatency = (model: string) =>
     Effect.flatMap(
       nowMs,
-      (end) => Metric.update(TaggedMetric.tagged(RoutingMetrics.totalLatencyMs, { model }), end - startMs)
+      (end) => Effect.sync(() => TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, end - startMs))
     )
   if (inbound.streaming) {
     return Effect.map(router.stream(inbound.routed), (streamed) => {

@@ -24,6 +24,7 @@ const sessionSources: ReadonlyArray<string | { readonly json: string; readonly f
 ]
 
 const jsonField = (text: string, field: string): string => {
+  if (text === "") return ""
   try {
     const parsed: unknown = JSON.parse(text)
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return ""
