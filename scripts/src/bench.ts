@@ -724,6 +724,9 @@ const checkReach = async (
 ): Promise<Reach> => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   try {
+    // A first round warms the process and its upstream connection; the second is the one checked.
+    await timedRequest(agent, port, "/v1/chat/completions", chatBody(model), headers)
+    await timedRequest(agent, port, "/v1/chat/completions", chatBody(streamModel, { stream: true }), headers)
     const b = await timedRequest(agent, port, "/v1/chat/completions", chatBody(model), headers)
     const answer = decodeChatAnswer(b.text)
     const s = await timedRequest(agent, port, "/v1/chat/completions", chatBody(streamModel, { stream: true }), headers)
