@@ -9,6 +9,9 @@
 //     any other model             -> a buffered completion, or SSE (`stream: true`): a role chunk,
 //                                    three content chunks, a finish chunk and `data: [DONE]`,
 //                                    written STREAM_GAP_MS apart
+//     model = bench-drip-<N>x<MS>  -> SSE (`stream: true`): N content chunks MS ms apart (the first
+//                                    right away, the last with finish_reason), then `data: [DONE]`
+//                                    (the many-streams row: long-held streams)
 //   GET /_bench/last?model=ID     -> the last request body received for that model (verbatim), so
 //                                    the bench can replay exactly what the server sent the judge
 import * as Option from "effect/Option"
@@ -64,6 +67,22 @@ const streamEvents = (model: string): ReadonlyArray<string> => [
   "data: [DONE]\n\n"
 ]
 
+const DRIP = /^bench-drip-(\d{1,4})x(\d{1,5})$/
+const drip = (res: http.ServerResponse, model: string, n: number, gapMs: number): void => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  let i = 0
+  const next = (): void => {
+    if (res.destroyed) return
+    i++
+    res.write(
+      chunk(model, i === 1 ? { role: "assistant", content: "tok " } : { content: "tok " }, i >= n ? "stop" : null)
+    )
+    if (i < n) setTimeout(next, gapMs)
+    else res.end("data: [DONE]\n\n")
+  }
+  next()
+}
+
 const lastBody = new Map<string, string>() // model -> request body
 const stalled = new Set<Socket>()
 
@@ -106,6 +125,8 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
       })
       return
     }
+    const dripping = parsed.value.stream === true ? DRIP.exec(model) : null
+    if (dripping !== null) return drip(res, model, Number(dripping[1]), Number(dripping[2]))
     if (parsed.value.stream === true) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
       const events = streamEvents(model)
