@@ -104,9 +104,12 @@ export const write = (res: ServerResponse, reply: Reply): Effect.Effect<void> =>
   }
   return Effect.suspend(() => {
     res.writeHead(200, { ...reply.headers, "content-type": "text/event-stream" })
-    return Stream.runForEach(reply.events, (text) => {
+    // One write per chunk of events (all the events one upstream read produced), not per event.
+    return Stream.runForEachChunk(reply.events, (texts) => {
       if (res.destroyed) return Effect.interrupt
-      return res.write(text) ? Effect.void : drained(res)
+      let text = ""
+      for (const piece of texts) text += piece
+      return text === "" || res.write(text) ? Effect.void : drained(res)
     })
   }).pipe(Effect.ensuring(Effect.sync(() => res.end())))
 }
