@@ -7,6 +7,7 @@ import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
@@ -162,25 +163,30 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
  * {@link maxJsonDepth} (checked before parsing), is not JSON, or is not an object.
  */
 export const parseJsonObject = (text: string): Effect.Effect<object, InvalidRequest> =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     if (nestsDeeperThan(text, maxJsonDepth)) {
-      return yield* new InvalidRequest({
-        message: `Request body nests arrays and objects deeper than the limit of ${maxJsonDepth} levels`
-      })
+      return Effect.fail(
+        new InvalidRequest({
+          message: `Request body nests arrays and objects deeper than the limit of ${maxJsonDepth} levels`
+        })
+      )
     }
-    const json = yield* Effect.try({
-      try: (): unknown => JSON.parse(text),
-      catch: (error) =>
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (error) {
+      return Effect.fail(
         new InvalidRequest({
           message: `Request body must be valid JSON: ${
             error instanceof Error ? clip(error.message, 120) : "parse error"
           }`
         })
-    })
-    if (typeof json !== "object" || json === null || Array.isArray(json)) {
-      return yield* new InvalidRequest({ message: "Request body must be a JSON object" })
+      )
     }
-    return json
+    if (typeof json !== "object" || json === null || Array.isArray(json)) {
+      return Effect.fail(new InvalidRequest({ message: "Request body must be a JSON object" }))
+    }
+    return Effect.succeed(json)
   })
 
 /** Parse `text` as a JSON object ({@link parseJsonObject}) and decode it with `schema`. */
@@ -196,6 +202,7 @@ export const decodeValue = <A, I>(
   value: unknown,
   options: ParseOptions = decodeOptions
 ) =>
-  Schema.decodeUnknown(schema, options)(value).pipe(
-    Effect.mapError((error) => new InvalidRequest({ message: formatParseError(error) }))
-  )
+  Either.match(Schema.decodeUnknownEither(schema, options)(value), {
+    onLeft: (error) => Effect.fail(new InvalidRequest({ message: formatParseError(error) })),
+    onRight: Effect.succeed
+  })
