@@ -1,9 +1,12 @@
 /**
  * The `UpstreamClient` service: one logical call to one target — request preparation (model
- * rewrite, `extra_body`, auth, header forwarding), retries, the `timeout_ms` deadline over the
- * whole call, the LLM client's circuit breaker around it, and typed failures. `make` builds it
- * over any platform `HttpClient` (the server provides `NodeHttpClient.layerUndici`; tests provide a
- * scripted one), so this module stays runtime-neutral.
+ * rewrite, `extra_body`, auth, header forwarding, trace context), retries, the `timeout_ms`
+ * deadline over the whole call, the LLM client's circuit breaker around it, and typed failures.
+ * `make` builds it over an `UpstreamTransport` (the callback-level I/O seam): `layerTransport`
+ * over the ambient one (the server provides undici's, `UpstreamTransport.layerDispatcher`), `layer`
+ * over any platform `HttpClient` (`UpstreamTransport.layerHttpClient`; tests provide a scripted
+ * one), so this module stays runtime-neutral. Each attempt is one `Effect.async` exchange with
+ * one deadline timer on the fiber's `Clock` (`internal/exchange.ts`).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
@@ -646,8 +649,9 @@ const openPieces = (
 }
 
 /**
- * Builds the service over the ambient `HttpClient` (platform defaults kept: trace propagation,
- * the `http.client` span, socket abort on interruption).
+ * Builds the service over the ambient `UpstreamTransport`. Interrupting a call aborts its exchange
+ * (the socket, for undici); requests carry the trace context (`traceparent`, `b3`) of
+ * `libsy.client_call` when tracing is on and `HttpClient.currentTracerPropagation` is not off.
  *
  * Per logical call:
  * - URL: `openai_chat` — `base_url` trimmed, trailing `/` and a trailing `/chat/completions` or
@@ -673,8 +677,9 @@ const openPieces = (
  * - Deadline: `timeoutMs` bounds the whole call (buffered: until the body is decoded; streamed:
  *   until the headers) and fails with `DeadlineExceeded` exactly then. A retry whose delay would
  *   reach the deadline is not attempted: the call fails at once with the last attempt's error.
- * - Streams: after the headers, a gap between chunks longer than `timeoutMs` fails the stream
- *   with `DeadlineExceeded`; `data: [DONE]` ends it; an in-band `{"error":…}` fails it with
+ * - Streams: after the headers, a gap longer than the client's `timeout_ms` without a network
+ *   chunk while the consumer waits fails the stream with `DeadlineExceeded` (one watchdog per
+ *   stream); `data: [DONE]` ends it; an in-band `{"error":…}` fails it with
  *   `UpstreamStatus` 502; an undecodable chunk with `InvalidResponse`; a broken connection with
  *   `TransportError`. A stream is never retried.
  * - Telemetry: `libsy.client_call` span per logical call; `Metrics.upstreamAttempts` per attempt,
