@@ -1,14 +1,21 @@
 /**
  * The `UpstreamClient` service: one logical call to one target — request preparation (model
- * rewrite, `extra_body`, auth, header forwarding), retries, the `timeout_ms` deadline over the
- * whole call, the LLM client's circuit breaker around it, and typed failures. `make` builds it
- * over any platform `HttpClient` (the server provides `NodeHttpClient.layerUndici`; tests provide a
- * scripted one), so this module stays runtime-neutral.
+ * rewrite, `extra_body`, auth, header forwarding, trace context), retries, the `timeout_ms`
+ * deadline over the whole call, the LLM client's circuit breaker around it, and typed failures.
+ * `make` builds it over an `UpstreamTransport` (the callback-level I/O seam): `layerTransport`
+ * over the ambient one (the server provides undici's, `UpstreamTransport.layerDispatcher`), `layer`
+ * over any platform `HttpClient` (`UpstreamTransport.layerHttpClient`; tests provide a scripted
+ * one), so this module stays runtime-neutral. Each attempt is one `Effect.async` exchange with
+ * one deadline timer on the fiber's `Clock` (`internal/exchange.ts`).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { DeadlineExceeded, InvalidResponse, type TranslationError } from "@switchyard-ts/protocol/Errors"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import {
+  DeadlineExceeded,
+  InvalidResponse,
+  type TranslationError,
+  TransportError
+} from "@switchyard-ts/protocol/Errors"
 import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
@@ -16,6 +23,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -25,13 +34,14 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Breaker from "./Breaker.js"
 import * as Anthropic from "./internal/anthropic.js"
-import * as Deadline from "./internal/deadline.js"
+import * as Exchange from "./internal/exchange.js"
 import * as Failure from "./internal/failure.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Responses from "./internal/responses.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
 import type { LlmClient, NativeBody, Target } from "./Target.js"
+import * as UpstreamTransport from "./UpstreamTransport.js"
 
 /** What to send to one target. */
 export interface CallOptions {
@@ -149,6 +159,22 @@ export const ofChat = (
       )
   })
 
+/** A buffered call opens no stream. */
+const noStream = (): Option.Option<Exchange.OpenStream<never>> => Option.none()
+
+/**
+ * The trace context (`traceparent`, `b3`) of the span a request is made in (`libsy.client_call`),
+ * unless tracing or `HttpClient.currentTracerPropagation` is off or the span is not one of ours:
+ * then a caller's own `traceparent`, forwarded as a caller header, stays as it came.
+ */
+const traceHeaders = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Readonly<Record<string, string>> => {
+  if (!fiber.getFiberRef(FiberRef.currentTracerEnabled) || !fiber.getFiberRef(HttpClient.currentTracerPropagation)) {
+    return {}
+  }
+  const span = fiber.currentSpan
+  return span !== undefined && span._tag === "Span" ? HttpTraceContext.toHeaders(span) : {}
+}
+
 /** Facts about one logical call that its attempts share. */
 interface CallContext {
   readonly target: Target
@@ -161,68 +187,44 @@ interface CallContext {
 const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
 const decodeChunkJson = Schema.decodeUnknownEither(ChatCompletionChunk, decodeOptions)
 
-const isSuccess = (status: number): boolean => status >= 200 && status <= 299
-
-/** How much of a non-2xx body is read to find its `error.message`; the rest is never buffered. */
-const errorBodyLimit = 64 * 1024
-
-const readErrorBody = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.map(
-    Stream.runFoldWhile(
-      response.stream,
-      { chunks: new Array<Uint8Array>(), size: 0 },
-      (acc) => acc.size < errorBodyLimit,
-      (acc, chunk) => {
-        acc.chunks.push(chunk)
-        return { chunks: acc.chunks, size: acc.size + chunk.length }
-      }
-    ),
-    ({ chunks, size }) => {
-      const bytes = new Uint8Array(Math.min(size, errorBodyLimit))
-      let offset = 0
-      for (const chunk of chunks) {
-        if (offset >= bytes.length) break
-        const part = chunk.subarray(0, bytes.length - offset)
-        bytes.set(part, offset)
-        offset += part.length
-      }
-      return utf8.decode(bytes)
-    }
-  )
-
-const utf8 = new TextDecoder()
-
 /**
- * One HTTP attempt: send, record the attempt metric, then either hand a 2xx response to `onOk`
- * or map the non-2xx answer to `UpstreamStatus` (reading its body for `error.message`).
+ * One HTTP attempt (`Exchange.exchange`: one `Effect.async` with the deadline's timer), then
+ * either the 2xx reply to `onOk` or the non-2xx answer mapped to `UpstreamStatus` (its body read
+ * for `error.message`, up to 64 KiB).
  */
-const attempt = <A>(
-  http: HttpClient.HttpClient,
-  request: HttpClientRequest.HttpClientRequest,
+const attempt = <A, S>(
+  transport: UpstreamTransport.UpstreamTransport["Type"],
+  request: Option.Option<Omit<UpstreamTransport.TransportRequest, "fiberRefs">>,
   ctx: CallContext,
-  onOk: (response: HttpClientResponse.HttpClientResponse, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
+  deadline: Option.Option<Exchange.Deadline>,
+  open: Option.Option<Exchange.OpenStream<S>>,
+  onOk: (reply: Exchange.Reply<S>, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
 ): Effect.Effect<A, UpstreamFailure> =>
-  Effect.gen(function*() {
-    const response = yield* http.execute(request).pipe(
-      Effect.catchAll((error) =>
-        Effect.zipRight(Metrics.recordAttempt(Option.none()), Effect.fail(Failure.transportError(ctx.target.id, error)))
+  Option.match(request, {
+    onNone: () =>
+      Effect.zipRight(
+        Metrics.recordAttempt(Option.none()),
+        Effect.fail(new TransportError({ target: ctx.target.id, reason: "invalid upstream URL" }))
       ),
-      // An attempt cut by the deadline or by the caller still went out on the wire.
-      Effect.onInterrupt(() => Metrics.recordAttempt(Option.none()))
-    )
-    yield* Metrics.recordAttempt(Option.some(response.status))
-    if (isSuccess(response.status)) return yield* onOk(response, ctx)
-    const body = yield* Effect.option(readErrorBody(response))
-    const now = yield* Clock.currentTimeMillis
-    return yield* Failure.upstreamStatus({
-      target: ctx.target.id,
-      status: response.status,
-      body,
-      retryAfterMs: Failure.parseRetryAfter(response.headers["retry-after"], now),
-      secrets: ctx.secrets,
-      format: ctx.target.client.format
-    })
+    onSome: (req) =>
+      Effect.flatMap(
+        Exchange.exchange(transport, req, { target: ctx.target.id, deadline, open }),
+        (reply): Effect.Effect<A, UpstreamFailure> =>
+          reply._tag === "Stream" || isSuccess(reply.status)
+            ? onOk(reply, ctx)
+            : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.fail(Failure.upstreamStatus({
+                target: ctx.target.id,
+                status: reply.status,
+                body: Option.some(reply.body),
+                retryAfterMs: Failure.parseRetryAfter(reply.headers["retry-after"], now),
+                secrets: ctx.secrets,
+                format: ctx.target.client.format
+              })))
+      )
   })
+
+const isSuccess = (status: number): boolean => status >= 200 && status <= 299
 
 /** The delay before retry `retry` (0-based): `Retry-After` when the failure had one, else jittered backoff. */
 const retryDelay = (retry: number, failure: UpstreamFailure): Effect.Effect<number> =>
@@ -286,12 +288,13 @@ const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire,
 /**
  * The logical call: attempts with retries under one deadline, inside the `libsy.client_call` span.
  */
-const logicalCall = <A>(
-  http: HttpClient.HttpClient,
+const logicalCall = <A, S>(
+  transport: UpstreamTransport.UpstreamTransport["Type"],
   options: CallOptions,
   wire: Wire,
   streaming: boolean,
-  onOk: (response: HttpClientResponse.HttpClientResponse, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
+  open: (ctx: CallContext, clock: Clock.Clock) => Option.Option<Exchange.OpenStream<S>>,
+  onOk: (reply: Exchange.Reply<S>, ctx: CallContext) => Effect.Effect<A, UpstreamFailure>
 ): Effect.Effect<A, UpstreamFailure> => {
   const { target } = options
   const client = target.client
@@ -309,67 +312,75 @@ const logicalCall = <A>(
       Option.some(Option.match(client.timeoutMs, { onNone: () => ms, onSome: (own) => Math.min(own, ms) }))
   })
 
-  const run = Effect.gen(function*() {
-    const base = HttpClientRequest.post(url).pipe(
-      HttpClientRequest.setHeaders(
-        Prepare.prepareHeaders(client, options.headers, { nativeReplay: wire.nativeReplay })
-      ),
-      (request) =>
-        client.format === "anthropic_messages"
-          ? HttpClientRequest.setHeaders(request, {
+  const run = Effect.clockWith((clock) =>
+    Effect.withFiberRuntime<A, UpstreamFailure>((fiber) => {
+      const headers: Record<string, string> = {
+        ...Prepare.prepareHeaders(client, options.headers, { nativeReplay: wire.nativeReplay }),
+        ...(client.format === "anthropic_messages"
+          ? {
             "anthropic-version": Prepare.anthropicVersion,
             ...Option.match(client.apiKey, {
               onNone: () => ({}),
               onSome: (key) => ({ "x-api-key": Redacted.value(key) })
             })
-          })
+          }
           : Option.match(client.apiKey, {
-            onNone: () => request,
-            onSome: (key) => HttpClientRequest.bearerToken(request, key)
-          }),
-      HttpClientRequest.accept(streaming ? "text/event-stream" : "application/json")
-    )
-    // A body that JSON cannot encode is a programmer error (bodies come from decoded JSON).
-    const request = yield* HttpClientRequest.bodyJson(base, wire.body).pipe(Effect.orDie)
-    const startedAt = yield* Clock.currentTimeMillis
-    const deadlineAt = Option.map(timeoutMs, (ms) => startedAt + ms)
-
-    const loop = (retry: number): Effect.Effect<A, UpstreamFailure> =>
-      attempt(http, request, ctx, onOk).pipe(
-        Effect.tap(() => (retry > 0 ? Metric.increment(Metrics.retryRecovered) : Effect.void)),
-        Effect.catchAll((failure) =>
-          Effect.gen(function*() {
-            if (retry >= client.maxRetries || !Failure.isRetryable(failure)) return yield* Effect.fail(failure)
-            const delayMs = yield* retryDelay(retry, failure)
-            const now = yield* Clock.currentTimeMillis
-            const annotations = {
-              target: target.id,
-              retry: retry + 1,
-              delay_ms: delayMs,
-              error: Failure.errorType(failure)
-            }
-            // Never sleep into the deadline: the caller gets the last real answer instead.
-            if (Option.isSome(deadlineAt) && now + delayMs >= deadlineAt.value) {
-              yield* Effect.logDebug("upstream retry would cross the deadline; giving up").pipe(
-                Effect.annotateLogs(annotations)
-              )
-              return yield* Effect.fail(failure)
-            }
-            yield* Effect.logDebug("retrying upstream call").pipe(Effect.annotateLogs(annotations))
-            yield* Effect.sleep(Duration.millis(delayMs))
-            return yield* loop(retry + 1)
-          })
-        )
+            onNone: () => ({}),
+            onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
+          })),
+        accept: streaming ? "text/event-stream" : "application/json",
+        "content-type": "application/json",
+        ...traceHeaders(fiber)
+      }
+      const request = Option.map(
+        Prepare.originAndPath(url),
+        ({ origin, path }): Omit<UpstreamTransport.TransportRequest, "fiberRefs"> => ({
+          origin,
+          path,
+          method: "POST",
+          headers,
+          // Bodies come from decoded JSON: a body that JSON cannot encode is a programmer error.
+          body: JSON.stringify(wire.body)
+        })
       )
-    return yield* loop(0)
-  })
+      const deadline = Option.map(timeoutMs, (ms): Exchange.Deadline => ({
+        at: clock.unsafeCurrentTimeMillis() + ms,
+        afterMs: ms
+      }))
+      const opener = open(ctx, clock)
 
-  const bounded = Option.match(timeoutMs, {
-    onNone: () => run,
-    onSome: (ms) => Deadline.timeoutFail(run, ms, () => new DeadlineExceeded({ target: target.id, afterMs: ms }))
-  })
+      const loop = (retry: number): Effect.Effect<A, UpstreamFailure> =>
+        attempt(transport, request, ctx, deadline, opener, onOk).pipe(
+          Effect.tap(() => (retry > 0 ? Metric.increment(Metrics.retryRecovered) : Effect.void)),
+          Effect.catchAll((failure) =>
+            Effect.gen(function*() {
+              if (retry >= client.maxRetries || !Failure.isRetryable(failure)) return yield* Effect.fail(failure)
+              const delayMs = yield* retryDelay(retry, failure)
+              const now = yield* Clock.currentTimeMillis
+              const annotations = {
+                target: target.id,
+                retry: retry + 1,
+                delay_ms: delayMs,
+                error: Failure.errorType(failure)
+              }
+              // Never sleep into the deadline: the caller gets the last real answer instead.
+              if (Option.isSome(deadline) && now + delayMs >= deadline.value.at) {
+                yield* Effect.logDebug("upstream retry would cross the deadline; giving up").pipe(
+                  Effect.annotateLogs(annotations)
+                )
+                return yield* Effect.fail(failure)
+              }
+              yield* Effect.logDebug("retrying upstream call").pipe(Effect.annotateLogs(annotations))
+              yield* Effect.sleep(Duration.millis(delayMs))
+              return yield* loop(retry + 1)
+            })
+          )
+        )
+      return loop(0)
+    })
+  )
 
-  return bounded.pipe(
+  return run.pipe(
     Effect.tap(() => Effect.annotateCurrentSpan("outcome", "ok")),
     Effect.tapError((failure) =>
       Effect.annotateCurrentSpan({ outcome: "error", "error.type": Failure.errorType(failure) })
@@ -405,55 +416,42 @@ const requestAttributes = (body: Readonly<Record<string, unknown>>): Record<stri
   return attributes
 }
 
-/** Reads and decodes a buffered 2xx body; a failed read is a (retryable) `TransportError`. */
-const readAnswer = (
-  response: HttpClientResponse.HttpClientResponse,
-  ctx: CallContext
-): Effect.Effect<Answer, UpstreamFailure> =>
-  response.text.pipe(
-    Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
-    Effect.flatMap((text): Effect.Effect<Answer, UpstreamFailure> =>
-      ctx.target.client.format === "anthropic_messages"
-        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.map(
-            Anthropic.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
-            ({ completion, message }) => ({
-              completion,
-              native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
-            })
-          ))
-        : ctx.target.client.format === "openai_responses"
-        ? Effect.flatMap(
-          Clock.currentTimeMillis,
-          (now) =>
-            Effect.map(
-              Responses.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
-              ({ completion, response }) => ({
-                completion,
-                native: ctx.nativeReplay ? Option.some({ format: "openai_responses", body: response }) : Option.none()
-              })
-            )
-        )
-        : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
-    ),
-    Effect.tap(({ completion }) => Effect.annotateCurrentSpan(responseAttributes(completion)))
-  )
+/** The body of a buffered reply (a streamed one never reaches a buffered call). */
+const bodyOf = <S>(reply: Exchange.Reply<S>): string => (reply._tag === "Body" ? reply.body : "")
+
+/** Decodes a buffered 2xx body. */
+const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<Answer, UpstreamFailure> => {
+  const text = bodyOf(reply)
+  const format = ctx.target.client.format
+  const answered: Effect.Effect<Answer, UpstreamFailure> = format === "anthropic_messages"
+    ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(
+        Anthropic.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
+        ({ completion, message }) => ({
+          completion,
+          native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
+        })
+      ))
+    : format === "openai_responses"
+    ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(
+        Responses.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
+        ({ completion, response }) => ({
+          completion,
+          native: ctx.nativeReplay ? Option.some({ format: "openai_responses", body: response }) : Option.none()
+        })
+      ))
+    : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
+  return Effect.tap(answered, ({ completion }) => Effect.annotateCurrentSpan(responseAttributes(completion)))
+}
 
 /** Reads a buffered 2xx body as any JSON value. */
-const readJson = (
-  response: HttpClientResponse.HttpClientResponse,
-  ctx: CallContext
-): Effect.Effect<unknown, UpstreamFailure> =>
-  response.text.pipe(
-    Effect.mapError((error) => Failure.transportError(ctx.target.id, error)),
-    Effect.flatMap((text) =>
-      Option.match(Failure.jsonOf(text), {
-        onNone: () =>
-          Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
-        onSome: Effect.succeed
-      })
-    )
-  )
+const readJson = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<unknown, UpstreamFailure> =>
+  Option.match(Failure.jsonOf(bodyOf(reply)), {
+    onNone: () =>
+      Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
+    onSome: Effect.succeed
+  })
 
 /** `gen_ai.response.*` and `gen_ai.usage.*` span attributes of a completion (no content). */
 export const responseAttributes = (
@@ -512,91 +510,148 @@ const decodeSseItem =
 const isDone = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim() === "[DONE]"
 const isBlank = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim().length === 0
 
+/** What one SSE item does to a piece stream. */
+type ItemStep =
+  | { readonly _tag: "Piece"; readonly piece: StreamPiece; readonly last: boolean }
+  | { readonly _tag: "Skip" }
+  | { readonly _tag: "Done" }
+  | { readonly _tag: "Fail"; readonly failure: UpstreamFailure }
+
+const skip: ItemStep = { _tag: "Skip" }
+const done: ItemStep = { _tag: "Done" }
+
+const overflow = (target: string, item: { readonly maxEventSize: number }): ItemStep => ({
+  _tag: "Fail",
+  failure: new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` })
+})
+
 /**
- * The chunk stream of a 2xx SSE response. Reading the body goes through the platform response
- * stream, whose finalizer aborts the request: ending at `[DONE]`, failing, timing out or being
- * interrupted all release the socket.
+ * The per-item step of a format: `openai_chat` — `[DONE]` ends, each `data` is a chunk (or an
+ * in-band error, or `InvalidResponse`); Messages and Responses — each event translated into chat
+ * chunks (`internal/anthropic.ts`, `internal/responses.ts`) and, on a native replay, kept as it was
+ * sent; the stream ends after its last event; `end` closes what the translation had open.
  */
-const pieceStream = (
-  response: HttpClientResponse.HttpClientResponse,
-  ctx: CallContext
-): Stream.Stream<StreamPiece, UpstreamFailure> => {
+const itemSteps = (ctx: CallContext): {
+  readonly step: (item: Sse.SseItem) => ItemStep
+  readonly end: () => ReadonlyArray<ChatCompletionChunk>
+} => {
   const target = ctx.target.id
-  const items = response.stream.pipe(
-    Stream.mapError((error): UpstreamFailure => Failure.transportError(target, error)),
-    Stream.decodeText(),
-    Stream.mapAccum(Sse.initial, (state, text) => Sse.feed(state, text)),
-    Stream.flattenIterables
-  )
   const format = ctx.target.client.format
-  const chunks = format === "anthropic_messages"
-    ? eventPieces(items, ctx, format, Anthropic.streamTranslator)
-    : format === "openai_responses"
-    ? eventPieces(items, ctx, format, Responses.streamTranslator)
-    : items.pipe(
-      Stream.takeWhile((item) => !isDone(item)),
-      Stream.filter((item) => !isBlank(item)),
-      Stream.mapEffect(decodeSseItem(ctx)),
-      Stream.map((chunk): StreamPiece => ({ chunks: [chunk], native: Option.none() }))
-    )
-  return Option.match(ctx.target.client.timeoutMs, {
-    onNone: () => chunks,
-    onSome: (ms) => Deadline.timeoutFailStream(chunks, ms, () => new DeadlineExceeded({ target, afterMs: ms }))
+  if (format === "openai_chat") {
+    const decode = decodeSseItem(ctx)
+    return {
+      step: (item) => {
+        if (isDone(item)) return done
+        if (isBlank(item)) return skip
+        return Either.match(decode(item), {
+          onLeft: (failure): ItemStep => ({ _tag: "Fail", failure }),
+          onRight: (chunk): ItemStep => ({
+            _tag: "Piece",
+            piece: { chunks: [chunk], native: Option.none() },
+            last: false
+          })
+        })
+      },
+      end: () => []
+    }
+  }
+  const translator = (format === "anthropic_messages" ? Anthropic.streamTranslator : Responses.streamTranslator)({
+    target,
+    secrets: ctx.secrets
   })
+  return {
+    step: (item) => {
+      if (item._tag === "Overflow") return overflow(target, item)
+      if (isBlank(item)) return skip
+      const step = translator.push(item.data)
+      if (step._tag === "Failed") return { _tag: "Fail", failure: step.failure }
+      return {
+        _tag: "Piece",
+        piece: {
+          chunks: step.chunks,
+          native: ctx.nativeReplay && step.event !== undefined
+            ? Option.some({ format, event: step.event.type, data: step.event.data })
+            : Option.none()
+        },
+        last: step.last
+      }
+    },
+    end: translator.end
+  }
 }
 
 /**
- * The pieces of a Messages or Responses event stream: each event translated into chat chunks
- * (`internal/anthropic.ts`, `internal/responses.ts`) and, on a native replay, kept as it was sent;
- * the stream ends after its last event (`message_stop`, `response.completed`); an in-band error
- * event fails it with `UpstreamStatus` 502. A stream cut before its last event still closes what
- * the translation had open.
+ * Opens the piece stream of a 2xx SSE answer at its headers: one push-fed source (no Stream stage
+ * per concern); each network chunk is decoded, split into SSE events, parsed and translated in one
+ * step. A gap longer than the client's `timeout_ms` while the consumer waits fails the stream with
+ * `DeadlineExceeded` (one watchdog per stream). Ending at `[DONE]` or the last event, failing,
+ * timing out and the consumer ending or being interrupted all abort the exchange (release the
+ * socket). A stream cut before its last event still closes what the translation had open.
  */
-const eventPieces = (
-  items: Stream.Stream<Sse.SseItem, UpstreamFailure>,
+const openPieces = (
   ctx: CallContext,
-  format: NativeEvent["format"],
-  makeTranslator: (options: { readonly target: string; readonly secrets: ReadonlyArray<string> }) => {
-    readonly push: (data: string) => Anthropic.StreamStep
-    readonly end: () => ReadonlyArray<ChatCompletionChunk>
+  clock: Clock.Clock
+): Exchange.OpenStream<Stream.Stream<StreamPiece, UpstreamFailure>> =>
+(control) => {
+  const target = ctx.target.id
+  const idleMs = ctx.target.client.timeoutMs
+  const source = new Exchange.PushSource<StreamPiece, UpstreamFailure>(
+    control,
+    clock,
+    idleMs,
+    () => new DeadlineExceeded({ target, afterMs: Option.getOrElse(idleMs, () => 0) })
+  )
+  const steps = itemSteps(ctx)
+  const decoder = new TextDecoder()
+  let sse = Sse.initial
+  let over = false
+  const finish = () => {
+    over = true
+    const chunks = steps.end()
+    if (chunks.length > 0) source.offer({ chunks, native: Option.none() })
+    source.finish()
   }
-): Stream.Stream<StreamPiece, UpstreamFailure> =>
-  Stream.suspend(() => {
-    const target = ctx.target.id
-    const translator = makeTranslator({ target, secrets: ctx.secrets })
-    const steps = items.pipe(
-      Stream.filter((item) => !isBlank(item)),
-      Stream.map((item): Anthropic.StreamStep =>
-        item._tag === "Overflow"
-          ? {
-            _tag: "Failed",
-            failure: new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` })
-          }
-          : translator.push(item.data)
-      ),
-      Stream.takeUntil((step) => step._tag === "Chunks" && step.last),
-      Stream.mapEffect((step) =>
-        step._tag === "Failed"
-          ? Effect.fail(step.failure)
-          : Effect.succeed<StreamPiece>({
-            chunks: step.chunks,
-            native: ctx.nativeReplay && step.event !== undefined
-              ? Option.some({ format, event: step.event.type, data: step.event.data })
-              : Option.none()
-          })
-      )
-    )
-    const closing = Stream.suspend(() => {
-      const chunks = translator.end()
-      const piece: StreamPiece = { chunks, native: Option.none() }
-      return chunks.length === 0 ? Stream.empty : Stream.succeed(piece)
-    })
-    return Stream.concat(steps, closing)
-  })
+  const sink: Exchange.BodySink = {
+    onData: (bytes) => {
+      if (over) return
+      source.touch()
+      const [next, items] = Sse.feed(sse, decoder.decode(bytes, { stream: true }))
+      sse = next
+      for (const item of items) {
+        const step = steps.step(item)
+        switch (step._tag) {
+          case "Skip":
+            continue
+          case "Done":
+            return finish()
+          case "Fail":
+            over = true
+            return source.fail(step.failure)
+          case "Piece":
+            source.offer(step.piece)
+            if (step.last) return finish()
+        }
+      }
+    },
+    onComplete: () => {
+      if (!over) finish()
+    },
+    onError: (reason) => {
+      if (over) return
+      over = true
+      source.fail(new TransportError({ target, reason }))
+    }
+  }
+  const stream = Stream.repeatEffectChunkOption(source.pull).pipe(
+    Stream.ensuring(source.release)
+  )
+  return { sink, stream }
+}
 
 /**
- * Builds the service over the ambient `HttpClient` (platform defaults kept: trace propagation,
- * the `http.client` span, socket abort on interruption).
+ * Builds the service over the ambient `UpstreamTransport`. Interrupting a call aborts its exchange
+ * (the socket, for undici); requests carry the trace context (`traceparent`, `b3`) of
+ * `libsy.client_call` when tracing is on and `HttpClient.currentTracerPropagation` is not off.
  *
  * Per logical call:
  * - URL: `openai_chat` — `base_url` trimmed, trailing `/` and a trailing `/chat/completions` or
@@ -622,8 +677,9 @@ const eventPieces = (
  * - Deadline: `timeoutMs` bounds the whole call (buffered: until the body is decoded; streamed:
  *   until the headers) and fails with `DeadlineExceeded` exactly then. A retry whose delay would
  *   reach the deadline is not attempted: the call fails at once with the last attempt's error.
- * - Streams: after the headers, a gap between chunks longer than `timeoutMs` fails the stream
- *   with `DeadlineExceeded`; `data: [DONE]` ends it; an in-band `{"error":…}` fails it with
+ * - Streams: after the headers, a gap longer than the client's `timeout_ms` without a network
+ *   chunk while the consumer waits fails the stream with `DeadlineExceeded` (one watchdog per
+ *   stream); `data: [DONE]` ends it; an in-band `{"error":…}` fails it with
  *   `UpstreamStatus` 502; an undecodable chunk with `InvalidResponse`; a broken connection with
  *   `TransportError`. A stream is never retried.
  * - Telemetry: `libsy.client_call` span per logical call; `Metrics.upstreamAttempts` per attempt,
@@ -634,60 +690,90 @@ const eventPieces = (
  *   headers), so it counts logical failures; an open breaker fails the call with `CircuitOpen`
  *   before any request is built. See `Breaker`.
  */
-export const make: Effect.Effect<UpstreamClient["Type"], never, HttpClient.HttpClient> = Effect.gen(function*() {
-  const http = yield* HttpClient.HttpClient
-  const registry = yield* Breaker.makeRegistry
-  const guarded = <A>(options: CallOptions, call: Effect.Effect<A, UpstreamFailure>): Effect.Effect<A, ClientFailure> =>
-    Effect.flatMap(registry.forClient(options.target.client), (breaker) =>
-      Option.match(breaker, {
-        onNone: () => call,
-        onSome: (b) => b.guard(call, { target: options.target.id, isFailure: Breaker.isCountedFailure })
-      }))
-  // A request that cannot be translated for the target fails before its breaker is consulted.
-  const withWire = <A>(
-    options: CallOptions,
-    streaming: boolean,
-    call: (wire: Wire) => Effect.Effect<A, UpstreamFailure>
-  ): Effect.Effect<A, ClientFailure> =>
-    Either.match(chatWire(options, streaming), {
-      onLeft: (error) => Effect.fail(error),
-      onRight: (wire) => guarded(options, call(wire))
-    })
-  const answer = (options: CallOptions) =>
-    withWire(options, false, (wire) => logicalCall(http, options, wire, false, readAnswer))
-  const answerStream = (options: CallOptions) =>
-    withWire(
-      options,
-      true,
-      (wire) => logicalCall(http, options, wire, true, (response, ctx) => Effect.succeed(pieceStream(response, ctx)))
-    )
-  return UpstreamClient.of({
-    answer,
-    answerStream,
-    complete: (options) => Effect.map(answer(options), (answered) => answered.completion),
-    stream: (options) => Effect.map(answerStream(options), chunksOf),
-    countTokens: (options) =>
-      options.target.client.format === "anthropic_messages"
-        ? guarded(
-          options,
+export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTransport.UpstreamTransport> = Effect.gen(
+  function*() {
+    const transport = yield* UpstreamTransport.UpstreamTransport
+    const registry = yield* Breaker.makeRegistry
+    const guarded = <A>(
+      options: CallOptions,
+      call: Effect.Effect<A, UpstreamFailure>
+    ): Effect.Effect<A, ClientFailure> =>
+      Effect.flatMap(registry.forClient(options.target.client), (breaker) =>
+        Option.match(breaker, {
+          onNone: () => call,
+          onSome: (b) => b.guard(call, { target: options.target.id, isFailure: Breaker.isCountedFailure })
+        }))
+    // A request that cannot be translated for the target fails before its breaker is consulted.
+    const withWire = <A>(
+      options: CallOptions,
+      streaming: boolean,
+      call: (wire: Wire) => Effect.Effect<A, UpstreamFailure>
+    ): Effect.Effect<A, ClientFailure> =>
+      Either.match(chatWire(options, streaming), {
+        onLeft: (error) => Effect.fail(error),
+        onRight: (wire) => guarded(options, call(wire))
+      })
+    const answer = (options: CallOptions) =>
+      withWire(options, false, (wire) => logicalCall(transport, options, wire, false, noStream, readAnswer))
+    const answerStream = (options: CallOptions) =>
+      withWire(
+        options,
+        true,
+        (wire) =>
           logicalCall(
-            http,
+            transport,
             options,
-            {
-              url: Prepare.countTokensUrl(options.target.client.baseUrl),
-              body: { ...options.body, model: options.target.id },
-              operation: "count_tokens",
-              nativeReplay: true
-            },
-            false,
-            readJson
+            wire,
+            true,
+            (ctx, clock) => Option.some(openPieces(ctx, clock)),
+            (reply): Effect.Effect<Stream.Stream<StreamPiece, UpstreamFailure>, UpstreamFailure> =>
+              reply._tag === "Stream" ? Effect.succeed(reply.stream) : Effect.succeed(Stream.empty)
           )
-        )
-        : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
-    register: (client) => Effect.asVoid(registry.forClient(client)),
-    breakers: registry.statuses
-  })
-})
+      )
+    return UpstreamClient.of({
+      answer,
+      answerStream,
+      complete: (options) => Effect.map(answer(options), (answered) => answered.completion),
+      stream: (options) => Effect.map(answerStream(options), chunksOf),
+      countTokens: (options) =>
+        options.target.client.format === "anthropic_messages"
+          ? guarded(
+            options,
+            logicalCall(
+              transport,
+              options,
+              {
+                url: Prepare.countTokensUrl(options.target.client.baseUrl),
+                body: { ...options.body, model: options.target.id },
+                operation: "count_tokens",
+                nativeReplay: true
+              },
+              false,
+              noStream,
+              readJson
+            )
+          )
+          : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
+      register: (client) => Effect.asVoid(registry.forClient(client)),
+      breakers: registry.statuses
+    })
+  }
+)
 
-/** {@link make} as a layer; requires an `HttpClient` (e.g. `NodeHttpClient.layerUndici`). */
-export const layer: Layer.Layer<UpstreamClient, never, HttpClient.HttpClient> = Layer.effect(UpstreamClient, make)
+/**
+ * {@link make} over the ambient `UpstreamTransport`: the server provides the undici one
+ * (`UpstreamTransport.layerDispatcher` over an `Agent`).
+ */
+export const layerTransport: Layer.Layer<UpstreamClient, never, UpstreamTransport.UpstreamTransport> = Layer.effect(
+  UpstreamClient,
+  make
+)
+
+/**
+ * {@link make} over any platform `HttpClient` (e.g. `NodeHttpClient.layerUndici` or
+ * `FetchHttpClient.layer`), through `UpstreamTransport.layerHttpClient`: the same deadlines,
+ * retries, breakers and failures as {@link layerTransport}.
+ */
+export const layer: Layer.Layer<UpstreamClient, never, HttpClient.HttpClient> = layerTransport.pipe(
+  Layer.provide(UpstreamTransport.layerHttpClient)
+)

@@ -1,6 +1,7 @@
 /**
  * Test support: a scripted `HttpClient` (one script per upstream host, replayed step by step, the
- * last step repeating) that records every request it sees, and target builders.
+ * last step repeating) that records every request it sees, under the client through
+ * `UpstreamTransport.fromHttpClient`, and target builders.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
@@ -15,6 +16,7 @@ import * as Ref from "effect/Ref"
 import type * as Tracer from "effect/Tracer"
 import type { Target } from "../src/Target.js"
 import * as UpstreamClient from "../src/UpstreamClient.js"
+import * as UpstreamTransport from "../src/UpstreamTransport.js"
 
 export const apiKey = "sk-test-SECRET-1234567890"
 
@@ -208,7 +210,9 @@ export const makeFake = (scripts: Readonly<Record<string, ReadonlyArray<Step>>>)
         })
       })
     )
-    const client = yield* UpstreamClient.make.pipe(Effect.provideService(HttpClient.HttpClient, http))
+    const client = yield* UpstreamClient.make.pipe(
+      Effect.provideService(UpstreamTransport.UpstreamTransport, UpstreamTransport.fromHttpClient(http))
+    )
     const requests = Ref.get(seen)
     const requestsTo = (host: string) => Effect.map(requests, (all) => all.filter((r) => r.host === host))
     return { client, requests, requestsTo }

@@ -3,13 +3,12 @@
  * Node HTTP server. `layerApp` leaves the `HttpServer` to the caller (tests use
  * `NodeHttpServer.layerTest`); `layer` binds a host and port.
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Undici from "@effect/platform-node/Undici"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Router from "@switchyard-ts/routing/Router"
@@ -45,7 +44,7 @@ export const sessionStoreLayer = (sessions: Deployment.SessionsSpec): Layer.Laye
     })
     : SessionStore.layerMemory(sessions)
 
-/** Options of {@link upstreamHttpClient}. */
+/** Options of {@link upstreamTransport}. */
 export interface UpstreamPoolOptions {
   /** Connections per upstream origin (default {@link upstreamConnectionsPerOrigin}). */
   readonly connections?: number
@@ -66,30 +65,21 @@ export const upstreamConnectionsPerOrigin = 256
 export const upstreamKeepAliveMs = 4_000
 
 /**
- * The server's upstream `HttpClient`: undici with one keep-alive pool per origin, bounded to
- * `connections` (default 256). The agent is destroyed when the scope closes (bounded by 2 s), which
- * aborts whatever is still in flight. Requests carry the trace context of the span they are made in
- * (`libsy.client_call`), also where the platform's `http.client` span is off (the served API).
+ * The server's upstream transport: undici's `dispatch()` over one `Agent` with a keep-alive pool
+ * per origin, bounded to `connections` (default 256). The agent is destroyed when the scope closes
+ * (bounded by 2 s), which aborts whatever is still in flight. The client sets each request's trace
+ * context (that of `libsy.client_call`) itself when tracing is on.
  */
-export const upstreamHttpClient = (options: UpstreamPoolOptions = {}) =>
-  Layer.effect(HttpClient.HttpClient, Effect.map(HttpClient.HttpClient, Tracing.propagateTraceContext)).pipe(
-    Layer.provide(NodeHttpClient.layerUndiciWithoutDispatcher),
-    Layer.provide(Layer.scoped(
-      NodeHttpClient.Dispatcher,
-      Effect.acquireRelease(
-        Effect.sync(() =>
-          new Undici.Agent({
-            connections: options.connections ?? upstreamConnectionsPerOrigin,
-            keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
-          })
-        ),
-        (agent) => Effect.tryPromise(() => agent.destroy()).pipe(Effect.ignore, Effect.timeoutOption("2 seconds"))
-      )
-    ))
+export const upstreamTransport = (options: UpstreamPoolOptions = {}) =>
+  UpstreamTransport.layerDispatcher(() =>
+    new Undici.Agent({
+      connections: options.connections ?? upstreamConnectionsPerOrigin,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
+    })
   )
 
-/** {@link upstreamHttpClient} with the default pool bounds. */
-export const upstreamHttpClientLayer = upstreamHttpClient()
+/** {@link upstreamTransport} with the default pool bounds. */
+export const upstreamTransportLayer = upstreamTransport()
 
 /**
  * The Router of a deployment with the default judge, the deployment's session store and a real
@@ -100,8 +90,8 @@ export const routerLayer = (deployment: Deployment.Deployment) =>
   Deployment.layerWith(deployment).pipe(
     Layer.provide(Layer.merge(Judge.layer, sessionStoreLayer(deployment.sessions))),
     // also exposed: /health reads the circuit breaker states of the one UpstreamClient
-    Layer.provideMerge(UpstreamClient.layer),
-    Layer.provide(upstreamHttpClientLayer)
+    Layer.provideMerge(UpstreamClient.layerTransport),
+    Layer.provide(upstreamTransportLayer)
   )
 
 /** Options of `layerApp`. */

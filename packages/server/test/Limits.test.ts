@@ -3,12 +3,15 @@
  * dozen cancel every upstream call and leave the server healthy, and the upstream connection pool
  * is bounded per origin. Real sockets and timers, so these tests use `it.scopedLive`.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import type * as Target from "@switchyard-ts/client/Target"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as Server from "@switchyard-ts/server/Server"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { basicToml, chat, startServer } from "./harness.js"
 
 describe("limits under load", () => {
@@ -61,18 +64,36 @@ describe("limits under load", () => {
     Effect.gen(function*() {
       const upstream = yield* FakeUpstream.make()
       yield* upstream.setBehaviour("slow-model", FakeUpstream.ok("done", { delayMs: 200 }))
-      const client = yield* HttpClient.HttpClient
-      const call = client.execute(
-        HttpClientRequest.post(`${upstream.url}/chat/completions`).pipe(
-          HttpClientRequest.bodyUnsafeJson({ model: "slow-model", messages: [] })
-        )
-      ).pipe(Effect.flatMap((response) => Effect.as(response.text, response.status)))
-      const statuses = yield* Effect.all(Array.from({ length: 5 }, () => call), { concurrency: "unbounded" })
-      assert.deepStrictEqual(statuses, [200, 200, 200, 200, 200])
+      const client = yield* UpstreamClient.UpstreamClient
+      const target: Target.Target = {
+        name: "slow",
+        id: "slow-model",
+        client: {
+          name: "sim",
+          format: "openai_chat",
+          baseUrl: upstream.url,
+          apiKey: Option.none(),
+          extraHeaders: {},
+          maxRetries: 0,
+          timeoutMs: Option.none()
+        },
+        extraBody: {}
+      }
+      const call = client.complete({ target, body: { model: "slow", messages: [] }, headers: {} })
+      const answers = yield* Effect.all(Array.from({ length: 5 }, () => call), { concurrency: "unbounded" })
+      assert.deepStrictEqual(answers.map((a) => a.choices[0]?.message.content), [
+        "done",
+        "done",
+        "done",
+        "done",
+        "done"
+      ])
       // Five concurrent calls over two sockets: the other three waited in the pool's queue for a
       // free socket (HTTP/1.1, one request at a time on each) instead of opening their own.
       const records = yield* upstream.requests
       assert.strictEqual(records.length, 5)
       assert.deepStrictEqual(new Set(records.map((r) => r.connection)), new Set([1, 2]))
-    }).pipe(Effect.provide(Server.upstreamHttpClient({ connections: 2 }))))
+    }).pipe(
+      Effect.provide(UpstreamClient.layerTransport.pipe(Layer.provide(Server.upstreamTransport({ connections: 2 }))))
+    ))
 })

@@ -263,6 +263,14 @@ export const prepareHeaders = (
   return out
 }
 
+/** The origin (`https://host:port`) and path with query of an `http:` or `https:` URL, when it parses. */
+export const originAndPath = (url: string): Option.Option<{ readonly origin: string; readonly path: string }> => {
+  if (!URL.canParse(url)) return Option.none()
+  const parsed = new URL(url)
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return Option.none()
+  return Option.some({ origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` })
+}
+
 /** `server.address` / `server.port` of a URL, when it parses. */
 export const serverOf = (url: string): Option.Option<{ readonly address: string; readonly port: number }> => {
   if (!URL.canParse(url)) return Option.none()

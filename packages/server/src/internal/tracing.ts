@@ -1,22 +1,19 @@
 /**
  * Request tracing without the platform's per-request `http.server` and `http.client` spans: the
  * routed request's own spans (`libsy.run`, `libsy.client_call`) cover them. A caller's trace
- * context (W3C `traceparent`, or B3) still becomes the parent of the spans a request makes, and
- * upstream calls still carry the trace context of the span they are made in.
+ * context (W3C `traceparent`, or B3) still becomes the parent of the spans a request makes; upstream
+ * calls carry the trace context of the span they are made in (set by the `UpstreamClient` itself).
  *
  * @internal
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Tracer from "effect/Tracer"
 
 /**
  * `layer` (a served app) without the platform's `http.server` and `http.client` spans in its
@@ -41,28 +38,4 @@ export const parentFromHeaders = <E, R>(
         onNone: () => app,
         onSome: (parent) => Effect.withParentSpan(app, parent)
       })
-  )
-
-/**
- * `client` sending the trace context (`traceparent`, `b3`) of the span a request is made in
- * (`libsy.client_call` for upstream calls), unless `HttpClient.currentTracerPropagation` or tracing
- * is off (no exporter: the caller's own `traceparent`, forwarded as a caller header, stays as it came):
- * what the platform's `http.client` span did, for fibers that run without it
- * ({@link withoutPlatformSpans}). Where that span is on, its own headers replace these.
- */
-export const propagateTraceContext = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  client.pipe(
-    HttpClient.mapRequestEffect((request) =>
-      Effect.map(
-        Effect.all([
-          FiberRef.get(HttpClient.currentTracerPropagation),
-          FiberRef.get(FiberRef.currentTracerEnabled),
-          Effect.serviceOption(Tracer.ParentSpan)
-        ]),
-        ([propagate, tracing, span]) =>
-          propagate && tracing && Option.isSome(span) && span.value._tag === "Span"
-            ? HttpClientRequest.setHeaders(request, HttpTraceContext.toHeaders(span.value))
-            : request
-      )
-    )
   )

@@ -1,0 +1,305 @@
+/**
+ * One HTTP attempt over an `UpstreamTransport`, as ONE `Effect.async`: dispatch, collect the body
+ * (or, for a streamed 2xx, resume at the headers with a push-fed source), the attempt's share of
+ * the call deadline as one timer on the fiber's `Clock`, and abort on deadline or interruption.
+ * Also the push-fed source of a streamed body, with one idle watchdog per stream.
+ *
+ * Timers are fibers forked with `Effect.runFork(clock.sleep(ms))` on the calling fiber's `Clock`:
+ * a Node timer under the live clock, woken by `TestClock.adjust` under a test clock, so tests run
+ * the production timer.
+ *
+ * @internal
+ */
+import { DeadlineExceeded, TransportError } from "@switchyard-ts/protocol/Errors"
+import * as Chunk from "effect/Chunk"
+import type * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import * as Metrics from "../Metrics.js"
+import type { TransportControl, TransportHandler, TransportRequest, UpstreamTransport } from "../UpstreamTransport.js"
+
+/** The end of a logical call on the fiber's `Clock` (`at`, ms) and the `timeout_ms` it came from. */
+export interface Deadline {
+  readonly at: number
+  readonly afterMs: number
+}
+
+/** What an attempt got: a buffered body, or a 2xx stream opened at the headers. */
+export type Reply<S> =
+  | {
+    readonly _tag: "Body"
+    readonly status: number
+    readonly headers: Readonly<Record<string, string>>
+    readonly body: string
+  }
+  | { readonly _tag: "Stream"; readonly status: number; readonly stream: S }
+
+/** Receives the body of a streamed 2xx after its headers. */
+export interface BodySink {
+  readonly onData: (chunk: Uint8Array) => void
+  readonly onComplete: () => void
+  readonly onError: (reason: string) => void
+}
+
+/** Opens the stream of a 2xx answer at its headers; `control` releases or throttles the exchange. */
+export type OpenStream<S> = (control: TransportControl) => { readonly sink: BodySink; readonly stream: S }
+
+/** How much of a non-2xx body is read to find its `error.message`; the rest is never buffered. */
+export const errorBodyLimit = 64 * 1024
+
+/** A control whose exchange is bound after `dispatch` returns (callbacks may run inside it). */
+class LateControl implements TransportControl {
+  inner: TransportControl | undefined = undefined
+  aborted = false
+  paused = false
+  bind(inner: TransportControl): void {
+    this.inner = inner
+    if (this.aborted) inner.abort()
+    else if (this.paused) inner.pause()
+  }
+  readonly abort = (): void => {
+    this.aborted = true
+    this.inner?.abort()
+  }
+  readonly pause = (): void => {
+    this.paused = true
+    this.inner?.pause()
+  }
+  readonly resume = (): void => {
+    this.paused = false
+    this.inner?.resume()
+  }
+  readonly released: Effect.Effect<void> = Effect.suspend(() => this.inner?.released ?? Effect.void)
+}
+
+const isSuccess = (status: number): boolean => status >= 200 && status <= 299
+
+/** Runs `onWake` once `ms` have passed on `clock`, unless the returned fiber is interrupted first. */
+export const schedule = (clock: Clock.Clock, ms: number, onWake: () => void): Fiber.RuntimeFiber<void> => {
+  const timer = Effect.runFork(clock.sleep(Duration.millis(ms)))
+  timer.addObserver((exit) => {
+    if (Exit.isSuccess(exit)) onWake()
+  })
+  return timer
+}
+
+/**
+ * One attempt. Records `Metrics.recordAttempt` once (the status, or none when the attempt ended
+ * before headers: transport failure, deadline, interruption). Fails with `TransportError` (no
+ * answer, or a body cut), `DeadlineExceeded` (the deadline passed before the reply was complete;
+ * the exchange is aborted); interruption aborts the exchange. A 2xx of a streamed call (`open`
+ * given) resumes at the headers; any other answer is read whole (non-2xx bodies up to
+ * {@link errorBodyLimit}, then the exchange is released).
+ */
+export const exchange = <S>(
+  transport: UpstreamTransport["Type"],
+  request: Omit<TransportRequest, "fiberRefs">,
+  options: {
+    readonly target: string
+    readonly deadline: Option.Option<Deadline>
+    readonly open: Option.Option<OpenStream<S>>
+  }
+): Effect.Effect<Reply<S>, TransportError | DeadlineExceeded> =>
+  Effect.clockWith((clock) =>
+    Effect.withFiberRuntime<Reply<S>, TransportError | DeadlineExceeded>((fiber) => {
+      const remaining = Option.map(options.deadline, (d) => d.at - clock.unsafeCurrentTimeMillis())
+      if (Option.isSome(remaining) && Option.isSome(options.deadline) && remaining.value <= 0) {
+        return Effect.fail(new DeadlineExceeded({ target: options.target, afterMs: options.deadline.value.afterMs }))
+      }
+      let status = -1
+      const attempt = Effect.async<Reply<S>, TransportError | DeadlineExceeded>((resume) => {
+        let settled = false
+        let timer: Fiber.RuntimeFiber<void> | undefined = undefined
+        const control = new LateControl()
+        const settle = (effect: Effect.Effect<Reply<S>, TransportError | DeadlineExceeded>) => {
+          if (settled) return
+          settled = true
+          timer?.unsafeInterruptAsFork(FiberId.none)
+          resume(effect)
+        }
+        let sink: BodySink | undefined = undefined
+        let headers: Readonly<Record<string, string>> = {}
+        const decoder = new TextDecoder()
+        let text = ""
+        let size = 0
+        let limit = Number.POSITIVE_INFINITY
+        const complete = () => {
+          text += decoder.decode()
+          settle(Effect.succeed({ _tag: "Body", status, headers, body: text }))
+        }
+        const handler: TransportHandler = {
+          onHeaders: (s, h) => {
+            status = s
+            headers = h
+            if (isSuccess(s) && Option.isSome(options.open)) {
+              const opened = options.open.value(control)
+              sink = opened.sink
+              settle(Effect.succeed({ _tag: "Stream", status: s, stream: opened.stream }))
+            } else if (!isSuccess(s)) {
+              limit = errorBodyLimit
+            }
+          },
+          onData: (chunk) => {
+            if (sink !== undefined) return sink.onData(chunk)
+            if (settled) return
+            const room = limit - size
+            const part = chunk.length > room ? chunk.subarray(0, room) : chunk
+            size += part.length
+            text += decoder.decode(part, { stream: true })
+            if (size >= limit) {
+              control.abort()
+              complete()
+            }
+          },
+          onComplete: () => {
+            if (sink !== undefined) return sink.onComplete()
+            complete()
+          },
+          onError: (reason) => {
+            if (sink !== undefined) return sink.onError(reason)
+            settle(Effect.fail(new TransportError({ target: options.target, reason })))
+          }
+        }
+        control.bind(transport.dispatch({ ...request, fiberRefs: fiber.getFiberRefs() }, handler))
+        if (!settled && Option.isSome(remaining) && Option.isSome(options.deadline)) {
+          const afterMs = options.deadline.value.afterMs
+          timer = schedule(clock, remaining.value, () => {
+            if (settled) return
+            control.abort()
+            settle(Effect.fail(new DeadlineExceeded({ target: options.target, afterMs })))
+          })
+        }
+        return Effect.suspend(() => {
+          settled = true
+          timer?.unsafeInterruptAsFork(FiberId.none)
+          control.abort()
+          return control.released
+        })
+      })
+      // An attempt cut by the deadline or by the caller still went out on the wire.
+      return Effect.onExit(
+        attempt,
+        () => Metrics.recordAttempt(status < 0 ? Option.none() : Option.some(status))
+      )
+    })
+  )
+
+/**
+ * A push-fed source of stream items: the transport's body callbacks `offer` items (already
+ * decoded), `finish` or `fail` it; the consumer pulls every queued item at once. Backpressure:
+ * beyond `highWater` queued items the exchange is paused until the consumer drains the queue.
+ *
+ * Idle watchdog (when `idleMs` is set): one timer per stream. The stream fails with `onIdle()`
+ * when the consumer has been waiting on an empty queue for `idleMs` without a network chunk
+ * arriving; the timer sleeps the remaining gap and re-arms (a consumer that is not waiting is
+ * never the upstream's fault). Finishing, failing or releasing the source aborts the exchange.
+ */
+export class PushSource<A, E> {
+  private queue: Array<A> = []
+  private closed = false
+  private failure: Option.Option<E> = Option.none()
+  private waiter: ((effect: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>) => void) | undefined = undefined
+  private paused = false
+  private idleSince: number
+  private watchdog: Fiber.RuntimeFiber<void> | undefined = undefined
+
+  constructor(
+    private readonly control: TransportControl,
+    private readonly clock: Clock.Clock,
+    private readonly idleMs: Option.Option<number>,
+    private readonly onIdle: () => E,
+    private readonly highWater = 64
+  ) {
+    this.idleSince = clock.unsafeCurrentTimeMillis()
+    if (Option.isSome(idleMs)) this.arm(idleMs.value)
+  }
+
+  private arm(ms: number): void {
+    this.watchdog = schedule(this.clock, ms, this.onWake)
+  }
+
+  private readonly onWake = (): void => {
+    if (this.closed || Option.isNone(this.idleMs)) return
+    const idleMs = this.idleMs.value
+    if (this.waiter === undefined) return this.arm(idleMs)
+    const idle = this.clock.unsafeCurrentTimeMillis() - this.idleSince
+    if (idle >= idleMs) this.fail(this.onIdle())
+    else this.arm(idleMs - idle)
+  }
+
+  /** A network chunk arrived (whether or not it completed an item). */
+  touch(): void {
+    if (Option.isSome(this.idleMs)) this.idleSince = this.clock.unsafeCurrentTimeMillis()
+  }
+
+  offer(item: A): void {
+    if (this.closed) return
+    this.queue.push(item)
+    if (this.waiter !== undefined) this.wake()
+    else if (!this.paused && this.queue.length >= this.highWater) {
+      this.paused = true
+      this.control.pause()
+    }
+  }
+
+  /** No more items: the consumer gets what is queued, then the end. The exchange is released. */
+  finish(): void {
+    if (this.closed) return
+    this.close()
+    this.wake()
+  }
+
+  /** The consumer gets what is queued, then `error`. The exchange is aborted. */
+  fail(error: E): void {
+    if (this.closed) return
+    this.failure = Option.some(error)
+    this.close()
+    this.wake()
+  }
+
+  /**
+   * The consumer is gone (ended, failed or interrupted): abort the exchange, stop the watchdog,
+   * and wait until the transport let go of it.
+   */
+  readonly release: Effect.Effect<void> = Effect.suspend(() => {
+    if (!this.closed) this.close()
+    return this.control.released
+  })
+
+  private close(): void {
+    this.closed = true
+    this.watchdog?.unsafeInterruptAsFork(FiberId.none)
+    this.control.abort()
+  }
+
+  private wake(): void {
+    const waiter = this.waiter
+    if (waiter === undefined) return
+    this.waiter = undefined
+    waiter(this.pull)
+  }
+
+  readonly pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>> = Effect.suspend(() => {
+    if (this.queue.length > 0) {
+      const items = this.queue
+      this.queue = []
+      if (this.paused) {
+        this.paused = false
+        this.control.resume()
+      }
+      return Effect.succeed(Chunk.unsafeFromArray(items))
+    }
+    if (this.closed) return Effect.fail(this.failure)
+    return Effect.async<Chunk.Chunk<A>, Option.Option<E>>((resume) => {
+      this.waiter = resume
+      if (Option.isSome(this.idleMs)) this.idleSince = this.clock.unsafeCurrentTimeMillis()
+      return Effect.sync(() => {
+        this.waiter = undefined
+      })
+    })
+  })
+}
