@@ -584,9 +584,9 @@ const itemSteps = (ctx: CallContext): {
  * Opens the piece stream of a 2xx SSE answer at its headers: one push-fed source (no Stream stage
  * per concern); each network chunk is decoded, split into SSE events, parsed and translated in one
  * step. A gap longer than the client's `timeout_ms` while the consumer waits fails the stream with
- * `DeadlineExceeded` (one watchdog per stream). Ending at `[DONE]` or the last event, failing,
- * timing out and the consumer ending or being interrupted all abort the exchange (release the
- * socket). A stream cut before its last event still closes what the translation had open.
+ * `DeadlineExceeded` (one watchdog per stream). Ending at `[DONE]` or the last event lets the
+ * exchange finish its body (its connection stays pooled; aborted if that takes longer than
+ * `Exchange.endGraceMs`); failing, timing out and the consumer stopping early abort it. A stream cut before its last event still closes what the translation had open.
  */
 const openPieces = (
   ctx: CallContext,
@@ -634,9 +634,11 @@ const openPieces = (
       }
     },
     onComplete: () => {
+      source.exchangeDone()
       if (!over) finish()
     },
     onError: (reason) => {
+      source.exchangeDone()
       if (over) return
       over = true
       source.fail(new TransportError({ target, reason }))

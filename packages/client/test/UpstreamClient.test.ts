@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as Exchange from "../src/internal/exchange.js"
 import { chatCompletionsUrl } from "../src/internal/prepare.js"
 import * as Sse from "../src/internal/sse.js"
 import * as Metrics from "../src/Metrics.js"
@@ -611,6 +612,9 @@ describe("UpstreamClient streaming", () => {
       const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(stream))
       assert.deepStrictEqual(chunks, [chunk("Hel"), chunk("lo", { system_fingerprint: "fp" })])
       const [seen] = yield* fake.requests
+      // The body never ends after [DONE] here: the request is left to finish for endGraceMs, then aborted.
+      assert.isFalse(seen?.signal.aborted, "not cut at once: a body that completes keeps its connection")
+      yield* TestClock.adjust(Exchange.endGraceMs)
       assert.isTrue(seen?.signal.aborted, "the upstream request is released after [DONE]")
     }))
 

@@ -23,6 +23,14 @@ import type { Target } from "../src/Target.js"
 import * as UpstreamClient from "../src/UpstreamClient.js"
 import * as UpstreamTransport from "../src/UpstreamTransport.js"
 
+const streamChunk = (content: string) => ({
+  id: "chatcmpl-1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, delta: { content }, finish_reason: null }]
+})
+
 const targetOn = (
   url: string,
   model: string,
@@ -68,6 +76,42 @@ describe("UpstreamTransport over undici, against a loopback upstream", () => {
       // previous one may take a second socket; never more.
       assert.isAtMost(new Set(records.map((r) => r.connection)).size, 2)
       assert.strictEqual(records[0]?.headers["content-type"], "application/json")
+    }).pipe(Effect.provide(Live)))
+
+  it.scopedLive("a stream that ended at [DONE] lets its body finish: sequential streams share one kept-alive socket", () =>
+    Effect.gen(function*() {
+      const client = yield* UpstreamClient.UpstreamClient
+      // [DONE] first, the end of the body 30 ms later: cutting the exchange at [DONE] would close
+      // the socket and make every stream open a new one.
+      const sockets = new Set<unknown>()
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const s = Http.createServer((req, res) => {
+            sockets.add(req.socket)
+            req.resume()
+            req.on("end", () => {
+              res.writeHead(200, { "content-type": "text/event-stream" })
+              res.write(`data: ${JSON.stringify(streamChunk("hello"))}\n\n`)
+              res.write("data: [DONE]\n\n")
+              setTimeout(() => res.end(), 30)
+            })
+          })
+          s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+        }),
+        (s) => Effect.sync(() => s.closeAllConnections()).pipe(Effect.zipRight(Effect.sync(() => s.close())))
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const target = targetOn(`http://127.0.0.1:${port}/v1`, "m")
+      for (let i = 0; i < 4; i++) {
+        const stream = yield* client.stream({ target, body, headers: {} })
+        const text = Chunk.toReadonlyArray(yield* Stream.runCollect(stream))
+          .map((c) => c.choices[0]?.delta.content ?? "")
+          .join("")
+        assert.strictEqual(text, "hello")
+        yield* Effect.sleep("60 millis")
+      }
+      assert.strictEqual(sockets.size, 1)
     }).pipe(Effect.provide(Live)))
 
   it.scoped("the deadline fails the call with DeadlineExceeded and closes the upstream request", () =>
@@ -181,7 +225,37 @@ describe("PushSource", () => {
       assert.deepStrictEqual(Chunk.toReadonlyArray(drained), [0, 1, 2, 3, 4, 5])
       assert.deepStrictEqual(calls, ["pause", "resume"])
       source.finish()
-      assert.deepStrictEqual(calls, ["pause", "resume", "abort"])
+      assert.deepStrictEqual(calls, ["pause", "resume"], "a normal end leaves the exchange to finish its body")
+      yield* source.release
+      yield* TestClock.adjust(Exchange.endGraceMs - 1)
+      assert.deepStrictEqual(calls, ["pause", "resume"])
+      yield* TestClock.adjust(1)
+      assert.deepStrictEqual(calls, ["pause", "resume", "abort"], "aborted once the grace passed without its end")
+    }))
+
+  it.effect("a stream that ended normally and whose exchange completed is never aborted (its connection stays pooled)", () =>
+    Effect.gen(function*() {
+      const { calls, control } = recording()
+      const clock = yield* Effect.clock
+      const source = new Exchange.PushSource<number, string>(control, clock, Option.some(1000), () => "idle")
+      source.offer(1)
+      source.finish()
+      source.exchangeDone()
+      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.repeatEffectChunkOption(source.pull)))
+      assert.deepStrictEqual(items, [1])
+      yield* source.release
+      yield* TestClock.adjust(Exchange.endGraceMs * 2)
+      assert.deepStrictEqual(calls, [])
+    }))
+
+  it.effect("a consumer that stops before the end aborts the exchange at once", () =>
+    Effect.gen(function*() {
+      const { calls, control } = recording()
+      const clock = yield* Effect.clock
+      const source = new Exchange.PushSource<number, string>(control, clock, Option.none(), () => "idle")
+      source.offer(1)
+      yield* source.release
+      assert.deepStrictEqual(calls, ["abort"])
     }))
 
   it.effect("the idle watchdog fails a waiting consumer after timeout ms without a chunk, re-armed by chunks", () =>

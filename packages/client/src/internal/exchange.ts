@@ -189,6 +189,13 @@ export const exchange = <S>(
   )
 
 /**
+ * How long an exchange whose stream ended normally (`[DONE]`, the last event) may take to finish
+ * its body (the chunked terminator) once the consumer let go, before it is aborted. A finished
+ * exchange keeps its connection in the pool; an aborted one closes it.
+ */
+export const endGraceMs = 1_000
+
+/**
  * A push-fed source of stream items: the transport's body callbacks `offer` items (already
  * decoded), `finish` or `fail` it; the consumer pulls every queued item at once. Backpressure:
  * beyond `highWater` queued items the exchange is paused until the consumer drains the queue.
@@ -206,6 +213,11 @@ export class PushSource<A, E> {
   private paused = false
   private idleSince: number
   private watchdog: Fiber.RuntimeFiber<void> | undefined = undefined
+  /** The items ended normally (`[DONE]`, the last event): the exchange may finish by itself. */
+  private ended = false
+  /** The transport reported the exchange over. */
+  private done = false
+  private grace: Fiber.RuntimeFiber<void> | undefined = undefined
 
   constructor(
     private readonly control: TransportControl,
@@ -246,11 +258,23 @@ export class PushSource<A, E> {
     }
   }
 
-  /** No more items: the consumer gets what is queued, then the end. The exchange is released. */
+  /**
+   * No more items: the consumer gets what is queued, then the end. The exchange is left to finish
+   * by itself (so its connection goes back to the pool), within {@link endGraceMs} of the consumer
+   * letting go; past that it is aborted.
+   */
   finish(): void {
     if (this.closed) return
-    this.close()
+    this.ended = true
+    this.closed = true
+    this.watchdog?.unsafeInterruptAsFork(FiberId.none)
     this.wake()
+  }
+
+  /** The transport is done with the exchange (its body completed or failed). */
+  exchangeDone(): void {
+    this.done = true
+    this.grace?.unsafeInterruptAsFork(FiberId.none)
   }
 
   /** The consumer gets what is queued, then `error`. The exchange is aborted. */
@@ -266,6 +290,11 @@ export class PushSource<A, E> {
    * and wait until the transport let go of it.
    */
   readonly release: Effect.Effect<void> = Effect.suspend(() => {
+    if (this.done) return this.control.released
+    if (this.ended) {
+      if (this.grace === undefined) this.grace = schedule(this.clock, endGraceMs, () => this.control.abort())
+      return Effect.void
+    }
     if (!this.closed) this.close()
     return this.control.released
   })
