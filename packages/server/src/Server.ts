@@ -56,7 +56,7 @@ export interface UpstreamPoolOptions {
  * Upstream connections per origin (scheme + host + port) of the server's HTTP client. Calls beyond
  * it wait in undici's queue for a free connection; the wait counts against the call's `timeout_ms`.
  */
-export const upstreamConnectionsPerOrigin = 256
+export const upstreamConnectionsPerOrigin = 1024
 
 /**
  * Idle keep-alive timeout of upstream connections (undici's default); an upstream's
@@ -66,7 +66,7 @@ export const upstreamKeepAliveMs = 4_000
 
 /**
  * The server's upstream transport: undici's `dispatch()` over one `Agent` with a keep-alive pool
- * per origin, bounded to `connections` (default 256). The agent is destroyed when the scope closes
+ * per origin, bounded to `connections` (default 1024). The agent is destroyed when the scope closes
  * (bounded by 2 s), which aborts whatever is still in flight. The client sets each request's trace
  * context (that of `libsy.client_call`) itself when tracing is on.
  */
