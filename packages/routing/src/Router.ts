@@ -282,11 +282,11 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               decision,
               served: Option.some(served.target),
               pieces: served.stream.pipe(
-                Stream.tap((piece) =>
-                  Effect.sync(() => {
-                    for (const chunk of piece.chunks) addUsage(served.target.id, chunk.usage)
-                  })
-                ),
+                // usage counted as the pieces pass, in the same stage (no effect per piece)
+                Stream.mapChunks((pieces) => {
+                  for (const piece of pieces) for (const chunk of piece.chunks) addUsage(served.target.id, chunk.usage)
+                  return pieces
+                }),
                 Stream.tapError(() => Effect.sync(() => add(Metrics.errorsTotal, { model: served.target.id })))
               )
             })

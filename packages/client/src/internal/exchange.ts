@@ -200,10 +200,11 @@ export const endGraceMs = 1_000
  * decoded), `finish` or `fail` it; the consumer pulls every queued item at once. Backpressure:
  * beyond `highWater` queued items the exchange is paused until the consumer drains the queue.
  *
- * Idle watchdog (when `idleMs` is set): one timer per stream. The stream fails with `onIdle()`
- * when the consumer has been waiting on an empty queue for `idleMs` without a network chunk
- * arriving; the timer sleeps the remaining gap and re-arms (a consumer that is not waiting is
- * never the upstream's fault). Finishing, failing or releasing the source aborts the exchange.
+ * Idle watchdog (when `idleMs` is set): at most one timer per stream, armed when the consumer
+ * waits on an empty queue. The stream fails with `onIdle()` when the consumer has been waiting for
+ * `idleMs` without a network chunk arriving; the timer sleeps the remaining gap and re-arms while
+ * the consumer waits (a consumer that is not waiting is never the upstream's fault). Failing or
+ * releasing the source early aborts the exchange; a normal end lets it finish (see `finish`).
  */
 export class PushSource<A, E> {
   private queue: Array<A> = []
@@ -227,7 +228,6 @@ export class PushSource<A, E> {
     private readonly highWater = 64
   ) {
     this.idleSince = clock.unsafeCurrentTimeMillis()
-    if (Option.isSome(idleMs)) this.arm(idleMs.value)
   }
 
   private arm(ms: number): void {
@@ -235,9 +235,11 @@ export class PushSource<A, E> {
   }
 
   private readonly onWake = (): void => {
+    this.watchdog = undefined
     if (this.closed || Option.isNone(this.idleMs)) return
     const idleMs = this.idleMs.value
-    if (this.waiter === undefined) return this.arm(idleMs)
+    // not waiting: the next wait arms the watchdog again
+    if (this.waiter === undefined) return
     const idle = this.clock.unsafeCurrentTimeMillis() - this.idleSince
     if (idle >= idleMs) this.fail(this.onIdle())
     else this.arm(idleMs - idle)
@@ -325,7 +327,12 @@ export class PushSource<A, E> {
     if (this.closed) return Effect.fail(this.failure)
     return Effect.async<Chunk.Chunk<A>, Option.Option<E>>((resume) => {
       this.waiter = resume
-      if (Option.isSome(this.idleMs)) this.idleSince = this.clock.unsafeCurrentTimeMillis()
+      if (Option.isSome(this.idleMs)) {
+        this.idleSince = this.clock.unsafeCurrentTimeMillis()
+        // armed on the first wait, not when the stream opens: a first chunk that came with the
+        // headers is relayed before any timer exists
+        if (this.watchdog === undefined) this.arm(this.idleMs.value)
+      }
       return Effect.sync(() => {
         this.waiter = undefined
       })

@@ -263,18 +263,35 @@ export const prepareHeaders = (
   return out
 }
 
+/**
+ * `f` memoized per URL. URLs come from the configuration (a base URL and a fixed suffix), so the
+ * table stays small; past {@link maxMemoizedUrls} entries results are computed each time.
+ */
+const memoizedByUrl = <A>(f: (url: string) => A): (url: string) => A => {
+  const table = new Map<string, A>()
+  return (url) => {
+    const known = table.get(url)
+    if (known !== undefined) return known
+    const made = f(url)
+    if (table.size < maxMemoizedUrls) table.set(url, made)
+    return made
+  }
+}
+
+const maxMemoizedUrls = 1024
+
 /** The origin (`https://host:port`) and path with query of an `http:` or `https:` URL, when it parses. */
-export const originAndPath = (url: string): Option.Option<{ readonly origin: string; readonly path: string }> => {
+export const originAndPath = memoizedByUrl((url): Option.Option<{ readonly origin: string; readonly path: string }> => {
   if (!URL.canParse(url)) return Option.none()
   const parsed = new URL(url)
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return Option.none()
   return Option.some({ origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` })
-}
+})
 
 /** `server.address` / `server.port` of a URL, when it parses. */
-export const serverOf = (url: string): Option.Option<{ readonly address: string; readonly port: number }> => {
+export const serverOf = memoizedByUrl((url): Option.Option<{ readonly address: string; readonly port: number }> => {
   if (!URL.canParse(url)) return Option.none()
   const parsed = new URL(url)
   const port = parsed.port !== "" ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80
   return Option.some({ address: parsed.hostname, port })
-}
+})

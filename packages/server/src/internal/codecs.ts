@@ -17,6 +17,7 @@ import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import type { Completed, Streamed } from "@switchyard-ts/routing/Router"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -134,8 +135,12 @@ const openAiInternalError: ErrorResponse = {
 const chatEncoder: Encoder = {
   answer: (completed) => completed.completion,
   stream: (streamed) => ({
-    events: UpstreamClient.chunksOf(streamed.pieces).pipe(
-      Stream.map((chunk) => sseData(JSON.stringify(chunk))),
+    events: streamed.pieces.pipe(
+      Stream.mapChunks((pieces) => {
+        const events: Array<string> = []
+        for (const piece of pieces) for (const chunk of piece.chunks) events.push(sseData(JSON.stringify(chunk)))
+        return Chunk.unsafeFromArray(events)
+      }),
       Stream.concat(Stream.succeed(sseData("[DONE]")))
     ),
     streamError: chatStreamError

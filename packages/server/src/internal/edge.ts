@@ -89,36 +89,59 @@ const drained = (res: ServerResponse) =>
 /**
  * Writes `reply` to `res`: a JSON body with its `content-length`, or an SSE stream written event by
  * event (waiting for the socket to drain when Node's buffer is full) and ended after the last.
+ * `record` (the request's log line and counters) runs once the caller has its answer's first bytes
+ * — after the JSON body, after the first SSE write — so it is never on the caller's path; and at the
+ * latest when the writing ends, however it ends.
  */
-export const write = (res: ServerResponse, reply: Reply): Effect.Effect<void> => {
+export const write = (res: ServerResponse, reply: Reply, record: Effect.Effect<void>): Effect.Effect<void> => {
   if (reply._tag === "Json") {
-    return Effect.sync(() => {
-      const body = Buffer.from(JSON.stringify(reply.body), "utf8")
-      res.writeHead(reply.status, {
-        ...reply.headers,
-        "content-type": "application/json",
-        "content-length": String(body.length)
-      })
-      res.end(body)
-    })
+    return Effect.zipRight(
+      Effect.sync(() => {
+        const body = Buffer.from(JSON.stringify(reply.body), "utf8")
+        res.writeHead(reply.status, {
+          ...reply.headers,
+          "content-type": "application/json",
+          "content-length": String(body.length)
+        })
+        res.end(body)
+      }),
+      record
+    )
   }
   return Effect.suspend(() => {
+    let recorded = false
+    const recordOnce = Effect.suspend(() => {
+      if (recorded) return Effect.void
+      recorded = true
+      return record
+    })
     res.writeHead(200, { ...reply.headers, "content-type": "text/event-stream" })
     // One write per chunk of events (all the events one upstream read produced), not per event.
-    return Stream.runForEachChunk(reply.events, (texts) => {
+    const written = Stream.runForEachChunk(reply.events, (texts) => {
       if (res.destroyed) return Effect.interrupt
       let text = ""
       for (const piece of texts) text += piece
-      return text === "" || res.write(text) ? Effect.void : drained(res)
+      if (text === "") return Effect.void
+      const flowing = res.write(text)
+      const next = flowing ? Effect.void : drained(res)
+      return recorded ? next : Effect.zipRight(recordOnce, next)
     })
-  }).pipe(Effect.ensuring(Effect.sync(() => res.end())))
+    return Effect.ensuring(written, Effect.zipRight(recordOnce, Effect.sync(() => res.end())))
+  })
 }
 
 /** The fiber id that interrupts the request of a caller that went away. */
 const callerGone = FiberId.make(-1, 0)
 
+/** What an endpoint's pipeline produced: the reply, and the request's record written after it. */
+export interface Handled {
+  readonly reply: Reply
+  /** The request's log line and counters (see {@link write}). */
+  readonly record: Effect.Effect<void>
+}
+
 /** An LLM endpoint of the edge: its pipeline, from the request to the reply. */
-export type Endpoint = (request: EdgeRequest) => Effect.Effect<Reply>
+export type Endpoint = (request: EdgeRequest) => Effect.Effect<Handled>
 
 /** The path of a request target, without its query (`/v1/messages?beta=true` is `/v1/messages`). */
 const pathOf = (url: string | undefined): string => {
@@ -146,7 +169,7 @@ export const listener = <R>(
       return
     }
     const headers = headersOf(incoming)
-    const handled = Effect.flatMap(endpoint({ headers, incoming }), (reply) => write(res, reply))
+    const handled = Effect.flatMap(endpoint({ headers, incoming }), (done) => write(res, done.reply, done.record))
     const parent = "traceparent" in headers || "b3" in headers || "x-b3-traceid" in headers
       ? HttpTraceContext.fromHeaders(Headers.fromInput(headers))
       : Option.none()

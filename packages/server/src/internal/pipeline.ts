@@ -156,8 +156,8 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
 
 /**
  * The handler of an LLM endpoint in `codec`'s format: decode → route → decide → answer → encode,
- * every typed failure in the codec's envelope and every defect a 500 in it, then the request's log
- * line and response counter.
+ * every typed failure in the codec's envelope and every defect a 500 in it; with the request's log
+ * line and response counter, which the edge writes once the answer's first bytes are sent.
  */
 export const handle = (codec: Codec, router: Router["Type"], limit: number): Edge.Endpoint => (request) =>
   Effect.flatMap(nowMs, (startMs) => {
@@ -174,7 +174,9 @@ export const handle = (codec: Codec, router: Router["Type"], limit: number): Edg
       Effect.catchAllDefect((defect) =>
         Effect.as(logDefect(defect), { facts: noFacts, reply: errorReply(codec.internalError) })
       ),
-      Effect.tap((handled) => recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)),
-      Effect.map((handled) => handled.reply)
+      Effect.map((handled): Edge.Handled => ({
+        reply: handled.reply,
+        record: recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)
+      }))
     )
   })
