@@ -85,6 +85,12 @@ export interface Answer {
 export interface StreamPiece {
   readonly chunks: ReadonlyArray<ChatCompletionChunk>
   readonly native: Option.Option<NativeEvent>
+  /**
+   * From an `openai_chat` target: the SSE `data` of the event this piece's one chunk was decoded
+   * from, exactly as the upstream sent it (when it is one line), so that a Chat caller can be sent
+   * the bytes instead of the chunk re-encoded.
+   */
+  readonly sse?: string
 }
 
 /** An upstream's own stream event, forwarded to a caller of the same format. */
@@ -93,6 +99,21 @@ export interface NativeEvent {
   /** The SSE `event:` name (the event's `type`). */
   readonly event: string
   readonly data: Readonly<Record<string, unknown>>
+  /** `data` as the upstream sent it (the SSE `data` text), when it is one line. */
+  readonly text?: string
+}
+
+/** `data` when it can be written back as one SSE `data:` line. */
+const oneLine = (data: string): string | undefined => data.includes("\n") || data.includes("\r") ? undefined : data
+
+const sseOf = (item: Sse.SseItem): { readonly sse?: string } => {
+  const text = item._tag === "Data" ? oneLine(item.data) : undefined
+  return text === undefined ? {} : { sse: text }
+}
+
+const textOf = (item: Sse.SseItem): { readonly text?: string } => {
+  const text = item._tag === "Data" ? oneLine(item.data) : undefined
+  return text === undefined ? {} : { text }
 }
 
 /** The chat chunks of a piece stream, in order. */
@@ -547,7 +568,7 @@ const itemSteps = (ctx: CallContext): {
           onLeft: (failure): ItemStep => ({ _tag: "Fail", failure }),
           onRight: (chunk): ItemStep => ({
             _tag: "Piece",
-            piece: { chunks: [chunk], native: Option.none() },
+            piece: { chunks: [chunk], native: Option.none(), ...sseOf(item) },
             last: false
           })
         })
@@ -570,7 +591,7 @@ const itemSteps = (ctx: CallContext): {
         piece: {
           chunks: step.chunks,
           native: ctx.nativeReplay && step.event !== undefined
-            ? Option.some({ format, event: step.event.type, data: step.event.data })
+            ? Option.some({ format, event: step.event.type, data: step.event.data, ...textOf(item) })
             : Option.none()
         },
         last: step.last

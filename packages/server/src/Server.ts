@@ -1,7 +1,8 @@
 /**
  * The switchyard HTTP server as Layers: the API over a deployment's Router, with telemetry, on a
- * Node HTTP server. `layerApp` leaves the `HttpServer` to the caller (tests use
- * `NodeHttpServer.layerTest`); `layer` binds a host and port.
+ * Node HTTP server of its own (LLM endpoints on the lean edge, the rest on the platform router).
+ * `layerApp` binds a loopback port by default and describes it as the `HttpServer` (tests, the
+ * drill); `layer` binds the configured host and port and prints the `listening on` line.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Undici from "@effect/platform-node/Undici"

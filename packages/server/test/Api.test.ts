@@ -83,6 +83,24 @@ describe("chat completions", () => {
       assert.strictEqual(content, "one two three")
     }))
 
+  it.scopedLive("a chat stream from a chat upstream reaches the caller as the upstream's own bytes", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* startServer(basicToml())
+      // Spacing and key order no encoder would produce: only forwarded bytes keep them.
+      const first = `{ "id":"c1",  "object":"chat.completion.chunk","created":1,"model":"weak-model",` +
+        `"choices":[{"index":0,"delta":{"role":"assistant","content":"one"},"finish_reason":null}],"x_extra":{"k":[1, 2]} }`
+      const last = `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"model":"weak-model",` +
+        `"object":"chat.completion.chunk","created":1,"id":"c1"}`
+      yield* upstream.setBehaviour(
+        "weak-model",
+        FakeUpstream.Raw.make({ body: "{}", events: [{ data: first }, { data: last }] })
+      )
+      const response = yield* post(client, "/v1/chat/completions", chat("fast", { stream: true }))
+      assert.strictEqual(response.status, 200)
+      const text = yield* response.text
+      assert.strictEqual(text, `data: ${first}\n\ndata: ${last}\n\ndata: [DONE]\n\n`)
+    }))
+
   it.scopedLive("a noop route answers OK itself, buffered and streamed", () =>
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(basicToml())

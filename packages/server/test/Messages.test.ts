@@ -616,6 +616,25 @@ describe("Messages answers from a Messages upstream reach the caller as the upst
       assert.match(metrics, /switchyard_completion_tokens_total\{model="claude-sonnet"[^}]*\} (\d+)/)
     }))
 
+  it.scopedLive("streamed: every event but message_start reaches the caller as the upstream's own bytes", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* start
+      // A spacing no encoder produces: only forwarded bytes keep it.
+      const spaced = events.map(({ data, event }) => ({ event, data: JSON.stringify(data).replace(/":/g, "\": ") }))
+      yield* upstream.setBehaviour(
+        "claude-sonnet",
+        FakeUpstream.Raw.make({ body: JSON.stringify(message), events: spaced })
+      )
+      const streamed = yield* post(url, true)
+      assert.strictEqual(streamed.response.status, 200)
+      const blocks = streamed.text.split("\n\n").filter((block) => block.length > 0)
+      assert.strictEqual(blocks.length, spaced.length)
+      spaced.forEach(({ data, event }, i) => {
+        if (event === "message_start") assert.include(blocks[i], "\"model\":\"claude-sonnet\"")
+        else assert.strictEqual(blocks[i], `event: ${event}\ndata: ${data}`)
+      })
+    }))
+
   it.scopedLive("a chat caller on the same upstream still gets the chat translation", () =>
     Effect.gen(function*() {
       const { upstream, url } = yield* start

@@ -138,7 +138,11 @@ const chatEncoder: Encoder = {
     events: streamed.pieces.pipe(
       Stream.mapChunks((pieces) => {
         const events: Array<string> = []
-        for (const piece of pieces) for (const chunk of piece.chunks) events.push(sseData(JSON.stringify(chunk)))
+        for (const piece of pieces) {
+          // same format: the upstream's own bytes; otherwise the chunks encoded
+          if (piece.sse !== undefined) events.push(sseData(piece.sse))
+          else for (const chunk of piece.chunks) events.push(sseData(JSON.stringify(chunk)))
+        }
         return Chunk.unsafeFromArray(events)
       }),
       Stream.concat(Stream.succeed(sseData("[DONE]")))
@@ -235,10 +239,10 @@ const lifecycleEvents: ReadonlySet<string> = new Set([
 /** An upstream Responses event forwarded as it came, the model of its `response` restamped. */
 const nativeResponsesEvent = (event: UpstreamClient.NativeEvent, model: string): string => {
   const response = event.data["response"]
-  const data = lifecycleEvents.has(event.event) && Predicate.isRecord(response)
-    ? { ...event.data, response: { ...response, model } }
-    : event.data
-  return `event: ${event.event}\ndata: ${JSON.stringify(data)}\n\n`
+  if (!(lifecycleEvents.has(event.event) && Predicate.isRecord(response))) {
+    return `event: ${event.event}\ndata: ${event.text ?? JSON.stringify(event.data)}\n\n`
+  }
+  return `event: ${event.event}\ndata: ${JSON.stringify({ ...event.data, response: { ...response, model } })}\n\n`
 }
 
 /** A stream that failed after its headers, in the form of the compatible system (one `error` event). */

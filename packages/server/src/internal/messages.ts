@@ -80,10 +80,11 @@ export const sseEvent = (event: AnthropicMessages.StreamEvent): string =>
  * `message_start` restamped to `model` (the served target's id).
  */
 export const nativeSseEvent = (event: NativeEvent, model: string): string => {
-  const data = event.event === "message_start" && Predicate.isRecord(event.data["message"])
-    ? { ...event.data, message: { ...event.data["message"], model } }
-    : event.data
-  return `event: ${event.event}\ndata: ${JSON.stringify(data)}\n\n`
+  const message = event.data["message"]
+  if (!(event.event === "message_start" && Predicate.isRecord(message))) {
+    return `event: ${event.event}\ndata: ${event.text ?? JSON.stringify(event.data)}\n\n`
+  }
+  return `event: ${event.event}\ndata: ${JSON.stringify({ ...event.data, message: { ...message, model } })}\n\n`
 }
 
 /**
