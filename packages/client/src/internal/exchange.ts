@@ -4,23 +4,20 @@
  * the call deadline as one timer on the fiber's `Clock`, and abort on deadline or interruption.
  * Also the push-fed source of a streamed body, with one idle watchdog per stream.
  *
- * Timers are fibers forked with `Effect.runFork(clock.sleep(ms))` on the calling fiber's `Clock`:
- * a Node timer under the live clock, woken by `TestClock.adjust` under a test clock, so tests run
- * the production timer.
+ * Timers run on the calling fiber's `Clock` through `internal/timers.ts` (one sleeping fiber per
+ * clock, not one per timer): a Node timer under the live clock, woken by `TestClock.adjust` under a
+ * test clock, so tests run the production timer.
  *
  * @internal
  */
 import { DeadlineExceeded, TransportError } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
 import type * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
 import type { TransportControl, TransportHandler, TransportRequest, UpstreamTransport } from "../UpstreamTransport.js"
+import * as Timers from "./timers.js"
 
 /** The end of a logical call on the fiber's `Clock` (`at`, ms) and the `timeout_ms` it came from. */
 export interface Deadline {
@@ -78,15 +75,6 @@ class LateControl implements TransportControl {
 
 const isSuccess = (status: number): boolean => status >= 200 && status <= 299
 
-/** Runs `onWake` once `ms` have passed on `clock`, unless the returned fiber is interrupted first. */
-export const schedule = (clock: Clock.Clock, ms: number, onWake: () => void): Fiber.RuntimeFiber<void> => {
-  const timer = Effect.runFork(clock.sleep(Duration.millis(ms)))
-  timer.addObserver((exit) => {
-    if (Exit.isSuccess(exit)) onWake()
-  })
-  return timer
-}
-
 /**
  * One attempt. Records `Metrics.recordAttempt` once (the status, or none when the attempt ended
  * before headers: transport failure, deadline, interruption). Fails with `TransportError` (no
@@ -113,12 +101,12 @@ export const exchange = <S>(
       let status = -1
       const attempt = Effect.async<Reply<S>, TransportError | DeadlineExceeded>((resume) => {
         let settled = false
-        let timer: Fiber.RuntimeFiber<void> | undefined = undefined
+        let timer: Timers.Timer | undefined = undefined
         const control = new LateControl()
         const settle = (effect: Effect.Effect<Reply<S>, TransportError | DeadlineExceeded>) => {
           if (settled) return
           settled = true
-          timer?.unsafeInterruptAsFork(FiberId.none)
+          timer?.cancel()
           resume(effect)
         }
         let sink: BodySink | undefined = undefined
@@ -167,7 +155,7 @@ export const exchange = <S>(
         control.bind(transport.dispatch({ ...request, fiberRefs: fiber.getFiberRefs() }, handler))
         if (!settled && Option.isSome(remaining) && Option.isSome(options.deadline)) {
           const afterMs = options.deadline.value.afterMs
-          timer = schedule(clock, remaining.value, () => {
+          timer = Timers.schedule(clock, remaining.value, () => {
             if (settled) return
             control.abort()
             settle(Effect.fail(new DeadlineExceeded({ target: options.target, afterMs })))
@@ -175,7 +163,7 @@ export const exchange = <S>(
         }
         return Effect.suspend(() => {
           settled = true
-          timer?.unsafeInterruptAsFork(FiberId.none)
+          timer?.cancel()
           control.abort()
           return control.released
         })
@@ -213,12 +201,12 @@ export class PushSource<A, E> {
   private waiter: ((effect: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>) => void) | undefined = undefined
   private paused = false
   private idleSince: number
-  private watchdog: Fiber.RuntimeFiber<void> | undefined = undefined
+  private watchdog: Timers.Timer | undefined = undefined
   /** The items ended normally (`[DONE]`, the last event): the exchange may finish by itself. */
   private ended = false
   /** The transport reported the exchange over. */
   private done = false
-  private grace: Fiber.RuntimeFiber<void> | undefined = undefined
+  private grace: Timers.Timer | undefined = undefined
 
   constructor(
     private readonly control: TransportControl,
@@ -231,7 +219,7 @@ export class PushSource<A, E> {
   }
 
   private arm(ms: number): void {
-    this.watchdog = schedule(this.clock, ms, this.onWake)
+    this.watchdog = Timers.schedule(this.clock, ms, this.onWake)
   }
 
   private readonly onWake = (): void => {
@@ -269,14 +257,14 @@ export class PushSource<A, E> {
     if (this.closed) return
     this.ended = true
     this.closed = true
-    this.watchdog?.unsafeInterruptAsFork(FiberId.none)
+    this.watchdog?.cancel()
     this.wake()
   }
 
   /** The transport is done with the exchange (its body completed or failed). */
   exchangeDone(): void {
     this.done = true
-    this.grace?.unsafeInterruptAsFork(FiberId.none)
+    this.grace?.cancel()
   }
 
   /** The consumer gets what is queued, then `error`. The exchange is aborted. */
@@ -294,7 +282,7 @@ export class PushSource<A, E> {
   readonly release: Effect.Effect<void> = Effect.suspend(() => {
     if (this.done) return this.control.released
     if (this.ended) {
-      if (this.grace === undefined) this.grace = schedule(this.clock, endGraceMs, () => this.control.abort())
+      if (this.grace === undefined) this.grace = Timers.schedule(this.clock, endGraceMs, () => this.control.abort())
       return Effect.void
     }
     if (!this.closed) this.close()
@@ -303,7 +291,7 @@ export class PushSource<A, E> {
 
   private close(): void {
     this.closed = true
-    this.watchdog?.unsafeInterruptAsFork(FiberId.none)
+    this.watchdog?.cancel()
     this.control.abort()
   }
 
