@@ -88,7 +88,7 @@ export const attemptsFor = (status: Option.Option<number>): Metric.Metric.Counte
 
 /** Records one HTTP attempt. */
 export const recordAttempt = (status: Option.Option<number>): Effect.Effect<void> =>
-  Metric.increment(attemptsFor(status))
+  Effect.sync(() => attemptsFor(status).unsafeUpdate(1, []))
 
 /**
  * Creates the series the anchor pre-seeds at 0 (attempt codes 200, 404, 429, 500, 504 and none;
