@@ -6,6 +6,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
@@ -47,7 +48,9 @@ export const routes = (
           bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
         )
       case "llm_classifier":
-        return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
+        return spec.mode === "custom"
+          ? Effect.map(CustomRoute.make({ ...common, ...spec }), bounded)
+          : Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
       case "advisor":
         return Effect.map(AdvisorRoute.make({ ...common, ...spec }), bounded)
     }

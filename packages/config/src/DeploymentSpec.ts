@@ -4,6 +4,8 @@
  * `[sessions]` table. `Deployment` turns it into Layers; nothing here does any work.
  */
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
+import type { JsonPointer } from "@switchyard-ts/routing/JsonPointer"
+import type { JsonSchema } from "@switchyard-ts/routing/JsonSchema"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 
@@ -87,6 +89,41 @@ export interface ClassifierRouteSpec extends RouteCommon {
 }
 
 /**
+ * `type = "llm_classifier"`, `mode = "custom"`: the judge answers the route's prompt with a JSON
+ * value matching `response_schema`; `policy.selector` names one of `targets` (else `default_target`).
+ */
+export interface CustomClassifierRouteSpec extends RouteCommon {
+  readonly type: "llm_classifier"
+  readonly mode: "custom"
+  /** `classifier_target`: the judge; never a routing destination. */
+  readonly judge: Target
+  /** `targets`: at least two labels (target table names), unique, resolving to distinct model ids. */
+  readonly targets: ReadonlyArray<Target>
+  /** `default_target`: one of `targets`; chosen when the verdict names no label, or without a verdict. */
+  readonly defaultTarget: Target
+  /** `prompt` (required, non-blank): the judge's system prompt. */
+  readonly prompt: string
+  /** `response_schema`: the inner JSON Schema (a JSON object), as configured. */
+  readonly responseSchema: Readonly<Record<string, unknown>>
+  /** The same schema, meta-validated and compiled (the verdict is validated against it). */
+  readonly compiledSchema: JsonSchema
+  /** `policy = { type = "target_selector", selector = "<JSON Pointer>" }`: the selector, not the root. */
+  readonly selector: JsonPointer
+  /** `classify_trigger` (default `every_request`). */
+  readonly classifyTrigger: ClassifyTrigger
+  /** `message_hash_fallback` (default false; requires `new_session`). */
+  readonly messageHashFallback: boolean
+  /** `recent_turn_window` (non-negative integer), unset by default. */
+  readonly recentTurnWindow: Option.Option<number>
+  /** `max_output_tokens` >= 1 (default 4096). */
+  readonly maxOutputTokens: number
+  /** `judge_failure` (default `error`). */
+  readonly judgeFailure: JudgeFailurePosture
+  /** `judge_timeout_ms`, as on capability routes. */
+  readonly judgeTimeoutMs: Option.Option<number>
+}
+
+/**
  * `type = "advisor"`: the executor answers every turn; a turn that would end the work is reviewed
  * by the advisor (APPROVE releases it, REDO has the executor answer again with the advisor's plan).
  */
@@ -120,7 +157,13 @@ export interface AdvisorRouteSpec extends RouteCommon {
   readonly redoFeedbackPrefix: Option.Option<string>
 }
 
-export type RouteSpec = NoopRouteSpec | PassthroughRouteSpec | RandomRouteSpec | ClassifierRouteSpec | AdvisorRouteSpec
+export type RouteSpec =
+  | NoopRouteSpec
+  | PassthroughRouteSpec
+  | RandomRouteSpec
+  | ClassifierRouteSpec
+  | CustomClassifierRouteSpec
+  | AdvisorRouteSpec
 
 /** Where session decisions live: in this process, or in a Redis shared by several replicas. */
 export type SessionStoreKind = "memory" | "redis"

@@ -8,14 +8,20 @@
  *    unknown keys, missing keys, value types and enum variants (`format`, route `type`, and for
  *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`;
  *    for `advisor` its `gate_trigger`).
- *    A classifier route's mode is settled before its keys: `escalation`/`custom` (explicit, or
- *    implied by an `escalation` table) are not supported yet, and custom-mode keys on a
- *    capability route get `mode capability cannot use custom classifier fields`.
+ *    A classifier route's mode is settled before its keys: `escalation` (explicit, or implied by
+ *    an `escalation` table) is not supported yet; custom-mode keys on a capability route get
+ *    `mode capability cannot use custom classifier fields`, and capability or escalation keys on
+ *    a custom route `mode custom cannot use capability or escalation fields`.
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
  *    `api_key_env`, `extra_headers`, `breaker`) → target→client references and `extra_body` → each
  *    route (duplicate ids, `context_window`, `request_timeout_ms`, target references, weights, seed;
  *    for `llm_classifier`: target references → thresholds → `message_hash_fallback` →
- *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`; for `advisor`:
+ *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`; for custom mode:
+ *    `classifier_target` → `targets` (at least two, labels non-blank and unique, known targets,
+ *    distinct model ids) → `default_target` (one of `targets`) → `message_hash_fallback` →
+ *    `recent_turn_window` → `prompt` → `response_schema` (JSON, an object, not a provider
+ *    wrapper, within the supported JSON Schema subset) → `policy.selector` (an RFC 6901 JSON
+ *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for `advisor`:
  *    `executor_target` → `advisor_target` → `gate_trigger_pattern` (required exactly with
  *    `gate_trigger = "pattern"`, non-blank, a valid regular expression) → `max_reviews` →
  *    `gate_stall_turns` → `gate_min_tool_results` → `advisor_max_tokens` → `advisor_temperature` →
@@ -44,9 +50,12 @@
  *   are positive integers. Milliseconds are capped at 2^53-1 like `timeout_ms`.
  */
 import { credentialHeaders, type Format, type LlmClient, type Target } from "@switchyard-ts/client/Target"
+import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
+import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import * as Redacted from "effect/Redacted"
@@ -55,6 +64,7 @@ import * as Toml from "smol-toml"
 import type {
   AdvisorRouteSpec,
   ClassifierRouteSpec,
+  CustomClassifierRouteSpec,
   Deployment,
   RandomRouteSpec,
   RouteCommon,
@@ -153,10 +163,22 @@ const RawClassifierMode = Schema.Struct({
   targets: Schema.optional(Schema.Unknown),
   default_target: Schema.optional(Schema.Unknown),
   response_schema: Schema.optional(Schema.Unknown),
-  policy: Schema.optional(Schema.Unknown)
+  policy: Schema.optional(Schema.Unknown),
+  strong_target: Schema.optional(Schema.Unknown),
+  weak_target: Schema.optional(Schema.Unknown),
+  base_threshold: Schema.optional(Schema.Unknown),
+  threshold_step: Schema.optional(Schema.Unknown),
+  response_format_type: Schema.optional(Schema.Unknown)
 })
 
 const customClassifierFields = ["targets", "default_target", "response_schema", "policy"] as const
+const capabilityOrEscalationFields = [
+  "strong_target",
+  "weak_target",
+  "base_threshold",
+  "threshold_step",
+  "escalation"
+] as const
 
 const RawClassifier = Schema.Struct({
   ...routeCommonFields,
@@ -176,6 +198,32 @@ const RawClassifier = Schema.Struct({
   judge_timeout_ms: Schema.optional(TomlInteger)
 })
 type RawClassifier = typeof RawClassifier.Type
+
+/** `policy = { type = "target_selector", selector = "<JSON Pointer>" }` (or a `[routes.<n>.policy]` table). */
+const RawPolicy = Schema.compose(
+  TomlTable,
+  Schema.Struct({ type: TomlVariant("target_selector"), selector: TomlString }),
+  { strict: false }
+)
+
+const RawCustomClassifier = Schema.Struct({
+  ...routeCommonFields,
+  mode: TomlString,
+  classifier_target: TomlString,
+  targets: arrayOf(TomlString),
+  default_target: TomlString,
+  prompt: TomlString,
+  response_schema: TomlString,
+  policy: RawPolicy,
+  classify_trigger: Schema.optional(TomlVariant("every_request", "user_turn", "new_session")),
+  message_hash_fallback: Schema.optional(TomlBoolean),
+  recent_turn_window: Schema.optional(TomlInteger),
+  response_format_type: Schema.optional(TomlVariant("json_schema")),
+  max_output_tokens: Schema.optional(TomlInteger),
+  judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
+  judge_timeout_ms: Schema.optional(TomlInteger)
+})
+type RawCustomClassifier = typeof RawCustomClassifier.Type
 
 const RawAdvisor = Schema.Struct({
   ...routeCommonFields,
@@ -200,6 +248,7 @@ type RawRoute =
   | { readonly type: "passthrough"; readonly raw: typeof RawPassthrough.Type }
   | { readonly type: "random"; readonly raw: typeof RawRandom.Type }
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
+  | { readonly type: "custom_classifier"; readonly raw: RawCustomClassifier }
   | { readonly type: "advisor"; readonly raw: RawAdvisor }
 
 interface Named<A> {
@@ -217,8 +266,8 @@ interface RawDeployment {
 const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages"] as const
 const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
 const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
-const supportedClassifierModes = ["capability"] as const
-const laterClassifierModes: ReadonlyArray<string> = ["escalation", "custom"]
+const supportedClassifierModes = ["capability", "custom"] as const
+const laterClassifierModes: ReadonlyArray<string> = ["escalation"]
 
 const sortedEntries = <A>(record: Readonly<Record<string, A>>): Array<readonly [string, A]> =>
   Arr.sort(Object.entries(record), Order.mapInput(Order.string, ([key]: readonly [string, A]) => key))
@@ -235,10 +284,10 @@ const decodeClient = (name: string, table: unknown) =>
 
 /**
  * Settles a classifier route's mode (explicit `mode`, else `escalation` when an `escalation`
- * table is present, else `capability`), rejects what capability mode cannot use, then decodes
- * the capability keys.
+ * table is present, else `capability`), rejects what the mode cannot use, then decodes the mode's
+ * keys.
  */
-const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawClassifier, InvalidConfig> =>
+const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawRoute, InvalidConfig> =>
   Effect.gen(function*() {
     const head = yield* decodeAt(RawClassifierMode, path, table, "ignore")
     if (head.mode !== undefined) {
@@ -248,6 +297,21 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawClassifi
       }
       if (!Arr.contains(supportedClassifierModes, head.mode)) {
         return yield* fail(modePath, unknownVariant(head.mode, supportedClassifierModes))
+      }
+      if (head.mode === "custom") {
+        for (const field of capabilityOrEscalationFields) {
+          if (head[field] !== undefined) {
+            return yield* fail([...path, field], "mode custom cannot use capability or escalation fields")
+          }
+        }
+        // custom mode always sends its own json_schema format; only the default may be spelled out
+        if (typeof head.response_format_type === "string" && head.response_format_type !== "json_schema") {
+          return yield* fail(
+            [...path, "response_format_type"],
+            "mode custom cannot use capability or escalation fields"
+          )
+        }
+        return { type: "custom_classifier", raw: yield* decodeAt(RawCustomClassifier, path, table) }
       }
       if (head.escalation !== undefined) {
         return yield* fail([...path, "escalation"], "mode capability cannot use escalation")
@@ -263,7 +327,7 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawClassifi
         return yield* fail([...path, field], "mode capability cannot use custom classifier fields")
       }
     }
-    return yield* decodeAt(RawClassifier, path, table)
+    return { type: "llm_classifier", raw: yield* decodeAt(RawClassifier, path, table) }
   })
 
 const decodeRoute = (name: string, table: unknown) =>
@@ -278,7 +342,7 @@ const decodeRoute = (name: string, table: unknown) =>
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
       case "llm_classifier":
-        return { name, raw: { type, raw: yield* decodeClassifier(path, table) } }
+        return { name, raw: yield* decodeClassifier(path, table) }
       case "advisor":
         return { name, raw: { type, raw: yield* decodeAt(RawAdvisor, path, table) } }
     }
@@ -496,6 +560,17 @@ const unitInterval = (path: Path, value: number): Effect.Effect<number, InvalidC
 
 const responseSchemaPlaceholder = "{{RESPONSE_SCHEMA}}"
 
+/** A classifier `prompt`: non-blank, without the `{{RESPONSE_SCHEMA}}` placeholder. */
+const checkPrompt = (path: Path, prompt: string): Effect.Effect<void, InvalidConfig> =>
+  prompt.trim() === ""
+    ? fail(path, "classifier prompt must not be empty")
+    : prompt.includes(responseSchemaPlaceholder)
+    ? fail(
+      path,
+      `classifier prompt must not contain ${responseSchemaPlaceholder}; the response schema is supplied automatically`
+    )
+    : Effect.void
+
 const buildClassifier = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
@@ -532,16 +607,7 @@ const buildClassifier = (
       ? Option.none()
       : Option.some(Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe)))
     // prompt
-    const promptPath = [...path, "prompt"]
-    if (raw.prompt !== undefined && raw.prompt.trim() === "") {
-      return yield* fail(promptPath, "classifier prompt must not be empty")
-    }
-    if (raw.prompt !== undefined && raw.prompt.includes(responseSchemaPlaceholder)) {
-      return yield* fail(
-        promptPath,
-        `classifier prompt must not contain ${responseSchemaPlaceholder}; the response schema is supplied automatically`
-      )
-    }
+    if (raw.prompt !== undefined) yield* checkPrompt([...path, "prompt"], raw.prompt)
     // the rest
     const maxOutputTokens = raw.max_output_tokens === undefined
       ? 4096
@@ -560,6 +626,134 @@ const buildClassifier = (
       recentTurnWindow,
       prompt: Option.fromNullable(raw.prompt),
       responseFormatType: raw.response_format_type ?? "json_schema",
+      maxOutputTokens,
+      judgeFailure: raw.judge_failure ?? "error",
+      judgeTimeoutMs: raw.judge_timeout_ms === undefined
+        ? Option.none()
+        : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
+    }
+  })
+
+/**
+ * `response_schema`: a TOML string holding the inner JSON Schema of the verdict — JSON, an object,
+ * not a provider wrapper (`json_schema` key), within the supported subset (`JsonSchema.compile`).
+ */
+const parseResponseSchema = (
+  path: Path,
+  text: string
+): Effect.Effect<
+  { readonly document: Readonly<Record<string, unknown>>; readonly compiled: JsonSchema.JsonSchema },
+  InvalidConfig
+> =>
+  Effect.gen(function*() {
+    const parsed = Schema.decodeUnknownEither(Schema.parseJson())(text)
+    if (Either.isLeft(parsed)) return yield* fail(path, "response_schema is invalid JSON")
+    const document = parsed.right
+    if (!isJsonObject(document)) return yield* fail(path, "response_schema must be a JSON object")
+    if (Object.hasOwn(document, "json_schema")) {
+      return yield* fail(
+        path,
+        "response_schema must be the inner JSON Schema, not a provider response_format wrapper (it has a json_schema key)"
+      )
+    }
+    const compiled = JsonSchema.compile(document)
+    if (Either.isLeft(compiled)) {
+      const { at, message } = compiled.left
+      return yield* fail(path, `response_schema is not a supported JSON Schema at ${JSON.stringify(at)}: ${message}`)
+    }
+    return { document, compiled: compiled.right }
+  })
+
+const isJsonObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const buildCustomClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawCustomClassifier
+): Effect.Effect<CustomClassifierRouteSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    // references
+    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
+    const targetsPath = [...path, "targets"]
+    if (raw.targets.length < 2) return yield* fail(targetsPath, "custom classifier requires at least two targets")
+    const labels: Array<string> = []
+    const resolved: Array<Target> = []
+    for (const [i, rawLabel] of raw.targets.entries()) {
+      const label = rawLabel.trim()
+      if (label === "") return yield* fail([...targetsPath, i], "custom classifier target labels must not be empty")
+      if (labels.includes(label)) {
+        return yield* fail(
+          [...targetsPath, i],
+          `custom classifier targets must be unique; ${JSON.stringify(label)} is listed twice`
+        )
+      }
+      const target = yield* lookupTarget(targets, [...targetsPath, i], label)
+      const twin = resolved.find((other) => other.id === target.id)
+      if (twin !== undefined) {
+        return yield* fail(
+          [...targetsPath, i],
+          `resolved target ${JSON.stringify(target.id)} is duplicated (targets ${JSON.stringify(twin.name)} and ${
+            JSON.stringify(label)
+          } name the same model)`
+        )
+      }
+      labels.push(label)
+      resolved.push(target)
+    }
+    const defaultLabel = raw.default_target.trim()
+    const defaultTarget = resolved.find((target) => target.name === defaultLabel)
+    if (defaultTarget === undefined) {
+      return yield* fail(
+        [...path, "default_target"],
+        `default_target ${JSON.stringify(defaultLabel)} must be one of targets`
+      )
+    }
+    // trigger and message hash
+    const classifyTrigger = raw.classify_trigger ?? "every_request"
+    const messageHashFallback = raw.message_hash_fallback ?? false
+    if (messageHashFallback && classifyTrigger !== "new_session") {
+      return yield* fail(
+        [...path, "message_hash_fallback"],
+        "message_hash_fallback requires classify_trigger = new_session"
+      )
+    }
+    const recentTurnWindow = raw.recent_turn_window === undefined
+      ? Option.none()
+      : Option.some(Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe)))
+    // prompt, schema, selector
+    yield* checkPrompt([...path, "prompt"], raw.prompt)
+    const schema = yield* parseResponseSchema([...path, "response_schema"], raw.response_schema)
+    const selectorPath = [...path, "policy", "selector"]
+    const selector = JsonPointer.parse(raw.policy.selector)
+    if (Either.isLeft(selector)) {
+      return yield* fail(selectorPath, `selector is not a valid JSON Pointer: ${selector.left}`)
+    }
+    if (JsonPointer.isRoot(selector.right)) {
+      return yield* fail(
+        selectorPath,
+        "selector must not be the root pointer \"\"; point at the member naming the target"
+      )
+    }
+    // the rest
+    const maxOutputTokens = raw.max_output_tokens === undefined
+      ? 4096
+      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    return {
+      ...common,
+      type: "llm_classifier",
+      mode: "custom",
+      judge,
+      targets: resolved,
+      defaultTarget,
+      prompt: raw.prompt,
+      responseSchema: schema.document,
+      compiledSchema: schema.compiled,
+      selector: selector.right,
+      classifyTrigger,
+      messageHashFallback,
+      recentTurnWindow,
       maxOutputTokens,
       judgeFailure: raw.judge_failure ?? "error",
       judgeTimeoutMs: raw.judge_timeout_ms === undefined
@@ -713,6 +907,8 @@ const buildRoute = (
         return yield* buildRandom(targets, path, common, route.raw)
       case "llm_classifier":
         return yield* buildClassifier(targets, path, common, route.raw)
+      case "custom_classifier":
+        return yield* buildCustomClassifier(targets, path, common, route.raw)
       case "advisor":
         return yield* buildAdvisor(targets, path, common, route.raw)
     }

@@ -56,7 +56,9 @@ const target = (deployment: Deployment, name: string): Target =>
 
 const classifierRoute = (deployment: Deployment, id: string): ClassifierRouteSpec => {
   const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === id)
-  return route?.type === "llm_classifier" ? route : assert.fail(`no classifier route ${id}`)
+  return route?.type === "llm_classifier" && route.mode === "capability"
+    ? route
+    : assert.fail(`no classifier route ${id}`)
 }
 
 const at = "routes.auto"
@@ -201,14 +203,18 @@ describe("DeploymentToml.parse llm_classifier mode", () => {
       "mode \"escalation\" is not supported yet"
     ))
 
-  it.effect("mode custom is not supported yet", () =>
-    expectInvalid(classifier({ route: "mode = \"custom\"" }), `${at}.mode`, "mode \"custom\" is not supported yet"))
+  it.effect("mode custom on a capability table names the first capability key it cannot use", () =>
+    expectInvalid(
+      classifier({ route: "mode = \"custom\"" }),
+      `${at}.strong_target`,
+      "mode custom cannot use capability or escalation fields"
+    ))
 
-  it.effect("an unknown mode lists the supported one", () =>
+  it.effect("an unknown mode lists the supported ones", () =>
     expectInvalid(
       classifier({ route: "mode = \"fancy\"" }),
       `${at}.mode`,
-      "unknown variant \"fancy\"; expected one of \"capability\""
+      "unknown variant \"fancy\"; expected one of \"capability\", \"custom\""
     ))
 
   it.effect("mode is a string", () =>
@@ -478,7 +484,7 @@ describe("DeploymentToml.parse llm_classifier judge keys", () => {
 
 describe("DeploymentToml.parse llm_classifier order of checks", () => {
   it.effect("mode is settled before the route's keys", () =>
-    expectInvalid(classifier({ route: "mode = \"custom\"\nbogus = 1" }), `${at}.mode`, "is not supported yet"))
+    expectInvalid(classifier({ route: "mode = \"escalation\"\nbogus = 1" }), `${at}.mode`, "is not supported yet"))
 
   it.effect("structure (enum variants) comes before rules", () =>
     expectInvalid(

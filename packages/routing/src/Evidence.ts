@@ -35,6 +35,20 @@ export const Classifier = Schema.Struct({
   threshold: Schema.Number,
   boundary: Boundary
 })
+/** A custom classifier's fresh valid verdict named the configured label `label` at its selector. */
+export const CustomClassifier = Schema.Struct({
+  source: Schema.Literal("llm-classifier"),
+  label: Schema.String
+})
+/**
+ * A custom classifier's fresh valid verdict named no configured label at its `selector` (missing,
+ * not a string, or an unknown label): the route abstained and chose its `default_target`.
+ */
+export const Abstained = Schema.Struct({
+  source: Schema.Literal("abstained"),
+  selector: Schema.String,
+  judge_model: Schema.String
+})
 /** The trigger held the session's stored target; no judge call was made. */
 export const Affinity = Schema.Struct({
   source: Schema.Literal("affinity"),
@@ -46,7 +60,10 @@ export const Retained = Schema.Struct({
   reason: Reason,
   judge_model: Schema.String
 })
-/** The judge failed or its verdict was invalid; the strong target was chosen. */
+/**
+ * The judge failed or its verdict was invalid; the route's default was chosen (capability: the
+ * strong target; custom: `default_target`).
+ */
 export const FailOpen = Schema.Struct({
   source: Schema.Literal("fail-open"),
   reason: Reason,
@@ -55,7 +72,8 @@ export const FailOpen = Schema.Struct({
 
 /**
  * The judge was not consulted because its LLM client's circuit breaker is open (posture
- * `fail_open`); the session's stored target was kept, else the strong target was chosen.
+ * `fail_open`); the session's stored target was kept, else the route's default (strong /
+ * `default_target`) was chosen.
  */
 export const CircuitOpen = Schema.Struct({
   source: Schema.Literal("circuit-open"),
@@ -98,12 +116,17 @@ export const AdvisorFailOpen = Schema.Struct({
   advisor_model: Schema.String
 })
 
-/** Every evidence record, discriminated by `source` (the two `advisor` records by `reason`). */
+/**
+ * Every evidence record, discriminated by `source` (the two `llm-classifier` records by `label`,
+ * the two `advisor` records by `reason`).
+ */
 export const Evidence = Schema.Union(
   Passthrough,
   Random,
   Noop,
   Classifier,
+  CustomClassifier,
+  Abstained,
   Affinity,
   Retained,
   FailOpen,
@@ -120,11 +143,17 @@ export type Source = Evidence["source"]
 export const spanAttributes = (evidence: Evidence): Record<string, string | number> => {
   switch (evidence.source) {
     case "llm-classifier":
-      return {
+      return "label" in evidence ? { "evidence.source": evidence.source, "evidence.label": evidence.label } : {
         "evidence.source": evidence.source,
         "evidence.score": evidence.score,
         "evidence.threshold": evidence.threshold,
         "evidence.boundary": evidence.boundary
+      }
+    case "abstained":
+      return {
+        "evidence.source": evidence.source,
+        "evidence.selector": evidence.selector,
+        "evidence.judge_model": evidence.judge_model
       }
     case "retained":
     case "fail-open":

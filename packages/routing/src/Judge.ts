@@ -1,7 +1,9 @@
 /**
- * The `Judge` service: one consultation of a capability judge. It builds the judge request (the
- * packaged rubric or the route's prompt, the conversation view, structured output), calls the
- * judge target through `UpstreamClient` — one candidate, never a fallback — and decodes the verdict.
+ * The `Judge` service: one consultation of a capability judge (`consult`) or of a custom classifier
+ * judge (`classify`). It builds the judge request (the packaged rubric or the route's prompt, the
+ * conversation view, structured output), calls the judge target through `UpstreamClient` — one
+ * candidate, never a fallback — and decodes the verdict: a capability verdict, or for `classify`
+ * any JSON value that matches the route's `response_schema` (validated here, locally).
  *
  * Its failure channel is the judge posture's input — `TransportError | DeadlineExceeded |
  * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably) —
@@ -16,10 +18,13 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Conversation from "./Conversation.js"
+import * as JsonSchema from "./JsonSchema.js"
 import * as JudgePrompt from "./JudgePrompt.js"
 import * as Metrics from "./Metrics.js"
 import * as Verdict from "./Verdict.js"
@@ -50,12 +55,41 @@ export interface Consultation {
   readonly headers: Readonly<Record<string, string>>
 }
 
+/** How a custom classifier route consults its judge (`mode = "custom"` keys). */
+export interface CustomJudgeOptions {
+  /** The judge target (`classifier_target`). */
+  readonly judge: Target
+  /** The route's `prompt`, sent as the system prompt as it is. */
+  readonly prompt: string
+  /** `response_schema` as configured (a JSON object), sent as the structured-output schema. */
+  readonly responseSchema: Readonly<Record<string, unknown>>
+  /** The same schema, compiled: the verdict is validated against it locally. */
+  readonly compiledSchema: JsonSchema.JsonSchema
+  readonly maxOutputTokens: number
+  readonly recentTurnWindow: Option.Option<number>
+  /** As {@link JudgeOptions.judgeTimeoutMs}. */
+  readonly judgeTimeoutMs?: Option.Option<number>
+}
+
+/** One custom consultation: the route's options and the caller's conversation and headers. */
+export interface CustomConsultation {
+  readonly options: CustomJudgeOptions
+  readonly messages: ReadonlyArray<Message>
+  readonly headers: Readonly<Record<string, string>>
+}
+
 /** Everything a consultation can fail with. */
 export type JudgeError = JudgeCallFailure | Verdict.InvalidVerdict | CircuitOpen
 
 /** The judge port; replace it with `layerTest` to script verdicts and failures. */
 export class Judge extends Context.Tag("@switchyard-ts/routing/Judge")<Judge, {
+  /** Ask a capability judge; the verdict is decoded and checked (`InvalidVerdict` otherwise). */
   readonly consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>
+  /**
+   * Ask a custom classifier judge; the verdict is the JSON value of its reply, which matched the
+   * route's `response_schema` (`InvalidVerdict` with `parse_error` otherwise).
+   */
+  readonly classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError>
 }>() {}
 
 /** The judge's system prompt for these options. */
@@ -78,6 +112,49 @@ export const requestBody = (consultation: Consultation): Readonly<Record<string,
     : Verdict.responseFormatJsonSchema,
   max_completion_tokens: consultation.options.maxOutputTokens
 })
+
+/** The `response_format` name of a custom classifier's judge request. */
+export const customResponseFormatName = "switchyard_classifier_response"
+
+/** The chat request sent to a custom classifier's judge: its prompt as is, its schema as structured output. */
+export const customRequestBody = (consultation: CustomConsultation): Readonly<Record<string, unknown>> => ({
+  model: consultation.options.judge.id,
+  messages: [
+    { role: "system", content: consultation.options.prompt },
+    { role: "user", content: Conversation.judgeView(consultation.messages, consultation.options.recentTurnWindow) }
+  ],
+  response_format: {
+    type: "json_schema",
+    json_schema: { name: customResponseFormatName, strict: true, schema: consultation.options.responseSchema }
+  },
+  max_completion_tokens: consultation.options.maxOutputTokens
+})
+
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+/**
+ * The custom verdict in a judge's completion: the first choice's text, fences stripped, parsed as
+ * JSON and validated against the compiled schema. A truncated, empty, non-JSON or non-matching
+ * reply is an `InvalidVerdict` (`parse_error`).
+ */
+export const customVerdictOf = (
+  completion: ChatCompletion,
+  schema: JsonSchema.JsonSchema
+): Effect.Effect<unknown, Verdict.InvalidVerdict> => {
+  const parseError = (detail: string) => Effect.fail(new Verdict.InvalidVerdict({ reason: "parse_error", detail }))
+  const choice = completion.choices[0]
+  if (choice?.finish_reason === "length") return parseError("reply truncated by max_output_tokens")
+  const body = Verdict.stripFences(choice?.message.content ?? "")
+  if (body === "") return parseError("empty reply")
+  return Either.match(decodeJson(body), {
+    onLeft: () => parseError("reply is not JSON"),
+    onRight: (value) =>
+      Option.match(JsonSchema.validate(schema, value), {
+        onNone: () => Effect.succeed(value),
+        onSome: (problem) => parseError(`classifier verdict did not match response_schema at "${problem.at}"`)
+      })
+  })
+}
 
 /** The verdict in a judge's completion: the first choice's text; a truncated reply is unusable. */
 export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Verdict, Verdict.InvalidVerdict> => {
@@ -108,54 +185,80 @@ const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): 
  */
 export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(
   UpstreamClient,
-  (upstream) =>
-    Judge.of({
-      consult: (consultation) =>
-        Effect.flatMap(Clock.currentTimeMillis, (start) =>
-          upstream.complete({
-            target: consultation.options.judge,
-            body: requestBody(consultation),
-            headers: consultation.headers,
-            timeoutMs: consultation.options.judgeTimeoutMs ?? Option.none()
-          }).pipe(
+  (upstream) => {
+    /** One judge call, recorded in the call metrics, its body problems folded into `InvalidVerdict`. */
+    const call = (
+      judge: Target,
+      body: Readonly<Record<string, unknown>>,
+      headers: Readonly<Record<string, string>>,
+      judgeTimeoutMs: Option.Option<number> | undefined
+    ): Effect.Effect<ChatCompletion, JudgeError> =>
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (start) =>
+          upstream.complete({ target: judge, body, headers, timeoutMs: judgeTimeoutMs ?? Option.none() }).pipe(
             Effect.onExit((exit) =>
               refusedByBreaker(exit) ?
                 Effect.void :
                 Effect.flatMap(
                   Clock.currentTimeMillis,
-                  (end) =>
-                    recordJudgeCall(consultation.options.judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start)
+                  (end) => recordJudgeCall(judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start)
                 )
             )
-          )).pipe(
-            Effect.catchTag("InvalidResponse", () =>
-              Effect.fail(
-                new Verdict.InvalidVerdict({
-                  reason: "invalid_response",
-                  detail: "judge body is not a chat completion"
-                })
-              )),
-            // The judge request is text only, so every format can carry it; kept total all the same.
-            Effect.catchTag("TranslationError", () =>
-              Effect.fail(
-                new Verdict.InvalidVerdict({
-                  reason: "invalid_response",
-                  detail: "judge request cannot be sent in its upstream's format"
-                })
-              )),
-            Effect.flatMap(verdictOf),
-            Effect.withSpan("Judge.consult", {
-              captureStackTrace: false,
-              attributes: { "switchyard.judge_model": consultation.options.judge.id }
-            })
           )
+      ).pipe(
+        Effect.catchTag("InvalidResponse", () =>
+          Effect.fail(
+            new Verdict.InvalidVerdict({
+              reason: "invalid_response",
+              detail: "judge body is not a chat completion"
+            })
+          )),
+        // The judge request is text only, so every format can carry it; kept total all the same.
+        Effect.catchTag("TranslationError", () =>
+          Effect.fail(
+            new Verdict.InvalidVerdict({
+              reason: "invalid_response",
+              detail: "judge request cannot be sent in its upstream's format"
+            })
+          ))
+      )
+    const span = (judge: Target) =>
+      Effect.withSpan("Judge.consult", {
+        captureStackTrace: false,
+        attributes: { "switchyard.judge_model": judge.id }
+      })
+    return Judge.of({
+      consult: (consultation) =>
+        call(
+          consultation.options.judge,
+          requestBody(consultation),
+          consultation.headers,
+          consultation.options.judgeTimeoutMs
+        ).pipe(Effect.flatMap(verdictOf), span(consultation.options.judge)),
+      classify: (consultation) =>
+        call(
+          consultation.options.judge,
+          customRequestBody(consultation),
+          consultation.headers,
+          consultation.options.judgeTimeoutMs
+        ).pipe(
+          Effect.flatMap((completion) => customVerdictOf(completion, consultation.options.compiledSchema)),
+          span(consultation.options.judge)
+        )
     })
+  }
 )
 
 /** The judge layer over the `UpstreamClient`. */
 export const layer: Layer.Layer<Judge, never, UpstreamClient> = Layer.effect(Judge, make)
 
-/** A scripted judge: `consult` answers whatever the function returns (e.g. from a `Ref` of outcomes). */
+/**
+ * A scripted judge: `consult` (and `classify`) answer whatever the functions return (e.g. from a
+ * `Ref` of outcomes). Calling `classify` when no function was given for it is a defect.
+ */
 export const layerTest = (
-  consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>
-): Layer.Layer<Judge> => Layer.succeed(Judge, Judge.of({ consult }))
+  consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>,
+  classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError> = () =>
+    Effect.dieMessage("Judge.layerTest: no custom classification scripted")
+): Layer.Layer<Judge> => Layer.succeed(Judge, Judge.of({ consult, classify }))

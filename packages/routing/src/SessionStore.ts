@@ -15,7 +15,8 @@ import type { Tier } from "./Policy.js"
 export interface SessionDecision {
   /** The target's table name. */
   readonly target: string
-  readonly tier: Tier
+  /** The capability tier of `target`; absent for a custom classifier route (its labels are target names). */
+  readonly tier?: Tier
 }
 
 /** The session store port. Keys are opaque strings built by the route (route id + session identity). */

@@ -24,6 +24,7 @@ declare const unguarded: Effect.Effect<Verdict, CallFailure | InvalidVerdict, De
 declare const posture: Posture.Posture
 declare const judge: Judge["Type"]
 declare const request: Parameters<Judge["Type"]["consult"]>[0]
+declare const customRequest: Parameters<Judge["Type"]["classify"]>[0]
 
 /** A failure that is not a consultation failure. */
 interface OtherError {
@@ -70,6 +71,22 @@ describe("Consultation.run types", () => {
     >()
     expectTypeOf(Consultation.run(judge.consult(request), Posture.fromConfig(posture))).toEqualTypeOf<
       Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, never>
+    >()
+  })
+
+  it("custom mode: Judge.classify goes through Posture with the same failure channels as capability", () => {
+    // the same consultation failures as Judge.consult; only the verdict type differs
+    expectTypeOf<Effect.Effect.Error<ReturnType<Judge["Type"]["classify"]>>>().toEqualTypeOf<
+      Effect.Effect.Error<ReturnType<Judge["Type"]["consult"]>>
+    >()
+    expectTypeOf(Consultation.run(judge.classify(customRequest), Posture.failOpen)).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<unknown>, never, never>
+    >()
+    expectTypeOf(Consultation.run(judge.classify(customRequest), Posture.error)).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<unknown>, CallFailure, never>
+    >()
+    expectTypeOf(judge.classify(customRequest).pipe(Consultation.run(Posture.fromConfig(posture)))).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<unknown>, CallFailure, never>
     >()
   })
 

@@ -74,13 +74,14 @@ export const judgeCompletion = (model: string, content: string) => ({
   choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }]
 })
 
-const json = (request: HttpClientRequest.HttpClientRequest, status: number, body: unknown) =>
+export const json = (request: HttpClientRequest.HttpClientRequest, status: number, body: unknown) =>
   HttpClientResponse.fromWeb(
     request,
     new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
   )
 
-const respond = (
+/** The scripted judge upstream's answer to one HTTP request. */
+export const respond = (
   request: HttpClientRequest.HttpClientRequest,
   outcome: Outcome
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
@@ -127,40 +128,49 @@ const respond = (
  * A scripted judge upstream. `layer` is the real `Judge.layer` over the real `UpstreamClient.layer`
  * over the scripted `HttpClient`. An HTTP request with an empty script is a defect.
  */
-export const makeScriptedJudge = Effect.gen(function*() {
-  const script = yield* Ref.make<ReadonlyArray<Outcome>>([])
-  const seen = yield* Ref.make<ReadonlyArray<SeenRequest>>([])
-  const http = HttpClient.make((request, url) =>
-    Effect.gen(function*() {
-      yield* Ref.update(
-        seen,
-        (all) => [...all, { url: url.toString(), headers: { ...request.headers }, body: bodyOf(request) }]
-      )
-      const next = yield* Ref.modify(script, (queue): readonly [Option.Option<Outcome>, ReadonlyArray<Outcome>] => {
-        const [first, ...rest] = queue
-        if (first === undefined) return [Option.none(), queue]
-        return [Option.some(first), rest.length > 0 ? rest : queue]
+export const makeScriptedJudge = Effect.suspend(() => makeScriptedJudgeWith(respond))
+
+/** {@link makeScriptedJudge} over any outcome type, answered by `answer`. */
+export const makeScriptedJudgeWith = <O>(
+  answer: (
+    request: HttpClientRequest.HttpClientRequest,
+    outcome: O
+  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+) =>
+  Effect.gen(function*() {
+    const script = yield* Ref.make<ReadonlyArray<O>>([])
+    const seen = yield* Ref.make<ReadonlyArray<SeenRequest>>([])
+    const http = HttpClient.make((request, url) =>
+      Effect.gen(function*() {
+        yield* Ref.update(
+          seen,
+          (all) => [...all, { url: url.toString(), headers: { ...request.headers }, body: bodyOf(request) }]
+        )
+        const next = yield* Ref.modify(script, (queue): readonly [Option.Option<O>, ReadonlyArray<O>] => {
+          const [first, ...rest] = queue
+          if (first === undefined) return [Option.none(), queue]
+          return [Option.some(first), rest.length > 0 ? rest : queue]
+        })
+        return yield* Option.match(next, {
+          onNone: () => Effect.die("the judge was called with an empty script"),
+          onSome: (outcome) => answer(request, outcome)
+        })
       })
-      return yield* Option.match(next, {
-        onNone: () => Effect.die("the judge was called with an empty script"),
-        onSome: (outcome) => respond(request, outcome)
-      })
-    })
-  )
-  const layer: Layer.Layer<Judge.Judge> = Judge.layer.pipe(
-    Layer.provide(UpstreamClient.layer),
-    Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
-  )
-  return {
-    /** Replace the script: these outcomes in order, the last one repeating. */
-    script: (outcomes: ReadonlyArray<Outcome>) => Ref.set(script, outcomes),
-    /** Every judge HTTP request so far. */
-    requests: Ref.get(seen),
-    /** How many judge HTTP requests were made so far. */
-    calls: Effect.map(Ref.get(seen), (all) => all.length),
-    layer
-  }
-})
+    )
+    const layer: Layer.Layer<Judge.Judge> = Judge.layer.pipe(
+      Layer.provide(UpstreamClient.layer),
+      Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
+    )
+    return {
+      /** Replace the script: these outcomes in order, the last one repeating. */
+      script: (outcomes: ReadonlyArray<O>) => Ref.set(script, outcomes),
+      /** Every judge HTTP request so far. */
+      requests: Ref.get(seen),
+      /** How many judge HTTP requests were made so far. */
+      calls: Effect.map(Ref.get(seen), (all) => all.length),
+      layer
+    }
+  })
 
 /** A target on host `<name>.test`. */
 export const target = (

@@ -65,7 +65,7 @@ export type Operation = "get" | "put" | "size"
 
 const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
   target: Schema.String,
-  tier: Schema.Literal("weak", "strong")
+  tier: Schema.optionalWith(Schema.Literal("weak", "strong"), { exact: true })
 })
 const decodeStored = Schema.decodeUnknownOption(Schema.parseJson(StoredDecision))
 

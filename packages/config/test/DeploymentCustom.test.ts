@@ -1,0 +1,309 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { CustomClassifierRouteSpec, Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
+import { expectInvalid, load } from "./support.js"
+
+/**
+ * A valid deployment with one custom classifier route `[routes.auto]`; `route` appends lines to
+ * it, `policy` replaces its policy line, `schema` its response_schema.
+ */
+const custom = (parts: { route?: string; policy?: string; schema?: string } = {}): string => `
+schema_version = 1
+
+[llm_clients.hosted]
+format = "openai_chat"
+base_url = "https://api.example.com/v1"
+timeout_ms = 120000
+
+[targets.judge]
+id = "qwen3-30b"
+llm_client = "hosted"
+
+[targets.fast]
+id = "small-coder"
+llm_client = "hosted"
+
+[targets.careful]
+id = "frontier-coder"
+llm_client = "hosted"
+
+[targets.twin]
+id = "small-coder"
+llm_client = "hosted"
+
+[routes.auto]
+id = "auto"
+type = "llm_classifier"
+mode = "custom"
+classifier_target = "judge"
+targets = ["fast", "careful"]
+default_target = "careful"
+prompt = "Answer with the target for this task."
+response_schema = '''${
+  parts.schema ??
+    "{\"type\": \"object\", \"properties\": {\"route\": {\"type\": \"string\"}}, \"required\": [\"route\"]}"
+}'''
+${parts.policy ?? "policy = { type = \"target_selector\", selector = \"/route\" }"}
+${parts.route ?? ""}
+`
+
+const at = "routes.auto"
+
+const customRoute = (deployment: Deployment, id: string): CustomClassifierRouteSpec => {
+  const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === id)
+  return route?.type === "llm_classifier" && route.mode === "custom" ? route : assert.fail(`no custom route ${id}`)
+}
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")
+
+describe("DeploymentToml.parse llm_classifier (custom)", () => {
+  it.effect("a minimal route decodes with every default", () =>
+    Effect.gen(function*() {
+      const route = customRoute(yield* load(custom()), "auto")
+      assert.strictEqual(route.judge.name, "judge")
+      assert.deepStrictEqual(route.targets.map((t) => t.name), ["fast", "careful"])
+      assert.strictEqual(route.defaultTarget.name, "careful")
+      assert.strictEqual(route.prompt, "Answer with the target for this task.")
+      assert.deepStrictEqual(route.responseSchema, {
+        type: "object",
+        properties: { route: { type: "string" } },
+        required: ["route"]
+      })
+      assert.deepStrictEqual(route.selector, { text: "/route", tokens: ["route"] })
+      assert.strictEqual(route.classifyTrigger, "every_request")
+      assert.strictEqual(route.messageHashFallback, false)
+      assert.deepStrictEqual(route.recentTurnWindow, Option.none())
+      assert.strictEqual(route.maxOutputTokens, 4096)
+      assert.strictEqual(route.judgeFailure, "error")
+      assert.deepStrictEqual(route.judgeTimeoutMs, Option.none())
+      assert.deepStrictEqual(JsonSchema.validate(route.compiledSchema, { route: "fast" }), Option.none())
+      assert.isTrue(Option.isSome(JsonSchema.validate(route.compiledSchema, {})))
+    }))
+
+  it.effect("every optional key set; labels are trimmed", () =>
+    Effect.gen(function*() {
+      const route = customRoute(
+        yield* load(
+          custom({
+            route: [
+              "classify_trigger = \"new_session\"",
+              "message_hash_fallback = true",
+              "recent_turn_window = 4",
+              "response_format_type = \"json_schema\"",
+              "max_output_tokens = 300",
+              "judge_failure = \"fail_open\"",
+              "judge_timeout_ms = 900",
+              "request_timeout_ms = 30000"
+            ].join("\n")
+          }).replace("targets = [\"fast\", \"careful\"]", "targets = [\" fast\", \"careful \"]")
+        ),
+        "auto"
+      )
+      assert.deepStrictEqual(route.targets.map((t) => t.name), ["fast", "careful"])
+      assert.strictEqual(route.classifyTrigger, "new_session")
+      assert.strictEqual(route.messageHashFallback, true)
+      assert.deepStrictEqual(route.recentTurnWindow, Option.some(4))
+      assert.strictEqual(route.maxOutputTokens, 300)
+      assert.strictEqual(route.judgeFailure, "fail_open")
+      assert.deepStrictEqual(route.judgeTimeoutMs, Option.some(900))
+      assert.deepStrictEqual(route.requestTimeoutMs, Option.some(30000))
+    }))
+
+  for (const name of ["tau2-telecom-custom-opus-qwen-balanced.toml", "tau2-telecom-custom-opus-qwen-aggressive.toml"]) {
+    it.effect(`the compatible system's ${name} loads unchanged`, () =>
+      Effect.gen(function*() {
+        const deployment = yield* load(fixture(name), [["OPENROUTER_API_KEY", "sk-or-test"]])
+        const route = customRoute(deployment, "switchyard")
+        assert.deepStrictEqual(route.targets.map((t) => t.id), ["qwen/qwen3-35b-a3b", "anthropic/claude-opus-4.7"])
+        assert.strictEqual(route.defaultTarget.name, "strong")
+        assert.strictEqual(route.judge.name, "classifier")
+        assert.strictEqual(route.classifyTrigger, "user_turn")
+        assert.deepStrictEqual(route.recentTurnWindow, Option.some(6))
+        assert.deepStrictEqual(route.selector.tokens, ["route"])
+        assert.deepStrictEqual(
+          JsonSchema.validate(route.compiledSchema, { route: "weak", confidence: 0.8, abstain: false }),
+          Option.none()
+        )
+        assert.strictEqual(DeploymentToml.summary(deployment), "server OK: switchyard")
+      }))
+  }
+})
+
+describe("DeploymentToml.parse llm_classifier (custom) load errors", () => {
+  for (
+    const [key, line] of [
+      ["strong_target", "strong_target = \"careful\""],
+      ["weak_target", "weak_target = \"fast\""],
+      ["base_threshold", "base_threshold = 0.5"],
+      ["threshold_step", "threshold_step = 0.1"],
+      ["escalation", "escalation = { confirmations = 2 }"],
+      ["response_format_type", "response_format_type = \"json_object\""]
+    ] as const
+  ) {
+    it.effect(`${key} is a capability or escalation field`, () =>
+      expectInvalid(custom({ route: line }), `${at}.${key}`, "mode custom cannot use capability or escalation fields"))
+  }
+
+  it.effect("unknown keys are rejected", () =>
+    expectInvalid(custom({ route: "bogus = 1" }), `${at}.bogus`, "unknown field"))
+
+  for (const key of ["targets", "default_target", "prompt", "response_schema", "policy"]) {
+    it.effect(`${key} is required`, () =>
+      expectInvalid(
+        custom().replace(new RegExp(`^${key} = .*$`, "m"), ""),
+        `${at}.${key}`,
+        "missing"
+      ))
+  }
+
+  it.effect("classifier_target must exist", () =>
+    expectInvalid(
+      custom().replace("classifier_target = \"judge\"", "classifier_target = \"ghost\""),
+      `${at}.classifier_target`,
+      "references unknown target \"ghost\""
+    ))
+
+  it.effect("at least two targets", () =>
+    expectInvalid(
+      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"careful\"]"),
+      `${at}.targets`,
+      "custom classifier requires at least two targets"
+    ))
+
+  it.effect("labels are not blank", () =>
+    expectInvalid(
+      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"  \"]"),
+      `${at}.targets[1]`,
+      "labels must not be empty"
+    ))
+
+  it.effect("labels are unique", () =>
+    expectInvalid(
+      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"careful\", \"fast\"]"),
+      `${at}.targets[2]`,
+      "custom classifier targets must be unique; \"fast\" is listed twice"
+    ))
+
+  it.effect("labels name configured targets", () =>
+    expectInvalid(
+      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"ghost\"]"),
+      `${at}.targets[1]`,
+      "references unknown target \"ghost\""
+    ))
+
+  it.effect("two labels resolving to the same model id are rejected", () =>
+    expectInvalid(
+      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"careful\", \"twin\"]"),
+      `${at}.targets[2]`,
+      "resolved target \"small-coder\" is duplicated"
+    ))
+
+  it.effect("default_target is one of targets", () =>
+    expectInvalid(
+      custom().replace("default_target = \"careful\"", "default_target = \"judge\""),
+      `${at}.default_target`,
+      "default_target \"judge\" must be one of targets"
+    ))
+
+  it.effect("message_hash_fallback requires new_session", () =>
+    expectInvalid(
+      custom({ route: "message_hash_fallback = true" }),
+      `${at}.message_hash_fallback`,
+      "message_hash_fallback requires classify_trigger = new_session"
+    ))
+
+  it.effect("recent_turn_window is non-negative", () =>
+    expectInvalid(custom({ route: "recent_turn_window = -1" }), `${at}.recent_turn_window`, "must be at least 0"))
+
+  it.effect("prompt must not be blank", () =>
+    expectInvalid(
+      custom().replace("prompt = \"Answer with the target for this task.\"", "prompt = \"  \""),
+      `${at}.prompt`,
+      "classifier prompt must not be empty"
+    ))
+
+  it.effect("prompt must not carry the schema placeholder", () =>
+    expectInvalid(
+      custom().replace("Answer with the target for this task.", "Answer per {{RESPONSE_SCHEMA}}"),
+      `${at}.prompt`,
+      "the response schema is supplied automatically"
+    ))
+
+  it.effect("response_schema must be JSON", () =>
+    expectInvalid(custom({ schema: "{not json" }), `${at}.response_schema`, "response_schema is invalid JSON"))
+
+  it.effect("response_schema must be an object", () =>
+    expectInvalid(custom({ schema: "[1, 2]" }), `${at}.response_schema`, "response_schema must be a JSON object"))
+
+  it.effect("response_schema must not be a provider wrapper", () =>
+    expectInvalid(
+      custom({ schema: "{\"type\": \"json_schema\", \"json_schema\": {\"name\": \"x\", \"schema\": {}}}" }),
+      `${at}.response_schema`,
+      "not a provider response_format wrapper"
+    ))
+
+  it.effect("response_schema keywords outside the supported subset are rejected with their place", () =>
+    expectInvalid(
+      custom({ schema: "{\"type\": \"object\", \"properties\": {\"p\": {\"type\": \"number\", \"minimum\": 0}}}" }),
+      `${at}.response_schema`,
+      "response_schema is not a supported JSON Schema at \"/properties/p/minimum\": unsupported keyword \"minimum\""
+    ))
+
+  it.effect("response_schema keyword values are meta-validated", () =>
+    expectInvalid(
+      custom({ schema: "{\"type\": \"object\", \"required\": \"route\"}" }),
+      `${at}.response_schema`,
+      "at \"/required\": required must be an array of strings"
+    ))
+
+  it.effect("policy.type is target_selector", () =>
+    expectInvalid(
+      custom({ policy: "policy = { type = \"threshold\", selector = \"/route\" }" }),
+      `${at}.policy.type`,
+      "unknown variant \"threshold\"; expected one of \"target_selector\""
+    ))
+
+  it.effect("policy.selector is required", () =>
+    expectInvalid(custom({ policy: "policy = { type = \"target_selector\" }" }), `${at}.policy.selector`, "missing"))
+
+  it.effect("policy has no other keys", () =>
+    expectInvalid(
+      custom({ policy: "policy = { type = \"target_selector\", selector = \"/route\", extra = 1 }" }),
+      `${at}.policy.extra`,
+      "unknown field"
+    ))
+
+  it.effect("policy.selector must be a JSON Pointer", () =>
+    expectInvalid(
+      custom({ policy: "policy = { type = \"target_selector\", selector = \"route\" }" }),
+      `${at}.policy.selector`,
+      "selector is not a valid JSON Pointer"
+    ))
+
+  it.effect("policy.selector escapes are checked", () =>
+    expectInvalid(
+      custom({ policy: "policy = { type = \"target_selector\", selector = \"/a~2\" }" }),
+      `${at}.policy.selector`,
+      "\"~\" must be followed by 0 or 1"
+    ))
+
+  it.effect("policy.selector must not be the root", () =>
+    expectInvalid(
+      custom({ policy: "policy = { type = \"target_selector\", selector = \"\" }" }),
+      `${at}.policy.selector`,
+      "selector must not be the root pointer"
+    ))
+
+  it.effect("max_output_tokens is at least 1", () =>
+    expectInvalid(custom({ route: "max_output_tokens = 0" }), `${at}.max_output_tokens`, "must be at least 1"))
+
+  it.effect("judge_timeout_ms is a positive integer", () =>
+    expectInvalid(custom({ route: "judge_timeout_ms = 0" }), `${at}.judge_timeout_ms`, "must be a positive integer"))
+
+  it.effect("judge_failure is error or fail_open", () =>
+    expectInvalid(custom({ route: "judge_failure = \"retry\"" }), `${at}.judge_failure`, "unknown variant \"retry\""))
+})
