@@ -1,7 +1,8 @@
-// `npm run demo`: first the judge drill — two capability routes that differ only in
-// judge_failure, against a simulated judge that is up, says p_solve = 0, stalls past its
-// 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as a table; then a
-// scripted tour of the demo deployment (`npm start`). Every request goes to 127.0.0.1.
+// `npm run demo`: first the judge drill — two capability routes and two custom-mode routes, each
+// pair differing only in judge_failure, against a simulated judge that is up (good verdicts),
+// stalls past its 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as one
+// table per mode; then a scripted tour of the demo deployment (`npm start`). Every request goes to
+// 127.0.0.1.
 import { Effect, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
@@ -12,7 +13,10 @@ const drill = await Effect.runPromise(
   Drill.run({ judgeTimeoutMs: 3000 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None))
 )
 console.log("## Judge drill: the same judge failures under both postures (status, tier, latency, evidence / reason)\n")
+console.log("### capability mode (routes auto / auto-open)\n")
 console.log(Drill.format(drill.rows))
+console.log("\n### custom mode: the judge names a target; default_target = strong (routes pick / pick-open)\n")
+console.log(Drill.format(drill.customRows))
 console.log("\n" + drill.failOpenSeries.join("\n"))
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")

@@ -1,8 +1,8 @@
 /**
- * The judge drill behind `npm run demo`: one deployment with two capability routes that differ
- * only in `judge_failure`, simulated upstreams, and the six judge conditions an operator meets
- * (good verdict, p_solve = 0, stalled past timeout_ms, stopped, HTTP 500, garbage), each sent to
- * both routes through a real server on loopback.
+ * The judge drill behind `npm run demo`: one deployment with two capability routes and two
+ * custom-mode routes, each pair differing only in `judge_failure`, simulated upstreams, and the
+ * judge conditions an operator meets (good verdicts, stalled past timeout_ms, stopped, HTTP 500,
+ * garbage), each sent to both routes of a pair through a real server on loopback.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
@@ -84,6 +84,30 @@ weak_target = "weak"
 strong_target = "strong"
 base_threshold = 0.5
 judge_failure = "fail_open"
+
+[routes.pick]
+id = "pick"
+type = "llm_classifier"
+mode = "custom"
+classifier_target = "judge"
+targets = ["weak", "strong"]
+default_target = "strong"
+prompt = "Name the cheapest target that can do this task: weak or strong."
+response_schema = '{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}'
+policy = { type = "target_selector", selector = "/target" }
+judge_failure = "error"
+
+[routes.pick-open]
+id = "pick-open"
+type = "llm_classifier"
+mode = "custom"
+classifier_target = "judge"
+targets = ["weak", "strong"]
+default_target = "strong"
+prompt = "Name the cheapest target that can do this task: weak or strong."
+response_schema = '{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}'
+policy = { type = "target_selector", selector = "/target" }
+judge_failure = "fail_open"
 `
 
 const verdict = (p: number) =>
@@ -95,6 +119,9 @@ const verdict = (p: number) =>
       p_solve: p
     })
   )
+
+/** A custom-mode verdict naming `target` at the route's selector. */
+const pick = (target: string) => FakeUpstream.ok(JSON.stringify({ target }))
 
 const send = (base: string, model: string) =>
   Effect.gen(function*() {
@@ -140,35 +167,50 @@ export const run = (options: Options) =>
     const address = Context.get(context, HttpServer.HttpServer).address
     const base = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
 
-    const both = (label: string) =>
-      Effect.map(Effect.all([send(base, "auto"), send(base, "auto-open")]), ([error, failOpen]): Row => ({
+    const both = (routes: readonly [string, string], label: string) =>
+      Effect.map(Effect.all([send(base, routes[0]), send(base, routes[1])]), ([error, failOpen]): Row => ({
         judge: label,
         error,
         failOpen
       }))
 
+    /** The failure rows, the same for every mode: stalled, stopped, HTTP 500, garbage. */
+    const failures = (routes: readonly [string, string], rows: Array<Row>) =>
+      Effect.gen(function*() {
+        yield* judge.setBehaviour(judgeModel, FakeUpstream.stall)
+        rows.push(yield* both(routes, `stalled past timeout_ms = ${options.judgeTimeoutMs}`))
+        yield* Scope.close(judgeScope, Exit.void)
+        rows.push(yield* both(routes, "stopped (connection refused)"))
+        judgeScope = yield* Scope.make()
+        judge = yield* Scope.extend(FakeUpstream.make({ port: judgePort }), judgeScope)
+        yield* judge.setBehaviour(judgeModel, FakeUpstream.status(500, { message: "judge crashed" }))
+        rows.push(yield* both(routes, "answering HTTP 500"))
+        yield* judge.setBehaviour(judgeModel, FakeUpstream.ok("Sure! The small model can probably handle this."))
+        rows.push(yield* both(routes, "answering garbage"))
+      })
+
+    const capability = ["auto", "auto-open"] as const
     const rows: Array<Row> = []
     yield* judge.setBehaviour(judgeModel, verdict(0.9))
-    rows.push(yield* both("up, good verdict (p_solve 0.9)"))
+    rows.push(yield* both(capability, "up, good verdict (p_solve 0.9)"))
     yield* judge.setBehaviour(judgeModel, verdict(0))
-    rows.push(yield* both("up, p_solve = 0"))
-    yield* judge.setBehaviour(judgeModel, FakeUpstream.stall)
-    rows.push(yield* both(`stalled past timeout_ms = ${options.judgeTimeoutMs}`))
-    yield* Scope.close(judgeScope, Exit.void)
-    rows.push(yield* both("stopped (connection refused)"))
-    judgeScope = yield* Scope.make()
-    judge = yield* Scope.extend(FakeUpstream.make({ port: judgePort }), judgeScope)
-    yield* judge.setBehaviour(judgeModel, FakeUpstream.status(500, { message: "judge crashed" }))
-    rows.push(yield* both("answering HTTP 500"))
-    yield* judge.setBehaviour(judgeModel, FakeUpstream.ok("Sure! The small model can probably handle this."))
-    rows.push(yield* both("answering garbage"))
+    rows.push(yield* both(capability, "up, p_solve = 0"))
+    yield* failures(capability, rows)
+
+    const custom = ["pick", "pick-open"] as const
+    const customRows: Array<Row> = []
+    yield* judge.setBehaviour(judgeModel, pick("weak"))
+    customRows.push(yield* both(custom, "up, names weak"))
+    yield* judge.setBehaviour(judgeModel, pick("medium"))
+    customRows.push(yield* both(custom, "up, names no configured target"))
+    yield* failures(custom, customRows)
     yield* Scope.close(judgeScope, Exit.void)
 
     const metrics = yield* Effect.promise(() => fetch(`${base}/metrics`).then((r) => r.text()))
     const failOpenSeries = metrics.split("\n").filter((line) =>
       line.startsWith("switchyard_classifier_fail_open_total{")
     )
-    return { rows, failOpenSeries }
+    return { rows, customRows, failOpenSeries }
   })
 
 const cell = (outcome: Outcome) =>
