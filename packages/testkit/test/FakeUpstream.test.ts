@@ -25,7 +25,45 @@ const chatBody = (model: string, extra: Record<string, unknown> = {}) => ({
   ...extra
 })
 
-/** POST JSON and read the whole body; interruption aborts the request. */
+/**
+ * POST JSON over `node:http` and read the body until it ends (`failed: false`) or the connection is
+ * cut (`failed: true`). Not `fetch`: the Fetch standard turns a 407 answer into a network error, and
+ * a fake upstream may answer any status from 400 to 599.
+ */
+const httpPost = (
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  signal: AbortSignal
+): Promise<Reply & { readonly failed: boolean }> =>
+  new Promise((resolve, reject) => {
+    const request = Http.request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      signal
+    }, (response) => {
+      const decoder = new TextDecoder()
+      const received = new Headers()
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined) received.set(name, Array.isArray(value) ? value.join(", ") : value)
+      }
+      let text = ""
+      let ended = false
+      response.on("data", (chunk: Buffer) => {
+        text += decoder.decode(chunk, { stream: true })
+      })
+      response.on("end", () => {
+        ended = true
+      })
+      response.on("error", () => undefined)
+      response.on("close", () =>
+        resolve({ status: response.statusCode ?? 0, headers: received, text: text + decoder.decode(), failed: !ended }))
+    })
+    request.on("error", reject)
+    request.end(typeof body === "string" ? body : JSON.stringify(body))
+  })
+
+/** POST JSON and read the whole body (a body cut short fails); interruption aborts the request. */
 const post = (
   url: string,
   body: unknown,
@@ -33,13 +71,9 @@ const post = (
 ): Effect.Effect<Reply, FetchError> =>
   Effect.tryPromise({
     try: async (signal) => {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body: typeof body === "string" ? body : JSON.stringify(body),
-        signal
-      })
-      return { status: response.status, headers: response.headers, text: await response.text() }
+      const reply = await httpPost(url, body, headers, signal)
+      if (reply.failed) throw new Error("the response body was cut short")
+      return { status: reply.status, headers: reply.headers, text: reply.text }
     },
     catch: (cause) => new FetchError({ cause })
   })
@@ -184,26 +218,7 @@ const postUntilCut = (
   body: unknown
 ): Effect.Effect<{ readonly text: string; readonly failed: boolean }, FetchError> =>
   Effect.tryPromise({
-    try: async (signal) => {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-        signal
-      })
-      const reader = response.body?.getReader()
-      const decoder = new TextDecoder()
-      let text = ""
-      try {
-        for (;;) {
-          const chunk = await reader?.read()
-          if (chunk === undefined || chunk.done) return { text, failed: false }
-          text += decoder.decode(chunk.value, { stream: true })
-        }
-      } catch {
-        return { text, failed: true }
-      }
-    },
+    try: (signal) => httpPost(url, body, {}, signal),
     catch: (cause) => new FetchError({ cause })
   })
 
