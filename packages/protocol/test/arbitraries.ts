@@ -12,9 +12,13 @@ type Arb<A> = FastCheck.Arbitrary<A>
 export const text: Arb<string> = FastCheck.string({ minLength: 1, maxLength: 12 })
 export const identifier: Arb<string> = FastCheck.stringMatching(/^[a-z][a-z0-9_]{0,7}$/)
 export const toolId: Arb<string> = identifier.map((s) => `call_${s}`)
+/**
+ * A JSON object as it arrives on the wire: `jsonValue` may generate `-0`, which JSON text cannot
+ * carry (it reads back as `0`), so each value is the one its JSON text parses to.
+ */
 export const jsonObject: Arb<{ readonly [key: string]: unknown }> = FastCheck.dictionary(
   identifier,
-  FastCheck.jsonValue({ maxDepth: 2 }),
+  FastCheck.jsonValue({ maxDepth: 2 }).map((value): unknown => JSON.parse(JSON.stringify(value))),
   { maxKeys: 3 }
 )
 const base64: Arb<string> = FastCheck.base64String({ minLength: 4, maxLength: 16 })
