@@ -11,6 +11,7 @@ import type * as Array from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
+import * as Spans from "./Spans.js"
 import type { NativeBody, Target } from "./Target.js"
 import { type StreamPiece, UpstreamClient } from "./UpstreamClient.js"
 
@@ -81,7 +82,7 @@ const runCandidates = <A>(
   > =>
     call(target).pipe(
       Effect.map((value) => ({ target, candidate: index + 1, value })),
-      Effect.annotateSpans({ "switchyard.candidate": index + 1, "switchyard.candidate_count": count }),
+      Spans.annotateSpans({ "switchyard.candidate": index + 1, "switchyard.candidate_count": count }),
       Effect.catchAll((failure) => {
         const next = candidates[index + 1]
         const reason = fallbackReason(failure)

@@ -40,6 +40,7 @@ import * as Prepare from "./internal/prepare.js"
 import * as Responses from "./internal/responses.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
+import * as Spans from "./Spans.js"
 import type { LlmClient, NativeBody, Target } from "./Target.js"
 import * as UpstreamTransport from "./UpstreamTransport.js"
 
@@ -325,7 +326,6 @@ const logicalCall = <A, S>(
     secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] }),
     nativeReplay: wire.nativeReplay
   }
-  const server = Prepare.serverOf(url)
   // The tighter of the client's timeout_ms and this call's own deadline applies.
   const timeoutMs = Option.match(options.timeoutMs ?? Option.none(), {
     onNone: () => client.timeoutMs,
@@ -406,7 +406,7 @@ const logicalCall = <A, S>(
     Effect.tapError((failure) =>
       Effect.annotateCurrentSpan({ outcome: "error", "error.type": Failure.errorType(failure) })
     ),
-    Effect.withSpan("libsy.client_call", {
+    Spans.withSpan("libsy.client_call", () => ({
       captureStackTrace: false,
       kind: "client",
       attributes: {
@@ -414,12 +414,12 @@ const logicalCall = <A, S>(
         "gen_ai.request.model": target.id,
         "gen_ai.request.stream": streaming,
         ...requestAttributes(wire.body),
-        ...Option.match(server, {
+        ...Option.match(Prepare.serverOf(url), {
           onNone: () => ({}),
           onSome: (s) => ({ "server.address": s.address, "server.port": s.port })
         })
       }
-    })
+    }))
   )
 }
 

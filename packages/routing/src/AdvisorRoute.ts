@@ -24,6 +24,7 @@
  *
  * The released answer travels in an `Answered` decision; the `Router` replays it to streaming callers.
  */
+import * as Spans from "@switchyard-ts/client/Spans"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
@@ -267,10 +268,10 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           }),
           Consultation.run(Posture.fromConfig(posture)),
           Effect.mapError((error) => new AdvisorUnavailable({ advisorModel, failure: error })),
-          Effect.withSpan("Advisor.consult", {
+          Spans.withSpan("Advisor.consult", () => ({
             captureStackTrace: false,
             attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
-          })
+          }))
         )
 
         if (outcome._tag === "Verdict") {

@@ -10,6 +10,7 @@
  * plus `CircuitOpen` (the judge's LLM client's breaker refused the call; no HTTP request was made),
  * which the route settles around the posture (see `CapabilityRoute`).
  */
+import * as Spans from "@switchyard-ts/client/Spans"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
@@ -224,10 +225,10 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
           ))
       )
     const span = (judge: Target) =>
-      Effect.withSpan("Judge.consult", {
+      Spans.withSpan("Judge.consult", () => ({
         captureStackTrace: false,
         attributes: { "switchyard.judge_model": judge.id }
-      })
+      }))
     return Judge.of({
       consult: (consultation) =>
         call(

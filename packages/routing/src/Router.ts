@@ -5,6 +5,7 @@
  * `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call metrics).
  */
 import * as Fallback from "@switchyard-ts/client/Fallback"
+import * as Spans from "@switchyard-ts/client/Spans"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { NativeBody, Target } from "@switchyard-ts/client/Target"
 import { type StreamPiece, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
@@ -196,14 +197,14 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
             )
           )
         }).pipe(
-          Effect.withSpan("libsy.run", {
+          Spans.withSpan("libsy.run", () => ({
             captureStackTrace: false,
             attributes: {
               "switchyard.route": found.id,
               "switchyard.algorithm": found.algorithm,
               ...Option.match(request.sessionId, { onNone: () => ({}), onSome: (id) => ({ "session.id": id }) })
             }
-          })
+          }))
         ))
 
     const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request))

@@ -1,0 +1,27 @@
+/**
+ * Spans that cost nothing when tracing is off. `Effect.withSpan` with the tracer disabled still
+ * builds a no-op span, its attributes and a copy of the fiber's context per call; these helpers
+ * check the fiber's `currentTracerEnabled` first and leave the effect as it is when tracing is off
+ * (the server turns it off when no span exporter is configured). With tracing on they are
+ * `Effect.withSpan` / `Effect.annotateSpans`, with the same names and attributes.
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import type * as Tracer from "effect/Tracer"
+
+/** `Effect.withSpan(name, options())` when tracing is on; `self` itself when it is off. */
+export const withSpan =
+  (name: string, options: () => Tracer.SpanOptions) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(
+      FiberRef.get(FiberRef.currentTracerEnabled),
+      (enabled) => (enabled ? Effect.withSpan(self, name, options()) : self)
+    )
+
+/** `Effect.annotateSpans(attributes)` when tracing is on; `self` itself when it is off. */
+export const annotateSpans =
+  (attributes: Readonly<Record<string, unknown>>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(
+      FiberRef.get(FiberRef.currentTracerEnabled),
+      (enabled) => (enabled ? Effect.annotateSpans(self, attributes) : self)
+    )
