@@ -41,6 +41,21 @@ export interface Row {
 
 const judgeModel = "sim-judge"
 
+/** A custom-mode route on the drill's judge: the judge names `weak` or `strong`; default strong. */
+const customRoute = (id: string, posture: "error" | "fail_open") => `
+[routes.${id}]
+id = "${id}"
+type = "llm_classifier"
+mode = "custom"
+classifier_target = "judge"
+targets = ["weak", "strong"]
+default_target = "strong"
+prompt = "Name the cheapest target that can do this task: weak or strong."
+response_schema = '{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}'
+policy = { type = "target_selector", selector = "/target" }
+judge_failure = "${posture}"
+`
+
 const deploymentToml = (upstream: string, judge: string, options: Options) => `
 schema_version = 1
 
@@ -85,29 +100,8 @@ strong_target = "strong"
 base_threshold = 0.5
 judge_failure = "fail_open"
 
-[routes.pick]
-id = "pick"
-type = "llm_classifier"
-mode = "custom"
-classifier_target = "judge"
-targets = ["weak", "strong"]
-default_target = "strong"
-prompt = "Name the cheapest target that can do this task: weak or strong."
-response_schema = '{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}'
-policy = { type = "target_selector", selector = "/target" }
-judge_failure = "error"
-
-[routes.pick-open]
-id = "pick-open"
-type = "llm_classifier"
-mode = "custom"
-classifier_target = "judge"
-targets = ["weak", "strong"]
-default_target = "strong"
-prompt = "Name the cheapest target that can do this task: weak or strong."
-response_schema = '{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}'
-policy = { type = "target_selector", selector = "/target" }
-judge_failure = "fail_open"
+${customRoute("pick", "error")}
+${customRoute("pick-open", "fail_open")}
 `
 
 const verdict = (p: number) =>
