@@ -7,6 +7,7 @@ import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
+import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
@@ -48,9 +49,14 @@ export const routes = (
           bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
         )
       case "llm_classifier":
-        return spec.mode === "custom"
-          ? Effect.map(CustomRoute.make({ ...common, ...spec }), bounded)
-          : Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
+        switch (spec.mode) {
+          case "custom":
+            return Effect.map(CustomRoute.make({ ...common, ...spec }), bounded)
+          case "escalation":
+            return Effect.map(EscalationRoute.make({ ...common, ...spec }), bounded)
+          case "capability":
+            return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
+        }
       case "advisor":
         return Effect.map(AdvisorRoute.make({ ...common, ...spec }), bounded)
     }

@@ -89,6 +89,38 @@ export interface ClassifierRouteSpec extends RouteCommon {
 }
 
 /**
+ * `type = "llm_classifier"`, `mode = "escalation"` (or an `escalation` table): the weak target
+ * answers, the judge reads the finished turn, a session latches to strong after `confirmations`
+ * consecutive escalate verdicts.
+ */
+export interface EscalationClassifierRouteSpec extends RouteCommon {
+  readonly type: "llm_classifier"
+  readonly mode: "escalation"
+  /** `classifier_target`: the judge; never a routing destination. */
+  readonly judge: Target
+  /** `weak_target`: answers every unlatched turn. */
+  readonly weak: Target
+  /** `strong_target`: answers a latched session. */
+  readonly strong: Target
+  /** `escalation.confirmations` >= 1 (default 2). */
+  readonly confirmations: number
+  /** `escalation.recent_turn_window` >= 1 (default 28): window messages in the judge's transcript. */
+  readonly recentTurnWindow: number
+  /** `escalation.window_message_chars` >= 50 (default 500): cap of one window message. */
+  readonly windowMessageChars: number
+  /** `prompt`: replaces the packaged escalation prompt (non-blank). */
+  readonly prompt: Option.Option<string>
+  /** `response_format_type` (default `json_schema`). */
+  readonly responseFormatType: "json_schema" | "json_object"
+  /** `max_output_tokens` >= 1 (default 4096). */
+  readonly maxOutputTokens: number
+  /** `judge_failure` (default `error`). */
+  readonly judgeFailure: JudgeFailurePosture
+  /** `judge_timeout_ms`, as on capability routes. */
+  readonly judgeTimeoutMs: Option.Option<number>
+}
+
+/**
  * `type = "llm_classifier"`, `mode = "custom"`: the judge answers the route's prompt with a JSON
  * value matching `response_schema`; `policy.selector` names one of `targets` (else `default_target`).
  */
@@ -163,6 +195,7 @@ export type RouteSpec =
   | RandomRouteSpec
   | ClassifierRouteSpec
   | CustomClassifierRouteSpec
+  | EscalationClassifierRouteSpec
   | AdvisorRouteSpec
 
 /** Where session decisions live: in this process, or in a Redis shared by several replicas. */

@@ -8,8 +8,10 @@
  *    unknown keys, missing keys, value types and enum variants (`format`, route `type`, and for
  *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`;
  *    for `advisor` its `gate_trigger`).
- *    A classifier route's mode is settled before its keys: `escalation` (explicit, or implied by
- *    an `escalation` table) is not supported yet; custom-mode keys on a capability route get
+ *    A classifier route's mode is settled before its keys (explicit `mode`, else `escalation`
+ *    when an `escalation` table is present, else `capability`): an escalation route rejects custom
+ *    keys, capability routing settings (`base_threshold` only when the mode is explicit) and any
+ *    `classify_trigger` but `every_request`; custom-mode keys on a capability route get
  *    `mode capability cannot use custom classifier fields`, and capability or escalation keys on
  *    a custom route `mode custom cannot use capability or escalation fields`.
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
@@ -21,7 +23,10 @@
  *    distinct model ids) → `default_target` (one of `targets`) → `message_hash_fallback` →
  *    `recent_turn_window` → `prompt` → `response_schema` (JSON, an object, not a provider
  *    wrapper, within the supported JSON Schema subset) → `policy.selector` (an RFC 6901 JSON
- *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for `advisor`:
+ *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for escalation mode:
+ *    target references → `escalation.confirmations` (>= 1) → `escalation.recent_turn_window`
+ *    (>= 1) → `escalation.window_message_chars` (>= 50) → `prompt` → `max_output_tokens` →
+ *    `judge_timeout_ms`; for `advisor`:
  *    `executor_target` → `advisor_target` → `gate_trigger_pattern` (required exactly with
  *    `gate_trigger = "pattern"`, non-blank, a valid regular expression) → `max_reviews` →
  *    `gate_stall_turns` → `gate_min_tool_results` → `advisor_max_tokens` → `advisor_temperature` →
@@ -66,6 +71,7 @@ import type {
   ClassifierRouteSpec,
   CustomClassifierRouteSpec,
   Deployment,
+  EscalationClassifierRouteSpec,
   RandomRouteSpec,
   RouteCommon,
   RouteSpec,
@@ -168,6 +174,8 @@ const RawClassifierMode = Schema.Struct({
   weak_target: Schema.optional(Schema.Unknown),
   base_threshold: Schema.optional(Schema.Unknown),
   threshold_step: Schema.optional(Schema.Unknown),
+  message_hash_fallback: Schema.optional(Schema.Unknown),
+  recent_turn_window: Schema.optional(Schema.Unknown),
   response_format_type: Schema.optional(Schema.Unknown)
 })
 
@@ -225,6 +233,35 @@ const RawCustomClassifier = Schema.Struct({
 })
 type RawCustomClassifier = typeof RawCustomClassifier.Type
 
+/** `[routes.<n>.escalation]` (or an inline table): the escalation mode's own keys. */
+const RawEscalationTable = Schema.compose(
+  TomlTable,
+  Schema.Struct({
+    confirmations: Schema.optional(TomlInteger),
+    recent_turn_window: Schema.optional(TomlInteger),
+    window_message_chars: Schema.optional(TomlInteger)
+  }),
+  { strict: false }
+)
+
+const RawEscalationClassifier = Schema.Struct({
+  ...routeCommonFields,
+  mode: Schema.optional(TomlString),
+  classifier_target: TomlString,
+  weak_target: TomlString,
+  strong_target: TomlString,
+  escalation: Schema.optional(RawEscalationTable),
+  /** Accepted and ignored on an implicit escalation route; rejected before decoding on an explicit one. */
+  base_threshold: Schema.optional(TomlNumber),
+  classify_trigger: Schema.optional(TomlVariant("every_request", "user_turn", "new_session")),
+  prompt: Schema.optional(TomlString),
+  response_format_type: Schema.optional(TomlVariant("json_schema", "json_object")),
+  max_output_tokens: Schema.optional(TomlInteger),
+  judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
+  judge_timeout_ms: Schema.optional(TomlInteger)
+})
+type RawEscalationClassifier = typeof RawEscalationClassifier.Type
+
 const RawAdvisor = Schema.Struct({
   ...routeCommonFields,
   executor_target: TomlString,
@@ -249,6 +286,7 @@ type RawRoute =
   | { readonly type: "random"; readonly raw: typeof RawRandom.Type }
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
   | { readonly type: "custom_classifier"; readonly raw: RawCustomClassifier }
+  | { readonly type: "escalation_classifier"; readonly raw: RawEscalationClassifier }
   | { readonly type: "advisor"; readonly raw: RawAdvisor }
 
 interface Named<A> {
@@ -266,8 +304,14 @@ interface RawDeployment {
 const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages"] as const
 const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
 const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
-const supportedClassifierModes = ["capability", "custom"] as const
-const laterClassifierModes: ReadonlyArray<string> = ["escalation"]
+const supportedClassifierModes = ["capability", "escalation", "custom"] as const
+/** Capability routing settings an escalation route cannot use (`base_threshold` is ignored when the mode is implicit). */
+const capabilityRoutingSettings = [
+  "base_threshold",
+  "threshold_step",
+  "message_hash_fallback",
+  "recent_turn_window"
+] as const
 
 const sortedEntries = <A>(record: Readonly<Record<string, A>>): Array<readonly [string, A]> =>
   Arr.sort(Object.entries(record), Order.mapInput(Order.string, ([key]: readonly [string, A]) => key))
@@ -283,6 +327,35 @@ const decodeClient = (name: string, table: unknown) =>
   })
 
 /**
+ * An escalation route's keys (mode explicit, or implied by its `escalation` table): no custom
+ * classifier fields, no capability routing settings (an implicit route's `base_threshold` is
+ * accepted and ignored), `classify_trigger` only `every_request`.
+ */
+const decodeEscalation = (
+  path: Path,
+  table: unknown,
+  head: typeof RawClassifierMode.Type,
+  explicit: boolean
+): Effect.Effect<RawRoute, InvalidConfig> =>
+  Effect.gen(function*() {
+    for (const field of customClassifierFields) {
+      if (head[field] !== undefined) {
+        return yield* fail([...path, field], "mode escalation cannot use custom classifier fields")
+      }
+    }
+    for (const field of capabilityRoutingSettings) {
+      if (head[field] !== undefined && (explicit || field !== "base_threshold")) {
+        return yield* fail([...path, field], "mode escalation cannot use capability routing settings")
+      }
+    }
+    const raw = yield* decodeAt(RawEscalationClassifier, path, table)
+    if (raw.classify_trigger !== undefined && raw.classify_trigger !== "every_request") {
+      return yield* fail([...path, "classify_trigger"], "mode escalation cannot use classify_trigger")
+    }
+    return { type: "escalation_classifier", raw }
+  })
+
+/**
  * Settles a classifier route's mode (explicit `mode`, else `escalation` when an `escalation`
  * table is present, else `capability`), rejects what the mode cannot use, then decodes the mode's
  * keys.
@@ -292,9 +365,6 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawRoute, I
     const head = yield* decodeAt(RawClassifierMode, path, table, "ignore")
     if (head.mode !== undefined) {
       const modePath = [...path, "mode"]
-      if (laterClassifierModes.includes(head.mode)) {
-        return yield* fail(modePath, `mode ${JSON.stringify(head.mode)} is not supported yet`)
-      }
       if (!Arr.contains(supportedClassifierModes, head.mode)) {
         return yield* fail(modePath, unknownVariant(head.mode, supportedClassifierModes))
       }
@@ -313,14 +383,17 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawRoute, I
         }
         return { type: "custom_classifier", raw: yield* decodeAt(RawCustomClassifier, path, table) }
       }
+      if (head.mode === "escalation") {
+        if (head.escalation === undefined) {
+          return yield* fail([...path, "escalation"], "mode escalation requires an escalation table")
+        }
+        return yield* decodeEscalation(path, table, head, true)
+      }
       if (head.escalation !== undefined) {
         return yield* fail([...path, "escalation"], "mode capability cannot use escalation")
       }
     } else if (head.escalation !== undefined) {
-      return yield* fail(
-        [...path, "escalation"],
-        "an escalation table selects mode \"escalation\", which is not supported yet"
-      )
+      return yield* decodeEscalation(path, table, head, false)
     }
     for (const field of customClassifierFields) {
       if (head[field] !== undefined) {
@@ -634,6 +707,65 @@ const buildClassifier = (
     }
   })
 
+const buildEscalationClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawEscalationClassifier
+): Effect.Effect<EscalationClassifierRouteSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    // references
+    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
+    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
+    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    // the escalation table
+    const table = raw.escalation ?? {}
+    const escalationPath = [...path, "escalation"]
+    const confirmations = table.confirmations === undefined
+      ? 2
+      : Number(
+        yield* integerInRange(
+          [...escalationPath, "confirmations"],
+          table.confirmations,
+          1n,
+          maxSafe,
+          "confirmations must be at least 1"
+        )
+      )
+    const recentTurnWindow = table.recent_turn_window === undefined
+      ? 28
+      : Number(yield* integerInRange([...escalationPath, "recent_turn_window"], table.recent_turn_window, 1n, maxSafe))
+    const windowMessageChars = table.window_message_chars === undefined
+      ? 500
+      : Number(
+        yield* integerInRange([...escalationPath, "window_message_chars"], table.window_message_chars, 50n, maxSafe)
+      )
+    // prompt
+    if (raw.prompt !== undefined) yield* checkPrompt([...path, "prompt"], raw.prompt)
+    // the rest
+    const maxOutputTokens = raw.max_output_tokens === undefined
+      ? 4096
+      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    return {
+      ...common,
+      type: "llm_classifier",
+      mode: "escalation",
+      judge,
+      weak,
+      strong,
+      confirmations,
+      recentTurnWindow,
+      windowMessageChars,
+      prompt: Option.fromNullable(raw.prompt),
+      responseFormatType: raw.response_format_type ?? "json_schema",
+      maxOutputTokens,
+      judgeFailure: raw.judge_failure ?? "error",
+      judgeTimeoutMs: raw.judge_timeout_ms === undefined
+        ? Option.none()
+        : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
+    }
+  })
+
 /**
  * `response_schema`: a TOML string holding the inner JSON Schema of the verdict — JSON, an object,
  * not a provider wrapper (`json_schema` key), within the supported subset (`JsonSchema.compile`).
@@ -909,6 +1041,8 @@ const buildRoute = (
         return yield* buildClassifier(targets, path, common, route.raw)
       case "custom_classifier":
         return yield* buildCustomClassifier(targets, path, common, route.raw)
+      case "escalation_classifier":
+        return yield* buildEscalationClassifier(targets, path, common, route.raw)
       case "advisor":
         return yield* buildAdvisor(targets, path, common, route.raw)
     }

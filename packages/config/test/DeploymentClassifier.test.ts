@@ -196,11 +196,11 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
 })
 
 describe("DeploymentToml.parse llm_classifier mode", () => {
-  it.effect("mode escalation is not supported yet", () =>
+  it.effect("mode escalation on a capability table names the capability setting it cannot use", () =>
     expectInvalid(
-      classifier({ route: "mode = \"escalation\"" }),
-      `${at}.mode`,
-      "mode \"escalation\" is not supported yet"
+      classifier({ route: "mode = \"escalation\"\nescalation = {}" }),
+      `${at}.base_threshold`,
+      "mode escalation cannot use capability routing settings"
     ))
 
   it.effect("mode custom on a capability table names the first capability key it cannot use", () =>
@@ -214,18 +214,18 @@ describe("DeploymentToml.parse llm_classifier mode", () => {
     expectInvalid(
       classifier({ route: "mode = \"fancy\"" }),
       `${at}.mode`,
-      "unknown variant \"fancy\"; expected one of \"capability\", \"custom\""
+      "unknown variant \"fancy\"; expected one of \"capability\", \"escalation\", \"custom\""
     ))
 
   it.effect("mode is a string", () =>
     expectInvalid(classifier({ route: "mode = 1" }), `${at}.mode`, "expected a string, got integer"))
 
-  it.effect("an escalation table without mode selects escalation, not supported yet", () =>
-    expectInvalid(
-      classifier({ more: "[routes.auto.escalation]\nconfirmations = 2" }),
-      `${at}.escalation`,
-      "selects mode \"escalation\", which is not supported yet"
-    ))
+  it.effect("an escalation table without mode selects escalation (base_threshold ignored)", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(classifier({ more: "[routes.auto.escalation]\nconfirmations = 3" }))
+      const route = deployment.routes.find((r) => r.id === "auto")
+      assert.isTrue(route?.type === "llm_classifier" && route.mode === "escalation" && route.confirmations === 3)
+    }))
 
   it.effect("mode capability cannot use escalation", () =>
     expectInvalid(
@@ -484,7 +484,11 @@ describe("DeploymentToml.parse llm_classifier judge keys", () => {
 
 describe("DeploymentToml.parse llm_classifier order of checks", () => {
   it.effect("mode is settled before the route's keys", () =>
-    expectInvalid(classifier({ route: "mode = \"escalation\"\nbogus = 1" }), `${at}.mode`, "is not supported yet"))
+    expectInvalid(
+      classifier({ route: "mode = \"escalation\"\nbogus = 1" }),
+      `${at}.escalation`,
+      "mode escalation requires an escalation table"
+    ))
 
   it.effect("structure (enum variants) comes before rules", () =>
     expectInvalid(

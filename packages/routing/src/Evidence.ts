@@ -80,6 +80,19 @@ export const CircuitOpen = Schema.Struct({
   judge_model: Schema.String
 })
 
+/**
+ * An escalation route: `escalate` / `decline` — the judge's verdict on the weak turn (`streak`:
+ * consecutive escalate verdicts after it; at `confirmations` the session latched and strong
+ * answered); `latched` — the session was already latched, strong answered with no judge call;
+ * `weak_failed` — the weak target overflowed its context or its transport failed, strong answered.
+ */
+export const Escalation = Schema.Struct({
+  source: Schema.Literal("escalation"),
+  verdict: Schema.Literal("escalate", "decline", "latched", "weak_failed"),
+  streak: Schema.Number,
+  confirmations: Schema.Number
+})
+
 /** What made the advisor gate review a turn (also the `trigger` label of the review metric). */
 export const AdvisorTrigger = Schema.Literal("no_tool_call", "pattern", "stall")
 export type AdvisorTrigger = typeof AdvisorTrigger.Type
@@ -131,6 +144,7 @@ export const Evidence = Schema.Union(
   Retained,
   FailOpen,
   CircuitOpen,
+  Escalation,
   Advisor,
   AdvisorFailOpen
 )
@@ -167,6 +181,13 @@ export const spanAttributes = (evidence: Evidence): Record<string, string | numb
         "evidence.source": evidence.source,
         "evidence.reason": "circuit_open",
         "evidence.judge_model": evidence.judge_model
+      }
+    case "escalation":
+      return {
+        "evidence.source": evidence.source,
+        "evidence.verdict": evidence.verdict,
+        "evidence.streak": evidence.streak,
+        "evidence.confirmations": evidence.confirmations
       }
     case "affinity":
       return { "evidence.source": evidence.source, "evidence.previous_source": evidence.previous_source }

@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Conversation from "./Conversation.js"
+import * as Escalation from "./Escalation.js"
 import * as JsonSchema from "./JsonSchema.js"
 import * as JudgePrompt from "./JudgePrompt.js"
 import * as Metrics from "./Metrics.js"
@@ -79,6 +80,27 @@ export interface CustomConsultation {
   readonly headers: Readonly<Record<string, string>>
 }
 
+/** How an escalation route consults its judge (`mode = "escalation"` keys). */
+export interface EscalationJudgeOptions extends Escalation.TranscriptOptions {
+  /** The judge target (`classifier_target`). */
+  readonly judge: Target
+  /** Replaces the packaged escalation prompt when set. */
+  readonly prompt: Option.Option<string>
+  readonly responseFormatType: "json_schema" | "json_object"
+  /** Sent as `max_completion_tokens`. */
+  readonly maxOutputTokens: number
+  /** As {@link JudgeOptions.judgeTimeoutMs}. */
+  readonly judgeTimeoutMs?: Option.Option<number>
+}
+
+/** One escalation consultation: the caller's conversation, the weak target's finished reply, the headers. */
+export interface EscalationConsultation {
+  readonly options: EscalationJudgeOptions
+  readonly messages: ReadonlyArray<Message>
+  readonly reply: ChatCompletion
+  readonly headers: Readonly<Record<string, string>>
+}
+
 /** Everything a consultation can fail with. */
 export type JudgeError = JudgeCallFailure | Verdict.InvalidVerdict | CircuitOpen
 
@@ -91,6 +113,8 @@ export class Judge extends Context.Tag("@switchyard-ts/routing/Judge")<Judge, {
    * route's `response_schema` (`InvalidVerdict` with `parse_error` otherwise).
    */
   readonly classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError>
+  /** Ask an escalation judge about a finished weak turn (`InvalidVerdict` with `parse_error` for an unusable reply). */
+  readonly escalate: (consultation: EscalationConsultation) => Effect.Effect<Escalation.EscalationVerdict, JudgeError>
 }>() {}
 
 /** The judge's system prompt for these options. */
@@ -130,6 +154,44 @@ export const customRequestBody = (consultation: CustomConsultation): Readonly<Re
   },
   max_completion_tokens: consultation.options.maxOutputTokens
 })
+
+/** The chat request sent to an escalation judge: its prompt, the condensed transcript, the verdict format. */
+export const escalationRequestBody = (consultation: EscalationConsultation): Readonly<Record<string, unknown>> => {
+  const options = consultation.options
+  const prompt = Option.getOrElse(options.prompt, () => Escalation.packagedPrompt)
+  return {
+    model: options.judge.id,
+    messages: [
+      {
+        role: "system",
+        content: options.responseFormatType === "json_object"
+          ? `${prompt}\n\n${JudgePrompt.jsonObjectInstruction}\n${JSON.stringify(Escalation.jsonSchema, null, 2)}`
+          : prompt
+      },
+      { role: "user", content: Escalation.transcript(consultation.messages, consultation.reply, options) }
+    ],
+    response_format: options.responseFormatType === "json_object"
+      ? { type: "json_object" }
+      : Escalation.responseFormatJsonSchema,
+    max_completion_tokens: options.maxOutputTokens
+  }
+}
+
+/** The escalation verdict in a judge's completion; a truncated reply is unusable. */
+export const escalationVerdictOf = (
+  completion: ChatCompletion
+): Effect.Effect<Escalation.EscalationVerdict, Verdict.InvalidVerdict> => {
+  const choice = completion.choices[0]
+  if (choice?.finish_reason === "length") {
+    return Effect.fail(
+      new Verdict.InvalidVerdict({ reason: "parse_error", detail: "reply truncated by max_output_tokens" })
+    )
+  }
+  return Either.match(Escalation.decode(choice?.message.content ?? ""), {
+    onLeft: Effect.fail,
+    onRight: Effect.succeed
+  })
+}
 
 const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
 
@@ -246,7 +308,14 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         ).pipe(
           Effect.flatMap((completion) => customVerdictOf(completion, consultation.options.compiledSchema)),
           span(consultation.options.judge)
-        )
+        ),
+      escalate: (consultation) =>
+        call(
+          consultation.options.judge,
+          escalationRequestBody(consultation),
+          consultation.headers,
+          consultation.options.judgeTimeoutMs
+        ).pipe(Effect.flatMap(escalationVerdictOf), span(consultation.options.judge))
     })
   }
 )
@@ -255,11 +324,13 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
 export const layer: Layer.Layer<Judge, never, UpstreamClient> = Layer.effect(Judge, make)
 
 /**
- * A scripted judge: `consult` (and `classify`) answer whatever the functions return (e.g. from a
- * `Ref` of outcomes). Calling `classify` when no function was given for it is a defect.
+ * A scripted judge: `consult` (and `classify`, `escalate`) answer whatever the functions return
+ * (e.g. from a `Ref` of outcomes). Calling one that was not given is a defect.
  */
 export const layerTest = (
   consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>,
   classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError> = () =>
-    Effect.dieMessage("Judge.layerTest: no custom classification scripted")
-): Layer.Layer<Judge> => Layer.succeed(Judge, Judge.of({ consult, classify }))
+    Effect.dieMessage("Judge.layerTest: no custom classification scripted"),
+  escalate: (consultation: EscalationConsultation) => Effect.Effect<Escalation.EscalationVerdict, JudgeError> = () =>
+    Effect.dieMessage("Judge.layerTest: no escalation verdict scripted")
+): Layer.Layer<Judge> => Layer.succeed(Judge, Judge.of({ consult, classify, escalate }))

@@ -17,6 +17,11 @@ export interface SessionDecision {
   readonly target: string
   /** The capability tier of `target`; absent for a custom classifier route (its labels are target names). */
   readonly tier?: Tier
+  /**
+   * Escalation mode: consecutive escalate verdicts so far on an unlatched session (`target` is the
+   * weak target); absent once latched (`target` is the strong target).
+   */
+  readonly streak?: number
 }
 
 /** The session store port. Keys are opaque strings built by the route (route id + session identity). */

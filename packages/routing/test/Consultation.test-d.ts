@@ -1,6 +1,7 @@
 import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type * as AdvisorReview from "@switchyard-ts/routing/AdvisorReview"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
+import type * as Escalation from "@switchyard-ts/routing/Escalation"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
@@ -25,6 +26,7 @@ declare const posture: Posture.Posture
 declare const judge: Judge["Type"]
 declare const request: Parameters<Judge["Type"]["consult"]>[0]
 declare const customRequest: Parameters<Judge["Type"]["classify"]>[0]
+declare const escalationRequest: Parameters<Judge["Type"]["escalate"]>[0]
 
 /** A failure that is not a consultation failure. */
 interface OtherError {
@@ -88,6 +90,20 @@ describe("Consultation.run types", () => {
     expectTypeOf(judge.classify(customRequest).pipe(Consultation.run(Posture.fromConfig(posture)))).toEqualTypeOf<
       Effect.Effect<Consultation.Outcome<unknown>, CallFailure, never>
     >()
+  })
+
+  it("an escalation consultation goes through the posture with the capability failure channels", () => {
+    expectTypeOf<Effect.Effect.Error<ReturnType<Judge["Type"]["escalate"]>>>().toEqualTypeOf<
+      Effect.Effect.Error<ReturnType<Judge["Type"]["consult"]>>
+    >()
+    expectTypeOf(Consultation.run(judge.escalate(escalationRequest), Posture.failOpen)).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, never, never>
+    >()
+    expectTypeOf(Consultation.run(judge.escalate(escalationRequest), Posture.error)).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, CallFailure, never>
+    >()
+    expectTypeOf(judge.escalate(escalationRequest).pipe(Consultation.run(Posture.fromConfig(posture))))
+      .toEqualTypeOf<Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, CallFailure, never>>()
   })
 
   it("the outcome is a tagged union: Verdict(a) | WithoutVerdict(reason) | Refused(circuitOpen)", () => {

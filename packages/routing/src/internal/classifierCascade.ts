@@ -50,6 +50,48 @@ export interface Mode<V> {
 }
 
 /**
+ * Per-key locks: requests of one session are routed one at a time (judge call included), so a
+ * second request sees the first one's stored state instead of consulting the judge again. No key:
+ * no lock. A key's lock lives while requests use it.
+ */
+export const sessionLocks = () => {
+  const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
+  return <A, E, R>(key: Option.Option<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    if (Option.isNone(key)) return effect
+    return Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const lock = locks.get(key.value) ?? { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+        lock.users++
+        locks.set(key.value, lock)
+        return lock
+      }),
+      (lock) => lock.semaphore.withPermits(1)(effect),
+      (lock) =>
+        Effect.sync(() => {
+          lock.users--
+          if (lock.users === 0) locks.delete(key.value)
+        })
+    )
+  }
+}
+
+/** A request served without a verdict: one fail-open count (`judge_model`, `reason`) and one WARN. */
+export const recordWithoutVerdict = (
+  routeId: string,
+  judgeModel: string,
+  reason: Evidence.Reason
+): Effect.Effect<void> =>
+  Effect.zipRight(
+    Metric.update(
+      Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason)),
+      1
+    ),
+    Effect.logWarning("routing without a judge verdict").pipe(
+      Effect.annotateLogs({ route: routeId, judge_model: judgeModel, reason })
+    )
+  )
+
+/**
  * The `decide` of a classifier route over the `SessionStore`. Only a valid verdict writes the
  * session's stored selection; without a verdict the stored one is kept (`retained`), else the
  * default decides (`fail-open`, or `circuit-open` when the breaker refused the call).
@@ -67,26 +109,7 @@ export const make = <V>(
       return Effect.succeedNone
     }
 
-    // Requests of one session are routed one at a time (judge call included), so a second request
-    // sees the first one's stored decision instead of consulting the judge again.
-    const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-    const withSessionLock = <A, E>(key: Option.Option<string>, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-      if (Option.isNone(key)) return effect
-      return Effect.acquireUseRelease(
-        Effect.sync(() => {
-          const lock = locks.get(key.value) ?? { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
-          lock.users++
-          locks.set(key.value, lock)
-          return lock
-        }),
-        (lock) => lock.semaphore.withPermits(1)(effect),
-        (lock) =>
-          Effect.sync(() => {
-            lock.users--
-            if (lock.users === 0) locks.delete(key.value)
-          })
-      )
-    }
+    const withSessionLock = sessionLocks()
 
     const posture = Posture.fromConfig(mode.judgeFailure)
 
@@ -119,16 +142,7 @@ export const make = <V>(
 
         // Routed without a verdict: a stored decision is kept, else the route's default.
         const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
-        yield* Metric.update(
-          Metrics.classifierFailOpenTotal.pipe(
-            Metric.tagged("judge_model", mode.judgeModel),
-            Metric.tagged("reason", reason)
-          ),
-          1
-        )
-        yield* Effect.logWarning("routing without a judge verdict").pipe(
-          Effect.annotateLogs({ route: mode.routeId, judge_model: mode.judgeModel, reason })
-        )
+        yield* recordWithoutVerdict(mode.routeId, mode.judgeModel, reason)
         if (outcome._tag === "Refused") {
           const evidence: Evidence.Evidence = { source: "circuit-open", judge_model: mode.judgeModel }
           return Option.getOrElse(previous(evidence), () => mode.fallback(evidence))

@@ -1,0 +1,123 @@
+/**
+ * What an escalation judge reads and answers: the condensed transcript of a finished weak turn and
+ * the verdict `{"escalate": boolean, "reason": string}` (structured-output name `EscalationVerdict`).
+ *
+ * The transcript has fixed caps (not configurable): each system/developer anchor 1,000 characters,
+ * the first user message 2,000, the whole transcript 18,000. The trailing window holds the last
+ * `recent_turn_window` messages (the weak reply last), each capped at `window_message_chars`. A
+ * capped text keeps 2/3 of its budget from the head and 1/3 from the tail. Over the whole cap the
+ * oldest window lines are dropped first, then the text is cut with {@link truncationSuffix}.
+ */
+import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Conversation from "./Conversation.js"
+import { InvalidVerdict, stripFences } from "./Verdict.js"
+
+/** The verdict on a finished weak turn. */
+export const EscalationVerdict = Schema.Struct({ escalate: Schema.Boolean, reason: Schema.String })
+export type EscalationVerdict = typeof EscalationVerdict.Type
+
+/** The inner JSON Schema of the verdict, as sent to the judge. */
+export const jsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["escalate", "reason"],
+  properties: { escalate: { type: "boolean" }, reason: { type: "string" } }
+} as const
+
+/** The `response_format` of a `json_schema` escalation judge request. */
+export const responseFormatJsonSchema = {
+  type: "json_schema",
+  json_schema: { name: "EscalationVerdict", strict: true, schema: jsonSchema }
+} as const
+
+/** The packaged system prompt of an escalation judge (replaced by the route's `prompt`). */
+export const packagedPrompt = [
+  "You review the latest reply of a fast, inexpensive assistant in the conversation below.",
+  "Decide whether the conversation should move to a stronger assistant from now on: escalate when",
+  "the reply is wrong, incomplete, evasive, or shows that the task is beyond the assistant; do not",
+  "escalate when the reply handles the request adequately.",
+  "Answer with one JSON object: {\"escalate\": true|false, \"reason\": \"<one short sentence>\"}."
+].join("\n")
+
+/** Fixed caps of the condensed transcript. */
+export const caps = {
+  anchorChars: 1_000,
+  firstUserChars: 2_000,
+  transcriptChars: 18_000
+} as const
+
+/** Appended when the transcript is cut at its cap. */
+export const truncationSuffix = "\n[… transcript truncated …]"
+
+/** Keep at most `max` characters of `text`: 2/3 of them from the head, 1/3 from the tail. */
+export const middle = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const marker = " […] "
+  const budget = Math.max(0, max - marker.length)
+  const head = Math.floor((budget * 2) / 3)
+  const tail = budget - head
+  return `${text.slice(0, head)}${marker}${tail === 0 ? "" : text.slice(text.length - tail)}`
+}
+
+/** The window keys of an escalation route. */
+export interface TranscriptOptions {
+  /** `escalation.recent_turn_window` >= 1 (default 28). */
+  readonly recentTurnWindow: number
+  /** `escalation.window_message_chars` >= 50 (default 500). */
+  readonly windowMessageChars: number
+}
+
+const line = (label: string, text: string, max: number) => `[${label}] ${middle(text, max - label.length - 3)}`
+
+/** The condensed transcript of `messages` followed by the weak target's `reply`. */
+export const transcript = (
+  messages: ReadonlyArray<Message>,
+  reply: ChatCompletion,
+  options: TranscriptOptions
+): string => {
+  const anchors = messages
+    .filter((message) => message.role === "system" || message.role === "developer")
+    .map((message) => line(message.role, Conversation.textOf(message), caps.anchorChars))
+  const conversation = messages.filter((message) => message.role !== "system" && message.role !== "developer")
+  const firstUser = conversation.find((message) => message.role === "user")
+  const head = [
+    ...anchors,
+    ...(firstUser === undefined
+      ? []
+      : [line("first user message", Conversation.textOf(firstUser), caps.firstUserChars)])
+  ]
+  const replyMessage = reply.choices[0]?.message
+  const replyText = [
+    replyMessage?.content ?? "",
+    ...(replyMessage?.tool_calls ?? []).map((call) =>
+      call.type === "function" ? `(calls ${call.function.name})` : `(calls ${call.custom.name})`
+    )
+  ].filter((part) => part !== "").join("\n")
+  const window = [
+    ...conversation.map((message) => ({ role: message.role, text: Conversation.textOf(message) })),
+    { role: "assistant (latest reply)", text: replyText }
+  ].slice(-options.recentTurnWindow).map((entry) => line(entry.role, entry.text, options.windowMessageChars))
+
+  const render = (kept: ReadonlyArray<string>) =>
+    [...head, "--- recent conversation (oldest first) ---", ...kept].join("\n")
+  let kept = window
+  while (kept.length > 0 && render(kept).length > caps.transcriptChars) kept = kept.slice(1)
+  const text = render(kept)
+  return text.length <= caps.transcriptChars
+    ? text
+    : text.slice(0, caps.transcriptChars - truncationSuffix.length) + truncationSuffix
+}
+
+const decodeStrict = Schema.decodeUnknownEither(Schema.parseJson(EscalationVerdict), { onExcessProperty: "error" })
+
+/** The verdict in a judge's reply text (fences stripped); anything else is an `InvalidVerdict` (`parse_error`). */
+export const decode = (text: string): Either.Either<EscalationVerdict, InvalidVerdict> => {
+  const body = stripFences(text)
+  if (body === "") return Either.left(new InvalidVerdict({ reason: "parse_error", detail: "empty reply" }))
+  return Either.mapLeft(
+    decodeStrict(body),
+    () => new InvalidVerdict({ reason: "parse_error", detail: "reply is not an escalation verdict" })
+  )
+}

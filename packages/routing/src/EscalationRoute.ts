@@ -1,0 +1,199 @@
+/**
+ * The `llm_classifier` route in `escalation` mode: serve the weak target, judge the finished weak
+ * turn, and latch the session to the strong target after `confirmations` consecutive escalate
+ * verdicts.
+ *
+ * Per request (requests of one session are routed one at a time, judge call included):
+ *
+ * 1. A latched session routes to strong (fallback `[weak]`) with no judge call (evidence `latched`).
+ * 2. Otherwise the weak target answers, buffered, one candidate. A context overflow (400) or a
+ *    transport failure routes to strong instead (`weak_failed`, streak unchanged); any other weak
+ *    failure fails the request as it is.
+ * 3. The judge reads a condensed transcript of the conversation and the weak reply (`Escalation`)
+ *    and answers `{"escalate", "reason"}`, through `Consultation.run` with the route's `Posture`:
+ *    - escalate → streak + 1; at `confirmations` the session latches, the weak reply is discarded
+ *      and strong answers (fallback `[weak]`); below it the weak reply is served;
+ *    - decline → streak 0, the weak reply is served;
+ *    - no verdict (an invalid reply under both postures; a call failure under `fail_open`; an open
+ *      breaker under `fail_open`) → the weak reply is served, the streak is unchanged, one
+ *      fail-open count (evidence `retained` when the session has state, else `fail-open`;
+ *      `circuit-open` for the breaker);
+ *    - a call failure under `error` → `JudgeUnavailable` (502 / 504; 503 for an open breaker).
+ *
+ * Only a valid verdict writes the session's state (its streak, or the latch). Without a session id
+ * the state lives for one request only (so only `confirmations = 1` can escalate). The weak reply
+ * travels in an `Answered` decision: the `Router` replays it to streaming callers.
+ */
+import type { Target } from "@switchyard-ts/client/Target"
+import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import { type ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Consultation from "./Consultation.js"
+import * as Decision from "./Decision.js"
+import type * as Evidence from "./Evidence.js"
+import * as ClassifierCascade from "./internal/classifierCascade.js"
+import { type EscalationJudgeOptions, Judge } from "./Judge.js"
+import * as Metrics from "./Metrics.js"
+import * as Posture from "./Posture.js"
+import type { Route, RoutedRequest } from "./Route.js"
+import { type SessionDecision, SessionStore } from "./SessionStore.js"
+
+type EscalationEvidence = typeof Evidence.Escalation.Type
+
+/** Options of an escalation route (its TOML keys, validated). */
+export interface Options extends EscalationJudgeOptions {
+  readonly id: string
+  readonly name: string
+  readonly weak: Target
+  readonly strong: Target
+  /** `escalation.confirmations` >= 1 (default 2): consecutive escalate verdicts that latch a session. */
+  readonly confirmations: number
+  readonly judgeFailure: Posture.Posture
+  readonly contextWindow?: Option.Option<number>
+  readonly toolCalling?: Option.Option<boolean>
+}
+
+/** A session's escalation state. */
+export type State =
+  | { readonly _tag: "Unlatched"; readonly streak: number }
+  | { readonly _tag: "Latched" }
+
+/** The state a stored decision holds; none stored is a fresh session (streak 0). */
+export const stateOf = (stored: Option.Option<SessionDecision>, strong: Target): State =>
+  Option.match(stored, {
+    onNone: () => ({ _tag: "Unlatched", streak: 0 }),
+    onSome: (decision) =>
+      decision.target === strong.name && decision.streak === undefined
+        ? { _tag: "Latched" }
+        : { _tag: "Unlatched", streak: decision.streak ?? 0 }
+  })
+
+/** The state after a valid verdict. */
+export const next = (streak: number, escalate: boolean, confirmations: number): State => {
+  if (!escalate) return { _tag: "Unlatched", streak: 0 }
+  return streak + 1 >= confirmations ? { _tag: "Latched" } : { _tag: "Unlatched", streak: streak + 1 }
+}
+
+const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
+  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
+
+/** A weak failure that routes to strong instead of failing the request. */
+const strongInstead = (error: ClientFailure): boolean =>
+  error._tag === "TransportError" || (error._tag === "UpstreamStatus" && error.contextWindowExceeded === true)
+
+/** Build an escalation route over the `Judge`, the `SessionStore` and the `UpstreamClient` (the weak call). */
+export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient> =>
+  Effect.gen(function*() {
+    const judge = yield* Judge
+    const store = yield* SessionStore
+    const upstream = yield* UpstreamClient
+    const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
+    const judgeModel = options.judge.id
+    const posture = Posture.fromConfig(options.judgeFailure)
+    const withSessionLock = ClassifierCascade.sessionLocks()
+
+    const evidence = (verdict: EscalationEvidence["verdict"], streak: number): EscalationEvidence => ({
+      source: "escalation",
+      verdict,
+      streak,
+      confirmations: options.confirmations
+    })
+    const toStrong = (why: Evidence.Evidence): Decision.Decision =>
+      Decision.routed({ route: info, selected: options.strong, fallbacks: [options.weak], evidence: why })
+    const serveWeak = (answer: ChatCompletion, why: Evidence.Evidence): Decision.Decision =>
+      Decision.answered({ route: info, answer, servedBy: Option.some(options.weak), evidence: why })
+
+    const callWeak = (request: RoutedRequest) =>
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (start) =>
+          upstream.complete({ target: options.weak, body: request.body, headers: request.headers }).pipe(
+            Effect.onExit((exit) =>
+              refusedByBreaker(exit) ?
+                Effect.void :
+                Effect.flatMap(Clock.currentTimeMillis, (end) =>
+                  Metrics.recordLlmCall(
+                    "llm_task_classifier",
+                    options.weak.id,
+                    Exit.isSuccess(exit) ? "ok" : "error",
+                    end - start
+                  ))
+            ),
+            Effect.map(Option.some),
+            Effect.catchIf(strongInstead, () => Effect.succeedNone)
+          )
+      )
+
+    const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
+      Effect.gen(function*() {
+        const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
+        const state = stateOf(stored, options.strong)
+        if (state._tag === "Latched") return toStrong(evidence("latched", options.confirmations))
+        const streak = state.streak
+
+        const reply = yield* callWeak(request)
+        if (Option.isNone(reply)) return toStrong(evidence("weak_failed", streak))
+
+        const outcome = yield* judge.escalate({
+          options,
+          messages: request.body.messages,
+          reply: reply.value,
+          headers: request.headers
+        }).pipe(
+          Consultation.run(posture),
+          Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
+        )
+
+        if (outcome._tag === "Verdict") {
+          const after = next(streak, outcome.verdict.escalate, options.confirmations)
+          if (Option.isSome(key)) {
+            yield* store.put(
+              key.value,
+              after._tag === "Latched"
+                ? { target: options.strong.name, tier: "strong" }
+                : { target: options.weak.name, tier: "weak", streak: after.streak }
+            )
+          }
+          return after._tag === "Latched"
+            ? toStrong(evidence("escalate", streak + 1))
+            : serveWeak(reply.value, evidence(outcome.verdict.escalate ? "escalate" : "decline", after.streak))
+        }
+        if (outcome._tag === "Refused" && options.judgeFailure === "error") {
+          return yield* new JudgeUnavailable({ judgeModel, failure: outcome.circuitOpen })
+        }
+
+        // Served without a verdict: the buffered weak reply, the streak unchanged.
+        const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
+        yield* ClassifierCascade.recordWithoutVerdict(options.id, judgeModel, reason)
+        if (outcome._tag === "Refused") {
+          return serveWeak(reply.value, { source: "circuit-open", judge_model: judgeModel })
+        }
+        return serveWeak(
+          reply.value,
+          Option.isSome(stored)
+            ? { source: "retained", reason, judge_model: judgeModel }
+            : { source: "fail-open", reason, judge_model: judgeModel }
+        )
+      })
+
+    const route: Route = {
+      id: options.id,
+      name: options.name,
+      algorithm: "llm_task_classifier",
+      targets: [options.weak, options.strong].filter((target, i, all) =>
+        all.findIndex((t) => t.name === target.name) === i
+      ),
+      contextWindow: options.contextWindow ?? Option.none(),
+      toolCalling: options.toolCalling ?? Option.none(),
+      decide: (request) => {
+        const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
+        return withSessionLock(key, decideFor(request, key))
+      }
+    }
+    return route
+  })

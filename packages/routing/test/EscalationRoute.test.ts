@@ -1,0 +1,184 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import { assert, describe, it } from "@effect/vitest"
+import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import { CircuitOpen, toHttp } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as Escalation from "@switchyard-ts/routing/Escalation"
+import * as Judge from "@switchyard-ts/routing/Judge"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { conversation, routed, uniqueJudgeModel } from "./capabilityModel.js"
+import {
+  buildEscalationRoute,
+  escalationOptions,
+  escalationSchedule,
+  makeEscalationJudge,
+  makeWeakUpstream,
+  runEscalationSchedule
+} from "./escalationModel.js"
+import { json, target } from "./scriptedJudge.js"
+
+describe.concurrent("EscalationRoute: failure schedules against the model", () => {
+  for (const posture of ["error", "fail_open"] as const) {
+    for (const confirmations of [1, 2, 3]) {
+      it.effect.prop(
+        `${posture} × confirmations ${confirmations}`,
+        { steps: escalationSchedule },
+        ({ steps }) => runEscalationSchedule({ posture, confirmations }, steps),
+        { fastCheck: { numRuns: 60 }, timeout: 120_000 }
+      )
+    }
+  }
+})
+
+const completion = (content: string): ChatCompletion => ({
+  id: "c",
+  object: "chat.completion",
+  created: 0,
+  model: "weak-model",
+  choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }]
+})
+
+describe("EscalationRoute", () => {
+  it.effect("the judge reads the condensed transcript ending with the weak reply; the verdict format is EscalationVerdict", () =>
+    Effect.gen(function*() {
+      const judge = yield* makeEscalationJudge
+      const upstream = yield* makeWeakUpstream
+      const route = yield* buildEscalationRoute(
+        escalationOptions(target("judge", yield* uniqueJudgeModel)),
+        judge.layer,
+        upstream.layer
+      )
+      yield* judge.script([{ _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" }])
+      const decision = yield* route.decide(routed(conversation("user_turn", "the task")))
+      assert.strictEqual(decision._tag, "Answered")
+      const [seen] = yield* judge.requests
+      const body = seen?.body
+      assert.isTrue(typeof body === "object" && body !== null)
+      const text = JSON.stringify(body)
+      assert.include(text, "EscalationVerdict")
+      assert.include(text, "[first user message] the task")
+      assert.include(text, "the weak target's answer")
+    }))
+
+  it.effect("a weak context overflow routes to strong without consulting the judge; other weak failures fail", () =>
+    Effect.gen(function*() {
+      const judge = yield* makeEscalationJudge
+      const statusFor = (status: number, code: string) =>
+        Layer.fresh(UpstreamClient.layer).pipe(Layer.provide(Layer.succeed(
+          HttpClient.HttpClient,
+          HttpClient.make((request) =>
+            Effect.succeed(
+              json(request, status, { error: { message: "too long", type: "invalid_request_error", code } })
+            )
+          )
+        )))
+      const judgeTarget = target("judge", yield* uniqueJudgeModel)
+      const overflow = yield* buildEscalationRoute(
+        escalationOptions(judgeTarget),
+        judge.layer,
+        statusFor(400, "context_length_exceeded")
+      )
+      const decision = yield* overflow.decide(routed(conversation("user_turn", "t")))
+      assert.strictEqual(decision._tag, "Routed")
+      assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "strong")
+      assert.deepStrictEqual(decision.evidence, {
+        source: "escalation",
+        verdict: "weak_failed",
+        streak: 0,
+        confirmations: 2
+      })
+      assert.strictEqual(yield* judge.calls, 0)
+
+      const denied = yield* buildEscalationRoute(escalationOptions(judgeTarget), judge.layer, statusFor(401, "auth"))
+      const exit = yield* Effect.exit(denied.decide(routed(conversation("user_turn", "t"))))
+      assert.isTrue(Exit.isFailure(exit))
+      assert.strictEqual(yield* judge.calls, 0)
+    }))
+
+  it.effect("an open breaker under error is JudgeUnavailable (503); under fail_open the weak reply, circuit-open", () =>
+    Effect.gen(function*() {
+      const upstream = yield* makeWeakUpstream
+      const judgeModel = yield* uniqueJudgeModel
+      const open = Judge.layerTest(
+        () => Effect.dieMessage("unused"),
+        undefined,
+        () => Effect.fail(new CircuitOpen({ target: judgeModel, client: "judge-client" }))
+      )
+      const strict = yield* buildEscalationRoute(escalationOptions(target("judge", judgeModel)), open, upstream.layer)
+      const failed = yield* Effect.flip(strict.decide(routed(conversation("user_turn", "t"))))
+      assert.strictEqual(failed._tag, "JudgeUnavailable")
+      assert.strictEqual(toHttp(failed).status, 503)
+      const lenient = yield* buildEscalationRoute(
+        escalationOptions(target("judge", judgeModel), { judgeFailure: "fail_open" }),
+        open,
+        upstream.layer
+      )
+      const served = yield* lenient.decide(routed(conversation("user_turn", "t")))
+      assert.strictEqual(served._tag, "Answered")
+      assert.deepStrictEqual(served.evidence, { source: "circuit-open", judge_model: judgeModel })
+    }))
+})
+
+describe("Escalation.transcript", () => {
+  const options = { recentTurnWindow: 28, windowMessageChars: 500 }
+  it("caps anchors at 1,000, the first user message at 2,000, window lines at window_message_chars", () => {
+    const text = Escalation.transcript(
+      [
+        { role: "system", content: "s".repeat(5_000) },
+        { role: "user", content: "u".repeat(5_000) },
+        { role: "assistant", content: "a".repeat(5_000) }
+      ],
+      completion("r".repeat(5_000)),
+      options
+    )
+    const lines = text.split("\n")
+    assert.isAtMost(lines[0]?.length ?? Infinity, 1_000)
+    assert.isAtMost(lines[1]?.length ?? Infinity, 2_000)
+    for (const line of lines.slice(3)) assert.isAtMost(line.length, 500)
+    assert.include(text, "[assistant (latest reply)] rrr")
+  })
+
+  it("keeps 2/3 of a capped text from the head and 1/3 from the tail", () => {
+    const capped = Escalation.middle("h".repeat(600) + "t".repeat(600), 305)
+    assert.strictEqual(capped, "h".repeat(200) + " […] " + "t".repeat(100))
+  })
+
+  it("drops the oldest window lines first, then cuts with the truncation suffix", () => {
+    const many = Array.from({ length: 60 }, (_, i) => ({ role: "user" as const, content: `${i}`.padEnd(480, "x") }))
+    const text = Escalation.transcript(many, completion("last"), { recentTurnWindow: 60, windowMessageChars: 500 })
+    assert.isAtMost(text.length, 18_000)
+    assert.include(text, "[assistant (latest reply)] last")
+    assert.notInclude(text, "[user] 1xxx")
+    const huge = Escalation.transcript(
+      Array.from({ length: 20 }, () => ({ role: "system" as const, content: "s".repeat(2_000) })),
+      completion("last"),
+      options
+    )
+    assert.strictEqual(huge.length, 18_000)
+    assert.isTrue(huge.endsWith(Escalation.truncationSuffix))
+  })
+
+  it("decodes exactly {escalate, reason}; anything else is parse_error", () => {
+    assert.deepStrictEqual(
+      Escalation.decode("```json\n{\"escalate\":true,\"reason\":\"r\"}\n```"),
+      Either.right({ escalate: true, reason: "r" })
+    )
+    for (
+      const text of [
+        "",
+        "yes",
+        "{\"escalate\":true}",
+        "{\"escalate\":\"true\",\"reason\":\"r\"}",
+        "{\"escalate\":true,\"reason\":\"r\",\"x\":1}"
+      ]
+    ) {
+      const decoded = Escalation.decode(text)
+      assert.isTrue(Either.isLeft(decoded) && decoded.left.reason === "parse_error", text)
+    }
+  })
+})

@@ -1,0 +1,175 @@
+/**
+ * Escalation classifier routes (`mode = "escalation"`) through the real server, with a fake judge
+ * upstream: the weak reply is served while the judge declines or the streak is short, the session
+ * latches to strong after `confirmations` escalate verdicts (later turns skip the judge), a
+ * streaming caller gets the buffered weak reply replayed as a stream, and a dead judge under both
+ * postures (502 under `error`; the weak reply, `fail-open` / `transport`, counted once under
+ * `fail_open`).
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { assert, describe, it } from "@effect/vitest"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { startServer } from "./harness.js"
+
+let judgeCounter = 0
+/** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
+const uniqueJudge = () => `escalation-judge-${process.pid}-${++judgeCounter}`
+
+const toml = (judgeModel: string) => (upstreamUrl: string) => `
+schema_version = 1
+
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+
+[llm_clients.judge]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+timeout_ms = 3000
+
+[llm_clients.stopped]
+format = "openai_chat"
+base_url = "http://127.0.0.1:9/v1"
+max_retries = 0
+timeout_ms = 3000
+
+[targets.judge]
+id = "${judgeModel}"
+llm_client = "judge"
+
+[targets.stopped_judge]
+id = "${judgeModel}"
+llm_client = "stopped"
+
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+
+[targets.strong]
+id = "strong-model"
+llm_client = "sim"
+
+${
+  ["error", "fail_open"].flatMap((posture) =>
+    [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
+[routes.esc-${posture}${suffix}]
+id = "esc-${posture}${suffix}"
+type = "llm_classifier"
+classifier_target = "${judge}"
+weak_target = "weak"
+strong_target = "strong"
+judge_failure = "${posture}"
+escalation = { confirmations = 2 }
+`)
+  ).join("\n")
+}
+`
+
+const chat = (model: string, stream = false) => ({
+  model,
+  messages: [{ role: "user", content: "prove the lemma" }],
+  ...(stream ? { stream: true } : {})
+})
+
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
+})
+
+const completion = (client: HttpClient.HttpClient, model: string, session: string, stream = false) =>
+  Effect.flatMap(
+    client.execute(
+      HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.setHeader("x-switchyard-session-id", session),
+        HttpClientRequest.bodyUnsafeJson(chat(model, stream))
+      )
+    ),
+    (response) =>
+      Effect.map(response.text, (text) => ({
+        status: response.status,
+        text,
+        contentType: response.headers["content-type"] ?? "",
+        selected: response.headers["x-switchyard-selected-model"],
+        source: response.headers["x-switchyard-evidence-source"],
+        reason: response.headers["x-switchyard-evidence-reason"]
+      }))
+  )
+
+const failOpenCount = (client: HttpClient.HttpClient, judgeModel: string, reason: string) =>
+  Effect.map(Effect.flatMap(client.execute(HttpClientRequest.get("/metrics")), (r) => r.text), (text) => {
+    const line = text.split("\n").find((l) =>
+      l.startsWith("switchyard_classifier_fail_open_total{") && l.includes(`judge_model="${judgeModel}"`) &&
+      l.includes(`reason="${reason}"`)
+    )
+    return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1))
+  })
+
+const callsTo = (upstream: FakeUpstream.FakeUpstream["Type"], model: string) =>
+  Effect.map(upstream.requests, (records) => records.filter((r) => r.model === model).length)
+
+describe("escalation classifier through the server", () => {
+  it.scopedLive("two escalate verdicts latch the session to strong; later turns skip the judge", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(toml(judge))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+
+      const first = yield* completion(client, "esc-error", "s-latch")
+      assert.strictEqual(first.status, 200)
+      assert.strictEqual(first.selected, "weak-model")
+      assert.strictEqual(first.source, "escalation")
+      assert.include(first.text, "weak answer")
+
+      const second = yield* completion(client, "esc-error", "s-latch")
+      assert.strictEqual(second.status, 200)
+      assert.strictEqual(second.selected, "strong-model")
+      assert.include(second.text, "strong answer")
+      assert.strictEqual(yield* callsTo(upstream, judge), 2)
+
+      const third = yield* completion(client, "esc-error", "s-latch")
+      assert.strictEqual(third.selected, "strong-model")
+      assert.strictEqual(yield* callsTo(upstream, judge), 2)
+
+      // another session starts over on weak
+      const other = yield* completion(client, "esc-error", "s-other")
+      assert.strictEqual(other.selected, "weak-model")
+    }))
+
+  it.scopedLive("a streamed caller gets the buffered weak reply replayed as a stream", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(toml(judge))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": false, \"reason\": \"fine\"}"))
+      const streamed = yield* completion(client, "esc-fail_open", "s-stream", true)
+      assert.strictEqual(streamed.status, 200)
+      assert.include(streamed.contentType, "text/event-stream")
+      assert.include(streamed.text, "weak answer")
+      assert.include(streamed.text, "[DONE]")
+    }))
+
+  it.scopedLive("a dead judge: error → 502; fail_open → the weak reply, reason transport, counted once", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(toml(judge))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+      const failed = yield* completion(client, "esc-error-stopped", "s-dead")
+      assert.strictEqual(failed.status, 502)
+      assert.strictEqual(Schema.decodeUnknownSync(ErrorBody)(JSON.parse(failed.text)).error.code, "upstream_error")
+      assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 0)
+
+      const open = yield* completion(client, "esc-fail_open-stopped", "s-dead")
+      assert.strictEqual(open.status, 200)
+      assert.strictEqual(open.selected, "weak-model")
+      assert.strictEqual(open.source, "fail-open")
+      assert.strictEqual(open.reason, "transport")
+      assert.include(open.text, "weak answer")
+      assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 1)
+    }))
+})
