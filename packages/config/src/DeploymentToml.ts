@@ -644,6 +644,47 @@ const checkPrompt = (path: Path, prompt: string): Effect.Effect<void, InvalidCon
     )
     : Effect.void
 
+/**
+ * `classify_trigger`, `message_hash_fallback` (only with `new_session`) and `recent_turn_window`:
+ * the triggers of the capability and custom modes.
+ */
+const triggerSettings = (
+  path: Path,
+  raw: Pick<RawClassifier, "classify_trigger" | "message_hash_fallback" | "recent_turn_window">
+) =>
+  Effect.gen(function*() {
+    const classifyTrigger = raw.classify_trigger ?? "every_request"
+    const messageHashFallback = raw.message_hash_fallback ?? false
+    if (messageHashFallback && classifyTrigger !== "new_session") {
+      return yield* fail(
+        [...path, "message_hash_fallback"],
+        "message_hash_fallback requires classify_trigger = new_session"
+      )
+    }
+    const recentTurnWindow = raw.recent_turn_window === undefined
+      ? Option.none<number>()
+      : Option.some(Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe)))
+    return { classifyTrigger, messageHashFallback, recentTurnWindow }
+  })
+
+/**
+ * `max_output_tokens` (default 4096), `judge_failure` (default `"error"`) and `judge_timeout_ms`:
+ * how every classifier mode calls its judge.
+ */
+const judgeSettings = (
+  path: Path,
+  raw: Pick<RawClassifier, "max_output_tokens" | "judge_failure" | "judge_timeout_ms">
+) =>
+  Effect.gen(function*() {
+    const maxOutputTokens = raw.max_output_tokens === undefined
+      ? 4096
+      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    const judgeTimeoutMs = raw.judge_timeout_ms === undefined
+      ? Option.none<number>()
+      : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
+    return { maxOutputTokens, judgeFailure: raw.judge_failure ?? "error", judgeTimeoutMs }
+  })
+
 const buildClassifier = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
@@ -667,24 +708,11 @@ const buildClassifier = (
     if (highest > 1 + Number.EPSILON) {
       return yield* fail(stepPath, `base_threshold + 2 * threshold_step must be at most 1, got ${highest}`)
     }
-    // trigger and message hash
-    const classifyTrigger = raw.classify_trigger ?? "every_request"
-    const messageHashFallback = raw.message_hash_fallback ?? false
-    if (messageHashFallback && classifyTrigger !== "new_session") {
-      return yield* fail(
-        [...path, "message_hash_fallback"],
-        "message_hash_fallback requires classify_trigger = new_session"
-      )
-    }
-    const recentTurnWindow = raw.recent_turn_window === undefined
-      ? Option.none()
-      : Option.some(Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe)))
+    const { classifyTrigger, messageHashFallback, recentTurnWindow } = yield* triggerSettings(path, raw)
     // prompt
     if (raw.prompt !== undefined) yield* checkPrompt([...path, "prompt"], raw.prompt)
     // the rest
-    const maxOutputTokens = raw.max_output_tokens === undefined
-      ? 4096
-      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    const settings = yield* judgeSettings(path, raw)
     return {
       ...common,
       type: "llm_classifier",
@@ -699,11 +727,7 @@ const buildClassifier = (
       recentTurnWindow,
       prompt: Option.fromNullable(raw.prompt),
       responseFormatType: raw.response_format_type ?? "json_schema",
-      maxOutputTokens,
-      judgeFailure: raw.judge_failure ?? "error",
-      judgeTimeoutMs: raw.judge_timeout_ms === undefined
-        ? Option.none()
-        : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
+      ...settings
     }
   })
 
@@ -743,9 +767,7 @@ const buildEscalationClassifier = (
     // prompt
     if (raw.prompt !== undefined) yield* checkPrompt([...path, "prompt"], raw.prompt)
     // the rest
-    const maxOutputTokens = raw.max_output_tokens === undefined
-      ? 4096
-      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    const settings = yield* judgeSettings(path, raw)
     return {
       ...common,
       type: "llm_classifier",
@@ -758,11 +780,7 @@ const buildEscalationClassifier = (
       windowMessageChars,
       prompt: Option.fromNullable(raw.prompt),
       responseFormatType: raw.response_format_type ?? "json_schema",
-      maxOutputTokens,
-      judgeFailure: raw.judge_failure ?? "error",
-      judgeTimeoutMs: raw.judge_timeout_ms === undefined
-        ? Option.none()
-        : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
+      ...settings
     }
   })
 
@@ -842,18 +860,7 @@ const buildCustomClassifier = (
         `default_target ${JSON.stringify(defaultLabel)} must be one of targets`
       )
     }
-    // trigger and message hash
-    const classifyTrigger = raw.classify_trigger ?? "every_request"
-    const messageHashFallback = raw.message_hash_fallback ?? false
-    if (messageHashFallback && classifyTrigger !== "new_session") {
-      return yield* fail(
-        [...path, "message_hash_fallback"],
-        "message_hash_fallback requires classify_trigger = new_session"
-      )
-    }
-    const recentTurnWindow = raw.recent_turn_window === undefined
-      ? Option.none()
-      : Option.some(Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe)))
+    const { classifyTrigger, messageHashFallback, recentTurnWindow } = yield* triggerSettings(path, raw)
     // prompt, schema, selector
     yield* checkPrompt([...path, "prompt"], raw.prompt)
     const schema = yield* parseResponseSchema([...path, "response_schema"], raw.response_schema)
@@ -869,9 +876,7 @@ const buildCustomClassifier = (
       )
     }
     // the rest
-    const maxOutputTokens = raw.max_output_tokens === undefined
-      ? 4096
-      : Number(yield* integerInRange([...path, "max_output_tokens"], raw.max_output_tokens, 1n, maxU32))
+    const settings = yield* judgeSettings(path, raw)
     return {
       ...common,
       type: "llm_classifier",
@@ -886,11 +891,7 @@ const buildCustomClassifier = (
       classifyTrigger,
       messageHashFallback,
       recentTurnWindow,
-      maxOutputTokens,
-      judgeFailure: raw.judge_failure ?? "error",
-      judgeTimeoutMs: raw.judge_timeout_ms === undefined
-        ? Option.none()
-        : Option.some(Number(yield* positiveInteger([...path, "judge_timeout_ms"], raw.judge_timeout_ms)))
+      ...settings
     }
   })
 

@@ -22,6 +22,7 @@
  *   keys excluded): its cost grows with the whole database, so it is for tests and the benchmark,
  *   never for request paths. It reads 0 when Redis cannot be reached.
  */
+import * as Spans from "@switchyard-ts/client/Spans"
 import { type SessionDecision, SessionStore } from "@switchyard-ts/routing/SessionStore"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -173,7 +174,7 @@ export const make = (options: Options) =>
     const get = (key: string): Effect.Effect<Option.Option<SessionDecision>> =>
       command("get", () => client.getex(prefix + key, "PX", options.ttlMs)).pipe(
         Effect.map((reply) => Option.flatMap(reply, (text) => (text === null ? Option.none() : decodeStored(text)))),
-        Effect.withSpan("SessionStore.get", { attributes: { "switchyard.session_store": "redis" } })
+        Spans.withSpan("SessionStore.get", () => ({ attributes: { "switchyard.session_store": "redis" } }))
       )
 
     const put = (key: string, decision: SessionDecision): Effect.Effect<void> =>
@@ -181,7 +182,7 @@ export const make = (options: Options) =>
         client.set(prefix + key, JSON.stringify({ target: decision.target, tier: decision.tier }), "PX", options.ttlMs))
         .pipe(
           Effect.asVoid,
-          Effect.withSpan("SessionStore.put", { attributes: { "switchyard.session_store": "redis" } })
+          Spans.withSpan("SessionStore.put", () => ({ attributes: { "switchyard.session_store": "redis" } }))
         )
 
     const pattern = globPrefix(prefix)
