@@ -1,5 +1,5 @@
-// `npm run demo`: first the judge drill — two capability routes and two custom-mode routes, each
-// pair differing only in judge_failure, against a simulated judge that is up (good verdicts),
+// `npm run demo`: first the judge drill — a pair of capability, custom-mode and escalation-mode
+// routes, each pair differing only in judge_failure, against a simulated judge that is up (good verdicts),
 // stalls past its 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as one
 // table per mode; then a scripted tour of the demo deployment (`npm start`). Every request goes to
 // 127.0.0.1.
@@ -17,6 +17,10 @@ console.log("### capability mode (routes auto / auto-open)\n")
 console.log(Drill.format(drill.rows))
 console.log("\n### custom mode: the judge names a target; default_target = strong (routes pick / pick-open)\n")
 console.log(Drill.format(drill.customRows))
+console.log(
+  "\n### escalation mode: weak answers, the judge reads the finished turn; confirmations = 1 (routes esc / esc-open)\n"
+)
+console.log(Drill.format(drill.escalationRows))
 console.log("\n" + drill.failOpenSeries.join("\n"))
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")

@@ -1,6 +1,6 @@
 /**
- * The judge drill behind `npm run demo`: one deployment with two capability routes and two
- * custom-mode routes, each pair differing only in `judge_failure`, simulated upstreams, and the
+ * The judge drill behind `npm run demo`: one deployment with a pair of capability routes, a pair of
+ * custom-mode routes and a pair of escalation-mode routes, each pair differing only in `judge_failure`, simulated upstreams, and the
  * judge conditions an operator meets (good verdicts, stalled past timeout_ms, stopped, HTTP 500,
  * garbage), each sent to both routes of a pair through a real server on loopback.
  */
@@ -56,6 +56,22 @@ policy = { type = "target_selector", selector = "/target" }
 judge_failure = "${posture}"
 `
 
+/**
+ * An escalation-mode route on the drill's judge: weak answers, the judge reads the finished turn;
+ * one escalate verdict is enough (`confirmations = 1`, as the drill's requests carry no session).
+ */
+const escalationRoute = (id: string, posture: "error" | "fail_open") => `
+[routes.${id}]
+id = "${id}"
+type = "llm_classifier"
+mode = "escalation"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+escalation = { confirmations = 1 }
+judge_failure = "${posture}"
+`
+
 const deploymentToml = (upstream: string, judge: string, options: Options) => `
 schema_version = 1
 
@@ -102,6 +118,8 @@ judge_failure = "fail_open"
 
 ${customRoute("pick", "error")}
 ${customRoute("pick-open", "fail_open")}
+${escalationRoute("esc", "error")}
+${escalationRoute("esc-open", "fail_open")}
 `
 
 const verdict = (p: number) =>
@@ -113,6 +131,10 @@ const verdict = (p: number) =>
       p_solve: p
     })
   )
+
+/** An escalation verdict on the weak model's finished turn. */
+const escalate = (value: boolean) =>
+  FakeUpstream.ok(JSON.stringify({ escalate: value, reason: value ? "the reply misses the task" : "adequate" }))
 
 /** A custom-mode verdict naming `target` at the route's selector. */
 const pick = (target: string) => FakeUpstream.ok(JSON.stringify({ target }))
@@ -198,13 +220,21 @@ export const run = (options: Options) =>
     yield* judge.setBehaviour(judgeModel, pick("medium"))
     customRows.push(yield* both(custom, "up, names no configured target"))
     yield* failures(custom, customRows)
+
+    const escalation = ["esc", "esc-open"] as const
+    const escalationRows: Array<Row> = []
+    yield* judge.setBehaviour(judgeModel, escalate(false))
+    escalationRows.push(yield* both(escalation, "up, the weak reply will do"))
+    yield* judge.setBehaviour(judgeModel, escalate(true))
+    escalationRows.push(yield* both(escalation, "up, escalate"))
+    yield* failures(escalation, escalationRows)
     yield* Scope.close(judgeScope, Exit.void)
 
     const metrics = yield* Effect.promise(() => fetch(`${base}/metrics`).then((r) => r.text()))
     const failOpenSeries = metrics.split("\n").filter((line) =>
       line.startsWith("switchyard_classifier_fail_open_total{")
     )
-    return { rows, customRows, failOpenSeries }
+    return { rows, customRows, escalationRows, failOpenSeries }
   })
 
 const cell = (outcome: Outcome) =>
