@@ -25,3 +25,14 @@ export const annotateSpans =
       FiberRef.get(FiberRef.currentTracerEnabled),
       (enabled) => (enabled ? Effect.annotateSpans(self, attributes) : self)
     )
+
+/**
+ * `Effect.annotateCurrentSpan(attributes())` when tracing is on; nothing when it is off. (Without a
+ * span, `Effect.annotateCurrentSpan` fails internally with a `NoSuchElementException` — an `Error`
+ * with its stack trace — and ignores it: a cost paid on every call.)
+ */
+export const annotateCurrentSpan = (attributes: () => Readonly<Record<string, unknown>>): Effect.Effect<void> =>
+  Effect.flatMap(
+    FiberRef.get(FiberRef.currentTracerEnabled),
+    (enabled) => (enabled ? Effect.annotateCurrentSpan(attributes()) : Effect.void)
+  )

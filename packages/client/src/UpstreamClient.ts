@@ -402,9 +402,9 @@ const logicalCall = <A, S>(
   )
 
   return run.pipe(
-    Effect.tap(() => Effect.annotateCurrentSpan("outcome", "ok")),
+    Effect.tap(() => Spans.annotateCurrentSpan(() => ({ outcome: "ok" }))),
     Effect.tapError((failure) =>
-      Effect.annotateCurrentSpan({ outcome: "error", "error.type": Failure.errorType(failure) })
+      Spans.annotateCurrentSpan(() => ({ outcome: "error", "error.type": Failure.errorType(failure) }))
     ),
     Spans.withSpan("libsy.client_call", () => ({
       captureStackTrace: false,
@@ -463,7 +463,7 @@ const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effec
         })
       ))
     : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
-  return Effect.tap(answered, ({ completion }) => Effect.annotateCurrentSpan(responseAttributes(completion)))
+  return Effect.tap(answered, ({ completion }) => Spans.annotateCurrentSpan(() => responseAttributes(completion)))
 }
 
 /** Reads a buffered 2xx body as any JSON value. */

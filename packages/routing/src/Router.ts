@@ -137,7 +137,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         return Effect.tap(route.decide(request), (decision) => {
           observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, millisOf(clock) - start)
           add(Metrics.decisionsTotal, { algorithm: route.algorithm, selected_model: modelLabel(decision) })
-          return Effect.annotateCurrentSpan(decisionAttributes(decision))
+          return Spans.annotateCurrentSpan(() => decisionAttributes(decision))
         })
       })
 
@@ -188,10 +188,12 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
             }
           )
           return bounded.pipe(
-            Effect.tap(() => Effect.zipRight(Effect.annotateCurrentSpan("outcome", "success"), recordRun("ok"))),
+            Effect.tap(() =>
+              Effect.zipRight(Spans.annotateCurrentSpan(() => ({ outcome: "success" })), recordRun("ok"))
+            ),
             Effect.tapError((error) =>
               Effect.zipRight(
-                Effect.annotateCurrentSpan({ outcome: "error", "error.type": error._tag }),
+                Spans.annotateCurrentSpan(() => ({ outcome: "error", "error.type": error._tag })),
                 recordRun("error")
               )
             )
