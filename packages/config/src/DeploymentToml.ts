@@ -63,6 +63,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
@@ -411,6 +412,9 @@ const decodeRoute = (name: string, table: unknown) =>
       case "noop":
         return { name, raw: { type, raw: yield* decodeAt(RawNoop, path, table) } }
       case "passthrough":
+        if (Predicate.hasProperty(table, "subagents")) {
+          return yield* fail([...path, "subagents"], "subagents is not supported yet")
+        }
         return { name, raw: { type, raw: yield* decodeAt(RawPassthrough, path, table) } }
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }

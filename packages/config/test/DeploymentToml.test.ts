@@ -602,6 +602,13 @@ describe("DeploymentToml.parse routes", () => {
       "route type \"stage_router\" is not supported yet"
     ))
 
+  it.effect("a passthrough route's subagents table is recognised but not supported yet", () =>
+    expectInvalid(
+      route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"weak\"\nsubagents = { target = \"weak\" }"),
+      "routes.x.subagents",
+      "subagents is not supported yet"
+    ))
+
   it.effect("unknown route types list the allowed values", () =>
     expectInvalid(
       route("id = \"x\"\ntype = \"magic\""),
