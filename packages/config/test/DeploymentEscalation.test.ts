@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Deployment, EscalationClassifierRouteSpec, RouteSpec } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
 import { expectInvalid, load } from "./support.js"
 
 /** A valid deployment with one escalation route `[routes.auto]`; `route` appends lines, `table` the escalation table's lines. */
@@ -46,6 +48,24 @@ const escalationRoute = (deployment: Deployment): EscalationClassifierRouteSpec 
 }
 
 describe("DeploymentToml.parse llm_classifier (escalation)", () => {
+  it.effect("the compatible system's documented escalation example loads unchanged (mode implied by the table)", () =>
+    Effect.gen(function*() {
+      const text = readFileSync(new URL("./fixtures/escalation-router-routing-example.toml", import.meta.url), "utf8")
+      const deployment = yield* load(text, [["OPENROUTER_API_KEY", "sk-or-test"]])
+      const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "agent")
+      if (route?.type !== "llm_classifier" || route.mode !== "escalation") {
+        return assert.fail("no escalation route agent")
+      }
+      assert.strictEqual(route.judge.id, "google/gemini-3.5-flash")
+      assert.strictEqual(route.weak.id, "moonshotai/kimi-k2.6")
+      assert.strictEqual(route.strong.id, "anthropic/claude-opus-4.7")
+      assert.strictEqual(route.confirmations, 2)
+      assert.strictEqual(route.recentTurnWindow, 28)
+      assert.strictEqual(route.windowMessageChars, 500)
+      assert.strictEqual(route.judgeFailure, "error")
+      assert.strictEqual(DeploymentToml.summary(deployment), "server OK: agent")
+    }))
+
   it.effect("a minimal route decodes with every default", () =>
     Effect.gen(function*() {
       const route = escalationRoute(yield* load(escalation()))
