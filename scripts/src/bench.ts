@@ -42,7 +42,7 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Pool } from "undici"
 import { JUDGE_MODEL, Ready, STALL_MODEL } from "./bench/shared.js"
-import { killAll, pidOf, sleep, track, withTimeout } from "./lib/processes.js"
+import { header, killAll, pidOf, requireBuild, sleep, track, withTimeout } from "./lib/processes.js"
 
 const HERE = path.dirname(fileURLToPath(import.meta.url)) // scripts/dist
 const ROOT = path.resolve(HERE, "../..")
@@ -82,18 +82,7 @@ const MANY_CHUNKS = QUICK ? 10 : 20 // content chunks per held stream
 const MANY_GAP_MS = 250 // between two chunks of a held stream
 const DRIP_MODEL = `bench-drip-${MANY_CHUNKS}x${MANY_GAP_MS}`
 
-if (!existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
-  console.error("packages/server/dist is missing: run `npm run build` first")
-  process.exit(1)
-}
-
-type Headers = http.IncomingHttpHeaders
-
-/** A response header as one string (repeated values joined), or `undefined`. */
-const header = (headers: Headers, name: string): string | undefined => {
-  const value = headers[name]
-  return Array.isArray(value) ? value.join(", ") : value
-}
+requireBuild(ROOT)
 
 const decodeReady = Schema.decodeUnknownOption(Ready)
 /** The part of the heap probe's `process.memoryUsage()` line the bench reads. */
@@ -434,7 +423,7 @@ const loadRow = async (
 
 interface Timed {
   readonly status: number
-  readonly headers: Headers
+  readonly headers: http.IncomingHttpHeaders
   /** Milliseconds to the first body chunk. */
   readonly first: number
   /** Milliseconds to the end of the body. */

@@ -29,14 +29,14 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import os from "node:os"
 import path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { killAll, pidOf, sleep, track, withTimeout } from "./lib/processes.js"
+import { header, killAll, pidOf, requireBuild, sleep, track, withTimeout } from "./lib/processes.js"
 import { type JudgeMode, MODES, startUpstreams } from "./soak/upstreams.js"
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
@@ -81,18 +81,7 @@ const DURATION_MS = MINUTES * 60_000
 const WARMUP_MS = Math.min(MODES.length * PHASE_S * 1000, DURATION_MS / 2)
 const RSS_WINDOW_S = 10
 
-if (!existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
-  console.error("packages/server/dist is missing: run `npm run build` first")
-  process.exit(1)
-}
-
-type Headers = http.IncomingHttpHeaders
-
-/** A response header as one string (repeated values joined), or `undefined`. */
-const header = (headers: Headers, name: string): string | undefined => {
-  const value = headers[name]
-  return Array.isArray(value) ? value.join(", ") : value
-}
+requireBuild(ROOT)
 
 // ---------------------------------------------------------------------------------------------
 // The real server from its CLI.
@@ -254,7 +243,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY + 4 })
 let staleSocketRetries = 0
 
 type Reply =
-  | { readonly ok: true; readonly status: number; readonly headers: Headers; readonly text: string }
+  | { readonly ok: true; readonly status: number; readonly headers: http.IncomingHttpHeaders; readonly text: string }
   | { readonly ok: false; readonly error: string; readonly gotResponse: boolean; readonly reusedSocket?: boolean }
 
 const once = (

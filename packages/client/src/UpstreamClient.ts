@@ -104,18 +104,12 @@ export interface NativeEvent {
   readonly text?: string
 }
 
-/** `data` when it can be written back as one SSE `data:` line. */
-const oneLine = (data: string): string | undefined => data.includes("\n") || data.includes("\r") ? undefined : data
+/** An SSE item's `data` when it can be written back as one `data:` line (no line break in it). */
+const oneLineData = (item: Sse.SseItem): string | undefined =>
+  item._tag === "Data" && !item.data.includes("\n") && !item.data.includes("\r") ? item.data : undefined
 
-const sseOf = (item: Sse.SseItem): { readonly sse?: string } => {
-  const text = item._tag === "Data" ? oneLine(item.data) : undefined
-  return text === undefined ? {} : { sse: text }
-}
-
-const textOf = (item: Sse.SseItem): { readonly text?: string } => {
-  const text = item._tag === "Data" ? oneLine(item.data) : undefined
-  return text === undefined ? {} : { text }
-}
+const sseField = (sse: string | undefined): { readonly sse?: string } => (sse === undefined ? {} : { sse })
+const textField = (text: string | undefined): { readonly text?: string } => (text === undefined ? {} : { text })
 
 /** The chat chunks of a piece stream, in order. */
 export const chunksOf = <E>(pieces: Stream.Stream<StreamPiece, E>): Stream.Stream<ChatCompletionChunk, E> =>
@@ -568,7 +562,7 @@ const itemSteps = (ctx: CallContext): {
           onLeft: (failure): ItemStep => ({ _tag: "Fail", failure }),
           onRight: (chunk): ItemStep => ({
             _tag: "Piece",
-            piece: { chunks: [chunk], native: Option.none(), ...sseOf(item) },
+            piece: { chunks: [chunk], native: Option.none(), ...sseField(oneLineData(item)) },
             last: false
           })
         })
@@ -591,7 +585,12 @@ const itemSteps = (ctx: CallContext): {
         piece: {
           chunks: step.chunks,
           native: ctx.nativeReplay && step.event !== undefined
-            ? Option.some({ format, event: step.event.type, data: step.event.data, ...textOf(item) })
+            ? Option.some({
+              format,
+              event: step.event.type,
+              data: step.event.data,
+              ...textField(oneLineData(item))
+            })
             : Option.none()
         },
         last: step.last

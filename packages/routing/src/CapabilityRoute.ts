@@ -27,7 +27,7 @@ import * as ClassifierCascade from "./internal/classifierCascade.js"
 import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
 import * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
-import type { Route } from "./Route.js"
+import { distinctTargets, type Route } from "./Route.js"
 import type { SessionStore } from "./SessionStore.js"
 import type { Verdict } from "./Verdict.js"
 
@@ -99,9 +99,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       id: options.id,
       name: options.name,
       algorithm: "llm_task_classifier",
-      targets: [options.weak, options.strong].filter((target, i, all) =>
-        all.findIndex((t) => t.name === target.name) === i
-      ),
+      targets: distinctTargets([options.weak, options.strong]),
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
       decide

@@ -40,7 +40,7 @@ import * as ClassifierCascade from "./internal/classifierCascade.js"
 import { type EscalationJudgeOptions, Judge } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
-import type { Route, RoutedRequest } from "./Route.js"
+import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
 import { type SessionDecision, SessionStore } from "./SessionStore.js"
 
 type EscalationEvidence = typeof Evidence.Escalation.Type
@@ -185,9 +185,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       id: options.id,
       name: options.name,
       algorithm: "llm_task_classifier",
-      targets: [options.weak, options.strong].filter((target, i, all) =>
-        all.findIndex((t) => t.name === target.name) === i
-      ),
+      targets: distinctTargets([options.weak, options.strong]),
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) => {

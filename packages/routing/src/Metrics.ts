@@ -48,45 +48,11 @@ export const classifierFailOpenTotal = Metric.counter("switchyard_classifier_fai
   description: "Classifier requests routed without a verdict, by judge model and reason"
 })
 
-const latencyBoundaries = MetricBoundaries.fromIterable([
-  0,
-  5,
-  10,
-  25,
-  50,
-  75,
-  100,
-  250,
-  500,
-  750,
-  1000,
-  2500,
-  5000,
-  7500,
-  10000,
-  15000,
-  30000,
-  60000,
-  120000,
-  300000
-])
-const defaultBoundaries = MetricBoundaries.fromIterable([
-  0,
-  5,
-  10,
-  25,
-  50,
-  75,
-  100,
-  250,
-  500,
-  750,
-  1000,
-  2500,
-  5000,
-  7500,
-  10000
-])
+/** Millisecond buckets of the compatible system's histograms (its default boundaries). */
+const defaultBuckets = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000]
+const defaultBoundaries = MetricBoundaries.fromIterable(defaultBuckets)
+/** The same, extended to 5 minutes for whole-request latencies. */
+const latencyBoundaries = MetricBoundaries.fromIterable([...defaultBuckets, 15000, 30000, 60000, 120000, 300000])
 
 /** Terminal routed runs (success and failure) since start; a gauge, as in the compatible system. */
 export const totalRequests = Metric.counter("switchyard_total_requests", {

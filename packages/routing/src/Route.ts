@@ -52,3 +52,7 @@ export interface Route {
   /** Choose the target for one request (`Routed`), or produce its answer while routing (`Answered`). */
   readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure>
 }
+
+/** `targets` without repeats (by target name), in their order: a route's `targets` when two of its roles may name one target. */
+export const distinctTargets = (targets: ReadonlyArray<Target>): ReadonlyArray<Target> =>
+  targets.filter((target, i) => targets.findIndex((t) => t.name === target.name) === i)

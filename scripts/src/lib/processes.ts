@@ -1,6 +1,9 @@
 // Child processes of the bench and soak scripts: tracked by PID and always stopped (SIGKILL as the
-// last resort) when the script exits, on errors and on SIGINT/SIGTERM; plus small promise helpers.
+// last resort) when the script exits, on errors and on SIGINT/SIGTERM; plus small promise and HTTP helpers.
 import type { ChildProcess } from "node:child_process"
+import { existsSync } from "node:fs"
+import type * as http from "node:http"
+import * as path from "node:path"
 
 const children = new Set<ChildProcess>()
 
@@ -52,4 +55,18 @@ export const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): P
 export const pidOf = (child: ChildProcess): number => {
   if (child.pid === undefined) throw new Error(`child process ${child.spawnfile} has no PID (spawn failed)`)
   return child.pid
+}
+
+/** Exits with a one-line hint when the server has not been built (`packages/server/dist`). */
+export const requireBuild = (root: string): void => {
+  if (!existsSync(path.join(root, "packages/server/dist/Cli.js"))) {
+    console.error("packages/server/dist is missing: run `npm run build` first")
+    process.exit(1)
+  }
+}
+
+/** A response header as one string (repeated values joined), or `undefined`. */
+export const header = (headers: http.IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(", ") : value
 }
