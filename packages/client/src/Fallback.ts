@@ -10,7 +10,7 @@ import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Array from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Stream from "effect/Stream"
+import type * as Relay from "./Relay.js"
 import * as Spans from "./Spans.js"
 import type { NativeBody, Target } from "./Target.js"
 import { type StreamPiece, UpstreamClient } from "./UpstreamClient.js"
@@ -63,7 +63,7 @@ export interface Streamed {
   /** Its 1-based position among the candidates. */
   readonly candidate: number
   /** The pieces (chat chunks, and the upstream's own events on a native replay); never retried nor failed over. */
-  readonly stream: Stream.Stream<StreamPiece, UpstreamFailure>
+  readonly stream: Relay.Relay<StreamPiece, UpstreamFailure>
 }
 
 const runCandidates = <A>(

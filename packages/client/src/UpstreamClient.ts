@@ -40,6 +40,7 @@ import * as Prepare from "./internal/prepare.js"
 import * as Responses from "./internal/responses.js"
 import * as Sse from "./internal/sse.js"
 import * as Metrics from "./Metrics.js"
+import * as Relay from "./Relay.js"
 import * as Spans from "./Spans.js"
 import type { LlmClient, NativeBody, Target } from "./Target.js"
 import * as UpstreamTransport from "./UpstreamTransport.js"
@@ -111,9 +112,9 @@ const oneLineData = (item: Sse.SseItem): string | undefined =>
 const sseField = (sse: string | undefined): { readonly sse?: string } => (sse === undefined ? {} : { sse })
 const textField = (text: string | undefined): { readonly text?: string } => (text === undefined ? {} : { text })
 
-/** The chat chunks of a piece stream, in order. */
-export const chunksOf = <E>(pieces: Stream.Stream<StreamPiece, E>): Stream.Stream<ChatCompletionChunk, E> =>
-  Stream.mapConcat(pieces, (piece) => piece.chunks)
+/** The chat chunks of a piece relay, in order. */
+export const chunksOf = <E>(pieces: Relay.Relay<StreamPiece, E>): Relay.Relay<ChatCompletionChunk, E> =>
+  Relay.map(pieces, (batch) => batch.flatMap((piece) => piece.chunks))
 
 /**
  * One logical upstream call. Both methods fail with the `UpstreamFailure` family —
@@ -135,7 +136,7 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
    */
   readonly answerStream: (
     options: CallOptions
-  ) => Effect.Effect<Stream.Stream<StreamPiece, UpstreamFailure>, ClientFailure>
+  ) => Effect.Effect<Relay.Relay<StreamPiece, UpstreamFailure>, ClientFailure>
   /** {@link answer}, as a chat completion only. */
   readonly complete: (options: CallOptions) => Effect.Effect<ChatCompletion, ClientFailure>
   /** {@link answerStream}, as chat chunks only. */
@@ -171,7 +172,8 @@ export const ofChat = (
     answerStream: (options) =>
       Effect.map(
         calls.stream(options),
-        Stream.map((chunk): StreamPiece => ({ chunks: [chunk], native: Option.none() }))
+        (chunks) =>
+          Relay.fromStream(Stream.map(chunks, (chunk): StreamPiece => ({ chunks: [chunk], native: Option.none() })))
       )
   })
 
@@ -611,7 +613,7 @@ const itemSteps = (ctx: CallContext): {
 const openPieces = (
   ctx: CallContext,
   clock: Clock.Clock
-): Exchange.OpenStream<Stream.Stream<StreamPiece, UpstreamFailure>> =>
+): Exchange.OpenStream<Relay.Relay<StreamPiece, UpstreamFailure>> =>
 (control) => {
   const target = ctx.target.id
   const idleMs = ctx.target.client.timeoutMs
@@ -664,10 +666,7 @@ const openPieces = (
       source.fail(new TransportError({ target, reason }))
     }
   }
-  const stream = Stream.repeatEffectChunkOption(source.pull).pipe(
-    Stream.ensuring(source.release)
-  )
-  return { sink, stream }
+  return { sink, stream: source }
 }
 
 /**
@@ -748,15 +747,15 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTranspor
             wire,
             true,
             (ctx, clock) => Option.some(openPieces(ctx, clock)),
-            (reply): Effect.Effect<Stream.Stream<StreamPiece, UpstreamFailure>, UpstreamFailure> =>
-              reply._tag === "Stream" ? Effect.succeed(reply.stream) : Effect.succeed(Stream.empty)
+            (reply): Effect.Effect<Relay.Relay<StreamPiece, UpstreamFailure>, UpstreamFailure> =>
+              Effect.succeed(reply._tag === "Stream" ? reply.stream : Relay.make([]))
           )
       )
     return UpstreamClient.of({
       answer,
       answerStream,
       complete: (options) => Effect.map(answer(options), (answered) => answered.completion),
-      stream: (options) => Effect.map(answerStream(options), chunksOf),
+      stream: (options) => Effect.map(answerStream(options), (pieces) => Relay.toStream(chunksOf(pieces))),
       countTokens: (options) =>
         options.target.client.format === "anthropic_messages"
           ? guarded(

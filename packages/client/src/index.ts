@@ -5,6 +5,7 @@
 export * as Breaker from "./Breaker.js"
 export * as Fallback from "./Fallback.js"
 export * as Metrics from "./Metrics.js"
+export * as Relay from "./Relay.js"
 export * as TaggedMetric from "./TaggedMetric.js"
 export * as Target from "./Target.js"
 export * as UpstreamClient from "./UpstreamClient.js"

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Relay from "@switchyard-ts/client/Relay"
 import { DeadlineExceeded, InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
@@ -111,7 +112,7 @@ describe("Fallback over the real client", () => {
         Effect.provideService(UpstreamClient, fake.client)
       )
       assert.strictEqual(served.candidate, 2)
-      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.either(served.stream)))
+      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.either(Relay.toStream(served.stream))))
       assert.strictEqual(items.length, 2)
       assert.strictEqual((yield* fake.requestsTo("c.test")).length, 0)
     }))

@@ -6,6 +6,7 @@
  * awaited, never a timer); backpressure is checked on the push-fed source with a recording control.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Relay from "@switchyard-ts/client/Relay"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -222,7 +223,7 @@ describe("PushSource", () => {
       for (let i = 0; i < 6; i++) source.offer(i)
       assert.deepStrictEqual(calls, ["pause"])
       const drained = yield* source.pull
-      assert.deepStrictEqual(Chunk.toReadonlyArray(drained), [0, 1, 2, 3, 4, 5])
+      assert.deepStrictEqual(drained, [0, 1, 2, 3, 4, 5])
       assert.deepStrictEqual(calls, ["pause", "resume"])
       source.finish()
       assert.deepStrictEqual(calls, ["pause", "resume"], "a normal end leaves the exchange to finish its body")
@@ -241,7 +242,7 @@ describe("PushSource", () => {
       source.offer(1)
       source.finish()
       source.exchangeDone()
-      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.repeatEffectChunkOption(source.pull)))
+      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Relay.toStream(source)))
       assert.deepStrictEqual(items, [1])
       yield* source.release
       yield* TestClock.adjust(Exchange.endGraceMs * 2)
@@ -263,7 +264,7 @@ describe("PushSource", () => {
       const { calls, control } = recording()
       const clock = yield* Effect.clock
       const source = new Exchange.PushSource<number, string>(control, clock, Option.some(1000), () => "idle")
-      const stream = Stream.repeatEffectChunkOption(source.pull)
+      const stream = Relay.toStream(source)
       const fiber = yield* Effect.fork(Stream.runCollect(Stream.either(stream)))
       yield* TestClock.adjust(600)
       source.touch()

@@ -5,6 +5,7 @@
  * `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call metrics).
  */
 import * as Fallback from "@switchyard-ts/client/Fallback"
+import * as Relay from "@switchyard-ts/client/Relay"
 import * as Spans from "@switchyard-ts/client/Spans"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { NativeBody, Target } from "@switchyard-ts/client/Target"
@@ -23,7 +24,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as Decision from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
@@ -59,7 +59,7 @@ export interface Streamed {
    * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. A failure after this
    * point is never retried or failed over.
    */
-  readonly pieces: Stream.Stream<StreamPiece, UpstreamFailure>
+  readonly pieces: Relay.Relay<StreamPiece, UpstreamFailure>
 }
 
 /** The router of one deployment. */
@@ -271,12 +271,12 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         (decision): Streamed => ({
           decision,
           served: decision.servedBy,
-          pieces: Stream.make<[StreamPiece]>({
+          pieces: Relay.make<StreamPiece>([{
             chunks: Replay.chunks(decision.answer, {
               includeUsage: request.body.stream_options?.include_usage === true
             }),
             native: Option.none()
-          })
+          }])
         }),
         (decision, candidates) =>
           Effect.map(
@@ -284,13 +284,13 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
             (served): Streamed => ({
               decision,
               served: Option.some(served.target),
-              pieces: served.stream.pipe(
-                // usage counted as the pieces pass, in the same stage (no effect per piece)
-                Stream.mapChunks((pieces) => {
+              pieces: Relay.tapError(
+                // usage counted as the pieces pass
+                Relay.map(served.stream, (pieces) => {
                   for (const piece of pieces) for (const chunk of piece.chunks) addUsage(served.target.id, chunk.usage)
                   return pieces
                 }),
-                Stream.tapError(() => Effect.sync(() => add(Metrics.errorsTotal, { model: served.target.id })))
+                () => add(Metrics.errorsTotal, { model: served.target.id })
               )
             })
           )

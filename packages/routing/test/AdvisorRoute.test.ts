@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Relay from "@switchyard-ts/client/Relay"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
@@ -358,7 +359,9 @@ describe("AdvisorRoute through the Router", () => {
         routed(task, Option.none(), { stream: true, stream_options: { include_usage: true } })
       )
       assert.deepStrictEqual(Option.map(streamed.served, (t) => t.name), Option.some("executor"))
-      const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces)))
+      const chunks = Chunk.toReadonlyArray(
+        yield* Stream.runCollect(Relay.toStream(UpstreamClient.chunksOf(streamed.pieces)))
+      )
       assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), finalText)
       assert.strictEqual(chunks[1]?.choices[0]?.finish_reason, "stop")
       assert.deepStrictEqual(chunks[2]?.usage, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })

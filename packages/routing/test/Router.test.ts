@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Relay from "@switchyard-ts/client/Relay"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { ModelNotFound, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
@@ -103,7 +104,7 @@ describe("Router", () => {
         Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
         Effect.provide(upstream.layer)
       )
-      const chunks = yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces))
+      const chunks = yield* Stream.runCollect(Relay.toStream(UpstreamClient.chunksOf(streamed.pieces)))
       assert.strictEqual(chunks.length, 2)
       assert.strictEqual([...chunks][1]?.choices[0]?.finish_reason, "stop")
     }))

@@ -11,11 +11,11 @@
  * @internal
  */
 import { DeadlineExceeded, TransportError } from "@switchyard-ts/protocol/Errors"
-import * as Chunk from "effect/Chunk"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
+import type { Relay } from "../Relay.js"
 import type { TransportControl, TransportHandler, TransportRequest, UpstreamTransport } from "../UpstreamTransport.js"
 import * as Timers from "./timers.js"
 
@@ -184,7 +184,7 @@ export const exchange = <S>(
 export const endGraceMs = 1_000
 
 /**
- * A push-fed source of stream items: the transport's body callbacks `offer` items (already
+ * A push-fed source of stream items, consumed as a `Relay`: the transport's body callbacks `offer` items (already
  * decoded), `finish` or `fail` it; the consumer pulls every queued item at once. Backpressure:
  * beyond `highWater` queued items the exchange is paused until the consumer drains the queue.
  *
@@ -194,11 +194,11 @@ export const endGraceMs = 1_000
  * the consumer waits (a consumer that is not waiting is never the upstream's fault). Failing or
  * releasing the source early aborts the exchange; a normal end lets it finish (see `finish`).
  */
-export class PushSource<A, E> {
+export class PushSource<A, E> implements Relay<A, E> {
   private queue: Array<A> = []
   private closed = false
   private failure: Option.Option<E> = Option.none()
-  private waiter: ((effect: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>) => void) | undefined = undefined
+  private waiter: ((effect: Effect.Effect<ReadonlyArray<A> | null, E>) => void) | undefined = undefined
   private paused = false
   private idleSince: number
   private watchdog: Timers.Timer | undefined = undefined
@@ -302,7 +302,8 @@ export class PushSource<A, E> {
     waiter(this.pull)
   }
 
-  readonly pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>> = Effect.suspend(() => {
+  /** The queued items, waiting for some when none are; `null` once finished; fails once failed. */
+  readonly pull: Effect.Effect<ReadonlyArray<A> | null, E> = Effect.suspend(() => {
     if (this.queue.length > 0) {
       const items = this.queue
       this.queue = []
@@ -310,10 +311,10 @@ export class PushSource<A, E> {
         this.paused = false
         this.control.resume()
       }
-      return Effect.succeed(Chunk.unsafeFromArray(items))
+      return Effect.succeed(items)
     }
-    if (this.closed) return Effect.fail(this.failure)
-    return Effect.async<Chunk.Chunk<A>, Option.Option<E>>((resume) => {
+    if (this.closed) return Option.match(this.failure, { onNone: () => Effect.succeed(null), onSome: Effect.fail })
+    return Effect.async<ReadonlyArray<A> | null, E>((resume) => {
       this.waiter = resume
       if (Option.isSome(this.idleMs)) {
         this.idleSince = this.clock.unsafeCurrentTimeMillis()

@@ -6,24 +6,27 @@
  *
  * @internal
  */
+import * as Relay from "@switchyard-ts/client/Relay"
 import type { Format, NativeBody } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { InvalidRequest, TranslationError } from "@switchyard-ts/protocol/Errors"
-import { type ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import {
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  ChatCompletionRequest
+} from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import type { Completed, Streamed } from "@switchyard-ts/routing/Router"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import { decodeValue } from "./body.js"
 import * as Messages from "./messages.js"
 
@@ -43,7 +46,7 @@ export interface Encoder {
 /** The SSE text of one streamed answer. */
 export interface StreamEncoding {
   /** Every event in order and the format's end marker; failures are left to {@link streamError}. */
-  readonly events: Stream.Stream<string, UpstreamFailure>
+  readonly events: Relay.Relay<string, UpstreamFailure>
   /** The last SSE events of this stream when it fails after its headers were sent. */
   readonly streamError: (failure: UpstreamFailure) => string
 }
@@ -135,17 +138,17 @@ const openAiInternalError: ErrorResponse = {
 const chatEncoder: Encoder = {
   answer: (completed) => completed.completion,
   stream: (streamed) => ({
-    events: streamed.pieces.pipe(
-      Stream.mapChunks((pieces) => {
+    events: Relay.concat(
+      Relay.map(streamed.pieces, (pieces) => {
         const events: Array<string> = []
         for (const piece of pieces) {
           // same format: the upstream's own bytes; otherwise the chunks encoded
           if (piece.sse !== undefined) events.push(sseData(piece.sse))
           else for (const chunk of piece.chunks) events.push(sseData(JSON.stringify(chunk)))
         }
-        return Chunk.unsafeFromArray(events)
+        return events
       }),
-      Stream.concat(Stream.succeed(sseData("[DONE]")))
+      Effect.succeed([sseData("[DONE]")])
     ),
     streamError: chatStreamError
   }),
@@ -166,6 +169,35 @@ export const openAiChat: Codec = {
   internalError: openAiInternalError
 }
 
+/** The SSE text of a stream's native events (an upstream of the caller's format), one per event. */
+const nativeEvents = (
+  streamed: Streamed,
+  encode: (event: UpstreamClient.NativeEvent) => string
+): Relay.Relay<string, UpstreamFailure> =>
+  Relay.map(streamed.pieces, (pieces) => {
+    const events: Array<string> = []
+    for (const piece of pieces) if (Option.isSome(piece.native)) events.push(encode(piece.native.value))
+    return events
+  })
+
+/** The SSE text of a stream's chat chunks through a stateful translator, its closing events last. */
+const translatedEvents = <Event>(
+  streamed: Streamed,
+  translator: {
+    readonly push: (chunk: ChatCompletionChunk) => ReadonlyArray<Event>
+    readonly end: () => ReadonlyArray<Event>
+  },
+  encode: (event: Event) => string
+): Relay.Relay<string, UpstreamFailure> =>
+  Relay.concat(
+    Relay.map(UpstreamClient.chunksOf(streamed.pieces), (chunks) => {
+      const events: Array<string> = []
+      for (const chunk of chunks) for (const event of translator.push(chunk)) events.push(encode(event))
+      return events
+    }),
+    Effect.sync(() => translator.end().map(encode))
+  )
+
 /** Whether a streamed answer comes from a target speaking `format` (its events can be replayed). */
 const servedIn = (streamed: Streamed, format: Format): boolean =>
   Option.exists(streamed.served, (target) => target.client.format === format)
@@ -178,18 +210,8 @@ const messagesEncoder: Encoder = {
     }),
   stream: (streamed, model) => ({
     events: servedIn(streamed, "anthropic_messages")
-      ? streamed.pieces.pipe(
-        Stream.filterMap((piece) => piece.native),
-        Stream.map((event) => Messages.nativeSseEvent(event, model))
-      )
-      : Stream.suspend(() => {
-        const translator = Translate.openAiToAnthropicStream({ model })
-        return UpstreamClient.chunksOf(streamed.pieces).pipe(
-          Stream.mapConcat((chunk) => translator.push(chunk)),
-          Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
-          Stream.map(Messages.sseEvent)
-        )
-      }),
+      ? nativeEvents(streamed, (event) => Messages.nativeSseEvent(event, model))
+      : translatedEvents(streamed, Translate.openAiToAnthropicStream({ model }), Messages.sseEvent),
     streamError: Messages.streamErrorEvent
   }),
   decisionResponse: (answer, model) => Messages.messageOf(answer, model)
@@ -266,20 +288,13 @@ const responsesEncoder = (tools: TranslateResponses.ToolMap): Encoder => {
     stream: (streamed, model) => {
       if (servedIn(streamed, "openai_responses")) {
         return {
-          events: streamed.pieces.pipe(
-            Stream.filterMap((piece) => piece.native),
-            Stream.map((event) => nativeResponsesEvent(event, model))
-          ),
+          events: nativeEvents(streamed, (event) => nativeResponsesEvent(event, model)),
           streamError: responsesStreamError
         }
       }
       const translator = TranslateResponses.chatToResponsesStream({ model, tools })
       return {
-        events: UpstreamClient.chunksOf(streamed.pieces).pipe(
-          Stream.mapConcat((chunk) => translator.push(chunk)),
-          Stream.concat(Stream.suspend(() => Stream.fromIterable(translator.end()))),
-          Stream.map(responsesSse)
-        ),
+        events: translatedEvents(streamed, translator, responsesSse),
         streamError: (failure) => translator.fail(toHttp(failure).message).map(responsesSse).join("")
       }
     },

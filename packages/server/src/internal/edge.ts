@@ -10,11 +10,11 @@
  */
 import * as Headers from "@effect/platform/Headers"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import * as Relay from "@switchyard-ts/client/Relay"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import * as Stream from "effect/Stream"
 import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** What an LLM endpoint's pipeline hands to the edge. */
@@ -37,7 +37,7 @@ export type Reply =
     readonly _tag: "Sse"
     readonly headers: Readonly<Record<string, string>>
     /** The SSE text in order; failures are already encoded as the format's error events. */
-    readonly events: Stream.Stream<string>
+    readonly events: Relay.Relay<string, never>
   }
 
 /** A JSON reply. */
@@ -49,7 +49,7 @@ export const json = (body: unknown, status = 200, headers: Readonly<Record<strin
 })
 
 /** An SSE reply (status 200). */
-export const sse = (events: Stream.Stream<string>, headers: Readonly<Record<string, string>> = {}): Reply => ({
+export const sse = (events: Relay.Relay<string, never>, headers: Readonly<Record<string, string>> = {}): Reply => ({
   _tag: "Sse",
   headers,
   events
@@ -116,8 +116,8 @@ export const write = (res: ServerResponse, reply: Reply, record: Effect.Effect<v
       return record
     })
     res.writeHead(200, { ...reply.headers, "content-type": "text/event-stream" })
-    // One write per chunk of events (all the events one upstream read produced), not per event.
-    const written = Stream.runForEachChunk(reply.events, (texts) => {
+    // One write per batch of events (all the events one upstream read produced), not per event.
+    const written = Relay.runForEach(reply.events, (texts) => {
       if (res.destroyed) return Effect.interrupt
       let text = ""
       for (const piece of texts) text += piece

@@ -7,6 +7,7 @@
  * @internal
  */
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
+import * as Relay from "@switchyard-ts/client/Relay"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { type RequestFailure, toHttp } from "@switchyard-ts/protocol/Errors"
@@ -17,7 +18,6 @@ import type { Router } from "@switchyard-ts/routing/Router"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as Metrics from "../Metrics.js"
 import { parseJsonObject, readText } from "./body.js"
 import type { Codec, ErrorResponse, Inbound } from "./codecs.js"
@@ -135,9 +135,9 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
     return Effect.map(router.stream(inbound.routed), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
       const encoding = inbound.encoder.stream(streamed, model)
-      const events = encoding.events.pipe(
-        Stream.concat(Stream.execute(totalLatency(model))),
-        Stream.catchAll((failure) => Stream.succeed(encoding.streamError(failure)))
+      const events = Relay.catchAll(
+        Relay.concat(encoding.events, Effect.as(totalLatency(model), [])),
+        (failure) => [encoding.streamError(failure)]
       )
       return {
         facts: factsOf(inbound, streamed.decision, model),
