@@ -43,7 +43,7 @@ export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, st
     child.stdout?.on("data", (data: Buffer) => {
       out += data.toString()
       // The whole line: a chunk may end inside the URL.
-      const match = /listening on (http:\/\/\S+)\s/.exec(out)
+      const match = /listening on (https?:\/\/\S+)\s/.exec(out)
       if (match?.[1] !== undefined) Deferred.unsafeDone(listeningOn, Effect.succeed(match[1]))
     })
     child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
