@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { startServer } from "./harness.js"
+import { spansText, startServer } from "./harness.js"
 
 const keyA = "sk-router-A-SECRET-0123456789"
 const keyB = "sk-router-B-SECRET-9876543210"
@@ -311,14 +311,7 @@ describe("inbound auth", () => {
       }
       assert.isTrue(logs.some((line) => line.includes("request")), "request lines were logged")
       assert.isAbove(exporter.getFinishedSpans().length, 0)
-      const spans = JSON.stringify(
-        exporter.getFinishedSpans().map((s) => ({
-          name: s.name,
-          attributes: s.attributes,
-          events: s.events,
-          status: s.status
-        }))
-      )
+      const spans = spansText(exporter)
       for (const haystack of [bodies.join("\n"), logs.join("\n"), spans]) {
         for (const key of [keyA, keyB, wrongKey]) assert.notInclude(haystack, key)
       }

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { request } from "node:https"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { listening, run, writeToml } from "./cliProcess.js"
+import { listening, run, tomlFor, writeToml } from "./cliProcess.js"
 
 const hasOpenssl = spawnSync("openssl", ["version"]).status === 0
 
@@ -46,22 +46,6 @@ const selfSigned = (name = "server") => {
 }
 
 const inboundKey = "sk-cli-inbound-0123456789"
-
-const tomlFor = (upstreamUrl: string, server = "") => `
-schema_version = 1
-${server}
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "weak"
-`
 
 /** One HTTPS request that trusts only `ca`; resolves with the status and body. */
 const httpsCall = (

@@ -75,3 +75,20 @@ export const writeToml = (text: string) => {
   writeFileSync(file, text)
   return file
 }
+
+/** A deployment with one passthrough route `fast` to `weak-model` on `upstreamUrl`; `top` goes after `schema_version`. */
+export const tomlFor = (upstreamUrl: string, top = "") => `
+schema_version = 1
+${top}
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+[routes.fast]
+id = "fast"
+type = "passthrough"
+target = "weak"
+`
