@@ -51,6 +51,12 @@ export interface LlmClient {
    * or `x-api-key` (`anthropic_messages`).
    */
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `forward_auth`: the caller's own credential goes to this client instead of a configured key
+   * (bring your own key; see `forwardedCredentials`). Never set together with `apiKey`. Absent
+   * means false.
+   */
+  readonly forwardAuth?: boolean
   /** Static headers sent on every call (never credential headers). */
   readonly extraHeaders: Readonly<Record<string, string>>
   /** Retries after the first attempt, 0..10. */

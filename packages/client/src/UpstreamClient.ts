@@ -319,7 +319,7 @@ const logicalCall = <A, S>(
   const url = wire.url
   const ctx: CallContext = {
     target,
-    secrets: Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] }),
+    secrets: Prepare.secretsOf(client, options.headers),
     nativeReplay: wire.nativeReplay
   }
   // The tighter of the client's timeout_ms and this call's own deadline applies.

@@ -225,10 +225,25 @@ export interface SessionsSpec {
   readonly ttlMs: number
 }
 
+/**
+ * The optional `[server]` table: who may call the server. Without it (or without `api_keys_env`)
+ * every endpoint is open, as before.
+ */
+export interface ServerSpec {
+  /**
+   * The inbound API keys: the values of the variables `api_keys_env` names (one name or an array),
+   * each split on commas, read at load time. Empty: inbound auth is off.
+   */
+  readonly apiKeys: ReadonlyArray<Redacted.Redacted<string>>
+  /** `metrics_auth` (default false): `/metrics` needs a key too. Only with `api_keys_env`. */
+  readonly metricsAuth: boolean
+}
+
 /** A validated deployment. Every list is sorted by table name (routes by route id). */
 export interface Deployment {
   readonly clients: ReadonlyArray<LlmClient>
   readonly targets: ReadonlyArray<Target>
   readonly routes: ReadonlyArray<RouteSpec>
   readonly sessions: SessionsSpec
+  readonly server: ServerSpec
 }

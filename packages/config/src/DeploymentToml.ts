@@ -32,7 +32,8 @@
  *    `gate_stall_turns` → `gate_min_tool_results` → `advisor_max_tokens` → `advisor_temperature` →
  *    `transcript_max_chars` → `reviewer_system_prompt` → `redo_feedback_prefix`) → `[sessions]`: `url` required with `store = "redis"` and rejected
  *    with `memory`, `max_entries` rejected with `redis`, then the URL (`redis://`/`rediss://`,
- *    never echoed: it may hold a password) and the bounds.
+ *    never echoed: it may hold a password) and the bounds → `[server]`: every `api_keys_env`
+ *    variable, `metrics_auth` (needs keys), no `forward_auth` client beside inbound keys.
  *
  * The first problem found fails the load with `InvalidConfig({ path, message })`, where `path`
  * is the TOML key path (`llm_clients.hosted.max_retries`, `routes.r.targets[1]`) and `message`
@@ -47,7 +48,9 @@
  *   parse errors.
  * - `extra_body` values become JSON: integers must be safe integers, floats finite; TOML
  *   datetimes are rejected.
- * - `forward_auth = false` is accepted (it is the default); `forward_auth = true` is rejected.
+ * - `forward_auth = true` sends the caller's credential to that client instead of a configured key
+ *   (docs/configuration.md); it cannot be combined with `api_key_env` (on the client) nor with
+ *   `[server] api_keys_env` (inbound auth, whose key the caller's credential header then carries).
  * - `extra_headers` credential names are rejected on every client, used or not;
  *   `anthropic_messages` clients also reject `anthropic-version` (they always send their own).
  * - `breaker` is an inline table with both `failure_threshold` and `cooldown_ms` (positive
@@ -76,11 +79,13 @@ import type {
   RandomRouteSpec,
   RouteCommon,
   RouteSpec,
+  ServerSpec,
   SessionsSpec
 } from "./DeploymentSpec.js"
 import {
   arrayOf,
   decodeAt,
+  describeToml,
   fail,
   invalid,
   type Path,
@@ -107,8 +112,22 @@ const RawTop = Schema.Struct({
   llm_clients: Schema.optional(tableOf(TomlTable)),
   targets: tableOf(TomlTable),
   routes: tableOf(TomlTable),
-  sessions: Schema.optional(TomlTable)
+  sessions: Schema.optional(TomlTable),
+  server: Schema.optional(TomlTable)
 })
+
+/** The `[server]` table: `api_keys_env` is one variable name or an array of them. */
+const RawServer = Schema.Struct({
+  api_keys_env: Schema.optional(
+    Schema.declare(
+      (u): u is string | ReadonlyArray<string> =>
+        Predicate.isString(u) || (Array.isArray(u) && u.every((item) => Predicate.isString(item))),
+      { message: (issue) => `expected a string or an array of strings, got ${describeToml(issue.actual)}` }
+    )
+  ),
+  metrics_auth: Schema.optional(TomlBoolean)
+})
+type RawServer = typeof RawServer.Type
 
 const RawSessions = Schema.Struct({
   store: Schema.optional(TomlVariant("memory", "redis")),
@@ -300,6 +319,7 @@ interface RawDeployment {
   readonly targets: ReadonlyArray<Named<RawTarget>>
   readonly routes: ReadonlyArray<Named<RawRoute>>
   readonly sessions: RawSessions
+  readonly server: RawServer
 }
 
 const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages"] as const
@@ -448,7 +468,8 @@ const decodeStructure = (document: Toml.TomlTable): Effect.Effect<RawDeployment,
     )
     const routes = yield* Effect.forEach(routeTables, ([name, table]) => decodeRoute(name, table))
     const sessions = top.sessions === undefined ? {} : yield* decodeAt(RawSessions, ["sessions"], top.sessions)
-    return { clients, targets, routes, sessions }
+    const server = top.server === undefined ? {} : yield* decodeAt(RawServer, ["server"], top.server)
+    return { clients, targets, routes, sessions, server }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -507,28 +528,41 @@ const normalizeBaseUrl = (path: Path, input: string): Effect.Effect<string, Inva
     Effect.map((url) => url.href.replace(/\/+$/, ""))
   )
 
-const readApiKey = (path: Path, variable: string): Effect.Effect<Redacted.Redacted<string>, InvalidConfig> =>
+/**
+ * The value of the environment variable `variable`, named at `path` by the key `key`
+ * (`api_key_env`, `api_keys_env`): the name must not be blank, the variable must be set and its
+ * value not blank. Messages name the variable, never its value.
+ */
+const readSecret = (
+  path: Path,
+  key: string,
+  variable: string
+): Effect.Effect<Redacted.Redacted<string>, InvalidConfig> =>
   Effect.gen(function*() {
-    if (variable.trim() === "") return yield* fail(path, "api_key_env must not be empty")
+    if (variable.trim() === "") return yield* fail(path, `${key} must not be empty`)
     // the ConfigError is dropped: the variable's name is all the message needs
-    const key = yield* Effect.mapError(
+    const value = yield* Effect.mapError(
       Config.redacted(variable),
-      () => invalid(path, `could not read api_key_env ${variable}`)
+      () => invalid(path, `could not read ${key} ${variable}`)
     )
-    if (Redacted.value(key).trim() === "") return yield* fail(path, `api_key_env ${variable} is empty`)
-    return key
+    if (Redacted.value(value).trim() === "") return yield* fail(path, `${key} ${variable} is empty`)
+    return value
   })
 
 const checkHeaders = (
   path: Path,
   format: Format,
+  forwardAuth: boolean,
   headers: Readonly<Record<string, string>>
 ): Effect.Effect<Readonly<Record<string, string>>, InvalidConfig> =>
   Effect.gen(function*() {
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase()
-      // Anthropic clients always send their own anthropic-version (docs/http-api.md).
-      if (credentialHeaders.has(lower) || (format === "anthropic_messages" && lower === "anthropic-version")) {
+      // Anthropic clients always send their own anthropic-version (docs/http-api.md); a forwarding
+      // one sends the caller's oauth-* betas, which extra_headers must not replace.
+      const anthropicOwn = format === "anthropic_messages" &&
+        (lower === "anthropic-version" || (forwardAuth && lower === "anthropic-beta"))
+      if (credentialHeaders.has(lower) || anthropicOwn) {
         return yield* fail([...path, name], `extra_headers cannot set ${JSON.stringify(name)}`)
       }
     }
@@ -549,23 +583,26 @@ const buildClient = ({ name, raw }: Named<RawClient>): Effect.Effect<LlmClient, 
           yield* integerInRange([...path, "timeout_ms"], raw.timeout_ms, 1n, maxSafe, "must be a positive integer")
         )
       )
-    if (raw.forward_auth === true) return yield* fail([...path, "forward_auth"], "forward_auth is not supported yet")
+    const forwardAuth = raw.forward_auth === true
+    if (forwardAuth && raw.api_key_env !== undefined) {
+      return yield* fail([...path, "forward_auth"], "cannot set both forward_auth and api_key_env")
+    }
     const apiKey = raw.api_key_env === undefined
       ? Option.none()
-      : Option.some(yield* readApiKey([...path, "api_key_env"], raw.api_key_env))
+      : Option.some(yield* readSecret([...path, "api_key_env"], "api_key_env", raw.api_key_env))
     const format: Format = raw.format === "anthropic_messages"
       ? "anthropic_messages"
       : raw.format === "openai_responses"
       ? "openai_responses"
       : "openai_chat"
-    const extraHeaders = yield* checkHeaders([...path, "extra_headers"], format, raw.extra_headers ?? {})
+    const extraHeaders = yield* checkHeaders([...path, "extra_headers"], format, forwardAuth, raw.extra_headers ?? {})
     const breaker = raw.breaker === undefined ? Option.none() : Option.some({
       failureThreshold: Number(
         yield* positiveInteger([...path, "breaker", "failure_threshold"], raw.breaker.failure_threshold)
       ),
       cooldownMs: Number(yield* positiveInteger([...path, "breaker", "cooldown_ms"], raw.breaker.cooldown_ms))
     })
-    return { name, format, baseUrl, apiKey, extraHeaders, maxRetries, timeoutMs, breaker }
+    return { name, format, baseUrl, apiKey, forwardAuth, extraHeaders, maxRetries, timeoutMs, breaker }
   })
 
 const buildTarget = (
@@ -1100,6 +1137,48 @@ const buildSessions = (raw: RawSessions): Effect.Effect<SessionsSpec, InvalidCon
     return { store, url, maxEntries, ttlMs }
   })
 
+/**
+ * The `[server]` table: the inbound API keys, every variable of `api_keys_env` read and its value
+ * split on commas (items trimmed, empty ones dropped; a variable with no key left is empty), and
+ * `metrics_auth`, which needs keys. A forwarding client cannot be combined with inbound keys: the
+ * caller's credential header would then carry the router's own key.
+ */
+const buildServer = (raw: RawServer, clients: ReadonlyArray<LlmClient>): Effect.Effect<ServerSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    const path = ["server", "api_keys_env"]
+    const variables = raw.api_keys_env === undefined
+      ? []
+      : typeof raw.api_keys_env === "string"
+      ? [{ path, variable: raw.api_keys_env }]
+      : raw.api_keys_env.map((variable, i) => ({ path: [...path, i], variable }))
+    if (raw.api_keys_env !== undefined && variables.length === 0) {
+      return yield* fail(path, "api_keys_env must name at least one variable")
+    }
+    const apiKeys = yield* Effect.forEach(
+      variables,
+      ({ path, variable }) =>
+        Effect.flatMap(readSecret(path, "api_keys_env", variable), (value) => {
+          const keys = Redacted.value(value).split(",").map((key) => key.trim()).filter((key) => key !== "")
+          return keys.length === 0
+            ? fail(path, `api_keys_env ${variable} is empty`)
+            : Effect.succeed(keys.map((key) => Redacted.make(key)))
+        })
+    )
+    const metricsAuth = raw.metrics_auth === true
+    if (metricsAuth && apiKeys.length === 0) {
+      return yield* fail(["server", "metrics_auth"], "metrics_auth needs api_keys_env")
+    }
+    const forwarding = clients.find((client) => client.forwardAuth === true)
+    if (forwarding !== undefined && apiKeys.length > 0) {
+      return yield* fail(
+        ["llm_clients", forwarding.name, "forward_auth"],
+        "forward_auth cannot be combined with [server] api_keys_env: the caller's Authorization / x-api-key " +
+          "is then the router's own key, which is never forwarded"
+      )
+    }
+    return { apiKeys: apiKeys.flat(), metricsAuth }
+  })
+
 const byName = <A extends { readonly name: string }>(items: ReadonlyArray<A>): ReadonlyMap<string, A> =>
   new Map(items.map((item) => [item.name, item]))
 
@@ -1138,11 +1217,13 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
     yield* checkDuplicateIds(raw.routes)
     const routes = yield* Effect.forEach(raw.routes, (route) => buildRoute(targetsByName, route))
     const sessions = yield* buildSessions(raw.sessions)
+    const server = yield* buildServer(raw.server, clients)
     return {
       clients,
       targets,
       routes: Arr.sort(routes, Order.mapInput(Order.string, (route: RouteSpec) => route.id)),
-      sessions
+      sessions,
+      server
     }
   }
 )

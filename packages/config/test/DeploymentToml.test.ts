@@ -396,11 +396,11 @@ describe("DeploymentToml.parse llm clients", () => {
       "must be a positive integer, got -5"
     ))
 
-  it.effect("forward_auth is not supported yet", () =>
+  it.effect("forward_auth cannot be combined with api_key_env", () =>
     expectInvalid(
       doc({ client: "forward_auth = true" }),
       "llm_clients.hosted.forward_auth",
-      "forward_auth is not supported yet"
+      "cannot set both forward_auth and api_key_env"
     ))
 
   it.effect("unknown client keys are rejected", () =>
@@ -648,7 +648,8 @@ describe("DeploymentToml.summary and warnings", () => {
       clients: [],
       targets: [],
       routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }],
-      sessions: { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 }
+      sessions: { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 },
+      server: { apiKeys: [], metricsAuth: false }
     }
     assert.strictEqual(DeploymentToml.summary(deployment), "server OK: alpha, beta")
     assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])

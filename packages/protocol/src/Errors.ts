@@ -140,6 +140,21 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
   }
 }
 
+/**
+ * The caller did not present one of the server's inbound API keys (`[server] api_keys_env`):
+ * `missing` when neither `Authorization: Bearer` nor `x-api-key` carried a key, `invalid` when the
+ * key presented is not one of them. Maps to 401; the message never repeats what was presented.
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  reason: Schema.Literal("missing", "invalid")
+}) {
+  override get message(): string {
+    return this.reason === "missing"
+      ? "missing API key: send it as Authorization: Bearer <key> or x-api-key: <key>"
+      : "invalid API key"
+  }
+}
+
 /** The failures of a judge call that a posture may fold (README.md, the judge failure posture; docs/routes.md); `InvalidResponse` never is one. */
 export type JudgeCallFailure = TransportError | DeadlineExceeded | UpstreamStatus
 
@@ -205,6 +220,7 @@ export type RequestFailure =
   | TranslationError
   | ModelNotFound
   | RequestTooLarge
+  | Unauthorized
 
 /** The OpenAI error envelope every error response uses. */
 export const ErrorEnvelope = Schema.Struct({
@@ -244,6 +260,8 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
       return { status: 404, type: "invalid_request_error", code: "model_not_found", message: failure.message }
     case "RequestTooLarge":
       return { status: 413, type: "invalid_request_error", code: "request_too_large", message: failure.message }
+    case "Unauthorized":
+      return { status: 401, type: "invalid_request_error", code: "invalid_api_key", message: failure.message }
     case "TransportError":
     case "InvalidResponse":
       return upstream(502, "upstream_error", failure.message)

@@ -4,6 +4,10 @@
  * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, decision,
  * models, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
+ *
+ * Inbound auth (`Options.inboundAuth`) is one check (`internal/auth.ts`) that both kinds of
+ * endpoint run first: every `/v1/*` endpoint, and `/metrics` with `metrics_auth`; `/health` and the
+ * 404 stay open.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -11,12 +15,14 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Auth from "./internal/auth.js"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
 import type * as Edge from "./internal/edge.js"
@@ -29,6 +35,12 @@ import * as Telemetry from "./Telemetry.js"
 export interface Options {
   /** Request body limit in bytes (default 16 MiB). */
   readonly bodyLimit?: number
+  /**
+   * Inbound auth (the deployment's `[server]` table): with keys, every `/v1/*` endpoint — and
+   * `/metrics` with `metricsAuth` — answers 401 in its envelope to a caller without one of them.
+   * Absent or without keys: every endpoint is open.
+   */
+  readonly inboundAuth?: ServerSpec
 }
 
 export { evidenceReasonHeader, evidenceSourceHeader, selectedModelHeader } from "./internal/pipeline.js"
@@ -41,12 +53,17 @@ const errorResponse = ({ body, status }: Codecs.ErrorResponse) => HttpServerResp
 const bodyText = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
   readText(NodeHttpServerRequest.toIncomingMessage(request), limit)
 
-/** Every typed failure of `handler` in `codec`'s envelope, every defect a 500 in it. */
+/**
+ * `handler` behind the inbound auth check of `guard` (none: open), every typed failure in `codec`'s
+ * envelope, every defect a 500 in it.
+ */
 const enveloped = <E extends RequestFailure, R>(
   codec: Codecs.Codec,
+  guard: Auth.Guard | undefined,
+  request: HttpServerRequest.HttpServerRequest,
   handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  handler.pipe(
+  Effect.zipRight(Auth.admit(guard, request.headers), handler).pipe(
     Effect.catchAll((failure) => Effect.succeed(errorResponse(codec.error(failure)))),
     Effect.catchAllDefect((defect) => Effect.as(Pipeline.logDefect(defect), errorResponse(codec.internalError)))
   )
@@ -65,10 +82,12 @@ const CountTokensRoute = Schema.Struct({
  * counting`. Errors use the Anthropic envelope.
  */
 const countTokens =
-  (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number) =>
+  (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number, guard?: Auth.Guard) =>
   (request: HttpServerRequest.HttpServerRequest) =>
     enveloped(
       Codecs.anthropicMessages,
+      guard,
+      request,
       Effect.gen(function*() {
         const text = yield* bodyText(request, limit)
         const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
@@ -103,27 +122,30 @@ const describeTarget = (target: Target) => ({
  * the decision; a route that answered while routing (noop, the advisor gate) returns its answer as
  * `response`, in `input_format`. Errors use the OpenAI envelope.
  */
-const decision = (router: Router["Type"], limit: number) => (request: HttpServerRequest.HttpServerRequest) =>
-  enveloped(
-    Codecs.openAiChat,
-    Effect.gen(function*() {
-      const text = yield* bodyText(request, limit)
-      const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
-      const codec = Codecs.byFormat[envelope.input_format]
-      const headers = { ...request.headers }
-      const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
-      const decided = yield* router.decide(inbound.routed)
-      const selected = Decision.selected(decided)
-      return HttpServerResponse.unsafeJson({
-        selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
-        fallbacks: Decision.fallbacks(decided).map(describeTarget),
-        evidence: decided.evidence,
-        ...(decided._tag === "Answered"
-          ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
-          : {})
+const decision =
+  (router: Router["Type"], limit: number, guard?: Auth.Guard) => (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(
+      Codecs.openAiChat,
+      guard,
+      request,
+      Effect.gen(function*() {
+        const text = yield* bodyText(request, limit)
+        const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
+        const codec = Codecs.byFormat[envelope.input_format]
+        const headers = { ...request.headers }
+        const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
+        const decided = yield* router.decide(inbound.routed)
+        const selected = Decision.selected(decided)
+        return HttpServerResponse.unsafeJson({
+          selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
+          fallbacks: Decision.fallbacks(decided).map(describeTarget),
+          evidence: decided.evidence,
+          ...(decided._tag === "Answered"
+            ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
+            : {})
+        })
       })
-    })
-  )
+    )
 
 const models = (router: Router["Type"]) => {
   const ids = router.routes.map((route) => route.id)
@@ -174,12 +196,25 @@ const notFound = Effect.succeed(
 /** The LLM endpoints by path, each the request pipeline with its codec; served by the lean edge. */
 export const llmEndpoints = (router: Router["Type"], options: Options = {}): ReadonlyMap<string, Edge.Endpoint> => {
   const limit = options.bodyLimit ?? defaultBodyLimit
+  const guard = Auth.make(options.inboundAuth)
+  const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, limit))
   return new Map([
-    ["/v1/chat/completions", Pipeline.handle(Codecs.openAiChat, router, limit)],
-    ["/v1/messages", Pipeline.handle(Codecs.anthropicMessages, router, limit)],
-    ["/v1/responses", Pipeline.handle(Codecs.openAiResponses, router, limit)]
+    ["/v1/chat/completions", endpoint(Codecs.openAiChat)],
+    ["/v1/messages", endpoint(Codecs.anthropicMessages)],
+    ["/v1/responses", endpoint(Codecs.openAiResponses)]
   ])
 }
+
+/**
+ * `endpoint` behind the inbound auth check of `guard` (none: `endpoint` itself): the check runs
+ * synchronously on the caller's headers before anything else, and a refused caller gets the 401
+ * of `codec` without its body being read.
+ */
+const guarded = (guard: Auth.Guard | undefined, codec: Codecs.Codec, endpoint: Edge.Endpoint): Edge.Endpoint =>
+  guard === undefined ? endpoint : (request) => {
+    const refused = Auth.refusal(guard, request.headers)
+    return refused === undefined ? endpoint(request) : Pipeline.refuse(codec, refused)
+  }
 
 /**
  * Every other endpoint (token counting, decision, models, health, metrics, the enveloped 404) as
@@ -192,17 +227,19 @@ export const adminLayer = (options: Options = {}) =>
     const upstream = yield* UpstreamClient.UpstreamClient
     const reader = yield* Telemetry.PrometheusReader
     const limit = options.bodyLimit ?? defaultBodyLimit
-    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit))
-    yield* http.add("POST", "/v1/decision", decision(router, limit))
-    yield* http.add("GET", "/v1/models", models(router))
+    const guard = Auth.make(options.inboundAuth)
+    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit, guard))
+    yield* http.add("POST", "/v1/decision", decision(router, limit, guard))
+    yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
     yield* http.add("GET", "/health", health(upstream))
+    const scrape = Effect.map(
+      Effect.provideService(Telemetry.scrape, Telemetry.PrometheusReader, reader),
+      (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+    )
     yield* http.add(
       "GET",
       "/metrics",
-      Effect.map(
-        Effect.provideService(Telemetry.scrape, Telemetry.PrometheusReader, reader),
-        (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
-      )
+      (request) => enveloped(Codecs.openAiChat, guard?.metrics === true ? guard : undefined, request, scrape)
     )
     yield* http.add("*", "*", notFound)
   }))

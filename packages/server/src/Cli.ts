@@ -1,7 +1,11 @@
 /**
  * The `switchyard` command line: `--config FILE [--host] [--port] [--dry-run]
- * [--shutdown-timeout SECONDS]`. This is the one place that runs effects; an embedding command
- * (the demo) may launch an {@link Extension} beside the server.
+ * [--shutdown-timeout SECONDS] [--backlog N] [--tls-cert FILE --tls-key FILE]`. This is the one
+ * place that runs effects; an embedding command (the demo) may launch an {@link Extension} beside
+ * the server.
+ *
+ * Serving on a host that is not a loopback address without inbound auth (`[server] api_keys_env`)
+ * prints a warning on stderr at start-up.
  *
  * Shutdown: SIGINT/SIGTERM stop accepting and let in-flight requests finish for up to
  * `--shutdown-timeout` seconds, then the process exits 0. A repeated signal within 1 s (a terminal
@@ -19,6 +23,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
+import { createSecureContext } from "node:tls"
 import { parseArgs } from "node:util"
 import * as Server from "./Server.js"
 
@@ -29,6 +34,10 @@ export interface CliOptions {
   readonly port: number
   readonly dryRun: boolean
   readonly shutdownTimeoutMs: number
+  /** `--backlog` (default `Server.defaultBacklog`). */
+  readonly backlog: number
+  /** `--tls-cert` and `--tls-key` (PEM files; always both or neither). */
+  readonly tlsFiles?: { readonly cert: string; readonly key: string } | undefined
 }
 
 /**
@@ -48,7 +57,13 @@ export class ConfigFileError extends Schema.TaggedError<ConfigFileError>()("Conf
   message: Schema.String
 }) {}
 
-const usage = "usage: switchyard --config FILE [--host 127.0.0.1] [--port 4000] [--dry-run] [--shutdown-timeout 30]"
+/** A `--tls-cert` / `--tls-key` file could not be read, or the pair is not a usable certificate and key. */
+export class TlsFileError extends Schema.TaggedError<TlsFileError>()("TlsFileError", {
+  message: Schema.String
+}) {}
+
+const usage = "usage: switchyard --config FILE [--host 127.0.0.1] [--port 4000] [--dry-run] [--shutdown-timeout 30]" +
+  " [--backlog 65535] [--tls-cert FILE --tls-key FILE]"
 
 /** Seconds, optionally suffixed `s` or `ms` (`30`, `30s`, `500ms`). */
 const parseDurationMs = (text: string): number | undefined => {
@@ -71,6 +86,9 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
             port: { type: "string", short: "p", default: "4000" },
             "dry-run": { type: "boolean", default: false },
             "shutdown-timeout": { type: "string", default: "30" },
+            backlog: { type: "string", default: String(Server.defaultBacklog) },
+            "tls-cert": { type: "string" },
+            "tls-key": { type: "string" },
             help: { type: "boolean", short: "h", default: false }
           },
           strict: true,
@@ -92,14 +110,76 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
         message: `--shutdown-timeout must be seconds (e.g. 30 or 30s), got ${values["shutdown-timeout"]}`
       })
     }
+    const backlog = Number(values.backlog)
+    if (!Number.isInteger(backlog) || backlog < 1 || backlog > maxBacklog) {
+      return yield* new UsageError({
+        message: `--backlog must be an integer in 1..${maxBacklog}, got ${values.backlog}`
+      })
+    }
+    const cert = values["tls-cert"]
+    const key = values["tls-key"]
+    if ((cert === undefined) !== (key === undefined)) {
+      return yield* new UsageError({
+        message: `${cert === undefined ? "--tls-key requires --tls-cert" : "--tls-cert requires --tls-key"}\n${usage}`
+      })
+    }
     return {
       config: values.config,
       host: values.host ?? "127.0.0.1",
       port,
       dryRun: values["dry-run"] === true,
-      shutdownTimeoutMs
+      shutdownTimeoutMs,
+      backlog,
+      tlsFiles: cert !== undefined && key !== undefined ? { cert, key } : undefined
     }
   })
+
+/** Largest `--backlog` (the kernel caps it further, at `net.core.somaxconn` on Linux). */
+const maxBacklog = 2 ** 31 - 1
+
+/**
+ * The certificate and key of `--tls-cert` / `--tls-key`: both files read, and the pair checked by
+ * building a TLS context from it, so a missing file, a malformed PEM or a key that does not match
+ * the certificate fails before anything is bound. Messages name the files, never their contents.
+ */
+export const loadTls = (files: { readonly cert: string; readonly key: string }) =>
+  Effect.gen(function*() {
+    const read = (flag: string, file: string) =>
+      Effect.tryPromise({
+        try: () => readFile(file),
+        catch: (error) =>
+          new TlsFileError({
+            message: `failed to read ${flag} ${file}: ${error instanceof Error ? error.message : "read error"}`
+          })
+      })
+    const material: Server.TlsMaterial = {
+      cert: yield* read("--tls-cert", files.cert),
+      key: yield* read("--tls-key", files.key)
+    }
+    yield* Effect.try({
+      try: () => createSecureContext(material),
+      catch: (error) =>
+        new TlsFileError({
+          message: `invalid TLS certificate or key (--tls-cert ${files.cert}, --tls-key ${files.key}): ${
+            error instanceof Error ? error.message : "unusable"
+          }`
+        })
+    })
+    return material
+  })
+
+/** Whether `host` names only the loopback interface (`localhost`, `127.0.0.0/8`, `::1`). */
+export const isLoopback = (host: string): boolean => {
+  const bare = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1")
+  return bare === "localhost" || bare === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(bare)
+}
+
+/** The start-up warning for `host` when it is reachable from other machines and `deployment` has no inbound auth. */
+export const exposureWarning = (host: string, deployment: Deployment): string | undefined =>
+  isLoopback(host) || deployment.server.apiKeys.length > 0
+    ? undefined
+    : `warning: listening on ${host}, which is not a loopback address, without inbound auth: anyone who can ` +
+      "reach it can call the configured upstreams; set [server] api_keys_env"
 
 /** Read and validate the deployment file; failures carry the one-line message of docs/configuration.md. */
 export const loadDeployment = (path: string) =>
@@ -121,11 +201,14 @@ export const program = (options: CliOptions, extension?: Extension) =>
   Effect.gen(function*() {
     const deployment = yield* loadDeployment(options.config)
     for (const warning of DeploymentToml.warnings(deployment)) yield* Console.error(`warning: ${warning}`)
+    const tls = options.tlsFiles === undefined ? undefined : yield* loadTls(options.tlsFiles)
     if (options.dryRun) {
       yield* Console.log(DeploymentToml.summary(deployment))
       return
     }
-    const server = Server.layer(deployment, options)
+    const exposure = exposureWarning(options.host, deployment)
+    if (exposure !== undefined) yield* Console.error(exposure)
+    const server = Server.layer(deployment, { ...options, tls })
     const app = extension === undefined ? server : Layer.merge(server, extension.layer(deployment, options))
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   })
@@ -145,7 +228,10 @@ export const main = (argv: ReadonlyArray<string>, extension?: Extension): void =
   const fiber = Effect.runFork(
     program(options, extension).pipe(
       Effect.as(0),
-      Effect.catchTag("ConfigFileError", (error) => Effect.as(Console.error(error.message), 1)),
+      Effect.catchTags({
+        ConfigFileError: (error) => Effect.as(Console.error(error.message), 1),
+        TlsFileError: (error) => Effect.as(Console.error(error.message), 1)
+      }),
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.succeed(0)

@@ -1,5 +1,5 @@
 /**
- * Server-level metrics: the final status of chat requests and the build info.
+ * Server-level metrics: the final status of chat requests, inbound auth checks and the build info.
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -10,6 +10,16 @@ import { readFileSync } from "node:fs"
 export const clientResponsesTotal = Metric.counter("switchyard_client_responses_total", {
   incremental: true,
   description: "Final responses of the LLM endpoints by outcome"
+})
+
+/**
+ * Inbound auth checks (`[server] api_keys_env`), labelled `outcome`: `ok`, `missing` (no key in
+ * `Authorization: Bearer` nor `x-api-key`), `invalid` (a key that is not one of the server's).
+ * Present only when inbound auth is on.
+ */
+export const authRequestsTotal = Metric.counter("switchyard_auth_requests_total", {
+  incremental: true,
+  description: "Inbound auth checks by outcome"
 })
 
 /** Constant 1, labelled `version`. */

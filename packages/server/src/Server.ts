@@ -20,16 +20,28 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { createServer, type Server } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
 import * as Api from "./Api.js"
+import * as Auth from "./internal/auth.js"
 import * as Edge from "./internal/edge.js"
 import * as Tracing from "./internal/tracing.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
 import * as Telemetry from "./Telemetry.js"
 
+/** A certificate chain and its private key (PEM), to serve HTTPS. */
+export interface TlsMaterial {
+  readonly cert: string | Buffer
+  readonly key: string | Buffer
+}
+
 /** Options of the server. */
 export interface Options extends Api.Options {
   readonly host: string
   readonly port: number
+  /** Serve HTTPS with this certificate and key (default: plain HTTP). */
+  readonly tls?: TlsMaterial | undefined
+  /** Length of the queue of pending connections passed to `listen` (default {@link defaultBacklog}). */
+  readonly backlog?: number | undefined
 }
 
 /**
@@ -103,7 +115,14 @@ export interface AppOptions extends Api.Options {
   readonly host?: string
   /** Port to bind (default 0: any free port; the bound address is the `HttpServer`'s). */
   readonly port?: number
+  /** Serve HTTPS with this certificate and key (default: plain HTTP). */
+  readonly tls?: TlsMaterial | undefined
+  /** Length of the queue of pending connections passed to `listen` (default {@link defaultBacklog}). */
+  readonly backlog?: number | undefined
 }
+
+/** The default `listen` backlog (as the compatible system's `--backlog`). */
+export const defaultBacklog = 65535
 
 /**
  * The API served on `server`: one request listener, which runs the LLM endpoints on the lean edge
@@ -116,6 +135,7 @@ const serveOn = (server: Server, options: Api.Options) =>
   Tracing.withoutPlatformSpans(Layer.scopedDiscard(Effect.gen(function*() {
     const router = yield* Router.Router
     yield* Telemetry.seed(router.routes)
+    yield* Auth.seed(Auth.make(options.inboundAuth))
     const admin = yield* HttpLayerRouter.toHttpEffect(Api.adminLayer(options))
     const fallback = yield* NodeHttpServer.makeHandler(Tracing.parentFromHeaders(admin))
     const runtime = yield* Effect.runtime<never>()
@@ -125,14 +145,21 @@ const serveOn = (server: Server, options: Api.Options) =>
   })))
 
 /**
- * The whole API on a Node server of its own, bound to `options.host:options.port` (default
- * `127.0.0.1`, any free port), which the provided `HttpServer` describes (its `address`).
+ * The whole API on a Node server of its own (HTTPS with `options.tls`), bound to
+ * `options.host:options.port` (default `127.0.0.1`, any free port) with `options.backlog`, which
+ * the provided `HttpServer` describes (its `address`). Inbound auth follows the deployment's
+ * `[server]` table unless `options.inboundAuth` replaces it.
  */
 export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) => {
-  const server = createNodeServer()
-  return Layer.merge(serveOn(server, options), closeIdleOnShutdown(server)).pipe(
+  const server = createNodeServer(options.tls)
+  const api: Api.Options = { ...options, inboundAuth: options.inboundAuth ?? deployment.server }
+  return Layer.merge(serveOn(server, api), closeIdleOnShutdown(server)).pipe(
     Layer.provideMerge(
-      NodeHttpServer.layer(() => server, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })
+      NodeHttpServer.layer(() => server, {
+        host: options.host ?? "127.0.0.1",
+        port: options.port ?? 0,
+        backlog: options.backlog ?? defaultBacklog
+      })
     ),
     Layer.provide(routerLayer(deployment)),
     Layer.provide(options.telemetry ?? Telemetry.layer)
@@ -158,11 +185,24 @@ export const batchedLogger = Logger.replaceScoped(
  */
 export const maxHeaderSize = 64 * 1024
 
-/** The Node HTTP server behind {@link layer}, with the {@link maxHeaderSize} limit. */
-export const createNodeServer = (): Server => createServer({ maxHeaderSize })
+/**
+ * The Node server behind {@link layer}, with the {@link maxHeaderSize} limit: HTTPS (`node:https`)
+ * with `tls`, plain HTTP without.
+ */
+export const createNodeServer = (tls?: TlsMaterial): Server =>
+  tls === undefined ? createServer({ maxHeaderSize }) : createHttpsServer({ maxHeaderSize, ...tls })
 
-/** Prints `listening on http://HOST:PORT` once the server is bound. */
-export const listeningLine = HttpServer.addressFormattedWith((address) => Console.log(`listening on ${address}`))
+/** Prints `listening on http://HOST:PORT` (`https://` with `tls`) once the server is bound. */
+export const listeningLine = (tls: boolean) =>
+  HttpServer.addressWith((address) =>
+    Console.log(
+      `listening on ${
+        address._tag === "UnixAddress"
+          ? `unix://${address.path}`
+          : `${tls ? "https" : "http"}://${address.hostname}:${address.port}`
+      }`
+    )
+  )
 
 /**
  * The whole server bound to `options.host:options.port`, printing its `listening on` line. The
@@ -170,7 +210,7 @@ export const listeningLine = HttpServer.addressFormattedWith((address) => Consol
  * drains in-flight requests while the router and its upstream connection pool are still alive.
  */
 export const layer = (deployment: Deployment.Deployment, options: Options) =>
-  Layer.effectDiscard(listeningLine).pipe(Layer.provide(layerApp(deployment, options)))
+  Layer.effectDiscard(listeningLine(options.tls !== undefined)).pipe(Layer.provide(layerApp(deployment, options)))
 
 /**
  * While the server drains, close keep-alive connections as soon as they become idle, so the drain

@@ -6,22 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import { createServer, type Server } from "node:http"
-import { listening, run, writeToml } from "./cliProcess.js"
-
-const tomlFor = (upstreamUrl: string) => `
-schema_version = 1
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "weak"
-`
+import { listening, run, tomlFor, writeToml } from "./cliProcess.js"
 
 const chat = (url: string) =>
   Effect.promise(() =>

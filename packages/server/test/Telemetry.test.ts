@@ -15,7 +15,7 @@ import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { startServer } from "./harness.js"
+import { spansText, startServer } from "./harness.js"
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`
@@ -435,14 +435,7 @@ describe("secrets", () => {
       assert.strictEqual((yield* upstream.requests)[0]?.headers["authorization"], `Bearer ${apiKey}`)
       assert.isAbove(logs.length, 0)
       assert.isTrue(logs.some((line) => line.includes("request")))
-      const spans = JSON.stringify(
-        exporter.getFinishedSpans().map((s) => ({
-          name: s.name,
-          attributes: s.attributes,
-          events: s.events,
-          status: s.status
-        }))
-      )
+      const spans = spansText(exporter)
       for (const haystack of [judged.text, failOpen.text, answered.text, logs.join("\n"), spans]) {
         assert.notInclude(haystack, apiKey)
         assert.notInclude(haystack, marker)

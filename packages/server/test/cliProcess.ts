@@ -43,7 +43,7 @@ export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, st
     child.stdout?.on("data", (data: Buffer) => {
       out += data.toString()
       // The whole line: a chunk may end inside the URL.
-      const match = /listening on (http:\/\/\S+)\s/.exec(out)
+      const match = /listening on (https?:\/\/\S+)\s/.exec(out)
       if (match?.[1] !== undefined) Deferred.unsafeDone(listeningOn, Effect.succeed(match[1]))
     })
     child.stderr?.on("data", (data: Buffer) => (err += data.toString()))
@@ -75,3 +75,20 @@ export const writeToml = (text: string) => {
   writeFileSync(file, text)
   return file
 }
+
+/** A deployment with one passthrough route `fast` to `weak-model` on `upstreamUrl`; `top` goes after `schema_version`. */
+export const tomlFor = (upstreamUrl: string, top = "") => `
+schema_version = 1
+${top}
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "${upstreamUrl}"
+max_retries = 0
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+[routes.fast]
+id = "fast"
+type = "passthrough"
+target = "weak"
+`

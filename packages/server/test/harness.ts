@@ -2,6 +2,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpServer from "@effect/platform/HttpServer"
+import type { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "@switchyard-ts/server/Server"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
@@ -92,3 +93,14 @@ export const chat = (model: string, extra: Record<string, unknown> = {}) => ({
   messages: [{ role: "user", content: "hello" }],
   ...extra
 })
+
+/** Every finished span of `exporter` as one JSON text (name, attributes, events, status), to search for secrets. */
+export const spansText = (exporter: InMemorySpanExporter): string =>
+  JSON.stringify(
+    exporter.getFinishedSpans().map((s) => ({
+      name: s.name,
+      attributes: s.attributes,
+      events: s.events,
+      status: s.status
+    }))
+  )

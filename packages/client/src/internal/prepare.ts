@@ -11,8 +11,9 @@ import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type { LlmClient, Target } from "../Target.js"
+import type { Format, LlmClient, Target } from "../Target.js"
 import { reservedHeaders } from "../Target.js"
 
 /**
@@ -211,6 +212,57 @@ const headerValue = (headers: Readonly<Record<string, string>>, name: string): s
 export const withoutOauthBetas = (value: string | undefined): string | undefined =>
   value?.split(",").filter((item) => !item.trim().toLowerCase().startsWith("oauth-")).join(",")
 
+/** The caller's `anthropic-beta` reduced to its `oauth-*` items (those that go with its OAuth credential). */
+const onlyOauthBetas = (value: string | undefined): string | undefined =>
+  value?.split(",").filter((item) => item.trim().toLowerCase().startsWith("oauth-")).join(",")
+
+/**
+ * The caller headers a `forward_auth` client receives as they came, by format (anchor §5.3):
+ * OpenAI formats `authorization`, `chatgpt-account-id`, `x-openai-fedramp`; Anthropic
+ * `authorization` and `x-api-key` (and the `oauth-*` items of `anthropic-beta`, see
+ * {@link prepareHeaders}).
+ */
+const forwardedNames: Readonly<Record<Format, ReadonlyArray<string>>> = {
+  openai_chat: ["authorization", "chatgpt-account-id", "x-openai-fedramp"],
+  openai_responses: ["authorization", "chatgpt-account-id", "x-openai-fedramp"],
+  anthropic_messages: ["authorization", "x-api-key"]
+}
+
+/**
+ * The caller's credential headers that `client` receives: none unless it has `forward_auth`; then
+ * those of {@link forwardedNames} the caller sent (lower-case names).
+ */
+export const forwardedCredentials = (
+  client: LlmClient,
+  callerHeaders: Readonly<Record<string, string>>
+): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (client.forwardAuth !== true) return out
+  for (const name of forwardedNames[client.format]) {
+    const value = headerValue(callerHeaders, name)
+    if (value !== undefined) out[name] = value
+  }
+  return out
+}
+
+/**
+ * What is redacted from upstream text kept on an error of a call to `client`: its configured key,
+ * or — for a `forward_auth` client — the caller's forwarded credentials (whole values, and the
+ * token of a `Bearer` value).
+ */
+export const secretsOf = (
+  client: LlmClient,
+  callerHeaders: Readonly<Record<string, string>>
+): ReadonlyArray<string> => {
+  if (client.forwardAuth !== true) {
+    return Option.match(client.apiKey, { onNone: () => [], onSome: (key) => [Redacted.value(key)] })
+  }
+  return Object.values(forwardedCredentials(client, callerHeaders)).flatMap((value) => {
+    const bearer = /^bearer\s+(.+)$/i.exec(value.trim())
+    return bearer?.[1] === undefined ? [value] : [value, bearer[1]]
+  })
+}
+
 /**
  * The header names a caller's `Connection` header lists (RFC 9110 §7.6.1): they are meant for the
  * hop to us only and are not forwarded.
@@ -238,6 +290,10 @@ const connectionOptions = (callerHeaders: Readonly<Record<string, string>>): Rea
  * merged with the `anthropic-beta` of `extra_headers` by {@link mergeBetas}, the caller's items
  * first. Otherwise the caller's `anthropic-beta` is dropped
  * (a translated body may not hold what the betas announce) and `extra_headers` alone set it.
+ *
+ * A `forward_auth` client gets the caller's credentials last ({@link forwardedCredentials}); an
+ * Anthropic one also the caller's `anthropic-beta`: whole on a native replay, else its `oauth-*`
+ * items only (its `extra_headers` cannot set `anthropic-beta`).
  */
 export const prepareHeaders = (
   client: LlmClient,
@@ -253,14 +309,20 @@ export const prepareHeaders = (
   for (const [name, value] of Object.entries(client.extraHeaders)) {
     out[name.toLowerCase()] = value
   }
-  if (options.nativeReplay) {
+  const forwardingAnthropic = client.forwardAuth === true && client.format === "anthropic_messages"
+  if (options.nativeReplay || forwardingAnthropic) {
+    const callerBetas = headerValue(callerHeaders, anthropicBetaHeader)
     const merged = mergeBetas([
-      withoutOauthBetas(headerValue(callerHeaders, anthropicBetaHeader)),
+      !forwardingAnthropic
+        ? withoutOauthBetas(callerBetas)
+        : options.nativeReplay
+        ? callerBetas
+        : onlyOauthBetas(callerBetas),
       headerValue(client.extraHeaders, anthropicBetaHeader)
     ])
     if (merged !== undefined) out[anthropicBetaHeader] = merged
   }
-  return out
+  return Object.assign(out, forwardedCredentials(client, callerHeaders))
 }
 
 /**

@@ -10,7 +10,7 @@ import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import * as Relay from "@switchyard-ts/client/Relay"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
-import { type RequestFailure, toHttp } from "@switchyard-ts/protocol/Errors"
+import { type RequestFailure, toHttp, type Unauthorized } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
@@ -179,4 +179,17 @@ export const handle = (codec: Codec, router: Router["Type"], limit: number): Edg
         record: recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)
       }))
     )
+  })
+
+/**
+ * What an LLM endpoint in `codec`'s format answers a caller that inbound auth refused (see
+ * `Api.llmEndpoints`): the 401 in the codec's envelope, logged and counted like any request.
+ */
+export const refuse = (codec: Codec, failure: Unauthorized): Effect.Effect<Edge.Handled> =>
+  Effect.map(nowMs, (startMs) => {
+    const reply = errorReply(codec.error(failure))
+    return {
+      reply,
+      record: recordRequest(codec.format, { ...noFacts, error: toHttp(failure).code }, Edge.statusOf(reply), startMs)
+    }
   })

@@ -1,0 +1,158 @@
+/**
+ * The `[server]` table (inbound auth: `api_keys_env`, `metrics_auth`) and `forward_auth` on an
+ * LLM client: what loads, what is refused at which key path, and that no key value reaches a
+ * message.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { doc, expectInvalid, load, secret } from "./support.js"
+
+const keyA = "sk-inbound-A-0123456789"
+const keyB = "sk-inbound-B-0123456789"
+const env = (more: ReadonlyArray<readonly [string, string]>): ReadonlyArray<readonly [string, string]> => [
+  ["HOSTED_API_KEY", secret],
+  ...more
+]
+
+/** A document whose only client forwards the caller's credential. */
+const forwarding = (parts: { readonly client?: string; readonly top?: string } = {}) =>
+  doc({ top: parts.top ?? "" }).replace(
+    "api_key_env = \"HOSTED_API_KEY\"",
+    `forward_auth = true\n${parts.client ?? ""}`
+  )
+
+describe("[server] inbound auth", () => {
+  it.effect("without the table inbound auth is off", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(doc())
+      assert.deepStrictEqual(deployment.server.apiKeys, [])
+      assert.isFalse(deployment.server.metricsAuth)
+    }))
+
+  it.effect("an array of variables: every key, kept redacted", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(
+        doc({ more: "[server]\napi_keys_env = [\"KEY_A\", \"KEY_B\"]\nmetrics_auth = true" }),
+        env([["KEY_A", keyA], ["KEY_B", keyB]])
+      )
+      assert.deepStrictEqual(deployment.server.apiKeys.map(Redacted.value), [keyA, keyB])
+      assert.isTrue(deployment.server.metricsAuth)
+      assert.notInclude(String(deployment.server.apiKeys[0]), keyA)
+    }))
+
+  it.effect("one variable holding a comma-separated list (items trimmed, empty ones dropped)", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(
+        doc({ more: "[server]\napi_keys_env = \"KEYS\"" }),
+        env([["KEYS", ` ${keyA} ,, ${keyB},`]])
+      )
+      assert.deepStrictEqual(deployment.server.apiKeys.map(Redacted.value), [keyA, keyB])
+    }))
+
+  it.effect("a missing variable is a load error naming it at its index", () =>
+    expectInvalid(
+      doc({ more: "[server]\napi_keys_env = [\"KEY_A\", \"KEY_MISSING\"]" }),
+      "server.api_keys_env[1]",
+      "could not read api_keys_env KEY_MISSING",
+      env([["KEY_A", keyA]])
+    ))
+
+  it.effect("an empty variable, or one holding only commas, is a load error", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(
+        doc({ more: "[server]\napi_keys_env = \"KEYS\"" }),
+        "server.api_keys_env",
+        "api_keys_env KEYS is empty",
+        env([["KEYS", "  "]])
+      )
+      yield* expectInvalid(
+        doc({ more: "[server]\napi_keys_env = \"KEYS\"" }),
+        "server.api_keys_env",
+        "api_keys_env KEYS is empty",
+        env([["KEYS", " , ,"]])
+      )
+    }))
+
+  it.effect("an empty list, a blank name and a non-string are refused", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(doc({ more: "[server]\napi_keys_env = []" }), "server.api_keys_env", "at least one variable")
+      yield* expectInvalid(
+        doc({ more: "[server]\napi_keys_env = [\" \"]" }),
+        "server.api_keys_env[0]",
+        "api_keys_env must not be empty"
+      )
+      yield* expectInvalid(
+        doc({ more: "[server]\napi_keys_env = 3" }),
+        "server.api_keys_env",
+        "expected a string or an array of strings, got integer"
+      )
+    }))
+
+  it.effect("metrics_auth needs api_keys_env; unknown keys are refused", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(doc({ more: "[server]\nmetrics_auth = true" }), "server.metrics_auth", "needs api_keys_env")
+      yield* expectInvalid(doc({ more: "[server]\napi_keys = [\"x\"]" }), "server.api_keys", "unknown field")
+    }))
+
+  it.effect("no key value ever appears in a load error", () =>
+    Effect.gen(function*() {
+      const error = yield* expectInvalid(
+        doc({ more: "[server]\napi_keys_env = [\"KEY_A\"]\nmetrics_auth = \"yes\"" }),
+        "server.metrics_auth",
+        "expected a boolean",
+        env([["KEY_A", keyA]])
+      )
+      assert.notInclude(JSON.stringify(error), keyA)
+    }))
+})
+
+describe("forward_auth", () => {
+  it.effect("a forwarding client loads without a key", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(forwarding())
+      const [client] = deployment.clients
+      assert.isTrue(client?.forwardAuth)
+      assert.isTrue(client !== undefined && client.apiKey._tag === "None")
+    }))
+
+  it.effect("forward_auth = false is the default", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(doc())
+      assert.isFalse(deployment.clients[0]?.forwardAuth)
+    }))
+
+  it.effect("combined with api_key_env it is a load error at the forward_auth key", () =>
+    expectInvalid(
+      doc({ client: "forward_auth = true" }),
+      "llm_clients.hosted.forward_auth",
+      "cannot set both forward_auth and api_key_env"
+    ))
+
+  it.effect("combined with inbound auth it is a load error: the caller's credential is the router's key", () =>
+    expectInvalid(
+      forwarding({ top: "" }) + "\n[server]\napi_keys_env = \"KEYS\"\n",
+      "llm_clients.hosted.forward_auth",
+      "cannot be combined with [server] api_keys_env",
+      env([["KEYS", keyA]])
+    ))
+
+  it.effect("a forwarding Anthropic client cannot set anthropic-beta in extra_headers", () =>
+    Effect.gen(function*() {
+      const anthropic = (more: string) =>
+        forwarding({ client: more }).replace("format = \"openai_chat\"", "format = \"anthropic_messages\"")
+      yield* expectInvalid(
+        anthropic("extra_headers = { \"anthropic-beta\" = \"x\" }"),
+        "llm_clients.hosted.extra_headers.anthropic-beta",
+        "extra_headers cannot set"
+      )
+      // without forward_auth an Anthropic client may set it
+      const plain = yield* load(
+        doc({ client: "extra_headers = { \"anthropic-beta\" = \"x\" }" }).replace(
+          "format = \"openai_chat\"",
+          "format = \"anthropic_messages\""
+        )
+      )
+      assert.strictEqual(plain.clients[0]?.extraHeaders["anthropic-beta"], "x")
+    }))
+})
