@@ -63,7 +63,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
-import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
@@ -71,12 +70,14 @@ import type {
   AdvisorRouteSpec,
   ClassifierRouteSpec,
   CustomClassifierRouteSpec,
+  CustomClassifierSettings,
   Deployment,
   EscalationClassifierRouteSpec,
   RandomRouteSpec,
   RouteCommon,
   RouteSpec,
-  SessionsSpec
+  SessionsSpec,
+  SubagentsSpec
 } from "./DeploymentSpec.js"
 import {
   arrayOf,
@@ -155,7 +156,12 @@ const routeCommonFields = {
 }
 
 const RawNoop = Schema.Struct(routeCommonFields)
-const RawPassthrough = Schema.Struct({ ...routeCommonFields, target: TomlString })
+const RawPassthrough = Schema.Struct({
+  ...routeCommonFields,
+  target: TomlString,
+  /** Decoded on its own (`decodeSubagents`), for its own key paths. */
+  subagents: Schema.optional(TomlTable)
+})
 const RawRandom = Schema.Struct({
   ...routeCommonFields,
   targets: arrayOf(TomlString),
@@ -215,8 +221,8 @@ const RawPolicy = Schema.compose(
   { strict: false }
 )
 
-const RawCustomClassifier = Schema.Struct({
-  ...routeCommonFields,
+/** The keys of a custom classifier, on a route or in a `subagents` table. */
+const customClassifierKeys = {
   mode: TomlString,
   classifier_target: TomlString,
   targets: arrayOf(TomlString),
@@ -231,8 +237,21 @@ const RawCustomClassifier = Schema.Struct({
   max_output_tokens: Schema.optional(TomlInteger),
   judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
   judge_timeout_ms: Schema.optional(TomlInteger)
-})
+}
+
+const RawCustomClassifier = Schema.Struct({ ...routeCommonFields, ...customClassifierKeys })
 type RawCustomClassifier = typeof RawCustomClassifier.Type
+
+/** `subagents = { type = "passthrough", target = "<target>" }`. */
+const RawPassthroughSubagents = Schema.Struct({ type: TomlString, target: TomlString })
+
+/** `subagents` with `type = "llm_classifier"`: a custom classifier's keys, without the route-wide ones. */
+const RawCustomSubagents = Schema.Struct({ type: TomlString, ...customClassifierKeys })
+type RawCustomSubagents = typeof RawCustomSubagents.Type
+
+type RawSubagents =
+  | { readonly type: "passthrough"; readonly raw: typeof RawPassthroughSubagents.Type }
+  | { readonly type: "llm_classifier"; readonly raw: RawCustomSubagents }
 
 /** `[routes.<n>.escalation]` (or an inline table): the escalation mode's own keys. */
 const RawEscalationTable = Schema.compose(
@@ -283,7 +302,11 @@ type RawAdvisor = typeof RawAdvisor.Type
 
 type RawRoute =
   | { readonly type: "noop"; readonly raw: typeof RawNoop.Type }
-  | { readonly type: "passthrough"; readonly raw: typeof RawPassthrough.Type }
+  | {
+    readonly type: "passthrough"
+    readonly raw: typeof RawPassthrough.Type
+    readonly subagents: Option.Option<RawSubagents>
+  }
   | { readonly type: "random"; readonly raw: typeof RawRandom.Type }
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
   | { readonly type: "custom_classifier"; readonly raw: RawCustomClassifier }
@@ -306,6 +329,7 @@ const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages
 const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
 const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
 const supportedClassifierModes = ["capability", "escalation", "custom"] as const
+const supportedSubagentTypes = ["passthrough", "llm_classifier"] as const
 /** Capability routing settings an escalation route cannot use (`base_threshold` is ignored when the mode is implicit). */
 const capabilityRoutingSettings = [
   "base_threshold",
@@ -356,6 +380,40 @@ const decodeEscalation = (
     return { type: "escalation_classifier", raw }
   })
 
+/** A custom classifier (route or `subagents`) rejects capability and escalation keys. */
+const rejectCapabilityFields = (path: Path, head: typeof RawClassifierMode.Type): Effect.Effect<void, InvalidConfig> =>
+  Effect.gen(function*() {
+    for (const field of capabilityOrEscalationFields) {
+      if (head[field] !== undefined) {
+        return yield* fail([...path, field], "mode custom cannot use capability or escalation fields")
+      }
+    }
+    // custom mode always sends its own json_schema format; only the default may be spelled out
+    if (typeof head.response_format_type === "string" && head.response_format_type !== "json_schema") {
+      return yield* fail([...path, "response_format_type"], "mode custom cannot use capability or escalation fields")
+    }
+  })
+
+/**
+ * A route's `subagents` table: `type = "passthrough"` with `target`, or `type = "llm_classifier"`
+ * in `mode = "custom"` (any other mode, or none, is rejected) with a custom classifier's keys.
+ */
+const decodeSubagents = (path: Path, table: unknown): Effect.Effect<RawSubagents, InvalidConfig> =>
+  Effect.gen(function*() {
+    const { type } = yield* decodeAt(RawRouteType, path, table, "ignore")
+    if (type === "passthrough") return { type, raw: yield* decodeAt(RawPassthroughSubagents, path, table) }
+    if (type !== "llm_classifier") return yield* fail([...path, "type"], unknownVariant(type, supportedSubagentTypes))
+    const head = yield* decodeAt(RawClassifierMode, path, table, "ignore")
+    if (head.mode !== undefined && !Arr.contains(supportedClassifierModes, head.mode)) {
+      return yield* fail([...path, "mode"], unknownVariant(head.mode, supportedClassifierModes))
+    }
+    if (head.mode !== "custom") {
+      return yield* fail([...path, "mode"], "subagents llm_classifier only supports mode custom")
+    }
+    yield* rejectCapabilityFields(path, head)
+    return { type, raw: yield* decodeAt(RawCustomSubagents, path, table) }
+  })
+
 /**
  * Settles a classifier route's mode (explicit `mode`, else `escalation` when an `escalation`
  * table is present, else `capability`), rejects what the mode cannot use, then decodes the mode's
@@ -370,18 +428,7 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawRoute, I
         return yield* fail(modePath, unknownVariant(head.mode, supportedClassifierModes))
       }
       if (head.mode === "custom") {
-        for (const field of capabilityOrEscalationFields) {
-          if (head[field] !== undefined) {
-            return yield* fail([...path, field], "mode custom cannot use capability or escalation fields")
-          }
-        }
-        // custom mode always sends its own json_schema format; only the default may be spelled out
-        if (typeof head.response_format_type === "string" && head.response_format_type !== "json_schema") {
-          return yield* fail(
-            [...path, "response_format_type"],
-            "mode custom cannot use capability or escalation fields"
-          )
-        }
+        yield* rejectCapabilityFields(path, head)
         return { type: "custom_classifier", raw: yield* decodeAt(RawCustomClassifier, path, table) }
       }
       if (head.mode === "escalation") {
@@ -411,11 +458,13 @@ const decodeRoute = (name: string, table: unknown) =>
     switch (type) {
       case "noop":
         return { name, raw: { type, raw: yield* decodeAt(RawNoop, path, table) } }
-      case "passthrough":
-        if (Predicate.hasProperty(table, "subagents")) {
-          return yield* fail([...path, "subagents"], "subagents is not supported yet")
-        }
-        return { name, raw: { type, raw: yield* decodeAt(RawPassthrough, path, table) } }
+      case "passthrough": {
+        const raw = yield* decodeAt(RawPassthrough, path, table)
+        const subagents = raw.subagents === undefined
+          ? Option.none()
+          : Option.some(yield* decodeSubagents([...path, "subagents"], raw.subagents))
+        return { name, raw: { type, raw, subagents } }
+      }
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
       case "llm_classifier":
@@ -821,12 +870,12 @@ const parseResponseSchema = (
 const isJsonObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-const buildCustomClassifier = (
+/** The keys of a custom classifier (route or `subagents` table), in the documented order. */
+const customSettings = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
-  common: RouteCommon,
-  raw: RawCustomClassifier
-): Effect.Effect<CustomClassifierRouteSpec, InvalidConfig> =>
+  raw: RawCustomSubagents
+) =>
   Effect.gen(function*() {
     // references
     const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
@@ -881,10 +930,7 @@ const buildCustomClassifier = (
     }
     // the rest
     const settings = yield* judgeSettings(path, raw)
-    return {
-      ...common,
-      type: "llm_classifier",
-      mode: "custom",
+    const custom: CustomClassifierSettings = {
       judge,
       targets: resolved,
       defaultTarget,
@@ -892,10 +938,60 @@ const buildCustomClassifier = (
       responseSchema: schema.document,
       compiledSchema: schema.compiled,
       selector: selector.right,
-      classifyTrigger,
-      messageHashFallback,
       recentTurnWindow,
       ...settings
+    }
+    return { custom, classifyTrigger, messageHashFallback }
+  })
+
+const buildCustomClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawCustomClassifier
+): Effect.Effect<CustomClassifierRouteSpec, InvalidConfig> =>
+  Effect.map(customSettings(targets, path, raw), ({ classifyTrigger, custom, messageHashFallback }) => ({
+    ...common,
+    type: "llm_classifier",
+    mode: "custom",
+    ...custom,
+    classifyTrigger,
+    messageHashFallback
+  }))
+
+/**
+ * A `subagents` table: a fixed target, or a custom classifier whose `classify_trigger` is
+ * `every_request` or `new_session` (a sub-agent is identified by its session and agent ids:
+ * `user_turn` and `message_hash_fallback = true` are rejected first).
+ */
+const buildSubagents = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  subagents: RawSubagents
+): Effect.Effect<SubagentsSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    if (subagents.type === "passthrough") {
+      return { type: "passthrough", target: yield* lookupTarget(targets, [...path, "target"], subagents.raw.target) }
+    }
+    const { raw } = subagents
+    if (raw.classify_trigger === "user_turn") {
+      return yield* fail(
+        [...path, "classify_trigger"],
+        "subagents classify_trigger must be every_request or new_session, got user_turn"
+      )
+    }
+    if (raw.message_hash_fallback === true) {
+      return yield* fail(
+        [...path, "message_hash_fallback"],
+        "subagents cannot use message_hash_fallback: a sub-agent is identified by its session id and agent id"
+      )
+    }
+    const { custom } = yield* customSettings(targets, path, raw)
+    return {
+      type: "llm_classifier",
+      mode: "custom",
+      ...custom,
+      classifyTrigger: raw.classify_trigger === "new_session" ? "new_session" : "every_request"
     }
   })
 
@@ -1034,12 +1130,13 @@ const buildRoute = (
     switch (route.type) {
       case "noop":
         return { ...common, type: "noop" }
-      case "passthrough":
-        return {
-          ...common,
-          type: "passthrough",
-          target: yield* lookupTarget(targets, [...path, "target"], route.raw.target)
-        }
+      case "passthrough": {
+        const target = yield* lookupTarget(targets, [...path, "target"], route.raw.target)
+        const subagents = Option.isSome(route.subagents)
+          ? Option.some(yield* buildSubagents(targets, [...path, "subagents"], route.subagents.value))
+          : Option.none()
+        return { ...common, type: "passthrough", target, subagents }
+      }
       case "random":
         return yield* buildRandom(targets, path, common, route.raw)
       case "llm_classifier":
