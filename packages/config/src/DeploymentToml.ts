@@ -13,7 +13,10 @@
  *    keys, capability routing settings (`base_threshold` only when the mode is explicit) and any
  *    `classify_trigger` but `every_request`; custom-mode keys on a capability route get
  *    `mode capability cannot use custom classifier fields`, and capability or escalation keys on
- *    a custom route `mode custom cannot use capability or escalation fields`.
+ *    a custom route `mode custom cannot use capability or escalation fields`. A passthrough route's
+ *    `subagents` table is decoded on its own: `type = "passthrough"` (`target`) or `type =
+ *    "llm_classifier"`, whose mode must be `custom` (`subagents llm_classifier only supports mode
+ *    custom`) and whose keys are a custom route's without the route-wide ones (`id`, ...).
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
  *    `api_key_env`, `extra_headers`, `breaker`) → target→client references and `extra_body` → each
  *    route (duplicate ids, `context_window`, `request_timeout_ms`, target references, weights, seed;
@@ -23,7 +26,9 @@
  *    distinct model ids) → `default_target` (one of `targets`) → `message_hash_fallback` →
  *    `recent_turn_window` → `prompt` → `response_schema` (JSON, an object, not a provider
  *    wrapper, within the supported JSON Schema subset) → `policy.selector` (an RFC 6901 JSON
- *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for escalation mode:
+ *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for a passthrough route's
+ *    `subagents`: its `target`, or `classify_trigger` (not `user_turn`) → `message_hash_fallback`
+ *    (not true) → the custom keys as above; for escalation mode:
  *    target references → `escalation.confirmations` (>= 1) → `escalation.recent_turn_window`
  *    (>= 1) → `escalation.window_message_chars` (>= 50) → `prompt` → `max_output_tokens` →
  *    `judge_timeout_ms`; for `advisor`:
