@@ -80,10 +80,17 @@ const ErrorBody = Schema.Struct({
   error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
 })
 
-const completion = (client: HttpClient.HttpClient, model: string, session: string, stream = false) =>
+const completion = (
+  client: HttpClient.HttpClient,
+  model: string,
+  session: string,
+  stream = false,
+  headers: Readonly<Record<string, string>> = {}
+) =>
   Effect.flatMap(
     client.execute(
       HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.setHeaders(headers),
         HttpClientRequest.setHeader("x-switchyard-session-id", session),
         HttpClientRequest.bodyUnsafeJson(chat(model, stream))
       )
@@ -139,6 +146,27 @@ describe("escalation classifier through the server", () => {
       // another session starts over on weak
       const other = yield* completion(client, "esc-error", "s-other")
       assert.strictEqual(other.selected, "weak-model")
+    }))
+
+  it.scopedLive("session_final: a latched session's final request is served strong, then the session starts over", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(toml(judge))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+
+      const selected = (headers: Readonly<Record<string, string>> = {}) =>
+        Effect.map(completion(client, "esc-error", "s-final", false, headers), (answer) => answer.selected)
+      assert.deepStrictEqual([yield* selected(), yield* selected()], ["weak-model", "strong-model"])
+      // not final: the latch holds
+      assert.strictEqual(yield* selected({ "x-switchyard-session-final": "no" }), "strong-model")
+      assert.strictEqual(yield* selected({ "x-switchyard-session-final": "True" }), "strong-model")
+      assert.strictEqual(yield* callsTo(upstream, judge), 2)
+      // the state is gone: weak again, judged again (streak 1 of 2)
+      assert.strictEqual(yield* selected(), "weak-model")
+      assert.strictEqual(yield* callsTo(upstream, judge), 3)
+      assert.strictEqual(yield* selected(), "strong-model")
     }))
 
   it.scopedLive("a streamed caller gets the buffered weak reply replayed as a stream", () =>
