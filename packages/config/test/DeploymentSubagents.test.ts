@@ -2,20 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import type { Deployment, PassthroughRouteSpec, SubagentsSpec } from "@switchyard-ts/config/Deployment"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { expectInvalid, load } from "./support.js"
+import { doc, expectInvalid, load } from "./support.js"
 
 /**
- * A valid deployment with one passthrough route `[routes.main]` and its `[routes.main.subagents]`
- * table made of `subagents` (lines); `route` appends lines to the route table itself.
+ * `doc()` plus a judge, three targets and one passthrough route `[routes.main]` with its
+ * `[routes.main.subagents]` table made of `subagents` (lines); `route` appends lines to the route
+ * table itself.
  */
-const withSubagents = (subagents: string, route = ""): string => `
-schema_version = 1
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-timeout_ms = 120000
-
+const withSubagents = (subagents: string, route = ""): string =>
+  doc({
+    more: `
 [targets.judge]
 id = "qwen3-30b"
 llm_client = "hosted"
@@ -25,7 +21,7 @@ id = "frontier-coder"
 llm_client = "hosted"
 
 [targets.worker]
-id = "small-coder"
+id = "worker-coder"
 llm_client = "hosted"
 
 [targets.reviewer]
@@ -41,6 +37,7 @@ ${route}
 [routes.main.subagents]
 ${subagents}
 `
+  })
 
 /** A valid custom classifier subagents table; `extra` appends lines to it. */
 const custom = (extra = ""): string => `
@@ -69,7 +66,7 @@ describe("DeploymentToml.parse passthrough subagents", () => {
   it.effect("a passthrough route without a subagents table has none", () =>
     Effect.gen(function*() {
       const deployment = yield* load(withSubagents("").replace("[routes.main.subagents]", ""))
-      const route = deployment.routes[0]
+      const route = deployment.routes.find((r) => r.id === "main")
       assert.isTrue(route?.type === "passthrough" && Option.isNone(route.subagents))
     }))
 

@@ -130,18 +130,24 @@ describe("EscalationRoute: session_final", () => {
   const request = (session: string, headers: Readonly<Record<string, string>> = {}) =>
     routed(conversation("user_turn", "t"), Option.some(session), headers)
   const escalate = { _tag: "reply", text: "{\"escalate\":true,\"reason\":\"hard\"}" } as const
-
-  it.effect("a latched session's final request is served latched, then its state is removed; other sessions keep theirs", () =>
+  /** An escalation route over a memory store the test reads. */
+  const withStore = (confirmations: number) =>
     Effect.gen(function*() {
       const judge = yield* makeEscalationJudge
       const upstream = yield* makeWeakUpstream
       const store = SessionStore.makeMemory()
       const route = yield* buildEscalationRoute(
-        escalationOptions(target("judge", yield* uniqueJudgeModel), { confirmations: 1 }),
+        escalationOptions(target("judge", yield* uniqueJudgeModel), { confirmations }),
         judge.layer,
         upstream.layer,
         Layer.succeed(SessionStore.SessionStore, store)
       )
+      return { judge, route, store }
+    })
+
+  it.effect("a latched session's final request is served latched, then its state is removed; other sessions keep theirs", () =>
+    Effect.gen(function*() {
+      const { judge, route, store } = yield* withStore(1)
       yield* judge.script([escalate])
       const latching = yield* route.decide(request("s1"))
       assert.strictEqual(latching.evidence.source === "escalation" ? latching.evidence.verdict : "", "escalate")
@@ -165,15 +171,7 @@ describe("EscalationRoute: session_final", () => {
 
   it.effect("an unlatched streak is reset by a final request (x-dynamo-session-final), even one that failed", () =>
     Effect.gen(function*() {
-      const judge = yield* makeEscalationJudge
-      const upstream = yield* makeWeakUpstream
-      const store = SessionStore.makeMemory()
-      const route = yield* buildEscalationRoute(
-        escalationOptions(target("judge", yield* uniqueJudgeModel), { confirmations: 3 }),
-        judge.layer,
-        upstream.layer,
-        Layer.succeed(SessionStore.SessionStore, store)
-      )
+      const { judge, route, store } = yield* withStore(3)
       yield* judge.script([escalate])
       yield* route.decide(request("s1"))
       assert.deepStrictEqual(

@@ -118,14 +118,20 @@ const failOpenCount = (client: HttpClient.HttpClient, judgeModel: string, reason
 const callsTo = (upstream: FakeUpstream.FakeUpstream["Type"], model: string) =>
   Effect.map(upstream.requests, (records) => records.filter((r) => r.model === model).length)
 
+/** A server whose weak and strong targets answer and whose judge says escalate to every turn. */
+const escalatingServer = Effect.gen(function*() {
+  const judge = uniqueJudge()
+  const { client, upstream } = yield* startServer(toml(judge))
+  yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+  yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+  yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+  return { client, judge, upstream }
+})
+
 describe("escalation classifier through the server", () => {
   it.scopedLive("two escalate verdicts latch the session to strong; later turns skip the judge", () =>
     Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
-      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
-      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+      const { client, judge, upstream } = yield* escalatingServer
 
       const first = yield* completion(client, "esc-error", "s-latch")
       assert.strictEqual(first.status, 200)
@@ -150,11 +156,7 @@ describe("escalation classifier through the server", () => {
 
   it.scopedLive("session_final: a latched session's final request is served strong, then the session starts over", () =>
     Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
-      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
-      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+      const { client, judge, upstream } = yield* escalatingServer
 
       const selected = (headers: Readonly<Record<string, string>> = {}) =>
         Effect.map(completion(client, "esc-error", "s-final", false, headers), (answer) => answer.selected)

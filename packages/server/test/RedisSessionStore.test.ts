@@ -680,28 +680,9 @@ describe.skipIf(skipWithoutRedis)("Redis session store through the server", () =
     }))
 })
 
-/** An escalation route (confirmations 2) whose session state lives in the test Redis. */
-const escalationToml = (judgeModel: string, redis: string) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 5000
-
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "sim"
-
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-
+/** `stickyToml`'s deployment plus an escalation route (confirmations 2) on the same targets and Redis. */
+const escalationToml = (judgeModel: string, redis: string) => (upstreamUrl: string) =>
+  `${stickyToml(judgeModel, redis)(upstreamUrl)}
 [routes.esc]
 id = "esc"
 type = "llm_classifier"
@@ -709,11 +690,6 @@ classifier_target = "judge"
 weak_target = "weak"
 strong_target = "strong"
 escalation = { confirmations = 2 }
-
-[sessions]
-store = "redis"
-url = "${redis}"
-ttl_ms = 60000
 `
 
 describe.skipIf(skipWithoutRedis)("session_final with the Redis store, through the server", () => {

@@ -15,31 +15,17 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { startServer } from "./harness.js"
+import { basicToml, routedAnswer, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test (the metric registry is process-global). */
 const uniqueJudge = () => `subagent-judge-${process.pid}-${++judgeCounter}`
 
-const toml = (judgeModel: string) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 5000
-
+/** `basicToml`'s deployment (weak, strong) plus a judge, a reviewer and two passthrough routes with subagents. */
+const toml = (judgeModel: string) => (upstreamUrl: string) =>
+  `${basicToml({ timeoutMs: 5000 })(upstreamUrl)}
 [targets.judge]
 id = "${judgeModel}"
-llm_client = "sim"
-
-[targets.parent]
-id = "parent-model"
-llm_client = "sim"
-
-[targets.worker]
-id = "worker-model"
 llm_client = "sim"
 
 [targets.reviewer]
@@ -49,20 +35,20 @@ llm_client = "sim"
 [routes.fixed]
 id = "fixed"
 type = "passthrough"
-target = "parent"
-subagents = { type = "passthrough", target = "worker" }
+target = "strong"
+subagents = { type = "passthrough", target = "weak" }
 
 [routes.judged]
 id = "judged"
 type = "passthrough"
-target = "parent"
+target = "strong"
 
 [routes.judged.subagents]
 type = "llm_classifier"
 mode = "custom"
 classifier_target = "judge"
-targets = ["worker", "reviewer"]
-default_target = "worker"
+targets = ["weak", "reviewer"]
+default_target = "weak"
 classify_trigger = "new_session"
 judge_failure = "fail_open"
 prompt = "Name the target for this delegated task."
@@ -80,13 +66,7 @@ const completion = (client: HttpClient.HttpClient, model: string, headers: Reado
         HttpClientRequest.bodyUnsafeJson(chat(model))
       )
     ),
-    (response) =>
-      Effect.map(response.text, (text) => ({
-        status: response.status,
-        text,
-        selected: response.headers["x-switchyard-selected-model"],
-        source: response.headers["x-switchyard-evidence-source"]
-      }))
+    routedAnswer
   )
 
 const DecisionBody = Schema.Struct({
@@ -124,38 +104,38 @@ describe("subagents on a passthrough route, through the server", () => {
   it.scopedLive("delegated Claude and Codex children go to the sub-agent target; their parents to the parent target", () =>
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(toml(uniqueJudge()))
-      yield* upstream.setBehaviour("parent-model", FakeUpstream.ok("parent answer"))
-      yield* upstream.setBehaviour("worker-model", FakeUpstream.ok("worker answer"))
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
 
       const cases: ReadonlyArray<readonly [string, Readonly<Record<string, string>>, string]> = [
-        ["claude root", claudeRoot, "parent-model"],
-        ["claude child", claudeChild, "worker-model"],
-        ["codex root", codexRoot, "parent-model"],
-        ["codex child", codexChild, "worker-model"],
-        ["codex collab_spawn", codex({ session_id: "codex-1", subagent_kind: "collab_spawn" }), "worker-model"],
-        ["x-openai-subagent review", { "x-openai-subagent": "review" }, "worker-model"],
-        ["codex compact (maintenance)", codex({ session_id: "codex-1", subagent_kind: "compact" }), "parent-model"],
-        ["x-openai-subagent memory_consolidation", { "x-openai-subagent": "memory_consolidation" }, "parent-model"],
-        ["explicit false on a claude child", { ...claudeChild, "x-switchyard-is-subagent": "false" }, "parent-model"],
-        ["explicit true", { "x-switchyard-is-subagent": "true" }, "worker-model"],
-        ["no headers", {}, "parent-model"]
+        ["claude root", claudeRoot, "strong-model"],
+        ["claude child", claudeChild, "weak-model"],
+        ["codex root", codexRoot, "strong-model"],
+        ["codex child", codexChild, "weak-model"],
+        ["codex collab_spawn", codex({ session_id: "codex-1", subagent_kind: "collab_spawn" }), "weak-model"],
+        ["x-openai-subagent review", { "x-openai-subagent": "review" }, "weak-model"],
+        ["codex compact (maintenance)", codex({ session_id: "codex-1", subagent_kind: "compact" }), "strong-model"],
+        ["x-openai-subagent memory_consolidation", { "x-openai-subagent": "memory_consolidation" }, "strong-model"],
+        ["explicit false on a claude child", { ...claudeChild, "x-switchyard-is-subagent": "false" }, "strong-model"],
+        ["explicit true", { "x-switchyard-is-subagent": "true" }, "weak-model"],
+        ["no headers", {}, "strong-model"]
       ]
       for (const [name, headers, expected] of cases) {
         const answer = yield* completion(client, "fixed", headers)
         assert.strictEqual(answer.status, 200, name)
         assert.strictEqual(answer.selected, expected, name)
         assert.strictEqual(answer.source, "passthrough", name)
-        assert.include(answer.text, expected === "worker-model" ? "worker answer" : "parent answer", name)
+        assert.include(answer.text, expected === "weak-model" ? "weak answer" : "strong answer", name)
       }
-      assert.strictEqual(yield* callsTo(upstream, "worker-model"), 5)
-      assert.strictEqual(yield* callsTo(upstream, "parent-model"), 6)
+      assert.strictEqual(yield* callsTo(upstream, "weak-model"), 5)
+      assert.strictEqual(yield* callsTo(upstream, "strong-model"), 6)
 
       const child = yield* decision(client, "fixed", claudeChild)
-      assert.strictEqual(child.selected.target, "worker")
+      assert.strictEqual(child.selected.target, "weak")
       assert.deepStrictEqual(child.fallbacks, [])
       assert.deepStrictEqual(child.evidence, { source: "passthrough", subagent: true })
       const root = yield* decision(client, "fixed", claudeRoot)
-      assert.strictEqual(root.selected.target, "parent")
+      assert.strictEqual(root.selected.target, "strong")
       assert.deepStrictEqual(root.evidence, { source: "passthrough" })
     }))
 
@@ -163,7 +143,7 @@ describe("subagents on a passthrough route, through the server", () => {
     Effect.gen(function*() {
       const judge = uniqueJudge()
       const { client, upstream } = yield* startServer(toml(judge))
-      for (const model of ["parent-model", "worker-model", "reviewer-model"]) {
+      for (const model of ["strong-model", "weak-model", "reviewer-model"]) {
         yield* upstream.setBehaviour(model, FakeUpstream.ok(`${model} answer`))
       }
       yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"reviewer\"}"))
@@ -177,27 +157,27 @@ describe("subagents on a passthrough route, through the server", () => {
       assert.strictEqual(yield* callsTo(upstream, judge), 1)
 
       // the Codex child is another (session, agent): judged on its own
-      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"worker\"}"))
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"weak\"}"))
       const codexAnswer = yield* completion(client, "judged", codexChild)
-      assert.strictEqual(codexAnswer.selected, "worker-model")
+      assert.strictEqual(codexAnswer.selected, "weak-model")
       assert.strictEqual(yield* callsTo(upstream, judge), 2)
 
       // parents are passthrough, no judge call
       const parent = yield* completion(client, "judged", claudeRoot)
-      assert.strictEqual(parent.selected, "parent-model")
+      assert.strictEqual(parent.selected, "strong-model")
       assert.strictEqual(parent.source, "passthrough")
       assert.strictEqual(yield* callsTo(upstream, judge), 2)
 
       const shown = yield* decision(client, "judged", claudeChild)
       assert.strictEqual(shown.selected.target, "reviewer")
-      assert.deepStrictEqual(shown.fallbacks.map((f) => f.target), ["worker"])
+      assert.deepStrictEqual(shown.fallbacks.map((f) => f.target), ["weak"])
       assert.deepStrictEqual(shown.evidence, { source: "affinity", previous_source: "llm-classifier", subagent: true })
 
       // a dead judge under fail_open: a new child is routed to default_target, never failed
       yield* upstream.setBehaviour(judge, FakeUpstream.status(503, { message: "down" }))
       const degraded = yield* completion(client, "judged", { ...claudeChild, "x-claude-code-agent-id": "agent-2" })
       assert.strictEqual(degraded.status, 200)
-      assert.strictEqual(degraded.selected, "worker-model")
+      assert.strictEqual(degraded.selected, "weak-model")
       assert.strictEqual(degraded.source, "fail-open")
     }))
 
@@ -214,15 +194,15 @@ describe("subagents on a passthrough route, through the server", () => {
         { telemetry: Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) }) },
         Option.some(capture)
       )
-      yield* upstream.setBehaviour("parent-model", FakeUpstream.ok("parent answer"))
-      yield* upstream.setBehaviour("worker-model", FakeUpstream.ok("worker answer"))
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
       assert.strictEqual((yield* completion(client, "fixed", claudeChild)).status, 200)
       assert.strictEqual((yield* completion(client, "fixed", claudeRoot)).status, 200)
 
       const runs = exporter.getFinishedSpans().filter((span) => span.name === "libsy.run")
       assert.deepStrictEqual(
         runs.map((span) => [span.attributes["selected_model"], span.attributes["evidence.subagent"] ?? false]),
-        [["worker-model", true], ["parent-model", false]]
+        [["weak-model", true], ["strong-model", false]]
       )
       assert.deepStrictEqual(runs.map((span) => span.attributes["switchyard.algorithm"]), [
         "passthrough",
@@ -231,7 +211,7 @@ describe("subagents on a passthrough route, through the server", () => {
       // (the edge writes a request's log line right after its JSON body, before the caller can read it)
       assert.deepStrictEqual(
         logs.map((line) => [line["selected_model"], line["subagent"]]),
-        [["worker-model", true], ["parent-model", false]]
+        [["weak-model", true], ["strong-model", false]]
       )
     }))
 })
