@@ -1257,22 +1257,35 @@ export const summary = (deployment: Deployment): string =>
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route whose judge's LLM client has no
  * `timeout_ms` and which bounds its judge neither by `judge_timeout_ms` nor by `request_timeout_ms`
- * (`route <table name>: judge client <client name> has no timeout_ms; ...`), and one per `advisor`
+ * (`route <table name>: judge client <client name> has no timeout_ms; ...`), the same for a
+ * passthrough route's custom `subagents` classifier (`route <n>: subagents judge client ...`),
+ * and one per `advisor`
  * route whose advisor's client has no `timeout_ms` and which has no `request_timeout_ms`.
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
-  deployment.routes.flatMap((route) =>
-    route.type === "llm_classifier" && Option.isNone(route.judge.client.timeoutMs) &&
-      Option.isNone(route.judgeTimeoutMs) && Option.isNone(route.requestTimeoutMs)
-      ? [
-        `route ${route.name}: judge client ${route.judge.client.name} has no timeout_ms; ` +
-        "a stalled judge holds requests until the peer closes the connection"
-      ]
-      : route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) &&
-          Option.isNone(route.requestTimeoutMs)
+  deployment.routes.flatMap((route) => {
+    const unboundedJudge = (judge: Target, judgeTimeoutMs: Option.Option<number>, where: string) =>
+      Option.isNone(judge.client.timeoutMs) && Option.isNone(judgeTimeoutMs) && Option.isNone(route.requestTimeoutMs)
+        ? [
+          `route ${route.name}: ${where}judge client ${judge.client.name} has no timeout_ms; ` +
+          "a stalled judge holds requests until the peer closes the connection"
+        ]
+        : []
+    if (route.type === "llm_classifier") return unboundedJudge(route.judge, route.judgeTimeoutMs, "")
+    if (route.type === "passthrough") {
+      return Option.match(route.subagents, {
+        onNone: () => [],
+        onSome: (subagents) =>
+          subagents.type === "llm_classifier"
+            ? unboundedJudge(subagents.judge, subagents.judgeTimeoutMs, "subagents ")
+            : []
+      })
+    }
+    return route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) &&
+        Option.isNone(route.requestTimeoutMs)
       ? [
         `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
         "a stalled advisor holds requests until the peer closes the connection"
       ]
       : []
-  )
+  })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Deployment, PassthroughRouteSpec, SubagentsSpec } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { doc, expectInvalid, load } from "./support.js"
@@ -233,4 +234,32 @@ describe("DeploymentToml.parse passthrough subagents", () => {
         yield* expectInvalid(withSubagents(custom("id = \"sub\"")), `${at}.id`, "")
       }))
   })
+})
+
+describe("DeploymentToml.warnings for a custom subagents classifier", () => {
+  it.effect("a judge client without timeout_ms is named, unless judge_timeout_ms or request_timeout_ms bounds it", () =>
+    Effect.gen(function*() {
+      const unbounded = yield* load(withSubagents(custom()))
+      assert.deepStrictEqual(DeploymentToml.warnings(unbounded), [
+        "route main: subagents judge client hosted has no timeout_ms; " +
+        "a stalled judge holds requests until the peer closes the connection"
+      ])
+      const clientBound = withSubagents(custom()).replace(
+        "api_key_env = \"HOSTED_API_KEY\"",
+        "api_key_env = \"HOSTED_API_KEY\"\ntimeout_ms = 3000"
+      )
+      assert.deepStrictEqual(DeploymentToml.warnings(yield* load(clientBound)), [])
+      assert.deepStrictEqual(
+        DeploymentToml.warnings(yield* load(withSubagents(custom("judge_timeout_ms = 900")))),
+        []
+      )
+      assert.deepStrictEqual(
+        DeploymentToml.warnings(yield* load(withSubagents(custom(), "request_timeout_ms = 60000"))),
+        []
+      )
+      assert.deepStrictEqual(
+        DeploymentToml.warnings(yield* load(withSubagents("type = \"passthrough\"\ntarget = \"worker\""))),
+        []
+      )
+    }))
 })
