@@ -15,14 +15,35 @@ import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Deployment } from "./DeploymentSpec.js"
+import * as Option from "effect/Option"
+import type { Deployment, RouteCommon, SubagentsSpec } from "./DeploymentSpec.js"
 import * as DeploymentToml from "./DeploymentToml.js"
 import { type InvalidConfig } from "./InvalidConfig.js"
 
 export type * from "./DeploymentSpec.js"
 export { InvalidConfig } from "./InvalidConfig.js"
+
+/**
+ * The route a `subagents` table describes, over the parent route's id and name: a fixed target
+ * (`Passthrough`), or a custom classifier whose stored selections are keyed by (session id, agent
+ * id).
+ */
+const subagentRoute = (
+  parent: RouteCommon,
+  spec: SubagentsSpec
+): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore> =>
+  spec.type === "passthrough"
+    ? Effect.succeed(Passthrough.make({ id: parent.id, name: parent.name, target: spec.target }))
+    : CustomRoute.make({
+      ...spec,
+      id: parent.id,
+      name: parent.name,
+      messageHashFallback: false,
+      affinity: "agent"
+    })
 
 /** The route algorithms of a deployment, in route-id order. */
 export const routes = (
@@ -42,8 +63,14 @@ export const routes = (
     switch (spec.type) {
       case "noop":
         return Effect.succeed(bounded(Noop.make(common)))
-      case "passthrough":
-        return Effect.succeed(bounded(Passthrough.make({ ...common, target: spec.target })))
+      case "passthrough": {
+        const parent = Passthrough.make({ ...common, target: spec.target })
+        return Option.match(spec.subagents, {
+          onNone: () => Effect.succeed(bounded(parent)),
+          onSome: (subagents) =>
+            Effect.map(subagentRoute(spec, subagents), (subagent) => bounded(Subagents.delegate(parent, subagent)))
+        })
+      }
       case "random":
         return Effect.succeed(
           bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))

@@ -31,11 +31,34 @@ export interface NoopRouteSpec extends RouteCommon {
   readonly type: "noop"
 }
 
-/** `type = "passthrough"`: always the one target, no fallbacks. */
+/** `type = "passthrough"`: always the one target, no fallbacks; delegated sub-agent work per `subagents`. */
 export interface PassthroughRouteSpec extends RouteCommon {
   readonly type: "passthrough"
   readonly target: Target
+  /** The `subagents` table, unset by default: how delegated sub-agent work is routed instead. */
+  readonly subagents: Option.Option<SubagentsSpec>
 }
+
+/** `subagents = { type = "passthrough", target = "<target>" }`: delegated work goes to one target. */
+export interface PassthroughSubagentsSpec {
+  readonly type: "passthrough"
+  readonly target: Target
+}
+
+/**
+ * `subagents` with `type = "llm_classifier"`, `mode = "custom"`: a custom classifier (the keys of a
+ * custom classifier route, without the route's own `id` and route-wide keys) picks the sub-agent's
+ * target. `classify_trigger` is `every_request` or `new_session` (keyed by session id and agent
+ * id); `user_turn` and `message_hash_fallback = true` are rejected.
+ */
+export interface CustomSubagentsSpec extends CustomClassifierSettings {
+  readonly type: "llm_classifier"
+  readonly mode: "custom"
+  readonly classifyTrigger: "every_request" | "new_session"
+}
+
+/** A route's `subagents` table. */
+export type SubagentsSpec = PassthroughSubagentsSpec | CustomSubagentsSpec
 
 /** `type = "random"`: a weighted pick among `targets`; the others are fallbacks in config order. */
 export interface RandomRouteSpec extends RouteCommon {
@@ -124,9 +147,17 @@ export interface EscalationClassifierRouteSpec extends RouteCommon {
  * `type = "llm_classifier"`, `mode = "custom"`: the judge answers the route's prompt with a JSON
  * value matching `response_schema`; `policy.selector` names one of `targets` (else `default_target`).
  */
-export interface CustomClassifierRouteSpec extends RouteCommon {
+export interface CustomClassifierRouteSpec extends RouteCommon, CustomClassifierSettings {
   readonly type: "llm_classifier"
   readonly mode: "custom"
+  /** `classify_trigger` (default `every_request`). */
+  readonly classifyTrigger: ClassifyTrigger
+  /** `message_hash_fallback` (default false; requires `new_session`). */
+  readonly messageHashFallback: boolean
+}
+
+/** The keys of a custom classifier, on a route or in a `subagents` table. */
+export interface CustomClassifierSettings {
   /** `classifier_target`: the judge; never a routing destination. */
   readonly judge: Target
   /** `targets`: at least two labels (target table names), unique, resolving to distinct model ids. */
@@ -141,10 +172,6 @@ export interface CustomClassifierRouteSpec extends RouteCommon {
   readonly compiledSchema: JsonSchema
   /** `policy = { type = "target_selector", selector = "<JSON Pointer>" }`: the selector, not the root. */
   readonly selector: JsonPointer
-  /** `classify_trigger` (default `every_request`). */
-  readonly classifyTrigger: ClassifyTrigger
-  /** `message_hash_fallback` (default false; requires `new_session`). */
-  readonly messageHashFallback: boolean
   /** `recent_turn_window` (non-negative integer), unset by default. */
   readonly recentTurnWindow: Option.Option<number>
   /** `max_output_tokens` >= 1 (default 4096). */

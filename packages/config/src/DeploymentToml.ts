@@ -13,7 +13,10 @@
  *    keys, capability routing settings (`base_threshold` only when the mode is explicit) and any
  *    `classify_trigger` but `every_request`; custom-mode keys on a capability route get
  *    `mode capability cannot use custom classifier fields`, and capability or escalation keys on
- *    a custom route `mode custom cannot use capability or escalation fields`.
+ *    a custom route `mode custom cannot use capability or escalation fields`. A passthrough route's
+ *    `subagents` table is decoded on its own: `type = "passthrough"` (`target`) or `type =
+ *    "llm_classifier"`, whose mode must be `custom` (`subagents llm_classifier only supports mode
+ *    custom`) and whose keys are a custom route's without the route-wide ones (`id`, ...).
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
  *    `api_key_env`, `extra_headers`, `breaker`) → target→client references and `extra_body` → each
  *    route (duplicate ids, `context_window`, `request_timeout_ms`, target references, weights, seed;
@@ -23,7 +26,9 @@
  *    distinct model ids) → `default_target` (one of `targets`) → `message_hash_fallback` →
  *    `recent_turn_window` → `prompt` → `response_schema` (JSON, an object, not a provider
  *    wrapper, within the supported JSON Schema subset) → `policy.selector` (an RFC 6901 JSON
- *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for escalation mode:
+ *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for a passthrough route's
+ *    `subagents`: its `target`, or `classify_trigger` (not `user_turn`) → `message_hash_fallback`
+ *    (not true) → the custom keys as above; for escalation mode:
  *    target references → `escalation.confirmations` (>= 1) → `escalation.recent_turn_window`
  *    (>= 1) → `escalation.window_message_chars` (>= 50) → `prompt` → `max_output_tokens` →
  *    `judge_timeout_ms`; for `advisor`:
@@ -74,13 +79,15 @@ import type {
   AdvisorRouteSpec,
   ClassifierRouteSpec,
   CustomClassifierRouteSpec,
+  CustomClassifierSettings,
   Deployment,
   EscalationClassifierRouteSpec,
   RandomRouteSpec,
   RouteCommon,
   RouteSpec,
   ServerSpec,
-  SessionsSpec
+  SessionsSpec,
+  SubagentsSpec
 } from "./DeploymentSpec.js"
 import {
   arrayOf,
@@ -174,7 +181,12 @@ const routeCommonFields = {
 }
 
 const RawNoop = Schema.Struct(routeCommonFields)
-const RawPassthrough = Schema.Struct({ ...routeCommonFields, target: TomlString })
+const RawPassthrough = Schema.Struct({
+  ...routeCommonFields,
+  target: TomlString,
+  /** Decoded on its own (`decodeSubagents`), for its own key paths. */
+  subagents: Schema.optional(TomlTable)
+})
 const RawRandom = Schema.Struct({
   ...routeCommonFields,
   targets: arrayOf(TomlString),
@@ -234,8 +246,8 @@ const RawPolicy = Schema.compose(
   { strict: false }
 )
 
-const RawCustomClassifier = Schema.Struct({
-  ...routeCommonFields,
+/** The keys of a custom classifier, on a route or in a `subagents` table. */
+const customClassifierKeys = {
   mode: TomlString,
   classifier_target: TomlString,
   targets: arrayOf(TomlString),
@@ -250,8 +262,21 @@ const RawCustomClassifier = Schema.Struct({
   max_output_tokens: Schema.optional(TomlInteger),
   judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
   judge_timeout_ms: Schema.optional(TomlInteger)
-})
+}
+
+const RawCustomClassifier = Schema.Struct({ ...routeCommonFields, ...customClassifierKeys })
 type RawCustomClassifier = typeof RawCustomClassifier.Type
+
+/** `subagents = { type = "passthrough", target = "<target>" }`. */
+const RawPassthroughSubagents = Schema.Struct({ type: TomlString, target: TomlString })
+
+/** `subagents` with `type = "llm_classifier"`: a custom classifier's keys, without the route-wide ones. */
+const RawCustomSubagents = Schema.Struct({ type: TomlString, ...customClassifierKeys })
+type RawCustomSubagents = typeof RawCustomSubagents.Type
+
+type RawSubagents =
+  | { readonly type: "passthrough"; readonly raw: typeof RawPassthroughSubagents.Type }
+  | { readonly type: "llm_classifier"; readonly raw: RawCustomSubagents }
 
 /** `[routes.<n>.escalation]` (or an inline table): the escalation mode's own keys. */
 const RawEscalationTable = Schema.compose(
@@ -302,7 +327,11 @@ type RawAdvisor = typeof RawAdvisor.Type
 
 type RawRoute =
   | { readonly type: "noop"; readonly raw: typeof RawNoop.Type }
-  | { readonly type: "passthrough"; readonly raw: typeof RawPassthrough.Type }
+  | {
+    readonly type: "passthrough"
+    readonly raw: typeof RawPassthrough.Type
+    readonly subagents: Option.Option<RawSubagents>
+  }
   | { readonly type: "random"; readonly raw: typeof RawRandom.Type }
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
   | { readonly type: "custom_classifier"; readonly raw: RawCustomClassifier }
@@ -326,6 +355,7 @@ const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages
 const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
 const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
 const supportedClassifierModes = ["capability", "escalation", "custom"] as const
+const supportedSubagentTypes = ["passthrough", "llm_classifier"] as const
 /** Capability routing settings an escalation route cannot use (`base_threshold` is ignored when the mode is implicit). */
 const capabilityRoutingSettings = [
   "base_threshold",
@@ -376,6 +406,40 @@ const decodeEscalation = (
     return { type: "escalation_classifier", raw }
   })
 
+/** A custom classifier (route or `subagents`) rejects capability and escalation keys. */
+const rejectCapabilityFields = (path: Path, head: typeof RawClassifierMode.Type): Effect.Effect<void, InvalidConfig> =>
+  Effect.gen(function*() {
+    for (const field of capabilityOrEscalationFields) {
+      if (head[field] !== undefined) {
+        return yield* fail([...path, field], "mode custom cannot use capability or escalation fields")
+      }
+    }
+    // custom mode always sends its own json_schema format; only the default may be spelled out
+    if (typeof head.response_format_type === "string" && head.response_format_type !== "json_schema") {
+      return yield* fail([...path, "response_format_type"], "mode custom cannot use capability or escalation fields")
+    }
+  })
+
+/**
+ * A route's `subagents` table: `type = "passthrough"` with `target`, or `type = "llm_classifier"`
+ * in `mode = "custom"` (any other mode, or none, is rejected) with a custom classifier's keys.
+ */
+const decodeSubagents = (path: Path, table: unknown): Effect.Effect<RawSubagents, InvalidConfig> =>
+  Effect.gen(function*() {
+    const { type } = yield* decodeAt(RawRouteType, path, table, "ignore")
+    if (type === "passthrough") return { type, raw: yield* decodeAt(RawPassthroughSubagents, path, table) }
+    if (type !== "llm_classifier") return yield* fail([...path, "type"], unknownVariant(type, supportedSubagentTypes))
+    const head = yield* decodeAt(RawClassifierMode, path, table, "ignore")
+    if (head.mode !== undefined && !Arr.contains(supportedClassifierModes, head.mode)) {
+      return yield* fail([...path, "mode"], unknownVariant(head.mode, supportedClassifierModes))
+    }
+    if (head.mode !== "custom") {
+      return yield* fail([...path, "mode"], "subagents llm_classifier only supports mode custom")
+    }
+    yield* rejectCapabilityFields(path, head)
+    return { type, raw: yield* decodeAt(RawCustomSubagents, path, table) }
+  })
+
 /**
  * Settles a classifier route's mode (explicit `mode`, else `escalation` when an `escalation`
  * table is present, else `capability`), rejects what the mode cannot use, then decodes the mode's
@@ -390,18 +454,7 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawRoute, I
         return yield* fail(modePath, unknownVariant(head.mode, supportedClassifierModes))
       }
       if (head.mode === "custom") {
-        for (const field of capabilityOrEscalationFields) {
-          if (head[field] !== undefined) {
-            return yield* fail([...path, field], "mode custom cannot use capability or escalation fields")
-          }
-        }
-        // custom mode always sends its own json_schema format; only the default may be spelled out
-        if (typeof head.response_format_type === "string" && head.response_format_type !== "json_schema") {
-          return yield* fail(
-            [...path, "response_format_type"],
-            "mode custom cannot use capability or escalation fields"
-          )
-        }
+        yield* rejectCapabilityFields(path, head)
         return { type: "custom_classifier", raw: yield* decodeAt(RawCustomClassifier, path, table) }
       }
       if (head.mode === "escalation") {
@@ -431,11 +484,13 @@ const decodeRoute = (name: string, table: unknown) =>
     switch (type) {
       case "noop":
         return { name, raw: { type, raw: yield* decodeAt(RawNoop, path, table) } }
-      case "passthrough":
-        if (Predicate.hasProperty(table, "subagents")) {
-          return yield* fail([...path, "subagents"], "subagents is not supported yet")
-        }
-        return { name, raw: { type, raw: yield* decodeAt(RawPassthrough, path, table) } }
+      case "passthrough": {
+        const raw = yield* decodeAt(RawPassthrough, path, table)
+        const subagents = raw.subagents === undefined
+          ? Option.none()
+          : Option.some(yield* decodeSubagents([...path, "subagents"], raw.subagents))
+        return { name, raw: { type, raw, subagents } }
+      }
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
       case "llm_classifier":
@@ -858,12 +913,12 @@ const parseResponseSchema = (
 const isJsonObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-const buildCustomClassifier = (
+/** The keys of a custom classifier (route or `subagents` table), in the documented order. */
+const customSettings = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
-  common: RouteCommon,
-  raw: RawCustomClassifier
-): Effect.Effect<CustomClassifierRouteSpec, InvalidConfig> =>
+  raw: RawCustomSubagents
+) =>
   Effect.gen(function*() {
     // references
     const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
@@ -918,10 +973,7 @@ const buildCustomClassifier = (
     }
     // the rest
     const settings = yield* judgeSettings(path, raw)
-    return {
-      ...common,
-      type: "llm_classifier",
-      mode: "custom",
+    const custom: CustomClassifierSettings = {
       judge,
       targets: resolved,
       defaultTarget,
@@ -929,10 +981,60 @@ const buildCustomClassifier = (
       responseSchema: schema.document,
       compiledSchema: schema.compiled,
       selector: selector.right,
-      classifyTrigger,
-      messageHashFallback,
       recentTurnWindow,
       ...settings
+    }
+    return { custom, classifyTrigger, messageHashFallback }
+  })
+
+const buildCustomClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawCustomClassifier
+): Effect.Effect<CustomClassifierRouteSpec, InvalidConfig> =>
+  Effect.map(customSettings(targets, path, raw), ({ classifyTrigger, custom, messageHashFallback }) => ({
+    ...common,
+    type: "llm_classifier",
+    mode: "custom",
+    ...custom,
+    classifyTrigger,
+    messageHashFallback
+  }))
+
+/**
+ * A `subagents` table: a fixed target, or a custom classifier whose `classify_trigger` is
+ * `every_request` or `new_session` (a sub-agent is identified by its session and agent ids:
+ * `user_turn` and `message_hash_fallback = true` are rejected first).
+ */
+const buildSubagents = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  subagents: RawSubagents
+): Effect.Effect<SubagentsSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    if (subagents.type === "passthrough") {
+      return { type: "passthrough", target: yield* lookupTarget(targets, [...path, "target"], subagents.raw.target) }
+    }
+    const { raw } = subagents
+    if (raw.classify_trigger === "user_turn") {
+      return yield* fail(
+        [...path, "classify_trigger"],
+        "subagents classify_trigger must be every_request or new_session, got user_turn"
+      )
+    }
+    if (raw.message_hash_fallback === true) {
+      return yield* fail(
+        [...path, "message_hash_fallback"],
+        "subagents cannot use message_hash_fallback: a sub-agent is identified by its session id and agent id"
+      )
+    }
+    const { custom } = yield* customSettings(targets, path, raw)
+    return {
+      type: "llm_classifier",
+      mode: "custom",
+      ...custom,
+      classifyTrigger: raw.classify_trigger === "new_session" ? "new_session" : "every_request"
     }
   })
 
@@ -1071,12 +1173,13 @@ const buildRoute = (
     switch (route.type) {
       case "noop":
         return { ...common, type: "noop" }
-      case "passthrough":
-        return {
-          ...common,
-          type: "passthrough",
-          target: yield* lookupTarget(targets, [...path, "target"], route.raw.target)
-        }
+      case "passthrough": {
+        const target = yield* lookupTarget(targets, [...path, "target"], route.raw.target)
+        const subagents = Option.isSome(route.subagents)
+          ? Option.some(yield* buildSubagents(targets, [...path, "subagents"], route.subagents.value))
+          : Option.none()
+        return { ...common, type: "passthrough", target, subagents }
+      }
       case "random":
         return yield* buildRandom(targets, path, common, route.raw)
       case "llm_classifier":
@@ -1236,22 +1339,35 @@ export const summary = (deployment: Deployment): string =>
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route whose judge's LLM client has no
  * `timeout_ms` and which bounds its judge neither by `judge_timeout_ms` nor by `request_timeout_ms`
- * (`route <table name>: judge client <client name> has no timeout_ms; ...`), and one per `advisor`
+ * (`route <table name>: judge client <client name> has no timeout_ms; ...`), the same for a
+ * passthrough route's custom `subagents` classifier (`route <n>: subagents judge client ...`),
+ * and one per `advisor`
  * route whose advisor's client has no `timeout_ms` and which has no `request_timeout_ms`.
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
-  deployment.routes.flatMap((route) =>
-    route.type === "llm_classifier" && Option.isNone(route.judge.client.timeoutMs) &&
-      Option.isNone(route.judgeTimeoutMs) && Option.isNone(route.requestTimeoutMs)
-      ? [
-        `route ${route.name}: judge client ${route.judge.client.name} has no timeout_ms; ` +
-        "a stalled judge holds requests until the peer closes the connection"
-      ]
-      : route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) &&
-          Option.isNone(route.requestTimeoutMs)
+  deployment.routes.flatMap((route) => {
+    const unboundedJudge = (judge: Target, judgeTimeoutMs: Option.Option<number>, where: string) =>
+      Option.isNone(judge.client.timeoutMs) && Option.isNone(judgeTimeoutMs) && Option.isNone(route.requestTimeoutMs)
+        ? [
+          `route ${route.name}: ${where}judge client ${judge.client.name} has no timeout_ms; ` +
+          "a stalled judge holds requests until the peer closes the connection"
+        ]
+        : []
+    if (route.type === "llm_classifier") return unboundedJudge(route.judge, route.judgeTimeoutMs, "")
+    if (route.type === "passthrough") {
+      return Option.match(route.subagents, {
+        onNone: () => [],
+        onSome: (subagents) =>
+          subagents.type === "llm_classifier"
+            ? unboundedJudge(subagents.judge, subagents.judgeTimeoutMs, "subagents ")
+            : []
+      })
+    }
+    return route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) &&
+        Option.isNone(route.requestTimeoutMs)
       ? [
         `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
         "a stalled advisor holds requests until the peer closes the connection"
       ]
       : []
-  )
+  })

@@ -602,11 +602,11 @@ describe("DeploymentToml.parse routes", () => {
       "route type \"stage_router\" is not supported yet"
     ))
 
-  it.effect("a passthrough route's subagents table is recognised but not supported yet", () =>
+  it.effect("a passthrough route's subagents table needs its own type (see DeploymentSubagents.test.ts)", () =>
     expectInvalid(
       route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"weak\"\nsubagents = { target = \"weak\" }"),
-      "routes.x.subagents",
-      "subagents is not supported yet"
+      "routes.x.subagents.type",
+      "missing"
     ))
 
   it.effect("unknown route types list the allowed values", () =>

@@ -7,7 +7,9 @@
  *
  * 1. Scope: the caller's session id (`x-switchyard-session-id`), else one instance-wide scope.
  *    A scope whose reviews are used up (`max_reviews`) or that had 3 failed consults routes like a
- *    passthrough to the executor (no answer produced here, no fallbacks; streams stay live).
+ *    passthrough to the executor (no answer produced here, no fallbacks; streams stay live). A
+ *    session's last request (`session_final`) drops its scope once routed; the instance-wide scope
+ *    is never dropped.
  * 2. The executor answers, buffered, one candidate; its failures fail the request as they are
  *    (a context overflow stays a 400).
  * 3. No trigger → the turn is released. Trigger → one review is reserved (none left: released
@@ -43,6 +45,7 @@ import type * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
 import type { Route, RoutedRequest } from "./Route.js"
+import * as SessionIdentity from "./SessionIdentity.js"
 import { InvalidVerdict } from "./Verdict.js"
 
 /** What makes a turn eligible for review (`gate_trigger`). */
@@ -314,7 +317,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
         )
       })
 
-    const decide = (request: RoutedRequest) =>
+    const gate = (request: RoutedRequest) =>
       Effect.gen(function*() {
         const scope = yield* scopeOf(request.sessionId)
         const spent = exhausted(scope)
@@ -333,6 +336,14 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           yield* Effect.sync(() => touch(stalled, conversation.value, true))
         }
         return yield* review(request, scope, turn, trigger.value)
+      })
+
+    /** A session's last request (`session_final`) drops the session's scope once it is routed. */
+    const decide = (request: RoutedRequest) =>
+      Option.match(request.sessionId, {
+        onNone: () => gate(request),
+        onSome: (id) =>
+          SessionIdentity.forgetOnFinal(gate(request), request.headers, Effect.sync(() => sessions.delete(id)))
       })
 
     const route: AdvisorRoute = {

@@ -38,6 +38,12 @@ export interface Options extends CustomJudgeOptions {
   /** Under `new_session`, a request without a session id is identified by its first user message. */
   readonly messageHashFallback: boolean
   readonly judgeFailure: Posture.Posture
+  /**
+   * Whose selection a session stores (default `session`): `agent` keys it by (session id, agent
+   * id), both required — a route's `subagents` table (`Subagents.delegate`); `messageHashFallback`
+   * is then unused.
+   */
+  readonly affinity?: ClassifierCascade.Affinity
   readonly contextWindow?: Option.Option<number>
   readonly toolCalling?: Option.Option<boolean>
 }
@@ -76,6 +82,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       routeId: options.id,
       classifyTrigger: options.classifyTrigger,
       messageHashFallback: options.messageHashFallback,
+      ...(options.affinity === undefined ? {} : { affinity: options.affinity }),
       judgeFailure: options.judgeFailure,
       judgeModel: options.judge.id,
       consult: (request) => judge.classify({ options, messages: request.body.messages, headers: request.headers }),

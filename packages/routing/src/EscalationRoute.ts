@@ -21,7 +21,9 @@
  *    - a call failure under `error` → `JudgeUnavailable` (502 / 504; 503 for an open breaker).
  *
  * Only a valid verdict writes the session's state (its streak, or the latch). Without a session id
- * the state lives for one request only (so only `confirmations = 1` can escalate). The weak reply
+ * the state lives for one request only (so only `confirmations = 1` can escalate). A request whose
+ * headers say `session_final` (`x-switchyard-session-final`, else `x-dynamo-session-final`) removes
+ * the session's state once it is routed: the next request of that id starts unlatched, streak 0. The weak reply
  * travels in an `Answered` decision: the `Router` replays it to streaming callers.
  */
 import type { Target } from "@switchyard-ts/client/Target"
@@ -41,6 +43,7 @@ import { type EscalationJudgeOptions, Judge } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import * as SessionIdentity from "./SessionIdentity.js"
 import { type SessionDecision, SessionStore } from "./SessionStore.js"
 
 type EscalationEvidence = typeof Evidence.Escalation.Type
@@ -190,7 +193,8 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) => {
         const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
-        return withSessionLock(key, decideFor(request, key))
+        const forget = Option.match(key, { onNone: () => Effect.void, onSome: store.remove })
+        return withSessionLock(key, SessionIdentity.forgetOnFinal(decideFor(request, key), request.headers, forget))
       }
     }
     return route

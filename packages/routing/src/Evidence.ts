@@ -131,30 +131,43 @@ export const AdvisorFailOpen = Schema.Struct({
 
 /**
  * Every evidence record, discriminated by `source` (the two `llm-classifier` records by `label`,
- * the two `advisor` records by `reason`).
+ * the two `advisor` records by `reason`), each with an optional `subagent: true`: the route's
+ * `subagents` table decided the request (delegated sub-agent work), not its parent algorithm —
+ * e.g. `{"source": "passthrough", "subagent": true}` for a fixed sub-agent target, or a custom
+ * classifier's records (`llm-classifier`, `abstained`, `affinity`, `retained`, `fail-open`,
+ * `circuit-open`) marked so.
  */
-export const Evidence = Schema.Union(
-  Passthrough,
-  Random,
-  Noop,
-  Classifier,
-  CustomClassifier,
-  Abstained,
-  Affinity,
-  Retained,
-  FailOpen,
-  CircuitOpen,
-  Escalation,
-  Advisor,
-  AdvisorFailOpen
+export const Evidence = Schema.extend(
+  Schema.Union(
+    Passthrough,
+    Random,
+    Noop,
+    Classifier,
+    CustomClassifier,
+    Abstained,
+    Affinity,
+    Retained,
+    FailOpen,
+    CircuitOpen,
+    Escalation,
+    Advisor,
+    AdvisorFailOpen
+  ),
+  Schema.Struct({ subagent: Schema.optionalWith(Schema.Literal(true), { exact: true }) })
 )
 export type Evidence = typeof Evidence.Type
 
 /** The `source` values. */
 export type Source = Evidence["source"]
 
-/** Span attributes of an evidence record (`evidence.*`). */
-export const spanAttributes = (evidence: Evidence): Record<string, string | number> => {
+/** Span attributes of an evidence record (`evidence.*`; `evidence.subagent` only when true). */
+export const spanAttributes = (evidence: Evidence): Record<string, string | number | boolean> =>
+  evidence.subagent === true ? { ...sourceAttributes(evidence), "evidence.subagent": true } : sourceAttributes(evidence)
+
+/** Mark a record as decided by a route's `subagents` table. */
+export const asSubagent = (evidence: Evidence): Evidence => ({ ...evidence, subagent: true })
+
+const sourceAttributes = (evidence: Evidence): Record<string, string | number> => {
   switch (evidence.source) {
     case "llm-classifier":
       return "label" in evidence ? { "evidence.source": evidence.source, "evidence.label": evidence.label } : {

@@ -1,6 +1,6 @@
 /**
  * The `SessionStore` service: the stored decision of each (route, session) — the target chosen by
- * the last valid verdict. The in-memory store is bounded: least recently used entries are evicted
+ * the last valid verdict, or an escalation route's streak and latch. The in-memory store is bounded: least recently used entries are evicted
  * beyond `maxEntries`, and an entry idle for longer than `ttlMs` is forgotten (by the `Clock`, so
  * tests drive it with `TestClock`).
  */
@@ -28,6 +28,11 @@ export interface SessionDecision {
 export class SessionStore extends Context.Tag("@switchyard-ts/routing/SessionStore")<SessionStore, {
   readonly get: (key: string) => Effect.Effect<Option.Option<SessionDecision>>
   readonly put: (key: string, decision: SessionDecision) => Effect.Effect<void>
+  /**
+   * Forget the key's entry (nothing when there is none): a route drops its per-session composition
+   * state when the session ends (`session_final`). Never fails.
+   */
+  readonly remove: (key: string) => Effect.Effect<void>
   /** Number of live entries (for tests and the benchmark). */
   readonly size: Effect.Effect<number>
 }>() {}
@@ -79,6 +84,10 @@ export const makeMemory = (options: MemoryOptions = defaults): SessionStore["Typ
           if (oldest.done === true) break
           entries.delete(oldest.value)
         }
+      }),
+    remove: (key) =>
+      Effect.sync(() => {
+        entries.delete(key)
       }),
     size: Effect.map(Clock.currentTimeMillis, (now) => {
       evictIdle(now)

@@ -1,5 +1,5 @@
 /**
- * @switchyard-ts/routing — judge, posture, route algorithms (advisor gate included), sessions, decisions, evidence and the Router.
+ * @switchyard-ts/routing — judge, posture, route algorithms (advisor gate included), sub-agent dispatch, session identity and store, decisions, evidence and the Router.
  */
 export * as AdvisorPrompt from "./AdvisorPrompt.js"
 export * as AdvisorReview from "./AdvisorReview.js"
@@ -25,5 +25,7 @@ export * as RandomRoute from "./RandomRoute.js"
 export * as Replay from "./Replay.js"
 export * as Route from "./Route.js"
 export * as Router from "./Router.js"
+export * as SessionIdentity from "./SessionIdentity.js"
 export * as SessionStore from "./SessionStore.js"
+export * as Subagents from "./Subagents.js"
 export * as Verdict from "./Verdict.js"

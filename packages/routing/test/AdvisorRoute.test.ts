@@ -273,6 +273,33 @@ describe("AdvisorRoute: budgets and scopes", () => {
       assert.strictEqual((yield* advisorCalls(gate)).length, 3)
     }))
 
+  it.effect("a session's final request (session_final) drops its scope once routed: the next session of that id starts fresh", () =>
+    Effect.gen(function*() {
+      const gate = yield* makeGate({ maxReviews: 1 })
+      const asFinal = (request: ReturnType<typeof routed>, value: string) => ({
+        ...request,
+        headers: { "x-switchyard-session-final": value }
+      })
+      yield* complete(gate, task, Option.some("s1"))
+      assert.deepStrictEqual(yield* gate.route.budget(Option.some("s1")), { reviews: 1, failedConsults: 0 })
+      // "false" keeps the scope; a final request is routed with the scope as it is (exhausted), then drops it
+      const kept = yield* runUnderClock(gate.router.complete(asFinal(routed(task, Option.some("s1")), "false")), false)
+      assert.isTrue(Exit.isSuccess(kept))
+      assert.deepStrictEqual(yield* gate.route.budget(Option.some("s1")), { reviews: 1, failedConsults: 0 })
+      const last = yield* runUnderClock(gate.router.complete(asFinal(routed(task, Option.some("s1")), "TRUE")), false)
+      assert.isTrue(
+        Exit.isSuccess(last) && "skipped" in last.value.decision.evidence &&
+          last.value.decision.evidence.skipped === "budget_exhausted"
+      )
+      assert.deepStrictEqual(yield* gate.route.budget(Option.some("s1")), { reviews: 0, failedConsults: 0 })
+      const fresh = yield* complete(gate, task, Option.some("s1"))
+      assert.strictEqual("verdict" in fresh.decision.evidence ? fresh.decision.evidence.verdict : "", "approve")
+      // the instance-wide scope is never dropped
+      yield* complete(gate)
+      yield* runUnderClock(gate.router.complete(asFinal(routed(task), "true")), false)
+      assert.deepStrictEqual(yield* gate.route.budget(Option.none()), { reviews: 1, failedConsults: 0 })
+    }))
+
   it.effect("after 3 failed consults a scope is no longer consulted; other scopes still are", () =>
     Effect.gen(function*() {
       const gate = yield* makeGate({ maxReviews: 10 })

@@ -6,6 +6,7 @@ import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Escalation from "@switchyard-ts/routing/Escalation"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -121,6 +122,74 @@ describe("EscalationRoute", () => {
       const served = yield* lenient.decide(routed(conversation("user_turn", "t")))
       assert.strictEqual(served._tag, "Answered")
       assert.deepStrictEqual(served.evidence, { source: "circuit-open", judge_model: judgeModel })
+    }))
+})
+
+describe("EscalationRoute: session_final", () => {
+  const final = { "x-switchyard-session-final": "true" }
+  const request = (session: string, headers: Readonly<Record<string, string>> = {}) =>
+    routed(conversation("user_turn", "t"), Option.some(session), headers)
+  const escalate = { _tag: "reply", text: "{\"escalate\":true,\"reason\":\"hard\"}" } as const
+  /** An escalation route over a memory store the test reads. */
+  const withStore = (confirmations: number) =>
+    Effect.gen(function*() {
+      const judge = yield* makeEscalationJudge
+      const upstream = yield* makeWeakUpstream
+      const store = SessionStore.makeMemory()
+      const route = yield* buildEscalationRoute(
+        escalationOptions(target("judge", yield* uniqueJudgeModel), { confirmations }),
+        judge.layer,
+        upstream.layer,
+        Layer.succeed(SessionStore.SessionStore, store)
+      )
+      return { judge, route, store }
+    })
+
+  it.effect("a latched session's final request is served latched, then its state is removed; other sessions keep theirs", () =>
+    Effect.gen(function*() {
+      const { judge, route, store } = yield* withStore(1)
+      yield* judge.script([escalate])
+      const latching = yield* route.decide(request("s1"))
+      assert.strictEqual(latching.evidence.source === "escalation" ? latching.evidence.verdict : "", "escalate")
+      yield* route.decide(request("s2"))
+      assert.strictEqual(yield* store.size, 2)
+
+      const last = yield* route.decide(request("s1", final))
+      assert.strictEqual(last.evidence.source === "escalation" ? last.evidence.verdict : "", "latched")
+      assert.strictEqual(Option.getOrThrow(Decision.selected(last)).name, "strong")
+      assert.isTrue(Option.isNone(yield* store.get("esc\u0000s:s1")))
+      assert.isTrue(Option.isSome(yield* store.get("esc\u0000s:s2")))
+
+      // s1 starts over: weak answers and the judge is consulted again
+      yield* judge.script([{ _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" }])
+      const callsBefore = yield* judge.calls
+      const again = yield* route.decide(request("s1"))
+      assert.strictEqual(again._tag, "Answered")
+      assert.strictEqual(again.evidence.source === "escalation" ? again.evidence.verdict : "", "decline")
+      assert.strictEqual((yield* judge.calls) - callsBefore, 1)
+    }))
+
+  it.effect("an unlatched streak is reset by a final request (x-dynamo-session-final), even one that failed", () =>
+    Effect.gen(function*() {
+      const { judge, route, store } = yield* withStore(3)
+      yield* judge.script([escalate])
+      yield* route.decide(request("s1"))
+      assert.deepStrictEqual(
+        yield* store.get("esc\u0000s:s1"),
+        Option.some({ target: "weak", tier: "weak", streak: 1 })
+      )
+      // a final request whose judge fails under `error`: the request fails, the state is still removed
+      yield* judge.script([{ _tag: "refuse" }])
+      const failed = yield* Effect.exit(route.decide(request("s1", { "x-dynamo-session-final": "yes" })))
+      assert.isTrue(Exit.isFailure(failed))
+      assert.isTrue(Option.isNone(yield* store.get("esc\u0000s:s1")))
+      // a request saying session_final = false removes nothing
+      yield* judge.script([escalate])
+      yield* route.decide(request("s1", { "x-switchyard-session-final": "false", "x-dynamo-session-final": "true" }))
+      assert.deepStrictEqual(
+        yield* store.get("esc\u0000s:s1"),
+        Option.some({ target: "weak", tier: "weak", streak: 1 })
+      )
     }))
 })
 

@@ -5,7 +5,10 @@
  * "no verdict"; only a valid verdict writes the stored decision; `fail_open` keeps the stored
  * target (`retained`) else the default, `error` fails exactly on transport/deadline/status.
  * `runCustomSchedule` drives a schedule through the real route (real `Judge.layer` over the real
- * `UpstreamClient.layer` over a scripted `HttpClient`) and checks every request against it.
+ * `UpstreamClient.layer` over a scripted `HttpClient`) and checks every request against it —
+ * optionally with the custom route as a passthrough route's `subagents` table (`subagent: true`):
+ * then requests that are not delegated work go to the parent target without a judge call, and the
+ * stored decisions are keyed by (session, agent), both required.
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert } from "@effect/vitest"
@@ -16,9 +19,11 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
 import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
 import type * as Judge from "@switchyard-ts/routing/Judge"
+import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -101,7 +106,44 @@ export interface Step {
   readonly session: string | null
   readonly kind: Kind
   readonly outcome: CustomOutcome
+  /** Who sends it, when the custom route is a passthrough route's `subagents` table (default: a root agent). */
+  readonly caller?: Caller
 }
+
+/**
+ * The sender of a request to a passthrough route whose `subagents` table is the custom route:
+ * a root agent; a harness maintenance turn of a sub-agent (Codex `subagent_kind = "compact"`: not
+ * delegated work); or delegated work — a Claude child with its agent id, or (no agent id) the
+ * explicit `x-switchyard-is-subagent` flag, which has no affinity key.
+ */
+export type Caller =
+  | { readonly _tag: "root" }
+  | { readonly _tag: "maintenance"; readonly agent: string }
+  | { readonly _tag: "delegated"; readonly agent: string | null }
+
+/** The headers a caller sends (its session id travels in the request's `sessionId`). */
+const headersOf = (caller: Caller, session: string | null): Readonly<Record<string, string>> => {
+  const claudeSession: Record<string, string> = session === null ? {} : { "x-claude-code-session-id": session }
+  switch (caller._tag) {
+    case "root":
+      return claudeSession
+    case "maintenance":
+      return {
+        "x-codex-turn-metadata": JSON.stringify({
+          session_id: session,
+          thread_id: caller.agent,
+          subagent_kind: "compact"
+        })
+      }
+    case "delegated":
+      return caller.agent === null
+        ? { ...claudeSession, "x-switchyard-is-subagent": "true" }
+        : { ...claudeSession, "x-claude-code-agent-id": caller.agent }
+  }
+}
+
+/** The parent target of the passthrough route in `subagent` mode. */
+export const parentTarget = target("parent", "parent-model")
 
 type Judged =
   | { readonly _tag: "Verdict"; readonly route: Option.Option<unknown> }
@@ -180,6 +222,11 @@ export interface ModelConfig {
   readonly posture: Posture.Posture
   readonly maxRetries: number
   readonly judgeModel: string
+  /**
+   * The custom route is the `subagents` table of a passthrough route (`Subagents.delegate`):
+   * only delegated work reaches it, its stored decisions are keyed by (session, agent).
+   */
+  readonly subagent?: boolean
 }
 
 const modelStep = (
@@ -187,7 +234,23 @@ const modelStep = (
   stored: Map<string, string>,
   step: Step
 ): { readonly expected: Expected; readonly calls: number } => {
-  const key = config.trigger === "every_request" ? Option.none<string>() : Option.fromNullable(step.session)
+  const caller = step.caller ?? { _tag: "root" }
+  if (config.subagent === true && caller._tag !== "delegated") {
+    return {
+      expected: {
+        _tag: "Routes",
+        label: parentTarget.name,
+        evidence: { source: "passthrough" },
+        withoutVerdict: Option.none(),
+        writes: Option.none()
+      },
+      calls: 0
+    }
+  }
+  const identity = config.subagent === true && caller._tag === "delegated"
+    ? (step.session === null || caller.agent === null ? null : JSON.stringify([step.session, caller.agent]))
+    : step.session
+  const key = config.trigger === "every_request" ? Option.none<string>() : Option.fromNullable(identity)
   const previous = Option.flatMap(key, (k) => Option.fromNullable(stored.get(k)))
   const reuse = config.trigger === "new_session" ||
     (config.trigger === "user_turn" && step.kind === "tool_continuation")
@@ -302,11 +365,18 @@ export const runCustomSchedule = (config: Omit<ModelConfig, "judgeModel">, steps
     const judge = yield* makeCustomJudge
     const store = yield* recordingStore
     const judgeTarget = target("judge", judgeModel, { maxRetries: config.maxRetries, timeoutMs: Option.some(3000) })
-    const route = yield* buildCustomRoute(
-      customOptions(judgeTarget, { classifyTrigger: config.trigger, judgeFailure: config.posture }),
+    const custom = yield* buildCustomRoute(
+      customOptions(judgeTarget, {
+        classifyTrigger: config.trigger,
+        judgeFailure: config.posture,
+        ...(config.subagent === true ? { affinity: "agent" } : {})
+      }),
       judge.layer,
       store.layer
     )
+    const route = config.subagent === true
+      ? Subagents.delegate(Passthrough.make({ id: "custom", name: "custom", target: parentTarget }), custom)
+      : custom
     const stored = new Map<string, string>()
     let withoutVerdict = 0
     const total = (counts: ReadonlyArray<readonly [Evidence.Reason, number]>) =>
@@ -323,7 +393,11 @@ export const runCustomSchedule = (config: Omit<ModelConfig, "judgeModel">, steps
 
       const exit = yield* decideCustom(
         route,
-        routed(conversation(step.kind, "task"), Option.fromNullable(step.session)),
+        routed(
+          conversation(step.kind, "task"),
+          Option.fromNullable(step.session),
+          headersOf(step.caller ?? { _tag: "root" }, step.session)
+        ),
         step.outcome,
         config.maxRetries
       )
@@ -367,14 +441,23 @@ export const runCustomSchedule = (config: Omit<ModelConfig, "judgeModel">, steps
         if (Exit.isSuccess(exit)) {
           const decision = exit.value
           const selected = Option.getOrThrow(Decision.selected(decision))
+          const byParent = expected.label === parentTarget.name
           assert.strictEqual(selected.name, expected.label, `target, ${where}`)
           assert.deepStrictEqual(
             Decision.fallbacks(decision).map((t) => t.name),
-            labels.filter((label) => label !== expected.label),
+            byParent ? [] : labels.filter((label) => label !== expected.label),
             where
           )
-          assert.deepStrictEqual(decision.evidence, expected.evidence, `evidence, ${where}`)
-          assert.deepStrictEqual(decision.route, { id: "custom", name: "custom", algorithm: "llm_task_classifier" })
+          assert.deepStrictEqual(
+            decision.evidence,
+            config.subagent === true && !byParent ? { ...expected.evidence, subagent: true } : expected.evidence,
+            `evidence, ${where}`
+          )
+          assert.deepStrictEqual(decision.route, {
+            id: "custom",
+            name: "custom",
+            algorithm: config.subagent === true ? "passthrough" : "llm_task_classifier"
+          })
         }
         if (Option.isSome(expected.withoutVerdict)) withoutVerdict++
       }
@@ -436,3 +519,26 @@ const stepArb: FastCheck.Arbitrary<Step> = FastCheck.record({
 })
 
 export const customSchedule = FastCheck.array(stepArb, { minLength: 1, maxLength: 8 })
+
+const callerArb: FastCheck.Arbitrary<Caller> = FastCheck.oneof(
+  { arbitrary: FastCheck.constant<Caller>({ _tag: "root" }), weight: 2 },
+  {
+    arbitrary: FastCheck.constantFrom("a1", "a2").map((agent): Caller => ({ _tag: "maintenance", agent })),
+    weight: 1
+  },
+  {
+    arbitrary: FastCheck.constantFrom("a1", "a2", null).map((agent): Caller => ({ _tag: "delegated", agent })),
+    weight: 5
+  }
+)
+
+/** Steps of a passthrough route's custom `subagents` table: root, maintenance and delegated callers mixed. */
+export const subagentSchedule = FastCheck.array(
+  FastCheck.record({
+    session: FastCheck.option(FastCheck.constantFrom("s1", "s2"), { freq: 4 }),
+    kind: FastCheck.constantFrom<Kind>("user_turn", "tool_continuation"),
+    outcome: outcomeArb,
+    caller: callerArb
+  }),
+  { minLength: 1, maxLength: 10 }
+)

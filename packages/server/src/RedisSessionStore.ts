@@ -5,16 +5,17 @@
  * selects it (see `Server.sessionStoreLayer`).
  *
  * - Keys are `<keyPrefix><store key>` (prefix `switchyard:session:` by default); the value is the
- *   JSON of the `SessionDecision`, decoded with Schema on read: an undecodable value reads as absent.
+ *   JSON of the `SessionDecision` (target, tier, escalation streak), encoded and decoded with
+ *   Schema: an undecodable value reads as absent. `remove` deletes the key (`DEL`).
  * - `ttlMs` is each key's expiry, refreshed on every read (`GETEX … PX`, Redis >= 6.2) and write
  *   (`SET … PX`): the same idle TTL as the in-memory store. Redis bounds the number of keys itself
  *   (`maxmemory`); there is no `max_entries` here.
  * - A Redis outage never fails a request. Every command has a short timeout (`commandTimeoutMs`,
  *   200 ms by default) and is never queued while the connection is down. A failed `get` reads as
  *   "no stored decision" (the route then judges the request, or routes it fail-open), a failed
- *   `put` is dropped; each failure logs a warning (`session store unavailable`, with the Redis host
- *   but never the URL's credentials) and increments
- *   `switchyard_session_store_errors_total{operation}`.
+ *   `put` or `remove` is dropped (a state not removed expires after `ttlMs`); each failure logs a
+ *   warning (`session store unavailable`, with the Redis host but never the URL's credentials)
+ *   and increments `switchyard_session_store_errors_total{operation}`.
  * - Start: the connection is tried for `connectTimeoutMs`; when Redis cannot be reached the store
  *   starts anyway (a warning is logged) and the client keeps reconnecting in the background.
  *   Release: `QUIT`, bounded by one second, then the socket is closed.
@@ -62,12 +63,14 @@ export const errorsTotal = Metric.counter("switchyard_session_store_errors_total
 })
 
 /** The operations counted by {@link errorsTotal}. */
-export type Operation = "get" | "put" | "size"
+export type Operation = "get" | "put" | "remove" | "size"
 
 const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
   target: Schema.String,
-  tier: Schema.optionalWith(Schema.Literal("weak", "strong"), { exact: true })
+  tier: Schema.optionalWith(Schema.Literal("weak", "strong"), { exact: true }),
+  streak: Schema.optionalWith(Schema.NonNegativeInt, { exact: true })
 })
+const encodeStored = Schema.encodeSync(Schema.parseJson(StoredDecision))
 const decodeStored = Schema.decodeUnknownOption(Schema.parseJson(StoredDecision))
 
 /** `redis://host:port/db` without user name or password, for log lines. */
@@ -141,7 +144,7 @@ export const make = (options: Options) =>
       )
     }
     yield* Effect.forEach(
-      ["get", "put"] as const,
+      ["get", "put", "remove"] as const,
       (operation) => Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 0),
       { discard: true }
     )
@@ -149,6 +152,7 @@ export const make = (options: Options) =>
     const degraded: Record<Operation, string> = {
       get: "session store unavailable; routing as if the session had no stored decision",
       put: "session store unavailable; the session decision was not stored",
+      remove: "session store unavailable; the session's state was not removed (it expires after ttl_ms)",
       size: "session store unavailable; size reads 0"
     }
 
@@ -178,20 +182,24 @@ export const make = (options: Options) =>
       )
 
     const put = (key: string, decision: SessionDecision): Effect.Effect<void> =>
-      command("put", () =>
-        client.set(prefix + key, JSON.stringify({ target: decision.target, tier: decision.tier }), "PX", options.ttlMs))
+      command("put", () => client.set(prefix + key, encodeStored(decision), "PX", options.ttlMs))
         .pipe(
           Effect.asVoid,
           Spans.withSpan("SessionStore.put", () => ({ attributes: { "switchyard.session_store": "redis" } }))
         )
+
+    const remove = (key: string): Effect.Effect<void> =>
+      command("remove", () => client.del(prefix + key)).pipe(
+        Effect.asVoid,
+        Spans.withSpan("SessionStore.remove", () => ({ attributes: { "switchyard.session_store": "redis" } }))
+      )
 
     const pattern = globPrefix(prefix)
     const size: Effect.Effect<number> = Effect.gen(function*() {
       const seen = new Set<string>()
       let cursor = "0"
       for (let calls = 0; calls < maxScanCalls; calls++) {
-        const page = yield* command("size", () =>
-          client.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
+        const page = yield* command("size", () => client.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
         if (Option.isNone(page)) {
           return 0
         }
@@ -207,7 +215,7 @@ export const make = (options: Options) =>
       return seen.size
     })
 
-    return SessionStore.of({ get, put, size })
+    return SessionStore.of({ get, put, remove, size })
   })
 
 /** The Redis store as a scoped layer (connected while the layer lives). */

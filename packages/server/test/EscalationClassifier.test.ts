@@ -80,10 +80,17 @@ const ErrorBody = Schema.Struct({
   error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
 })
 
-const completion = (client: HttpClient.HttpClient, model: string, session: string, stream = false) =>
+const completion = (
+  client: HttpClient.HttpClient,
+  model: string,
+  session: string,
+  stream = false,
+  headers: Readonly<Record<string, string>> = {}
+) =>
   Effect.flatMap(
     client.execute(
       HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.setHeaders(headers),
         HttpClientRequest.setHeader("x-switchyard-session-id", session),
         HttpClientRequest.bodyUnsafeJson(chat(model, stream))
       )
@@ -111,14 +118,20 @@ const failOpenCount = (client: HttpClient.HttpClient, judgeModel: string, reason
 const callsTo = (upstream: FakeUpstream.FakeUpstream["Type"], model: string) =>
   Effect.map(upstream.requests, (records) => records.filter((r) => r.model === model).length)
 
+/** A server whose weak and strong targets answer and whose judge says escalate to every turn. */
+const escalatingServer = Effect.gen(function*() {
+  const judge = uniqueJudge()
+  const { client, upstream } = yield* startServer(toml(judge))
+  yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+  yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+  yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+  return { client, judge, upstream }
+})
+
 describe("escalation classifier through the server", () => {
   it.scopedLive("two escalate verdicts latch the session to strong; later turns skip the judge", () =>
     Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
-      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
-      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
+      const { client, judge, upstream } = yield* escalatingServer
 
       const first = yield* completion(client, "esc-error", "s-latch")
       assert.strictEqual(first.status, 200)
@@ -139,6 +152,23 @@ describe("escalation classifier through the server", () => {
       // another session starts over on weak
       const other = yield* completion(client, "esc-error", "s-other")
       assert.strictEqual(other.selected, "weak-model")
+    }))
+
+  it.scopedLive("session_final: a latched session's final request is served strong, then the session starts over", () =>
+    Effect.gen(function*() {
+      const { client, judge, upstream } = yield* escalatingServer
+
+      const selected = (headers: Readonly<Record<string, string>> = {}) =>
+        Effect.map(completion(client, "esc-error", "s-final", false, headers), (answer) => answer.selected)
+      assert.deepStrictEqual([yield* selected(), yield* selected()], ["weak-model", "strong-model"])
+      // not final: the latch holds
+      assert.strictEqual(yield* selected({ "x-switchyard-session-final": "no" }), "strong-model")
+      assert.strictEqual(yield* selected({ "x-switchyard-session-final": "True" }), "strong-model")
+      assert.strictEqual(yield* callsTo(upstream, judge), 2)
+      // the state is gone: weak again, judged again (streak 1 of 2)
+      assert.strictEqual(yield* selected(), "weak-model")
+      assert.strictEqual(yield* callsTo(upstream, judge), 3)
+      assert.strictEqual(yield* selected(), "strong-model")
     }))
 
   it.scopedLive("a streamed caller gets the buffered weak reply replayed as a stream", () =>

@@ -305,6 +305,23 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       assert.deepStrictEqual(yield* store.get(key), Option.some(strong))
     }))
 
+  it.scopedLive("an escalation streak round-trips; remove deletes the key (an absent key is no error)", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const key = `esc\u0000s:${unique("remove")}`
+      yield* cleanUp(raw, () => [`switchyard:session:${key}`])
+      const store = yield* storeFor({ ttlMs: 60_000 })
+      const streak = { target: "weak", tier: "weak", streak: 2 } as const
+      yield* store.put(key, streak)
+      assert.deepStrictEqual(yield* store.get(key), Option.some(streak))
+      const errorsBefore = yield* errorCount("remove")
+      yield* store.remove(key)
+      assert.isNull(yield* Effect.promise(() => raw.get(`switchyard:session:${key}`)))
+      assert.isTrue(Option.isNone(yield* store.get(key)))
+      yield* store.remove(key)
+      assert.strictEqual(yield* errorCount("remove"), errorsBefore)
+    }))
+
   it.scopedLive("size counts this store's live keys only (SCAN over its prefix)", () =>
     Effect.gen(function*() {
       const raw = yield* rawClient
@@ -660,5 +677,63 @@ describe.skipIf(skipWithoutRedis)("Redis session store through the server", () =
       )
       assert.isDefined(line)
       assert.isAtLeast(Number(line?.slice(line.lastIndexOf(" ") + 1)), 2)
+    }))
+})
+
+/** `stickyToml`'s deployment plus an escalation route (confirmations 2) on the same targets and Redis. */
+const escalationToml = (judgeModel: string, redis: string) => (upstreamUrl: string) =>
+  `${stickyToml(judgeModel, redis)(upstreamUrl)}
+[routes.esc]
+id = "esc"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+escalation = { confirmations = 2 }
+`
+
+describe.skipIf(skipWithoutRedis)("session_final with the Redis store, through the server", () => {
+  it.scopedLive("a session latched in Redis is reset by its final request; other sessions keep their state", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const judgeModel = unique("judge-final")
+      const session = unique("session-final")
+      const other = unique("session-other")
+      const keyOf = (id: string) => `switchyard:session:esc\u0000s:${id}`
+      yield* cleanUp(raw, () => [keyOf(session), keyOf(other)])
+      const { client, upstream } = yield* startServer(escalationToml(judgeModel, yield* redisUrl))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour(judgeModel, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"hard\"}"))
+      const selected = (id: string, headers: Readonly<Record<string, string>> = {}) =>
+        Effect.map(
+          client.execute(
+            HttpClientRequest.post("/v1/chat/completions").pipe(
+              HttpClientRequest.setHeaders(headers),
+              HttpClientRequest.setHeader("x-switchyard-session-id", id),
+              HttpClientRequest.bodyUnsafeJson({ model: "esc", messages: [{ role: "user", content: "prove it" }] })
+            )
+          ),
+          (response) => response.headers["x-switchyard-selected-model"]
+        )
+      const stored = (id: string) =>
+        Effect.map(Effect.promise(() => raw.get(keyOf(id))), (text) => JSON.parse(text ?? "null"))
+
+      // the streak survives the round trip through Redis: escalate, escalate → latched
+      assert.strictEqual(yield* selected(session), "weak-model")
+      assert.deepStrictEqual(yield* stored(session), { target: "weak", tier: "weak", streak: 1 })
+      assert.strictEqual(yield* selected(session), "strong-model")
+      assert.deepStrictEqual(yield* stored(session), { target: "strong", tier: "strong" })
+      assert.strictEqual(yield* selected(other), "weak-model")
+
+      // the final request (the Dynamo spelling) is served latched, then the key is gone
+      assert.strictEqual(yield* selected(session, { "x-dynamo-session-final": "1" }), "strong-model")
+      assert.isNull(yield* stored(session))
+      assert.deepStrictEqual(yield* stored(other), { target: "weak", tier: "weak", streak: 1 })
+      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 3)
+
+      // the session starts over on weak, judged again
+      assert.strictEqual(yield* selected(session), "weak-model")
+      assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 4)
     }))
 })

@@ -14,7 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { startServer } from "./harness.js"
+import { routedAnswer, startServer } from "./harness.js"
 
 let counter = 0
 /** Names unique to one test: the metric registry is process-global. */
@@ -116,13 +116,7 @@ const post = (client: HttpClient.HttpClient, path: string, body: unknown) =>
 const completion = (client: HttpClient.HttpClient, model: string, extra: Record<string, unknown> = {}) =>
   Effect.flatMap(
     post(client, "/v1/chat/completions", chatBody(model, extra)),
-    (response) =>
-      Effect.map(response.text, (text) => ({
-        status: response.status,
-        text,
-        selected: response.headers["x-switchyard-selected-model"],
-        source: response.headers["x-switchyard-evidence-source"]
-      }))
+    routedAnswer
   )
 
 const errorOf = (text: string) => Schema.decodeUnknownSync(Schema.parseJson(ErrorBody))(text).error

@@ -1,6 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
@@ -104,3 +105,12 @@ export const spansText = (exporter: InMemorySpanExporter): string =>
       status: s.status
     }))
   )
+
+/** An answer's status, body text, served model and evidence source (response headers). */
+export const routedAnswer = (response: HttpClientResponse.HttpClientResponse) =>
+  Effect.map(response.text, (text) => ({
+    status: response.status,
+    text,
+    selected: response.headers["x-switchyard-selected-model"],
+    source: response.headers["x-switchyard-evidence-source"]
+  }))

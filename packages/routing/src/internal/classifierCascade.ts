@@ -18,6 +18,7 @@ import type { JudgeError } from "../Judge.js"
 import * as Metrics from "../Metrics.js"
 import * as Posture from "../Posture.js"
 import type { RoutedRequest } from "../Route.js"
+import * as SessionIdentity from "../SessionIdentity.js"
 import { type SessionDecision, SessionStore } from "../SessionStore.js"
 
 /** When the judge is consulted. */
@@ -29,6 +30,13 @@ export interface Judged {
   readonly stored: SessionDecision
 }
 
+/**
+ * Whose selection the stored decision is: a session's (its session id; under `new_session` with
+ * `message_hash_fallback`, else a hash of its first user message), or — for a route's `subagents`
+ * table — a sub-agent's: the pair (session id, agent id), both required, never a message hash.
+ */
+export type Affinity = "session" | "agent"
+
 /** One classifier mode, as the cascade needs it. */
 export interface Mode<V> {
   /** Route id: the session key's prefix and the log's `route`. */
@@ -36,6 +44,8 @@ export interface Mode<V> {
   readonly classifyTrigger: ClassifyTrigger
   /** Under `new_session`, a request without a session id is identified by its first user message. */
   readonly messageHashFallback: boolean
+  /** Default `session`. */
+  readonly affinity?: Affinity
   readonly judgeFailure: Posture.Posture
   /** The judge's model id (evidence, metric and error label). */
   readonly judgeModel: string
@@ -100,8 +110,20 @@ export const make = <V>(
   mode: Mode<V>
 ): Effect.Effect<(request: RoutedRequest) => Effect.Effect<Decision.Decision, JudgeUnavailable>, never, SessionStore> =>
   Effect.map(SessionStore, (store) => {
-    /** The session identity: the caller's session id, or (new_session + message_hash_fallback) a hash. */
+    /**
+     * The identity a stored selection belongs to: the caller's session id, or (new_session +
+     * message_hash_fallback) a hash; for sub-agent affinity the (session id, agent id) pair.
+     */
     const identity = (request: RoutedRequest): Effect.Effect<Option.Option<string>> => {
+      if (mode.affinity === "agent") {
+        return Effect.succeed(
+          Option.zipWith(
+            request.sessionId,
+            SessionIdentity.agentIdOf(request.headers),
+            (session, agent) => `a:${JSON.stringify([session, agent])}`
+          )
+        )
+      }
       if (Option.isSome(request.sessionId)) return Effect.succeed(Option.some(`s:${request.sessionId.value}`))
       if (mode.classifyTrigger === "new_session" && mode.messageHashFallback) {
         return Effect.map(Conversation.messageHash(request.body.messages), Option.map((hash) => `h:${hash}`))

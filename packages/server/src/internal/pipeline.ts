@@ -59,6 +59,8 @@ interface Facts {
   readonly selectedModel: string
   readonly evidenceSource: string
   readonly evidenceReason: string
+  /** The route's `subagents` table decided (delegated sub-agent work). */
+  readonly subagent: boolean
   readonly streaming: boolean
   readonly error: string
 }
@@ -68,6 +70,7 @@ const noFacts: Facts = {
   selectedModel: "",
   evidenceSource: "",
   evidenceReason: "",
+  subagent: false,
   streaming: false,
   error: ""
 }
@@ -77,6 +80,7 @@ const factsOf = (inbound: Inbound, decision: Decision.Decision, model: string): 
   selectedModel: model,
   evidenceSource: decision.evidence.source,
   evidenceReason: "reason" in decision.evidence ? decision.evidence.reason : "",
+  subagent: decision.evidence.subagent === true,
   streaming: inbound.streaming,
   error: ""
 })
@@ -95,7 +99,7 @@ const errorReply = ({ body, status }: ErrorResponse): Edge.Reply => Edge.json(bo
 
 /**
  * One log line and the client-response counter per request: inbound wire format, route, selected
- * model, evidence source and reason, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR
+ * model, evidence source and reason, whether the route's `subagents` table decided, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR
  * for 5xx. No body, header value or upstream error text is logged; the route is clipped.
  */
 const recordRequest = (format: string, facts: Facts, status: number, startMs: number) =>
@@ -113,6 +117,7 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
       selected_model: facts.selectedModel,
       evidence_source: facts.evidenceSource,
       evidence_reason: facts.evidenceReason,
+      subagent: facts.subagent,
       status,
       latency_ms: latencyMs,
       streaming: facts.streaming,

@@ -1,0 +1,217 @@
+/**
+ * A passthrough route's `subagents` table through the real server, against the fake upstream:
+ * delegated sub-agent work (a Claude child's agent id, a Codex child thread, a `collab_spawn` /
+ * `review` harness kind, the explicit flag) goes to the sub-agent target or custom classifier, the
+ * parent's own requests and harness maintenance turns go to the parent target; `/v1/decision`, the
+ * `libsy.run` span and the request log say the sub-agent route decided.
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { assert, describe, it } from "@effect/vitest"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as Telemetry from "@switchyard-ts/server/Telemetry"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { basicToml, routedAnswer, startServer } from "./harness.js"
+
+let judgeCounter = 0
+/** A judge model id unique to one test (the metric registry is process-global). */
+const uniqueJudge = () => `subagent-judge-${process.pid}-${++judgeCounter}`
+
+/** `basicToml`'s deployment (weak, strong) plus a judge, a reviewer and two passthrough routes with subagents. */
+const toml = (judgeModel: string) => (upstreamUrl: string) =>
+  `${basicToml({ timeoutMs: 5000 })(upstreamUrl)}
+[targets.judge]
+id = "${judgeModel}"
+llm_client = "sim"
+
+[targets.reviewer]
+id = "reviewer-model"
+llm_client = "sim"
+
+[routes.fixed]
+id = "fixed"
+type = "passthrough"
+target = "strong"
+subagents = { type = "passthrough", target = "weak" }
+
+[routes.judged]
+id = "judged"
+type = "passthrough"
+target = "strong"
+
+[routes.judged.subagents]
+type = "llm_classifier"
+mode = "custom"
+classifier_target = "judge"
+targets = ["weak", "reviewer"]
+default_target = "weak"
+classify_trigger = "new_session"
+judge_failure = "fail_open"
+prompt = "Name the target for this delegated task."
+response_schema = '''{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"]}'''
+policy = { type = "target_selector", selector = "/route" }
+`
+
+const chat = (model: string) => ({ model, messages: [{ role: "user", content: "look into the failing test" }] })
+
+const completion = (client: HttpClient.HttpClient, model: string, headers: Readonly<Record<string, string>>) =>
+  Effect.flatMap(
+    client.execute(
+      HttpClientRequest.post("/v1/chat/completions").pipe(
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.bodyUnsafeJson(chat(model))
+      )
+    ),
+    routedAnswer
+  )
+
+const DecisionBody = Schema.Struct({
+  selected: Schema.Struct({ target: Schema.String, model: Schema.String }),
+  fallbacks: Schema.Array(Schema.Struct({ target: Schema.String })),
+  evidence: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+const decision = (client: HttpClient.HttpClient, model: string, headers: Readonly<Record<string, string>>) =>
+  Effect.flatMap(
+    client.execute(
+      HttpClientRequest.post("/v1/decision").pipe(
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.bodyUnsafeJson({ input_format: "openai_chat", request: chat(model) })
+      )
+    ),
+    (response) => Effect.flatMap(response.json, Schema.decodeUnknown(DecisionBody))
+  )
+
+const callsTo = (upstream: FakeUpstream.FakeUpstream["Type"], model: string) =>
+  Effect.map(upstream.requests, (records) => records.filter((r) => r.model === model).length)
+
+const codex = (fields: Record<string, string>) => ({ "x-codex-turn-metadata": JSON.stringify(fields) })
+const claudeRoot = { "x-claude-code-session-id": "claude-1" }
+const claudeChild = { "x-claude-code-session-id": "claude-1", "x-claude-code-agent-id": "agent-1" }
+const codexRoot = codex({ session_id: "codex-1", thread_id: "root-thread" })
+const codexChild = codex({
+  session_id: "codex-1",
+  thread_id: "child-thread",
+  parent_thread_id: "root-thread",
+  thread_source: "subagent"
+})
+
+describe("subagents on a passthrough route, through the server", () => {
+  it.scopedLive("delegated Claude and Codex children go to the sub-agent target; their parents to the parent target", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* startServer(toml(uniqueJudge()))
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+
+      const cases: ReadonlyArray<readonly [string, Readonly<Record<string, string>>, string]> = [
+        ["claude root", claudeRoot, "strong-model"],
+        ["claude child", claudeChild, "weak-model"],
+        ["codex root", codexRoot, "strong-model"],
+        ["codex child", codexChild, "weak-model"],
+        ["codex collab_spawn", codex({ session_id: "codex-1", subagent_kind: "collab_spawn" }), "weak-model"],
+        ["x-openai-subagent review", { "x-openai-subagent": "review" }, "weak-model"],
+        ["codex compact (maintenance)", codex({ session_id: "codex-1", subagent_kind: "compact" }), "strong-model"],
+        ["x-openai-subagent memory_consolidation", { "x-openai-subagent": "memory_consolidation" }, "strong-model"],
+        ["explicit false on a claude child", { ...claudeChild, "x-switchyard-is-subagent": "false" }, "strong-model"],
+        ["explicit true", { "x-switchyard-is-subagent": "true" }, "weak-model"],
+        ["no headers", {}, "strong-model"]
+      ]
+      for (const [name, headers, expected] of cases) {
+        const answer = yield* completion(client, "fixed", headers)
+        assert.strictEqual(answer.status, 200, name)
+        assert.strictEqual(answer.selected, expected, name)
+        assert.strictEqual(answer.source, "passthrough", name)
+        assert.include(answer.text, expected === "weak-model" ? "weak answer" : "strong answer", name)
+      }
+      assert.strictEqual(yield* callsTo(upstream, "weak-model"), 5)
+      assert.strictEqual(yield* callsTo(upstream, "strong-model"), 6)
+
+      const child = yield* decision(client, "fixed", claudeChild)
+      assert.strictEqual(child.selected.target, "weak")
+      assert.deepStrictEqual(child.fallbacks, [])
+      assert.deepStrictEqual(child.evidence, { source: "passthrough", subagent: true })
+      const root = yield* decision(client, "fixed", claudeRoot)
+      assert.strictEqual(root.selected.target, "strong")
+      assert.deepStrictEqual(root.evidence, { source: "passthrough" })
+    }))
+
+  it.scopedLive("a custom sub-agent classifier: one judge call per (session, agent), parents never judged", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(toml(judge))
+      for (const model of ["strong-model", "weak-model", "reviewer-model"]) {
+        yield* upstream.setBehaviour(model, FakeUpstream.ok(`${model} answer`))
+      }
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"reviewer\"}"))
+
+      const first = yield* completion(client, "judged", claudeChild)
+      assert.strictEqual(first.selected, "reviewer-model")
+      assert.strictEqual(first.source, "llm-classifier")
+      const again = yield* completion(client, "judged", claudeChild)
+      assert.strictEqual(again.selected, "reviewer-model")
+      assert.strictEqual(again.source, "affinity")
+      assert.strictEqual(yield* callsTo(upstream, judge), 1)
+
+      // the Codex child is another (session, agent): judged on its own
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"weak\"}"))
+      const codexAnswer = yield* completion(client, "judged", codexChild)
+      assert.strictEqual(codexAnswer.selected, "weak-model")
+      assert.strictEqual(yield* callsTo(upstream, judge), 2)
+
+      // parents are passthrough, no judge call
+      const parent = yield* completion(client, "judged", claudeRoot)
+      assert.strictEqual(parent.selected, "strong-model")
+      assert.strictEqual(parent.source, "passthrough")
+      assert.strictEqual(yield* callsTo(upstream, judge), 2)
+
+      const shown = yield* decision(client, "judged", claudeChild)
+      assert.strictEqual(shown.selected.target, "reviewer")
+      assert.deepStrictEqual(shown.fallbacks.map((f) => f.target), ["weak"])
+      assert.deepStrictEqual(shown.evidence, { source: "affinity", previous_source: "llm-classifier", subagent: true })
+
+      // a dead judge under fail_open: a new child is routed to default_target, never failed
+      yield* upstream.setBehaviour(judge, FakeUpstream.status(503, { message: "down" }))
+      const degraded = yield* completion(client, "judged", { ...claudeChild, "x-claude-code-agent-id": "agent-2" })
+      assert.strictEqual(degraded.status, 200)
+      assert.strictEqual(degraded.selected, "weak-model")
+      assert.strictEqual(degraded.source, "fail-open")
+    }))
+
+  it.scopedLive("the libsy.run span and the request log say the sub-agent route decided", () =>
+    Effect.gen(function*() {
+      const exporter = new InMemorySpanExporter()
+      const logs: Array<Record<string, unknown>> = []
+      const capture = Logger.make(({ annotations, message }) => {
+        const text = Array.isArray(message) ? message.join(" ") : String(message)
+        if (text === "request") logs.push(Object.fromEntries(annotations))
+      })
+      const { client, upstream } = yield* startServer(
+        toml(uniqueJudge()),
+        { telemetry: Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) }) },
+        Option.some(capture)
+      )
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+      assert.strictEqual((yield* completion(client, "fixed", claudeChild)).status, 200)
+      assert.strictEqual((yield* completion(client, "fixed", claudeRoot)).status, 200)
+
+      const runs = exporter.getFinishedSpans().filter((span) => span.name === "libsy.run")
+      assert.deepStrictEqual(
+        runs.map((span) => [span.attributes["selected_model"], span.attributes["evidence.subagent"] ?? false]),
+        [["weak-model", true], ["strong-model", false]]
+      )
+      assert.deepStrictEqual(runs.map((span) => span.attributes["switchyard.algorithm"]), [
+        "passthrough",
+        "passthrough"
+      ])
+      // (the edge writes a request's log line right after its JSON body, before the caller can read it)
+      assert.deepStrictEqual(
+        logs.map((line) => [line["selected_model"], line["subagent"]]),
+        [["weak-model", true], ["strong-model", false]]
+      )
+    }))
+})
