@@ -155,6 +155,68 @@ export interface CustomClassifierRouteSpec extends RouteCommon {
   readonly judgeTimeoutMs: Option.Option<number>
 }
 
+/** A stage router's `[classifier]` table: a capability judge for the turns its signals leave undecided. */
+export interface StageClassifierSpec {
+  /** `target`: the judge; never a routing destination. */
+  readonly judge: Target
+  /** `base_threshold` in [0, 1] (required). */
+  readonly baseThreshold: number
+  /** `threshold_step` >= 0 (default 0), with `base_threshold + 2 * threshold_step <= 1`. */
+  readonly thresholdStep: number
+  /** `classify_trigger` (default `every_request`). */
+  readonly classifyTrigger: ClassifyTrigger
+  /** `message_hash_fallback` (default false; requires `new_session`). */
+  readonly messageHashFallback: boolean
+  /** `recent_turn_window` (non-negative integer): the judge's message window, unset by default. */
+  readonly recentTurnWindow: Option.Option<number>
+  /** `prompt`: replaces the packaged judge system prompt (non-blank). */
+  readonly prompt: Option.Option<string>
+  /** `response_format_type` (default `json_schema`). */
+  readonly responseFormatType: "json_schema" | "json_object"
+  /** `max_output_tokens` >= 1 (default 4096). */
+  readonly maxOutputTokens: number
+  /** `judge_failure` (default `error`). */
+  readonly judgeFailure: JudgeFailurePosture
+  /** `judge_timeout_ms`, as on capability routes. */
+  readonly judgeTimeoutMs: Option.Option<number>
+}
+
+/** A stage router's `[handoff_notes]` table. */
+export interface HandoffNotesSpec {
+  /** `escalation_note` (required, non-blank). */
+  readonly escalationNote: string
+  /** `deescalation_note` (non-blank), unset by default. */
+  readonly deescalationNote: Option.Option<string>
+  /** `only_on_wrong_signal_escalation` (default true). */
+  readonly onlyOnWrongSignalEscalation: boolean
+}
+
+/**
+ * `type = "stage_router"`: each turn goes to the capable or the efficient target by its
+ * tool-result signals; undecided turns go to the optional classifier, else the picker's default.
+ */
+export interface StageRouterRouteSpec extends RouteCommon {
+  readonly type: "stage_router"
+  /** `capable_target` */
+  readonly capable: Target
+  /** `efficient_target` */
+  readonly efficient: Target
+  /** `picker` (required): the default tier of an undecided turn. */
+  readonly picker: "efficient_first" | "capable_first"
+  /** `confidence_threshold` in [0, 1] (required). */
+  readonly confidenceThreshold: number
+  /** `recent_turn_window` >= 0 (default 3): trailing tool calls and results the signals read. */
+  readonly recentTurnWindow: number
+  /** `capable_system_prompt` (non-blank), unset by default. */
+  readonly capableSystemPrompt: Option.Option<string>
+  /** `efficient_system_prompt` (non-blank), unset by default. */
+  readonly efficientSystemPrompt: Option.Option<string>
+  /** `[handoff_notes]`, unset by default. */
+  readonly handoffNotes: Option.Option<HandoffNotesSpec>
+  /** `[classifier]`, unset by default. */
+  readonly classifier: Option.Option<StageClassifierSpec>
+}
+
 /**
  * `type = "advisor"`: the executor answers every turn; a turn that would end the work is reviewed
  * by the advisor (APPROVE releases it, REDO has the executor answer again with the advisor's plan).
@@ -196,6 +258,7 @@ export type RouteSpec =
   | ClassifierRouteSpec
   | CustomClassifierRouteSpec
   | EscalationClassifierRouteSpec
+  | StageRouterRouteSpec
   | AdvisorRouteSpec
 
 /** Where session decisions live: in this process, or in a Redis shared by several replicas. */

@@ -70,7 +70,7 @@ export const routed = (
 // ---------------------------------------------------------------------------------------------
 
 export type Tier = "weak" | "strong"
-type CallFailureTag = "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
+export type CallFailureTag = "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
 
 export interface Step {
   /** The session id header, or null when the request carries none. */
@@ -102,7 +102,7 @@ export interface ModelConfig {
 }
 
 /** Policy thresholds with base 0.5 and step 0.125. */
-const thresholdOf: Record<Verdict.Boundary, number> = {
+export const thresholdOf: Record<Verdict.Boundary, number> = {
   supported: 0.5,
   uncertain: 0.625,
   unmatched: 0.625,
@@ -116,7 +116,7 @@ const ruleFamily: Record<Verdict.Boundary, (rule: Verdict.Rule) => boolean> = {
   unsupported: (rule) => rule === "LIM-1" || rule === "LIM-2"
 }
 
-type Judged =
+export type Judged =
   | { readonly _tag: "Verdict"; readonly p_solve: number; readonly boundary: Verdict.Boundary }
   | { readonly _tag: "NoVerdict"; readonly reason: Evidence.Reason }
   | {
@@ -127,7 +127,7 @@ type Judged =
   }
 
 /** What one judge consultation amounts to, from the scripted outcome alone. */
-const judgedOf = (outcome: Outcome): Judged => {
+export const judgedOf = (outcome: Outcome): Judged => {
   switch (outcome._tag) {
     case "verdict": {
       const valid = outcome.p_solve >= 0 && outcome.p_solve <= 1 && outcome.crux.trim() !== "" &&
@@ -385,7 +385,7 @@ const verdictOutcome: FastCheck.Arbitrary<Outcome> = FastCheck.constantFrom(...V
   }).map(({ crux, p_solve, rule }) => Outcome.verdict(p_solve, boundary, rule, crux))
 )
 
-const outcomeArb: FastCheck.Arbitrary<Outcome> = FastCheck.oneof(
+export const outcomeArb: FastCheck.Arbitrary<Outcome> = FastCheck.oneof(
   { arbitrary: verdictOutcome, weight: 6 },
   { arbitrary: FastCheck.constant(Outcome.garbage), weight: 1 },
   { arbitrary: FastCheck.constant(Outcome.invalidBody), weight: 1 },

@@ -241,7 +241,7 @@ const modelStep = (
 }
 
 /** The memory store, counting writes. */
-const countingStore = Effect.gen(function*() {
+export const countingStore = Effect.gen(function*() {
   const writes = yield* Ref.make(0)
   const memory = SessionStore.makeMemory({ maxEntries: 100, ttlMs: 3_600_000 })
   const layer = Layer.succeed(
