@@ -53,16 +53,13 @@ export type JudgeFailurePosture = "error" | "fail_open"
 /** When a capability route consults its judge. */
 export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
 
-/** `type = "llm_classifier"`, `mode = "capability"`: a judge estimates p_solve; weak or strong by threshold. */
-export interface ClassifierRouteSpec extends RouteCommon {
-  readonly type: "llm_classifier"
-  readonly mode: "capability"
-  /** `classifier_target`: the judge; never a routing destination. */
+/**
+ * A capability judge: a capability route's (`classifier_target` and its keys), or a stage router's
+ * `[classifier]` table (`target` and the same keys).
+ */
+export interface CapabilityJudgeSpec {
+  /** The judge; never a routing destination. */
   readonly judge: Target
-  /** `weak_target` */
-  readonly weak: Target
-  /** `strong_target` */
-  readonly strong: Target
   /** `base_threshold` in [0, 1]. */
   readonly baseThreshold: number
   /** `threshold_step` >= 0 (default 0), with `base_threshold + 2 * threshold_step <= 1`. */
@@ -86,6 +83,16 @@ export interface ClassifierRouteSpec extends RouteCommon {
    * included, together with the judge client's `timeout_ms` (the tighter wins).
    */
   readonly judgeTimeoutMs: Option.Option<number>
+}
+
+/** `type = "llm_classifier"`, `mode = "capability"`: a judge estimates p_solve; weak or strong by threshold. */
+export interface ClassifierRouteSpec extends RouteCommon, CapabilityJudgeSpec {
+  readonly type: "llm_classifier"
+  readonly mode: "capability"
+  /** `weak_target` */
+  readonly weak: Target
+  /** `strong_target` */
+  readonly strong: Target
 }
 
 /**
@@ -156,30 +163,7 @@ export interface CustomClassifierRouteSpec extends RouteCommon {
 }
 
 /** A stage router's `[classifier]` table: a capability judge for the turns its signals leave undecided. */
-export interface StageClassifierSpec {
-  /** `target`: the judge; never a routing destination. */
-  readonly judge: Target
-  /** `base_threshold` in [0, 1] (required). */
-  readonly baseThreshold: number
-  /** `threshold_step` >= 0 (default 0), with `base_threshold + 2 * threshold_step <= 1`. */
-  readonly thresholdStep: number
-  /** `classify_trigger` (default `every_request`). */
-  readonly classifyTrigger: ClassifyTrigger
-  /** `message_hash_fallback` (default false; requires `new_session`). */
-  readonly messageHashFallback: boolean
-  /** `recent_turn_window` (non-negative integer): the judge's message window, unset by default. */
-  readonly recentTurnWindow: Option.Option<number>
-  /** `prompt`: replaces the packaged judge system prompt (non-blank). */
-  readonly prompt: Option.Option<string>
-  /** `response_format_type` (default `json_schema`). */
-  readonly responseFormatType: "json_schema" | "json_object"
-  /** `max_output_tokens` >= 1 (default 4096). */
-  readonly maxOutputTokens: number
-  /** `judge_failure` (default `error`). */
-  readonly judgeFailure: JudgeFailurePosture
-  /** `judge_timeout_ms`, as on capability routes. */
-  readonly judgeTimeoutMs: Option.Option<number>
-}
+export type StageClassifierSpec = CapabilityJudgeSpec
 
 /** A stage router's `[handoff_notes]` table. */
 export interface HandoffNotesSpec {

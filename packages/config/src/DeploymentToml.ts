@@ -197,12 +197,8 @@ const capabilityOrEscalationFields = [
   "escalation"
 ] as const
 
-const RawClassifier = Schema.Struct({
-  ...routeCommonFields,
-  mode: Schema.optional(TomlString),
-  classifier_target: TomlString,
-  weak_target: TomlString,
-  strong_target: TomlString,
+/** A capability judge's keys: a capability route's, and a stage router's `[classifier]` table's. */
+const capabilityJudgeFields = {
   base_threshold: TomlNumber,
   threshold_step: Schema.optional(TomlNumber),
   classify_trigger: Schema.optional(TomlVariant("every_request", "user_turn", "new_session")),
@@ -213,6 +209,15 @@ const RawClassifier = Schema.Struct({
   max_output_tokens: Schema.optional(TomlInteger),
   judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
   judge_timeout_ms: Schema.optional(TomlInteger)
+}
+
+const RawClassifier = Schema.Struct({
+  ...routeCommonFields,
+  mode: Schema.optional(TomlString),
+  classifier_target: TomlString,
+  weak_target: TomlString,
+  strong_target: TomlString,
+  ...capabilityJudgeFields
 })
 type RawClassifier = typeof RawClassifier.Type
 
@@ -285,19 +290,7 @@ const RawHandoffNotes = Schema.compose(
 /** `[routes.<n>.classifier]` of a stage router: a capability judge's keys, `target` naming the judge. */
 const RawStageClassifier = Schema.compose(
   TomlTable,
-  Schema.Struct({
-    target: TomlString,
-    base_threshold: TomlNumber,
-    threshold_step: Schema.optional(TomlNumber),
-    classify_trigger: Schema.optional(TomlVariant("every_request", "user_turn", "new_session")),
-    message_hash_fallback: Schema.optional(TomlBoolean),
-    recent_turn_window: Schema.optional(TomlInteger),
-    prompt: Schema.optional(TomlString),
-    response_format_type: Schema.optional(TomlVariant("json_schema", "json_object")),
-    max_output_tokens: Schema.optional(TomlInteger),
-    judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
-    judge_timeout_ms: Schema.optional(TomlInteger)
-  }),
+  Schema.Struct({ target: TomlString, ...capabilityJudgeFields }),
   { strict: false }
 )
 type RawStageClassifier = typeof RawStageClassifier.Type
@@ -795,6 +788,19 @@ const capabilityJudgeSettings = (path: Path, raw: RawCapabilityJudge) =>
     }
   })
 
+/** `classifier_target`, `weak_target`, `strong_target` of a capability or escalation route, in that order. */
+const weakStrongTargets = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  raw: { readonly classifier_target: string; readonly weak_target: string; readonly strong_target: string }
+) =>
+  Effect.gen(function*() {
+    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
+    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
+    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    return { judge, weak, strong }
+  })
+
 const buildClassifier = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
@@ -802,10 +808,7 @@ const buildClassifier = (
   raw: RawClassifier
 ): Effect.Effect<ClassifierRouteSpec, InvalidConfig> =>
   Effect.gen(function*() {
-    // references
-    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
-    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
-    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    const { judge, strong, weak } = yield* weakStrongTargets(targets, path, raw)
     const settings = yield* capabilityJudgeSettings(path, raw)
     return { ...common, type: "llm_classifier", mode: "capability", judge, weak, strong, ...settings }
   })
@@ -830,11 +833,7 @@ const buildHandoffNotes = (
     if (raw.escalation_note.trim() === "") {
       return yield* fail([...path, "escalation_note"], "escalation_note must not be empty")
     }
-    const deescalationNote = yield* nonBlank(
-      [...path, "deescalation_note"],
-      raw.deescalation_note,
-      "deescalation_note"
-    )
+    const deescalationNote = yield* optionalText(path, raw, "deescalation_note")
     return {
       escalationNote: raw.escalation_note,
       deescalationNote,
@@ -862,16 +861,8 @@ const buildStageRouter = (
       ? 3
       : Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe))
     // texts
-    const capableSystemPrompt = yield* nonBlank(
-      [...path, "capable_system_prompt"],
-      raw.capable_system_prompt,
-      "capable_system_prompt"
-    )
-    const efficientSystemPrompt = yield* nonBlank(
-      [...path, "efficient_system_prompt"],
-      raw.efficient_system_prompt,
-      "efficient_system_prompt"
-    )
+    const capableSystemPrompt = yield* optionalText(path, raw, "capable_system_prompt")
+    const efficientSystemPrompt = yield* optionalText(path, raw, "efficient_system_prompt")
     const handoffNotes = raw.handoff_notes === undefined
       ? Option.none()
       : Option.some(yield* buildHandoffNotes([...path, "handoff_notes"], raw.handoff_notes))
@@ -901,10 +892,7 @@ const buildEscalationClassifier = (
   raw: RawEscalationClassifier
 ): Effect.Effect<EscalationClassifierRouteSpec, InvalidConfig> =>
   Effect.gen(function*() {
-    // references
-    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
-    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
-    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    const { judge, strong, weak } = yield* weakStrongTargets(targets, path, raw)
     // the escalation table
     const table = raw.escalation ?? {}
     const escalationPath = [...path, "escalation"]
@@ -1058,6 +1046,13 @@ const buildCustomClassifier = (
     }
   })
 
+/** The optional text key `key` of `raw` (at `path`): when set, it must not be blank. */
+const optionalText = <K extends string>(
+  path: Path,
+  raw: { readonly [P in K]?: string | undefined },
+  key: K
+): Effect.Effect<Option.Option<string>, InvalidConfig> => nonBlank([...path, key], raw[key], key)
+
 /** A prompt-like string key: when set, it must not be blank. */
 const nonBlank = (
   path: Path,
@@ -1115,16 +1110,8 @@ const buildAdvisor = (
       ? 200_000
       : Number(yield* integerInRange([...path, "transcript_max_chars"], raw.transcript_max_chars, 256n, maxSafe))
     // texts
-    const reviewerSystemPrompt = yield* nonBlank(
-      [...path, "reviewer_system_prompt"],
-      raw.reviewer_system_prompt,
-      "reviewer_system_prompt"
-    )
-    const redoFeedbackPrefix = yield* nonBlank(
-      [...path, "redo_feedback_prefix"],
-      raw.redo_feedback_prefix,
-      "redo_feedback_prefix"
-    )
+    const reviewerSystemPrompt = yield* optionalText(path, raw, "reviewer_system_prompt")
+    const redoFeedbackPrefix = yield* optionalText(path, raw, "redo_feedback_prefix")
     return {
       ...common,
       type: "advisor",

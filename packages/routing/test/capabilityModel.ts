@@ -16,7 +16,7 @@ import * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
-import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
+import type { Route, RoutedRequest, RouteFailure } from "@switchyard-ts/routing/Route"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
@@ -247,6 +247,37 @@ export const failOpenCounts = (judgeModel: string) =>
       ),
       (state): readonly [Evidence.Reason, number] => [reason, state.count]
     ))
+
+/**
+ * Assert that `exit` failed with `JudgeUnavailable` around the judge call failure `failure` (an
+ * `UpstreamStatus` with `status`), answered `httpStatus` (by default 504 for a deadline, else 502); with
+ * `judgeModel`, that it names that judge.
+ */
+export const assertJudgeUnavailable = <A>(
+  exit: Exit.Exit<A, RouteFailure>,
+  expected: {
+    readonly failure: CallFailureTag
+    readonly status: Option.Option<number>
+    readonly httpStatus?: 502 | 504
+  },
+  where: string,
+  judgeModel?: string
+): void => {
+  const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+  assert.isTrue(Option.isSome(error), `expected a failure, ${where}`)
+  if (Option.isNone(error)) return
+  assert.strictEqual(error.value._tag, "JudgeUnavailable", where)
+  if (error.value._tag !== "JudgeUnavailable") return
+  if (judgeModel !== undefined) assert.strictEqual(error.value.judgeModel, judgeModel, where)
+  assert.strictEqual(error.value.failure._tag, expected.failure, where)
+  assert.deepStrictEqual(
+    error.value.failure._tag === "UpstreamStatus" ? Option.some(error.value.failure.status) : Option.none(),
+    expected.status,
+    where
+  )
+  const status = expected.httpStatus ?? (expected.failure === "DeadlineExceeded" ? 504 : 502)
+  assert.strictEqual(toHttp(error.value).status, status, where)
+}
 
 /** A judge model id unique to one sample (the metric registry is process-global). */
 export const uniqueJudgeModel = Effect.sync(() => `judge-${globalThis.crypto.randomUUID()}`)

@@ -11,7 +11,6 @@
  * decisions counter.
  */
 import { assert } from "@effect/vitest"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
@@ -21,7 +20,6 @@ import type * as Posture from "@switchyard-ts/routing/Posture"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type * as StageSignals from "@switchyard-ts/routing/StageSignals"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
@@ -29,6 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import {
+  assertJudgeUnavailable,
   type CallFailureTag,
   decideOnce,
   failOpenCounts,
@@ -353,21 +352,7 @@ export const runStageSchedule = (config: Omit<ModelConfig, "judgeModel">, steps:
       if (config.posture === "fail_open") assert.isTrue(Exit.isSuccess(exit), `fail_open never fails, ${where}`)
 
       if (expected._tag === "Fails") {
-        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
-        assert.isTrue(Option.isSome(error), `expected a failure, ${where}`)
-        if (Option.isSome(error)) {
-          assert.strictEqual(error.value._tag, "JudgeUnavailable", where)
-          if (error.value._tag === "JudgeUnavailable") {
-            assert.strictEqual(error.value.judgeModel, judgeModel, where)
-            assert.strictEqual(error.value.failure._tag, expected.failure, where)
-            assert.deepStrictEqual(
-              error.value.failure._tag === "UpstreamStatus" ? Option.some(error.value.failure.status) : Option.none(),
-              expected.status,
-              where
-            )
-            assert.strictEqual(toHttp(error.value).status, expected.failure === "DeadlineExceeded" ? 504 : 502, where)
-          }
-        }
+        assertJudgeUnavailable(exit, expected, where, judgeModel)
       } else {
         assert.isTrue(Exit.isSuccess(exit), `expected a decision, ${where}`)
         if (Exit.isSuccess(exit)) {
