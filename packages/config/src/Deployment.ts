@@ -15,6 +15,7 @@ import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -84,6 +85,8 @@ export const routes = (
           case "capability":
             return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
         }
+      case "stage_router":
+        return Effect.map(StageRoute.make({ ...common, ...spec }), bounded)
       case "advisor":
         return Effect.map(AdvisorRoute.make({ ...common, ...spec }), bounded)
     }

@@ -76,16 +76,13 @@ export type JudgeFailurePosture = "error" | "fail_open"
 /** When a capability route consults its judge. */
 export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
 
-/** `type = "llm_classifier"`, `mode = "capability"`: a judge estimates p_solve; weak or strong by threshold. */
-export interface ClassifierRouteSpec extends RouteCommon {
-  readonly type: "llm_classifier"
-  readonly mode: "capability"
-  /** `classifier_target`: the judge; never a routing destination. */
+/**
+ * A capability judge: a capability route's (`classifier_target` and its keys), or a stage router's
+ * `[classifier]` table (`target` and the same keys).
+ */
+export interface CapabilityJudgeSpec {
+  /** The judge; never a routing destination. */
   readonly judge: Target
-  /** `weak_target` */
-  readonly weak: Target
-  /** `strong_target` */
-  readonly strong: Target
   /** `base_threshold` in [0, 1]. */
   readonly baseThreshold: number
   /** `threshold_step` >= 0 (default 0), with `base_threshold + 2 * threshold_step <= 1`. */
@@ -109,6 +106,16 @@ export interface ClassifierRouteSpec extends RouteCommon {
    * included, together with the judge client's `timeout_ms` (the tighter wins).
    */
   readonly judgeTimeoutMs: Option.Option<number>
+}
+
+/** `type = "llm_classifier"`, `mode = "capability"`: a judge estimates p_solve; weak or strong by threshold. */
+export interface ClassifierRouteSpec extends RouteCommon, CapabilityJudgeSpec {
+  readonly type: "llm_classifier"
+  readonly mode: "capability"
+  /** `weak_target` */
+  readonly weak: Target
+  /** `strong_target` */
+  readonly strong: Target
 }
 
 /**
@@ -182,6 +189,45 @@ export interface CustomClassifierSettings {
   readonly judgeTimeoutMs: Option.Option<number>
 }
 
+/** A stage router's `[classifier]` table: a capability judge for the turns its signals leave undecided. */
+export type StageClassifierSpec = CapabilityJudgeSpec
+
+/** A stage router's `[handoff_notes]` table. */
+export interface HandoffNotesSpec {
+  /** `escalation_note` (required, non-blank). */
+  readonly escalationNote: string
+  /** `deescalation_note` (non-blank), unset by default. */
+  readonly deescalationNote: Option.Option<string>
+  /** `only_on_wrong_signal_escalation` (default true). */
+  readonly onlyOnWrongSignalEscalation: boolean
+}
+
+/**
+ * `type = "stage_router"`: each turn goes to the capable or the efficient target by its
+ * tool-result signals; undecided turns go to the optional classifier, else the picker's default.
+ */
+export interface StageRouterRouteSpec extends RouteCommon {
+  readonly type: "stage_router"
+  /** `capable_target` */
+  readonly capable: Target
+  /** `efficient_target` */
+  readonly efficient: Target
+  /** `picker` (required): the default tier of an undecided turn. */
+  readonly picker: "efficient_first" | "capable_first"
+  /** `confidence_threshold` in [0, 1] (required). */
+  readonly confidenceThreshold: number
+  /** `recent_turn_window` >= 0 (default 3): trailing tool calls and results the signals read. */
+  readonly recentTurnWindow: number
+  /** `capable_system_prompt` (non-blank), unset by default. */
+  readonly capableSystemPrompt: Option.Option<string>
+  /** `efficient_system_prompt` (non-blank), unset by default. */
+  readonly efficientSystemPrompt: Option.Option<string>
+  /** `[handoff_notes]`, unset by default. */
+  readonly handoffNotes: Option.Option<HandoffNotesSpec>
+  /** `[classifier]`, unset by default. */
+  readonly classifier: Option.Option<StageClassifierSpec>
+}
+
 /**
  * `type = "advisor"`: the executor answers every turn; a turn that would end the work is reviewed
  * by the advisor (APPROVE releases it, REDO has the executor answer again with the advisor's plan).
@@ -223,6 +269,7 @@ export type RouteSpec =
   | ClassifierRouteSpec
   | CustomClassifierRouteSpec
   | EscalationClassifierRouteSpec
+  | StageRouterRouteSpec
   | AdvisorRouteSpec
 
 /** Where session decisions live: in this process, or in a Redis shared by several replicas. */

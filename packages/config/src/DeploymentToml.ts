@@ -7,7 +7,8 @@
  *    then every client, target and route table in sorted table-name order, then `[sessions]` —
  *    unknown keys, missing keys, value types and enum variants (`format`, route `type`, and for
  *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`;
- *    for `advisor` its `gate_trigger`).
+ *    for `stage_router` its `picker` and its classifier's enums; for `advisor` its `gate_trigger`).
+ *    A `subagents` table on a `passthrough` or `stage_router` route is rejected as not supported yet.
  *    A classifier route's mode is settled before its keys (explicit `mode`, else `escalation`
  *    when an `escalation` table is present, else `capability`): an escalation route rejects custom
  *    keys, capability routing settings (`base_threshold` only when the mode is explicit) and any
@@ -31,7 +32,11 @@
  *    (not true) → the custom keys as above; for escalation mode:
  *    target references → `escalation.confirmations` (>= 1) → `escalation.recent_turn_window`
  *    (>= 1) → `escalation.window_message_chars` (>= 50) → `prompt` → `max_output_tokens` →
- *    `judge_timeout_ms`; for `advisor`:
+ *    `judge_timeout_ms`; for `stage_router`: `capable_target` → `efficient_target` →
+ *    `confidence_threshold` ([0, 1]) → `recent_turn_window` (>= 0) → `capable_system_prompt` →
+ *    `efficient_system_prompt` (non-blank) → `handoff_notes` (`escalation_note` and
+ *    `deescalation_note` non-blank) → `classifier` (`target`, then a capability route's judge rules
+ *    from the thresholds on, under `routes.<n>.classifier.*`); for `advisor`:
  *    `executor_target` → `advisor_target` → `gate_trigger_pattern` (required exactly with
  *    `gate_trigger = "pattern"`, non-blank, a valid regular expression) → `max_reviews` →
  *    `gate_stall_turns` → `gate_min_tool_results` → `advisor_max_tokens` → `advisor_temperature` →
@@ -82,11 +87,14 @@ import type {
   CustomClassifierSettings,
   Deployment,
   EscalationClassifierRouteSpec,
+  HandoffNotesSpec,
   RandomRouteSpec,
   RouteCommon,
   RouteSpec,
   ServerSpec,
   SessionsSpec,
+  StageClassifierSpec,
+  StageRouterRouteSpec,
   SubagentsSpec
 } from "./DeploymentSpec.js"
 import {
@@ -220,12 +228,8 @@ const capabilityOrEscalationFields = [
   "escalation"
 ] as const
 
-const RawClassifier = Schema.Struct({
-  ...routeCommonFields,
-  mode: Schema.optional(TomlString),
-  classifier_target: TomlString,
-  weak_target: TomlString,
-  strong_target: TomlString,
+/** A capability judge's keys: a capability route's, and a stage router's `[classifier]` table's. */
+const capabilityJudgeFields = {
   base_threshold: TomlNumber,
   threshold_step: Schema.optional(TomlNumber),
   classify_trigger: Schema.optional(TomlVariant("every_request", "user_turn", "new_session")),
@@ -236,6 +240,15 @@ const RawClassifier = Schema.Struct({
   max_output_tokens: Schema.optional(TomlInteger),
   judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
   judge_timeout_ms: Schema.optional(TomlInteger)
+}
+
+const RawClassifier = Schema.Struct({
+  ...routeCommonFields,
+  mode: Schema.optional(TomlString),
+  classifier_target: TomlString,
+  weak_target: TomlString,
+  strong_target: TomlString,
+  ...capabilityJudgeFields
 })
 type RawClassifier = typeof RawClassifier.Type
 
@@ -307,6 +320,39 @@ const RawEscalationClassifier = Schema.Struct({
 })
 type RawEscalationClassifier = typeof RawEscalationClassifier.Type
 
+/** `[routes.<n>.handoff_notes]` of a stage router. */
+const RawHandoffNotes = Schema.compose(
+  TomlTable,
+  Schema.Struct({
+    escalation_note: TomlString,
+    deescalation_note: Schema.optional(TomlString),
+    only_on_wrong_signal_escalation: Schema.optional(TomlBoolean)
+  }),
+  { strict: false }
+)
+
+/** `[routes.<n>.classifier]` of a stage router: a capability judge's keys, `target` naming the judge. */
+const RawStageClassifier = Schema.compose(
+  TomlTable,
+  Schema.Struct({ target: TomlString, ...capabilityJudgeFields }),
+  { strict: false }
+)
+type RawStageClassifier = typeof RawStageClassifier.Type
+
+const RawStageRouter = Schema.Struct({
+  ...routeCommonFields,
+  capable_target: TomlString,
+  efficient_target: TomlString,
+  picker: TomlVariant("efficient_first", "capable_first"),
+  confidence_threshold: TomlNumber,
+  recent_turn_window: Schema.optional(TomlInteger),
+  capable_system_prompt: Schema.optional(TomlString),
+  efficient_system_prompt: Schema.optional(TomlString),
+  handoff_notes: Schema.optional(RawHandoffNotes),
+  classifier: Schema.optional(RawStageClassifier)
+})
+type RawStageRouter = typeof RawStageRouter.Type
+
 const RawAdvisor = Schema.Struct({
   ...routeCommonFields,
   executor_target: TomlString,
@@ -336,6 +382,7 @@ type RawRoute =
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
   | { readonly type: "custom_classifier"; readonly raw: RawCustomClassifier }
   | { readonly type: "escalation_classifier"; readonly raw: RawEscalationClassifier }
+  | { readonly type: "stage_router"; readonly raw: RawStageRouter }
   | { readonly type: "advisor"; readonly raw: RawAdvisor }
 
 interface Named<A> {
@@ -352,8 +399,7 @@ interface RawDeployment {
 }
 
 const supportedFormats = ["openai_chat", "openai_responses", "anthropic_messages"] as const
-const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "advisor"] as const
-const laterRouteTypes: ReadonlyArray<string> = ["stage_router"]
+const supportedRouteTypes = ["noop", "passthrough", "random", "llm_classifier", "stage_router", "advisor"] as const
 const supportedClassifierModes = ["capability", "escalation", "custom"] as const
 const supportedSubagentTypes = ["passthrough", "llm_classifier"] as const
 /** Capability routing settings an escalation route cannot use (`base_threshold` is ignored when the mode is implicit). */
@@ -491,6 +537,11 @@ const decodeRoute = (name: string, table: unknown) =>
           : Option.some(yield* decodeSubagents([...path, "subagents"], raw.subagents))
         return { name, raw: { type, raw, subagents } }
       }
+      case "stage_router":
+        if (Predicate.hasProperty(table, "subagents")) {
+          return yield* fail([...path, "subagents"], "subagents is not supported yet")
+        }
+        return { name, raw: { type, raw: yield* decodeAt(RawStageRouter, path, table) } }
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
       case "llm_classifier":
@@ -498,9 +549,7 @@ const decodeRoute = (name: string, table: unknown) =>
       case "advisor":
         return { name, raw: { type, raw: yield* decodeAt(RawAdvisor, path, table) } }
     }
-    return yield* laterRouteTypes.includes(type)
-      ? fail([...path, "type"], `route type ${JSON.stringify(type)} is not supported yet`)
-      : fail([...path, "type"], unknownVariant(type, supportedRouteTypes))
+    return yield* fail([...path, "type"], unknownVariant(type, supportedRouteTypes))
   })
 
 const decodeStructure = (document: Toml.TomlTable): Effect.Effect<RawDeployment, InvalidConfig> =>
@@ -722,10 +771,10 @@ const buildRandom = (
   })
 
 /** Reads a TOML float (or integer) in [0, 1], NaN and infinities excluded. */
-const unitInterval = (path: Path, value: number): Effect.Effect<number, InvalidConfig> =>
+const unitInterval = (path: Path, value: number, label?: string): Effect.Effect<number, InvalidConfig> =>
   Number.isFinite(value) && value >= 0 && value <= 1
     ? Effect.succeed(value === 0 ? 0 : value) // -0.0 reads as 0
-    : fail(path, `must be between 0 and 1, got ${value}`)
+    : fail(path, `${label === undefined ? "" : `${label} `}must be between 0 and 1, got ${value}`)
 
 const responseSchemaPlaceholder = "{{RESPONSE_SCHEMA}}"
 
@@ -781,17 +830,27 @@ const judgeSettings = (
     return { maxOutputTokens, judgeFailure: raw.judge_failure ?? "error", judgeTimeoutMs }
   })
 
-const buildClassifier = (
-  targets: ReadonlyMap<string, Target>,
-  path: Path,
-  common: RouteCommon,
-  raw: RawClassifier
-): Effect.Effect<ClassifierRouteSpec, InvalidConfig> =>
+/** The keys a capability judge is configured with (a capability route's, a stage router's `[classifier]`). */
+type RawCapabilityJudge = Pick<
+  RawClassifier,
+  | "base_threshold"
+  | "threshold_step"
+  | "classify_trigger"
+  | "message_hash_fallback"
+  | "recent_turn_window"
+  | "prompt"
+  | "response_format_type"
+  | "max_output_tokens"
+  | "judge_failure"
+  | "judge_timeout_ms"
+>
+
+/**
+ * A capability judge's settings, checked in order: thresholds → `message_hash_fallback` →
+ * `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`.
+ */
+const capabilityJudgeSettings = (path: Path, raw: RawCapabilityJudge) =>
   Effect.gen(function*() {
-    // references
-    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
-    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
-    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
     // thresholds
     const baseThreshold = yield* unitInterval([...path, "base_threshold"], raw.base_threshold)
     const stepPath = [...path, "threshold_step"]
@@ -810,12 +869,6 @@ const buildClassifier = (
     // the rest
     const settings = yield* judgeSettings(path, raw)
     return {
-      ...common,
-      type: "llm_classifier",
-      mode: "capability",
-      judge,
-      weak,
-      strong,
       baseThreshold,
       thresholdStep,
       classifyTrigger,
@@ -827,6 +880,103 @@ const buildClassifier = (
     }
   })
 
+/** `classifier_target`, `weak_target`, `strong_target` of a capability or escalation route, in that order. */
+const weakStrongTargets = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  raw: { readonly classifier_target: string; readonly weak_target: string; readonly strong_target: string }
+) =>
+  Effect.gen(function*() {
+    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
+    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
+    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    return { judge, weak, strong }
+  })
+
+const buildClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawClassifier
+): Effect.Effect<ClassifierRouteSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    const { judge, strong, weak } = yield* weakStrongTargets(targets, path, raw)
+    const settings = yield* capabilityJudgeSettings(path, raw)
+    return { ...common, type: "llm_classifier", mode: "capability", judge, weak, strong, ...settings }
+  })
+
+const buildStageClassifier = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  raw: RawStageClassifier
+): Effect.Effect<StageClassifierSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    const judge = yield* lookupTarget(targets, [...path, "target"], raw.target)
+    const settings = yield* capabilityJudgeSettings(path, raw)
+    return { judge, ...settings }
+  })
+
+/** `[handoff_notes]`: `escalation_note` required, both notes non-blank. */
+const buildHandoffNotes = (
+  path: Path,
+  raw: NonNullable<RawStageRouter["handoff_notes"]>
+): Effect.Effect<HandoffNotesSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    if (raw.escalation_note.trim() === "") {
+      return yield* fail([...path, "escalation_note"], "escalation_note must not be empty")
+    }
+    const deescalationNote = yield* optionalText(path, raw, "deescalation_note")
+    return {
+      escalationNote: raw.escalation_note,
+      deescalationNote,
+      onlyOnWrongSignalEscalation: raw.only_on_wrong_signal_escalation ?? true
+    }
+  })
+
+const buildStageRouter = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  common: RouteCommon,
+  raw: RawStageRouter
+): Effect.Effect<StageRouterRouteSpec, InvalidConfig> =>
+  Effect.gen(function*() {
+    // references
+    const capable = yield* lookupTarget(targets, [...path, "capable_target"], raw.capable_target)
+    const efficient = yield* lookupTarget(targets, [...path, "efficient_target"], raw.efficient_target)
+    // signals
+    const confidenceThreshold = yield* unitInterval(
+      [...path, "confidence_threshold"],
+      raw.confidence_threshold,
+      "confidence_threshold"
+    )
+    const recentTurnWindow = raw.recent_turn_window === undefined
+      ? 3
+      : Number(yield* integerInRange([...path, "recent_turn_window"], raw.recent_turn_window, 0n, maxSafe))
+    // texts
+    const capableSystemPrompt = yield* optionalText(path, raw, "capable_system_prompt")
+    const efficientSystemPrompt = yield* optionalText(path, raw, "efficient_system_prompt")
+    const handoffNotes = raw.handoff_notes === undefined
+      ? Option.none()
+      : Option.some(yield* buildHandoffNotes([...path, "handoff_notes"], raw.handoff_notes))
+    // the judge
+    const classifier = raw.classifier === undefined
+      ? Option.none()
+      : Option.some(yield* buildStageClassifier(targets, [...path, "classifier"], raw.classifier))
+    return {
+      ...common,
+      type: "stage_router",
+      capable,
+      efficient,
+      picker: raw.picker,
+      confidenceThreshold,
+      recentTurnWindow,
+      capableSystemPrompt,
+      efficientSystemPrompt,
+      handoffNotes,
+      classifier
+    }
+  })
+
 const buildEscalationClassifier = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
@@ -834,10 +984,7 @@ const buildEscalationClassifier = (
   raw: RawEscalationClassifier
 ): Effect.Effect<EscalationClassifierRouteSpec, InvalidConfig> =>
   Effect.gen(function*() {
-    // references
-    const judge = yield* lookupTarget(targets, [...path, "classifier_target"], raw.classifier_target)
-    const weak = yield* lookupTarget(targets, [...path, "weak_target"], raw.weak_target)
-    const strong = yield* lookupTarget(targets, [...path, "strong_target"], raw.strong_target)
+    const { judge, strong, weak } = yield* weakStrongTargets(targets, path, raw)
     // the escalation table
     const table = raw.escalation ?? {}
     const escalationPath = [...path, "escalation"]
@@ -1038,6 +1185,13 @@ const buildSubagents = (
     }
   })
 
+/** The optional text key `key` of `raw` (at `path`): when set, it must not be blank. */
+const optionalText = <K extends string>(
+  path: Path,
+  raw: { readonly [P in K]?: string | undefined },
+  key: K
+): Effect.Effect<Option.Option<string>, InvalidConfig> => nonBlank([...path, key], raw[key], key)
+
 /** A prompt-like string key: when set, it must not be blank. */
 const nonBlank = (
   path: Path,
@@ -1095,16 +1249,8 @@ const buildAdvisor = (
       ? 200_000
       : Number(yield* integerInRange([...path, "transcript_max_chars"], raw.transcript_max_chars, 256n, maxSafe))
     // texts
-    const reviewerSystemPrompt = yield* nonBlank(
-      [...path, "reviewer_system_prompt"],
-      raw.reviewer_system_prompt,
-      "reviewer_system_prompt"
-    )
-    const redoFeedbackPrefix = yield* nonBlank(
-      [...path, "redo_feedback_prefix"],
-      raw.redo_feedback_prefix,
-      "redo_feedback_prefix"
-    )
+    const reviewerSystemPrompt = yield* optionalText(path, raw, "reviewer_system_prompt")
+    const redoFeedbackPrefix = yield* optionalText(path, raw, "redo_feedback_prefix")
     return {
       ...common,
       type: "advisor",
@@ -1188,6 +1334,8 @@ const buildRoute = (
         return yield* buildCustomClassifier(targets, path, common, route.raw)
       case "escalation_classifier":
         return yield* buildEscalationClassifier(targets, path, common, route.raw)
+      case "stage_router":
+        return yield* buildStageRouter(targets, path, common, route.raw)
       case "advisor":
         return yield* buildAdvisor(targets, path, common, route.raw)
     }
@@ -1335,39 +1483,61 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
 export const summary = (deployment: Deployment): string =>
   `server OK: ${deployment.routes.map((route) => route.id).join(", ")}`
 
+/** The warning of a judge bounded neither by its client's `timeout_ms`, `judge_timeout_ms` nor `request_timeout_ms`. */
+const unboundedJudge = (
+  route: RouteCommon,
+  judged: { readonly judge: Target; readonly judgeTimeoutMs: Option.Option<number> },
+  where = ""
+): ReadonlyArray<string> =>
+  Option.isNone(judged.judge.client.timeoutMs) && Option.isNone(judged.judgeTimeoutMs) &&
+    Option.isNone(route.requestTimeoutMs)
+    ? [
+      `route ${route.name}: ${where}judge client ${judged.judge.client.name} has no timeout_ms; ` +
+      "a stalled judge holds requests until the peer closes the connection"
+    ]
+    : []
+
 /**
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
- * in the deployment's route order: one per `llm_classifier` route whose judge's LLM client has no
- * `timeout_ms` and which bounds its judge neither by `judge_timeout_ms` nor by `request_timeout_ms`
- * (`route <table name>: judge client <client name> has no timeout_ms; ...`), the same for a
- * passthrough route's custom `subagents` classifier (`route <n>: subagents judge client ...`),
- * and one per `advisor`
- * route whose advisor's client has no `timeout_ms` and which has no `request_timeout_ms`.
+ * in the deployment's route order: one per `llm_classifier` route (or `stage_router` route with a
+ * `[classifier]`) whose judge's LLM client has no `timeout_ms` and which bounds its judge neither by
+ * `judge_timeout_ms` nor by `request_timeout_ms` (`route <table name>: judge client <client name>
+ * has no timeout_ms; ...`), the same for a passthrough route's custom `subagents` classifier
+ * (`route <n>: subagents judge client ...`), one per `stage_router` route with
+ * `picker = "capable_first"` (experimental), and one per `advisor` route whose advisor's client has
+ * no `timeout_ms` and which has no `request_timeout_ms`.
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
-  deployment.routes.flatMap((route) => {
-    const unboundedJudge = (judge: Target, judgeTimeoutMs: Option.Option<number>, where: string) =>
-      Option.isNone(judge.client.timeoutMs) && Option.isNone(judgeTimeoutMs) && Option.isNone(route.requestTimeoutMs)
-        ? [
-          `route ${route.name}: ${where}judge client ${judge.client.name} has no timeout_ms; ` +
-          "a stalled judge holds requests until the peer closes the connection"
+  deployment.routes.flatMap((route): ReadonlyArray<string> => {
+    switch (route.type) {
+      case "llm_classifier":
+        return unboundedJudge(route, route)
+      case "passthrough":
+        return Option.match(route.subagents, {
+          onNone: () => [],
+          onSome: (subagents) => subagents.type === "llm_classifier" ? unboundedJudge(route, subagents, "subagents ") : []
+        })
+      case "stage_router":
+        return [
+          ...(route.picker === "capable_first"
+            ? [
+              `route ${route.name}: picker "capable_first" is experimental: the compatible system's published ` +
+              "thresholds and results all come from \"efficient_first\", so no confidence_threshold is calibrated for it"
+            ]
+            : []),
+          ...Option.match(route.classifier, {
+            onNone: () => [],
+            onSome: (classifier) => unboundedJudge(route, classifier)
+          })
         ]
-        : []
-    if (route.type === "llm_classifier") return unboundedJudge(route.judge, route.judgeTimeoutMs, "")
-    if (route.type === "passthrough") {
-      return Option.match(route.subagents, {
-        onNone: () => [],
-        onSome: (subagents) =>
-          subagents.type === "llm_classifier"
-            ? unboundedJudge(subagents.judge, subagents.judgeTimeoutMs, "subagents ")
-            : []
-      })
+      case "advisor":
+        return Option.isNone(route.advisor.client.timeoutMs) && Option.isNone(route.requestTimeoutMs)
+          ? [
+            `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
+            "a stalled advisor holds requests until the peer closes the connection"
+          ]
+          : []
+      default:
+        return []
     }
-    return route.type === "advisor" && Option.isNone(route.advisor.client.timeoutMs) &&
-        Option.isNone(route.requestTimeoutMs)
-      ? [
-        `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
-        "a stalled advisor holds requests until the peer closes the connection"
-      ]
-      : []
   })

@@ -595,12 +595,8 @@ describe("DeploymentToml.parse routes", () => {
   it.effect("advisor is a supported route type whose keys are then required", () =>
     expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.executor_target", "missing"))
 
-  it.effect("stage_router is recognised but not supported yet", () =>
-    expectInvalid(
-      route("id = \"x\"\ntype = \"stage_router\""),
-      "routes.x.type",
-      "route type \"stage_router\" is not supported yet"
-    ))
+  it.effect("stage_router is a supported route type whose keys are then required", () =>
+    expectInvalid(route("id = \"x\"\ntype = \"stage_router\""), "routes.x.capable_target", "missing"))
 
   it.effect("a passthrough route's subagents table needs its own type (see DeploymentSubagents.test.ts)", () =>
     expectInvalid(
@@ -613,7 +609,7 @@ describe("DeploymentToml.parse routes", () => {
     expectInvalid(
       route("id = \"x\"\ntype = \"magic\""),
       "routes.x.type",
-      "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\""
+      "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\", \"stage_router\", \"advisor\""
     ))
 })
 

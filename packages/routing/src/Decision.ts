@@ -5,12 +5,12 @@
  * decision that selected nothing and produced nothing cannot be written.
  */
 import type { Target } from "@switchyard-ts/client/Target"
-import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Option from "effect/Option"
 import type { Evidence } from "./Evidence.js"
 
 /** Metric/span label of a route algorithm (the anchor's names). */
-export type Algorithm = "noop" | "passthrough" | "random" | "llm_task_classifier" | "advisor_gate"
+export type Algorithm = "noop" | "passthrough" | "random" | "llm_task_classifier" | "stage_router" | "advisor_gate"
 
 /** Which route decided. */
 export interface RouteInfo {
@@ -29,6 +29,13 @@ export interface Routed {
   /** Every other target of the route, in route order; tried only for fallback-worthy failures. */
   readonly fallbacks: ReadonlyArray<Target>
   readonly evidence: Evidence
+  /**
+   * The request as the route amended it for its answer call (a stage router's per-tier system
+   * prompt or handoff note); absent when the caller's request goes out as it came. An amended
+   * request is never replayed in the caller's native wire format (the native body lacks the
+   * amendment): it is translated from this chat request.
+   */
+  readonly body?: ChatCompletionRequest
 }
 
 /**

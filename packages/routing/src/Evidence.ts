@@ -22,6 +22,42 @@ export const Reason = Schema.Literal(
 )
 export type Reason = typeof Reason.Type
 
+/**
+ * What decided a `stage_router` turn (the `decision_source` label of
+ * `switchyard_stage_router_routing_decisions_total`): a hard `override` (critical error or a
+ * compacted context), a settled turn (`tests_passed`), the scorer past `confidence_threshold`
+ * (`dimensions`), the classifier's verdict (`llm-classifier`, a fresh one or the session's stored
+ * one), or nothing — the picker's default tier (`fall_open`).
+ */
+export const StageDecisionSource = Schema.Literal(
+  "override",
+  "tests_passed",
+  "dimensions",
+  "llm-classifier",
+  "fall_open"
+)
+export type StageDecisionSource = typeof StageDecisionSource.Type
+
+/**
+ * A `stage_router` turn's facts: what decided it, the tier it went to, the scorer's signed `score`
+ * and `confidence` and its four inputs, and the handoff note the answer call carries, if any.
+ */
+export const StageFacts = Schema.Struct({
+  decision_source: StageDecisionSource,
+  tier: Schema.Literal("capable", "efficient"),
+  score: Schema.Number,
+  confidence: Schema.Number,
+  severity: Schema.Number,
+  spinning: Schema.Number,
+  exploring: Schema.Number,
+  production_intensity: Schema.Number,
+  handoff_note: Schema.optional(Schema.Literal("escalation", "deescalation"))
+})
+export type StageFacts = typeof StageFacts.Type
+
+/** Set on a `stage_router` route's classifier evidence: the turn's stage facts. */
+const stage = Schema.optional(StageFacts)
+
 /** A `passthrough` route chose its only target. */
 export const Passthrough = Schema.Struct({ source: Schema.Literal("passthrough") })
 /** A `random` route made a weighted pick. */
@@ -33,7 +69,8 @@ export const Classifier = Schema.Struct({
   source: Schema.Literal("llm-classifier"),
   score: Schema.Number,
   threshold: Schema.Number,
-  boundary: Boundary
+  boundary: Boundary,
+  stage
 })
 /** A custom classifier's fresh valid verdict named the configured label `label` at its selector. */
 export const CustomClassifier = Schema.Struct({
@@ -52,7 +89,8 @@ export const Abstained = Schema.Struct({
 /** The trigger held the session's stored target; no judge call was made. */
 export const Affinity = Schema.Struct({
   source: Schema.Literal("affinity"),
-  previous_source: Schema.Literal("llm-classifier")
+  previous_source: Schema.Literal("llm-classifier"),
+  stage
 })
 /** The judge failed or its verdict was invalid; the session's stored target was kept. */
 export const Retained = Schema.Struct({
@@ -67,7 +105,8 @@ export const Retained = Schema.Struct({
 export const FailOpen = Schema.Struct({
   source: Schema.Literal("fail-open"),
   reason: Reason,
-  judge_model: Schema.String
+  judge_model: Schema.String,
+  stage
 })
 
 /**
@@ -77,7 +116,19 @@ export const FailOpen = Schema.Struct({
  */
 export const CircuitOpen = Schema.Struct({
   source: Schema.Literal("circuit-open"),
-  judge_model: Schema.String
+  judge_model: Schema.String,
+  stage
+})
+
+/**
+ * A `stage_router` route decided from its tool-result signals alone (`override`, `tests_passed`,
+ * `dimensions`), or fell to the picker's default tier with no classifier configured (`fall_open`).
+ * Its classifier's decisions carry the classifier's evidence (`llm-classifier`, `affinity`,
+ * `fail-open`, `circuit-open`) with the same `stage` facts.
+ */
+export const StageRouter = Schema.Struct({
+  source: Schema.Literal("stage_router"),
+  stage: StageFacts
 })
 
 /**
@@ -149,6 +200,7 @@ export const Evidence = Schema.extend(
     Retained,
     FailOpen,
     CircuitOpen,
+    StageRouter,
     Escalation,
     Advisor,
     AdvisorFailOpen
@@ -160,9 +212,26 @@ export type Evidence = typeof Evidence.Type
 /** The `source` values. */
 export type Source = Evidence["source"]
 
-/** Span attributes of an evidence record (`evidence.*`; `evidence.subagent` only when true). */
-export const spanAttributes = (evidence: Evidence): Record<string, string | number | boolean> =>
-  evidence.subagent === true ? { ...sourceAttributes(evidence), "evidence.subagent": true } : sourceAttributes(evidence)
+/** Span attributes of a stage router turn's facts (`evidence.stage.*`). */
+const stageAttributes = (facts: StageFacts | undefined): Record<string, string | number> =>
+  facts === undefined ? {} : {
+    "evidence.stage.decision_source": facts.decision_source,
+    "evidence.stage.tier": facts.tier,
+    "evidence.stage.score": facts.score,
+    "evidence.stage.confidence": facts.confidence,
+    ...(facts.handoff_note === undefined ? {} : { "evidence.stage.handoff_note": facts.handoff_note })
+  }
+
+/**
+ * Span attributes of an evidence record (`evidence.*`, `evidence.stage.*` on a stage router's,
+ * `evidence.subagent` only when true).
+ */
+export const spanAttributes = (evidence: Evidence): Record<string, string | number | boolean> => {
+  const attributes = "stage" in evidence
+    ? { ...sourceAttributes(evidence), ...stageAttributes(evidence.stage) }
+    : sourceAttributes(evidence)
+  return evidence.subagent === true ? { ...attributes, "evidence.subagent": true } : attributes
+}
 
 /** Mark a record as decided by a route's `subagents` table. */
 export const asSubagent = (evidence: Evidence): Evidence => ({ ...evidence, subagent: true })

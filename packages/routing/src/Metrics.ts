@@ -163,3 +163,53 @@ export const recordLlmCall = (
     Metric.update(TaggedMetric.tagged(llmCallDurationMs, labels), durationMs)
   )
 }
+
+/**
+ * Final `stage_router` decisions, labelled `decision_source` (`override`, `tests_passed`,
+ * `dimensions`, `llm-classifier`, `fall_open`) and `target_name` (the selected target's model id,
+ * as in the compatible system). Never counts a request its judge failed under `error`.
+ */
+export const stageRouterRoutingDecisionsTotal = Metric.counter("switchyard_stage_router_routing_decisions_total", {
+  incremental: true,
+  description: "Stage router decisions by decision source and target"
+})
+
+const stageScoreBoundaries = MetricBoundaries.fromIterable([-1, -0.75, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1])
+const stageUnitBoundaries = MetricBoundaries.fromIterable([0, 0.1, 0.25, 0.5, 0.75, 0.9, 1])
+
+/** The stage scorer's signed score in (-1, 1) (positive: capable), once per scored turn. */
+export const stageRouterScore = Metric.histogram(
+  "switchyard_stage_router_score",
+  stageScoreBoundaries,
+  "Stage router signed score"
+)
+/** The confidence a turn was resolved or deferred with, in [0, 1]. */
+export const stageRouterConfidence = Metric.histogram(
+  "switchyard_stage_router_confidence",
+  stageUnitBoundaries,
+  "Stage router confidence"
+)
+/** The windowed tool-failure severity (0, 0.3, 0.7, 1). */
+export const stageRouterSeverity = Metric.histogram(
+  "switchyard_stage_router_severity",
+  stageUnitBoundaries,
+  "Stage router tool failure severity"
+)
+/** 1 when a deep turn shows no reads, plans, writes or edits in its window, else 0. */
+export const stageRouterSpinning = Metric.histogram(
+  "switchyard_stage_router_spinning",
+  stageUnitBoundaries,
+  "Stage router spinning signal"
+)
+/** 1 when a deep turn reads or plans but neither writes nor edits in its window, else 0. */
+export const stageRouterExploring = Metric.histogram(
+  "switchyard_stage_router_exploring",
+  stageUnitBoundaries,
+  "Stage router exploring signal"
+)
+/** The share of writes and edits among the window's tool calls, in [0, 1]. */
+export const stageRouterProductionIntensity = Metric.histogram(
+  "switchyard_stage_router_production_intensity",
+  stageUnitBoundaries,
+  "Stage router production intensity"
+)

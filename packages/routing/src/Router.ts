@@ -114,6 +114,10 @@ const addUsage = (model: string, usage: Usage | null | undefined): void => {
 export const recordUsage = (model: string, usage: Usage | null | undefined): Effect.Effect<void> =>
   usage === null || usage === undefined ? Effect.void : Effect.sync(() => addUsage(model, usage))
 
+/** The caller's native body for the answer call: none once the route amended the request (it lacks the amendment). */
+const nativeOf = (request: RoutedRequest, decision: Decision.Routed): NativeBody | undefined =>
+  decision.body === undefined ? request.native : undefined
+
 /** Milliseconds of the clock, at once (inside an `Effect.clockWith`). */
 const millisOf = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1e6
 
@@ -254,7 +258,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         }),
         (decision, candidates) =>
           Effect.flatMap(
-            Fallback.complete(candidates, request.body, request.headers, request.native),
+            Fallback.complete(candidates, decision.body ?? request.body, request.headers, nativeOf(request, decision)),
             (served) =>
               Effect.as(recordUsage(served.target.id, served.completion.usage), {
                 decision,
@@ -280,7 +284,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         }),
         (decision, candidates) =>
           Effect.map(
-            Fallback.stream(candidates, request.body, request.headers, request.native),
+            Fallback.stream(candidates, decision.body ?? request.body, request.headers, nativeOf(request, decision)),
             (served): Streamed => ({
               decision,
               served: Option.some(served.target),

@@ -5,6 +5,9 @@ import type * as Escalation from "@switchyard-ts/routing/Escalation"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
+import type { Route, RouteFailure } from "@switchyard-ts/routing/Route"
+import type { SessionStore } from "@switchyard-ts/routing/SessionStore"
+import type * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
 import type * as Effect from "effect/Effect"
 import { describe, expectTypeOf, it } from "vitest"
@@ -27,6 +30,8 @@ declare const judge: Judge["Type"]
 declare const request: Parameters<Judge["Type"]["consult"]>[0]
 declare const customRequest: Parameters<Judge["Type"]["classify"]>[0]
 declare const escalationRequest: Parameters<Judge["Type"]["escalate"]>[0]
+/** A stage router's `[classifier]` table, as the route holds it. */
+declare const stageClassifier: StageRoute.ClassifierOptions
 
 /** A failure that is not a consultation failure. */
 interface OtherError {
@@ -104,6 +109,23 @@ describe("Consultation.run types", () => {
     >()
     expectTypeOf(judge.escalate(escalationRequest).pipe(Consultation.run(Posture.fromConfig(posture))))
       .toEqualTypeOf<Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, CallFailure, never>>()
+  })
+
+  it("stage_router: its classifier is a capability judge consulted through Posture with the same failure channels", () => {
+    // the classifier table is a capability judge's options: Judge.consult takes it as it is
+    expectTypeOf<StageRoute.ClassifierOptions>().toMatchTypeOf<Parameters<Judge["Type"]["consult"]>[0]["options"]>()
+    expectTypeOf<StageRoute.ClassifierOptions["judgeFailure"]>().toEqualTypeOf<Posture.Posture>()
+    const consultation = judge.consult({ options: stageClassifier, messages: [], headers: {} })
+    expectTypeOf(consultation.pipe(Consultation.run(Posture.fromConfig(stageClassifier.judgeFailure))))
+      .toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, never>>()
+    expectTypeOf(Consultation.run(consultation, Posture.failOpen)).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Verdict>, never, never>
+    >()
+    // what reaches the caller is a route failure (JudgeUnavailable wraps the posture's failures)
+    expectTypeOf<ReturnType<typeof StageRoute.make>>().toEqualTypeOf<
+      Effect.Effect<Route, never, Judge | SessionStore>
+    >()
+    expectTypeOf<Effect.Effect.Error<ReturnType<Route["decide"]>>>().toEqualTypeOf<RouteFailure>()
   })
 
   it("the outcome is a tagged union: Verdict(a) | WithoutVerdict(reason) | Refused(circuitOpen)", () => {

@@ -16,7 +16,7 @@ import * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
-import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
+import type { Route, RoutedRequest, RouteFailure } from "@switchyard-ts/routing/Route"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
@@ -70,7 +70,7 @@ export const routed = (
 // ---------------------------------------------------------------------------------------------
 
 export type Tier = "weak" | "strong"
-type CallFailureTag = "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
+export type CallFailureTag = "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
 
 export interface Step {
   /** The session id header, or null when the request carries none. */
@@ -102,7 +102,7 @@ export interface ModelConfig {
 }
 
 /** Policy thresholds with base 0.5 and step 0.125. */
-const thresholdOf: Record<Verdict.Boundary, number> = {
+export const thresholdOf: Record<Verdict.Boundary, number> = {
   supported: 0.5,
   uncertain: 0.625,
   unmatched: 0.625,
@@ -116,7 +116,7 @@ const ruleFamily: Record<Verdict.Boundary, (rule: Verdict.Rule) => boolean> = {
   unsupported: (rule) => rule === "LIM-1" || rule === "LIM-2"
 }
 
-type Judged =
+export type Judged =
   | { readonly _tag: "Verdict"; readonly p_solve: number; readonly boundary: Verdict.Boundary }
   | { readonly _tag: "NoVerdict"; readonly reason: Evidence.Reason }
   | {
@@ -127,7 +127,7 @@ type Judged =
   }
 
 /** What one judge consultation amounts to, from the scripted outcome alone. */
-const judgedOf = (outcome: Outcome): Judged => {
+export const judgedOf = (outcome: Outcome): Judged => {
   switch (outcome._tag) {
     case "verdict": {
       const valid = outcome.p_solve >= 0 && outcome.p_solve <= 1 && outcome.crux.trim() !== "" &&
@@ -247,6 +247,37 @@ export const failOpenCounts = (judgeModel: string) =>
       ),
       (state): readonly [Evidence.Reason, number] => [reason, state.count]
     ))
+
+/**
+ * Assert that `exit` failed with `JudgeUnavailable` around the judge call failure `failure` (an
+ * `UpstreamStatus` with `status`), answered `httpStatus` (by default 504 for a deadline, else 502); with
+ * `judgeModel`, that it names that judge.
+ */
+export const assertJudgeUnavailable = <A>(
+  exit: Exit.Exit<A, RouteFailure>,
+  expected: {
+    readonly failure: CallFailureTag
+    readonly status: Option.Option<number>
+    readonly httpStatus?: 502 | 504
+  },
+  where: string,
+  judgeModel?: string
+): void => {
+  const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+  assert.isTrue(Option.isSome(error), `expected a failure, ${where}`)
+  if (Option.isNone(error)) return
+  assert.strictEqual(error.value._tag, "JudgeUnavailable", where)
+  if (error.value._tag !== "JudgeUnavailable") return
+  if (judgeModel !== undefined) assert.strictEqual(error.value.judgeModel, judgeModel, where)
+  assert.strictEqual(error.value.failure._tag, expected.failure, where)
+  assert.deepStrictEqual(
+    error.value.failure._tag === "UpstreamStatus" ? Option.some(error.value.failure.status) : Option.none(),
+    expected.status,
+    where
+  )
+  const status = expected.httpStatus ?? (expected.failure === "DeadlineExceeded" ? 504 : 502)
+  assert.strictEqual(toHttp(error.value).status, status, where)
+}
 
 /** A judge model id unique to one sample (the metric registry is process-global). */
 export const uniqueJudgeModel = Effect.sync(() => `judge-${globalThis.crypto.randomUUID()}`)
@@ -385,7 +416,7 @@ const verdictOutcome: FastCheck.Arbitrary<Outcome> = FastCheck.constantFrom(...V
   }).map(({ crux, p_solve, rule }) => Outcome.verdict(p_solve, boundary, rule, crux))
 )
 
-const outcomeArb: FastCheck.Arbitrary<Outcome> = FastCheck.oneof(
+export const outcomeArb: FastCheck.Arbitrary<Outcome> = FastCheck.oneof(
   { arbitrary: verdictOutcome, weight: 6 },
   { arbitrary: FastCheck.constant(Outcome.garbage), weight: 1 },
   { arbitrary: FastCheck.constant(Outcome.invalidBody), weight: 1 },

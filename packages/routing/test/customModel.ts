@@ -12,7 +12,6 @@
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert } from "@effect/vitest"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
@@ -24,7 +23,6 @@ import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Subagents from "@switchyard-ts/routing/Subagents"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -34,7 +32,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
-import { conversation, failOpenCounts, type Kind, routed, uniqueJudgeModel } from "./capabilityModel.js"
+import {
+  assertJudgeUnavailable,
+  conversation,
+  failOpenCounts,
+  type Kind,
+  routed,
+  uniqueJudgeModel
+} from "./capabilityModel.js"
 import { json, judgeCompletion, makeScriptedJudgeWith, type Outcome, respond, target } from "./scriptedJudge.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -421,21 +426,7 @@ export const runCustomSchedule = (config: Omit<ModelConfig, "judgeModel">, steps
       if (config.posture === "fail_open") assert.isTrue(Exit.isSuccess(exit), `fail_open never fails, ${where}`)
 
       if (expected._tag === "Fails") {
-        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
-        assert.isTrue(Option.isSome(error), `expected a failure, ${where}`)
-        if (Option.isSome(error)) {
-          assert.strictEqual(error.value._tag, "JudgeUnavailable", where)
-          if (error.value._tag === "JudgeUnavailable") {
-            assert.strictEqual(error.value.judgeModel, judgeModel, where)
-            assert.strictEqual(error.value.failure._tag, expected.failure, where)
-            assert.deepStrictEqual(
-              error.value.failure._tag === "UpstreamStatus" ? Option.some(error.value.failure.status) : Option.none(),
-              expected.status,
-              where
-            )
-            assert.strictEqual(toHttp(error.value).status, expected.httpStatus, where)
-          }
-        }
+        assertJudgeUnavailable(exit, expected, where, judgeModel)
       } else {
         assert.isTrue(Exit.isSuccess(exit), `expected a decision, ${where}`)
         if (Exit.isSuccess(exit)) {

@@ -11,7 +11,6 @@ import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert } from "@effect/vitest"
 import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import { toHttp } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
@@ -19,7 +18,6 @@ import type * as Judge from "@switchyard-ts/routing/Judge"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
@@ -28,7 +26,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
-import { conversation, failOpenCounts, routed, uniqueJudgeModel } from "./capabilityModel.js"
+import { assertJudgeUnavailable, conversation, failOpenCounts, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import { json, judgeCompletion, makeScriptedJudgeWith, type Outcome, respond, target } from "./scriptedJudge.js"
 
 export const weak = target("weak", "weak-model")
@@ -241,7 +239,7 @@ const modelStep = (
 }
 
 /** The memory store, counting writes. */
-const countingStore = Effect.gen(function*() {
+export const countingStore = Effect.gen(function*() {
   const writes = yield* Ref.make(0)
   const memory = SessionStore.makeMemory({ maxEntries: 100, ttlMs: 3_600_000 })
   const layer = Layer.succeed(
@@ -322,20 +320,7 @@ export const runEscalationSchedule = (config: Omit<ModelConfig, "judgeModel">, s
       if (config.posture === "fail_open") assert.isTrue(Exit.isSuccess(exit), `fail_open never fails, ${where}`)
 
       if (expected._tag === "Fails") {
-        const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
-        assert.isTrue(Option.isSome(error), `expected a failure, ${where}`)
-        if (Option.isSome(error)) {
-          assert.strictEqual(error.value._tag, "JudgeUnavailable", where)
-          if (error.value._tag === "JudgeUnavailable") {
-            assert.strictEqual(error.value.failure._tag, expected.failure, where)
-            assert.deepStrictEqual(
-              error.value.failure._tag === "UpstreamStatus" ? Option.some(error.value.failure.status) : Option.none(),
-              expected.status,
-              where
-            )
-            assert.strictEqual(toHttp(error.value).status, expected.failure === "DeadlineExceeded" ? 504 : 502, where)
-          }
-        }
+        assertJudgeUnavailable(exit, expected, where)
       } else {
         assert.isTrue(Exit.isSuccess(exit), `expected a decision, ${where}`)
         if (Exit.isSuccess(exit)) {

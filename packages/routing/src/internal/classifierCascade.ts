@@ -1,5 +1,6 @@
 /**
- * The machinery every `llm_classifier` mode shares (capability and custom): the session identity
+ * The machinery every `llm_classifier` mode shares (capability and custom, and a stage router's
+ * classifier): the session identity
  * and its lock, the `classify_trigger` rules (reuse a stored decision, or consult), the judge
  * consultation through the route's `Posture`, and what a consultation without a verdict means —
  * the fail-open counter, the WARN log, `retained` / `fail-open` / `circuit-open` evidence, or
@@ -57,6 +58,12 @@ export interface Mode<V> {
   readonly fromStored: (stored: SessionDecision, evidence: Evidence.Evidence) => Option.Option<Decision.Decision>
   /** The route's default (capability: strong; custom: `default_target`) with `evidence`. */
   readonly fallback: (evidence: Evidence.Evidence) => Decision.Decision
+  /**
+   * Whether a request judged without a verdict keeps the session's stored decision (`retained`,
+   * the default) or always goes to `fallback` (`fail-open` / `circuit-open`; a stage router's
+   * classifier, whose no-verdict tier is the picker's default).
+   */
+  readonly retainWithoutVerdict?: boolean
 }
 
 /**
@@ -162,15 +169,17 @@ export const make = <V>(
           return yield* new JudgeUnavailable({ judgeModel: mode.judgeModel, failure: outcome.circuitOpen })
         }
 
-        // Routed without a verdict: a stored decision is kept, else the route's default.
+        // Routed without a verdict: a stored decision is kept (unless the mode says not), else the route's default.
         const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
         yield* recordWithoutVerdict(mode.routeId, mode.judgeModel, reason)
+        const kept = (evidence: Evidence.Evidence) =>
+          mode.retainWithoutVerdict === false ? Option.none() : previous(evidence)
         if (outcome._tag === "Refused") {
           const evidence: Evidence.Evidence = { source: "circuit-open", judge_model: mode.judgeModel }
-          return Option.getOrElse(previous(evidence), () => mode.fallback(evidence))
+          return Option.getOrElse(kept(evidence), () => mode.fallback(evidence))
         }
         return Option.getOrElse(
-          previous({ source: "retained", reason, judge_model: mode.judgeModel }),
+          kept({ source: "retained", reason, judge_model: mode.judgeModel }),
           () => mode.fallback({ source: "fail-open", reason, judge_model: mode.judgeModel })
         )
       })

@@ -1,0 +1,401 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { Deployment, RouteSpec, StageRouterRouteSpec } from "@switchyard-ts/config/Deployment"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
+import { expectInvalid, load } from "./support.js"
+
+/** A valid deployment with one stage router `[routes.stage]`; `route` appends route lines, `more` whole tables. */
+const stage = (parts: { route?: string; more?: string; judgeClient?: string } = {}): string => `
+schema_version = 1
+
+[llm_clients.hosted]
+format = "openai_chat"
+base_url = "https://api.example.com/v1"
+
+[llm_clients.judge]
+format = "openai_chat"
+base_url = "http://127.0.0.1:8001/v1"
+${parts.judgeClient ?? "timeout_ms = 3000"}
+
+[targets.judge]
+id = "qwen3-30b"
+llm_client = "judge"
+
+[targets.weak]
+id = "small-coder"
+llm_client = "hosted"
+
+[targets.strong]
+id = "frontier-coder"
+llm_client = "hosted"
+
+[routes.stage]
+id = "stage"
+type = "stage_router"
+capable_target = "strong"
+efficient_target = "weak"
+picker = "efficient_first"
+confidence_threshold = 0.5
+${parts.route ?? ""}
+${parts.more ?? ""}
+`
+
+/** `stage` with a `[routes.stage.classifier]` table of `lines` (after `target` and `base_threshold`). */
+const withClassifier = (lines = "", head = "target = \"judge\"\nbase_threshold = 0.5") =>
+  stage({ more: `[routes.stage.classifier]\n${head}\n${lines}` })
+
+const at = "routes.stage"
+
+const capableFirst = (text: string) => text.replace("picker = \"efficient_first\"", "picker = \"capable_first\"")
+
+const stageRoute = (deployment: Deployment): StageRouterRouteSpec => {
+  const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "stage")
+  return route?.type === "stage_router" ? route : assert.fail("no stage router")
+}
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")
+
+describe("DeploymentToml.parse stage_router", () => {
+  it.effect("the compatible system's documented stage router example loads unchanged", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(fixture("stage-router-routing-example.toml"), [["OPENROUTER_API_KEY", "sk-or"]])
+      const route = deployment.routes.find((r) => r.id === "switchyard/stage")
+      if (route?.type !== "stage_router") return assert.fail("no stage router")
+      assert.strictEqual(route.capable.id, "openai/gpt-4o")
+      assert.strictEqual(route.efficient.id, "openai/gpt-4o-mini")
+      assert.strictEqual(route.picker, "efficient_first")
+      assert.strictEqual(route.confidenceThreshold, 0.5)
+      assert.strictEqual(route.recentTurnWindow, 3)
+      assert.deepStrictEqual(route.classifier, Option.none())
+      assert.strictEqual(DeploymentToml.summary(deployment), "server OK: switchyard/stage")
+      assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])
+    }))
+
+  it.effect("the compatible system's dev-server deployment (every route type, handoff notes) loads unchanged", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(fixture("dev-server-config.toml"), [["NVIDIA_API_KEY", "nvapi-test"]])
+      assert.strictEqual(
+        DeploymentToml.summary(deployment),
+        "server OK: switchyard/advisor, switchyard/classifier, switchyard/noop, switchyard/passthrough, switchyard/random, switchyard/stage"
+      )
+      const route = deployment.routes.find((r) => r.id === "switchyard/stage")
+      if (route?.type !== "stage_router") return assert.fail("no stage router")
+      const notes = Option.getOrThrow(route.handoffNotes)
+      assert.include(notes.escalationNote, "[router-guidance]")
+      assert.deepStrictEqual(notes.deescalationNote, Option.none())
+      assert.isTrue(notes.onlyOnWrongSignalEscalation)
+      assert.strictEqual(route.capable.client.format, "openai_responses")
+    }))
+
+  it.effect("a minimal route decodes with every default", () =>
+    Effect.gen(function*() {
+      const route = stageRoute(yield* load(stage()))
+      assert.strictEqual(route.capable.name, "strong")
+      assert.strictEqual(route.efficient.name, "weak")
+      assert.strictEqual(route.picker, "efficient_first")
+      assert.strictEqual(route.confidenceThreshold, 0.5)
+      assert.strictEqual(route.recentTurnWindow, 3)
+      assert.deepStrictEqual(route.capableSystemPrompt, Option.none())
+      assert.deepStrictEqual(route.efficientSystemPrompt, Option.none())
+      assert.deepStrictEqual(route.handoffNotes, Option.none())
+      assert.deepStrictEqual(route.classifier, Option.none())
+      assert.deepStrictEqual(route.requestTimeoutMs, Option.none())
+    }))
+
+  it.effect("every key, the notes and the classifier table", () =>
+    Effect.gen(function*() {
+      const route = stageRoute(
+        yield* load(capableFirst(stage({
+          route: `recent_turn_window = 0
+capable_system_prompt = "diagnose before you edit"
+efficient_system_prompt = "follow the settled plan"
+request_timeout_ms = 60000
+context_window = 200000
+tool_calling = true`,
+          more: `[routes.stage.handoff_notes]
+escalation_note = "take over"
+deescalation_note = "carry on"
+only_on_wrong_signal_escalation = false
+
+[routes.stage.classifier]
+target = "judge"
+base_threshold = 0.5
+threshold_step = 0.1
+classify_trigger = "new_session"
+message_hash_fallback = true
+recent_turn_window = 3
+prompt = "Estimate whether the efficient target can complete this request."
+response_format_type = "json_object"
+max_output_tokens = 512
+judge_failure = "fail_open"
+judge_timeout_ms = 2000`
+        })))
+      )
+      assert.strictEqual(route.picker, "capable_first")
+      assert.strictEqual(route.recentTurnWindow, 0)
+      assert.deepStrictEqual(route.capableSystemPrompt, Option.some("diagnose before you edit"))
+      assert.deepStrictEqual(route.efficientSystemPrompt, Option.some("follow the settled plan"))
+      assert.deepStrictEqual(route.requestTimeoutMs, Option.some(60000))
+      assert.deepStrictEqual(
+        route.handoffNotes,
+        Option.some({
+          escalationNote: "take over",
+          deescalationNote: Option.some("carry on"),
+          onlyOnWrongSignalEscalation: false
+        })
+      )
+      const classifier = Option.getOrThrow(route.classifier)
+      assert.strictEqual(classifier.judge.name, "judge")
+      assert.strictEqual(classifier.baseThreshold, 0.5)
+      assert.strictEqual(classifier.thresholdStep, 0.1)
+      assert.strictEqual(classifier.classifyTrigger, "new_session")
+      assert.isTrue(classifier.messageHashFallback)
+      assert.deepStrictEqual(classifier.recentTurnWindow, Option.some(3))
+      assert.deepStrictEqual(
+        classifier.prompt,
+        Option.some("Estimate whether the efficient target can complete this request.")
+      )
+      assert.strictEqual(classifier.responseFormatType, "json_object")
+      assert.strictEqual(classifier.maxOutputTokens, 512)
+      assert.strictEqual(classifier.judgeFailure, "fail_open")
+      assert.deepStrictEqual(classifier.judgeTimeoutMs, Option.some(2000))
+    }))
+
+  it.effect("a classifier's defaults are a capability route's (judge_failure = error)", () =>
+    Effect.gen(function*() {
+      const classifier = Option.getOrThrow(stageRoute(yield* load(withClassifier())).classifier)
+      assert.strictEqual(classifier.thresholdStep, 0)
+      assert.strictEqual(classifier.classifyTrigger, "every_request")
+      assert.isFalse(classifier.messageHashFallback)
+      assert.deepStrictEqual(classifier.recentTurnWindow, Option.none())
+      assert.deepStrictEqual(classifier.prompt, Option.none())
+      assert.strictEqual(classifier.responseFormatType, "json_schema")
+      assert.strictEqual(classifier.maxOutputTokens, 4096)
+      assert.strictEqual(classifier.judgeFailure, "error")
+      assert.deepStrictEqual(classifier.judgeTimeoutMs, Option.none())
+    }))
+
+  it.effect("warnings: capable_first is experimental; a classifier judge without any deadline", () =>
+    Effect.gen(function*() {
+      const [warning] = DeploymentToml.warnings(yield* load(capableFirst(stage())))
+      assert.include(warning ?? "", "route stage: picker \"capable_first\" is experimental")
+      assert.deepStrictEqual(DeploymentToml.warnings(yield* load(withClassifier())), [])
+      assert.deepStrictEqual(DeploymentToml.warnings(yield* load(stage({ judgeClient: "" }))), [])
+      const unbounded = yield* load(stage({
+        judgeClient: "",
+        more: "[routes.stage.classifier]\ntarget = \"judge\"\nbase_threshold = 0.5"
+      }))
+      assert.deepStrictEqual(DeploymentToml.warnings(unbounded), [
+        "route stage: judge client judge has no timeout_ms; a stalled judge holds requests until the peer closes the connection"
+      ])
+      const bounded = yield* load(stage({
+        judgeClient: "",
+        more: "[routes.stage.classifier]\ntarget = \"judge\"\nbase_threshold = 0.5\njudge_timeout_ms = 500"
+      }))
+      assert.deepStrictEqual(DeploymentToml.warnings(bounded), [])
+    }))
+})
+
+describe("DeploymentToml.parse stage_router load errors (each names its key path)", () => {
+  const without = (key: string) => stage().replace(new RegExp(`^${key} = .*$`, "m"), "")
+  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
+    ["capable_target missing", without("capable_target"), `${at}.capable_target`, "missing"],
+    ["efficient_target missing", without("efficient_target"), `${at}.efficient_target`, "missing"],
+    ["picker missing", without("picker"), `${at}.picker`, "missing"],
+    ["confidence_threshold missing", without("confidence_threshold"), `${at}.confidence_threshold`, "missing"],
+    [
+      "unknown capable_target",
+      stage().replace("capable_target = \"strong\"", "capable_target = \"nope\""),
+      `${at}.capable_target`,
+      "references unknown target \"nope\""
+    ],
+    [
+      "unknown efficient_target",
+      stage().replace("efficient_target = \"weak\"", "efficient_target = \"nope\""),
+      `${at}.efficient_target`,
+      "references unknown target \"nope\""
+    ],
+    [
+      "unknown picker",
+      stage().replace("picker = \"efficient_first\"", "picker = \"cheapest\""),
+      `${at}.picker`,
+      "unknown variant \"cheapest\"; expected one of \"efficient_first\", \"capable_first\""
+    ],
+    [
+      "confidence_threshold above 1",
+      stage().replace("confidence_threshold = 0.5", "confidence_threshold = 1.5"),
+      `${at}.confidence_threshold`,
+      "confidence_threshold must be between 0 and 1, got 1.5"
+    ],
+    [
+      "confidence_threshold below 0",
+      stage().replace("confidence_threshold = 0.5", "confidence_threshold = -0.1"),
+      `${at}.confidence_threshold`,
+      "confidence_threshold must be between 0 and 1, got -0.1"
+    ],
+    [
+      "confidence_threshold nan",
+      stage().replace("confidence_threshold = 0.5", "confidence_threshold = nan"),
+      `${at}.confidence_threshold`,
+      "confidence_threshold must be between 0 and 1, got NaN"
+    ],
+    [
+      "confidence_threshold a string",
+      stage().replace("confidence_threshold = 0.5", "confidence_threshold = \"high\""),
+      `${at}.confidence_threshold`,
+      "expected a number, got string"
+    ],
+    ["recent_turn_window negative", stage({ route: "recent_turn_window = -1" }), `${at}.recent_turn_window`, "got -1"],
+    [
+      "blank capable_system_prompt",
+      stage({ route: "capable_system_prompt = \" \"" }),
+      `${at}.capable_system_prompt`,
+      "capable_system_prompt must not be empty"
+    ],
+    [
+      "blank efficient_system_prompt",
+      stage({ route: "efficient_system_prompt = \"\"" }),
+      `${at}.efficient_system_prompt`,
+      "efficient_system_prompt must not be empty"
+    ],
+    ["unknown route key", stage({ route: "weak_target = \"weak\"" }), `${at}.weak_target`, "unknown field"],
+    [
+      "judge_failure on the route (it belongs to the classifier table)",
+      stage({ route: "judge_failure = \"fail_open\"" }),
+      `${at}.judge_failure`,
+      "unknown field"
+    ],
+    [
+      "subagents",
+      stage({ more: "[routes.stage.subagents]\ntype = \"passthrough\"\ntarget = \"weak\"" }),
+      `${at}.subagents`,
+      "subagents is not supported yet"
+    ],
+    [
+      "handoff_notes without escalation_note",
+      stage({ more: "[routes.stage.handoff_notes]\ndeescalation_note = \"carry on\"" }),
+      `${at}.handoff_notes.escalation_note`,
+      "missing"
+    ],
+    [
+      "blank escalation_note",
+      stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \" \"" }),
+      `${at}.handoff_notes.escalation_note`,
+      "escalation_note must not be empty"
+    ],
+    [
+      "blank deescalation_note",
+      stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \"x\"\ndeescalation_note = \"\"" }),
+      `${at}.handoff_notes.deescalation_note`,
+      "deescalation_note must not be empty"
+    ],
+    [
+      "only_on_wrong_signal_escalation not a boolean",
+      stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \"x\"\nonly_on_wrong_signal_escalation = 1" }),
+      `${at}.handoff_notes.only_on_wrong_signal_escalation`,
+      "expected a boolean, got integer"
+    ],
+    [
+      "unknown handoff_notes key",
+      stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \"x\"\nnote = \"y\"" }),
+      `${at}.handoff_notes.note`,
+      "unknown field"
+    ],
+    ["classifier without target", withClassifier("", "base_threshold = 0.5"), `${at}.classifier.target`, "missing"],
+    [
+      "classifier without base_threshold",
+      withClassifier("", "target = \"judge\""),
+      `${at}.classifier.base_threshold`,
+      "missing"
+    ],
+    [
+      "classifier unknown target",
+      withClassifier("", "target = \"oracle\"\nbase_threshold = 0.5"),
+      `${at}.classifier.target`,
+      "references unknown target \"oracle\""
+    ],
+    [
+      "classifier base_threshold above 1",
+      withClassifier("", "target = \"judge\"\nbase_threshold = 2"),
+      `${at}.classifier.base_threshold`,
+      "must be between 0 and 1, got 2"
+    ],
+    [
+      "classifier negative threshold_step",
+      withClassifier("threshold_step = -0.1"),
+      `${at}.classifier.threshold_step`,
+      "must be finite and at least 0, got -0.1"
+    ],
+    [
+      "classifier thresholds past 1",
+      withClassifier("threshold_step = 0.3"),
+      `${at}.classifier.threshold_step`,
+      "base_threshold + 2 * threshold_step must be at most 1, got 1.1"
+    ],
+    [
+      "classifier unknown classify_trigger",
+      withClassifier("classify_trigger = \"sometimes\""),
+      `${at}.classifier.classify_trigger`,
+      "unknown variant \"sometimes\""
+    ],
+    [
+      "classifier message_hash_fallback without new_session",
+      withClassifier("message_hash_fallback = true"),
+      `${at}.classifier.message_hash_fallback`,
+      "message_hash_fallback requires classify_trigger = new_session"
+    ],
+    [
+      "classifier negative recent_turn_window",
+      withClassifier("recent_turn_window = -2"),
+      `${at}.classifier.recent_turn_window`,
+      "got -2"
+    ],
+    [
+      "classifier blank prompt",
+      withClassifier("prompt = \"  \""),
+      `${at}.classifier.prompt`,
+      "classifier prompt must not be empty"
+    ],
+    [
+      "classifier prompt with the schema placeholder",
+      withClassifier("prompt = \"answer {{RESPONSE_SCHEMA}}\""),
+      `${at}.classifier.prompt`,
+      "must not contain {{RESPONSE_SCHEMA}}"
+    ],
+    [
+      "classifier unknown response_format_type",
+      withClassifier("response_format_type = \"text\""),
+      `${at}.classifier.response_format_type`,
+      "unknown variant \"text\""
+    ],
+    [
+      "classifier max_output_tokens 0",
+      withClassifier("max_output_tokens = 0"),
+      `${at}.classifier.max_output_tokens`,
+      "must be at least 1, got 0"
+    ],
+    [
+      "classifier unknown judge_failure",
+      withClassifier("judge_failure = \"retry\""),
+      `${at}.classifier.judge_failure`,
+      "unknown variant \"retry\"; expected one of \"error\", \"fail_open\""
+    ],
+    [
+      "classifier judge_timeout_ms 0",
+      withClassifier("judge_timeout_ms = 0"),
+      `${at}.classifier.judge_timeout_ms`,
+      "must be a positive integer, got 0"
+    ],
+    [
+      "classifier unknown key",
+      withClassifier("classifier_target = \"judge\""),
+      `${at}.classifier.classifier_target`,
+      "unknown field"
+    ]
+  ]
+  for (const [name, text, path, fragment] of cases) {
+    it.effect(name, () => expectInvalid(text, path, fragment))
+  }
+})

@@ -1,0 +1,305 @@
+/**
+ * The `stage_router` route: each turn goes to the capable or the efficient target by where the
+ * coding agent is in its run, read from its tool history (`StageSignals`).
+ *
+ * Per request:
+ *
+ * 1. The signals decide when they can: a critical failure or a compacted context → capable
+ *    (`override`); passing tests after a write → efficient (`tests_passed`); a scorer confidence at
+ *    or above `confidence_threshold` → the score's tier (`dimensions`). Evidence `stage_router`.
+ * 2. Otherwise, with a `[classifier]` table, the capability judge decides (through the classifier
+ *    cascade every classifier mode shares, so `classify_trigger`, sessions, `Posture`, breakers and
+ *    the fail-open counter are exactly a capability route's): its verdict's weak tier is efficient,
+ *    strong is capable (`llm-classifier`, or `affinity` for a session's stored verdict). Without a
+ *    verdict — an invalid reply under both postures, a judge failure under `fail_open`, an open
+ *    breaker under `fail_open` — the turn goes to the picker's default tier (`fail-open` /
+ *    `circuit-open` evidence, stage decision source `fall_open`; a stored verdict is not reused);
+ *    under `error` a judge failure fails the request (`JudgeUnavailable`: 502 / 504, 503 for the
+ *    breaker).
+ * 3. Otherwise the picker's default tier (`fall_open`, evidence `stage_router`).
+ *
+ * Every turn's evidence carries its `stage` facts (decision source, tier, score, confidence and the
+ * four dimensions). The chosen tier's system prompt (`capable_system_prompt` /
+ * `efficient_system_prompt`) is put first in the request, and a handoff note is appended to it:
+ * the escalation note on a capable turn the signals drove (`override` / `dimensions`; on every
+ * capable turn with `only_on_wrong_signal_escalation = false`), the de-escalation note on an
+ * efficient turn the signals drove (`tests_passed` / `dimensions`). Both ride in the answer call
+ * only; the caller's conversation is not changed.
+ *
+ * Session state is the classifier's: only a valid verdict writes the session's stored tier, and a
+ * route with a classifier routes the requests of one session id one at a time, judge call included.
+ */
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
+import type { Target } from "@switchyard-ts/client/Target"
+import type { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletionRequest, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Decision from "./Decision.js"
+import type * as Evidence from "./Evidence.js"
+import * as ClassifierCascade from "./internal/classifierCascade.js"
+import { Judge, type JudgeOptions } from "./Judge.js"
+import * as Metrics from "./Metrics.js"
+import * as Policy from "./Policy.js"
+import type * as Posture from "./Posture.js"
+import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import type { SessionStore } from "./SessionStore.js"
+import * as StageSignals from "./StageSignals.js"
+import type { Verdict } from "./Verdict.js"
+
+/** The `[classifier]` table: a capability judge for the turns the signals leave undecided. */
+export interface ClassifierOptions extends JudgeOptions {
+  readonly baseThreshold: number
+  readonly thresholdStep: number
+  readonly classifyTrigger: ClassifierCascade.ClassifyTrigger
+  /** Under `new_session`, a request without a session id is identified by its first user message. */
+  readonly messageHashFallback: boolean
+  readonly judgeFailure: Posture.Posture
+}
+
+/** The `[handoff_notes]` table. */
+export interface HandoffNotes {
+  /** Appended on a capable turn the signals drove (every capable turn when not gated). */
+  readonly escalationNote: string
+  /** Appended on an efficient turn the signals drove. */
+  readonly deescalationNote: Option.Option<string>
+  /** `only_on_wrong_signal_escalation` (default true). */
+  readonly onlyOnWrongSignalEscalation: boolean
+}
+
+/** Options of a stage router route (its TOML keys, validated). */
+export interface Options {
+  readonly id: string
+  readonly name: string
+  readonly capable: Target
+  readonly efficient: Target
+  readonly picker: StageSignals.Picker
+  /** In [0, 1]. */
+  readonly confidenceThreshold: number
+  /** Trailing tool calls and results the signals read (default 3). */
+  readonly recentTurnWindow: number
+  readonly capableSystemPrompt: Option.Option<string>
+  readonly efficientSystemPrompt: Option.Option<string>
+  readonly handoffNotes: Option.Option<HandoffNotes>
+  readonly classifier: Option.Option<ClassifierOptions>
+  readonly contextWindow?: Option.Option<number>
+  readonly toolCalling?: Option.Option<boolean>
+}
+
+type Tier = StageSignals.Tier
+type Source = Evidence.StageDecisionSource
+
+/** The handoff note a turn carries: which one, and its text; none when no note applies. */
+export const noteFor = (
+  notes: HandoffNotes,
+  tier: Tier,
+  source: Source
+): Option.Option<{ readonly kind: "escalation" | "deescalation"; readonly text: string }> => {
+  if (tier === "capable") {
+    const signalDriven = source === "override" || source === "dimensions"
+    return !notes.onlyOnWrongSignalEscalation || signalDriven
+      ? Option.some({ kind: "escalation", text: notes.escalationNote })
+      : Option.none()
+  }
+  return source === "tests_passed" || source === "dimensions"
+    ? Option.map(notes.deescalationNote, (text) => ({ kind: "deescalation", text }))
+    : Option.none()
+}
+
+/**
+ * `body` with `systemPrompt` put first and `note` appended as user text: joined to a trailing user
+ * message (after its content), else as a user message of its own. None when there is nothing to add.
+ */
+export const amend = (
+  body: ChatCompletionRequest,
+  systemPrompt: Option.Option<string>,
+  note: Option.Option<string>
+): Option.Option<ChatCompletionRequest> => {
+  if (Option.isNone(systemPrompt) && Option.isNone(note)) return Option.none()
+  let messages: ReadonlyArray<Message> = body.messages
+  if (Option.isSome(note)) {
+    const last = messages[messages.length - 1]
+    messages = last?.role === "user"
+      ? [
+        ...messages.slice(0, -1),
+        {
+          ...last,
+          content: [
+            ...(typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content),
+            { type: "text" as const, text: note.value }
+          ]
+        }
+      ]
+      : [...messages, { role: "user", content: note.value }]
+  }
+  if (Option.isSome(systemPrompt)) messages = [{ role: "system", content: systemPrompt.value }, ...messages]
+  return Option.some({ ...body, messages })
+}
+
+/** The evidence of a classifier decision with the turn's stage facts. */
+const withStage = (evidence: Evidence.Evidence, stage: Evidence.StageFacts): Evidence.Evidence => {
+  switch (evidence.source) {
+    case "llm-classifier":
+      return "label" in evidence ? evidence : { ...evidence, stage }
+    case "affinity":
+      return { ...evidence, stage }
+    case "fail-open":
+      return { ...evidence, stage }
+    case "circuit-open":
+      return { ...evidence, stage }
+    default:
+      return evidence
+  }
+}
+
+/** The decision source of a classifier decision: the verdict (fresh or stored), or the picker's default. */
+const classifierSource = (evidence: Evidence.Evidence): Source =>
+  evidence.source === "llm-classifier" || evidence.source === "affinity" ? "llm-classifier" : "fall_open"
+
+const observeSignals = (score: number, confidence: number, dimensions: StageSignals.Dimensions) =>
+  Effect.sync(() => {
+    TaggedMetric.unsafeUpdate(Metrics.stageRouterScore, {}, score)
+    TaggedMetric.unsafeUpdate(Metrics.stageRouterConfidence, {}, confidence)
+    TaggedMetric.unsafeUpdate(Metrics.stageRouterSeverity, {}, dimensions.severity)
+    TaggedMetric.unsafeUpdate(Metrics.stageRouterSpinning, {}, dimensions.spinning)
+    TaggedMetric.unsafeUpdate(Metrics.stageRouterExploring, {}, dimensions.exploring)
+    TaggedMetric.unsafeUpdate(Metrics.stageRouterProductionIntensity, {}, dimensions.production_intensity)
+  })
+
+/** Build a stage router route over the `Judge` and `SessionStore` services (used only with a classifier). */
+export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore> =>
+  Effect.gen(function*() {
+    const info = { id: options.id, name: options.name, algorithm: "stage_router" } as const
+    const targetOf = (tier: Tier) => (tier === "capable" ? options.capable : options.efficient)
+    const tierOf = (target: Target): Tier => (target.name === options.capable.name ? "capable" : "efficient")
+    const fallbackTier = StageSignals.defaultTier(options.picker)
+
+    const routed = (tier: Tier, evidence: Evidence.Evidence): Decision.Routed => {
+      const selected = targetOf(tier)
+      return Decision.routed({
+        route: info,
+        selected,
+        fallbacks: [options.capable, options.efficient].filter((target) => target.name !== selected.name),
+        evidence
+      })
+    }
+
+    const classify = yield* Option.match(options.classifier, {
+      onNone: () => Effect.succeedNone,
+      onSome: (classifier) =>
+        Effect.gen(function*() {
+          const judge = yield* Judge
+          const tierOfPolicy = (tier: Policy.Tier): Tier => (tier === "weak" ? "efficient" : "capable")
+          return Option.some(
+            yield* ClassifierCascade.make<Verdict>({
+              routeId: options.id,
+              classifyTrigger: classifier.classifyTrigger,
+              messageHashFallback: classifier.messageHashFallback,
+              judgeFailure: classifier.judgeFailure,
+              judgeModel: classifier.judge.id,
+              consult: (request) =>
+                judge.consult({ options: classifier, messages: request.body.messages, headers: request.headers }),
+              judged: (verdict) => {
+                const chosen = Policy.choose(verdict, classifier.baseThreshold, classifier.thresholdStep)
+                return {
+                  stored: { target: targetOf(tierOfPolicy(chosen.tier)).name, tier: chosen.tier },
+                  decision: routed(tierOfPolicy(chosen.tier), {
+                    source: "llm-classifier",
+                    score: verdict.p_solve,
+                    threshold: chosen.threshold,
+                    boundary: verdict.capability_boundary
+                  })
+                }
+              },
+              fromStored: (stored, evidence) =>
+                Option.some(routed(
+                  stored.tier === undefined
+                    ? (stored.target === options.efficient.name ? "efficient" : "capable")
+                    : tierOfPolicy(stored.tier),
+                  evidence
+                )),
+              fallback: (evidence) => routed(fallbackTier, evidence),
+              retainWithoutVerdict: false
+            })
+          )
+        })
+    })
+    const withSessionLock = ClassifierCascade.sessionLocks()
+
+    /** The tier and evidence of a turn the signals left undecided. */
+    const undecided = (
+      request: RoutedRequest,
+      facts: (source: Source, tier: Tier) => Evidence.StageFacts
+    ): Effect.Effect<{ readonly decision: Decision.Routed; readonly source: Source }, JudgeUnavailable> =>
+      Option.match(classify, {
+        onNone: () =>
+          Effect.succeed({
+            decision: routed(fallbackTier, { source: "stage_router", stage: facts("fall_open", fallbackTier) }),
+            source: "fall_open"
+          }),
+        onSome: (decide) =>
+          Effect.flatMap(decide(request), (decision) => {
+            if (decision._tag !== "Routed") return Effect.die("a stage router's classifier produced an answer")
+            const tier = tierOf(decision.selected)
+            const source = classifierSource(decision.evidence)
+            return Effect.succeed({
+              decision: { ...decision, evidence: withStage(decision.evidence, facts(source, tier)) },
+              source
+            })
+          })
+      })
+
+    const decideFor = (request: RoutedRequest): Effect.Effect<Decision.Routed, JudgeUnavailable> =>
+      Effect.gen(function*() {
+        const signals = StageSignals.signalsOf(request.body.messages, options.recentTurnWindow)
+        const dimensions = StageSignals.dimensionsOf(signals)
+        const picked = StageSignals.pick(signals, options.confidenceThreshold)
+        yield* observeSignals(picked.score, picked.confidence, dimensions)
+        const note = (source: Source, tier: Tier) =>
+          Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
+        const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
+          decision_source: source,
+          tier,
+          score: picked.score,
+          confidence: picked.confidence,
+          ...dimensions,
+          ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
+        })
+
+        const { decision, source } = picked._tag === "Decided"
+          ? {
+            decision: routed(picked.tier, { source: "stage_router", stage: facts(picked.source, picked.tier) }),
+            source: picked.source
+          }
+          : yield* undecided(request, facts)
+        const tier = tierOf(decision.selected)
+        yield* Metric.update(
+          TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
+            decision_source: source,
+            target_name: decision.selected.id
+          }),
+          1
+        )
+        const body = amend(
+          request.body,
+          tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
+          Option.map(note(source, tier), ({ text }) => text)
+        )
+        return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
+      })
+
+    const route: Route = {
+      id: options.id,
+      name: options.name,
+      algorithm: "stage_router",
+      targets: distinctTargets([options.capable, options.efficient]),
+      contextWindow: options.contextWindow ?? Option.none(),
+      toolCalling: options.toolCalling ?? Option.none(),
+      decide: (request) =>
+        Option.isSome(classify)
+          ? withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decideFor(request))
+          : decideFor(request)
+    }
+    return route
+  })
