@@ -1,0 +1,170 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import * as Relay from "../src/Relay.js"
+
+/** A relay over scripted batches, ending with `end` (the end, or a failure), counting releases. */
+const scripted = <A>(
+  batches: ReadonlyArray<ReadonlyArray<A>>,
+  end: Either.Either<null, string> = Either.right(null)
+) => {
+  let next = 0
+  let pulls = 0
+  let releases = 0
+  const relay: Relay.Relay<A, string> = {
+    pull: Effect.suspend(() => {
+      pulls++
+      const batch = batches[next++]
+      if (batch !== undefined) return Effect.succeed(batch)
+      return Either.match(end, { onLeft: Effect.fail, onRight: Effect.succeed })
+    }),
+    release: Effect.sync(() => {
+      releases++
+    })
+  }
+  return { relay, pulls: () => pulls, releases: () => releases }
+}
+
+/** A relay whose first pull never completes, counting releases. */
+const stalled = () => {
+  let releases = 0
+  const relay: Relay.Relay<number, never> = {
+    pull: Effect.never,
+    release: Effect.sync(() => {
+      releases++
+    })
+  }
+  return { relay, releases: () => releases }
+}
+
+describe("Relay", () => {
+  it.effect("map runs on every batch, concat adds its tail once after a normal end", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1, 2], [], [3]])
+      let tails = 0
+      const relay = Relay.concat(
+        Relay.map(source.relay, (batch) => batch.map((n) => n * 10)),
+        Effect.sync(() => {
+          tails++
+          return [99]
+        })
+      )
+      assert.deepStrictEqual(yield* Relay.collect(relay), [10, 20, 30, 99])
+      assert.strictEqual(tails, 1)
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("a failure skips concat's tail, tapError sees it once, catchAll turns it into items and ends", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1]], Either.left("cut"))
+      const seen: Array<string> = []
+      let tails = 0
+      const relay = Relay.catchAll(
+        Relay.tapError(
+          Relay.concat(
+            source.relay,
+            Effect.sync(() => {
+              tails++
+              return [2]
+            })
+          ),
+          (error) => seen.push(error)
+        ),
+        (error) => [-1, error.length]
+      )
+      assert.deepStrictEqual(yield* Relay.collect(relay), [1, -1, 3])
+      assert.deepStrictEqual(seen, ["cut"])
+      assert.strictEqual(tails, 0)
+      // the end after the error items is the relay's own: the source is not pulled again
+      assert.strictEqual(source.pulls(), 2)
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("runForEach fails with the relay's failure and releases it", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1], [2]], Either.left("broken"))
+      const got: Array<number> = []
+      const exit = yield* Effect.exit(Relay.runForEach(source.relay, (batch) => Effect.sync(() => got.push(...batch))))
+      assert.deepStrictEqual(exit, Exit.fail("broken"))
+      assert.deepStrictEqual(got, [1, 2])
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("runForEach stops at a failing consumer and releases the relay without pulling further", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1], [2], [3]])
+      const exit = yield* Effect.exit(
+        Relay.runForEach(source.relay, (batch) => (batch[0] === 2 ? Effect.fail("socket gone") : Effect.void))
+      )
+      assert.deepStrictEqual(exit, Exit.fail("socket gone"))
+      assert.strictEqual(source.pulls(), 2)
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("an interrupted consumer waiting on a pull releases the relay", () =>
+    Effect.gen(function*() {
+      const source = stalled()
+      const fiber = yield* Effect.fork(Relay.runForEach(source.relay, () => Effect.void))
+      yield* Effect.yieldNow()
+      assert.strictEqual(source.releases(), 0)
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("make is one batch, then the end", () =>
+    Effect.gen(function*() {
+      const relay = Relay.make(["a", "b"])
+      assert.deepStrictEqual(yield* relay.pull, ["a", "b"])
+      assert.strictEqual(yield* relay.pull, null)
+    }))
+
+  it.effect("toStream has the relay's items and failure, and releases it when the stream ends", () =>
+    Effect.gen(function*() {
+      const ok = scripted([[1, 2], [3]])
+      const items = yield* Stream.runCollect(Relay.toStream(ok.relay))
+      assert.deepStrictEqual(Chunk.toReadonlyArray(items), [1, 2, 3])
+      assert.strictEqual(ok.releases(), 1)
+      const failing = scripted([[1]], Either.left("cut"))
+      const either = yield* Stream.runCollect(Stream.either(Relay.toStream(failing.relay)))
+      assert.deepStrictEqual(Chunk.toReadonlyArray(either), [Either.right(1), Either.left("cut")])
+      assert.strictEqual(failing.releases(), 1)
+    }))
+
+  it.effect("fromStream opens the stream at the first pull and release closes it (its finalizers run)", () =>
+    Effect.gen(function*() {
+      let opened = 0
+      let finalized = 0
+      const stream = Stream.acquireRelease(
+        Effect.sync(() => {
+          opened++
+        }),
+        () =>
+          Effect.sync(() => {
+            finalized++
+          })
+      ).pipe(Stream.flatMap(() => Stream.fromIterable([1, 2, 3])))
+      const relay = Relay.fromStream(stream)
+      assert.strictEqual(opened, 0)
+      const first = yield* relay.pull
+      assert.strictEqual(opened, 1)
+      assert.isNotNull(first)
+      yield* relay.release
+      assert.strictEqual(finalized, 1)
+      yield* relay.release
+      assert.strictEqual(finalized, 1, "release is idempotent")
+    }))
+
+  it.effect("fromStream relays every item and the stream's failure", () =>
+    Effect.gen(function*() {
+      const items = yield* Relay.collect(Relay.fromStream(Stream.fromIterable([1, 2, 3])))
+      assert.deepStrictEqual(items, [1, 2, 3])
+      const exit = yield* Effect.exit(
+        Relay.collect(Relay.fromStream(Stream.concat(Stream.make(1), Stream.fail("cut"))))
+      )
+      assert.deepStrictEqual(exit, Exit.fail("cut"))
+    }))
+})
