@@ -20,6 +20,7 @@ import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type { Deployment, RouteCommon, SubagentsSpec } from "./DeploymentSpec.js"
 import * as DeploymentToml from "./DeploymentToml.js"
 import { type InvalidConfig } from "./InvalidConfig.js"
@@ -35,7 +36,7 @@ export { InvalidConfig } from "./InvalidConfig.js"
 const subagentRoute = (
   parent: RouteCommon,
   spec: SubagentsSpec
-): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore> =>
+): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore | Scope.Scope> =>
   spec.type === "passthrough"
     ? Effect.succeed(Passthrough.make({ id: parent.id, name: parent.name, target: spec.target }))
     : CustomRoute.make({
@@ -46,18 +47,21 @@ const subagentRoute = (
       affinity: "agent"
     })
 
-/** The route algorithms of a deployment, in route-id order. */
+/**
+ * The route algorithms of a deployment, in route-id order. Late judge calls of classifier routes
+ * with `late_verdict_ms` run in `Scope`: closing it interrupts them.
+ */
 export const routes = (
   deployment: Deployment
 ): Effect.Effect<
   ReadonlyArray<Route>,
   never,
-  Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient
+  Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient | Scope.Scope
 > =>
   Effect.forEach(deployment.routes, (spec): Effect.Effect<
     Route,
     never,
-    Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient
+    Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient | Scope.Scope
   > => {
     const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
     const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs })
@@ -96,12 +100,13 @@ export const routes = (
  * The `Router` of a validated deployment over the caller's `Judge`, `SessionStore` and
  * `UpstreamClient` (replace any of them, e.g. a scripted judge in tests or a shared session store).
  * Building it registers the circuit breaker of every client with a `breaker` table on the
- * `UpstreamClient`, so breaker states are visible before the first call.
+ * `UpstreamClient`, so breaker states are visible before the first call. The layer owns the
+ * routes' background judge calls (`late_verdict_ms`): releasing it interrupts them.
  */
 export const layerWith = (
   deployment: Deployment
 ): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient | Judge.Judge | SessionStore.SessionStore> =>
-  Layer.effect(
+  Layer.scoped(
     Router.Router,
     Effect.zipRight(
       Effect.flatMap(

@@ -77,10 +77,25 @@ export type JudgeFailurePosture = "error" | "fail_open"
 export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
 
 /**
+ * Late verdicts of a classifier (capability or custom route, a `subagents` classifier, a stage
+ * router's `[classifier]`).
+ */
+export interface LateVerdictSpec {
+  /**
+   * `late_verdict_ms` (positive integer, unset by default; only with `judge_failure = "fail_open"`
+   * and `judge_timeout_ms`): a judge call past `judge_timeout_ms` runs this much longer in the
+   * background; a valid verdict it brings becomes the session's stored decision.
+   */
+  readonly lateVerdictMs: Option.Option<number>
+  /** `max_late_verdicts` (positive integer, default 16; only with `late_verdict_ms`): background calls per route. */
+  readonly maxLateVerdicts: number
+}
+
+/**
  * A capability judge: a capability route's (`classifier_target` and its keys), or a stage router's
  * `[classifier]` table (`target` and the same keys).
  */
-export interface CapabilityJudgeSpec {
+export interface CapabilityJudgeSpec extends LateVerdictSpec {
   /** The judge; never a routing destination. */
   readonly judge: Target
   /** `base_threshold` in [0, 1]. */
@@ -164,7 +179,7 @@ export interface CustomClassifierRouteSpec extends RouteCommon, CustomClassifier
 }
 
 /** The keys of a custom classifier, on a route or in a `subagents` table. */
-export interface CustomClassifierSettings {
+export interface CustomClassifierSettings extends LateVerdictSpec {
   /** `classifier_target`: the judge; never a routing destination. */
   readonly judge: Target
   /** `targets`: at least two labels (target table names), unique, resolving to distinct model ids. */

@@ -22,12 +22,14 @@
  *    `api_key_env`, `extra_headers`, `breaker`) → target→client references and `extra_body` → each
  *    route (duplicate ids, `context_window`, `request_timeout_ms`, target references, weights, seed;
  *    for `llm_classifier`: target references → thresholds → `message_hash_fallback` →
- *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms`; for custom mode:
+ *    `recent_turn_window` → `prompt` → `max_output_tokens` → `judge_timeout_ms` → `late_verdict_ms`
+ *    (needs `fail_open` and `judge_timeout_ms`) → `max_late_verdicts` (needs `late_verdict_ms`); for custom mode:
  *    `classifier_target` → `targets` (at least two, labels non-blank and unique, known targets,
  *    distinct model ids) → `default_target` (one of `targets`) → `message_hash_fallback` →
  *    `recent_turn_window` → `prompt` → `response_schema` (JSON, an object, not a provider
  *    wrapper, within the supported JSON Schema subset) → `policy.selector` (an RFC 6901 JSON
- *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms`; for a passthrough route's
+ *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms` → `late_verdict_ms` →
+ *    `max_late_verdicts`; for a passthrough route's
  *    `subagents`: its `target`, or `classify_trigger` (not `user_turn`) → `message_hash_fallback`
  *    (not true) → the custom keys as above; for escalation mode:
  *    target references → `escalation.confirmations` (>= 1) → `escalation.recent_turn_window`
@@ -70,6 +72,7 @@
 import { credentialHeaders, type Format, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
 import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
+import * as LateVerdict from "@switchyard-ts/routing/LateVerdict"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -239,7 +242,9 @@ const capabilityJudgeFields = {
   response_format_type: Schema.optional(TomlVariant("json_schema", "json_object")),
   max_output_tokens: Schema.optional(TomlInteger),
   judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
-  judge_timeout_ms: Schema.optional(TomlInteger)
+  judge_timeout_ms: Schema.optional(TomlInteger),
+  late_verdict_ms: Schema.optional(TomlInteger),
+  max_late_verdicts: Schema.optional(TomlInteger)
 }
 
 const RawClassifier = Schema.Struct({
@@ -274,7 +279,9 @@ const customClassifierKeys = {
   response_format_type: Schema.optional(TomlVariant("json_schema")),
   max_output_tokens: Schema.optional(TomlInteger),
   judge_failure: Schema.optional(TomlVariant("error", "fail_open")),
-  judge_timeout_ms: Schema.optional(TomlInteger)
+  judge_timeout_ms: Schema.optional(TomlInteger),
+  late_verdict_ms: Schema.optional(TomlInteger),
+  max_late_verdicts: Schema.optional(TomlInteger)
 }
 
 const RawCustomClassifier = Schema.Struct({ ...routeCommonFields, ...customClassifierKeys })
@@ -830,6 +837,37 @@ const judgeSettings = (
     return { maxOutputTokens, judgeFailure: raw.judge_failure ?? "error", judgeTimeoutMs }
   })
 
+/**
+ * `late_verdict_ms` (positive integer; only with `judge_failure = "fail_open"` and `judge_timeout_ms`)
+ * and `max_late_verdicts` (positive integer, default 16; only with `late_verdict_ms`), checked
+ * after the judge's own settings.
+ */
+const lateVerdictSettings = (
+  path: Path,
+  raw: Pick<RawClassifier, "late_verdict_ms" | "max_late_verdicts">,
+  judge: { readonly judgeFailure: "error" | "fail_open"; readonly judgeTimeoutMs: Option.Option<number> }
+) =>
+  Effect.gen(function*() {
+    const latePath = [...path, "late_verdict_ms"]
+    if (raw.late_verdict_ms === undefined) {
+      if (raw.max_late_verdicts !== undefined) {
+        return yield* fail([...path, "max_late_verdicts"], "max_late_verdicts requires late_verdict_ms")
+      }
+      return { lateVerdictMs: Option.none<number>(), maxLateVerdicts: LateVerdict.defaultMaxLateVerdicts }
+    }
+    const lateVerdictMs = Number(yield* positiveInteger(latePath, raw.late_verdict_ms))
+    if (judge.judgeFailure !== "fail_open") {
+      return yield* fail(latePath, "late_verdict_ms requires judge_failure = \"fail_open\"")
+    }
+    if (Option.isNone(judge.judgeTimeoutMs)) {
+      return yield* fail(latePath, "late_verdict_ms requires judge_timeout_ms (the deadline the request waits for)")
+    }
+    const maxLateVerdicts = raw.max_late_verdicts === undefined
+      ? LateVerdict.defaultMaxLateVerdicts
+      : Number(yield* positiveInteger([...path, "max_late_verdicts"], raw.max_late_verdicts))
+    return { lateVerdictMs: Option.some(lateVerdictMs), maxLateVerdicts }
+  })
+
 /** The keys a capability judge is configured with (a capability route's, a stage router's `[classifier]`). */
 type RawCapabilityJudge = Pick<
   RawClassifier,
@@ -843,6 +881,8 @@ type RawCapabilityJudge = Pick<
   | "max_output_tokens"
   | "judge_failure"
   | "judge_timeout_ms"
+  | "late_verdict_ms"
+  | "max_late_verdicts"
 >
 
 /**
@@ -868,6 +908,7 @@ const capabilityJudgeSettings = (path: Path, raw: RawCapabilityJudge) =>
     if (raw.prompt !== undefined) yield* checkPrompt([...path, "prompt"], raw.prompt)
     // the rest
     const settings = yield* judgeSettings(path, raw)
+    const late = yield* lateVerdictSettings(path, raw, settings)
     return {
       baseThreshold,
       thresholdStep,
@@ -876,7 +917,8 @@ const capabilityJudgeSettings = (path: Path, raw: RawCapabilityJudge) =>
       recentTurnWindow,
       prompt: Option.fromNullable(raw.prompt),
       responseFormatType: raw.response_format_type ?? "json_schema",
-      ...settings
+      ...settings,
+      ...late
     }
   })
 
@@ -1120,6 +1162,7 @@ const customSettings = (
     }
     // the rest
     const settings = yield* judgeSettings(path, raw)
+    const late = yield* lateVerdictSettings(path, raw, settings)
     const custom: CustomClassifierSettings = {
       judge,
       targets: resolved,
@@ -1129,7 +1172,8 @@ const customSettings = (
       compiledSchema: schema.compiled,
       selector: selector.right,
       recentTurnWindow,
-      ...settings
+      ...settings,
+      ...late
     }
     return { custom, classifyTrigger, messageHashFallback }
   })

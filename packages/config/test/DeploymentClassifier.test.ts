@@ -87,7 +87,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
         maxOutputTokens: 4096,
         judgeFailure: "error",
         requestTimeoutMs: Option.none(),
-        judgeTimeoutMs: Option.none()
+        judgeTimeoutMs: Option.none(),
+        lateVerdictMs: Option.none(),
+        maxLateVerdicts: 16
       }
       assert.deepStrictEqual(deployment.routes, [expected])
       const route = classifierRoute(deployment, "auto")
@@ -111,7 +113,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
           "context_window = 128000",
           "tool_calling = true",
           "request_timeout_ms = 60000",
-          "judge_timeout_ms = 1500"
+          "judge_timeout_ms = 1500",
+          "late_verdict_ms = 800",
+          "max_late_verdicts = 4"
         ].join("\n")
       }))
       const expected: ClassifierRouteSpec = {
@@ -134,7 +138,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
         maxOutputTokens: 512,
         judgeFailure: "fail_open",
         requestTimeoutMs: Option.some(60000),
-        judgeTimeoutMs: Option.some(1500)
+        judgeTimeoutMs: Option.some(1500),
+        lateVerdictMs: Option.some(800),
+        maxLateVerdicts: 4
       }
       assert.deepStrictEqual(classifierRoute(deployment, "auto"), expected)
     }))

@@ -20,11 +20,13 @@
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Consultation from "./Consultation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as ClassifierCascade from "./internal/classifierCascade.js"
 import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
+import type * as LateVerdict from "./LateVerdict.js"
 import * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
 import { distinctTargets, type Route } from "./Route.js"
@@ -35,7 +37,7 @@ import type { Verdict } from "./Verdict.js"
 export type ClassifyTrigger = ClassifierCascade.ClassifyTrigger
 
 /** Options of a capability route (its TOML keys, validated). */
-export interface Options extends JudgeOptions {
+export interface Options extends JudgeOptions, LateVerdict.Options {
   readonly id: string
   readonly name: string
   readonly weak: Target
@@ -53,8 +55,11 @@ export interface Options extends JudgeOptions {
 /** The bounded reason label of a judge failure: {@link Consultation.reasonOf}, kept under its old name. */
 export const reasonOf: (error: JudgeError) => Evidence.Reason = Consultation.reasonOf
 
-/** Build a capability route over the `Judge` and `SessionStore` services. */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore> =>
+/**
+ * Build a capability route over the `Judge` and `SessionStore` services; its late judge calls
+ * (`lateVerdictMs`) run in `Scope`.
+ */
+export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
   Effect.gen(function*() {
     const judge = yield* Judge
     const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
@@ -75,8 +80,14 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       classifyTrigger: options.classifyTrigger,
       messageHashFallback: options.messageHashFallback,
       judgeFailure: options.judgeFailure,
+      late: options,
       judgeModel: options.judge.id,
-      consult: (request) => judge.consult({ options, messages: request.body.messages, headers: request.headers }),
+      consult: (request, judgeTimeoutMs) =>
+        judge.consult({
+          options: { ...options, judgeTimeoutMs },
+          messages: request.body.messages,
+          headers: request.headers
+        }),
       judged: (verdict) => {
         const chosen = Policy.choose(verdict, options.baseThreshold, options.thresholdStep)
         return {

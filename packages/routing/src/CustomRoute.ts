@@ -15,17 +15,19 @@ import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import type * as Scope from "effect/Scope"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as ClassifierCascade from "./internal/classifierCascade.js"
 import * as JsonPointer from "./JsonPointer.js"
 import { type CustomJudgeOptions, Judge } from "./Judge.js"
+import type * as LateVerdict from "./LateVerdict.js"
 import type * as Posture from "./Posture.js"
 import type { Route } from "./Route.js"
 import type { SessionStore } from "./SessionStore.js"
 
 /** Options of a custom classifier route (its TOML keys, validated). */
-export interface Options extends CustomJudgeOptions {
+export interface Options extends CustomJudgeOptions, LateVerdict.Options {
   readonly id: string
   readonly name: string
   /** `targets`: at least two, unique; each label is the target's table name. Route order. */
@@ -62,8 +64,11 @@ export const selectLabel = (
     Option.filter((label) => labels.includes(label))
   )
 
-/** Build a custom classifier route over the `Judge` and `SessionStore` services. */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore> =>
+/**
+ * Build a custom classifier route over the `Judge` and `SessionStore` services; its late judge
+ * calls (`lateVerdictMs`) run in `Scope`.
+ */
+export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
   Effect.gen(function*() {
     const judge = yield* Judge
     const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
@@ -84,8 +89,14 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       messageHashFallback: options.messageHashFallback,
       ...(options.affinity === undefined ? {} : { affinity: options.affinity }),
       judgeFailure: options.judgeFailure,
+      late: options,
       judgeModel: options.judge.id,
-      consult: (request) => judge.classify({ options, messages: request.body.messages, headers: request.headers }),
+      consult: (request, judgeTimeoutMs) =>
+        judge.classify({
+          options: { ...options, judgeTimeoutMs },
+          messages: request.body.messages,
+          headers: request.headers
+        }),
       judged: (verdict) =>
         Option.match(Option.flatMap(selectLabel(options.selector, labels, verdict), byLabel), {
           onNone: () => ({

@@ -86,10 +86,14 @@ export const Abstained = Schema.Struct({
   selector: Schema.String,
   judge_model: Schema.String
 })
-/** The trigger held the session's stored target; no judge call was made. */
+/**
+ * The trigger held the session's stored target; no judge call was made. `previous_source` says
+ * which verdict stored it: one the request waited for (`llm-classifier`), or one that landed after
+ * its request's deadline (`llm-classifier-late`, `late_verdict_ms`).
+ */
 export const Affinity = Schema.Struct({
   source: Schema.Literal("affinity"),
-  previous_source: Schema.Literal("llm-classifier"),
+  previous_source: Schema.Literal("llm-classifier", "llm-classifier-late"),
   stage
 })
 /** The judge failed or its verdict was invalid; the session's stored target was kept. */

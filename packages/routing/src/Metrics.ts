@@ -48,6 +48,15 @@ export const classifierFailOpenTotal = Metric.counter("switchyard_classifier_fai
   description: "Classifier requests routed without a verdict, by judge model and reason"
 })
 
+/**
+ * Judge calls that missed their deadline on a route with `late_verdict_ms`, labelled `judge_model`
+ * and `outcome` (`LateVerdict.Outcome`: `stored`, `superseded`, `invalid`, `failed`, `expired`, `dropped`).
+ */
+export const classifierLateVerdictsTotal = Metric.counter("switchyard_classifier_late_verdicts_total", {
+  incremental: true,
+  description: "Classifier judge calls past their deadline, by judge model and what became of them"
+})
+
 /** Millisecond buckets of the compatible system's histograms (its default boundaries). */
 const defaultBuckets = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000]
 const defaultBoundaries = MetricBoundaries.fromIterable(defaultBuckets)

@@ -22,6 +22,8 @@ export interface SessionDecision {
    * weak target); absent once latched (`target` is the strong target).
    */
   readonly streak?: number
+  /** Stored by a verdict that landed after its request's deadline (`late_verdict_ms`); absent otherwise. */
+  readonly late?: true
 }
 
 /** The session store port. Keys are opaque strings built by the route (route id + session identity). */

@@ -36,10 +36,12 @@ import type { ChatCompletionRequest, Message } from "@switchyard-ts/protocol/Ope
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as ClassifierCascade from "./internal/classifierCascade.js"
 import { Judge, type JudgeOptions } from "./Judge.js"
+import type * as LateVerdict from "./LateVerdict.js"
 import * as Metrics from "./Metrics.js"
 import * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
@@ -49,7 +51,7 @@ import * as StageSignals from "./StageSignals.js"
 import type { Verdict } from "./Verdict.js"
 
 /** The `[classifier]` table: a capability judge for the turns the signals leave undecided. */
-export interface ClassifierOptions extends JudgeOptions {
+export interface ClassifierOptions extends JudgeOptions, LateVerdict.Options {
   readonly baseThreshold: number
   readonly thresholdStep: number
   readonly classifyTrigger: ClassifierCascade.ClassifyTrigger
@@ -167,8 +169,8 @@ const observeSignals = (score: number, confidence: number, dimensions: StageSign
     TaggedMetric.unsafeUpdate(Metrics.stageRouterProductionIntensity, {}, dimensions.production_intensity)
   })
 
-/** Build a stage router route over the `Judge` and `SessionStore` services (used only with a classifier). */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore> =>
+/** Build a stage router route over the `Judge` and `SessionStore` services (used only with a classifier); late classifier calls run in `Scope`. */
+export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
   Effect.gen(function*() {
     const info = { id: options.id, name: options.name, algorithm: "stage_router" } as const
     const targetOf = (tier: Tier) => (tier === "capable" ? options.capable : options.efficient)
@@ -197,9 +199,14 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
               classifyTrigger: classifier.classifyTrigger,
               messageHashFallback: classifier.messageHashFallback,
               judgeFailure: classifier.judgeFailure,
+              late: classifier,
               judgeModel: classifier.judge.id,
-              consult: (request) =>
-                judge.consult({ options: classifier, messages: request.body.messages, headers: request.headers }),
+              consult: (request, judgeTimeoutMs) =>
+                judge.consult({
+                  options: { ...classifier, judgeTimeoutMs },
+                  messages: request.body.messages,
+                  headers: request.headers
+                }),
               judged: (verdict) => {
                 const chosen = Policy.choose(verdict, classifier.baseThreshold, classifier.thresholdStep)
                 return {

@@ -10,6 +10,7 @@ import type { SessionStore } from "@switchyard-ts/routing/SessionStore"
 import type * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
 import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { describe, expectTypeOf, it } from "vitest"
 
 /** A requirement the helper must carry through untouched. */
@@ -122,8 +123,9 @@ describe("Consultation.run types", () => {
       Effect.Effect<Consultation.Outcome<Verdict>, never, never>
     >()
     // what reaches the caller is a route failure (JudgeUnavailable wraps the posture's failures)
+    // (late classifier calls run in the Scope the route is built in)
     expectTypeOf<ReturnType<typeof StageRoute.make>>().toEqualTypeOf<
-      Effect.Effect<Route, never, Judge | SessionStore>
+      Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope>
     >()
     expectTypeOf<Effect.Effect.Error<ReturnType<Route["decide"]>>>().toEqualTypeOf<RouteFailure>()
   })

@@ -317,12 +317,15 @@ describe("request_timeout_ms (TestClock)", () => {
             }))
             : Passthrough.make({ id: "auto", name: "auto", target: weak })
           return yield* Router.make([{ ...route, requestTimeoutMs: bound }])
-        }).pipe(Effect.provide(
-          Layer.mergeAll(Judge.layer, SessionStore.layerTest).pipe(
-            Layer.provideMerge(UpstreamClient.layer),
-            Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
-          )
-        ))
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(Judge.layer, SessionStore.layerTest).pipe(
+              Layer.provideMerge(UpstreamClient.layer),
+              Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
+            )
+          ),
+          Effect.scoped
+        )
         const request = routed([user("task")])
         const call = sample.streaming ? Effect.asVoid(router.stream(request)) : Effect.asVoid(router.complete(request))
         const fiber = yield* Effect.fork(
@@ -370,12 +373,15 @@ describe("request_timeout_ms (TestClock)", () => {
       const router = yield* Effect.flatMap(
         CapabilityRoute.make(routeOptions(judgeTarget, { judgeFailure: "error" })),
         (route) => Router.make([{ ...route, requestTimeoutMs: Option.some(1000) }])
-      ).pipe(Effect.provide(
-        Layer.mergeAll(Judge.layer, SessionStore.layerTest).pipe(
-          Layer.provideMerge(UpstreamClient.layer),
-          Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
-        )
-      ))
+      ).pipe(
+        Effect.provide(
+          Layer.mergeAll(Judge.layer, SessionStore.layerTest).pipe(
+            Layer.provideMerge(UpstreamClient.layer),
+            Layer.provide(Layer.succeed(HttpClient.HttpClient, http))
+          )
+        ),
+        Effect.scoped
+      )
       const fiber = yield* Effect.fork(Effect.flip(router.complete(routed([user("task")]))))
       yield* TestClock.adjust(999)
       assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))

@@ -50,7 +50,8 @@ describe("session serialization", () => {
         )
       )
       const route = yield* CapabilityRoute.make(options).pipe(
-        Effect.provide(Layer.merge(slowJudge, SessionStore.layerTest))
+        Effect.provide(Layer.merge(slowJudge, SessionStore.layerTest)),
+        Effect.scoped
       )
       const first = yield* Effect.fork(route.decide(request("s-1")))
       const second = yield* Effect.fork(route.decide(request("s-1")))

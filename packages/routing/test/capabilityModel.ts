@@ -282,9 +282,14 @@ export const assertJudgeUnavailable = <A>(
 /** A judge model id unique to one sample (the metric registry is process-global). */
 export const uniqueJudgeModel = Effect.sync(() => `judge-${globalThis.crypto.randomUUID()}`)
 
+/**
+ * Routes built here configure no late verdicts: the scope their background judge calls would run in
+ * is closed at once (LateVerdict.test.ts builds its routes in a scope of its own).
+ */
 export const buildRoute = (options: CapabilityRoute.Options, judgeLayer: Layer.Layer<Judge.Judge>) =>
   CapabilityRoute.make(options).pipe(
-    Effect.provide(Layer.merge(judgeLayer, SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })))
+    Effect.provide(Layer.merge(judgeLayer, SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 }))),
+    Effect.scoped
   )
 
 /**

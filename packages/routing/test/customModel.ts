@@ -346,11 +346,15 @@ const recordingStore = Effect.gen(function*() {
   return { writes: Ref.get(writes), layer }
 })
 
+/**
+ * Routes built here configure no late verdicts: the scope their background judge calls would run in
+ * is closed at once (LateVerdict.test.ts builds its routes in a scope of its own).
+ */
 export const buildCustomRoute = (
   options: CustomRoute.Options,
   judgeLayer: Layer.Layer<Judge.Judge>,
   storeLayer: Layer.Layer<SessionStore.SessionStore> = SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-) => CustomRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)))
+) => CustomRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)), Effect.scoped)
 
 const needsTime = (outcome: CustomOutcome, maxRetries: number): boolean =>
   outcome._tag === "stall" || (maxRetries > 0 && (outcome._tag === "refuse" || outcome._tag === "5xx"))

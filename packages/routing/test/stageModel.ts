@@ -277,11 +277,15 @@ export const stageOptions = (
   ...overrides
 })
 
+/**
+ * Routes built here configure no late verdicts: the scope their background judge calls would run in
+ * is closed at once (LateVerdict.test.ts builds its routes in a scope of its own).
+ */
 export const buildStageRoute = (
   options: StageRoute.Options,
   judgeLayer: Layer.Layer<Judge.Judge>,
   storeLayer: Layer.Layer<SessionStore.SessionStore> = SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-) => StageRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)))
+) => StageRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)), Effect.scoped)
 
 /** The stage decisions counter of one label set. */
 export const stageDecisions = (source: Evidence.StageDecisionSource, model: string) =>

@@ -5,7 +5,7 @@
  * selects it (see `Server.sessionStoreLayer`).
  *
  * - Keys are `<keyPrefix><store key>` (prefix `switchyard:session:` by default); the value is the
- *   JSON of the `SessionDecision` (target, tier, escalation streak), encoded and decoded with
+ *   JSON of the `SessionDecision` (target, tier, escalation streak, late mark), encoded and decoded with
  *   Schema: an undecodable value reads as absent. `remove` deletes the key (`DEL`).
  * - `ttlMs` is each key's expiry, refreshed on every read (`GETEX … PX`, Redis >= 6.2) and write
  *   (`SET … PX`): the same idle TTL as the in-memory store. Redis bounds the number of keys itself
@@ -68,7 +68,8 @@ export type Operation = "get" | "put" | "remove" | "size"
 const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
   target: Schema.String,
   tier: Schema.optionalWith(Schema.Literal("weak", "strong"), { exact: true }),
-  streak: Schema.optionalWith(Schema.NonNegativeInt, { exact: true })
+  streak: Schema.optionalWith(Schema.NonNegativeInt, { exact: true }),
+  late: Schema.optionalWith(Schema.Literal(true), { exact: true })
 })
 const encodeStored = Schema.encodeSync(Schema.parseJson(StoredDecision))
 const decodeStored = Schema.decodeUnknownOption(Schema.parseJson(StoredDecision))

@@ -4,18 +4,23 @@
  * and its lock, the `classify_trigger` rules (reuse a stored decision, or consult), the judge
  * consultation through the route's `Posture`, and what a consultation without a verdict means —
  * the fail-open counter, the WARN log, `retained` / `fail-open` / `circuit-open` evidence, or
- * `JudgeUnavailable` under `error`. A mode supplies only its consultation and how a verdict, a
- * stored decision and the default become decisions.
+ * `JudgeUnavailable` under `error`, and late verdicts (`late_verdict_ms`: a call past its deadline
+ * settled in the background, its valid verdict stored for the session). A mode supplies only its
+ * consultation and how a verdict, a stored decision and the default become decisions.
  */
 import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Consultation from "../Consultation.js"
 import * as Conversation from "../Conversation.js"
 import type * as Decision from "../Decision.js"
 import type * as Evidence from "../Evidence.js"
 import type { JudgeError } from "../Judge.js"
+import * as LateVerdict from "../LateVerdict.js"
 import * as Metrics from "../Metrics.js"
 import * as Posture from "../Posture.js"
 import type { RoutedRequest } from "../Route.js"
@@ -48,10 +53,15 @@ export interface Mode<V> {
   /** Default `session`. */
   readonly affinity?: Affinity
   readonly judgeFailure: Posture.Posture
+  /** The route's `judge_timeout_ms`, `late_verdict_ms` and `max_late_verdicts` (e.g. its options as they are). */
+  readonly late: LateVerdict.Options
   /** The judge's model id (evidence, metric and error label). */
   readonly judgeModel: string
-  /** Consult the judge about one request. */
-  readonly consult: (request: RoutedRequest) => Effect.Effect<V, JudgeError>
+  /**
+   * Consult the judge about one request with this deadline (the route's `judge_timeout_ms`, or
+   * with late verdicts that plus `late_verdict_ms`).
+   */
+  readonly consult: (request: RoutedRequest, judgeTimeoutMs: Option.Option<number>) => Effect.Effect<V, JudgeError>
   /** A valid verdict's decision and stored selection. */
   readonly judged: (verdict: V) => Judged
   /** A stored selection as a decision with `evidence`; none when it names no target of the route any more. */
@@ -112,11 +122,38 @@ export const recordWithoutVerdict = (
  * The `decide` of a classifier route over the `SessionStore`. Only a valid verdict writes the
  * session's stored selection; without a verdict the stored one is kept (`retained`), else the
  * default decides (`fail-open`, or `circuit-open` when the breaker refused the call).
+ *
+ * Late verdicts (`LateVerdict.settings` of the mode is some, and the request has a session
+ * identity): the request waits for the judge until `judge_timeout_ms` and is then routed as any
+ * timed-out consultation under `fail_open`; the call goes on in the background (bounded, in `Scope`)
+ * until `judge_timeout_ms + late_verdict_ms`. A valid verdict it brings is stored under the session
+ * lock, marked `late` (`affinity` evidence then says `previous_source = "llm-classifier-late"`),
+ * unless a newer request's valid verdict was stored for that identity meanwhile (`superseded`).
+ * Without late verdicts (no session identity, `every_request`) the call is bounded by
+ * `judge_timeout_ms` as before.
  */
 export const make = <V>(
   mode: Mode<V>
-): Effect.Effect<(request: RoutedRequest) => Effect.Effect<Decision.Decision, JudgeUnavailable>, never, SessionStore> =>
-  Effect.map(SessionStore, (store) => {
+): Effect.Effect<
+  (request: RoutedRequest) => Effect.Effect<Decision.Decision, JudgeUnavailable>,
+  never,
+  SessionStore | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const late = LateVerdict.settings(mode.late, mode.judgeFailure)
+    const runner = Option.isSome(late)
+      ? Option.some(yield* LateVerdict.make(late.value, mode.judgeModel))
+      : Option.none()
+    /**
+     * Identities with calls of late-verdict requests not finished yet: how many, and the sequence
+     * number of the newest valid verdict stored for the identity since (-1: none). A late verdict
+     * older than that is `superseded`. Entries live only while such calls do (at most
+     * `max_late_verdicts` in the background, plus those of requests still waiting).
+     */
+    const pending = new Map<string, { calls: number; newest: number }>()
+    let sequence = 0
+
     /**
      * The identity a stored selection belongs to: the caller's session id, or (new_session +
      * message_hash_fallback) a hash; for sub-agent affinity the (session id, agent id) pair.
@@ -142,6 +179,54 @@ export const make = <V>(
 
     const posture = Posture.fromConfig(mode.judgeFailure)
 
+    /** A valid verdict of request `seq` was stored for `key`: a pending late verdict older than it is superseded. */
+    const storedVerdict = (key: string, seq: number) =>
+      Effect.sync(() => {
+        const entry = pending.get(key)
+        if (entry !== undefined) entry.newest = Math.max(entry.newest, seq)
+      })
+
+    /** What a call of request `seq` that came back after its deadline settles to. */
+    const settleLate = (key: string, seq: number) => (exit: Exit.Exit<V, JudgeError>) =>
+      Exit.match(exit, {
+        onFailure: (cause) =>
+          Effect.succeed<LateVerdict.Outcome>(
+            Option.exists(Cause.failureOption(cause), (error) => error._tag === "InvalidVerdict") ? "invalid" : "failed"
+          ),
+        onSuccess: (verdict) =>
+          withSessionLock(
+            Option.some(key),
+            Effect.gen(function*() {
+              if ((pending.get(key)?.newest ?? -1) > seq) return "superseded" as const
+              yield* store.put(key, { ...mode.judged(verdict).stored, late: true })
+              yield* storedVerdict(key, seq)
+              return "stored" as const
+            })
+          )
+      })
+
+    /** The consultation of request `seq`: with late verdicts when the route has them and the request an identity. */
+    const consult = (request: RoutedRequest, key: Option.Option<string>, seq: number): Effect.Effect<V, JudgeError> => {
+      if (Option.isNone(runner) || Option.isNone(key)) {
+        return mode.consult(request, mode.late.judgeTimeoutMs ?? Option.none())
+      }
+      const background = runner.value
+      const id = key.value
+      const track = Effect.sync(() => {
+        const entry = pending.get(id) ?? { calls: 0, newest: -1 }
+        entry.calls++
+        pending.set(id, entry)
+        return Effect.sync(() => {
+          entry.calls--
+          if (entry.calls === 0) {
+            pending.delete(id)
+          }
+        })
+      })
+      const { deadlineMs, lateMs } = background.settings
+      return background.run(mode.consult(request, Option.some(deadlineMs + lateMs)), settleLate(id, seq), track)
+    }
+
     const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
       Effect.gen(function*() {
         const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
@@ -151,18 +236,26 @@ export const make = <V>(
         const reuse = mode.classifyTrigger === "new_session" ||
           (mode.classifyTrigger === "user_turn" && !Conversation.isUserTurn(request.body.messages))
         if (reuse) {
-          const reused = previous({ source: "affinity", previous_source: "llm-classifier" })
+          const reused = Option.flatMap(stored, (decision) =>
+            mode.fromStored(decision, {
+              source: "affinity",
+              previous_source: decision.late === true ? "llm-classifier-late" : "llm-classifier"
+            }))
           if (Option.isSome(reused)) return reused.value
         }
 
-        const outcome = yield* mode.consult(request).pipe(
+        const seq = sequence++
+        const outcome = yield* consult(request, key, seq).pipe(
           Consultation.run(posture),
           Effect.mapError((error) => new JudgeUnavailable({ judgeModel: mode.judgeModel, failure: error }))
         )
 
         if (outcome._tag === "Verdict") {
           const judged = mode.judged(outcome.verdict)
-          if (Option.isSome(key)) yield* store.put(key.value, judged.stored)
+          if (Option.isSome(key)) {
+            yield* store.put(key.value, judged.stored)
+            yield* storedVerdict(key.value, seq)
+          }
           return judged.decision
         }
         if (outcome._tag === "Refused" && mode.judgeFailure === "error") {
