@@ -100,7 +100,9 @@ const endpoints: ReadonlyArray<Endpoint> = [
     body: { input_format: "openai_chat", request: { model: "fast", messages } },
     envelope: "openai"
   },
-  { method: "GET", path: "/v1/models", envelope: "openai" }
+  { method: "GET", path: "/v1/models", envelope: "openai" },
+  { method: "GET", path: "/v1/stats", envelope: "openai" },
+  { method: "POST", path: "/v1/stats/reset", envelope: "openai" }
 ]
 
 const send = (
