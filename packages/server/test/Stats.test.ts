@@ -14,7 +14,8 @@ import * as Schema from "effect/Schema"
 import { basicToml, routedAnswer, startServer } from "./harness.js"
 
 /** The harness deployment (weak, strong, an unreachable gone-model) plus a judge and routes for each case. */
-const toml = (upstreamUrl: string) => `${basicToml()(upstreamUrl)}
+const toml = (upstreamUrl: string) =>
+  `${basicToml()(upstreamUrl)}
 [targets.judge]
 id = "judge-model"
 llm_client = "sim"
