@@ -8,7 +8,9 @@
 import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Array from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Relay from "./Relay.js"
 import * as Spans from "./Spans.js"
@@ -66,9 +68,34 @@ export interface Streamed {
   readonly stream: Relay.Relay<StreamPiece, UpstreamFailure>
 }
 
+/**
+ * Told about each candidate call that reached its upstream once it ends: the target, whether it
+ * succeeded (for a stream: its headers arrived) and how long it took in milliseconds. Not told
+ * about a candidate its open breaker refused (no request made) nor about an interrupted call.
+ * Called synchronously; it must not throw.
+ */
+export type CandidateObserver = (target: Target, ok: boolean, durationMs: number) => void
+
+/** `call` timed for `observe` (see {@link CandidateObserver}). */
+const observed = <A>(
+  call: Effect.Effect<A, ClientFailure, UpstreamClient>,
+  target: Target,
+  observe: CandidateObserver
+): Effect.Effect<A, ClientFailure, UpstreamClient> =>
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeNanos()
+    return Effect.onExit(call, (exit) =>
+      Effect.sync(() => {
+        const ok = Exit.isSuccess(exit)
+        if (!ok && !Option.exists(Cause.failureOption(exit.cause), (failure) => failure._tag !== "CircuitOpen")) return
+        observe(target, ok, Number(clock.unsafeCurrentTimeNanos() - start) / 1e6)
+      }))
+  })
+
 const runCandidates = <A>(
   candidates: Array.NonEmptyReadonlyArray<Target>,
-  call: (target: Target) => Effect.Effect<A, ClientFailure, UpstreamClient>
+  call: (target: Target) => Effect.Effect<A, ClientFailure, UpstreamClient>,
+  observe: CandidateObserver | undefined
 ): Effect.Effect<
   { readonly target: Target; readonly candidate: number; readonly value: A },
   ClientFailure,
@@ -80,7 +107,7 @@ const runCandidates = <A>(
     ClientFailure,
     UpstreamClient
   > =>
-    call(target).pipe(
+    (observe === undefined ? call(target) : observed(call(target), target, observe)).pipe(
       Effect.map((value) => ({ target, candidate: index + 1, value })),
       Spans.annotateSpans({ "switchyard.candidate": index + 1, "switchyard.candidate_count": count }),
       Effect.catchAll((failure) => {
@@ -107,17 +134,19 @@ const runCandidates = <A>(
  * A buffered answer call over `candidates` (`[selected, ...fallbacks]`). Succeeds with the first
  * candidate that answers; moves on only when {@link isFallbackWorthy}; fails at once on
  * `DeadlineExceeded` or any other final failure; when every candidate failed, fails with the last
- * candidate's error (`CircuitOpen` when the last candidate's breaker is open).
+ * candidate's error (`CircuitOpen` when the last candidate's breaker is open). `observe` is told
+ * about every candidate call (see {@link CandidateObserver}).
  */
 export const complete = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
   headers: Readonly<Record<string, string>>,
-  native?: NativeBody
+  native?: NativeBody,
+  observe?: CandidateObserver
 ): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(
     UpstreamClient,
-    (client) => runCandidates(candidates, (target) => client.answer({ target, body, headers, native }))
+    (client) => runCandidates(candidates, (target) => client.answer({ target, body, headers, native }), observe)
   ).pipe(
     Effect.map(({ candidate, target, value }): Completed => ({
       target,
@@ -130,17 +159,19 @@ export const complete = (
 /**
  * A streamed answer call over `candidates`, with the rules of {@link complete} applied until a
  * candidate's response headers arrive; from then on candidate selection is over and the returned
- * stream's failures are the caller's to handle.
+ * stream's failures are the caller's to handle. `observe` is told about every candidate call, a
+ * stream's once its headers arrived.
  */
 export const stream = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
   headers: Readonly<Record<string, string>>,
-  native?: NativeBody
+  native?: NativeBody,
+  observe?: CandidateObserver
 ): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(
     UpstreamClient,
-    (client) => runCandidates(candidates, (target) => client.answerStream({ target, body, headers, native }))
+    (client) => runCandidates(candidates, (target) => client.answerStream({ target, body, headers, native }), observe)
   ).pipe(
     Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
   )

@@ -30,7 +30,7 @@ import * as Spans from "@switchyard-ts/client/Spans"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion, ChatCompletionRequest, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -115,21 +115,27 @@ const touch = <V>(map: Map<string, V>, key: string, value: V): V => {
 /** The `posture` of a route's `fail_open` key: the same combinator a judge's `judge_failure` goes through. */
 export const postureOf = (failOpen: boolean): Posture.Posture => (failOpen ? "fail_open" : "error")
 
-const llmCall = (model: string, outcome: "ok" | "error", durationMs: number) =>
-  Metrics.recordLlmCall("advisor_gate", model, outcome, durationMs)
+const llmCall = (model: string, outcome: "ok" | "error", durationMs: number, usage?: Usage | null) =>
+  Metrics.recordLlmCall("advisor_gate", model, outcome, durationMs, usage)
 
 const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
 
 /** Record a routing-time call in `switchyard_llm_calls_total`; a call refused by a breaker made no request. */
-const recorded = <A>(model: string, call: Effect.Effect<A, ClientFailure>): Effect.Effect<A, ClientFailure> =>
+const recorded = (
+  model: string,
+  call: Effect.Effect<ChatCompletion, ClientFailure>
+): Effect.Effect<ChatCompletion, ClientFailure> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) =>
     call.pipe(Effect.onExit((exit) =>
       refusedByBreaker(exit)
         ? Effect.void
         : Effect.flatMap(
           Clock.currentTimeMillis,
-          (end) => llmCall(model, Exit.isSuccess(exit) ? "ok" : "error", end - start)
+          (end) =>
+            Exit.isSuccess(exit)
+              ? llmCall(model, "ok", end - start, exit.value.usage)
+              : llmCall(model, "error", end - start)
         )
     )))
 

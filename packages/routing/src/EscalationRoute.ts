@@ -124,7 +124,8 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
                     "llm_task_classifier",
                     options.weak.id,
                     Exit.isSuccess(exit) ? "ok" : "error",
-                    end - start
+                    end - start,
+                    Exit.isSuccess(exit) ? exit.value.usage : undefined
                   ))
             ),
             Effect.map(Option.some),

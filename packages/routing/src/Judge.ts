@@ -235,8 +235,12 @@ export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Ver
  * (`selected_model` = the judge's model id). A call that returned a completion is `ok`, even when
  * its verdict then proves unusable.
  */
-const recordJudgeCall = (judgeModel: string, outcome: "ok" | "error", durationMs: number) =>
-  Metrics.recordLlmCall("llm_task_classifier", judgeModel, outcome, durationMs)
+const recordJudgeCall = (
+  judgeModel: string,
+  outcome: "ok" | "error",
+  durationMs: number,
+  usage?: ChatCompletion["usage"]
+) => Metrics.recordLlmCall("llm_task_classifier", judgeModel, outcome, durationMs, usage)
 
 const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
@@ -265,7 +269,10 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
                 Effect.void :
                 Effect.flatMap(
                   Clock.currentTimeMillis,
-                  (end) => recordJudgeCall(judge.id, Exit.isSuccess(exit) ? "ok" : "error", end - start)
+                  (end) =>
+                    Exit.isSuccess(exit)
+                      ? recordJudgeCall(judge.id, "ok", end - start, exit.value.usage)
+                      : recordJudgeCall(judge.id, "error", end - start)
                 )
             )
           )

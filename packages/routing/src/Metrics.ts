@@ -3,9 +3,11 @@
  * Names, labels and meanings follow the compatible system's metric reference.
  */
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as Stats from "./Stats.js"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
 export const requestsTotal = Metric.counter("switchyard_requests_total", {
@@ -158,20 +160,24 @@ export const advisorGateDiscardedTurnsTotal = Metric.counter("switchyard_advisor
 
 /**
  * Record one model call made while routing (a judge or an advisor consult, an advisor's executor
- * turn) in `switchyard_llm_calls_total` and `switchyard_llm_call_duration_ms`.
+ * turn, an escalation's weak turn) in `switchyard_llm_calls_total` and
+ * `switchyard_llm_call_duration_ms`, and hold it (with its usage, when it answered) for the run's
+ * `/v1/stats` settlement (`Stats.RoutingCalls`: the classifier section, or the answer when it became one).
  */
 export const recordLlmCall = (
   algorithm: string,
   model: string,
   outcome: "ok" | "error",
-  durationMs: number
-): Effect.Effect<void> => {
-  const labels = { algorithm, selected_model: model, outcome }
-  return Effect.zipRight(
-    Metric.update(TaggedMetric.tagged(llmCallsTotal, labels), 1),
-    Metric.update(TaggedMetric.tagged(llmCallDurationMs, labels), durationMs)
-  )
-}
+  durationMs: number,
+  usage?: Usage | null | undefined
+): Effect.Effect<void> =>
+  Effect.flatMap(Stats.RoutingCalls, (calls) =>
+    Effect.sync(() => {
+      const labels = { algorithm, selected_model: model, outcome }
+      TaggedMetric.unsafeUpdate(llmCallsTotal, labels, 1)
+      TaggedMetric.unsafeUpdate(llmCallDurationMs, labels, durationMs)
+      Stats.holdRoutingCall(calls, { model, ok: outcome === "ok", latencyMs: durationMs, usage })
+    }))
 
 /**
  * Final `stage_router` decisions, labelled `decision_source` (`override`, `tests_passed`,

@@ -21,6 +21,7 @@ import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -29,6 +30,7 @@ import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Replay from "./Replay.js"
 import type { Route, RoutedRequest, RouteFailure } from "./Route.js"
+import * as Stats from "./Stats.js"
 
 /** Every way a routed request can fail. */
 export type RouterFailure = RouteFailure | ClientFailure | ModelNotFound | RequestDeadlineExceeded
@@ -60,6 +62,8 @@ export interface Streamed {
    * point is never retried or failed over.
    */
   readonly pieces: Relay.Relay<StreamPiece, UpstreamFailure>
+  /** The last usage the pieces carried so far: the answer's usage once they ended (undefined when none came). */
+  readonly usage: () => Usage | undefined
 }
 
 /** The router of one deployment. */
@@ -125,6 +129,9 @@ const millisOf = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeN
 export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"], never, UpstreamClient> =>
   Effect.gen(function*() {
     const upstream = yield* UpstreamClient
+    const stats = yield* Stats.Stats
+    const observeCandidate: Fallback.CandidateObserver = (target, ok, durationMs) =>
+      stats.answerCall(target.id, ok, durationMs)
     const sorted = [...routes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const byId = new Map(sorted.map((route) => [route.id, route]))
 
@@ -134,15 +141,36 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         onSome: Effect.succeed
       })
 
-    /** Run the route's algorithm; records the routing overhead and the decision. */
-    const route = (route: Route, request: RoutedRequest) =>
+    /**
+     * Run the route's algorithm; records the routing overhead and the decision. In a terminal run
+     * (one that answers) the overhead and the routing-time calls also go to the stats: the calls
+     * are held while routing and settled once the outcome shows which one, if any, was served.
+     */
+    const route = (route: Route, request: RoutedRequest, terminal: boolean) =>
       Effect.clockWith((clock) => {
         const start = millisOf(clock)
-        return Effect.tap(route.decide(request), (decision) => {
-          observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, millisOf(clock) - start)
+        const decided = Effect.tap(route.decide(request), (decision) => {
+          const overhead = millisOf(clock) - start
+          observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, overhead)
           add(Metrics.decisionsTotal, { algorithm: route.algorithm, selected_model: modelLabel(decision) })
+          if (terminal) stats.routingOverhead(overhead)
           return Spans.annotateCurrentSpan(() => decisionAttributes(decision))
         })
+        if (!terminal) return decided
+        const calls: Array<Stats.RoutingCall> = []
+        return decided.pipe(
+          Effect.provideService(Stats.RoutingCalls, calls),
+          Effect.onExit((exit) =>
+            Effect.sync(() =>
+              stats.settle(
+                calls,
+                Exit.isSuccess(exit) && exit.value._tag === "Answered" && Option.isSome(exit.value.servedBy)
+                  ? exit.value.servedBy.value.id
+                  : undefined
+              )
+            )
+          )
+        )
       })
 
     /** The terminal answer call's metrics: calls, duration, request/error counters. */
@@ -213,7 +241,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           }))
         ))
 
-    const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request))
+    const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request, false))
 
     /**
      * Route, then answer: with the answer the route produced while routing (`Answered`: noop, the
@@ -229,7 +257,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       ) => Effect.Effect<A, ClientFailure, UpstreamClient>
     ) =>
       run(request, true, (found) =>
-        Effect.flatMap(route(found, request), (decision) => {
+        Effect.flatMap(route(found, request, true), (decision) => {
           if (decision._tag === "Answered") {
             return Effect.sync(() => {
               add(Metrics.requestsTotal, { model: modelLabel(decision) })
@@ -258,7 +286,13 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         }),
         (decision, candidates) =>
           Effect.flatMap(
-            Fallback.complete(candidates, decision.body ?? request.body, request.headers, nativeOf(request, decision)),
+            Fallback.complete(
+              candidates,
+              decision.body ?? request.body,
+              request.headers,
+              nativeOf(request, decision),
+              observeCandidate
+            ),
             (served) =>
               Effect.as(recordUsage(served.target.id, served.completion.usage), {
                 decision,
@@ -280,23 +314,44 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               includeUsage: request.body.stream_options?.include_usage === true
             }),
             native: Option.none()
-          }])
+          }]),
+          usage: () => decision.answer.usage ?? undefined
         }),
         (decision, candidates) =>
           Effect.map(
-            Fallback.stream(candidates, decision.body ?? request.body, request.headers, nativeOf(request, decision)),
-            (served): Streamed => ({
-              decision,
-              served: Option.some(served.target),
-              pieces: Relay.tapError(
-                // usage counted as the pieces pass
-                Relay.map(served.stream, (pieces) => {
-                  for (const piece of pieces) for (const chunk of piece.chunks) addUsage(served.target.id, chunk.usage)
-                  return pieces
-                }),
-                () => add(Metrics.errorsTotal, { model: served.target.id })
-              )
-            })
+            Fallback.stream(
+              candidates,
+              decision.body ?? request.body,
+              request.headers,
+              nativeOf(request, decision),
+              observeCandidate
+            ),
+            (served): Streamed => {
+              const model = served.target.id
+              let usage: Usage | undefined
+              return {
+                decision,
+                served: Option.some(served.target),
+                pieces: Relay.tapError(
+                  // usage counted as the pieces pass
+                  Relay.map(served.stream, (pieces) => {
+                    for (const piece of pieces) {
+                      for (const chunk of piece.chunks) {
+                        if (chunk.usage === null || chunk.usage === undefined) continue
+                        addUsage(model, chunk.usage)
+                        usage = chunk.usage
+                      }
+                    }
+                    return pieces
+                  }),
+                  () => {
+                    add(Metrics.errorsTotal, { model })
+                    stats.streamError(model)
+                  }
+                ),
+                usage: () => usage
+              }
+            }
           )
       )
 

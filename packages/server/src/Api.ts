@@ -2,7 +2,7 @@
  * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`)
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
  * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, decision,
- * models, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
+ * models, stats, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
  * Inbound auth (`Options.inboundAuth`) is one check (`internal/auth.ts`) that both kinds of
@@ -19,6 +19,7 @@ import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import { Router } from "@switchyard-ts/routing/Router"
+import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -193,11 +194,18 @@ const notFound = Effect.succeed(
   )
 )
 
-/** The LLM endpoints by path, each the request pipeline with its codec; served by the lean edge. */
-export const llmEndpoints = (router: Router["Type"], options: Options = {}): ReadonlyMap<string, Edge.Endpoint> => {
+/**
+ * The LLM endpoints by path, each the request pipeline with its codec, recording answers in
+ * `stats`; served by the lean edge.
+ */
+export const llmEndpoints = (
+  router: Router["Type"],
+  stats: Stats.Recorder,
+  options: Options = {}
+): ReadonlyMap<string, Edge.Endpoint> => {
   const limit = options.bodyLimit ?? defaultBodyLimit
   const guard = Auth.make(options.inboundAuth)
-  const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, limit))
+  const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, stats, limit))
   return new Map([
     ["/v1/chat/completions", endpoint(Codecs.openAiChat)],
     ["/v1/messages", endpoint(Codecs.anthropicMessages)],
@@ -217,9 +225,28 @@ const guarded = (guard: Auth.Guard | undefined, codec: Codecs.Codec, endpoint: E
   }
 
 /**
- * Every other endpoint (token counting, decision, models, health, metrics, the enveloped 404) as
- * `HttpLayerRouter` routes. Requires the `Router`, the `UpstreamClient` (breaker states for
- * `/health`) and the telemetry reader when the layer is built.
+ * `GET /v1/stats` (the recorder's snapshot) and `POST /v1/stats/reset` (→ `{"status":"reset"}`),
+ * both behind inbound auth like every `/v1/*` endpoint.
+ */
+const statsRoutes = (stats: Stats.Recorder, guard: Auth.Guard | undefined) => ({
+  read: (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(Codecs.openAiChat, guard, request, Effect.sync(() => HttpServerResponse.unsafeJson(stats.snapshot()))),
+  reset: (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(
+      Codecs.openAiChat,
+      guard,
+      request,
+      Effect.sync(() => {
+        stats.reset()
+        return HttpServerResponse.unsafeJson({ status: "reset" })
+      })
+    )
+})
+
+/**
+ * Every other endpoint (token counting, decision, models, stats, health, metrics, the enveloped
+ * 404) as `HttpLayerRouter` routes. Requires the `Router`, the `UpstreamClient` (breaker states for
+ * `/health`) and the telemetry reader when the layer is built, and reads the `Stats` recorder.
  */
 export const adminLayer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
@@ -231,6 +258,9 @@ export const adminLayer = (options: Options = {}) =>
     yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit, guard))
     yield* http.add("POST", "/v1/decision", decision(router, limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
+    const stats = statsRoutes(yield* Stats.Stats, guard)
+    yield* http.add("GET", "/v1/stats", stats.read)
+    yield* http.add("POST", "/v1/stats/reset", stats.reset)
     yield* http.add("GET", "/health", health(upstream))
     const scrape = Effect.map(
       Effect.provideService(Telemetry.scrape, Telemetry.PrometheusReader, reader),

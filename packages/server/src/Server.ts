@@ -14,6 +14,7 @@ import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -107,6 +108,17 @@ export const routerLayer = (deployment: Deployment.Deployment) =>
     Layer.provide(upstreamTransportLayer)
   )
 
+/**
+ * A fresh `/v1/stats` recorder for `deployment`, with the `algorithm_stats` blocks of its advisor
+ * and stage-router routes.
+ */
+export const statsLayer = (deployment: Deployment.Deployment): Layer.Layer<Stats.Stats> =>
+  Stats.layer(
+    deployment.routes.flatMap((route) =>
+      route.type === "advisor" ? ["advisor_gate"] : route.type === "stage_router" ? ["stage_router"] : []
+    )
+  )
+
 /** Options of `layerApp`. */
 export interface AppOptions extends Api.Options {
   /** The telemetry layer (default `Telemetry.layer`); tests pass one with an in-memory exporter. */
@@ -134,12 +146,13 @@ export const defaultBacklog = 65535
 const serveOn = (server: Server, options: Api.Options) =>
   Tracing.withoutPlatformSpans(Layer.scopedDiscard(Effect.gen(function*() {
     const router = yield* Router.Router
+    const stats = yield* Stats.Stats
     yield* Telemetry.seed(router.routes)
     yield* Auth.seed(Auth.make(options.inboundAuth))
     const admin = yield* HttpLayerRouter.toHttpEffect(Api.adminLayer(options))
     const fallback = yield* NodeHttpServer.makeHandler(Tracing.parentFromHeaders(admin))
     const runtime = yield* Effect.runtime<never>()
-    const listener = Edge.listener(runtime, Api.llmEndpoints(router, options), fallback)
+    const listener = Edge.listener(runtime, Api.llmEndpoints(router, stats, options), fallback)
     server.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
   })))
@@ -161,7 +174,7 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
         backlog: options.backlog ?? defaultBacklog
       })
     ),
-    Layer.provide(routerLayer(deployment)),
+    Layer.provide(Layer.provideMerge(routerLayer(deployment), statsLayer(deployment))),
     Layer.provide(options.telemetry ?? Telemetry.layer)
   )
 }

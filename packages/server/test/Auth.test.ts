@@ -100,7 +100,9 @@ const endpoints: ReadonlyArray<Endpoint> = [
     body: { input_format: "openai_chat", request: { model: "fast", messages } },
     envelope: "openai"
   },
-  { method: "GET", path: "/v1/models", envelope: "openai" }
+  { method: "GET", path: "/v1/models", envelope: "openai" },
+  { method: "GET", path: "/v1/stats", envelope: "openai" },
+  { method: "POST", path: "/v1/stats/reset", envelope: "openai" }
 ]
 
 const send = (
@@ -206,7 +208,9 @@ describe("inbound auth", () => {
       }
       // The upstream was called only for served requests, and never saw an inbound key.
       const seen = yield* upstream.requests
-      const upstreamCalls = endpoints.filter((e) => e.path !== "/v1/decision" && e.path !== "/v1/models").length
+      const upstreamCalls = endpoints.filter((e) =>
+        !["/v1/decision", "/v1/models", "/v1/stats", "/v1/stats/reset"].includes(e.path)
+      ).length
       assert.strictEqual(seen.length, upstreamCalls * acceptedCredentials.length)
       const everything = JSON.stringify(seen)
       for (const key of [keyA, keyB, wrongKey]) assert.notInclude(everything, key)

@@ -12,9 +12,11 @@ import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { type RequestFailure, toHttp, type Unauthorized } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
+import type * as Stats from "@switchyard-ts/routing/Stats"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -127,21 +129,23 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
 
 /**
  * Route and answer one decoded request: a buffered answer, or an SSE stream whose events the
- * request's encoder writes (a failure after the headers ends it with the encoder's error events). `totalLatency` is
- * recorded once the answer is complete (for a stream, after its last event).
+ * request's encoder writes (a failure after the headers ends it with the encoder's error events).
+ * `finished` records the total latency once the answer is complete (for a stream, after its last
+ * event), and — when a target served it — its usage and total latency in the stats.
  */
-const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
-  const totalLatency = (model: string) =>
-    Effect.flatMap(
-      nowMs,
-      (end) => Effect.sync(() => TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, end - startMs))
-    )
+const answer = (router: Router["Type"], stats: Stats.Recorder, inbound: Inbound, startMs: number) => {
+  const finished = (model: string, served: Option.Option<Target>, usage: () => Usage | null | undefined) =>
+    Effect.flatMap(nowMs, (end) =>
+      Effect.sync(() => {
+        TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, end - startMs)
+        if (Option.isSome(served)) stats.answered(model, usage(), end - startMs)
+      }))
   if (inbound.streaming) {
     return Effect.map(router.stream(inbound.routed), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
       const encoding = inbound.encoder.stream(streamed, model)
       const events = Relay.catchAll(
-        Relay.concat(encoding.events, Effect.as(totalLatency(model), [])),
+        Relay.concat(encoding.events, Effect.as(finished(model, streamed.served, streamed.usage), [])),
         (failure) => [encoding.streamError(failure)]
       )
       return {
@@ -152,7 +156,7 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
   }
   return Effect.flatMap(router.complete(inbound.routed), (completed) => {
     const model = servedModel(completed.decision, completed.served)
-    return Effect.as(totalLatency(model), {
+    return Effect.as(finished(model, completed.served, () => completed.completion.usage), {
       facts: factsOf(inbound, completed.decision, model),
       reply: Edge.json(inbound.encoder.answer(completed, model), 200, routingHeaders(completed.decision, model))
     })
@@ -164,27 +168,28 @@ const answer = (router: Router["Type"], inbound: Inbound, startMs: number) => {
  * every typed failure in the codec's envelope and every defect a 500 in it; with the request's log
  * line and response counter, which the edge writes once the answer's first bytes are sent.
  */
-export const handle = (codec: Codec, router: Router["Type"], limit: number): Edge.Endpoint => (request) =>
-  Effect.flatMap(nowMs, (startMs) => {
-    const failed = (facts: Facts) => (failure: RequestFailure) =>
-      Effect.succeed({ facts: { ...facts, error: toHttp(failure).code }, reply: errorReply(codec.error(failure)) })
-    return decodeRequest(codec, request, limit).pipe(
-      Effect.matchEffect({
-        onFailure: failed(noFacts),
-        onSuccess: (inbound) =>
-          answer(router, inbound, startMs).pipe(
-            Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
-          )
-      }),
-      Effect.catchAllDefect((defect) =>
-        Effect.as(logDefect(defect), { facts: noFacts, reply: errorReply(codec.internalError) })
-      ),
-      Effect.map((handled): Edge.Handled => ({
-        reply: handled.reply,
-        record: recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)
-      }))
-    )
-  })
+export const handle =
+  (codec: Codec, router: Router["Type"], stats: Stats.Recorder, limit: number): Edge.Endpoint => (request) =>
+    Effect.flatMap(nowMs, (startMs) => {
+      const failed = (facts: Facts) => (failure: RequestFailure) =>
+        Effect.succeed({ facts: { ...facts, error: toHttp(failure).code }, reply: errorReply(codec.error(failure)) })
+      return decodeRequest(codec, request, limit).pipe(
+        Effect.matchEffect({
+          onFailure: failed(noFacts),
+          onSuccess: (inbound) =>
+            answer(router, stats, inbound, startMs).pipe(
+              Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+            )
+        }),
+        Effect.catchAllDefect((defect) =>
+          Effect.as(logDefect(defect), { facts: noFacts, reply: errorReply(codec.internalError) })
+        ),
+        Effect.map((handled): Edge.Handled => ({
+          reply: handled.reply,
+          record: recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)
+        }))
+      )
+    })
 
 /**
  * What an LLM endpoint in `codec`'s format answers a caller that inbound auth refused (see

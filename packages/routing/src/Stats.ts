@@ -1,0 +1,535 @@
+/**
+ * The process-local accounting behind `GET /v1/stats` (docs/http-api.md): answer calls per model,
+ * tokens and latency summaries, routing overhead, the routing-time (classifier) calls, and — for
+ * deployments with such routes — the advisor gate's and stage router's counters since start or the
+ * last reset.
+ *
+ * Every record function is synchronous and does a few map look-ups and additions: it is called on
+ * the request path right next to the Prometheus update of the same fact (`Router`, `Fallback`
+ * candidates, `Metrics.recordLlmCall`, the server's total-latency point), never from a second pass.
+ *
+ * Latency summaries are bounded: each keeps its count, sum, min and max exactly and the most
+ * recent {@link maxSamples} values in a ring (the oldest overwritten first); `p50_ms` and `p99_ms`
+ * are the values at ranks `floor(n / 2)` and `min(n - 1, floor(n * 0.99))` of the sorted ring,
+ * sorted only when a snapshot is taken. Every reported value is rounded to 2 decimals.
+ */
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricState from "effect/MetricState"
+
+/** Most samples a latency summary keeps. */
+export const maxSamples = 10_000
+
+const round2 = (value: number): number => Math.round(value * 100) / 100
+const round4 = (value: number): number => Math.round(value * 10_000) / 10_000
+const percentage = (part: number, whole: number): number => (whole === 0 ? 0 : round2((part / whole) * 100))
+const average = (sum: number, count: number): number => (count === 0 ? 0 : round2(sum / count))
+
+/** A latency summary as `/v1/stats` reports it. */
+export interface LatencySnapshot {
+  readonly count: number
+  readonly total_ms: number
+  readonly min_ms: number
+  readonly max_ms: number
+  readonly avg_ms: number
+  readonly p50_ms: number
+  readonly p99_ms: number
+}
+
+/**
+ * A bounded latency summary: exact count, sum, min and max; the last `capacity` samples in a ring
+ * for the percentiles. Non-finite samples are ignored, negative ones count as 0.
+ */
+export class LatencySummary {
+  private count = 0
+  private total = 0
+  private min = Infinity
+  private max = 0
+  private readonly samples: Array<number> = []
+
+  constructor(private readonly capacity: number = maxSamples) {}
+
+  /** Record one sample (O(1)). */
+  record(ms: number): void {
+    if (!Number.isFinite(ms)) return
+    const value = ms < 0 ? 0 : ms
+    if (this.samples.length < this.capacity) this.samples.push(value)
+    else this.samples[this.count % this.capacity] = value
+    this.count += 1
+    this.total += value
+    if (value < this.min) this.min = value
+    if (value > this.max) this.max = value
+  }
+
+  /** How many samples the ring holds (≤ the capacity). */
+  get retained(): number {
+    return this.samples.length
+  }
+
+  /** The summary; all zeros when nothing was recorded. */
+  snapshot(): LatencySnapshot {
+    const n = this.samples.length
+    if (this.count === 0 || n === 0) return emptyLatency
+    const sorted = Float64Array.from(this.samples).sort()
+    return {
+      count: this.count,
+      total_ms: round2(this.total),
+      min_ms: round2(this.min),
+      max_ms: round2(this.max),
+      avg_ms: round2(this.total / this.count),
+      p50_ms: round2(sorted[Math.floor(n / 2)] ?? 0),
+      p99_ms: round2(sorted[Math.min(n - 1, Math.floor(n * 0.99))] ?? 0)
+    }
+  }
+}
+
+const emptyLatency: LatencySnapshot = {
+  count: 0,
+  total_ms: 0,
+  min_ms: 0,
+  max_ms: 0,
+  avg_ms: 0,
+  p50_ms: 0,
+  p99_ms: 0
+}
+
+/** Token totals of a section. */
+export interface TokenTotals {
+  readonly prompt: number
+  readonly completion: number
+  readonly cached: number
+  readonly cache_creation: number
+  readonly reasoning: number
+  readonly total: number
+}
+
+/** One model's entry in `models` (answer calls) or `classifier.models` (routing-time calls). */
+export interface ModelSnapshot {
+  readonly calls: number
+  readonly errors: number
+  readonly request_pct: number
+  readonly prompt_tokens: number
+  readonly max_observed_context_tokens: number
+  readonly completion_tokens: number
+  readonly total_tokens: number
+  readonly token_pct: number
+  readonly cached_tokens: number
+  readonly cache_creation_tokens: number
+  readonly reasoning_tokens: number
+  readonly avg_prompt_tokens: number
+  readonly avg_completion_tokens: number
+  readonly cache_hit_rate: number
+  readonly theoretical_cache_hit_rate: number
+  readonly model_call_latency: LatencySnapshot
+  readonly total_latency: LatencySnapshot
+}
+
+/** `algorithm_stats.advisor_gate`. */
+export interface AdvisorGateSnapshot {
+  readonly reviews: Readonly<Record<string, { readonly total: number; readonly by_trigger: Record<string, number> }>>
+  readonly consult_failures: Readonly<Record<string, number>>
+  readonly discarded: { readonly turns: number; readonly tokens: Readonly<Record<string, number>> }
+}
+
+/** A histogram's count and mean. */
+export interface MetricSummary {
+  readonly count: number
+  readonly mean: number
+}
+
+/** `algorithm_stats.stage_router`. */
+export interface StageRouterSnapshot {
+  readonly routing_decisions: Readonly<
+    Record<string, { readonly total: number; readonly targets: Readonly<Record<string, number>> }>
+  >
+  readonly scoring: {
+    readonly score: MetricSummary
+    readonly confidence: MetricSummary
+    readonly dimensions: {
+      readonly severity: MetricSummary
+      readonly spinning: MetricSummary
+      readonly exploring: MetricSummary
+      readonly production_intensity: MetricSummary
+    }
+  }
+}
+
+/** The body of `GET /v1/stats`. */
+export interface StatsSnapshot {
+  readonly total_requests: number
+  readonly total_errors: number
+  readonly total_tokens: TokenTotals
+  readonly models: Readonly<Record<string, ModelSnapshot>>
+  readonly routing_overhead: LatencySnapshot
+  readonly routing_fallbacks: { readonly context_window: number; readonly unavailable: number }
+  readonly classifier: {
+    readonly total_requests: number
+    readonly total_errors: number
+    readonly total_tokens: TokenTotals
+    readonly models: Readonly<Record<string, ModelSnapshot>>
+  }
+  readonly algorithm_stats: {
+    readonly advisor_gate?: AdvisorGateSnapshot
+    readonly stage_router?: StageRouterSnapshot
+  }
+}
+
+/** A routing-time model call (judge, advisor consult, weak or executor turn), held until the run's outcome is known. */
+export interface RoutingCall {
+  readonly model: string
+  readonly ok: boolean
+  readonly latencyMs: number
+  readonly usage: Usage | null | undefined
+}
+
+/** The stats service: synchronous record functions, a snapshot and a reset. */
+export interface Recorder {
+  /**
+   * One answer call to one candidate (each fallback candidate counts): `ok` adds a call and a
+   * `model_call_latency` sample, a failure an error; both count in `total_requests`.
+   */
+  readonly answerCall: (model: string, ok: boolean, latencyMs: number) => void
+  /** A streamed answer failed after its headers: an error of `model`, not a new request. */
+  readonly streamError: (model: string) => void
+  /** The full answer of `model` is out (buffered body, or clean end of stream): its tokens and `total_latency`. */
+  readonly answered: (model: string, usage: Usage | null | undefined, totalLatencyMs: number) => void
+  /** The routing overhead of one answered run. */
+  readonly routingOverhead: (ms: number) => void
+  /**
+   * Settle a run's routing-time calls once its outcome is known: the first call to `answeredBy`
+   * (the model whose routing-time answer was served) counts as that model's answer call, every
+   * other call goes to `classifier`.
+   */
+  readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined) => void
+  /** The current snapshot. */
+  readonly snapshot: () => StatsSnapshot
+  /** Clear everything and re-baseline `algorithm_stats`. */
+  readonly reset: () => void
+}
+
+class ModelStats {
+  calls = 0
+  errors = 0
+  prompt = 0
+  completion = 0
+  cached = 0
+  cacheCreation = 0
+  reasoning = 0
+  maxContext = 0
+  readonly callLatency = new LatencySummary()
+  readonly totalLatency = new LatencySummary()
+
+  addUsage(usage: Usage): void {
+    this.prompt += usage.prompt_tokens
+    this.completion += usage.completion_tokens
+    this.cached += usage.prompt_tokens_details?.cached_tokens ?? 0
+    this.cacheCreation += usage.prompt_tokens_details?.cache_creation_tokens ?? 0
+    this.reasoning += usage.completion_tokens_details?.reasoning_tokens ?? 0
+    const context = usage.prompt_tokens + usage.completion_tokens
+    if (context > this.maxContext) this.maxContext = context
+  }
+}
+
+const statsOf = (models: Map<string, ModelStats>, model: string): ModelStats => {
+  let stats = models.get(model)
+  if (stats === undefined) {
+    stats = new ModelStats()
+    models.set(model, stats)
+  }
+  return stats
+}
+
+const sectionOf = (models: Map<string, ModelStats>, totalRequests: number) => {
+  let prompt = 0, completion = 0, cached = 0, cacheCreation = 0, reasoning = 0
+  for (const stats of models.values()) {
+    prompt += stats.prompt
+    completion += stats.completion
+    cached += stats.cached
+    cacheCreation += stats.cacheCreation
+    reasoning += stats.reasoning
+  }
+  const total = prompt + completion
+  const entries: Record<string, ModelSnapshot> = {}
+  for (const model of [...models.keys()].sort()) {
+    const stats = statsOf(models, model)
+    const tokens = stats.prompt + stats.completion
+    entries[model] = {
+      calls: stats.calls,
+      errors: stats.errors,
+      request_pct: percentage(stats.calls, totalRequests),
+      prompt_tokens: stats.prompt,
+      max_observed_context_tokens: stats.maxContext,
+      completion_tokens: stats.completion,
+      total_tokens: tokens,
+      token_pct: percentage(tokens, total),
+      cached_tokens: stats.cached,
+      cache_creation_tokens: stats.cacheCreation,
+      reasoning_tokens: stats.reasoning,
+      avg_prompt_tokens: average(stats.prompt, stats.calls),
+      avg_completion_tokens: average(stats.completion, stats.calls),
+      cache_hit_rate: stats.prompt === 0 ? 0 : round4(stats.cached / stats.prompt),
+      theoretical_cache_hit_rate: 0,
+      model_call_latency: stats.callLatency.snapshot(),
+      total_latency: stats.totalLatency.snapshot()
+    }
+  }
+  return {
+    tokens: { prompt, completion, cached, cache_creation: cacheCreation, reasoning, total },
+    models: entries
+  }
+}
+
+/** One counter or histogram series of the Effect metric registry: its labels, count (or counter value) and sum. */
+interface Series {
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly count: number
+  readonly sum: number
+}
+
+const advisorGateMetrics = {
+  reviews: "switchyard_advisor_gate_reviews_total",
+  consultFailures: "switchyard_advisor_gate_consult_failures_total",
+  discardedTurns: "switchyard_advisor_gate_discarded_turns_total"
+} as const
+const stageRouterMetrics = {
+  decisions: "switchyard_stage_router_routing_decisions_total",
+  score: "switchyard_stage_router_score",
+  confidence: "switchyard_stage_router_confidence",
+  severity: "switchyard_stage_router_severity",
+  spinning: "switchyard_stage_router_spinning",
+  exploring: "switchyard_stage_router_exploring",
+  productionIntensity: "switchyard_stage_router_production_intensity"
+} as const
+const algorithmMetricNames: ReadonlySet<string> = new Set([
+  ...Object.values(advisorGateMetrics),
+  ...Object.values(stageRouterMetrics)
+])
+
+/** The algorithm series of the (process-wide) Effect metric registry, by name and label set. */
+const collect = (): ReadonlyMap<string, Series> => {
+  const series = new Map<string, Series>()
+  for (const pair of Metric.unsafeSnapshot()) {
+    const name = pair.metricKey.name
+    if (!algorithmMetricNames.has(name)) continue
+    const labels: Record<string, string> = {}
+    for (const label of pair.metricKey.tags) labels[label.key] = label.value
+    const key = [name, ...Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`)].join("\u0000")
+    const state: unknown = pair.metricState
+    if (MetricState.isCounterState(state)) series.set(key, { name, labels, count: Number(state.count), sum: 0 })
+    else if (MetricState.isHistogramState(state)) series.set(key, { name, labels, count: state.count, sum: state.sum })
+  }
+  return series
+}
+
+/** Each series' change since `baseline`, series that did not grow left out. */
+const delta = (baseline: ReadonlyMap<string, Series>): ReadonlyArray<Series> => {
+  const grown: Array<Series> = []
+  for (const [key, now] of collect()) {
+    const before = baseline.get(key)
+    const count = now.count - (before?.count ?? 0)
+    if (count > 0) grown.push({ ...now, count, sum: now.sum - (before?.sum ?? 0) })
+  }
+  return grown
+}
+
+const bump = (record: Record<string, number>, key: string, by: number): void => {
+  record[key] = (record[key] ?? 0) + by
+}
+
+const advisorGateOf = (series: ReadonlyArray<Series>): AdvisorGateSnapshot => {
+  const reviews: Record<string, { total: number; by_trigger: Record<string, number> }> = {}
+  const failures: Record<string, number> = {}
+  let turns = 0
+  for (const s of series) {
+    if (s.name === advisorGateMetrics.reviews) {
+      const verdict = s.labels["verdict"] ?? ""
+      const entry = reviews[verdict] ?? { total: 0, by_trigger: {} }
+      entry.total += s.count
+      bump(entry.by_trigger, s.labels["trigger"] ?? "", s.count)
+      reviews[verdict] = entry
+    } else if (s.name === advisorGateMetrics.consultFailures) {
+      bump(failures, s.labels["reason"] ?? "", s.count)
+    } else if (s.name === advisorGateMetrics.discardedTurns) {
+      turns += s.count
+    }
+  }
+  return { reviews, consult_failures: failures, discarded: { turns, tokens: {} } }
+}
+
+const summaryOf = (series: ReadonlyArray<Series>, name: string): MetricSummary => {
+  let count = 0
+  let sum = 0
+  for (const s of series) {
+    if (s.name !== name) continue
+    count += s.count
+    sum += s.sum
+  }
+  return { count, mean: count === 0 ? 0 : round4(sum / count) }
+}
+
+const stageRouterOf = (series: ReadonlyArray<Series>): StageRouterSnapshot => {
+  const decisions: Record<string, { total: number; targets: Record<string, number> }> = {}
+  for (const s of series) {
+    if (s.name !== stageRouterMetrics.decisions) continue
+    const source = s.labels["decision_source"] ?? ""
+    const entry = decisions[source] ?? { total: 0, targets: {} }
+    entry.total += s.count
+    bump(entry.targets, s.labels["target_name"] ?? "", s.count)
+    decisions[source] = entry
+  }
+  return {
+    routing_decisions: decisions,
+    scoring: {
+      score: summaryOf(series, stageRouterMetrics.score),
+      confidence: summaryOf(series, stageRouterMetrics.confidence),
+      dimensions: {
+        severity: summaryOf(series, stageRouterMetrics.severity),
+        spinning: summaryOf(series, stageRouterMetrics.spinning),
+        exploring: summaryOf(series, stageRouterMetrics.exploring),
+        production_intensity: summaryOf(series, stageRouterMetrics.productionIntensity)
+      }
+    }
+  }
+}
+
+/**
+ * A fresh recorder. `algorithms` are the deployment's route algorithms: `advisor_gate` and
+ * `stage_router` among them turn on the matching `algorithm_stats` block, computed as the change of
+ * that algorithm's Prometheus series since the recorder was made or last reset.
+ */
+export const make = (algorithms: Iterable<string> = []): Recorder => {
+  const names = new Set(algorithms)
+  const withAdvisor = names.has("advisor_gate")
+  const withStage = names.has("stage_router")
+  let models = new Map<string, ModelStats>()
+  let judges = new Map<string, ModelStats>()
+  let totalRequests = 0
+  let totalErrors = 0
+  let judgeRequests = 0
+  let judgeErrors = 0
+  let overhead = new LatencySummary()
+  let baseline: ReadonlyMap<string, Series> = withAdvisor || withStage ? collect() : new Map()
+
+  const answerCall = (model: string, ok: boolean, latencyMs: number): void => {
+    totalRequests += 1
+    const stats = statsOf(models, model)
+    if (ok) {
+      stats.calls += 1
+      stats.callLatency.record(latencyMs)
+    } else {
+      totalErrors += 1
+      stats.errors += 1
+    }
+  }
+
+  const routingCall = (call: RoutingCall): void => {
+    judgeRequests += 1
+    const stats = statsOf(judges, call.model)
+    if (call.ok) {
+      stats.calls += 1
+      if (call.usage !== null && call.usage !== undefined) stats.addUsage(call.usage)
+      stats.callLatency.record(call.latencyMs)
+      stats.totalLatency.record(call.latencyMs)
+    } else {
+      judgeErrors += 1
+      stats.errors += 1
+    }
+  }
+
+  return {
+    answerCall,
+    streamError: (model) => {
+      totalErrors += 1
+      statsOf(models, model).errors += 1
+    },
+    answered: (model, usage, totalLatencyMs) => {
+      const stats = statsOf(models, model)
+      if (usage !== null && usage !== undefined) stats.addUsage(usage)
+      stats.totalLatency.record(totalLatencyMs)
+    },
+    routingOverhead: (ms) => overhead.record(ms),
+    settle: (calls, answeredBy) => {
+      let answer = answeredBy
+      for (const call of calls) {
+        if (answer !== undefined && call.model === answer) {
+          answerCall(call.model, call.ok, call.latencyMs)
+          answer = undefined
+        } else {
+          routingCall(call)
+        }
+      }
+    },
+    snapshot: () => {
+      const answers = sectionOf(models, totalRequests)
+      const classifier = sectionOf(judges, judgeRequests)
+      const grown = withAdvisor || withStage ? delta(baseline) : []
+      return {
+        total_requests: totalRequests,
+        total_errors: totalErrors,
+        total_tokens: answers.tokens,
+        models: answers.models,
+        routing_overhead: overhead.snapshot(),
+        routing_fallbacks: { context_window: 0, unavailable: 0 },
+        classifier: {
+          total_requests: judgeRequests,
+          total_errors: judgeErrors,
+          total_tokens: classifier.tokens,
+          models: classifier.models
+        },
+        algorithm_stats: {
+          ...(withAdvisor ? { advisor_gate: advisorGateOf(grown) } : {}),
+          ...(withStage ? { stage_router: stageRouterOf(grown) } : {})
+        }
+      }
+    },
+    reset: () => {
+      models = new Map()
+      judges = new Map()
+      totalRequests = 0
+      totalErrors = 0
+      judgeRequests = 0
+      judgeErrors = 0
+      overhead = new LatencySummary()
+      if (withAdvisor || withStage) baseline = collect()
+    }
+  }
+}
+
+/** A recorder that keeps nothing: every record is dropped, the snapshot is the empty shape. */
+export const disabled: Recorder = {
+  answerCall: () => {},
+  streamError: () => {},
+  answered: () => {},
+  routingOverhead: () => {},
+  settle: () => {},
+  snapshot: () => make().snapshot(),
+  reset: () => {}
+}
+
+/**
+ * The stats recorder the `Router` and the server record into. Defaults to {@link disabled}, so a
+ * router built without it keeps no stats; the server provides one per deployment.
+ */
+export class Stats extends Context.Reference<Stats>()("@switchyard-ts/routing/Stats", {
+  defaultValue: (): Recorder => disabled
+}) {}
+
+/** A fresh recorder for a deployment whose routes run `algorithms`. */
+export const layer = (algorithms: Iterable<string>): Layer.Layer<Stats> => Layer.sync(Stats, () => make(algorithms))
+
+/**
+ * Where a run's routing-time calls are held until its outcome is known (see {@link Recorder.settle}):
+ * the `Router` provides a fresh array to each answering run; elsewhere (`/v1/decision`, a route used
+ * without the `Router`) the default drops them.
+ */
+export class RoutingCalls extends Context.Reference<RoutingCalls>()("@switchyard-ts/routing/Stats/RoutingCalls", {
+  defaultValue: (): Array<RoutingCall> | undefined => undefined
+}) {}
+
+/** Hold one routing-time call for the current run's settlement (dropped outside an answering run). */
+export const holdRoutingCall = (calls: Array<RoutingCall> | undefined, call: RoutingCall): void => {
+  if (calls !== undefined) calls.push(call)
+}
