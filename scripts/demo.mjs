@@ -1,5 +1,5 @@
-// `npm run demo`: first the judge drill — a pair of capability, custom-mode and escalation-mode
-// routes, each pair differing only in judge_failure, against a simulated judge that is up (good verdicts),
+// `npm run demo`: first the judge drill — a pair of capability, custom-mode, escalation-mode and
+// stage_router (with a [classifier]) routes, each pair differing only in judge_failure, against a simulated judge that is up (good verdicts),
 // stalls past its 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as one
 // table per mode; then a scripted tour of the demo deployment (`npm start`). Every request goes to
 // 127.0.0.1.
@@ -21,6 +21,11 @@ console.log(
   "\n### escalation mode: weak answers, the judge reads the finished turn; confirmations = 1 (routes esc / esc-open)\n"
 )
 console.log(Drill.format(drill.escalationRows))
+console.log(
+  "\n### stage_router with a [classifier]: no tool history, so the judge decides; picker = efficient_first " +
+    "(routes stage / stage-open)\n"
+)
+console.log(Drill.format(drill.stageRows))
 console.log("\n" + drill.failOpenSeries.join("\n"))
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")

@@ -65,17 +65,21 @@ export const routes = (
   > => {
     const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
     const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs })
+    /** `parent` with its `subagents` table, if any, routing delegated sub-agent work. */
+    const withSubagents = (
+      parent: Route,
+      subagents: Option.Option<SubagentsSpec>
+    ): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore | Scope.Scope> =>
+      Option.match(subagents, {
+        onNone: () => Effect.succeed(bounded(parent)),
+        onSome: (table) =>
+          Effect.map(subagentRoute(spec, table), (subagent) => bounded(Subagents.delegate(parent, subagent)))
+      })
     switch (spec.type) {
       case "noop":
         return Effect.succeed(bounded(Noop.make(common)))
-      case "passthrough": {
-        const parent = Passthrough.make({ ...common, target: spec.target })
-        return Option.match(spec.subagents, {
-          onNone: () => Effect.succeed(bounded(parent)),
-          onSome: (subagents) =>
-            Effect.map(subagentRoute(spec, subagents), (subagent) => bounded(Subagents.delegate(parent, subagent)))
-        })
-      }
+      case "passthrough":
+        return withSubagents(Passthrough.make({ ...common, target: spec.target }), spec.subagents)
       case "random":
         return Effect.succeed(
           bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
@@ -90,7 +94,10 @@ export const routes = (
             return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
         }
       case "stage_router":
-        return Effect.map(StageRoute.make({ ...common, ...spec }), bounded)
+        return Effect.flatMap(
+          StageRoute.make({ ...common, ...spec }),
+          (parent) => withSubagents(parent, spec.subagents)
+        )
       case "advisor":
         return Effect.map(AdvisorRoute.make({ ...common, ...spec }), bounded)
     }

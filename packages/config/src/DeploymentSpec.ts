@@ -220,6 +220,7 @@ export interface HandoffNotesSpec {
 /**
  * `type = "stage_router"`: each turn goes to the capable or the efficient target by its
  * tool-result signals; undecided turns go to the optional classifier, else the picker's default.
+ * Delegated sub-agent work goes per `subagents` instead, past the stage router entirely.
  */
 export interface StageRouterRouteSpec extends RouteCommon {
   readonly type: "stage_router"
@@ -241,6 +242,8 @@ export interface StageRouterRouteSpec extends RouteCommon {
   readonly handoffNotes: Option.Option<HandoffNotesSpec>
   /** `[classifier]`, unset by default. */
   readonly classifier: Option.Option<StageClassifierSpec>
+  /** The `subagents` table, unset by default: how delegated sub-agent work is routed instead. */
+  readonly subagents: Option.Option<SubagentsSpec>
 }
 
 /**

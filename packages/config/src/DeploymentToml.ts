@@ -8,14 +8,13 @@
  *    unknown keys, missing keys, value types and enum variants (`format`, route `type`, and for
  *    `llm_classifier` its `mode`, `classify_trigger`, `response_format_type`, `judge_failure`;
  *    for `stage_router` its `picker` and its classifier's enums; for `advisor` its `gate_trigger`).
- *    A `subagents` table on a `passthrough` or `stage_router` route is rejected as not supported yet.
  *    A classifier route's mode is settled before its keys (explicit `mode`, else `escalation`
  *    when an `escalation` table is present, else `capability`): an escalation route rejects custom
  *    keys, capability routing settings (`base_threshold` only when the mode is explicit) and any
  *    `classify_trigger` but `every_request`; custom-mode keys on a capability route get
  *    `mode capability cannot use custom classifier fields`, and capability or escalation keys on
- *    a custom route `mode custom cannot use capability or escalation fields`. A passthrough route's
- *    `subagents` table is decoded on its own: `type = "passthrough"` (`target`) or `type =
+ *    a custom route `mode custom cannot use capability or escalation fields`. A passthrough or
+ *    stage router route's `subagents` table is decoded on its own (after the route's own keys): `type = "passthrough"` (`target`) or `type =
  *    "llm_classifier"`, whose mode must be `custom` (`subagents llm_classifier only supports mode
  *    custom`) and whose keys are a custom route's without the route-wide ones (`id`, ...).
  * 2. Rules: table names and ids → every client (URL, retries, timeout, `forward_auth`,
@@ -29,16 +28,16 @@
  *    `recent_turn_window` → `prompt` → `response_schema` (JSON, an object, not a provider
  *    wrapper, within the supported JSON Schema subset) → `policy.selector` (an RFC 6901 JSON
  *    Pointer, not the root) → `max_output_tokens` → `judge_timeout_ms` → `late_verdict_ms` →
- *    `max_late_verdicts`; for a passthrough route's
- *    `subagents`: its `target`, or `classify_trigger` (not `user_turn`) → `message_hash_fallback`
- *    (not true) → the custom keys as above; for escalation mode:
+ *    `max_late_verdicts`; for `subagents` (on a passthrough route after its `target`, on a stage
+ *    router after its `classifier`): its `target`, or `classify_trigger` (not `user_turn`) →
+ *    `message_hash_fallback` (not true) → the custom keys as above; for escalation mode:
  *    target references → `escalation.confirmations` (>= 1) → `escalation.recent_turn_window`
  *    (>= 1) → `escalation.window_message_chars` (>= 50) → `prompt` → `max_output_tokens` →
  *    `judge_timeout_ms`; for `stage_router`: `capable_target` → `efficient_target` →
  *    `confidence_threshold` ([0, 1]) → `recent_turn_window` (>= 0) → `capable_system_prompt` →
  *    `efficient_system_prompt` (non-blank) → `handoff_notes` (`escalation_note` and
  *    `deescalation_note` non-blank) → `classifier` (`target`, then a capability route's judge rules
- *    from the thresholds on, under `routes.<n>.classifier.*`); for `advisor`:
+ *    from the thresholds on, under `routes.<n>.classifier.*`) → `subagents`; for `advisor`:
  *    `executor_target` → `advisor_target` → `gate_trigger_pattern` (required exactly with
  *    `gate_trigger = "pattern"`, non-blank, a valid regular expression) → `max_reviews` →
  *    `gate_stall_turns` → `gate_min_tool_results` → `advisor_max_tokens` → `advisor_temperature` →
@@ -192,11 +191,13 @@ const routeCommonFields = {
 }
 
 const RawNoop = Schema.Struct(routeCommonFields)
+/** A route's `subagents` table: decoded on its own (`decodeSubagents`), for its own key paths. */
+const subagentsField = { subagents: Schema.optional(TomlTable) }
+
 const RawPassthrough = Schema.Struct({
   ...routeCommonFields,
   target: TomlString,
-  /** Decoded on its own (`decodeSubagents`), for its own key paths. */
-  subagents: Schema.optional(TomlTable)
+  ...subagentsField
 })
 const RawRandom = Schema.Struct({
   ...routeCommonFields,
@@ -356,7 +357,8 @@ const RawStageRouter = Schema.Struct({
   capable_system_prompt: Schema.optional(TomlString),
   efficient_system_prompt: Schema.optional(TomlString),
   handoff_notes: Schema.optional(RawHandoffNotes),
-  classifier: Schema.optional(RawStageClassifier)
+  classifier: Schema.optional(RawStageClassifier),
+  ...subagentsField
 })
 type RawStageRouter = typeof RawStageRouter.Type
 
@@ -389,7 +391,11 @@ type RawRoute =
   | { readonly type: "llm_classifier"; readonly raw: RawClassifier }
   | { readonly type: "custom_classifier"; readonly raw: RawCustomClassifier }
   | { readonly type: "escalation_classifier"; readonly raw: RawEscalationClassifier }
-  | { readonly type: "stage_router"; readonly raw: RawStageRouter }
+  | {
+    readonly type: "stage_router"
+    readonly raw: RawStageRouter
+    readonly subagents: Option.Option<RawSubagents>
+  }
   | { readonly type: "advisor"; readonly raw: RawAdvisor }
 
 interface Named<A> {
@@ -530,6 +536,15 @@ const decodeClassifier = (path: Path, table: unknown): Effect.Effect<RawRoute, I
     return { type: "llm_classifier", raw: yield* decodeAt(RawClassifier, path, table) }
   })
 
+/** The route's `subagents` table (at `<path>.subagents`), when it has one. */
+const decodeOptionalSubagents = (
+  path: Path,
+  raw: { readonly subagents?: unknown }
+): Effect.Effect<Option.Option<RawSubagents>, InvalidConfig> =>
+  raw.subagents === undefined
+    ? Effect.succeedNone
+    : Effect.asSome(decodeSubagents([...path, "subagents"], raw.subagents))
+
 const decodeRoute = (name: string, table: unknown) =>
   Effect.gen(function*() {
     const path = ["routes", name]
@@ -539,16 +554,12 @@ const decodeRoute = (name: string, table: unknown) =>
         return { name, raw: { type, raw: yield* decodeAt(RawNoop, path, table) } }
       case "passthrough": {
         const raw = yield* decodeAt(RawPassthrough, path, table)
-        const subagents = raw.subagents === undefined
-          ? Option.none()
-          : Option.some(yield* decodeSubagents([...path, "subagents"], raw.subagents))
-        return { name, raw: { type, raw, subagents } }
+        return { name, raw: { type, raw, subagents: yield* decodeOptionalSubagents(path, raw) } }
       }
-      case "stage_router":
-        if (Predicate.hasProperty(table, "subagents")) {
-          return yield* fail([...path, "subagents"], "subagents is not supported yet")
-        }
-        return { name, raw: { type, raw: yield* decodeAt(RawStageRouter, path, table) } }
+      case "stage_router": {
+        const raw = yield* decodeAt(RawStageRouter, path, table)
+        return { name, raw: { type, raw, subagents: yield* decodeOptionalSubagents(path, raw) } }
+      }
       case "random":
         return { name, raw: { type, raw: yield* decodeAt(RawRandom, path, table) } }
       case "llm_classifier":
@@ -979,7 +990,8 @@ const buildStageRouter = (
   targets: ReadonlyMap<string, Target>,
   path: Path,
   common: RouteCommon,
-  raw: RawStageRouter
+  raw: RawStageRouter,
+  rawSubagents: Option.Option<RawSubagents>
 ): Effect.Effect<StageRouterRouteSpec, InvalidConfig> =>
   Effect.gen(function*() {
     // references
@@ -1004,6 +1016,8 @@ const buildStageRouter = (
     const classifier = raw.classifier === undefined
       ? Option.none()
       : Option.some(yield* buildStageClassifier(targets, [...path, "classifier"], raw.classifier))
+    // delegated sub-agent work
+    const subagents = yield* buildOptionalSubagents(targets, path, rawSubagents)
     return {
       ...common,
       type: "stage_router",
@@ -1015,7 +1029,8 @@ const buildStageRouter = (
       capableSystemPrompt,
       efficientSystemPrompt,
       handoffNotes,
-      classifier
+      classifier,
+      subagents
     }
   })
 
@@ -1229,6 +1244,17 @@ const buildSubagents = (
     }
   })
 
+/** The route's `subagents` table (at `<path>.subagents`), when it has one. */
+const buildOptionalSubagents = (
+  targets: ReadonlyMap<string, Target>,
+  path: Path,
+  subagents: Option.Option<RawSubagents>
+): Effect.Effect<Option.Option<SubagentsSpec>, InvalidConfig> =>
+  Option.match(subagents, {
+    onNone: () => Effect.succeedNone,
+    onSome: (raw) => Effect.asSome(buildSubagents(targets, [...path, "subagents"], raw))
+  })
+
 /** The optional text key `key` of `raw` (at `path`): when set, it must not be blank. */
 const optionalText = <K extends string>(
   path: Path,
@@ -1365,9 +1391,7 @@ const buildRoute = (
         return { ...common, type: "noop" }
       case "passthrough": {
         const target = yield* lookupTarget(targets, [...path, "target"], route.raw.target)
-        const subagents = Option.isSome(route.subagents)
-          ? Option.some(yield* buildSubagents(targets, [...path, "subagents"], route.subagents.value))
-          : Option.none()
+        const subagents = yield* buildOptionalSubagents(targets, path, route.subagents)
         return { ...common, type: "passthrough", target, subagents }
       }
       case "random":
@@ -1379,7 +1403,7 @@ const buildRoute = (
       case "escalation_classifier":
         return yield* buildEscalationClassifier(targets, path, common, route.raw)
       case "stage_router":
-        return yield* buildStageRouter(targets, path, common, route.raw)
+        return yield* buildStageRouter(targets, path, common, route.raw, route.subagents)
       case "advisor":
         return yield* buildAdvisor(targets, path, common, route.raw)
     }
@@ -1541,14 +1565,23 @@ const unboundedJudge = (
     ]
     : []
 
+/** `unboundedJudge` for a route's custom `subagents` classifier (`route <n>: subagents judge client ...`). */
+const unboundedSubagentsJudge = (
+  route: RouteCommon & { readonly subagents: Option.Option<SubagentsSpec> }
+): ReadonlyArray<string> =>
+  Option.match(route.subagents, {
+    onNone: () => [],
+    onSome: (subagents) => subagents.type === "llm_classifier" ? unboundedJudge(route, subagents, "subagents ") : []
+  })
+
 /**
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route (or `stage_router` route with a
  * `[classifier]`) whose judge's LLM client has no `timeout_ms` and which bounds its judge neither by
  * `judge_timeout_ms` nor by `request_timeout_ms` (`route <table name>: judge client <client name>
- * has no timeout_ms; ...`), the same for a passthrough route's custom `subagents` classifier
- * (`route <n>: subagents judge client ...`), one per `stage_router` route with
- * `picker = "capable_first"` (experimental), and one per `advisor` route whose advisor's client has
+ * has no timeout_ms; ...`), the same for a passthrough or stage router route's custom `subagents`
+ * classifier (`route <n>: subagents judge client ...`, after the route's own lines), one per
+ * `stage_router` route with `picker = "capable_first"` (experimental), and one per `advisor` route whose advisor's client has
  * no `timeout_ms` and which has no `request_timeout_ms`.
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
@@ -1557,11 +1590,7 @@ export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
       case "llm_classifier":
         return unboundedJudge(route, route)
       case "passthrough":
-        return Option.match(route.subagents, {
-          onNone: () => [],
-          onSome: (subagents) =>
-            subagents.type === "llm_classifier" ? unboundedJudge(route, subagents, "subagents ") : []
-        })
+        return unboundedSubagentsJudge(route)
       case "stage_router":
         return [
           ...(route.picker === "capable_first"
@@ -1573,7 +1602,8 @@ export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
           ...Option.match(route.classifier, {
             onNone: () => [],
             onSome: (classifier) => unboundedJudge(route, classifier)
-          })
+          }),
+          ...unboundedSubagentsJudge(route)
         ]
       case "advisor":
         return Option.isNone(route.advisor.client.timeoutMs) && Option.isNone(route.requestTimeoutMs)

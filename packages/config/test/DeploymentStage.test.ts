@@ -4,7 +4,7 @@ import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
-import { expectInvalid, load } from "./support.js"
+import { customSubagents, expectInvalid, load } from "./support.js"
 
 /** A valid deployment with one stage router `[routes.stage]`; `route` appends route lines, `more` whole tables. */
 const stage = (parts: { route?: string; more?: string; judgeClient?: string } = {}): string => `
@@ -198,6 +198,57 @@ judge_timeout_ms = 2000`
     }))
 })
 
+describe("DeploymentToml.parse stage_router with a subagents table (its keys: DeploymentSubagents.test.ts)", () => {
+  const subagents = (lines = "") => `[routes.stage.subagents]\n${customSubagents(["weak", "strong"], lines)}`
+  const classifier = "[routes.stage.classifier]\ntarget = \"judge\"\nbase_threshold = 0.5"
+
+  it.effect("sits beside the classifier and the rest of the route", () =>
+    Effect.gen(function*() {
+      const route = stageRoute(
+        yield* load(stage({ route: "request_timeout_ms = 60000", more: `${classifier}\n${subagents()}` }))
+      )
+      assert.strictEqual(Option.getOrThrow(route.classifier).judge.name, "judge")
+      const table = Option.getOrThrow(route.subagents)
+      assert.isTrue(table.type === "llm_classifier" && table.defaultTarget.name === "weak")
+      assert.deepStrictEqual(route.requestTimeoutMs, Option.some(60000))
+    }))
+
+  it.effect("is checked after the route's own keys, the classifier included", () =>
+    Effect.gen(function*() {
+      const badSubagents = subagents("classify_trigger = \"user_turn\"")
+      yield* expectInvalid(
+        stage({ more: `${classifier}\n${badSubagents}` }).replace(
+          "capable_target = \"strong\"",
+          "capable_target = \"nope\""
+        ),
+        `${at}.capable_target`,
+        "references unknown target \"nope\""
+      )
+      yield* expectInvalid(
+        stage({ more: `${classifier}\nthreshold_step = 0.5\n${badSubagents}` }),
+        `${at}.classifier.threshold_step`,
+        "base_threshold + 2 * threshold_step must be at most 1"
+      )
+      yield* expectInvalid(
+        stage({ more: `${classifier}\n${badSubagents}` }),
+        `${at}.subagents.classify_trigger`,
+        "subagents classify_trigger must be every_request or new_session, got user_turn"
+      )
+    }))
+
+  it.effect("warnings: the picker, the classifier's unbounded judge, then the subagents classifier's", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(capableFirst(stage({ judgeClient: "", more: `${classifier}\n${subagents()}` })))
+      const [picker, ...judges] = DeploymentToml.warnings(deployment)
+      assert.include(picker ?? "", "route stage: picker \"capable_first\" is experimental")
+      assert.deepStrictEqual(judges, [
+        "route stage: judge client judge has no timeout_ms; a stalled judge holds requests until the peer closes the connection",
+        "route stage: subagents judge client judge has no timeout_ms; " +
+        "a stalled judge holds requests until the peer closes the connection"
+      ])
+    }))
+})
+
 describe("DeploymentToml.parse stage_router load errors (each names its key path)", () => {
   const without = (key: string) => stage().replace(new RegExp(`^${key} = .*$`, "m"), "")
   const cases: ReadonlyArray<readonly [string, string, string, string]> = [
@@ -266,12 +317,6 @@ describe("DeploymentToml.parse stage_router load errors (each names its key path
       stage({ route: "judge_failure = \"fail_open\"" }),
       `${at}.judge_failure`,
       "unknown field"
-    ],
-    [
-      "subagents",
-      stage({ more: "[routes.stage.subagents]\ntype = \"passthrough\"\ntarget = \"weak\"" }),
-      `${at}.subagents`,
-      "subagents is not supported yet"
     ],
     [
       "handoff_notes without escalation_note",

@@ -62,3 +62,19 @@ ${parts.route ?? ""}
 
 ${parts.more ?? ""}
 `
+
+/**
+ * The lines of a valid custom classifier `subagents` table: judge target `judge`, over `targets`
+ * (the first is `default_target`), selector `/route`; `extra` appends lines.
+ */
+export const customSubagents = (targets: readonly [string, string], extra = ""): string => `
+type = "llm_classifier"
+mode = "custom"
+classifier_target = "judge"
+targets = ["${targets[0]}", "${targets[1]}"]
+default_target = "${targets[0]}"
+prompt = "Which target should do this delegated task?"
+response_schema = '''{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"]}'''
+policy = { type = "target_selector", selector = "/route" }
+${extra}
+`

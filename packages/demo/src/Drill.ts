@@ -1,7 +1,8 @@
 /**
  * The judge drill behind `npm run demo`: one deployment with a pair of capability routes, a pair of
- * custom-mode routes and a pair of escalation-mode routes, each pair differing only in `judge_failure`, simulated upstreams, and the
- * judge conditions an operator meets (good verdicts, stalled past timeout_ms, stopped, HTTP 500,
+ * custom-mode routes, a pair of escalation-mode routes and a pair of stage routers with a
+ * `[classifier]`, each pair differing only in `judge_failure`, simulated upstreams, and the judge
+ * conditions an operator meets (good verdicts, stalled past timeout_ms, stopped, HTTP 500,
  * garbage), each sent to both routes of a pair through a real server on loopback.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -72,6 +73,25 @@ escalation = { confirmations = 1 }
 judge_failure = "${posture}"
 `
 
+/**
+ * A stage router on the drill's judge: capable strong, efficient weak, `picker = "efficient_first"`.
+ * The drill's requests carry no tool history, so the signals leave every turn to the classifier.
+ */
+const stageRoute = (id: string, posture: "error" | "fail_open") => `
+[routes.${id}]
+id = "${id}"
+type = "stage_router"
+capable_target = "strong"
+efficient_target = "weak"
+picker = "efficient_first"
+confidence_threshold = 0.5
+
+[routes.${id}.classifier]
+target = "judge"
+base_threshold = 0.5
+judge_failure = "${posture}"
+`
+
 const deploymentToml = (upstream: string, judge: string, options: Options) => `
 schema_version = 1
 
@@ -120,6 +140,8 @@ ${customRoute("pick", "error")}
 ${customRoute("pick-open", "fail_open")}
 ${escalationRoute("esc", "error")}
 ${escalationRoute("esc-open", "fail_open")}
+${stageRoute("stage", "error")}
+${stageRoute("stage-open", "fail_open")}
 `
 
 const verdict = (p: number) =>
@@ -205,13 +227,19 @@ export const run = (options: Options) =>
         rows.push(yield* both(routes, "answering garbage"))
       })
 
-    const capability = ["auto", "auto-open"] as const
-    const rows: Array<Row> = []
-    yield* judge.setBehaviour(judgeModel, verdict(0.9))
-    rows.push(yield* both(capability, "up, good verdict (p_solve 0.9)"))
-    yield* judge.setBehaviour(judgeModel, verdict(0))
-    rows.push(yield* both(capability, "up, p_solve = 0"))
-    yield* failures(capability, rows)
+    /** The rows of a capability judge (a capability route's, a stage router's classifier): two verdicts, then the failures. */
+    const capabilityRows = (routes: readonly [string, string]) =>
+      Effect.gen(function*() {
+        const rows: Array<Row> = []
+        yield* judge.setBehaviour(judgeModel, verdict(0.9))
+        rows.push(yield* both(routes, "up, good verdict (p_solve 0.9)"))
+        yield* judge.setBehaviour(judgeModel, verdict(0))
+        rows.push(yield* both(routes, "up, p_solve = 0"))
+        yield* failures(routes, rows)
+        return rows
+      })
+
+    const rows = yield* capabilityRows(["auto", "auto-open"])
 
     const custom = ["pick", "pick-open"] as const
     const customRows: Array<Row> = []
@@ -228,13 +256,14 @@ export const run = (options: Options) =>
     yield* judge.setBehaviour(judgeModel, escalate(true))
     escalationRows.push(yield* both(escalation, "up, escalate"))
     yield* failures(escalation, escalationRows)
+    const stageRows = yield* capabilityRows(["stage", "stage-open"])
     yield* Scope.close(judgeScope, Exit.void)
 
     const metrics = yield* Effect.promise(() => fetch(`${base}/metrics`).then((r) => r.text()))
     const failOpenSeries = metrics.split("\n").filter((line) =>
       line.startsWith("switchyard_classifier_fail_open_total{")
     )
-    return { rows, customRows, escalationRows, failOpenSeries }
+    return { rows, customRows, escalationRows, stageRows, failOpenSeries }
   })
 
 const cell = (outcome: Outcome) =>

@@ -13,8 +13,11 @@
  * and spans stay labelled with the route's own algorithm. Routing failures of either side (a judge
  * under `judge_failure = "error"`) are the request's failures, as on any route.
  *
- * Used by `passthrough` routes; written over any parent `Route` so other parents (a future
- * `stage_router`) take the same combinator.
+ * Used by `passthrough` and `stage_router` routes (written over any parent `Route`). A delegated
+ * request never reaches the parent, as in the compatible system: under a stage router it skips the
+ * signals, the tier system prompts and handoff notes, the stage metrics, and the classifier's
+ * per-session lock and stored tier, so a child neither waits for its parent session's routing nor
+ * changes it. A custom sub-agent classifier serializes by session on locks of its own.
  */
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"

@@ -1,11 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Decision from "@switchyard-ts/routing/Decision"
+import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import { pipe } from "effect/Function"
+import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import { conversation, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import {
   buildCustomRoute,
@@ -17,6 +21,7 @@ import {
   subagentSchedule
 } from "./customModel.js"
 import { target } from "./scriptedJudge.js"
+import { buildStageRoute, conversationOf, escalationNote, stageDecisions, stageOptions } from "./stageModel.js"
 
 describe.concurrent("Subagents.delegate over a custom classifier: failure schedules against the model", () => {
   for (const trigger of ["every_request", "new_session"] as const) {
@@ -125,5 +130,89 @@ describe("Subagents.delegate", () => {
       const root = yield* ask(route, { "x-claude-code-session-id": "s1" })
       assert.strictEqual(Option.getOrThrow(Decision.selected(root)).name, "parent")
       assert.strictEqual(yield* judge.calls, 5)
+    }))
+})
+
+describe("Subagents.delegate over a stage router parent", () => {
+  const capablePrompt = "CAPABLE-PROMPT"
+  /** A verdict the efficient tier can take (p_solve 1). */
+  const verdict = Effect.succeed({
+    crux: "c",
+    primary_rule: "SUP-1" as const,
+    capability_boundary: "supported" as const,
+    p_solve: 1
+  })
+  const child = { "x-claude-code-session-id": "s1", "x-claude-code-agent-id": "agent-1" }
+  const stageWith = (judge: Layer.Layer<Judge.Judge>, model: string) =>
+    buildStageRoute(
+      stageOptions(target("judge", model), {
+        capable: target("capable", `capable-${model}`),
+        efficient: target("efficient", `efficient-${model}`),
+        capableSystemPrompt: Option.some(capablePrompt)
+      }),
+      judge
+    )
+
+  it.effect("a delegated child skips the signals, the tier prompt, the handoff note and the stage metrics", () =>
+    Effect.gen(function*() {
+      const model = yield* uniqueJudgeModel
+      const stage = yield* stageWith(Judge.layerTest(() => Effect.dieMessage("no judge call expected")), model)
+      const route = Subagents.delegate(stage, fixed)
+      const critical = conversationOf("critical")
+
+      const delegated = yield* route.decide(routed(critical, Option.some("s1"), child))
+      assert.strictEqual(delegated._tag, "Routed")
+      if (delegated._tag !== "Routed") return
+      assert.strictEqual(delegated.selected.name, "worker")
+      assert.deepStrictEqual(delegated.fallbacks, [])
+      assert.deepStrictEqual(delegated.evidence, { source: "passthrough", subagent: true })
+      assert.deepStrictEqual(delegated.route, { id: "stage", name: "stage", algorithm: "stage_router" })
+      assert.isUndefined(delegated.body)
+      assert.strictEqual(yield* stageDecisions("override", `capable-${model}`), 0)
+
+      // the parent's own turn: the signals decide, with the tier prompt and the escalation note
+      const parentTurn = yield* route.decide(routed(critical, Option.some("s1"), { "x-claude-code-session-id": "s1" }))
+      if (parentTurn._tag !== "Routed") return assert.fail("routed")
+      assert.strictEqual(parentTurn.selected.name, "capable")
+      assert.strictEqual(parentTurn.evidence.source, "stage_router")
+      assert.isFalse("subagent" in parentTurn.evidence)
+      // the tier prompt first, the escalation note last (a user message after the tool result)
+      assert.deepStrictEqual(parentTurn.body?.messages.at(0), { role: "system", content: capablePrompt })
+      assert.deepStrictEqual(parentTurn.body?.messages.at(-1), { role: "user", content: escalationNote })
+      assert.strictEqual(yield* stageDecisions("override", `capable-${model}`), 1)
+      assert.deepStrictEqual(route.targets.map((t) => t.name), ["capable", "efficient", "worker"])
+    }))
+
+  it.effect("a child is routed while its parent session holds the stage router's lock (judge stalled)", () =>
+    Effect.gen(function*() {
+      const gate = yield* Effect.makeLatch(false)
+      const stageCalls = yield* Ref.make(0)
+      const judge = Judge.layerTest(
+        () => Effect.zipRight(Ref.update(stageCalls, (n) => n + 1), Effect.zipRight(gate.await, verdict)),
+        () => Effect.succeed({ route: "gamma" })
+      )
+      const model = yield* uniqueJudgeModel
+      const stage = yield* stageWith(judge, model)
+      const custom = yield* buildCustomRoute(
+        customOptions(target("judge", `custom-${model}`), { classifyTrigger: "new_session", affinity: "agent" }),
+        judge
+      )
+      const route = Subagents.delegate(stage, custom)
+      const quiet = conversationOf("quiet_turn")
+
+      const parentTurn = yield* Effect.fork(
+        route.decide(routed(quiet, Option.some("s1"), { "x-claude-code-session-id": "s1" }))
+      )
+      while ((yield* Ref.get(stageCalls)) < 1) yield* Effect.yieldNow()
+      // the parent session's lock is held by the stalled judge call; the child does not wait for it
+      const delegated = yield* route.decide(routed(quiet, Option.some("s1"), child))
+      assert.strictEqual(Option.getOrThrow(Decision.selected(delegated)).name, "gamma")
+      assert.deepStrictEqual(delegated.evidence.subagent, true)
+      assert.isNull(parentTurn.unsafePoll())
+
+      yield* gate.open
+      const parentDecision = yield* Fiber.join(parentTurn)
+      assert.strictEqual(Option.getOrThrow(Decision.selected(parentDecision)).name, "efficient")
+      assert.strictEqual(yield* Ref.get(stageCalls), 1)
     }))
 })
