@@ -1,6 +1,7 @@
 /**
  * The `switchyard` command line: `--config FILE [--host] [--port] [--dry-run]
- * [--shutdown-timeout SECONDS] [--backlog N] [--tls-cert FILE --tls-key FILE]`. This is the one
+ * [--shutdown-timeout SECONDS] [--backlog N] [--tls-cert FILE --tls-key FILE]
+ * [--routing-log-file PATH]`. This is the one
  * place that runs effects; an embedding command (the demo) may launch an {@link Extension} beside
  * the server.
  *
@@ -38,6 +39,11 @@ export interface CliOptions {
   readonly backlog: number
   /** `--tls-cert` and `--tls-key` (PEM files; always both or neither). */
   readonly tlsFiles?: { readonly cert: string; readonly key: string } | undefined
+  /**
+   * `--routing-log-file`: append the routing log (JSONL, see `RoutingLog`) to this file, reopened
+   * on SIGHUP, and serve `/v1/session-stats`.
+   */
+  readonly routingLogFile?: string | undefined
 }
 
 /**
@@ -63,7 +69,7 @@ export class TlsFileError extends Schema.TaggedError<TlsFileError>()("TlsFileErr
 }) {}
 
 const usage = "usage: switchyard --config FILE [--host 127.0.0.1] [--port 4000] [--dry-run] [--shutdown-timeout 30]" +
-  " [--backlog 65535] [--tls-cert FILE --tls-key FILE]"
+  " [--backlog 65535] [--tls-cert FILE --tls-key FILE] [--routing-log-file PATH]"
 
 /** Seconds, optionally suffixed `s` or `ms` (`30`, `30s`, `500ms`). */
 const parseDurationMs = (text: string): number | undefined => {
@@ -89,6 +95,7 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
             backlog: { type: "string", default: String(Server.defaultBacklog) },
             "tls-cert": { type: "string" },
             "tls-key": { type: "string" },
+            "routing-log-file": { type: "string" },
             help: { type: "boolean", short: "h", default: false }
           },
           strict: true,
@@ -116,6 +123,10 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
         message: `--backlog must be an integer in 1..${maxBacklog}, got ${values.backlog}`
       })
     }
+    const routingLogFile = values["routing-log-file"]
+    if (routingLogFile !== undefined && routingLogFile.trim() === "") {
+      return yield* new UsageError({ message: `--routing-log-file needs a path\n${usage}` })
+    }
     const cert = values["tls-cert"]
     const key = values["tls-key"]
     if ((cert === undefined) !== (key === undefined)) {
@@ -130,7 +141,8 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
       dryRun: values["dry-run"] === true,
       shutdownTimeoutMs,
       backlog,
-      tlsFiles: cert !== undefined && key !== undefined ? { cert, key } : undefined
+      tlsFiles: cert !== undefined && key !== undefined ? { cert, key } : undefined,
+      routingLogFile
     }
   })
 
@@ -208,7 +220,8 @@ export const program = (options: CliOptions, extension?: Extension) =>
     }
     const exposure = exposureWarning(options.host, deployment)
     if (exposure !== undefined) yield* Console.error(exposure)
-    const server = Server.layer(deployment, { ...options, tls })
+    const routingLog = options.routingLogFile === undefined ? undefined : { path: options.routingLogFile }
+    const server = Server.layer(deployment, { ...options, tls, routingLog })
     const app = extension === undefined ? server : Layer.merge(server, extension.layer(deployment, options))
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   })
