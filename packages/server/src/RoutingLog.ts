@@ -97,6 +97,8 @@ export const ResponseLine = Schema.Struct({
   tier: Schema.NullOr(Schema.String),
   wire_format: Schema.String,
   streaming: Schema.Boolean,
+  /** The request's last non-instruction message is the user's (`classify_trigger = "user_turn"` consults then). */
+  user_turn: Schema.Boolean,
   status: Schema.Number,
   outcome: ResponseOutcome,
   /** The error code of an error answer. */

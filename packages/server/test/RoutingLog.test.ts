@@ -278,6 +278,7 @@ describe("routing log", () => {
         tier: null,
         wire_format: "openai_chat",
         streaming: false,
+        user_turn: true,
         status: 200,
         outcome: "ok" as const,
         error: null,

@@ -12,6 +12,7 @@ import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { type RequestFailure, toHttp, type Unauthorized } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
+import * as Conversation from "@switchyard-ts/routing/Conversation"
 import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
@@ -226,7 +227,14 @@ export const handle = (
       Effect.matchEffect({
         onFailure: failed(noFacts),
         onSuccess: (inbound) => {
-          if (log.enabled) tally = RoutingLine.start(log, request.headers, inbound.model)
+          if (log.enabled) {
+            tally = RoutingLine.start(
+              log,
+              request.headers,
+              inbound.model,
+              Conversation.isUserTurn(inbound.routed.body.messages)
+            )
+          }
           return answer(router, inbound, startMs, tally).pipe(
             Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
           )

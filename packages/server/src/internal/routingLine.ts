@@ -111,11 +111,15 @@ export interface Response {
   readonly endedAtMs: number
 }
 
-/** The tally of a request to `route` with `headers`, appending to `log`. */
+/**
+ * The tally of a request to `route` with `headers`, appending to `log`; `userTurn`: its last
+ * non-instruction message is the user's (what `classify_trigger = "user_turn"` consults on).
+ */
 export const start = (
   log: RoutingLog.RoutingLog["Type"],
   headers: Readonly<Record<string, string>>,
-  route: string
+  route: string,
+  userTurn: boolean
 ): Tally => {
   const identity = identityOf(headers, route)
   const usages: Array<Usage> = []
@@ -179,6 +183,7 @@ export const start = (
         tier: classified === undefined ? stageTier : Option.getOrElse(classified.tier, () => stageTier),
         wire_format: response.wireFormat,
         streaming: response.streaming,
+        user_turn: userTurn,
         status: response.status,
         outcome: response.status >= 300
           ? "error"
