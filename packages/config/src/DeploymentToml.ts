@@ -1515,7 +1515,8 @@ export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
       case "passthrough":
         return Option.match(route.subagents, {
           onNone: () => [],
-          onSome: (subagents) => subagents.type === "llm_classifier" ? unboundedJudge(route, subagents, "subagents ") : []
+          onSome: (subagents) =>
+            subagents.type === "llm_classifier" ? unboundedJudge(route, subagents, "subagents ") : []
         })
       case "stage_router":
         return [
