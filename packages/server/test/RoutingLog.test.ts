@@ -354,6 +354,38 @@ describe("routing log", () => {
       ])
     }).pipe(withKey))
 
+  it.scopedLive("a caller that goes away mid-stream gets an `incomplete` line, written when the writing ended", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      yield* Effect.scoped(Effect.gen(function*() {
+        const { upstream, url } = yield* startServer(basicToml(), { routingLog: { path: file } })
+        yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("a b c d e f g h i j k l", { gapMs: 200 }))
+        yield* Effect.promise(async () => {
+          const controller = new AbortController()
+          const response = await fetch(`${url}/v1/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-request-id": "gone" },
+            body: JSON.stringify(chat("fast", { stream: true })),
+            signal: controller.signal
+          })
+          const reader = response.body?.getReader()
+          await reader?.read()
+          controller.abort()
+        })
+        yield* upstream.awaitClosed("weak-model")
+      }))
+      const lines = linesOf(file)
+      assert.strictEqual(lines.length, 1)
+      const [line] = lines
+      assert.strictEqual(line?.kind, "response")
+      if (line?.kind === "response") {
+        assert.strictEqual(line.request_id, "gone")
+        assert.strictEqual(line.streaming, true)
+        assert.strictEqual(line.status, 200)
+        assert.strictEqual(line.outcome, "incomplete")
+      }
+    }))
+
   it.scopedLive("session stats: protected by inbound auth, 400 without session_id, 404 for an unknown session", () =>
     Effect.gen(function*() {
       const { client } = yield* startServer(toml, { routingLog: { path: tempFile() } })
