@@ -103,7 +103,12 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       // A decision stored without a tier (written by another mode under this route id) is read by its target.
       fromStored: (stored, evidence) =>
         Option.some(decision(stored.tier ?? (stored.target === options.weak.name ? "weak" : "strong"), evidence)),
-      fallback: (evidence) => decision("strong", evidence)
+      fallback: (evidence) => decision("strong", evidence),
+      tierOf: (decided) =>
+        Option.map(
+          Decision.selected(decided),
+          (target): Policy.Tier => (target.name === options.weak.name ? "weak" : "strong")
+        )
     })
 
     const route: Route = {

@@ -9,12 +9,15 @@
  * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably) —
  * plus `CircuitOpen` (the judge's LLM client's breaker refused the call; no HTTP request was made),
  * which the route settles around the posture (see `CapabilityRoute`).
+ *
+ * Every consultation that made a request is reported to the request's `RoutingFacts` observer
+ * (outcome, latency, the judge's token usage), for the routing log.
  */
 import * as Spans from "@switchyard-ts/client/Spans"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion, Message, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -24,11 +27,13 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { reasonOf } from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import * as Escalation from "./Escalation.js"
 import * as JsonSchema from "./JsonSchema.js"
 import * as JudgePrompt from "./JudgePrompt.js"
 import * as Metrics from "./Metrics.js"
+import * as RoutingFacts from "./RoutingFacts.js"
 import * as Verdict from "./Verdict.js"
 
 /** How a route consults its judge (the route's classifier keys). */
@@ -298,31 +303,71 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         captureStackTrace: false,
         attributes: { "switchyard.judge_model": judge.id }
       }))
+    /**
+     * One consultation: the call, then its verdict decoded by `verdictOf`, reported to the request's
+     * routing observer (outcome, latency, the judge's token usage) unless the breaker refused it.
+     */
+    const consultWith = <V>(
+      judge: Target,
+      body: Readonly<Record<string, unknown>>,
+      headers: Readonly<Record<string, string>>,
+      judgeTimeoutMs: Option.Option<number> | undefined,
+      verdictOf: (completion: ChatCompletion) => Effect.Effect<V, Verdict.InvalidVerdict>
+    ): Effect.Effect<V, JudgeError> =>
+      Effect.flatMap(Clock.currentTimeMillis, (start) => {
+        let usage: Option.Option<Usage> = Option.none()
+        return call(judge, body, headers, judgeTimeoutMs).pipe(
+          Effect.flatMap((completion) => {
+            usage = Option.fromNullable(completion.usage)
+            return verdictOf(completion)
+          }),
+          Effect.onExit((exit) =>
+            refusedByBreaker(exit) ?
+              Effect.void :
+              Effect.flatMap(Clock.currentTimeMillis, (end) =>
+                RoutingFacts.report((observer) =>
+                  observer.judgeCall({
+                    judgeModel: judge.id,
+                    outcome: Exit.isSuccess(exit)
+                      ? "ok"
+                      : Option.match(Cause.failureOption(exit.cause), {
+                        onNone: () => "interrupted",
+                        onSome: reasonOf
+                      }),
+                    latencyMs: end - start,
+                    endedAtMs: end,
+                    usage
+                  })
+                ))
+          ),
+          span(judge)
+        )
+      })
     return Judge.of({
       consult: (consultation) =>
-        call(
+        consultWith(
           consultation.options.judge,
           requestBody(consultation),
           consultation.headers,
-          consultation.options.judgeTimeoutMs
-        ).pipe(Effect.flatMap(verdictOf), span(consultation.options.judge)),
+          consultation.options.judgeTimeoutMs,
+          verdictOf
+        ),
       classify: (consultation) =>
-        call(
+        consultWith(
           consultation.options.judge,
           customRequestBody(consultation),
           consultation.headers,
-          consultation.options.judgeTimeoutMs
-        ).pipe(
-          Effect.flatMap((completion) => customVerdictOf(completion, consultation.options.compiledSchema)),
-          span(consultation.options.judge)
+          consultation.options.judgeTimeoutMs,
+          (completion) => customVerdictOf(completion, consultation.options.compiledSchema)
         ),
       escalate: (consultation) =>
-        call(
+        consultWith(
           consultation.options.judge,
           escalationRequestBody(consultation),
           consultation.headers,
-          consultation.options.judgeTimeoutMs
-        ).pipe(Effect.flatMap(escalationVerdictOf), span(consultation.options.judge))
+          consultation.options.judgeTimeoutMs,
+          escalationVerdictOf
+        )
     })
   }
 )

@@ -16,7 +16,7 @@ export const threshold = (boundary: Boundary, baseThreshold: number, thresholdSt
 
 /** The tier a verdict chooses, with the threshold it was held to. Ties (within float epsilon) go weak. */
 export const choose = (
-  verdict: Verdict,
+  verdict: Pick<Verdict, "p_solve" | "capability_boundary">,
   baseThreshold: number,
   thresholdStep: number
 ): { readonly tier: Tier; readonly threshold: number } => {

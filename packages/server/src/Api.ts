@@ -5,6 +5,8 @@
  * models, stats, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
+ * `GET /v1/session-stats` (and `/v1/routing/session-stats`) exists only with the routing log on.
+ *
  * Inbound auth (`Options.inboundAuth`) is one check (`internal/auth.ts`) that both kinds of
  * endpoint run first: every `/v1/*` endpoint, and `/metrics` with `metrics_auth`; `/health` and the
  * 404 stay open.
@@ -30,6 +32,7 @@ import type * as Edge from "./internal/edge.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
+import * as RoutingLog from "./RoutingLog.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** Options of the HTTP API. */
@@ -187,6 +190,41 @@ const health = (upstream: UpstreamClient.UpstreamClient["Type"]) =>
       breakers: Object.fromEntries(statuses.map((status) => [status.client, status.state]))
     }))
 
+/**
+ * `GET /v1/session-stats?session_id=ID` (also at the compatible system's
+ * `/v1/routing/session-stats`): the routing log's aggregates of one session (`RoutingLog.SessionStats`).
+ * No or an empty `session_id` → 400 `invalid_query`; a session with no line (or evicted from the
+ * bounded aggregates) → 404 `routing_session_not_found`. Errors use the OpenAI envelope.
+ */
+const sessionStats =
+  (log: RoutingLog.RoutingLog["Type"], guard?: Auth.Guard) => (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(
+      Codecs.openAiChat,
+      guard,
+      request,
+      Effect.gen(function*() {
+        const query = request.url.indexOf("?")
+        const sessionId = query === -1 ? "" : new URLSearchParams(request.url.slice(query + 1)).get("session_id") ?? ""
+        if (sessionId === "") {
+          return HttpServerResponse.unsafeJson({
+            error: {
+              message: "missing query parameter session_id",
+              type: "invalid_request_error",
+              code: "invalid_query"
+            }
+          }, { status: 400 })
+        }
+        const stats = yield* log.sessionStats(sessionId)
+        return Option.match(stats, {
+          onNone: () =>
+            HttpServerResponse.unsafeJson({
+              error: { message: "Routing session not found", type: "not_found", code: "routing_session_not_found" }
+            }, { status: 404 }),
+          onSome: (body) => HttpServerResponse.unsafeJson(body)
+        })
+      })
+    )
+
 const notFound = Effect.succeed(
   HttpServerResponse.unsafeJson(
     { error: { message: "Not Found", type: "not_found", code: "endpoint_not_found" } },
@@ -196,16 +234,17 @@ const notFound = Effect.succeed(
 
 /**
  * The LLM endpoints by path, each the request pipeline with its codec, recording answers in
- * `stats`; served by the lean edge.
+ * `stats` (and, when it is on, in the routing log); served by the lean edge.
  */
 export const llmEndpoints = (
   router: Router["Type"],
   stats: Stats.Recorder,
-  options: Options = {}
+  options: Options = {},
+  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop
 ): ReadonlyMap<string, Edge.Endpoint> => {
   const limit = options.bodyLimit ?? defaultBodyLimit
   const guard = Auth.make(options.inboundAuth)
-  const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, stats, limit))
+  const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, stats, limit, log))
   return new Map([
     ["/v1/chat/completions", endpoint(Codecs.openAiChat)],
     ["/v1/messages", endpoint(Codecs.anthropicMessages)],
@@ -244,9 +283,10 @@ const statsRoutes = (stats: Stats.Recorder, guard: Auth.Guard | undefined) => ({
 })
 
 /**
- * Every other endpoint (token counting, decision, models, stats, health, metrics, the enveloped
- * 404) as `HttpLayerRouter` routes. Requires the `Router`, the `UpstreamClient` (breaker states for
- * `/health`) and the telemetry reader when the layer is built, and reads the `Stats` recorder.
+ * Every other endpoint (token counting, decision, models, stats, health, metrics, session stats
+ * when the routing log is on, the enveloped 404) as `HttpLayerRouter` routes. Requires the
+ * `Router`, the `UpstreamClient` (breaker states for `/health`), the `RoutingLog` and the
+ * telemetry reader when the layer is built, and reads the `Stats` recorder.
  */
 export const adminLayer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
@@ -262,6 +302,11 @@ export const adminLayer = (options: Options = {}) =>
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)
     yield* http.add("GET", "/health", health(upstream))
+    const log = yield* RoutingLog.RoutingLog
+    if (log.enabled) {
+      yield* http.add("GET", "/v1/session-stats", sessionStats(log, guard))
+      yield* http.add("GET", "/v1/routing/session-stats", sessionStats(log, guard))
+    }
     const scrape = Effect.map(
       Effect.provideService(Telemetry.scrape, Telemetry.PrometheusReader, reader),
       (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })

@@ -1,6 +1,8 @@
 /**
  * The `switchyard` command line: `--config FILE [--host] [--port] [--dry-run]
- * [--shutdown-timeout SECONDS] [--backlog N] [--tls-cert FILE --tls-key FILE]`. This is the one
+ * [--shutdown-timeout SECONDS] [--backlog N] [--tls-cert FILE --tls-key FILE]
+ * [--routing-log-file PATH]`, and `switchyard replay --log FILE --config OTHER.toml [--route ID]
+ * [--json]` (policy replay of a routing log, see `PolicyReplay`). This is the one
  * place that runs effects; an embedding command (the demo) may launch an {@link Extension} beside
  * the server.
  *
@@ -21,10 +23,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
 import { createSecureContext } from "node:tls"
-import { parseArgs } from "node:util"
+import { parseArgs, type ParseArgsConfig } from "node:util"
+import * as PolicyReplay from "./PolicyReplay.js"
+import * as RoutingLog from "./RoutingLog.js"
 import * as Server from "./Server.js"
 
 /** Parsed command-line options. */
@@ -38,6 +43,11 @@ export interface CliOptions {
   readonly backlog: number
   /** `--tls-cert` and `--tls-key` (PEM files; always both or neither). */
   readonly tlsFiles?: { readonly cert: string; readonly key: string } | undefined
+  /**
+   * `--routing-log-file`: append the routing log (JSONL, see `RoutingLog`) to this file, reopened
+   * on SIGHUP, and serve `/v1/session-stats`.
+   */
+  readonly routingLogFile?: string | undefined
 }
 
 /**
@@ -63,7 +73,19 @@ export class TlsFileError extends Schema.TaggedError<TlsFileError>()("TlsFileErr
 }) {}
 
 const usage = "usage: switchyard --config FILE [--host 127.0.0.1] [--port 4000] [--dry-run] [--shutdown-timeout 30]" +
-  " [--backlog 65535] [--tls-cert FILE --tls-key FILE]"
+  " [--backlog 65535] [--tls-cert FILE --tls-key FILE] [--routing-log-file PATH]"
+
+/** `argv` parsed against `options` (strict, no positionals); a problem is a `UsageError` ending with `usageText`. */
+const parseFlags = <const O extends NonNullable<ParseArgsConfig["options"]>>(
+  argv: ReadonlyArray<string>,
+  options: O,
+  usageText: string
+) =>
+  Effect.try({
+    try: () => parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }),
+    catch: (error) =>
+      new UsageError({ message: `${error instanceof Error ? error.message : "bad arguments"}\n${usageText}` })
+  })
 
 /** Seconds, optionally suffixed `s` or `ms` (`30`, `30s`, `500ms`). */
 const parseDurationMs = (text: string): number | undefined => {
@@ -76,27 +98,18 @@ const parseDurationMs = (text: string): number | undefined => {
 /** Parse argv (without node and script). */
 export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions, UsageError> =>
   Effect.gen(function*() {
-    const parsed = yield* Effect.try({
-      try: () =>
-        parseArgs({
-          args: [...argv],
-          options: {
-            config: { type: "string" },
-            host: { type: "string", default: "127.0.0.1" },
-            port: { type: "string", short: "p", default: "4000" },
-            "dry-run": { type: "boolean", default: false },
-            "shutdown-timeout": { type: "string", default: "30" },
-            backlog: { type: "string", default: String(Server.defaultBacklog) },
-            "tls-cert": { type: "string" },
-            "tls-key": { type: "string" },
-            help: { type: "boolean", short: "h", default: false }
-          },
-          strict: true,
-          allowPositionals: false
-        }),
-      catch: (error) =>
-        new UsageError({ message: `${error instanceof Error ? error.message : "bad arguments"}\n${usage}` })
-    })
+    const parsed = yield* parseFlags(argv, {
+      config: { type: "string" },
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", short: "p", default: "4000" },
+      "dry-run": { type: "boolean", default: false },
+      "shutdown-timeout": { type: "string", default: "30" },
+      backlog: { type: "string", default: String(Server.defaultBacklog) },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "routing-log-file": { type: "string" },
+      help: { type: "boolean", short: "h", default: false }
+    }, usage)
     const values = parsed.values
     if (values.help === true) return yield* new UsageError({ message: usage })
     if (values.config === undefined) return yield* new UsageError({ message: `--config is required\n${usage}` })
@@ -116,6 +129,10 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
         message: `--backlog must be an integer in 1..${maxBacklog}, got ${values.backlog}`
       })
     }
+    const routingLogFile = values["routing-log-file"]
+    if (routingLogFile !== undefined && routingLogFile.trim() === "") {
+      return yield* new UsageError({ message: `--routing-log-file needs a path\n${usage}` })
+    }
     const cert = values["tls-cert"]
     const key = values["tls-key"]
     if ((cert === undefined) !== (key === undefined)) {
@@ -130,7 +147,8 @@ export const parseCli = (argv: ReadonlyArray<string>): Effect.Effect<CliOptions,
       dryRun: values["dry-run"] === true,
       shutdownTimeoutMs,
       backlog,
-      tlsFiles: cert !== undefined && key !== undefined ? { cert, key } : undefined
+      tlsFiles: cert !== undefined && key !== undefined ? { cert, key } : undefined,
+      routingLogFile
     }
   })
 
@@ -208,9 +226,70 @@ export const program = (options: CliOptions, extension?: Extension) =>
     }
     const exposure = exposureWarning(options.host, deployment)
     if (exposure !== undefined) yield* Console.error(exposure)
-    const server = Server.layer(deployment, { ...options, tls })
+    const routingLog = options.routingLogFile === undefined ? undefined : { path: options.routingLogFile }
+    const server = Server.layer(deployment, { ...options, tls, routingLog })
     const app = extension === undefined ? server : Layer.merge(server, extension.layer(deployment, options))
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
+  })
+
+/** Options of `switchyard replay`. */
+export interface ReplayOptions {
+  readonly log: string
+  readonly config: string
+  readonly route?: string | undefined
+  readonly json: boolean
+}
+
+const replayUsage = "usage: switchyard replay --log FILE --config OTHER.toml [--route ID] [--json]"
+
+/** Parse the arguments of `switchyard replay` (after the word `replay`). */
+export const parseReplay = (argv: ReadonlyArray<string>): Effect.Effect<ReplayOptions, UsageError> =>
+  Effect.gen(function*() {
+    const parsed = yield* parseFlags(argv, {
+      log: { type: "string" },
+      config: { type: "string" },
+      route: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false }
+    }, replayUsage)
+    const values = parsed.values
+    if (values.help === true) return yield* new UsageError({ message: replayUsage })
+    if (values.log === undefined || values.config === undefined) {
+      return yield* new UsageError({ message: `--log and --config are required\n${replayUsage}` })
+    }
+    return { log: values.log, config: values.config, route: values.route, json: values.json === true }
+  })
+
+/** The routing log file could not be read. */
+export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileError", { message: Schema.String }) {}
+
+const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(RoutingLog.Line))
+
+/**
+ * `switchyard replay`: read the routing log (lines that do not decode are skipped and counted on
+ * stderr), load the other deployment, replay, print the table (or `--json`).
+ */
+export const replayProgram = (options: ReplayOptions) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(options.log, "utf8"),
+      catch: (error) =>
+        new LogFileError({
+          message: `failed to read routing log ${options.log}: ${error instanceof Error ? error.message : "read error"}`
+        })
+    })
+    const deployment = yield* loadDeployment(options.config)
+    const lines: Array<RoutingLog.Line> = []
+    let skipped = 0
+    for (const raw of text.split("\n")) {
+      if (raw.trim() === "") continue
+      const line = decodeLine(raw)
+      if (Option.isSome(line)) lines.push(line.value)
+      else skipped++
+    }
+    if (skipped > 0) yield* Console.error(`skipped ${skipped} lines that are not routing log records`)
+    const reports = PolicyReplay.replay(lines, PolicyReplay.settingsOf(deployment), options.route)
+    yield* Console.log(options.json ? JSON.stringify(reports) : PolicyReplay.format(reports))
   })
 
 /**
@@ -218,6 +297,26 @@ export const program = (options: CliOptions, extension?: Extension) =>
  * handling described in the module documentation.
  */
 export const main = (argv: ReadonlyArray<string>, extension?: Extension): void => {
+  if (argv[0] === "replay") {
+    const replayParsed = Effect.runSync(Effect.either(parseReplay(argv.slice(1))))
+    if (Either.isLeft(replayParsed)) {
+      process.stderr.write(`${replayParsed.left.message}\n`)
+      process.exitCode = 2
+      return
+    }
+    Effect.runFork(
+      replayProgram(replayParsed.right).pipe(
+        Effect.as(0),
+        Effect.catchTags({
+          ConfigFileError: (error) => Effect.as(Console.error(error.message), 1),
+          LogFileError: (error) => Effect.as(Console.error(error.message), 1)
+        })
+      )
+    ).addObserver((exit) => {
+      process.exitCode = Exit.isSuccess(exit) ? exit.value : 1
+    })
+    return
+  }
   const parsed = Effect.runSync(Effect.either(parseCli(argv)))
   if (Either.isLeft(parsed)) {
     process.stderr.write(`${parsed.left.message}\n`)

@@ -27,6 +27,7 @@ import * as Auth from "./internal/auth.js"
 import * as Edge from "./internal/edge.js"
 import * as Tracing from "./internal/tracing.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
+import * as RoutingLog from "./RoutingLog.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** A certificate chain and its private key (PEM), to serve HTTPS. */
@@ -43,6 +44,8 @@ export interface Options extends Api.Options {
   readonly tls?: TlsMaterial | undefined
   /** Length of the queue of pending connections passed to `listen` (default {@link defaultBacklog}). */
   readonly backlog?: number | undefined
+  /** Write the routing log (`--routing-log-file`) with these options (default: no routing log). */
+  readonly routingLog?: RoutingLog.Options | undefined
 }
 
 /**
@@ -131,6 +134,8 @@ export interface AppOptions extends Api.Options {
   readonly tls?: TlsMaterial | undefined
   /** Length of the queue of pending connections passed to `listen` (default {@link defaultBacklog}). */
   readonly backlog?: number | undefined
+  /** Write the routing log with these options (default: none, and no `/v1/session-stats`). */
+  readonly routingLog?: RoutingLog.Options | undefined
 }
 
 /** The default `listen` backlog (as the compatible system's `--backlog`). */
@@ -147,12 +152,13 @@ const serveOn = (server: Server, options: Api.Options) =>
   Tracing.withoutPlatformSpans(Layer.scopedDiscard(Effect.gen(function*() {
     const router = yield* Router.Router
     const stats = yield* Stats.Stats
+    const log = yield* RoutingLog.RoutingLog
     yield* Telemetry.seed(router.routes)
     yield* Auth.seed(Auth.make(options.inboundAuth))
     const admin = yield* HttpLayerRouter.toHttpEffect(Api.adminLayer(options))
     const fallback = yield* NodeHttpServer.makeHandler(Tracing.parentFromHeaders(admin))
     const runtime = yield* Effect.runtime<never>()
-    const listener = Edge.listener(runtime, Api.llmEndpoints(router, stats, options), fallback)
+    const listener = Edge.listener(runtime, Api.llmEndpoints(router, stats, options, log), fallback)
     server.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
   })))
@@ -161,7 +167,8 @@ const serveOn = (server: Server, options: Api.Options) =>
  * The whole API on a Node server of its own (HTTPS with `options.tls`), bound to
  * `options.host:options.port` (default `127.0.0.1`, any free port) with `options.backlog`, which
  * the provided `HttpServer` describes (its `address`). Inbound auth follows the deployment's
- * `[server]` table unless `options.inboundAuth` replaces it.
+ * `[server]` table unless `options.inboundAuth` replaces it. With `options.routingLog`, the routing
+ * log is written; it is built first and closed last, so shutdown flushes it after the last request.
  */
 export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) => {
   const server = createNodeServer(options.tls)
@@ -175,7 +182,8 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
       })
     ),
     Layer.provide(Layer.provideMerge(routerLayer(deployment), statsLayer(deployment))),
-    Layer.provide(options.telemetry ?? Telemetry.layer)
+    Layer.provide(options.telemetry ?? Telemetry.layer),
+    Layer.provide(options.routingLog === undefined ? RoutingLog.layerNoop : RoutingLog.layer(options.routingLog))
   )
 }
 

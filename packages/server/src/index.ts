@@ -4,5 +4,7 @@
 export * as Api from "./Api.js"
 export * as Cli from "./Cli.js"
 export * as Metrics from "./Metrics.js"
+export * as PolicyReplay from "./PolicyReplay.js"
+export * as RoutingLog from "./RoutingLog.js"
 export * as Server from "./Server.js"
 export * as Telemetry from "./Telemetry.js"

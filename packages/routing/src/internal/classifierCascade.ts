@@ -24,6 +24,7 @@ import * as LateVerdict from "../LateVerdict.js"
 import * as Metrics from "../Metrics.js"
 import * as Posture from "../Posture.js"
 import type { RoutedRequest } from "../Route.js"
+import * as RoutingFacts from "../RoutingFacts.js"
 import * as SessionIdentity from "../SessionIdentity.js"
 import { type SessionDecision, SessionStore } from "../SessionStore.js"
 
@@ -74,6 +75,8 @@ export interface Mode<V> {
    * classifier, whose no-verdict tier is the picker's default).
    */
   readonly retainWithoutVerdict?: boolean
+  /** The capability tier a decision went to, for the routing log (capability routes); default none. */
+  readonly tierOf?: (decision: Decision.Decision) => Option.Option<string>
 }
 
 /**
@@ -227,6 +230,33 @@ export const make = <V>(
       return background.run(mode.consult(request, Option.some(deadlineMs + lateMs)), settleLate(id, seq), track)
     }
 
+    /**
+     * Tell the request's routing observer how it was classified (see `RoutingFacts.Classified`):
+     * `decision` none when the `error` posture failed the request.
+     */
+    const report = (
+      decision: Option.Option<Decision.Decision>,
+      consulted: boolean,
+      storedBefore: Option.Option<SessionDecision>,
+      storedAfter: Option.Option<SessionDecision>
+    ) =>
+      RoutingFacts.report((observer) =>
+        observer.classified({
+          trigger: mode.classifyTrigger,
+          posture: mode.judgeFailure,
+          consulted,
+          storedBefore,
+          storedAfter,
+          tier: Option.flatMap(decision, (decided) => mode.tierOf === undefined ? Option.none() : mode.tierOf(decided))
+        })
+      )
+    const reported = (
+      decision: Decision.Decision,
+      consulted: boolean,
+      storedBefore: Option.Option<SessionDecision>,
+      storedAfter: Option.Option<SessionDecision>
+    ) => Effect.as(report(Option.some(decision), consulted, storedBefore, storedAfter), decision)
+
     const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
       Effect.gen(function*() {
         const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
@@ -241,24 +271,25 @@ export const make = <V>(
               source: "affinity",
               previous_source: decision.late === true ? "llm-classifier-late" : "llm-classifier"
             }))
-          if (Option.isSome(reused)) return reused.value
+          if (Option.isSome(reused)) return yield* reported(reused.value, false, stored, stored)
         }
 
         const seq = sequence++
         const outcome = yield* consult(request, key, seq).pipe(
           Consultation.run(posture),
-          Effect.mapError((error) => new JudgeUnavailable({ judgeModel: mode.judgeModel, failure: error }))
+          Effect.mapError((error) => new JudgeUnavailable({ judgeModel: mode.judgeModel, failure: error })),
+          Effect.tapError(() => report(Option.none(), true, stored, stored))
         )
 
         if (outcome._tag === "Verdict") {
           const judged = mode.judged(outcome.verdict)
-          if (Option.isSome(key)) {
-            yield* store.put(key.value, judged.stored)
-            yield* storedVerdict(key.value, seq)
-          }
-          return judged.decision
+          if (Option.isNone(key)) return yield* reported(judged.decision, true, stored, stored)
+          yield* store.put(key.value, judged.stored)
+          yield* storedVerdict(key.value, seq)
+          return yield* reported(judged.decision, true, stored, Option.some(judged.stored))
         }
         if (outcome._tag === "Refused" && mode.judgeFailure === "error") {
+          yield* report(Option.none(), false, stored, stored)
           return yield* new JudgeUnavailable({ judgeModel: mode.judgeModel, failure: outcome.circuitOpen })
         }
 
@@ -267,14 +298,16 @@ export const make = <V>(
         yield* recordWithoutVerdict(mode.routeId, mode.judgeModel, reason)
         const kept = (evidence: Evidence.Evidence) =>
           mode.retainWithoutVerdict === false ? Option.none() : previous(evidence)
-        if (outcome._tag === "Refused") {
-          const evidence: Evidence.Evidence = { source: "circuit-open", judge_model: mode.judgeModel }
-          return Option.getOrElse(kept(evidence), () => mode.fallback(evidence))
-        }
-        return Option.getOrElse(
-          kept({ source: "retained", reason, judge_model: mode.judgeModel }),
-          () => mode.fallback({ source: "fail-open", reason, judge_model: mode.judgeModel })
-        )
+        const decided = outcome._tag === "Refused"
+          ? Option.getOrElse(
+            kept({ source: "circuit-open", judge_model: mode.judgeModel }),
+            () => mode.fallback({ source: "circuit-open", judge_model: mode.judgeModel })
+          )
+          : Option.getOrElse(
+            kept({ source: "retained", reason, judge_model: mode.judgeModel }),
+            () => mode.fallback({ source: "fail-open", reason, judge_model: mode.judgeModel })
+          )
+        return yield* reported(decided, outcome._tag !== "Refused", stored, stored)
       })
 
     return (request: RoutedRequest) =>

@@ -91,9 +91,15 @@ const drained = (res: ServerResponse) =>
  * event (waiting for the socket to drain when Node's buffer is full) and ended after the last.
  * `record` (the request's log line and counters) runs once the caller has its answer's first bytes
  * — after the JSON body, after the first SSE write — so it is never on the caller's path; and at the
- * latest when the writing ends, however it ends.
+ * latest when the writing ends, however it ends. `settle` (the routing log's response line) runs
+ * once, after the writing ended, however it ended.
  */
-export const write = (res: ServerResponse, reply: Reply, record: Effect.Effect<void>): Effect.Effect<void> => {
+export const write = (
+  res: ServerResponse,
+  reply: Reply,
+  record: Effect.Effect<void>,
+  settle: Effect.Effect<void> = Effect.void
+): Effect.Effect<void> => {
   if (reply._tag === "Json") {
     return Effect.zipRight(
       Effect.sync(() => {
@@ -105,7 +111,7 @@ export const write = (res: ServerResponse, reply: Reply, record: Effect.Effect<v
         })
         res.end(body)
       }),
-      record
+      Effect.zipRight(record, settle)
     )
   }
   return Effect.suspend(() => {
@@ -126,7 +132,10 @@ export const write = (res: ServerResponse, reply: Reply, record: Effect.Effect<v
       const next = flowing ? Effect.void : drained(res)
       return recorded ? next : Effect.zipRight(recordOnce, next)
     })
-    return Effect.ensuring(written, Effect.zipRight(recordOnce, Effect.sync(() => res.end())))
+    return Effect.ensuring(
+      written,
+      Effect.zipRight(recordOnce, Effect.zipRight(Effect.sync(() => res.end()), settle))
+    )
   })
 }
 
@@ -138,6 +147,8 @@ export interface Handled {
   readonly reply: Reply
   /** The request's log line and counters (see {@link write}). */
   readonly record: Effect.Effect<void>
+  /** The request's routing log line, once its answer was written (see {@link write}); none without the log. */
+  readonly settle?: Effect.Effect<void> | undefined
 }
 
 /** An LLM endpoint of the edge: its pipeline, from the request to the reply. */
@@ -169,7 +180,10 @@ export const listener = <R>(
       return
     }
     const headers = headersOf(incoming)
-    const handled = Effect.flatMap(endpoint({ headers, incoming }), (done) => write(res, done.reply, done.record))
+    const handled = Effect.flatMap(
+      endpoint({ headers, incoming }),
+      (done) => write(res, done.reply, done.record, done.settle)
+    )
     const parent = "traceparent" in headers || "b3" in headers || "x-b3-traceid" in headers
       ? HttpTraceContext.fromHeaders(Headers.fromInput(headers))
       : Option.none()

@@ -13,17 +13,21 @@ import type { Target } from "@switchyard-ts/client/Target"
 import { type RequestFailure, toHttp, type Unauthorized } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Conversation from "@switchyard-ts/routing/Conversation"
 import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import type * as Stats from "@switchyard-ts/routing/Stats"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
+import * as RoutingLog from "../RoutingLog.js"
 import { parseJsonObject, readText } from "./body.js"
 import type { Codec, ErrorResponse, Inbound } from "./codecs.js"
 import * as Edge from "./edge.js"
+import * as RoutingLine from "./routingLine.js"
 import { sessionIdOf } from "./session.js"
 
 /** Header naming the model that served an answer. */
@@ -131,65 +135,141 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
  * Route and answer one decoded request: a buffered answer, or an SSE stream whose events the
  * request's encoder writes (a failure after the headers ends it with the encoder's error events).
  * `finished` records the total latency once the answer is complete (for a stream, after its last
- * event), and — when a target served it — its usage and total latency in the stats.
+ * event), and — when a target served it — its usage and total latency in the stats. With a
+ * routing-log `tally`, routing runs under its observer and the answer's usage and ending are
+ * collected into it.
  */
-const answer = (router: Router["Type"], stats: Stats.Recorder, inbound: Inbound, startMs: number) => {
+const answer = (
+  router: Router["Type"],
+  stats: Stats.Recorder,
+  inbound: Inbound,
+  startMs: number,
+  tally: RoutingLine.Tally | undefined
+) => {
   const finished = (model: string, served: Option.Option<Target>, usage: () => Usage | null | undefined) =>
     Effect.flatMap(nowMs, (end) =>
       Effect.sync(() => {
         TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, end - startMs)
         if (Option.isSome(served)) stats.answered(model, usage(), end - startMs)
       }))
+  const observed = <A, E>(routing: Effect.Effect<A, E>) =>
+    tally === undefined ? routing : RoutingFacts.observe(tally.observer)(routing)
   if (inbound.streaming) {
-    return Effect.map(router.stream(inbound.routed), (streamed) => {
+    return Effect.map(observed(router.stream(inbound.routed)), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
-      const encoding = inbound.encoder.stream(streamed, model)
+      const encoding = inbound.encoder.stream(
+        tally === undefined ? streamed : { ...streamed, pieces: tally.counted(streamed.pieces) },
+        model
+      )
+      const done = finished(model, streamed.served, streamed.usage)
+      const ended = tally === undefined ? done : Effect.zipRight(done, Effect.sync(tally.ended))
       const events = Relay.catchAll(
-        Relay.concat(encoding.events, Effect.as(finished(model, streamed.served, streamed.usage), [])),
-        (failure) => [encoding.streamError(failure)]
+        Relay.concat(encoding.events, Effect.as(ended, [])),
+        (failure) => {
+          tally?.failed()
+          return [encoding.streamError(failure)]
+        }
       )
       return {
         facts: factsOf(inbound, streamed.decision, model),
+        decision: Option.some(streamed.decision),
         reply: Edge.sse(events, { "cache-control": "no-cache", ...routingHeaders(streamed.decision, model) })
       }
     })
   }
-  return Effect.flatMap(router.complete(inbound.routed), (completed) => {
+  return Effect.flatMap(observed(router.complete(inbound.routed)), (completed) => {
     const model = servedModel(completed.decision, completed.served)
+    tally?.answered(completed.completion.usage)
     return Effect.as(finished(model, completed.served, () => completed.completion.usage), {
       facts: factsOf(inbound, completed.decision, model),
+      decision: Option.some<Decision.Decision>(completed.decision),
       reply: Edge.json(inbound.encoder.answer(completed, model), 200, routingHeaders(completed.decision, model))
     })
   })
 }
 
+/** The routing log's response line of a request, once its answer was written (see `Edge.write`). */
+const settle = (
+  tally: RoutingLine.Tally,
+  format: string,
+  facts: Facts,
+  decision: Option.Option<Decision.Decision>,
+  status: number,
+  startMs: number
+) =>
+  Effect.flatMap(nowMs, (endMs) =>
+    Effect.sync(() =>
+      tally.respond({
+        decision,
+        model: facts.selectedModel,
+        wireFormat: format,
+        streaming: facts.streaming,
+        status,
+        error: facts.error,
+        latencyMs: Math.round((endMs - startMs) * 100) / 100,
+        endedAtMs: Math.floor(endMs)
+      })
+    ))
+
 /**
  * The handler of an LLM endpoint in `codec`'s format: decode → route → decide → answer → encode,
  * every typed failure in the codec's envelope and every defect a 500 in it; with the request's log
- * line and response counter, which the edge writes once the answer's first bytes are sent.
+ * line and response counter, which the edge writes once the answer's first bytes are sent. With the
+ * routing log on, every request whose body was decoded also gets its routing log lines (judge calls
+ * as they end, the response once written).
  */
-export const handle =
-  (codec: Codec, router: Router["Type"], stats: Stats.Recorder, limit: number): Edge.Endpoint => (request) =>
-    Effect.flatMap(nowMs, (startMs) => {
-      const failed = (facts: Facts) => (failure: RequestFailure) =>
-        Effect.succeed({ facts: { ...facts, error: toHttp(failure).code }, reply: errorReply(codec.error(failure)) })
-      return decodeRequest(codec, request, limit).pipe(
-        Effect.matchEffect({
-          onFailure: failed(noFacts),
-          onSuccess: (inbound) =>
-            answer(router, stats, inbound, startMs).pipe(
-              Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+export const handle = (
+  codec: Codec,
+  router: Router["Type"],
+  stats: Stats.Recorder,
+  limit: number,
+  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop
+): Edge.Endpoint =>
+(request) =>
+  Effect.flatMap(nowMs, (startMs) => {
+    let tally: RoutingLine.Tally | undefined
+    const failed = (facts: Facts) => (failure: RequestFailure) =>
+      Effect.succeed({
+        facts: { ...facts, error: toHttp(failure).code },
+        decision: Option.none<Decision.Decision>(),
+        reply: errorReply(codec.error(failure))
+      })
+    return decodeRequest(codec, request, limit).pipe(
+      Effect.matchEffect({
+        onFailure: failed(noFacts),
+        onSuccess: (inbound) => {
+          if (log.enabled) {
+            tally = RoutingLine.start(
+              log,
+              request.headers,
+              inbound.model,
+              Conversation.isUserTurn(inbound.routed.body.messages)
             )
-        }),
-        Effect.catchAllDefect((defect) =>
-          Effect.as(logDefect(defect), { facts: noFacts, reply: errorReply(codec.internalError) })
-        ),
-        Effect.map((handled): Edge.Handled => ({
+          }
+          return answer(router, stats, inbound, startMs, tally).pipe(
+            Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+          )
+        }
+      }),
+      Effect.catchAllDefect((defect) =>
+        Effect.as(logDefect(defect), {
+          facts: noFacts,
+          decision: Option.none<Decision.Decision>(),
+          reply: errorReply(codec.internalError)
+        })
+      ),
+      Effect.map((handled): Edge.Handled => {
+        const status = Edge.statusOf(handled.reply)
+        return {
           reply: handled.reply,
-          record: recordRequest(codec.format, handled.facts, Edge.statusOf(handled.reply), startMs)
-        }))
-      )
-    })
+          record: recordRequest(codec.format, handled.facts, status, startMs),
+          settle: tally === undefined
+            ? undefined
+            : settle(tally, codec.format, handled.facts, handled.decision, status, startMs)
+        }
+      })
+    )
+  })
 
 /**
  * What an LLM endpoint in `codec`'s format answers a caller that inbound auth refused (see

@@ -1,0 +1,79 @@
+/**
+ * What routing tells an observer about one request, for a routing log: every judge call made while
+ * routing it (model, outcome, latency, token usage) and, for a classifier route, the facts a policy
+ * replay needs besides the evidence (trigger, posture, whether the judge was consulted, the session's
+ * stored decision before and after, the tier chosen).
+ *
+ * The observer is a fiber-local value: a host (the server's request pipeline) runs one request's
+ * routing under {@link observe}; the `Judge` and the classifier routes {@link report} to whatever
+ * observer is current, and do nothing when there is none (one fiber-ref read). Observers are
+ * synchronous and must not block: they only enqueue.
+ */
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import type * as Evidence from "./Evidence.js"
+import type * as Posture from "./Posture.js"
+import type { SessionDecision } from "./SessionStore.js"
+
+/**
+ * How one judge call ended: `ok` (a usable verdict), the bounded reason of its failure (the
+ * evidence's `Reason`: `timeout`, `transport`, `upstream_5xx`, `upstream_non_5xx`,
+ * `invalid_response`, `parse_error`), or `interrupted` (the request was cut while it ran). A call
+ * refused by an open circuit breaker made no request and is not reported.
+ */
+export type JudgeOutcome = "ok" | Evidence.Reason | "interrupted"
+
+/** One judge call made while routing a request. */
+export interface JudgeCall {
+  /** The judge target's model id. */
+  readonly judgeModel: string
+  readonly outcome: JudgeOutcome
+  /** From the call's start to its verdict (or failure), retries included. */
+  readonly latencyMs: number
+  /** When it ended, in epoch milliseconds of the `Clock`. */
+  readonly endedAtMs: number
+  /** The judge's reported token usage; none when it answered without one or did not answer. */
+  readonly usage: Option.Option<Usage>
+}
+
+/** When a classifier route consults its judge (`classify_trigger`). */
+export type Trigger = "every_request" | "user_turn" | "new_session"
+
+/** What a classifier route decided besides its evidence. */
+export interface Classified {
+  readonly trigger: Trigger
+  /** `judge_failure`. */
+  readonly posture: Posture.Posture
+  /** Whether the judge was consulted for this request (false: the stored decision was reused). */
+  readonly consulted: boolean
+  /** The session's stored decision before this request (none: no session identity or nothing stored). */
+  readonly storedBefore: Option.Option<SessionDecision>
+  /** The stored decision after it (a valid verdict replaces it; nothing else does). */
+  readonly storedAfter: Option.Option<SessionDecision>
+  /** The capability tier the decision went to (`weak` / `strong`); none for a custom classifier. */
+  readonly tier: Option.Option<string>
+}
+
+/** Receives the facts of one request's routing; each method only records (never blocks). */
+export interface Observer {
+  readonly judgeCall: (call: JudgeCall) => void
+  readonly classified: (facts: Classified) => void
+}
+
+/** The observer of the current fiber's request; none outside an {@link observe}. */
+export const current: FiberRef.FiberRef<Option.Option<Observer>> = FiberRef.unsafeMake<Option.Option<Observer>>(
+  Option.none()
+)
+
+/** Run `self` (one request's routing) with `observer` receiving its facts. */
+export const observe = (observer: Observer) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, current, Option.some(observer))
+
+/** Hand the current observer, if any, a fact; nothing without one. */
+export const report = (tell: (observer: Observer) => void): Effect.Effect<void> =>
+  FiberRef.getWith(
+    current,
+    (observer) => Option.isNone(observer) ? Effect.void : Effect.sync(() => tell(observer.value))
+  )

@@ -1,0 +1,380 @@
+/**
+ * The routing log (`--routing-log-file PATH`): one JSON line per routed response, written once its
+ * answer is sent (a stream: once its writing ended), and one per judge call, in the JSONL format of
+ * docs/operations.md ({@link Line}); plus the per-session aggregates of `GET /v1/session-stats`.
+ *
+ * Appending never blocks a request: {@link RoutingLog.unsafeAppend} updates the session aggregates
+ * and offers the record to a bounded in-memory queue, synchronously; one writer fiber drains the
+ * queue in batches and appends them to the file. A full queue drops the record
+ * (`switchyard_routing_log_dropped_total`); a failed open or write loses that batch
+ * (`switchyard_routing_log_write_errors_total`, one WARN per minute at most) and never reaches a
+ * request. The file is opened in append mode and reopened before the next batch after a SIGHUP
+ * (log rotation: `mv file file.1; kill -HUP pid`); each line is written once, to the file open at
+ * the time. Closing the layer's scope (shutdown) writes what is still queued, then closes the file.
+ *
+ * Records carry ids (session, agent, request, task, trial), never other header values, keys or
+ * message content.
+ */
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
+import * as Evidence from "@switchyard-ts/routing/Evidence"
+import type * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import { type FileHandle, open } from "node:fs/promises"
+
+/** Token counts of a line (absent fields of the usage count 0; `total_tokens` = prompt + completion). */
+const Tokens = {
+  prompt_tokens: Schema.Number,
+  cached_tokens: Schema.Number,
+  cache_creation_tokens: Schema.Number,
+  completion_tokens: Schema.Number,
+  reasoning_tokens: Schema.Number,
+  total_tokens: Schema.Number
+}
+
+/** Who sent the request a line is about, and which route it addressed. */
+const Identity = {
+  /** When the line was made (RFC 3339, milliseconds, UTC). */
+  ts: Schema.String,
+  /** `x-switchyard-intake-task`. */
+  task: Schema.NullOr(Schema.String),
+  /** `x-switchyard-trial-id`. */
+  trial_id: Schema.NullOr(Schema.String),
+  /** The normalized session id, else `proxy_x_session_id`. */
+  session_id: Schema.NullOr(Schema.String),
+  /** The normalized agent id. */
+  agent_id: Schema.NullOr(Schema.String),
+  /** The correlation id (`x-switchyard-request-id` → `x-request-id` → `x-client-request-id`). */
+  request_id: Schema.NullOr(Schema.String),
+  /** The route the request addressed (its `model`). */
+  route: Schema.String
+}
+
+/** A session's stored decision on a classifier route. */
+export const StoredDecision = Schema.Struct({
+  target: Schema.String,
+  tier: Schema.NullOr(Schema.String),
+  streak: Schema.NullOr(Schema.Number)
+})
+export type StoredDecision = typeof StoredDecision.Type
+
+/** How a judge call ended: `ok`, an evidence reason, or `interrupted`. */
+export const JudgeOutcome = Schema.Union(Schema.Literal("ok", "interrupted"), Evidence.Reason)
+
+/** The last judge call made while routing a request. */
+export const JudgeSummary = Schema.Struct({
+  model: Schema.String,
+  outcome: JudgeOutcome,
+  latency_ms: Schema.Number
+})
+
+/**
+ * How a response ended: `ok`; `error` (an error answer: `status` and `error` say which);
+ * `stream_error` (a stream failed after its headers); `incomplete` (the caller went away first).
+ */
+export const ResponseOutcome = Schema.Literal("ok", "error", "stream_error", "incomplete")
+export type ResponseOutcome = typeof ResponseOutcome.Type
+
+/** The line of one routed response. */
+export const ResponseLine = Schema.Struct({
+  kind: Schema.Literal("response"),
+  ...Identity,
+  /** The route's algorithm; null when routing failed before deciding. */
+  algorithm: Schema.NullOr(Schema.String),
+  /** The model that served the answer (the route id when none did); "" when nothing was served. */
+  model: Schema.String,
+  /** The model routing selected (the served one unless a fallback answered); null without a decision. */
+  selected_model: Schema.NullOr(Schema.String),
+  /** The capability tier the decision went to (`weak` / `strong`; a stage router's tier); else null. */
+  tier: Schema.NullOr(Schema.String),
+  wire_format: Schema.String,
+  streaming: Schema.Boolean,
+  /** The request's last non-instruction message is the user's (`classify_trigger = "user_turn"` consults then). */
+  user_turn: Schema.Boolean,
+  status: Schema.Number,
+  outcome: ResponseOutcome,
+  /** The error code of an error answer. */
+  error: Schema.NullOr(Schema.String),
+  evidence: Schema.NullOr(Evidence.Evidence),
+  /** A classifier route's `judge_failure`. */
+  posture: Schema.NullOr(Schema.Literal("error", "fail_open")),
+  /** A classifier route's `classify_trigger`. */
+  trigger: Schema.NullOr(Schema.Literal("every_request", "user_turn", "new_session")),
+  judge: Schema.NullOr(JudgeSummary),
+  stored_before: Schema.NullOr(StoredDecision),
+  stored_after: Schema.NullOr(StoredDecision),
+  /** From the request's arrival to the end of its answer. */
+  latency_ms: Schema.Number,
+  ...Tokens
+})
+export type ResponseLine = typeof ResponseLine.Type
+
+/** The line of one judge call (`tier` is always `classifier`, as in the compatible system). */
+export const JudgeLine = Schema.Struct({
+  kind: Schema.Literal("judge"),
+  ...Identity,
+  /** The judge's model id. */
+  model: Schema.String,
+  tier: Schema.Literal("classifier"),
+  outcome: JudgeOutcome,
+  latency_ms: Schema.Number,
+  ...Tokens
+})
+export type JudgeLine = typeof JudgeLine.Type
+
+/** Any line of the routing log, by `kind`. */
+export const Line = Schema.Union(ResponseLine, JudgeLine)
+export type Line = typeof Line.Type
+
+/** One model's share of a session's calls. */
+export const ModelStats = Schema.Struct({
+  calls: Schema.Number,
+  prompt_tokens: Schema.Number,
+  cached_tokens: Schema.Number,
+  cache_creation_tokens: Schema.Number,
+  completion_tokens: Schema.Number
+})
+export type ModelStats = typeof ModelStats.Type
+
+/** The body of `GET /v1/session-stats`: totals are the sums over `models`. */
+export const SessionStats = Schema.Struct({
+  session_id: Schema.String,
+  total_calls: Schema.Number,
+  total_prompt_tokens: Schema.Number,
+  total_cached_tokens: Schema.Number,
+  total_cache_creation_tokens: Schema.Number,
+  total_completion_tokens: Schema.Number,
+  models: Schema.Record({ key: Schema.String, value: ModelStats })
+})
+export type SessionStats = typeof SessionStats.Type
+
+/** Records dropped because the queue was full. */
+export const droppedTotal = Metric.counter("switchyard_routing_log_dropped_total", {
+  incremental: true,
+  description: "Routing log lines dropped because the write queue was full"
+})
+
+/** Records lost because opening or writing the file failed. */
+export const writeErrorsTotal = Metric.counter("switchyard_routing_log_write_errors_total", {
+  incremental: true,
+  description: "Routing log lines lost to a failed open or write of the file"
+})
+
+/** The routing log of the server; {@link layerNoop} when `--routing-log-file` is absent. */
+export class RoutingLog extends Context.Tag("@switchyard-ts/server/RoutingLog")<RoutingLog, {
+  /** False for the no-op log: the request pipeline then builds no record at all. */
+  readonly enabled: boolean
+  /**
+   * Add a line to the session aggregates and offer it to the write queue, at once (inside an
+   * `Effect.sync`); a full queue drops it and counts it. Never blocks, never fails.
+   */
+  readonly unsafeAppend: (line: Line) => void
+  /** The aggregates of a session's lines; none when no line names it (or it was evicted). */
+  readonly sessionStats: (sessionId: string) => Effect.Effect<Option.Option<SessionStats>>
+}>() {}
+
+/** Options of {@link layer}. */
+export interface Options {
+  /** The JSONL file, opened in append mode (its folder must exist). */
+  readonly path: string
+  /** Most lines queued for writing (default {@link defaultCapacity}); past it, lines are dropped. */
+  readonly capacity?: number
+  /** Most sessions aggregated for session-stats (default {@link defaultMaxSessions}); the least recently updated go first. */
+  readonly maxSessions?: number
+}
+
+/** Default write-queue capacity, in lines. */
+export const defaultCapacity = 10_000
+/** Default number of sessions whose aggregates are kept. */
+export const defaultMaxSessions = 10_000
+/** Most lines written in one append. */
+const batchSize = 1_024
+/** At most one WARN per this many ms for failed writes. */
+const warnEveryMs = 60_000
+/** How long shutdown waits for the queue to be written. */
+const flushTimeout = "5 seconds"
+
+/** The no-op routing log (no flag): nothing is built, queued or written. */
+export const noop: RoutingLog["Type"] = RoutingLog.of({
+  enabled: false,
+  unsafeAppend: () => undefined,
+  sessionStats: () => Effect.succeedNone
+})
+
+/** {@link noop} as a layer. */
+export const layerNoop: Layer.Layer<RoutingLog> = Layer.succeed(RoutingLog, noop)
+
+/** Opening or writing the file failed; `code` is Node's error code (`ENOENT`, `EISDIR`, …). */
+class WriteFailed extends Data.TaggedError("WriteFailed")<{ readonly code: string }> {}
+
+const codeOf = (cause: unknown): WriteFailed =>
+  new WriteFailed({
+    code: typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+      ? cause.code
+      : "unknown"
+  })
+
+const emptyModel = (): { -readonly [K in keyof ModelStats]: ModelStats[K] } => ({
+  calls: 0,
+  prompt_tokens: 0,
+  cached_tokens: 0,
+  cache_creation_tokens: 0,
+  completion_tokens: 0
+})
+
+/**
+ * Per-session aggregates, at most `maxSessions` (a Map in update order: the least recently
+ * updated session is evicted first). Every response line counts, and every judge line whose call
+ * succeeded (as the compatible system logs only successful judge calls).
+ */
+const makeSessions = (maxSessions: number) => {
+  const sessions = new Map<string, Map<string, ReturnType<typeof emptyModel>>>()
+  const add = (line: Line): void => {
+    if (line.session_id === null || (line.kind === "judge" && line.outcome !== "ok")) return
+    const models = sessions.get(line.session_id) ?? new Map<string, ReturnType<typeof emptyModel>>()
+    sessions.delete(line.session_id)
+    sessions.set(line.session_id, models)
+    if (sessions.size > maxSessions) {
+      for (const oldest of sessions.keys()) {
+        sessions.delete(oldest)
+        break
+      }
+    }
+    const name = line.model === "" ? "unknown" : line.model
+    const stats = models.get(name) ?? emptyModel()
+    models.set(name, stats)
+    stats.calls += 1
+    stats.prompt_tokens += line.prompt_tokens
+    stats.cached_tokens += line.cached_tokens
+    stats.cache_creation_tokens += line.cache_creation_tokens
+    stats.completion_tokens += line.completion_tokens
+  }
+  const get = (sessionId: string): Option.Option<SessionStats> => {
+    const models = sessions.get(sessionId)
+    if (models === undefined) return Option.none()
+    const byModel: Record<string, ModelStats> = {}
+    const total = emptyModel()
+    for (const [name, stats] of [...models].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      byModel[name] = { ...stats }
+      total.calls += stats.calls
+      total.prompt_tokens += stats.prompt_tokens
+      total.cached_tokens += stats.cached_tokens
+      total.cache_creation_tokens += stats.cache_creation_tokens
+      total.completion_tokens += stats.completion_tokens
+    }
+    return Option.some({
+      session_id: sessionId,
+      total_calls: total.calls,
+      total_prompt_tokens: total.prompt_tokens,
+      total_cached_tokens: total.cached_tokens,
+      total_cache_creation_tokens: total.cache_creation_tokens,
+      total_completion_tokens: total.completion_tokens,
+      models: byModel
+    })
+  }
+  return { add, get }
+}
+
+/**
+ * The routing log writing to `options.path` (see the module documentation). Requires a `Scope`: the
+ * writer fiber and the SIGHUP handler live in it; closing it writes what is queued (bounded by 5 s)
+ * and closes the file. Opening is lazy: a path that cannot be opened fails writes, not start-up.
+ */
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.dropping<Line>(options.capacity ?? defaultCapacity)
+    const sessions = makeSessions(options.maxSessions ?? defaultMaxSessions)
+    let file: FileHandle | undefined
+    let reopen = false
+    let lastWarnMs = Number.NEGATIVE_INFINITY
+
+    const onHangup = () => {
+      reopen = true
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => process.on("SIGHUP", onHangup)),
+      () => Effect.sync(() => process.off("SIGHUP", onHangup))
+    )
+
+    const close = Effect.suspend(() => {
+      const closing = file
+      file = undefined
+      return closing === undefined ? Effect.void : Effect.promise(() => closing.close().catch(() => undefined))
+    })
+
+    const opened = Effect.suspend((): Effect.Effect<FileHandle, WriteFailed> => {
+      const current = file
+      if (current !== undefined) return Effect.succeed(current)
+      return Effect.tryPromise({ try: () => open(options.path, "a"), catch: codeOf }).pipe(
+        Effect.tap((handle) => Effect.sync(() => (file = handle)))
+      )
+    })
+
+    const failed = (lines: number, error: WriteFailed) =>
+      Effect.zipRight(
+        Effect.sync(() => TaggedMetric.unsafeUpdate(writeErrorsTotal, {}, lines)),
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          if (now - lastWarnMs < warnEveryMs) return close
+          lastWarnMs = now
+          return Effect.zipRight(
+            Effect.logWarning("routing log write failed").pipe(
+              Effect.annotateLogs({ path: options.path, code: error.code, lines_lost: lines })
+            ),
+            close
+          )
+        })
+      )
+
+    /** Append one batch (reopening first after a SIGHUP); a failure loses the batch, counted. */
+    const writeBatch = (lines: Chunk.Chunk<Line>) =>
+      Effect.gen(function*() {
+        if (reopen) {
+          reopen = false
+          yield* close
+        }
+        let text = ""
+        for (const line of lines) text += `${JSON.stringify(line)}\n`
+        const handle = yield* opened
+        yield* Effect.tryPromise({ try: () => handle.appendFile(text), catch: codeOf })
+      }).pipe(Effect.catchAll((error) => failed(lines.length, error)))
+
+    // The write itself is never interrupted (a batch is written whole or counted as lost); only the wait is.
+    const writer = yield* Effect.forkDaemon(Effect.forever(
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(Queue.takeBetween(queue, 1, batchSize)), writeBatch)
+      )
+    ))
+
+    yield* Effect.addFinalizer(() =>
+      Fiber.interrupt(writer).pipe(
+        Effect.zipRight(
+          Effect.flatMap(Queue.takeAll(queue), (rest) => rest.length === 0 ? Effect.void : writeBatch(rest))
+        ),
+        Effect.timeoutOption(flushTimeout),
+        Effect.zipRight(close)
+      )
+    )
+
+    yield* Metric.update(droppedTotal, 0)
+    yield* Metric.update(writeErrorsTotal, 0)
+
+    return RoutingLog.of({
+      enabled: true,
+      unsafeAppend: (line) => {
+        sessions.add(line)
+        if (!queue.unsafeOffer(line)) TaggedMetric.unsafeUpdate(droppedTotal, {}, 1)
+      },
+      sessionStats: (sessionId) => Effect.sync(() => sessions.get(sessionId))
+    })
+  })
+
+/** The routing log of `options` as a scoped layer (see {@link make}). */
+export const layer = (options: Options): Layer.Layer<RoutingLog> => Layer.scoped(RoutingLog, make(options))

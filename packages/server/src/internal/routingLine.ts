@@ -1,0 +1,207 @@
+/**
+ * The routing log lines of one request (see `RoutingLog`): a {@link Tally} made when its body is
+ * decoded collects what routing reports (judge calls, classifier facts) and what its answer carried
+ * (usage, how its stream ended); its judge lines are appended as the calls end, its response line
+ * once the answer was written. Made only when the log is on.
+ *
+ * @internal
+ */
+import * as Relay from "@switchyard-ts/client/Relay"
+import type { StreamPiece } from "@switchyard-ts/client/UpstreamClient"
+import { clip } from "@switchyard-ts/protocol/Excerpt"
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
+import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
+import type { SessionDecision } from "@switchyard-ts/routing/SessionStore"
+import * as Option from "effect/Option"
+import type * as RoutingLog from "../RoutingLog.js"
+
+/** Longest id kept in a line; longer ones are clipped. */
+const maxIdLength = 128
+
+type Tokens = Pick<
+  RoutingLog.JudgeLine,
+  | "prompt_tokens"
+  | "cached_tokens"
+  | "cache_creation_tokens"
+  | "completion_tokens"
+  | "reasoning_tokens"
+  | "total_tokens"
+>
+
+type Identity = Pick<RoutingLog.JudgeLine, "task" | "trial_id" | "session_id" | "agent_id" | "request_id" | "route">
+
+/** Token counts of the usages an answer reported (summed, as the token counters add them). */
+const tokensOf = (usages: ReadonlyArray<Usage>): Tokens => {
+  let prompt = 0, cached = 0, creation = 0, completion = 0, reasoning = 0
+  for (const usage of usages) {
+    prompt += usage.prompt_tokens
+    completion += usage.completion_tokens
+    cached += usage.prompt_tokens_details?.cached_tokens ?? 0
+    creation += usage.prompt_tokens_details?.cache_creation_tokens ?? 0
+    reasoning += usage.completion_tokens_details?.reasoning_tokens ?? 0
+  }
+  return {
+    prompt_tokens: prompt,
+    cached_tokens: cached,
+    cache_creation_tokens: creation,
+    completion_tokens: completion,
+    reasoning_tokens: reasoning,
+    total_tokens: prompt + completion
+  }
+}
+
+const firstOf = (headers: Readonly<Record<string, string>>, names: ReadonlyArray<string>): string | null => {
+  for (const name of names) {
+    const value = (headers[name] ?? "").trim()
+    if (value !== "") return clip(value, maxIdLength)
+  }
+  return null
+}
+
+const idOf = (id: Option.Option<string>): string | null =>
+  Option.match(id, { onNone: () => null, onSome: (value) => clip(value, maxIdLength) })
+
+/** The ids of a request's headers: never any other header value. */
+const identityOf = (headers: Readonly<Record<string, string>>, route: string): Identity => ({
+  task: firstOf(headers, ["x-switchyard-intake-task"]),
+  trial_id: firstOf(headers, ["x-switchyard-trial-id"]),
+  session_id: idOf(SessionIdentity.sessionIdOf(headers)) ?? firstOf(headers, ["proxy_x_session_id"]),
+  agent_id: idOf(SessionIdentity.agentIdOf(headers)),
+  request_id: firstOf(headers, ["x-switchyard-request-id", "x-request-id", "x-client-request-id"]),
+  route: clip(route, maxIdLength)
+})
+
+const storedOf = (stored: Option.Option<SessionDecision>): RoutingLog.StoredDecision | null =>
+  Option.match(stored, {
+    onNone: () => null,
+    onSome: (decision) => ({ target: decision.target, tier: decision.tier ?? null, streak: decision.streak ?? null })
+  })
+
+const isoOf = (epochMs: number): string => new Date(epochMs).toISOString()
+
+/** One request's routing-log state. */
+export interface Tally {
+  /** Hand to `RoutingFacts.observe` around the request's routing. */
+  readonly observer: RoutingFacts.Observer
+  /** `pieces` with their usage collected into the tally. */
+  readonly counted: <E>(pieces: Relay.Relay<StreamPiece, E>) => Relay.Relay<StreamPiece, E>
+  /** A buffered answer's usage. */
+  readonly answered: (usage: Usage | null | undefined) => void
+  /** The stream was written to its end. */
+  readonly ended: () => void
+  /** The stream failed after its headers. */
+  readonly failed: () => void
+  /** Append the response line (once the answer was written). */
+  readonly respond: (response: Response) => void
+}
+
+/** What the response line says of the answer. */
+export interface Response {
+  readonly decision: Option.Option<Decision.Decision>
+  /** The model that served it ("" when none). */
+  readonly model: string
+  readonly wireFormat: string
+  readonly streaming: boolean
+  readonly status: number
+  /** The error code of an error answer. */
+  readonly error: string
+  readonly latencyMs: number
+  readonly endedAtMs: number
+}
+
+/**
+ * The tally of a request to `route` with `headers`, appending to `log`; `userTurn`: its last
+ * non-instruction message is the user's (what `classify_trigger = "user_turn"` consults on).
+ */
+export const start = (
+  log: RoutingLog.RoutingLog["Type"],
+  headers: Readonly<Record<string, string>>,
+  route: string,
+  userTurn: boolean
+): Tally => {
+  const identity = identityOf(headers, route)
+  const usages: Array<Usage> = []
+  let judgeSummary: RoutingLog.ResponseLine["judge"] = null
+  let classified: RoutingFacts.Classified | undefined
+  let streamEnded = false
+  let streamFailed = false
+  const observer: RoutingFacts.Observer = {
+    judgeCall: (call) => {
+      judgeSummary = { model: call.judgeModel, outcome: call.outcome, latency_ms: call.latencyMs }
+      log.unsafeAppend({
+        kind: "judge",
+        ts: isoOf(call.endedAtMs),
+        ...identity,
+        model: call.judgeModel,
+        tier: "classifier",
+        outcome: call.outcome,
+        latency_ms: call.latencyMs,
+        ...tokensOf(Option.toArray(call.usage))
+      })
+    },
+    classified: (facts) => {
+      classified = facts
+    }
+  }
+  return {
+    observer,
+    counted: (pieces) =>
+      Relay.map(pieces, (batch) => {
+        for (const piece of batch) {
+          for (const chunk of piece.chunks) {
+            if (chunk.usage !== null && chunk.usage !== undefined) usages.push(chunk.usage)
+          }
+        }
+        return batch
+      }),
+    answered: (usage) => {
+      if (usage !== null && usage !== undefined) usages.push(usage)
+    },
+    ended: () => {
+      streamEnded = true
+    },
+    failed: () => {
+      streamFailed = true
+    },
+    respond: (response) => {
+      const decision = Option.getOrUndefined(response.decision)
+      const evidence = decision?.evidence ?? null
+      const stageTier = evidence !== null && "stage" in evidence && evidence.stage !== undefined
+        ? evidence.stage.tier
+        : null
+      log.unsafeAppend({
+        kind: "response",
+        ts: isoOf(response.endedAtMs),
+        ...identity,
+        algorithm: decision?.route.algorithm ?? null,
+        model: response.model,
+        selected_model: decision === undefined
+          ? null
+          : Option.match(Decision.selected(decision), { onNone: () => decision.route.id, onSome: (t) => t.id }),
+        tier: classified === undefined ? stageTier : Option.getOrElse(classified.tier, () => stageTier),
+        wire_format: response.wireFormat,
+        streaming: response.streaming,
+        user_turn: userTurn,
+        status: response.status,
+        outcome: response.status >= 300
+          ? "error"
+          : !response.streaming || streamEnded
+          ? "ok"
+          : streamFailed
+          ? "stream_error"
+          : "incomplete",
+        error: response.error === "" ? null : response.error,
+        evidence,
+        posture: classified?.posture ?? null,
+        trigger: classified?.trigger ?? null,
+        judge: judgeSummary,
+        stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
+        stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
+        latency_ms: response.latencyMs,
+        ...tokensOf(usages)
+      })
+    }
+  }
+}
