@@ -157,10 +157,8 @@ const answer = (
   if (inbound.streaming) {
     return Effect.map(observed(router.stream(inbound.routed)), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
-      const encoding = inbound.encoder.stream(
-        tally === undefined ? streamed : { ...streamed, pieces: tally.counted(streamed.pieces) },
-        model
-      )
+      tally?.answered(streamed.usage)
+      const encoding = inbound.encoder.stream(streamed, model)
       const done = finished(model, streamed.served, streamed.usage)
       const ended = tally === undefined ? done : Effect.zipRight(done, Effect.sync(tally.ended))
       const events = Relay.catchAll(
@@ -179,7 +177,7 @@ const answer = (
   }
   return Effect.flatMap(observed(router.complete(inbound.routed)), (completed) => {
     const model = servedModel(completed.decision, completed.served)
-    tally?.answered(completed.completion.usage)
+    tally?.answered(() => completed.completion.usage)
     return Effect.as(finished(model, completed.served, () => completed.completion.usage), {
       facts: factsOf(inbound, completed.decision, model),
       decision: Option.some<Decision.Decision>(completed.decision),

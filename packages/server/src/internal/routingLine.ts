@@ -6,8 +6,6 @@
  *
  * @internal
  */
-import * as Relay from "@switchyard-ts/client/Relay"
-import type { StreamPiece } from "@switchyard-ts/client/UpstreamClient"
 import { clip } from "@switchyard-ts/protocol/Excerpt"
 import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
@@ -85,10 +83,11 @@ const isoOf = (epochMs: number): string => new Date(epochMs).toISOString()
 export interface Tally {
   /** Hand to `RoutingFacts.observe` around the request's routing. */
   readonly observer: RoutingFacts.Observer
-  /** `pieces` with their usage collected into the tally. */
-  readonly counted: <E>(pieces: Relay.Relay<StreamPiece, E>) => Relay.Relay<StreamPiece, E>
-  /** A buffered answer's usage. */
-  readonly answered: (usage: Usage | null | undefined) => void
+  /**
+   * Where the answer's usage is read when the response line is made: a stream's `Streamed.usage`
+   * (the usage its pieces carried so far, as the router counts it), a buffered answer's own.
+   */
+  readonly answered: (usage: () => Usage | null | undefined) => void
   /** The stream was written to its end. */
   readonly ended: () => void
   /** The stream failed after its headers. */
@@ -122,7 +121,7 @@ export const start = (
   userTurn: boolean
 ): Tally => {
   const identity = identityOf(headers, route)
-  const usages: Array<Usage> = []
+  let usageOf: () => Usage | null | undefined = () => undefined
   let judgeSummary: RoutingLog.ResponseLine["judge"] = null
   let classified: RoutingFacts.Classified | undefined
   let streamEnded = false
@@ -147,17 +146,8 @@ export const start = (
   }
   return {
     observer,
-    counted: (pieces) =>
-      Relay.map(pieces, (batch) => {
-        for (const piece of batch) {
-          for (const chunk of piece.chunks) {
-            if (chunk.usage !== null && chunk.usage !== undefined) usages.push(chunk.usage)
-          }
-        }
-        return batch
-      }),
     answered: (usage) => {
-      if (usage !== null && usage !== undefined) usages.push(usage)
+      usageOf = usage
     },
     ended: () => {
       streamEnded = true
@@ -200,7 +190,7 @@ export const start = (
         stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
         stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
         latency_ms: response.latencyMs,
-        ...tokensOf(usages)
+        ...tokensOf(Option.toArray(Option.fromNullable(usageOf())))
       })
     }
   }
