@@ -788,7 +788,24 @@ const timedGet = (agent: http.Agent, port: number, reqPath: string): Promise<{ s
     req.on("error", reject)
   })
 
-const manyStreamsRow = async (server: Server, passBody: string): Promise<ManyStreamsRow> => {
+/** What the many-streams row drives: a process listening on `port` (its `url`) that relays the streams. */
+interface Relayer {
+  readonly url: string
+  readonly port: number
+  readonly pid: number
+}
+
+/**
+ * The many-streams row against `server`. With `probes` (our server), `/health` is sampled and a
+ * buffered trickle is sent while the chunks flow; without (the floor, which has neither), only its
+ * CPU and RSS are read.
+ */
+const manyStreamsRow = async (
+  server: Relayer,
+  passBody: string,
+  label: string,
+  probes = true
+): Promise<ManyStreamsRow> => {
   const n = MANY_STREAMS
   const pool = new Pool(server.url, {
     connections: n + 8,
@@ -864,9 +881,11 @@ const manyStreamsRow = async (server: Server, passBody: string): Promise<ManyStr
     while (!allDone) {
       const t = performance.now()
       try {
-        const r = await timedGet(healthAgent, server.port, "/health")
-        if (r.status === 200) healthMs.push(r.ms)
-        else healthErrors++
+        if (probes) {
+          const r = await timedGet(healthAgent, server.port, "/health")
+          if (r.status === 200) healthMs.push(r.ms)
+          else healthErrors++
+        }
       } catch {
         healthErrors++
       }
@@ -879,7 +898,7 @@ const manyStreamsRow = async (server: Server, passBody: string): Promise<ManyStr
   let trickleErrors = 0
   const trickleAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const trickleLoop = (async () => {
-    while (!allDone) {
+    while (probes && !allDone) {
       try {
         const r = await timedRequest(trickleAgent, server.port, "/v1/chat/completions", passBody)
         if (r.status === 200) trickleMs.push(r.total)
@@ -912,7 +931,7 @@ const manyStreamsRow = async (server: Server, passBody: string): Promise<ManyStr
     }
     : { windowS: NaN, chunks: 0, cpuUsPerChunk: NaN }
   return {
-    name: `${n} concurrent streams × ${MANY_CHUNKS} chunks ${MANY_GAP_MS} ms apart (passthrough)`,
+    name: `${n} concurrent streams × ${MANY_CHUNKS} chunks ${MANY_GAP_MS} ms apart (${label})`,
     kind: "many-streams",
     streams: n,
     chunksPerStream: MANY_CHUNKS,
@@ -1466,7 +1485,23 @@ const main = async (): Promise<void> => {
   agent.destroy()
 
   // 6. Many held streams through the passthrough route, with /health and a buffered trickle.
-  const many = MANY_STREAMS > 0 ? log(await manyStreamsRow(server, passBody)) : undefined
+  const many = MANY_STREAMS > 0 ? log(await manyStreamsRow(server, passBody, "passthrough")) : undefined
+  // The same streams through the floor (a process of its own, stamping the drip model), for what a
+  // relayed chunk costs Node itself on this machine today.
+  let manyFloor: ManyStreamsRow | undefined = undefined
+  if (MANY_STREAMS > 0) {
+    const dripFloor = await startForked(FLOOR, [String(mock.port), DRIP_MODEL], "floor (many streams)")
+    manyFloor = log(
+      await manyStreamsRow(
+        { url: `http://${HOST}:${dripFloor.port}`, port: dripFloor.port, pid: dripFloor.pid },
+        passBody,
+        "floor",
+        false
+      )
+    )
+    ownCpuS.floor += procCpuS(dripFloor.pid)
+    await stopChild(dripFloor.child)
+  }
 
   const mainStatus = procStatus(server.pid)
   const mainExit = await stopServer(server)
@@ -1716,7 +1751,16 @@ const main = async (): Promise<void> => {
       } / ${f(many.trickle.p99)} ms |`,
       `| server VmRSS before → peak while held | ${f(many.rssBeforeMb, 1)} → ${f(many.rssPeakMb, 1)} MB (${
         f(many.rssPerStreamKb, 1)
-      } KB per held stream) |`
+      } KB per held stream) |`,
+      ...(manyFloor === undefined ? [] : [
+        `| floor, the same streams: completed / errors | ${manyFloor.completed} / ${manyFloor.errors} |`,
+        `| floor CPU per relayed chunk, whole window / steady part | ${f(manyFloor.cpuUsPerChunk, 1)} / ${
+          f(manyFloor.steady.cpuUsPerChunk, 1)
+        } µs |`,
+        `| floor VmRSS before → peak while held | ${f(manyFloor.rssBeforeMb, 1)} → ${f(manyFloor.rssPeakMb, 1)} MB (${
+          f(manyFloor.rssPerStreamKb, 1)
+        } KB per held stream) |`
+      ])
     ]
     : []
 
@@ -1779,7 +1823,11 @@ const main = async (): Promise<void> => {
         [many.errors === 0 && many.completed === many.streams, many.health.p99 <= 50, many.cpuUsPerChunk <= 60],
         `${many.completed}/${many.streams} complete, ${many.errors} errors; /health p99 ${f(many.health.p99)} ms; ${
           f(many.cpuUsPerChunk, 1)
-        } µs CPU per chunk (whole window; steady part ${f(many.steady.cpuUsPerChunk, 1)})`
+        } µs CPU per chunk (whole window; steady part ${f(many.steady.cpuUsPerChunk, 1)})${
+          manyFloor === undefined
+            ? ""
+            : `; floor ${f(manyFloor.cpuUsPerChunk, 1)} (steady ${f(manyFloor.steady.cpuUsPerChunk, 1)})`
+        }`
       )
     } else {
       judge(
@@ -1904,6 +1952,7 @@ const main = async (): Promise<void> => {
         rows,
         memory: { mainServer: mainStatus, sessions },
         manyStreams: many,
+        manyStreamsFloor: manyFloor,
         targets,
         issueTargets,
         markdown: { table: table.join("\n"), memory: memory.join("\n"), manyStreams: manyTable.join("\n") },
