@@ -1490,7 +1490,11 @@ const main = async (): Promise<void> => {
   // relayed chunk costs Node itself on this machine today.
   let manyFloor: ManyStreamsRow | undefined = undefined
   if (MANY_STREAMS > 0) {
-    const dripFloor = await startForked(FLOOR, [String(mock.port), DRIP_MODEL], "floor (many streams)")
+    const dripFloor = await startForked(
+      FLOOR,
+      [String(mock.port), DRIP_MODEL, String(MANY_STREAMS + 8)],
+      "floor (many streams)"
+    )
     manyFloor = log(
       await manyStreamsRow(
         { url: `http://${HOST}:${dripFloor.port}`, port: dripFloor.port, pid: dripFloor.pid },

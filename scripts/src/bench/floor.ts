@@ -7,9 +7,11 @@
 import http from "node:http"
 import { Agent, type Dispatcher } from "undici"
 
-const [upstreamPort = "", model = "bench-weak"] = process.argv.slice(2)
+const [upstreamPort = "", model = "bench-weak", connections = "128"] = process.argv.slice(2)
 const origin = `http://127.0.0.1:${upstreamPort}`
-const agent = new Agent({ connections: 128, keepAliveTimeout: 60_000 })
+// connections per origin: 128 for the load rows, one per stream for the many-streams row (a held
+// stream holds its upstream connection, as in our server, whose pool has 1,024)
+const agent = new Agent({ connections: Number(connections), keepAliveTimeout: 60_000 })
 
 const fail = (res: http.ServerResponse, status: number, message: string): void => {
   if (res.headersSent) return void res.destroy()
