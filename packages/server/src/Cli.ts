@@ -238,7 +238,15 @@ export interface ReplayOptions {
   readonly config: string
   readonly route?: string | undefined
   readonly json: boolean
+  /**
+   * Report progress on stderr every this many log lines read (the command: every 100,000 lines
+   * when stderr is a terminal, else never).
+   */
+  readonly progressEvery?: number | undefined
 }
+
+/** How often the command reports progress when stderr is a terminal, in log lines read. */
+export const replayProgressEvery = 100_000
 
 const replayUsage = "usage: switchyard replay --log FILE --config OTHER.toml [--route ID] [--json]"
 
@@ -281,11 +289,18 @@ export const replayProgram = (options: ReplayOptions) =>
     const deployment = yield* loadDeployment(options.config)
     const lines: Array<RoutingLog.Line> = []
     let skipped = 0
+    let read = 0
+    const every = options.progressEvery
     for (const raw of text.split("\n")) {
       if (raw.trim() === "") continue
       const line = decodeLine(raw)
       if (Option.isSome(line)) lines.push(line.value)
       else skipped++
+      read++
+      if (every !== undefined && read % every === 0) yield* Console.error(`replay: ${read} lines read`)
+    }
+    if (every !== undefined && read >= every) {
+      yield* Console.error(`replay: ${read} lines read, replaying ${lines.length} records`)
     }
     if (skipped > 0) yield* Console.error(`skipped ${skipped} lines that are not routing log records`)
     const reports = PolicyReplay.replay(lines, PolicyReplay.settingsOf(deployment), options.route)
@@ -305,7 +320,10 @@ export const main = (argv: ReadonlyArray<string>, extension?: Extension): void =
       return
     }
     Effect.runFork(
-      replayProgram(replayParsed.right).pipe(
+      replayProgram({
+        ...replayParsed.right,
+        progressEvery: process.stderr.isTTY === true ? replayProgressEvery : undefined
+      }).pipe(
         Effect.as(0),
         Effect.catchTags({
           ConfigFileError: (error) => Effect.as(Console.error(error.message), 1),

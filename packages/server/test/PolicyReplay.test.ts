@@ -4,7 +4,7 @@
  * log written by the real capability route and judge through the routing log's own line builder);
  * a worked example of another posture and threshold; and the `replay` command on a log file.
  */
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, vi } from "@effect/vitest"
 import type { Target } from "@switchyard-ts/client/Target"
 import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
@@ -316,6 +316,24 @@ judge_failure = "fail_open"
       assert.strictEqual(json.status, 0)
       const [report] = PolicyReplay.replay(lines, PolicyReplay.settingsOf(yield* loadOther(config)))
       assert.strictEqual(json.stdout.trim(), JSON.stringify([report]))
+      // not a terminal: no progress lines
+      assert.notInclude(text.stderr, "lines read")
+      // progress every line read (the command does it every 100,000 lines on a terminal)
+      const errors = vi.spyOn(console, "error").mockImplementation(() => {})
+      const logged = vi.spyOn(console, "log").mockImplementation(() => {})
+      try {
+        yield* Effect.orDie(Cli.replayProgram({ log, config, json: true, progressEvery: 1 }))
+        const read = lines.length + 1 // the records and one line that is not a record
+        assert.deepStrictEqual(errors.mock.calls.map((call) => call.join(" ")), [
+          ...Array.from({ length: read }, (_, i) => `replay: ${i + 1} lines read`),
+          `replay: ${read} lines read, replaying ${lines.length} records`,
+          "skipped 1 lines that are not routing log records"
+        ])
+        assert.strictEqual(logged.mock.calls.map((call) => call.join(" ")).join(""), JSON.stringify([report]))
+      } finally {
+        errors.mockRestore()
+        logged.mockRestore()
+      }
     }))
 })
 
