@@ -1535,6 +1535,7 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
     const targetsByName = byName(targets)
     yield* checkDuplicateIds(raw.routes)
     const routes = yield* Effect.forEach(raw.routes, (route) => buildRoute(targetsByName, route))
+    yield* Effect.forEach(routes, checkForwardFamilies, { discard: true })
     const sessions = yield* buildSessions(raw.sessions)
     const server = yield* buildServer(raw.server, clients)
     return {
@@ -1546,6 +1547,54 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
     }
   }
 )
+
+/** The targets a `subagents` table may call. */
+const subagentTargets = (subagents: Option.Option<SubagentsSpec>): ReadonlyArray<Target> =>
+  Option.match(subagents, {
+    onNone: () => [],
+    onSome: (table) =>
+      table.type === "passthrough" ? [table.target] : [table.judge, ...table.targets, table.defaultTarget]
+  })
+
+/** Every target a route's requests may call: answer targets, judges, the advisor, sub-agent targets. */
+const callableTargets = (route: RouteSpec): ReadonlyArray<Target> => {
+  switch (route.type) {
+    case "noop":
+      return []
+    case "passthrough":
+      return [route.target, ...subagentTargets(route.subagents)]
+    case "random":
+      return route.targets
+    case "llm_classifier":
+      return route.mode === "custom"
+        ? [route.judge, ...route.targets, route.defaultTarget]
+        : [route.judge, route.weak, route.strong]
+    case "stage_router":
+      return [
+        route.capable,
+        route.efficient,
+        ...Option.match(route.classifier, { onNone: () => [], onSome: (classifier) => [classifier.judge] }),
+        ...subagentTargets(route.subagents)
+      ]
+    case "advisor":
+      return [route.executor, route.advisor]
+  }
+}
+
+/**
+ * A route may forward the caller's credential to clients of one family only (Anthropic, or the
+ * OpenAI formats): a caller carries one kind of credential.
+ */
+const checkForwardFamilies = (route: RouteSpec): Effect.Effect<void, InvalidConfig> => {
+  const families = new Set(
+    callableTargets(route).flatMap((target) =>
+      target.client.forwardAuth === true ? [target.client.format === "anthropic_messages" ? "anthropic" : "openai"] : []
+    )
+  )
+  return families.size > 1
+    ? fail(["routes", route.name], `route ${route.name} cannot forward both Anthropic and OpenAI caller credentials`)
+    : Effect.void
+}
 
 /** The `--dry-run` line: `server OK: <route ids joined by ", ">`, in the deployment's route order. */
 export const summary = (deployment: Deployment): string =>

@@ -137,6 +137,41 @@ describe("forward_auth", () => {
       env([["KEYS", keyA]])
     ))
 
+  it.effect("a route may forward to one family of clients only; routes of either family load side by side", () =>
+    Effect.gen(function*() {
+      const twoFamilies = (routes: string) =>
+        forwarding({
+          top: ""
+        }) + `
+[llm_clients.claude]
+format = "anthropic_messages"
+base_url = "https://api.example.com"
+forward_auth = true
+
+[targets.opus]
+id = "claude-opus"
+llm_client = "claude"
+${routes}`
+      yield* expectInvalid(
+        twoFamilies("[routes.mixed]\nid = \"mixed\"\ntype = \"random\"\ntargets = [\"weak\", \"opus\"]\n"),
+        "routes.mixed",
+        "route mixed cannot forward both Anthropic and OpenAI caller credentials"
+      )
+      // a judge counts too: it receives the caller's credential when its client forwards
+      yield* expectInvalid(
+        twoFamilies(
+          "[routes.judged]\nid = \"judged\"\ntype = \"llm_classifier\"\nclassifier_target = \"opus\"\n" +
+            "weak_target = \"weak\"\nstrong_target = \"weak\"\nbase_threshold = 0.5\n"
+        ),
+        "routes.judged",
+        "cannot forward both Anthropic and OpenAI caller credentials"
+      )
+      const separate = yield* load(
+        twoFamilies("[routes.claude]\nid = \"claude\"\ntype = \"passthrough\"\ntarget = \"opus\"\n")
+      )
+      assert.deepStrictEqual(separate.routes.map((route) => route.id), ["claude", "r"])
+    }))
+
   it.effect("a forwarding Anthropic client cannot set anthropic-beta in extra_headers", () =>
     Effect.gen(function*() {
       const anthropic = (more: string) =>
