@@ -234,6 +234,24 @@ export const Usage = Schema.Struct({
 })
 export type Usage = typeof Usage.Type
 
+/** A usage's token counts, the optional details counted as 0 when absent. */
+export interface TokenCounts {
+  readonly prompt: number
+  readonly completion: number
+  readonly cached: number
+  readonly cacheCreation: number
+  readonly reasoning: number
+}
+
+/** The token counts of `usage` (see {@link TokenCounts}). */
+export const tokenCounts = (usage: Usage): TokenCounts => ({
+  prompt: usage.prompt_tokens,
+  completion: usage.completion_tokens,
+  cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
+  cacheCreation: usage.prompt_tokens_details?.cache_creation_tokens ?? 0,
+  reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0
+})
+
 /** The assistant message of a buffered completion choice. */
 export const ResponseMessage = Schema.Struct({
   role: Schema.Literal("assistant"),

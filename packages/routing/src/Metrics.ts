@@ -7,6 +7,7 @@ import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
 import * as Stats from "./Stats.js"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
@@ -138,7 +139,7 @@ export const reasoningTokensTotal = Metric.counter("switchyard_reasoning_tokens_
  * Advisor gate reviews, labelled `verdict` (`approve` / `redo` / `unparseable`) and `trigger`
  * (`no_tool_call` / `pattern` / `stall`): one per consultation that returned a reply.
  */
-export const advisorGateReviewsTotal = Metric.counter("switchyard_advisor_gate_reviews_total", {
+export const advisorGateReviewsTotal = Metric.counter(advisorGateMetrics.reviews, {
   incremental: true,
   description: "Advisor gate reviews by verdict and trigger"
 })
@@ -147,13 +148,13 @@ export const advisorGateReviewsTotal = Metric.counter("switchyard_advisor_gate_r
  * Advisor consultations that failed, labelled `reason` (`timeout`, `transport`, `upstream_5xx`,
  * `upstream_non_5xx`, `invalid_response`, `circuit_open`), under both `fail_open` settings.
  */
-export const advisorGateConsultFailuresTotal = Metric.counter("switchyard_advisor_gate_consult_failures_total", {
+export const advisorGateConsultFailuresTotal = Metric.counter(advisorGateMetrics.consultFailures, {
   incremental: true,
   description: "Advisor gate consultations that failed, by reason"
 })
 
 /** Executor turns the advisor gate discarded after a REDO verdict. */
-export const advisorGateDiscardedTurnsTotal = Metric.counter("switchyard_advisor_gate_discarded_turns_total", {
+export const advisorGateDiscardedTurnsTotal = Metric.counter(advisorGateMetrics.discardedTurns, {
   incremental: true,
   description: "Executor turns discarded by the advisor gate"
 })
@@ -184,7 +185,7 @@ export const recordLlmCall = (
  * `dimensions`, `llm-classifier`, `fall_open`) and `target_name` (the selected target's model id,
  * as in the compatible system). Never counts a request its judge failed under `error`.
  */
-export const stageRouterRoutingDecisionsTotal = Metric.counter("switchyard_stage_router_routing_decisions_total", {
+export const stageRouterRoutingDecisionsTotal = Metric.counter(stageRouterMetrics.decisions, {
   incremental: true,
   description: "Stage router decisions by decision source and target"
 })
@@ -194,37 +195,37 @@ const stageUnitBoundaries = MetricBoundaries.fromIterable([0, 0.1, 0.25, 0.5, 0.
 
 /** The stage scorer's signed score in (-1, 1) (positive: capable), once per scored turn. */
 export const stageRouterScore = Metric.histogram(
-  "switchyard_stage_router_score",
+  stageRouterMetrics.score,
   stageScoreBoundaries,
   "Stage router signed score"
 )
 /** The confidence a turn was resolved or deferred with, in [0, 1]. */
 export const stageRouterConfidence = Metric.histogram(
-  "switchyard_stage_router_confidence",
+  stageRouterMetrics.confidence,
   stageUnitBoundaries,
   "Stage router confidence"
 )
 /** The windowed tool-failure severity (0, 0.3, 0.7, 1). */
 export const stageRouterSeverity = Metric.histogram(
-  "switchyard_stage_router_severity",
+  stageRouterMetrics.severity,
   stageUnitBoundaries,
   "Stage router tool failure severity"
 )
 /** 1 when a deep turn shows no reads, plans, writes or edits in its window, else 0. */
 export const stageRouterSpinning = Metric.histogram(
-  "switchyard_stage_router_spinning",
+  stageRouterMetrics.spinning,
   stageUnitBoundaries,
   "Stage router spinning signal"
 )
 /** 1 when a deep turn reads or plans but neither writes nor edits in its window, else 0. */
 export const stageRouterExploring = Metric.histogram(
-  "switchyard_stage_router_exploring",
+  stageRouterMetrics.exploring,
   stageUnitBoundaries,
   "Stage router exploring signal"
 )
 /** The share of writes and edits among the window's tool calls, in [0, 1]. */
 export const stageRouterProductionIntensity = Metric.histogram(
-  "switchyard_stage_router_production_intensity",
+  stageRouterMetrics.productionIntensity,
   stageUnitBoundaries,
   "Stage router production intensity"
 )

@@ -13,11 +13,12 @@
  * are the values at ranks `floor(n / 2)` and `min(n - 1, floor(n * 0.99))` of the sorted ring,
  * sorted only when a snapshot is taken. Every reported value is rounded to 2 decimals.
  */
-import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
+import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
 
 /** Most samples a latency summary keeps. */
 export const maxSamples = 10_000
@@ -222,12 +223,13 @@ class ModelStats {
   readonly totalLatency = new LatencySummary()
 
   addUsage(usage: Usage): void {
-    this.prompt += usage.prompt_tokens
-    this.completion += usage.completion_tokens
-    this.cached += usage.prompt_tokens_details?.cached_tokens ?? 0
-    this.cacheCreation += usage.prompt_tokens_details?.cache_creation_tokens ?? 0
-    this.reasoning += usage.completion_tokens_details?.reasoning_tokens ?? 0
-    const context = usage.prompt_tokens + usage.completion_tokens
+    const tokens = tokenCounts(usage)
+    this.prompt += tokens.prompt
+    this.completion += tokens.completion
+    this.cached += tokens.cached
+    this.cacheCreation += tokens.cacheCreation
+    this.reasoning += tokens.reasoning
+    const context = tokens.prompt + tokens.completion
     if (context > this.maxContext) this.maxContext = context
   }
 }
@@ -289,20 +291,6 @@ interface Series {
   readonly sum: number
 }
 
-const advisorGateMetrics = {
-  reviews: "switchyard_advisor_gate_reviews_total",
-  consultFailures: "switchyard_advisor_gate_consult_failures_total",
-  discardedTurns: "switchyard_advisor_gate_discarded_turns_total"
-} as const
-const stageRouterMetrics = {
-  decisions: "switchyard_stage_router_routing_decisions_total",
-  score: "switchyard_stage_router_score",
-  confidence: "switchyard_stage_router_confidence",
-  severity: "switchyard_stage_router_severity",
-  spinning: "switchyard_stage_router_spinning",
-  exploring: "switchyard_stage_router_exploring",
-  productionIntensity: "switchyard_stage_router_production_intensity"
-} as const
 const algorithmMetricNames: ReadonlySet<string> = new Set([
   ...Object.values(advisorGateMetrics),
   ...Object.values(stageRouterMetrics)

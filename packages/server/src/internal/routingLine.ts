@@ -7,7 +7,7 @@
  * @internal
  */
 import { clip } from "@switchyard-ts/protocol/Excerpt"
-import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
@@ -30,22 +30,17 @@ type Tokens = Pick<
 
 type Identity = Pick<RoutingLog.JudgeLine, "task" | "trial_id" | "session_id" | "agent_id" | "request_id" | "route">
 
-/** Token counts of the usages an answer reported (summed, as the token counters add them). */
-const tokensOf = (usages: ReadonlyArray<Usage>): Tokens => {
-  let prompt = 0, cached = 0, creation = 0, completion = 0, reasoning = 0
-  for (const usage of usages) {
-    prompt += usage.prompt_tokens
-    completion += usage.completion_tokens
-    cached += usage.prompt_tokens_details?.cached_tokens ?? 0
-    creation += usage.prompt_tokens_details?.cache_creation_tokens ?? 0
-    reasoning += usage.completion_tokens_details?.reasoning_tokens ?? 0
-  }
+/** The token fields of a line: those of the usage reported (all 0 without one). */
+const tokensOf = (usage: Usage | null | undefined): Tokens => {
+  const tokens = usage === null || usage === undefined ? undefined : tokenCounts(usage)
+  const prompt = tokens?.prompt ?? 0
+  const completion = tokens?.completion ?? 0
   return {
     prompt_tokens: prompt,
-    cached_tokens: cached,
-    cache_creation_tokens: creation,
+    cached_tokens: tokens?.cached ?? 0,
+    cache_creation_tokens: tokens?.cacheCreation ?? 0,
     completion_tokens: completion,
-    reasoning_tokens: reasoning,
+    reasoning_tokens: tokens?.reasoning ?? 0,
     total_tokens: prompt + completion
   }
 }
@@ -137,7 +132,7 @@ export const start = (
         tier: "classifier",
         outcome: call.outcome,
         latency_ms: call.latencyMs,
-        ...tokensOf(Option.toArray(call.usage))
+        ...tokensOf(Option.getOrUndefined(call.usage))
       })
     },
     classified: (facts) => {
@@ -190,7 +185,7 @@ export const start = (
         stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
         stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
         latency_ms: response.latencyMs,
-        ...tokensOf(Option.toArray(Option.fromNullable(usageOf())))
+        ...tokensOf(usageOf())
       })
     }
   }
