@@ -105,7 +105,13 @@ const harness = (overrides: Partial<CapabilityRoute.Options>, judgeOptions: { re
       Effect.gen(function*() {
         yield* judge.script(outcomes)
         const fiber = yield* Effect.fork(route.decide(routed(messages, session)))
-        yield* TestClock.adjust("3 seconds")
+        // The route may first wait on real async work (the message hash is a WebCrypto digest), and
+        // arm the judge's deadline only then: move the test clock until the decision is made, letting
+        // the event loop turn in between (one adjustment is a race under load).
+        while (Option.isNone(yield* Fiber.poll(fiber))) {
+          yield* TestClock.adjust("3 seconds")
+          yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        }
         return yield* Fiber.await(fiber)
       })
     return { judge, judgeModel, run }
