@@ -43,6 +43,7 @@ import { type EscalationJudgeOptions, Judge } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import * as RoutingFacts from "./RoutingFacts.js"
 import * as SessionIdentity from "./SessionIdentity.js"
 import { type SessionDecision, SessionStore } from "./SessionStore.js"
 
@@ -133,15 +134,49 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           )
       )
 
+    /** Tell the request's routing observer the session's state before and after, and the tier that answers. */
+    const report = (
+      consulted: boolean,
+      storedBefore: Option.Option<SessionDecision>,
+      storedAfter: Option.Option<SessionDecision>,
+      tier: Option.Option<"weak" | "strong">
+    ) =>
+      RoutingFacts.report((observer) =>
+        observer.classified({
+          trigger: "every_request",
+          posture: options.judgeFailure,
+          consulted,
+          storedBefore,
+          storedAfter,
+          tier
+        })
+      )
+
     const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
       Effect.gen(function*() {
         const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
         const state = stateOf(stored, options.strong)
-        if (state._tag === "Latched") return toStrong(evidence("latched", options.confirmations))
+        const served = (
+          decision: Decision.Decision,
+          consulted: boolean,
+          after: Option.Option<SessionDecision> = stored
+        ) =>
+          Effect.as(
+            report(
+              consulted,
+              stored,
+              after,
+              Option.some(
+                decision._tag === "Routed" && decision.selected.name === options.strong.name ? "strong" : "weak"
+              )
+            ),
+            decision
+          )
+        if (state._tag === "Latched") return yield* served(toStrong(evidence("latched", options.confirmations)), false)
         const streak = state.streak
 
         const reply = yield* callWeak(request)
-        if (Option.isNone(reply)) return toStrong(evidence("weak_failed", streak))
+        if (Option.isNone(reply)) return yield* served(toStrong(evidence("weak_failed", streak)), false)
 
         const outcome = yield* judge.escalate({
           options,
@@ -150,24 +185,26 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           headers: request.headers
         }).pipe(
           Consultation.run(posture),
-          Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error }))
+          Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error })),
+          Effect.tapError(() => report(true, stored, stored, Option.none()))
         )
 
         if (outcome._tag === "Verdict") {
           const after = next(streak, outcome.verdict.escalate, options.confirmations)
-          if (Option.isSome(key)) {
-            yield* store.put(
-              key.value,
-              after._tag === "Latched"
-                ? { target: options.strong.name, tier: "strong" }
-                : { target: options.weak.name, tier: "weak", streak: after.streak }
-            )
-          }
-          return after._tag === "Latched"
-            ? toStrong(evidence("escalate", streak + 1))
-            : serveWeak(reply.value, evidence(outcome.verdict.escalate ? "escalate" : "decline", after.streak))
+          const decision: SessionDecision = after._tag === "Latched"
+            ? { target: options.strong.name, tier: "strong" }
+            : { target: options.weak.name, tier: "weak", streak: after.streak }
+          if (Option.isSome(key)) yield* store.put(key.value, decision)
+          return yield* served(
+            after._tag === "Latched"
+              ? toStrong(evidence("escalate", streak + 1))
+              : serveWeak(reply.value, evidence(outcome.verdict.escalate ? "escalate" : "decline", after.streak)),
+            true,
+            Option.isSome(key) ? Option.some(decision) : stored
+          )
         }
         if (outcome._tag === "Refused" && options.judgeFailure === "error") {
+          yield* report(false, stored, stored, Option.none())
           return yield* new JudgeUnavailable({ judgeModel, failure: outcome.circuitOpen })
         }
 
@@ -175,13 +212,16 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
         yield* ClassifierCascade.recordWithoutVerdict(options.id, judgeModel, reason)
         if (outcome._tag === "Refused") {
-          return serveWeak(reply.value, { source: "circuit-open", judge_model: judgeModel })
+          return yield* served(serveWeak(reply.value, { source: "circuit-open", judge_model: judgeModel }), false)
         }
-        return serveWeak(
-          reply.value,
-          Option.isSome(stored)
-            ? { source: "retained", reason, judge_model: judgeModel }
-            : { source: "fail-open", reason, judge_model: judgeModel }
+        return yield* served(
+          serveWeak(
+            reply.value,
+            Option.isSome(stored)
+              ? { source: "retained", reason, judge_model: judgeModel }
+              : { source: "fail-open", reason, judge_model: judgeModel }
+          ),
+          true
         )
       })
 

@@ -2,7 +2,8 @@
  * What routing tells an observer about one request, for a routing log: every judge call made while
  * routing it (model, outcome, latency, token usage) and, for a classifier route, the facts a policy
  * replay needs besides the evidence (trigger, posture, whether the judge was consulted, the session's
- * stored decision before and after, the tier chosen).
+ * stored decision before and after, the tier chosen; an escalation route's too), and a stage
+ * router's signal facts.
  *
  * The observer is a fiber-local value: a host (the server's request pipeline) runs one request's
  * routing under {@link observe}; the `Judge` and the classifier routes {@link report} to whatever
@@ -60,6 +61,11 @@ export interface Classified {
 export interface Observer {
   readonly judgeCall: (call: JudgeCall) => void
   readonly classified: (facts: Classified) => void
+  /**
+   * A `stage_router` turn's signal facts, told before its classifier (if any) is consulted: a
+   * request the classifier's `error` posture then fails has no evidence, yet a replay needs them.
+   */
+  readonly stage: (facts: Evidence.StageFacts) => void
 }
 
 /** The observer of the current fiber's request; none outside an {@link observe}. */

@@ -46,6 +46,7 @@ import * as Metrics from "./Metrics.js"
 import * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import * as RoutingFacts from "./RoutingFacts.js"
 import type { SessionStore } from "./SessionStore.js"
 import * as StageSignals from "./StageSignals.js"
 import type { Verdict } from "./Verdict.js"
@@ -274,6 +275,10 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
         })
 
+        if (picked._tag === "Ambiguous") {
+          // Told before the classifier runs: its `error` posture may fail the request (no evidence).
+          yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", fallbackTier)))
+        }
         const { decision, source } = picked._tag === "Decided"
           ? {
             decision: routed(picked.tier, { source: "stage_router", stage: facts(picked.source, picked.tier) }),

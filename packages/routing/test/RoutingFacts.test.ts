@@ -17,7 +17,8 @@ const collect = () => {
   const classified: Array<RoutingFacts.Classified> = []
   const observer: RoutingFacts.Observer = {
     judgeCall: (call) => calls.push(call),
-    classified: (facts) => classified.push(facts)
+    classified: (facts) => classified.push(facts),
+    stage: () => {}
   }
   return { calls, classified, observer }
 }

@@ -303,7 +303,7 @@ export const replayProgram = (options: ReplayOptions) =>
       yield* Console.error(`replay: ${read} lines read, replaying ${lines.length} records`)
     }
     if (skipped > 0) yield* Console.error(`skipped ${skipped} lines that are not routing log records`)
-    const reports = PolicyReplay.replay(lines, PolicyReplay.settingsOf(deployment), options.route)
+    const reports = PolicyReplay.replay(lines, PolicyReplay.replayersOf(deployment), options.route)
     yield* Console.log(options.json ? JSON.stringify(reports) : PolicyReplay.format(reports))
   })
 

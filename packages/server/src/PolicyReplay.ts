@@ -1,166 +1,98 @@
 /**
- * Policy replay: re-decide every logged request of a capability classifier route under another
- * deployment's settings of that route (`base_threshold`, `threshold_step`, `classify_trigger`,
- * `judge_failure`) without calling any model. Judge outcomes come from the routing log: a logged
- * verdict keeps its p_solve and boundary, a failed judge stays failed, an invalid verdict stays
- * invalid, a call the breaker refused stays refused. A request whose original routing made no judge
- * call (it reused the session's stored decision) but which the new settings would consult is
- * `unknown`: the log has no verdict for it.
+ * Policy replay: re-decide every logged request of a judge-using route under another deployment's
+ * settings of that route, without calling any model. Judge outcomes come from the routing log: a
+ * logged verdict keeps its p_solve and boundary (a custom classifier's: its label; an escalation
+ * judge's: escalate or decline), a failed judge stays failed, an invalid verdict stays invalid, a
+ * call the breaker refused stays refused. What each route type replays:
  *
- * The session state is replayed too: lines are taken in file order, and only a replayed verdict
- * changes a session's stored tier (as the route does). Sessions are the lines' `session_id`; a
- * `new_session` route with `message_hash_fallback` keys requests without one by a message hash the
- * log does not have, so those requests replay without a stored decision.
+ * - capability classifier routes: `base_threshold`, `threshold_step`, `classify_trigger`,
+ *   `judge_failure`;
+ * - custom classifier routes: `targets` (a logged label goes to the target of that name, else
+ *   `default_target`), `default_target`, `classify_trigger`, `judge_failure`;
+ * - stage routers: `confidence_threshold` (against each turn's logged scorer confidence), `picker`,
+ *   and the `[classifier]` table's settings as a capability route's (or its absence);
+ * - escalation routes: `escalation.confirmations`, `judge_failure`.
+ *
+ * A request the new settings would decide from a judge verdict the log does not have (its original
+ * routing reused a stored decision, a latched session answered without a weak turn) is `unknown`.
+ * The session state is replayed too: lines are taken in file order, only a replayed verdict changes a
+ * session's stored decision (as the routes do), and a session whose logged line found nothing
+ * stored (expired, evicted, ended by `session_final`) starts afresh. Sessions are the lines'
+ * `session_id`; a `new_session` route with `message_hash_fallback` keys requests without one by a
+ * message hash the log does not have, so those requests replay without a stored decision. Delegated
+ * sub-agent requests (evidence `subagent: true`) are counted as logged. Advisor routes are not
+ * replayed.
  */
-import type { Deployment } from "@switchyard-ts/config/Deployment"
-import * as Policy from "@switchyard-ts/routing/Policy"
-import type { Boundary } from "@switchyard-ts/routing/Verdict"
+import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import * as Option from "effect/Option"
+import * as Replayers from "./internal/replayers.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
-/** The settings of one capability route that a replay changes. */
-export interface Settings {
-  readonly baseThreshold: number
-  readonly thresholdStep: number
-  readonly classifyTrigger: "every_request" | "user_turn" | "new_session"
-  readonly judgeFailure: "error" | "fail_open"
-}
+export type { CapabilitySettings, EscalationSettings, Outcome, Replayer } from "./internal/replayers.js"
+export type { CustomSettings, StageSettings } from "./internal/replayers.js"
 
-/** The capability classifier routes of `deployment`, by route id, with their settings. */
-export const settingsOf = (deployment: Deployment): ReadonlyMap<string, Settings> =>
-  new Map(
-    deployment.routes.flatMap((route) =>
-      route.type === "llm_classifier" && route.mode === "capability"
-        ? [
-          [route.id, {
-            baseThreshold: route.baseThreshold,
-            thresholdStep: route.thresholdStep,
+/** Build replayers by hand (library use and tests). */
+export const { capability, custom, escalation, stage } = Replayers
+
+/** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
+export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
+  switch (route.type) {
+    case "llm_classifier":
+      switch (route.mode) {
+        case "capability":
+          return Option.some(Replayers.capability(route))
+        case "custom":
+          return Option.some(Replayers.custom({
+            targets: route.targets,
+            defaultTarget: route.defaultTarget,
             classifyTrigger: route.classifyTrigger,
             judgeFailure: route.judgeFailure
-          }] as const
-        ]
-        : []
+          }))
+        case "escalation":
+          return Option.some(Replayers.escalation(route))
+      }
+      break
+    case "stage_router":
+      return Option.some(Replayers.stage({
+        picker: route.picker,
+        confidenceThreshold: route.confidenceThreshold,
+        classifier: Option.getOrUndefined(route.classifier)
+      }))
+    default:
+      return Option.none()
+  }
+}
+
+/** The replayers of `deployment`'s judge-using routes, by route id. */
+export const replayersOf = (deployment: Deployment): ReadonlyMap<string, Replayers.Replayer> =>
+  new Map(
+    deployment.routes.flatMap((route) =>
+      Option.match(replayerOf(route), { onNone: () => [], onSome: (replayer) => [[route.id, replayer] as const] })
     )
   )
 
-/** What one request came to: a tier and the evidence source that chose it, a failure, or unknown. */
-export type Outcome =
-  | { readonly _tag: "Tier"; readonly tier: Policy.Tier; readonly source: string; readonly reason?: string }
-  | { readonly _tag: "Failed"; readonly reason: string }
-  | { readonly _tag: "Unknown" }
-
-/** What the log says the judge did for a request. */
-type JudgeFact =
-  | { readonly _tag: "Verdict"; readonly pSolve: number; readonly boundary: Boundary }
-  /** The judge could not be consulted (`timeout`, `transport`, `upstream_*`): the posture decides. */
-  | { readonly _tag: "CallFailed"; readonly reason: string }
-  /** It answered unusably (`invalid_response`, `parse_error`): no verdict under both postures. */
-  | { readonly _tag: "Invalid"; readonly reason: string }
-  /** The breaker refused the call. */
-  | { readonly _tag: "Refused" }
-  | { readonly _tag: "None" }
-
-const invalidReasons: ReadonlyArray<string> = ["invalid_response", "parse_error"]
-
-const judgeFactOf = (line: RoutingLog.ResponseLine): JudgeFact => {
-  const evidence = line.evidence
-  if (evidence !== null && evidence.source === "llm-classifier" && "score" in evidence) {
-    return { _tag: "Verdict", pSolve: evidence.score, boundary: evidence.boundary }
-  }
-  if (evidence !== null && evidence.source === "circuit-open") return { _tag: "Refused" }
-  if (evidence === null && line.judge === null && line.error === "upstream_unavailable") return { _tag: "Refused" }
-  if (line.judge !== null && line.judge.outcome !== "ok" && line.judge.outcome !== "interrupted") {
-    return invalidReasons.includes(line.judge.outcome)
-      ? { _tag: "Invalid", reason: line.judge.outcome }
-      : { _tag: "CallFailed", reason: line.judge.outcome }
-  }
-  return { _tag: "None" }
-}
-
-/** What the log says happened to a request: its decision, or the failure of its routing. */
-export const loggedOutcome = (line: RoutingLog.ResponseLine): Outcome => {
-  if (line.evidence === null) {
-    const fact = judgeFactOf(line)
-    return fact._tag === "CallFailed"
-      ? { _tag: "Failed", reason: fact.reason }
-      : fact._tag === "Refused"
-      ? { _tag: "Failed", reason: "circuit_open" }
-      : { _tag: "Unknown" }
-  }
-  if (line.tier !== "weak" && line.tier !== "strong") return { _tag: "Unknown" }
-  const evidence = line.evidence
-  return "reason" in evidence && typeof evidence.reason === "string"
-    ? { _tag: "Tier", tier: line.tier, source: evidence.source, reason: evidence.reason }
-    : evidence.source === "circuit-open"
-    ? { _tag: "Tier", tier: line.tier, source: evidence.source, reason: "circuit_open" }
-    : { _tag: "Tier", tier: line.tier, source: evidence.source }
-}
-
-/**
- * Replay one route's response lines (in file order) under `settings`: each line's replayed
- * outcome, in order.
- */
-export const replayRoute = (
-  lines: ReadonlyArray<RoutingLog.ResponseLine>,
-  settings: Settings
-): ReadonlyArray<Outcome> => {
-  const stored = new Map<string, Policy.Tier>()
-  return lines.map((line): Outcome => {
-    const key = settings.classifyTrigger === "every_request" ? null : line.session_id
-    const previous = key === null ? undefined : stored.get(key)
-    const reuse = settings.classifyTrigger === "new_session" ||
-      (settings.classifyTrigger === "user_turn" && !line.user_turn)
-    if (reuse && previous !== undefined) return { _tag: "Tier", tier: previous, source: "affinity" }
-    const fact = judgeFactOf(line)
-    const withoutVerdict = (reason: string, source: "fail-open" | "circuit-open"): Outcome =>
-      previous !== undefined && source === "fail-open"
-        ? { _tag: "Tier", tier: previous, source: "retained", reason }
-        : previous !== undefined
-        ? { _tag: "Tier", tier: previous, source, reason }
-        : { _tag: "Tier", tier: "strong", source, reason }
-    switch (fact._tag) {
-      case "Verdict": {
-        const chosen = Policy.choose(
-          { p_solve: fact.pSolve, capability_boundary: fact.boundary },
-          settings.baseThreshold,
-          settings.thresholdStep
-        )
-        if (key !== null) stored.set(key, chosen.tier)
-        return { _tag: "Tier", tier: chosen.tier, source: "llm-classifier" }
-      }
-      case "CallFailed":
-        return settings.judgeFailure === "error"
-          ? { _tag: "Failed", reason: fact.reason }
-          : withoutVerdict(fact.reason, "fail-open")
-      case "Invalid":
-        return withoutVerdict(fact.reason, "fail-open")
-      case "Refused":
-        return settings.judgeFailure === "error"
-          ? { _tag: "Failed", reason: "circuit_open" }
-          : withoutVerdict("circuit_open", "circuit-open")
-      case "None":
-        return { _tag: "Unknown" }
-    }
-  })
-}
-
 /** Counts of one side (logged or replayed) of a route's report. */
 export interface Side {
-  readonly weak: number
-  readonly strong: number
+  /** Requests by destination (tier, or a custom route's model id). */
+  readonly routed: Readonly<Record<string, number>>
   /** Requests failed by the `error` posture. */
   readonly failed: number
   /** Requests whose outcome the log cannot tell. */
   readonly unknown: number
   /** Requests routed without a verdict (fail-open, retained, circuit-open), by reason. */
   readonly without_verdict: Readonly<Record<string, number>>
-  /** `total_tokens` of the logged lines, by the tier each request went (or would go) to. */
-  readonly tokens: { readonly weak: number; readonly strong: number }
+  /** `total_tokens` of the logged lines, by the destination each request went (or would go) to. */
+  readonly tokens: Readonly<Record<string, number>>
 }
 
 /** One route's replay. */
 export interface RouteReport {
   readonly route: string
+  /** The route's type under the replayed settings. */
+  readonly kind: Replayers.Replayer["kind"]
   readonly requests: number
+  /** Lines of the route logged by another algorithm (the route changed type): not replayed. */
+  readonly other_algorithm: number
   readonly logged: Side
   readonly replayed: Side
   /** Requests whose replayed outcome differs from the logged one. */
@@ -169,55 +101,56 @@ export interface RouteReport {
   readonly sessions_changed: number
 }
 
-const sideOf = (lines: ReadonlyArray<RoutingLog.ResponseLine>, outcomes: ReadonlyArray<Outcome>): Side => {
-  let weak = 0, strong = 0, failed = 0, unknown = 0, weakTokens = 0, strongTokens = 0
+const sideOf = (
+  lines: ReadonlyArray<RoutingLog.ResponseLine>,
+  outcomes: ReadonlyArray<Replayers.Outcome>,
+  destinations: ReadonlyArray<string>
+): Side => {
+  let failed = 0, unknown = 0
+  const routed: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
+  const tokens: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
   const withoutVerdict: Record<string, number> = {}
   outcomes.forEach((outcome, i) => {
-    const tokens = lines[i]?.total_tokens ?? 0
     if (outcome._tag === "Failed") failed++
     else if (outcome._tag === "Unknown") unknown++
     else {
-      if (outcome.tier === "weak") {
-        weak++
-        weakTokens += tokens
-      } else {
-        strong++
-        strongTokens += tokens
-      }
+      routed[outcome.destination] = (routed[outcome.destination] ?? 0) + 1
+      tokens[outcome.destination] = (tokens[outcome.destination] ?? 0) + (lines[i]?.total_tokens ?? 0)
       if (outcome.reason !== undefined) withoutVerdict[outcome.reason] = (withoutVerdict[outcome.reason] ?? 0) + 1
     }
   })
-  return {
-    weak,
-    strong,
-    failed,
-    unknown,
-    without_verdict: withoutVerdict,
-    tokens: { weak: weakTokens, strong: strongTokens }
-  }
+  return { routed, failed, unknown, without_verdict: withoutVerdict, tokens }
 }
 
-const same = (a: Outcome, b: Outcome): boolean =>
-  a._tag === "Tier" && b._tag === "Tier"
-    ? a.tier === b.tier && a.source === b.source
+const same = (a: Replayers.Outcome, b: Replayers.Outcome): boolean =>
+  a._tag === "Routed" && b._tag === "Routed"
+    ? a.destination === b.destination && a.source === b.source
     : a._tag === "Failed" && b._tag === "Failed"
     ? a.reason === b.reason
     : a._tag === b._tag
 
 /**
- * Replay the response lines of every capability route of `settings` (or only `route`), in file
- * order; routes with no line are left out.
+ * Replay the response lines of every route of `replayers` (or only `route`), in file order; routes
+ * with no line are left out.
  */
 export const replay = (
   lines: ReadonlyArray<RoutingLog.Line>,
-  settings: ReadonlyMap<string, Settings>,
+  replayers: ReadonlyMap<string, Replayers.Replayer>,
   route?: string
 ): ReadonlyArray<RouteReport> =>
-  [...settings].filter(([id]) => route === undefined || id === route).flatMap(([id, routeSettings]) => {
-    const own = lines.flatMap((line) => line.kind === "response" && line.route === id ? [line] : [])
-    if (own.length === 0) return []
-    const logged = own.map(loggedOutcome)
-    const replayed = replayRoute(own, routeSettings)
+  [...replayers].filter(([id]) => route === undefined || id === route).flatMap(([id, replayer]) => {
+    let otherAlgorithm = 0
+    const own = lines.flatMap((line) => {
+      if (line.kind !== "response" || line.route !== id) return []
+      if (line.algorithm !== null && line.algorithm !== replayer.algorithm) {
+        otherAlgorithm++
+        return []
+      }
+      return [line]
+    })
+    if (own.length === 0 && otherAlgorithm === 0) return []
+    const logged = own.map(replayer.logged)
+    const replayed = replayer.replay(own)
     const changedSessions = new Set<string>()
     let changed = 0
     replayed.forEach((outcome, i) => {
@@ -229,9 +162,11 @@ export const replay = (
     })
     return [{
       route: id,
+      kind: replayer.kind,
       requests: own.length,
-      logged: sideOf(own, logged),
-      replayed: sideOf(own, replayed),
+      other_algorithm: otherAlgorithm,
+      logged: sideOf(own, logged, replayer.destinations),
+      replayed: sideOf(own, replayed, replayer.destinations),
       changed,
       sessions_changed: changedSessions.size
     }]
@@ -241,7 +176,7 @@ const percent = (part: number, whole: number) => whole === 0 ? "0%" : `${Math.ro
 
 /** The reports as a text table per route (logged beside replayed). */
 export const format = (reports: ReadonlyArray<RouteReport>): string =>
-  reports.length === 0 ? "no logged request of a capability classifier route" : reports.map((report) => {
+  reports.length === 0 ? "no logged request of a route a replay knows" : reports.map((report) => {
     const row = (label: string, logged: string, replayed: string) =>
       `  ${label.padEnd(30)}${logged.padStart(12)}${replayed.padStart(12)}`
     const count = (label: string, pick: (side: Side) => number) =>
@@ -250,14 +185,15 @@ export const format = (reports: ReadonlyArray<RouteReport>): string =>
         `${pick(report.logged)} (${percent(pick(report.logged), report.requests)})`,
         `${pick(report.replayed)} (${percent(pick(report.replayed), report.requests)})`
       )
-    const reasons = [
-      ...new Set([...Object.keys(report.logged.without_verdict), ...Object.keys(report.replayed.without_verdict)])
-    ].sort()
+    const keysOf = (pick: (side: Side) => Readonly<Record<string, number>>) => [
+      ...new Set([...Object.keys(pick(report.logged)), ...Object.keys(pick(report.replayed))])
+    ]
+    const destinations = keysOf((side) => side.routed)
+    const reasons = keysOf((side) => side.without_verdict).sort()
     return [
       `route ${report.route}: ${report.requests} requests`,
       row("", "logged", "replayed"),
-      count("weak", (side) => side.weak),
-      count("strong", (side) => side.strong),
+      ...destinations.map((destination) => count(destination, (side) => side.routed[destination] ?? 0)),
       count("failed (error posture)", (side) => side.failed),
       count("unknown (no logged verdict)", (side) => side.unknown),
       ...reasons.map((reason) =>
@@ -267,8 +203,16 @@ export const format = (reports: ReadonlyArray<RouteReport>): string =>
           String(report.replayed.without_verdict[reason] ?? 0)
         )
       ),
-      row("tokens on weak", String(report.logged.tokens.weak), String(report.replayed.tokens.weak)),
-      row("tokens on strong", String(report.logged.tokens.strong), String(report.replayed.tokens.strong)),
-      `  changed: ${report.changed} requests, ${report.sessions_changed} sessions`
+      ...destinations.map((destination) =>
+        row(
+          `tokens on ${destination}`,
+          String(report.logged.tokens[destination] ?? 0),
+          String(report.replayed.tokens[destination] ?? 0)
+        )
+      ),
+      `  changed: ${report.changed} requests, ${report.sessions_changed} sessions`,
+      ...(report.other_algorithm === 0
+        ? []
+        : [`  not replayed: ${report.other_algorithm} lines logged by another algorithm (the route changed type)`])
     ].join("\n")
   }).join("\n\n")

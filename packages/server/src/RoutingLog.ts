@@ -111,6 +111,12 @@ export const ResponseLine = Schema.Struct({
   judge: Schema.NullOr(JudgeSummary),
   stored_before: Schema.NullOr(StoredDecision),
   stored_after: Schema.NullOr(StoredDecision),
+  /**
+   * A `stage_router` turn's signal facts when its evidence has none: the signals left the turn
+   * undecided and the classifier's `error` posture failed the request (`decision_source` is then
+   * `fall_open`: the facts as they stood before the classifier).
+   */
+  stage: Schema.optionalWith(Evidence.StageFacts, { exact: true }),
   /** From the request's arrival to the end of its answer. */
   latency_ms: Schema.Number,
   ...Tokens

@@ -73,7 +73,7 @@ const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
   )
 })
 
-const settingsArbitrary: FastCheck.Arbitrary<PolicyReplay.Settings> = FastCheck.record({
+const settingsArbitrary: FastCheck.Arbitrary<PolicyReplay.CapabilitySettings> = FastCheck.record({
   baseThreshold: FastCheck.constantFrom(0.3, 0.5, 0.7),
   thresholdStep: FastCheck.constantFrom(0, 0.1),
   classifyTrigger: FastCheck.constantFrom("every_request" as const, "user_turn" as const, "new_session" as const),
@@ -148,7 +148,7 @@ const memoryLog = () => {
 }
 
 /** Route `steps` through the real capability route and judge, writing the routing log's lines. */
-const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.Settings) =>
+const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings) =>
   Effect.scoped(Effect.gen(function*() {
     let current: JudgeStep = { _tag: "garbage" }
     const route = yield* CapabilityRoute.make({
@@ -208,7 +208,7 @@ const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.Settings) =>
   }))
 
 /** The settings the examples' logs are written under. */
-const settings: PolicyReplay.Settings = {
+const settings: PolicyReplay.CapabilitySettings = {
   baseThreshold: 0.5,
   thresholdStep: 0,
   classifyTrigger: "every_request",
@@ -222,7 +222,7 @@ describe("policy replay", () => {
     ({ settings: own, steps }) =>
       Effect.gen(function*() {
         const lines = yield* logOf(steps, own)
-        const [report] = PolicyReplay.replay(lines, new Map([["auto", own]]))
+        const [report] = PolicyReplay.replay(lines, new Map([["auto", PolicyReplay.capability(own)]]))
         if (steps.length === 0) return report === undefined
         assert.isDefined(report)
         assert.strictEqual(report?.requests, steps.length)
@@ -243,22 +243,22 @@ describe("policy replay", () => {
       ], settings)
       const [report] = PolicyReplay.replay(
         lines,
-        new Map([["auto", { ...settings, baseThreshold: 0.7, judgeFailure: "fail_open" as const }]])
+        new Map([["auto", PolicyReplay.capability({ ...settings, baseThreshold: 0.7, judgeFailure: "fail_open" })]])
       )
       assert.deepStrictEqual(report, {
         route: "auto",
+        kind: "capability",
         requests: 4,
+        other_algorithm: 0,
         logged: {
-          weak: 2,
-          strong: 1,
+          routed: { weak: 2, strong: 1 },
           failed: 1,
           unknown: 0,
           without_verdict: { parse_error: 1 },
           tokens: { weak: 0, strong: 0 }
         },
         replayed: {
-          weak: 1,
-          strong: 3,
+          routed: { weak: 1, strong: 3 },
           failed: 0,
           unknown: 0,
           without_verdict: { parse_error: 1, transport: 1 },
@@ -314,7 +314,7 @@ judge_failure = "fail_open"
         encoding: "utf8"
       })
       assert.strictEqual(json.status, 0)
-      const [report] = PolicyReplay.replay(lines, PolicyReplay.settingsOf(yield* loadOther(config)))
+      const [report] = PolicyReplay.replay(lines, PolicyReplay.replayersOf(yield* loadOther(config)))
       assert.strictEqual(json.stdout.trim(), JSON.stringify([report]))
       // not a terminal: no progress lines
       assert.notInclude(text.stderr, "lines read")

@@ -9,6 +9,7 @@
 import { clip } from "@switchyard-ts/protocol/Excerpt"
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
+import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
 import type { SessionDecision } from "@switchyard-ts/routing/SessionStore"
@@ -119,6 +120,7 @@ export const start = (
   let usageOf: () => Usage | null | undefined = () => undefined
   let judgeSummary: RoutingLog.ResponseLine["judge"] = null
   let classified: RoutingFacts.Classified | undefined
+  let stageSignals: Evidence.StageFacts | undefined
   let streamEnded = false
   let streamFailed = false
   const observer: RoutingFacts.Observer = {
@@ -137,6 +139,9 @@ export const start = (
     },
     classified: (facts) => {
       classified = facts
+    },
+    stage: (facts) => {
+      stageSignals = facts
     }
   }
   return {
@@ -184,6 +189,7 @@ export const start = (
         judge: judgeSummary,
         stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
         stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
+        ...(stageSignals === undefined || stageTier !== null ? {} : { stage: stageSignals }),
         latency_ms: response.latencyMs,
         ...tokensOf(usageOf())
       })
