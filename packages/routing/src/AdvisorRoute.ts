@@ -30,7 +30,12 @@ import * as Spans from "@switchyard-ts/client/Spans"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion, ChatCompletionRequest, Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import {
+  type ChatCompletion,
+  type ChatCompletionRequest,
+  tokenCounts,
+  type Usage
+} from "@switchyard-ts/protocol/OpenAiChat"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -138,6 +143,26 @@ const recorded = (
               : llmCall(model, "error", end - start)
         )
     )))
+
+/** Add a discarded turn's usage to `switchyard_advisor_gate_discarded_tokens_total` by kind. */
+const countDiscardedTokens = (usage: Usage | null | undefined): Effect.Effect<void> => {
+  if (usage === null || usage === undefined) return Effect.void
+  const { cacheCreation, cached, completion, prompt } = tokenCounts(usage)
+  const kinds: ReadonlyArray<readonly [string, number]> = [
+    ["input", Math.max(0, prompt - cached - cacheCreation)],
+    ["cached", cached],
+    ["cache_creation", cacheCreation],
+    ["output", completion]
+  ]
+  return Effect.forEach(
+    kinds,
+    ([kind, tokens]) =>
+      tokens > 0
+        ? Metric.update(Metrics.advisorGateDiscardedTokensTotal.pipe(Metric.tagged("kind", kind)), tokens)
+        : Effect.void,
+    { discard: true }
+  )
+}
 
 const countReview = (verdict: "approve" | "redo" | "unparseable", trigger: Evidence.AdvisorTrigger) =>
   Metric.update(
@@ -294,6 +319,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           }
           yield* countReview("redo", trigger)
           yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
+          yield* countDiscardedTokens(turn.usage)
           const messages = AdvisorReview.redoMessages(
             request.body.messages,
             turn,

@@ -160,6 +160,16 @@ export const advisorGateDiscardedTurnsTotal = Metric.counter(advisorGateMetrics.
 })
 
 /**
+ * Tokens of the executor turns the advisor gate discarded, labelled `kind`: `input` (prompt tokens
+ * neither read from nor written to the provider's cache), `cached`, `cache_creation`, `output`
+ * (the four add up to the turn's prompt + completion tokens). A turn without a usage adds nothing.
+ */
+export const advisorGateDiscardedTokensTotal = Metric.counter(advisorGateMetrics.discardedTokens, {
+  incremental: true,
+  description: "Tokens of executor turns discarded by the advisor gate, by kind"
+})
+
+/**
  * Record one model call made while routing (a judge or an advisor consult, an advisor's executor
  * turn, an escalation's weak turn) in `switchyard_llm_calls_total` and
  * `switchyard_llm_call_duration_ms`, and hold it (with its usage, when it answered) for the run's

@@ -330,6 +330,7 @@ const bump = (record: Record<string, number>, key: string, by: number): void => 
 const advisorGateOf = (series: ReadonlyArray<Series>): AdvisorGateSnapshot => {
   const reviews: Record<string, { total: number; by_trigger: Record<string, number> }> = {}
   const failures: Record<string, number> = {}
+  const tokens: Record<string, number> = {}
   let turns = 0
   for (const s of series) {
     if (s.name === advisorGateMetrics.reviews) {
@@ -342,9 +343,11 @@ const advisorGateOf = (series: ReadonlyArray<Series>): AdvisorGateSnapshot => {
       bump(failures, s.labels["reason"] ?? "", s.count)
     } else if (s.name === advisorGateMetrics.discardedTurns) {
       turns += s.count
+    } else if (s.name === advisorGateMetrics.discardedTokens) {
+      bump(tokens, s.labels["kind"] ?? "", s.count)
     }
   }
-  return { reviews, consult_failures: failures, discarded: { turns, tokens: {} } }
+  return { reviews, consult_failures: failures, discarded: { turns, tokens } }
 }
 
 const summaryOf = (series: ReadonlyArray<Series>, name: string): MetricSummary => {

@@ -148,9 +148,25 @@ describe("advisor routes through the server", () => {
   it.scopedLive("REDO: the executor is called twice, the second request carries the turn and the feedback", () =>
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(toml)
-      yield* upstream.script("exec-model", [FakeUpstream.ok("first try"), FakeUpstream.ok("second try, with a test")])
+      yield* upstream.script("exec-model", [
+        FakeUpstream.ok("first try", {
+          usage: {
+            prompt_tokens: 1200,
+            completion_tokens: 80,
+            total_tokens: 1280,
+            prompt_tokens_details: { cached_tokens: 900, cache_creation_tokens: 100 }
+          }
+        }),
+        FakeUpstream.ok("second try, with a test", {
+          usage: { prompt_tokens: 1300, completion_tokens: 95, total_tokens: 1395 }
+        })
+      ])
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.ok("REDO: add a regression test for an empty page"))
       const discardedBefore = yield* series(client, "switchyard_advisor_gate_discarded_turns_total")
+      const tokensOf = (kind: string) => series(client, "switchyard_advisor_gate_discarded_tokens_total", { kind })
+      const kinds = ["input", "cached", "cache_creation", "output"] as const
+      const tokensBefore = yield* Effect.forEach(kinds, tokensOf)
+      yield* client.execute(HttpClientRequest.post("/v1/stats/reset"))
       const answered = yield* completion(client, "gate-open")
       assert.strictEqual(answered.status, 200)
       assert.strictEqual(contentOf(answered.json), "second try, with a test")
@@ -163,6 +179,19 @@ describe("advisor routes through the server", () => {
         { role: "user", content: `${AdvisorPrompt.redoFeedbackPrefix}add a regression test for an empty page` }
       ])
       assert.strictEqual((yield* series(client, "switchyard_advisor_gate_discarded_turns_total")) - discardedBefore, 1)
+      // Only the discarded (first) turn's usage: 1200 prompt = 200 input + 900 cached + 100 written.
+      const tokensAfter = yield* Effect.forEach(kinds, tokensOf)
+      assert.deepStrictEqual(tokensAfter.map((after, i) => after - (tokensBefore[i] ?? 0)), [200, 900, 100, 80])
+      // /v1/stats: the same, as the change since the reset
+      const stats: unknown = yield* Effect.flatMap(client.execute(HttpClientRequest.get("/v1/stats")), (r) => r.json)
+      const gate =
+        Predicate.hasProperty(stats, "algorithm_stats") && Predicate.hasProperty(stats.algorithm_stats, "advisor_gate")
+          ? stats.algorithm_stats.advisor_gate
+          : assert.fail("no advisor_gate block")
+      assert.deepStrictEqual(Predicate.hasProperty(gate, "discarded") ? gate.discarded : undefined, {
+        turns: 1,
+        tokens: { input: 200, cached: 900, cache_creation: 100, output: 80 }
+      })
     }))
 
   it.scopedLive("an advisor that is down: fail_open releases the turn (200), fail_open = false is a 502", () =>

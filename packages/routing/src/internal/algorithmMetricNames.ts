@@ -9,7 +9,8 @@
 export const advisorGateMetrics = {
   reviews: "switchyard_advisor_gate_reviews_total",
   consultFailures: "switchyard_advisor_gate_consult_failures_total",
-  discardedTurns: "switchyard_advisor_gate_discarded_turns_total"
+  discardedTurns: "switchyard_advisor_gate_discarded_turns_total",
+  discardedTokens: "switchyard_advisor_gate_discarded_tokens_total"
 } as const
 
 export const stageRouterMetrics = {
