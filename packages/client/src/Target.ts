@@ -3,7 +3,7 @@
  * target (which model on that client). Built by `@switchyard-ts/config`, or by hand by a library
  * consumer.
  */
-import type { TranslationError } from "@switchyard-ts/protocol/Errors"
+import type { CredentialFamily, TranslationError } from "@switchyard-ts/protocol/Errors"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 
@@ -13,6 +13,14 @@ import type * as Redacted from "effect/Redacted"
  * (`POST …/v1/messages`, `x-api-key` and `anthropic-version`).
  */
 export type Format = "openai_chat" | "openai_responses" | "anthropic_messages"
+
+/**
+ * The family of caller credential that goes with `format`, for a client (what a `forward_auth`
+ * client of that format forwards) and for an inbound endpoint (what a caller of that format
+ * carries): `anthropic` for `anthropic_messages`, `openai` for `openai_chat` and `openai_responses`.
+ */
+export const credentialFamily = (format: Format): CredentialFamily =>
+  format === "anthropic_messages" ? "anthropic" : "openai"
 
 /**
  * The caller's original body in its own wire format, kept beside the translated chat request so

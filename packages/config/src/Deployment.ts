@@ -48,8 +48,10 @@ const subagentRoute = (
     })
 
 /**
- * The route algorithms of a deployment, in route-id order. Late judge calls of classifier routes
- * with `late_verdict_ms` run in `Scope`: closing it interrupts them.
+ * The route algorithms of a deployment, in route-id order, each with its `request_timeout_ms` and the
+ * caller credential family it forwards (`DeploymentToml.forwardAuthFamily`, computed here once: the
+ * `Router` refuses a request from an endpoint of the other family). Late judge calls of classifier
+ * routes with `late_verdict_ms` run in `Scope`: closing it interrupts them.
  */
 export const routes = (
   deployment: Deployment
@@ -64,7 +66,9 @@ export const routes = (
     Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient | Scope.Scope
   > => {
     const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
-    const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs })
+    const forwardAuth = DeploymentToml.forwardAuthFamily(spec)
+    /** The route with the spec's `request_timeout_ms` and the caller credential family it forwards. */
+    const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs, forwardAuth })
     /** `parent` with its `subagents` table, if any, routing delegated sub-agent work. */
     const withSubagents = (
       parent: Route,

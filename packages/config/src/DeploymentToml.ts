@@ -68,7 +68,14 @@
  *   integers); `request_timeout_ms` (every route type) and `judge_timeout_ms` (`llm_classifier`)
  *   are positive integers. Milliseconds are capped at 2^53-1 like `timeout_ms`.
  */
-import { credentialHeaders, type Format, type LlmClient, type Target } from "@switchyard-ts/client/Target"
+import {
+  credentialFamily,
+  credentialHeaders,
+  type Format,
+  type LlmClient,
+  type Target
+} from "@switchyard-ts/client/Target"
+import type { CredentialFamily } from "@switchyard-ts/protocol/Errors"
 import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
 import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
 import * as LateVerdict from "@switchyard-ts/routing/LateVerdict"
@@ -1581,20 +1588,30 @@ const callableTargets = (route: RouteSpec): ReadonlyArray<Target> => {
   }
 }
 
+/** The credential families of a route's `forward_auth` callable targets, without repeats, in target order. */
+const forwardFamilies = (route: RouteSpec): ReadonlyArray<CredentialFamily> =>
+  Arr.dedupe(
+    callableTargets(route).flatMap((target) =>
+      target.client.forwardAuth === true ? [credentialFamily(target.client.format)] : []
+    )
+  )
+
 /**
  * A route may forward the caller's credential to clients of one family only (Anthropic, or the
  * OpenAI formats): a caller carries one kind of credential.
  */
-const checkForwardFamilies = (route: RouteSpec): Effect.Effect<void, InvalidConfig> => {
-  const families = new Set(
-    callableTargets(route).flatMap((target) =>
-      target.client.forwardAuth === true ? [target.client.format === "anthropic_messages" ? "anthropic" : "openai"] : []
-    )
-  )
-  return families.size > 1
+const checkForwardFamilies = (route: RouteSpec): Effect.Effect<void, InvalidConfig> =>
+  forwardFamilies(route).length > 1
     ? fail(["routes", route.name], `route ${route.name} cannot forward both Anthropic and OpenAI caller credentials`)
     : Effect.void
-}
+
+/**
+ * The family of caller credential `route` forwards: that of the `forward_auth` clients among its
+ * callable targets (answer targets, judges, the advisor, sub-agent targets); none when no client
+ * of them forwards. A parsed deployment has one family at most per route (a load error
+ * otherwise); for a hand-built one with both, the first callable target's family.
+ */
+export const forwardAuthFamily = (route: RouteSpec): Option.Option<CredentialFamily> => Arr.head(forwardFamilies(route))
 
 /** The `--dry-run` line: `server OK: <route ids joined by ", ">`, in the deployment's route order. */
 export const summary = (deployment: Deployment): string =>

@@ -4,7 +4,9 @@
  * message.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { doc, expectInvalid, load, secret } from "./support.js"
 
@@ -170,6 +172,58 @@ ${routes}`
         twoFamilies("[routes.claude]\nid = \"claude\"\ntype = \"passthrough\"\ntarget = \"opus\"\n")
       )
       assert.deepStrictEqual(separate.routes.map((route) => route.id), ["claude", "r"])
+    }))
+
+  it.effect("the family a route forwards: that of its forwarding callable targets, judges and sub-agent targets included", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(
+        forwarding({ top: "" }) + `
+[llm_clients.claude]
+format = "anthropic_messages"
+base_url = "https://api.example.com"
+forward_auth = true
+
+[llm_clients.own]
+format = "openai_chat"
+base_url = "https://own.example.com/v1"
+
+[targets.opus]
+id = "claude-opus"
+llm_client = "claude"
+
+[targets.plain]
+id = "plain-model"
+llm_client = "own"
+
+[routes.claude_judged]
+id = "claude-judged"
+type = "llm_classifier"
+classifier_target = "opus"
+weak_target = "plain"
+strong_target = "plain"
+base_threshold = 0.5
+
+[routes.delegating]
+id = "delegating"
+type = "passthrough"
+target = "plain"
+subagents = { type = "passthrough", target = "weak" }
+
+[routes.plain]
+id = "plain"
+type = "passthrough"
+target = "plain"
+`
+      )
+      const families = Object.fromEntries(
+        deployment.routes.map((route) => [route.id, Option.getOrNull(DeploymentToml.forwardAuthFamily(route))])
+      )
+      assert.deepStrictEqual(families, {
+        "claude-judged": "anthropic",
+        delegating: "openai",
+        plain: null,
+        r: null
+      })
     }))
 
   it.effect("a forwarding Anthropic client cannot set anthropic-beta in extra_headers", () =>

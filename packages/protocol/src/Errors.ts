@@ -131,6 +131,34 @@ export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNot
   }
 }
 
+/**
+ * The kind of credential a caller carries, as a `forward_auth` client takes it: `anthropic`
+ * (`anthropic_messages` clients) or `openai` (`openai_chat` and `openai_responses` clients).
+ */
+export const CredentialFamily = Schema.Literal("anthropic", "openai")
+export type CredentialFamily = typeof CredentialFamily.Type
+
+/**
+ * The request came in on an endpoint of the other family than the caller credential its route
+ * forwards (`forward_auth`): a route forwarding to Anthropic clients is called on `/v1/messages`,
+ * one forwarding to OpenAI-format clients on `/v1/chat/completions` or `/v1/responses`. Raised
+ * right after the route lookup, before any upstream call (judges included). Maps to 400
+ * `invalid_request_error`; the message names the route (clipped) and the endpoint to use.
+ */
+export class ForwardAuthMismatch extends Schema.TaggedError<ForwardAuthMismatch>()("ForwardAuthMismatch", {
+  /** The route id (public model name). */
+  route: Schema.String,
+  /** The family of the caller credential the route forwards. */
+  family: CredentialFamily
+}) {
+  override get message(): string {
+    const [provider, endpoint] = this.family === "anthropic"
+      ? ["Anthropic", "/v1/messages"]
+      : ["OpenAI", "/v1/chat/completions or /v1/responses"]
+    return `route ${clip(this.route)} forwards the caller's ${provider} credential: call it on ${endpoint}`
+  }
+}
+
 /** The request body is larger than the server's limit. */
 export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
   limitBytes: Schema.Number
@@ -219,6 +247,7 @@ export type RequestFailure =
   | InvalidRequest
   | TranslationError
   | ModelNotFound
+  | ForwardAuthMismatch
   | RequestTooLarge
   | Unauthorized
 
@@ -255,6 +284,7 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
   switch (failure._tag) {
     case "InvalidRequest":
     case "TranslationError":
+    case "ForwardAuthMismatch":
       return { status: 400, type: "invalid_request_error", code: "invalid_request_error", message: failure.message }
     case "ModelNotFound":
       return { status: 404, type: "invalid_request_error", code: "model_not_found", message: failure.message }

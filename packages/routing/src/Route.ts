@@ -1,12 +1,18 @@
 /**
  * The contract of a route algorithm, and the request it routes.
  */
-import type { NativeBody, Target } from "@switchyard-ts/client/Target"
-import type { AdvisorUnavailable, ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
+import { credentialFamily, type Format, type NativeBody, type Target } from "@switchyard-ts/client/Target"
+import {
+  type AdvisorUnavailable,
+  type ClientFailure,
+  type CredentialFamily,
+  ForwardAuthMismatch,
+  type JudgeUnavailable
+} from "@switchyard-ts/protocol/Errors"
 import type { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type { Algorithm, Decision } from "./Decision.js"
 
 /** A request as a route sees it. */
@@ -23,6 +29,12 @@ export interface RoutedRequest {
    * of that format. Routing itself reads `body` only.
    */
   readonly native?: NativeBody | undefined
+  /**
+   * The wire format of the endpoint the request came in on (`/v1/decision`: its `input_format`):
+   * the `Router` refuses a route that forwards caller credentials of the other family
+   * ({@link forwardAuthMismatch}). Absent (a library caller with no endpoint): not checked.
+   */
+  readonly inboundFormat?: Format | undefined
 }
 
 /**
@@ -49,6 +61,13 @@ export interface Route {
    * `RequestDeadlineExceeded` when it passes. None (or absent): no bound beyond the calls' own.
    */
   readonly requestTimeoutMs?: Option.Option<number>
+  /**
+   * The family of caller credential this route forwards: that of its callable targets' (answer
+   * targets, judges, advisor, sub-agent targets) `forward_auth` clients, computed once when the
+   * route is built (a valid deployment forwards one family at most). None (or absent): the route
+   * forwards no caller credential and any endpoint may call it.
+   */
+  readonly forwardAuth?: Option.Option<CredentialFamily>
   /** Choose the target for one request (`Routed`), or produce its answer while routing (`Answered`). */
   readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure>
 }
@@ -56,3 +75,21 @@ export interface Route {
 /** `targets` without repeats (by target name), in their order: a route's `targets` when two of its roles may name one target. */
 export const distinctTargets = (targets: ReadonlyArray<Target>): ReadonlyArray<Target> =>
   targets.filter((target, i) => targets.findIndex((t) => t.name === target.name) === i)
+
+/**
+ * Why `route` refuses a request that came in on an endpoint of format `inbound` (anchor §2.1
+ * step 7): a route that forwards Anthropic caller credentials is called on `/v1/messages`, one that
+ * forwards OpenAI ones on `/v1/chat/completions` or `/v1/responses`. None when the route forwards
+ * no credential, when the families agree, or when `inbound` is unknown (no endpoint). Field reads
+ * only: the route's family was computed when it was built.
+ */
+export const forwardAuthMismatch = (
+  route: Route,
+  inbound: Format | undefined
+): Option.Option<ForwardAuthMismatch> => {
+  const family = route.forwardAuth
+  if (family === undefined || Option.isNone(family) || inbound === undefined) return Option.none()
+  return family.value === credentialFamily(inbound)
+    ? Option.none()
+    : Option.some(new ForwardAuthMismatch({ route: route.id, family: family.value }))
+}

@@ -1,8 +1,10 @@
 /**
- * The `Router` service: finds a request's route, runs its algorithm, makes the answer call with
- * candidate fallback — or takes the answer the route produced while routing (an `Answered`
- * decision, replayed as chunks to streaming callers) — bounds the whole run by the route's
- * `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call metrics).
+ * The `Router` service: finds a request's route (refusing one that forwards caller credentials of
+ * the other family than the request's endpoint, `Route.forwardAuthMismatch`), runs its algorithm,
+ * makes the answer call with candidate fallback — or takes the answer the route produced while
+ * routing (an `Answered` decision, replayed as chunks to streaming callers) — bounds the whole run
+ * by the route's `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call
+ * metrics).
  */
 import * as Fallback from "@switchyard-ts/client/Fallback"
 import * as Relay from "@switchyard-ts/client/Relay"
@@ -12,6 +14,7 @@ import type { NativeBody, Target } from "@switchyard-ts/client/Target"
 import { type StreamPiece, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import {
   type ClientFailure,
+  type ForwardAuthMismatch,
   ModelNotFound,
   RequestDeadlineExceeded,
   type UpstreamFailure
@@ -29,11 +32,16 @@ import * as Decision from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Replay from "./Replay.js"
-import type { Route, RoutedRequest, RouteFailure } from "./Route.js"
+import { forwardAuthMismatch, type Route, type RoutedRequest, type RouteFailure } from "./Route.js"
 import * as Stats from "./Stats.js"
 
 /** Every way a routed request can fail. */
-export type RouterFailure = RouteFailure | ClientFailure | ModelNotFound | RequestDeadlineExceeded
+export type RouterFailure =
+  | RouteFailure
+  | ClientFailure
+  | ModelNotFound
+  | ForwardAuthMismatch
+  | RequestDeadlineExceeded
 
 /** A buffered answer and where it came from. */
 export interface Completed {
@@ -73,7 +81,7 @@ export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router,
   /** Run routing (judge calls included, bounded by `request_timeout_ms`) without making the answer call. */
   readonly decide: (
     request: RoutedRequest
-  ) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded>
+  ) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded>
   /** Route and make the buffered answer call. */
   readonly complete: (request: RoutedRequest) => Effect.Effect<Completed, RouterFailure>
   /** Route and start the streamed answer call. */
@@ -135,11 +143,18 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     const sorted = [...routes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const byId = new Map(sorted.map((route) => [route.id, route]))
 
-    const findRoute = (model: string) =>
-      Option.match(Option.fromNullable(byId.get(model)), {
-        onNone: () => Effect.fail(new ModelNotFound({ model })),
-        onSome: Effect.succeed
-      })
+    /**
+     * The request's route (`ModelNotFound` when its model names none), refused when it forwards
+     * caller credentials of the other family than the request's endpoint (`ForwardAuthMismatch`):
+     * both before any call is made.
+     */
+    const findRoute = (request: RoutedRequest): Effect.Effect<Route, ModelNotFound | ForwardAuthMismatch> => {
+      const model = request.body.model
+      const found = byId.get(model)
+      if (found === undefined) return Effect.fail(new ModelNotFound({ model }))
+      const mismatch = forwardAuthMismatch(found, request.inboundFormat)
+      return Option.isSome(mismatch) ? Effect.fail(mismatch.value) : Effect.succeed(found)
+    }
 
     /**
      * Run the route's algorithm; records the routing overhead and the decision. In a terminal run
@@ -194,8 +209,8 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       request: RoutedRequest,
       terminal: boolean,
       body: (route: Route) => Effect.Effect<A, E>
-    ): Effect.Effect<A, E | ModelNotFound | RequestDeadlineExceeded> =>
-      Effect.flatMap(findRoute(request.body.model), (found) =>
+    ): Effect.Effect<A, E | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded> =>
+      Effect.flatMap(findRoute(request), (found) =>
         Effect.clockWith((clock) => {
           const start = millisOf(clock)
           const recordRun = (outcome: "ok" | "error") =>
@@ -364,12 +379,15 @@ export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, 
 
 /**
  * Route a request without an answer call (judge calls included):
- * `Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router>`.
+ * `Effect<Decision.Decision, RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded, Router>`.
  */
 export const decide = (
   request: RoutedRequest
-): Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | RequestDeadlineExceeded, Router> =>
-  Effect.flatMap(Router, (router) => router.decide(request))
+): Effect.Effect<
+  Decision.Decision,
+  RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded,
+  Router
+> => Effect.flatMap(Router, (router) => router.decide(request))
 
 /** Route a request and make the buffered answer call: `Effect<Completed, RouterFailure, Router>`. */
 export const complete = (request: RoutedRequest): Effect.Effect<Completed, RouterFailure, Router> =>

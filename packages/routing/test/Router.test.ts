@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Relay from "@switchyard-ts/client/Relay"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import { ModelNotFound, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import { ForwardAuthMismatch, ModelNotFound, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
+import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,6 +34,62 @@ describe("Router", () => {
         Effect.exit
       )
       assert.deepStrictEqual(exit, Exit.fail(new ModelNotFound({ model: "nope" })))
+    }))
+
+  it.effect("a route forwarding one credential family refuses requests from the other family's endpoints before any call", () =>
+    Effect.gen(function*() {
+      const upstream = yield* scriptedUpstream(new Map())
+      const routes = [
+        {
+          ...Passthrough.make({ id: "claude", name: "claude", target: target("c", "router-test-c") }),
+          forwardAuth: Option.some("anthropic" as const)
+        },
+        {
+          ...Passthrough.make({ id: "codex", name: "codex", target: target("o", "router-test-o") }),
+          forwardAuth: Option.some("openai" as const)
+        },
+        {
+          ...Passthrough.make({ id: "plain", name: "plain", target: target("p", "router-test-p") }),
+          forwardAuth: Option.none()
+        }
+      ]
+      const from = (model: string, inboundFormat: RoutedRequest["inboundFormat"]): RoutedRequest => ({
+        ...request(model),
+        inboundFormat
+      })
+      const run = <A, E>(effect: Effect.Effect<A, E, Router.Router>) =>
+        effect.pipe(Effect.provide(Router.layer(routes)), Effect.provide(upstream.layer), Effect.exit)
+      const claudeRefused = new ForwardAuthMismatch({ route: "claude", family: "anthropic" })
+      const codexRefused = new ForwardAuthMismatch({ route: "codex", family: "openai" })
+      assert.deepStrictEqual(yield* run(Router.complete(from("claude", "openai_chat"))), Exit.fail(claudeRefused))
+      assert.deepStrictEqual(yield* run(Router.stream(from("claude", "openai_responses"))), Exit.fail(claudeRefused))
+      assert.deepStrictEqual(yield* run(Router.decide(from("claude", "openai_chat"))), Exit.fail(claudeRefused))
+      assert.deepStrictEqual(yield* run(Router.complete(from("codex", "anthropic_messages"))), Exit.fail(codexRefused))
+      assert.deepStrictEqual(yield* run(Router.decide(from("codex", "anthropic_messages"))), Exit.fail(codexRefused))
+      // the lookup comes first: an unknown model is still a 404
+      assert.deepStrictEqual(
+        yield* run(Router.complete(from("nope", "openai_chat"))),
+        Exit.fail(new ModelNotFound({ model: "nope" }))
+      )
+      assert.deepStrictEqual(yield* upstream.calls, [])
+
+      assert.isTrue(Exit.isSuccess(yield* run(Router.complete(from("claude", "anthropic_messages")))))
+      assert.isTrue(Exit.isSuccess(yield* run(Router.complete(from("codex", "openai_chat")))))
+      assert.isTrue(Exit.isSuccess(yield* run(Router.complete(from("codex", "openai_responses")))))
+      for (const format of ["openai_chat", "openai_responses", "anthropic_messages"] as const) {
+        assert.isTrue(Exit.isSuccess(yield* run(Router.complete(from("plain", format)))))
+      }
+      // no endpoint (a library caller): not checked
+      assert.isTrue(Exit.isSuccess(yield* run(Router.complete(request("claude")))))
+      assert.deepStrictEqual(yield* upstream.calls, [
+        "router-test-c",
+        "router-test-o",
+        "router-test-o",
+        "router-test-p",
+        "router-test-p",
+        "router-test-p",
+        "router-test-c"
+      ])
     }))
 
   it.effect("noop answers OK without any upstream call", () =>

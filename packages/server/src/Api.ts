@@ -20,6 +20,7 @@ import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
+import { forwardAuthMismatch } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
@@ -83,7 +84,8 @@ const CountTokensRoute = Schema.Struct({
  * `POST /v1/messages/count_tokens`: forwarded (with `model` = the target's id) to the route's
  * token-counting target (`Messages.countTokensTarget`); the upstream's JSON is returned as-is.
  * A route without an `anthropic_messages` target → 400 `route has no Anthropic target for token
- * counting`. Errors use the Anthropic envelope.
+ * counting`; a route that forwards OpenAI caller credentials → 400 `ForwardAuthMismatch` (the
+ * same check as the router's: this is an Anthropic endpoint). Errors use the Anthropic envelope.
  */
 const countTokens =
   (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number, guard?: Auth.Guard) =>
@@ -98,6 +100,8 @@ const countTokens =
         const { model } = yield* decodeValue(CountTokensRoute, body)
         const route = router.routes.find((candidate) => candidate.id === model)
         if (route === undefined) return yield* new ModelNotFound({ model })
+        const mismatch = forwardAuthMismatch(route, Codecs.anthropicMessages.format)
+        if (Option.isSome(mismatch)) return yield* mismatch.value
         const target = Messages.countTokensTarget(route)
         if (target === undefined) {
           return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
@@ -123,8 +127,10 @@ const describeTarget = (target: Target) => ({
 /**
  * `POST /v1/decision`: decode `request` with the codec of `input_format`, route it exactly like the
  * answer endpoints (judge calls and session state included) without the answer call, and describe
- * the decision; a route that answered while routing (noop, the advisor gate) returns its answer as
- * `response`, in `input_format`. Errors use the OpenAI envelope.
+ * the decision. As there, a route that forwards caller credentials of the other family than
+ * `input_format` is refused (400 `ForwardAuthMismatch`, by the router, before any judge call). A
+ * route that answered while routing (noop, the advisor gate) returns its answer as `response`, in
+ * `input_format`. Errors use the OpenAI envelope.
  */
 const decision =
   (router: Router["Type"], limit: number, guard?: Auth.Guard) => (request: HttpServerRequest.HttpServerRequest) =>

@@ -1,15 +1,26 @@
 /**
  * `forward_auth = true` on an LLM client (bring your own key): the caller's credential reaches
  * that client's upstream and no other — not a client with its own key, not a judge whose client
- * does not forward — and a caller's key echoed in an upstream error is redacted.
+ * does not forward — and a caller's key echoed in an upstream error is redacted. A route that
+ * forwards Anthropic credentials is called on `/v1/messages` (and `/v1/messages/count_tokens`), one
+ * that forwards OpenAI credentials on `/v1/chat/completions` or `/v1/responses`; `/v1/decision`
+ * checks its `input_format` the same way. Any other endpoint gets a 400 in its envelope before any
+ * upstream call, judges included; a route that forwards nothing takes every endpoint.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as Metrics from "@switchyard-ts/server/Metrics"
 import type { RequestRecord } from "@switchyard-ts/testkit/FakeUpstream"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import { startServer } from "./harness.js"
 
 const houseKey = "sk-house-SECRET-0123456789"
@@ -37,6 +48,12 @@ base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
 forward_auth = true
 max_retries = 0
 
+[llm_clients.claude_house]
+format = "anthropic_messages"
+base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
+api_key_env = "HOUSE_KEY"
+max_retries = 0
+
 [llm_clients.judge_plain]
 format = "openai_chat"
 base_url = "${upstreamUrl}"
@@ -60,6 +77,14 @@ llm_client = "house"
 id = "claude-byok"
 llm_client = "claude_byok"
 
+[targets.claude_judge]
+id = "claude-judge"
+llm_client = "claude_byok"
+
+[targets.claude_house]
+id = "claude-house"
+llm_client = "claude_house"
+
 [targets.judge_plain]
 id = "judge-plain"
 llm_client = "judge_plain"
@@ -82,6 +107,25 @@ target = "theirs"
 id = "claude"
 type = "passthrough"
 target = "claude"
+
+[routes.claude_house]
+id = "claude-house"
+type = "passthrough"
+target = "claude_house"
+
+[routes.judged_claude]
+id = "judged-claude"
+type = "llm_classifier"
+classifier_target = "claude_judge"
+weak_target = "claude"
+strong_target = "theirs"
+base_threshold = 0.5
+
+[routes.openai_mixed]
+id = "openai-mixed"
+type = "random"
+targets = ["mine", "claude_house"]
+weights = [1, 0]
 
 [routes.judged_plain]
 id = "judged-plain"
@@ -132,6 +176,105 @@ const callerHeaders = {
   "x-team": "infra"
 }
 
+/** An Anthropic caller's credential headers (an API key and an OAuth token). */
+const anthropicCaller = {
+  "x-api-key": callerKey,
+  authorization: "Bearer caller-oauth-token-0123"
+}
+
+const chatBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages, ...extra })
+const responsesBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, input: "fix it", ...extra })
+const messagesBody = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  max_tokens: 16,
+  messages,
+  ...extra
+})
+
+/** An LLM endpoint: its path, the credential family of its callers, a request body for a route, its error envelope. */
+interface Endpoint {
+  readonly path: string
+  readonly family: "anthropic" | "openai"
+  readonly body: (model: string, extra?: Record<string, unknown>) => Record<string, unknown>
+  readonly envelope: "openai" | "anthropic"
+}
+
+const endpoints: ReadonlyArray<Endpoint> = [
+  { path: "/v1/chat/completions", family: "openai", body: chatBody, envelope: "openai" },
+  { path: "/v1/responses", family: "openai", body: responsesBody, envelope: "openai" },
+  { path: "/v1/messages", family: "anthropic", body: messagesBody, envelope: "anthropic" }
+]
+
+/** `/v1/decision` with a request in `input_format`, which decides the family as the endpoint would. */
+const decisionBody = (format: "openai_chat" | "openai_responses" | "anthropic_messages", model: string) => ({
+  input_format: format,
+  request: format === "openai_chat"
+    ? chatBody(model)
+    : format === "openai_responses"
+    ? responsesBody(model)
+    : messagesBody(model)
+})
+
+const OpenAiError = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
+})
+const AnthropicError = Schema.Struct({
+  type: Schema.Literal("error"),
+  error: Schema.Struct({ type: Schema.String, message: Schema.String })
+})
+const exactly = { onExcessProperty: "error" } as const
+
+/** The message of a 400 refusing `route`, which forwards `family` credentials. */
+const refusal = (route: string, family: "anthropic" | "openai") =>
+  family === "anthropic"
+    ? `route ${route} forwards the caller's Anthropic credential: call it on /v1/messages`
+    : `route ${route} forwards the caller's OpenAI credential: call it on /v1/chat/completions or /v1/responses`
+
+/** Assert a 400 of the forward-auth check in `envelope`'s shape, naming `route` and the endpoint to use. */
+const assertRefused = (
+  reply: { readonly status: number; readonly text: string },
+  envelope: "openai" | "anthropic",
+  route: string,
+  family: "anthropic" | "openai"
+) =>
+  Effect.gen(function*() {
+    assert.strictEqual(reply.status, 400, reply.text)
+    if (envelope === "openai") {
+      const body = yield* Schema.decodeUnknown(Schema.parseJson(OpenAiError), exactly)(reply.text)
+      assert.deepStrictEqual(body.error, {
+        message: refusal(route, family),
+        type: "invalid_request_error",
+        code: "invalid_request_error"
+      })
+    } else {
+      const body = yield* Schema.decodeUnknown(Schema.parseJson(AnthropicError), exactly)(reply.text)
+      assert.deepStrictEqual(body.error, { type: "invalid_request_error", message: refusal(route, family) })
+    }
+  })
+
+/** The request log lines of a server (message `request`), as their annotations. */
+const requestLog = () => {
+  const lines: Array<Record<string, unknown>> = []
+  const logger = Logger.make(({ annotations, message }) => {
+    const text = Array.isArray(message) ? message.join(" ") : String(message)
+    if (text === "request") lines.push(Object.fromEntries(annotations))
+  })
+  return { lines, logger }
+}
+
+/** Waits (real time, 5 s at most) until `done` holds: the request log is written after the reply. */
+const eventually = (done: () => boolean, what: string) =>
+  Effect.suspend(() => (done() ? Effect.void : Effect.fail(new NotYet({ what })))).pipe(
+    Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("5 seconds")))
+  )
+
+class NotYet extends Data.TaggedError("NotYet")<{ readonly what: string }> {}
+
+const otherErrors = Effect.map(
+  Metric.value(Metrics.clientResponsesTotal.pipe(Metric.tagged("outcome", "other_error"))),
+  (state) => state.count
+)
+
 describe("forward_auth", () => {
   it.scopedLive("the caller's credential goes to the forwarding client only; the other client sends its own key", () =>
     Effect.gen(function*() {
@@ -175,32 +318,53 @@ describe("forward_auth", () => {
       for (const answer of answers) assert.strictEqual(answer.headers["authorization"], `Bearer ${callerKey}`)
     }))
 
-  it.scopedLive("an Anthropic forwarding client: x-api-key and authorization, oauth-* betas only when translated", () =>
-    Effect.gen(function*() {
-      const { client, upstream } = yield* withHouseKey(startServer(toml))
-      const headers = {
-        "x-api-key": callerKey,
-        authorization: "Bearer caller-oauth-token-0123",
-        "anthropic-beta": "oauth-2025-04-20, fine-grained-tool-streaming-2025-05-14",
-        "chatgpt-account-id": "acct-caller"
-      }
-      const native = yield* post(client, "/v1/messages", { model: "claude", max_tokens: 16, messages }, headers)
-      assert.strictEqual(native.status, 200, native.text)
-      const translated = yield* post(client, "/v1/chat/completions", { model: "claude", messages }, headers)
-      assert.strictEqual(translated.status, 200, translated.text)
-      const [replayed, fromChat] = (yield* upstream.requests).filter((r) => r.model === "claude-byok")
-      for (const record of [replayed, fromChat]) {
-        assert.strictEqual(record?.headers["x-api-key"], callerKey)
-        assert.strictEqual(record?.headers["authorization"], "Bearer caller-oauth-token-0123")
-        assert.isUndefined(record?.headers["chatgpt-account-id"])
-        assert.strictEqual(record?.headers["anthropic-version"], "2023-06-01")
-      }
-      assert.strictEqual(
-        replayed?.headers["anthropic-beta"],
-        "oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14"
-      )
-      assert.strictEqual(fromChat?.headers["anthropic-beta"], "oauth-2025-04-20")
-    }))
+  it.scopedLive(
+    "an Anthropic forwarding client gets x-api-key and authorization; anthropic-beta whole on a native replay, its oauth-* items only when translated (a judge call)",
+    () =>
+      Effect.gen(function*() {
+        const { client, upstream } = yield* withHouseKey(startServer(toml))
+        yield* upstream.setBehaviour("claude-judge", verdict)
+        const headers = {
+          ...anthropicCaller,
+          "anthropic-beta": "oauth-2025-04-20, fine-grained-tool-streaming-2025-05-14",
+          "chatgpt-account-id": "acct-caller"
+        }
+        const native = yield* post(client, "/v1/messages", messagesBody("claude"), headers)
+        assert.strictEqual(native.status, 200, native.text)
+        // the judge's request is built by the router (chat → Messages); the answer replays the caller's body
+        const judged = yield* post(client, "/v1/messages", messagesBody("judged-claude"), headers)
+        assert.strictEqual(judged.status, 200, judged.text)
+        const records = yield* upstream.requests
+        const [replayed, judgedAnswer] = records.filter((r) => r.model === "claude-byok")
+        const judge = seenBy(records, "claude-judge")
+        for (const record of [replayed, judgedAnswer, judge]) {
+          assert.strictEqual(record?.path, "/v1/messages")
+          assert.strictEqual(record?.headers["x-api-key"], callerKey)
+          assert.strictEqual(record?.headers["authorization"], "Bearer caller-oauth-token-0123")
+          assert.isUndefined(record?.headers["chatgpt-account-id"])
+          assert.strictEqual(record?.headers["anthropic-version"], "2023-06-01")
+        }
+        for (const record of [replayed, judgedAnswer]) {
+          assert.strictEqual(
+            record?.headers["anthropic-beta"],
+            "oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14"
+          )
+        }
+        assert.strictEqual(judge.headers["anthropic-beta"], "oauth-2025-04-20")
+
+        // no oauth-* item: a translated call carries no anthropic-beta at all
+        yield* upstream.clear
+        const withoutOauth = { ...anthropicCaller, "anthropic-beta": "fine-grained-tool-streaming-2025-05-14" }
+        const again = yield* post(client, "/v1/messages", messagesBody("judged-claude"), withoutOauth)
+        assert.strictEqual(again.status, 200, again.text)
+        const later = yield* upstream.requests
+        assert.isUndefined(seenBy(later, "claude-judge").headers["anthropic-beta"])
+        assert.strictEqual(
+          seenBy(later, "claude-byok").headers["anthropic-beta"],
+          "fine-grained-tool-streaming-2025-05-14"
+        )
+      })
+  )
 
   it.scopedLive("a caller's key echoed in the upstream's error is redacted from the answer", () =>
     Effect.gen(function*() {
@@ -213,5 +377,148 @@ describe("forward_auth", () => {
       assert.strictEqual(reply.status, 401)
       assert.notInclude(reply.text, callerKey)
       assert.include(reply.text, "[REDACTED]")
+    }))
+
+  it.scopedLive(
+    "a route forwarding one family on an endpoint of the other: 400 in the endpoint's envelope, no upstream call (judges included), logged and counted as a client response",
+    () =>
+      Effect.gen(function*() {
+        const log = requestLog()
+        const { client, upstream } = yield* withHouseKey(startServer(toml, {}, Option.some(log.logger)))
+        yield* upstream.setBehaviour("claude-judge", verdict)
+        yield* upstream.setBehaviour("judge-byok", verdict)
+        yield* upstream.setBehaviour("judge-plain", verdict)
+        const before = yield* otherErrors
+        const headers = { ...callerHeaders, ...anthropicCaller }
+        const refused: Array<{ readonly path: string; readonly route: string }> = []
+        for (const endpoint of endpoints) {
+          const family = endpoint.family === "anthropic" ? "openai" : "anthropic"
+          const routes = family === "anthropic" ? ["claude", "judged-claude"] : ["byok", "judged-byok", "judged-plain"]
+          for (const route of routes) {
+            for (const stream of [false, true]) {
+              const reply = yield* post(client, endpoint.path, endpoint.body(route, { stream }), headers)
+              yield* assertRefused(reply, endpoint.envelope, route, family)
+              refused.push({ path: endpoint.path, route })
+            }
+          }
+        }
+        // /v1/decision: its input_format is the endpoint; always the OpenAI envelope; not a client response
+        for (const format of ["openai_chat", "openai_responses"] as const) {
+          const reply = yield* post(client, "/v1/decision", decisionBody(format, "judged-claude"), headers)
+          yield* assertRefused(reply, "openai", "judged-claude", "anthropic")
+        }
+        const decided = yield* post(client, "/v1/decision", decisionBody("anthropic_messages", "judged-byok"), headers)
+        yield* assertRefused(decided, "openai", "judged-byok", "openai")
+        // token counting is an Anthropic endpoint: a route forwarding OpenAI credentials is refused
+        // even with a (non-forwarding) Anthropic target to count on
+        const counted = yield* post(client, "/v1/messages/count_tokens", messagesBody("openai-mixed"), headers)
+        yield* assertRefused(counted, "anthropic", "openai-mixed", "openai")
+
+        assert.deepStrictEqual(yield* upstream.requests, [], "no upstream call, judges included")
+        yield* eventually(() => log.lines.length === refused.length, "one request line per refused LLM request")
+        assert.deepStrictEqual(
+          log.lines.map((line) => [line["status"], line["error"], line["route"]]),
+          refused.map(({ route }) => [400, "invalid_request_error", route])
+        )
+        assert.strictEqual((yield* otherErrors) - before, refused.length)
+      })
+  )
+
+  it.scopedLive(
+    "a route forwarding one family on an endpoint of that family reaches the upstream with the caller's credential",
+    () =>
+      Effect.gen(function*() {
+        const { client, upstream } = yield* withHouseKey(startServer(toml))
+        yield* upstream.setBehaviour("claude-judge", verdict)
+        yield* upstream.setBehaviour("judge-byok", verdict)
+        /** Each caller sends its family's credential, and the other family's account header to see it dropped. */
+        const headersOf = (family: "anthropic" | "openai") =>
+          family === "anthropic" ? { ...anthropicCaller, "chatgpt-account-id": "acct-caller" } : callerHeaders
+        const assertCallerCredential = (record: RequestRecord | undefined, family: "anthropic" | "openai") => {
+          if (family === "anthropic") {
+            assert.strictEqual(record?.headers["x-api-key"], callerKey)
+            assert.strictEqual(record?.headers["authorization"], "Bearer caller-oauth-token-0123")
+            assert.isUndefined(record?.headers["chatgpt-account-id"])
+          } else {
+            assert.strictEqual(record?.headers["authorization"], `Bearer ${callerKey}`)
+            assert.strictEqual(record?.headers["chatgpt-account-id"], "acct-caller")
+          }
+        }
+        for (const endpoint of endpoints) {
+          const routes = endpoint.family === "anthropic" ? ["claude", "judged-claude"] : ["byok", "judged-byok"]
+          for (const route of routes) {
+            for (const stream of [false, true]) {
+              yield* upstream.clear
+              const reply = yield* post(
+                client,
+                endpoint.path,
+                endpoint.body(route, { stream }),
+                headersOf(endpoint.family)
+              )
+              assert.strictEqual(reply.status, 200, `${endpoint.path} ${route}: ${reply.text}`)
+              const records = yield* upstream.requests
+              // the answer call, and for a judged route the judge call first, each with the caller's credential
+              const expected = endpoint.family === "anthropic"
+                ? (route === "claude" ? ["claude-byok"] : ["claude-judge", "claude-byok"])
+                : (route === "byok" ? ["byok-model"] : ["judge-byok", "byok-model"])
+              assert.deepStrictEqual(records.map((r) => r.model), expected, `${endpoint.path} ${route}`)
+              for (const record of records) assertCallerCredential(record, endpoint.family)
+            }
+          }
+        }
+        // /v1/decision with a matching input_format runs the judge (with the caller's credential), no answer call
+        const decisions = [
+          { format: "anthropic_messages", family: "anthropic", route: "judged-claude", judge: "claude-judge" },
+          { format: "openai_chat", family: "openai", route: "judged-byok", judge: "judge-byok" },
+          { format: "openai_responses", family: "openai", route: "judged-byok", judge: "judge-byok" }
+        ] as const
+        for (const { family, format, judge, route } of decisions) {
+          yield* upstream.clear
+          const reply = yield* post(client, "/v1/decision", decisionBody(format, route), headersOf(family))
+          assert.strictEqual(reply.status, 200, `${format} ${route}: ${reply.text}`)
+          const records = yield* upstream.requests
+          assert.deepStrictEqual(records.map((r) => r.model), [judge])
+          assertCallerCredential(records[0], family)
+        }
+        // token counting on a route forwarding Anthropic credentials: the caller's credential
+        yield* upstream.clear
+        const counted = yield* post(
+          client,
+          "/v1/messages/count_tokens",
+          messagesBody("claude"),
+          headersOf("anthropic")
+        )
+        assert.strictEqual(counted.status, 200, counted.text)
+        const [count] = yield* upstream.requests
+        assert.strictEqual(count?.path, "/v1/messages/count_tokens")
+        assertCallerCredential(count, "anthropic")
+      })
+  )
+
+  it.scopedLive("a route forwarding no credential takes every endpoint, answered with the client's own key", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* withHouseKey(startServer(toml))
+      const headers = { ...callerHeaders, ...anthropicCaller }
+      for (const endpoint of endpoints) {
+        for (const [route, model] of [["house", "house-model"], ["claude-house", "claude-house"]] as const) {
+          yield* upstream.clear
+          const reply = yield* post(client, endpoint.path, endpoint.body(route), headers)
+          assert.strictEqual(reply.status, 200, `${endpoint.path} ${route}: ${reply.text}`)
+          const [record] = yield* upstream.requests
+          assert.strictEqual(record?.model, model)
+          if (model === "house-model") assert.strictEqual(record?.headers["authorization"], `Bearer ${houseKey}`)
+          else assert.strictEqual(record?.headers["x-api-key"], houseKey)
+          assert.notInclude(JSON.stringify(record?.headers), callerKey)
+        }
+      }
+      for (const format of ["openai_chat", "openai_responses", "anthropic_messages"] as const) {
+        const reply = yield* post(client, "/v1/decision", decisionBody(format, "house"), headers)
+        assert.strictEqual(reply.status, 200, `${format}: ${reply.text}`)
+      }
+      yield* upstream.clear
+      const counted = yield* post(client, "/v1/messages/count_tokens", messagesBody("claude-house"), headers)
+      assert.strictEqual(counted.status, 200, counted.text)
+      const [count] = yield* upstream.requests
+      assert.strictEqual(count?.headers["x-api-key"], houseKey)
     }))
 })

@@ -70,8 +70,10 @@ export interface ErrorResponse {
 export interface Codec {
   readonly format: Format
   /**
-   * The routed request of a parsed JSON body (an object); `headers` are the caller's (lower-case
-   * names). Fails with `InvalidRequest` (schema, naming the field path) or `TranslationError`.
+   * The routed request of a parsed JSON body (an object), its `inboundFormat` this codec's
+   * `format` (the router's forward-auth family check reads it); `headers` are the caller's
+   * (lower-case names). Fails with `InvalidRequest` (schema, naming the field path) or
+   * `TranslationError`.
    */
   readonly decode: (
     json: unknown,
@@ -160,7 +162,7 @@ export const openAiChat: Codec = {
   format: "openai_chat",
   decode: (json, headers, sessionId) =>
     Effect.map(decodeValue(ChatCompletionRequest, json), (body) => ({
-      routed: { body, headers, sessionId },
+      routed: { body, headers, sessionId, inboundFormat: "openai_chat" },
       model: body.model,
       streaming: body.stream === true,
       encoder: chatEncoder
@@ -235,7 +237,8 @@ export const anthropicMessages: Codec = {
             body: translated,
             headers,
             sessionId,
-            native: nativeBody("anthropic_messages", native, untranslatable)
+            native: nativeBody("anthropic_messages", native, untranslatable),
+            inboundFormat: "anthropic_messages"
           },
           model: native.model,
           streaming: native.stream === true,
@@ -367,7 +370,8 @@ export const openAiResponses: Codec = {
             body: translated.chat,
             headers,
             sessionId,
-            native: nativeBody("openai_responses", request, untranslatable)
+            native: nativeBody("openai_responses", request, untranslatable),
+            inboundFormat: "openai_responses"
           },
           model: request.model,
           streaming: request.stream === true,
