@@ -19,6 +19,13 @@
 //
 //   node scripts/dist/soak.js [--minutes 2] [--concurrency 16] [--phase-seconds 10]
 //                             [--answer-fault-rate 0.1] [--judge-timeout-ms 500]
+//                             [--routing-log-file PATH] [--write-config PATH]
+//
+// --routing-log-file PATH is passed to the server (its JSONL routing log; PATH must not exist yet,
+// so the file holds this run only; its folder is created). --write-config PATH writes the generated
+// deployment TOML there too (it is otherwise deleted with the run's temporary folder), so that
+// `switchyard replay --log PATH --config ...` can be run against it and against a variant of it
+// (scripts/src/replay-example.ts does both).
 //
 // Reports requests, outcomes by kind, violations, the server's RSS (VmRSS from /proc) at start,
 // after warm-up (one full cycle of the fault schedule, at most half the run; levels are medians of
@@ -29,7 +36,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import os from "node:os"
 import path from "node:path"
@@ -55,7 +62,9 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "16" },
     "phase-seconds": { type: "string", default: "10" },
     "answer-fault-rate": { type: "string", default: "0.1" },
-    "judge-timeout-ms": { type: "string", default: "500" }
+    "judge-timeout-ms": { type: "string", default: "500" },
+    "routing-log-file": { type: "string" },
+    "write-config": { type: "string" }
   },
   strict: true
 })
@@ -80,6 +89,14 @@ const DURATION_MS = MINUTES * 60_000
 // Warm-up: one full cycle of the fault schedule (every code path has run), at most half the run.
 const WARMUP_MS = Math.min(MODES.length * PHASE_S * 1000, DURATION_MS / 2)
 const RSS_WINDOW_S = 10
+const ROUTING_LOG = args["routing-log-file"] === undefined ? undefined : path.resolve(args["routing-log-file"])
+const WRITE_CONFIG = args["write-config"] === undefined ? undefined : path.resolve(args["write-config"])
+if (ROUTING_LOG !== undefined && existsSync(ROUTING_LOG)) {
+  console.error(
+    `--routing-log-file ${ROUTING_LOG} exists: give a new path (the server appends; the log must hold this run only)`
+  )
+  process.exit(2)
+}
 
 requireBuild(ROOT)
 
@@ -165,10 +182,22 @@ interface Server {
 
 const startServer = async (tomlPath: string): Promise<Server> => {
   const child = track(
-    spawn(process.execPath, [BIN, "--config", tomlPath, "--host", HOST, "--port", "0", "--shutdown-timeout", "10"], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    spawn(
+      process.execPath,
+      [
+        BIN,
+        "--config",
+        tomlPath,
+        "--host",
+        HOST,
+        "--port",
+        "0",
+        "--shutdown-timeout",
+        "10",
+        ...(ROUTING_LOG === undefined ? [] : ["--routing-log-file", ROUTING_LOG])
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] }
+    )
   )
   const logLevels: Record<string, number> = {}
   let partial = ""
@@ -469,6 +498,8 @@ interface Results {
   readonly violationExamples: Array<ViolationExample>
   /** Per phase, indexed by phase number. */
   readonly byPhase: Array<PhaseStats>
+  /** Sessions that sent at least one request, by route. */
+  readonly sessions: Record<Route, number>
 }
 
 const results: Results = {
@@ -477,7 +508,8 @@ const results: Results = {
   evidence: {},
   violations: 0,
   violationExamples: [],
-  byPhase: []
+  byPhase: [],
+  sessions: { "soak-fo": 0, "soak-err": 0 }
 }
 const bump = (map: Record<string, number>, key: string, n = 1) => (map[key] = (map[key] ?? 0) + n)
 
@@ -611,6 +643,7 @@ const worker = async (index: number, port: number): Promise<void> => {
     const response = await send("POST", port, "/v1/chat/completions", body, { "x-switchyard-session-id": session.id })
     const outcome = validate(response, { route: session.route, streaming })
     record(session.route, streaming, phase, mode, response, outcome)
+    if (session.turns === 0) results.sessions[session.route]++
     session.turns++
     if (outcome.kind === "answer") {
       session.messages.push(...added, { role: "assistant", content: "Here is the soak answer." })
@@ -682,6 +715,11 @@ const main = async (): Promise<number> => {
   })
   const tomlPath = path.join(tmp, "soak.toml")
   writeFileSync(tomlPath, toml(upstreams))
+  if (WRITE_CONFIG !== undefined) {
+    mkdirSync(path.dirname(WRITE_CONFIG), { recursive: true })
+    writeFileSync(WRITE_CONFIG, toml(upstreams))
+  }
+  if (ROUTING_LOG !== undefined) mkdirSync(path.dirname(ROUTING_LOG), { recursive: true })
   const server = await startServer(tomlPath)
   console.log(
     `soak: server ${server.url} (pid ${server.pid}), mock judge :${upstreams.judgePort}, answers :${upstreams.answerPort}`
@@ -691,6 +729,8 @@ const main = async (): Promise<number> => {
       ANSWER_FAULT_RATE * 100
     }%, judge timeout_ms ${JUDGE_TIMEOUT_MS}`
   )
+  if (ROUTING_LOG !== undefined) console.log(`soak: routing log ${ROUTING_LOG}`)
+  if (WRITE_CONFIG !== undefined) console.log(`soak: deployment written to ${WRITE_CONFIG}`)
 
   const rss: { readonly start: RssSample; readonly samples: Array<RssSample> } = {
     start: { tS: 0, ...rssMb(server.pid) },
@@ -819,6 +859,17 @@ const main = async (): Promise<number> => {
     withoutVerdict: faulty.reduce((a, p) => a + p.fo.withoutVerdict, 0),
     counter: faulty.reduce((a, p) => a + p.failOpenCounterDelta, 0)
   }
+  const routeTotals = (["soak-fo", "soak-err"] as const).map((route) => {
+    const sides = phasesOut.map((p) => route === "soak-fo" ? { ...p.fo, judgeErrors: 0 } : p.err)
+    return {
+      route,
+      requests: sides.reduce((a, s) => a + s.sent, 0),
+      sessions: results.sessions[route],
+      errors: sides.reduce((a, s) => a + s.errors, 0),
+      judgeErrors: sides.reduce((a, s) => a + s.judgeErrors, 0),
+      withoutVerdict: sides.reduce((a, s) => a + s.withoutVerdict, 0)
+    }
+  })
   const upPhases = phasesOut.filter((p) => p.mode === "up")
   const foUp = {
     sent: upPhases.reduce((a, p) => a + p.fo.sent, 0),
@@ -881,6 +932,13 @@ const main = async (): Promise<number> => {
     `soak-err (judge_failure = "error") routed without a verdict (garbage judge): ${errTotalDelta} by the counter{judge_model="${JUDGE_ERR}"}`
   )
   out(
+    `per route: ${
+      routeTotals.map((r) =>
+        `${r.route} ${r.requests} requests in ${r.sessions} sessions, ${r.errors} error answers (${r.judgeErrors} because of the judge), ${r.withoutVerdict} 2xx without a verdict`
+      ).join("; ")
+    }`
+  )
+  out(
     `\nserver RSS (VmRSS): start ${rss.start.rssMb.toFixed(1)} MB; after warm-up (median ${warm.fromS.toFixed(0)}–${
       warm.toS.toFixed(0)
     } s) ${warm.rssMb.toFixed(1)} MB; ` +
@@ -933,7 +991,9 @@ const main = async (): Promise<number> => {
           phaseSeconds: PHASE_S,
           answerFaultRate: ANSWER_FAULT_RATE,
           judgeTimeoutMs: JUDGE_TIMEOUT_MS,
-          warmupS: WARMUP_MS / 1000
+          warmupS: WARMUP_MS / 1000,
+          routingLogFile: ROUTING_LOG ?? null,
+          writeConfig: WRITE_CONFIG ?? null
         },
         requests: results.requests,
         requestsPerSecond: results.requests / trafficS,
@@ -943,6 +1003,7 @@ const main = async (): Promise<number> => {
         outcomes: results.outcomes,
         evidence: results.evidence,
         phases: phasesOut,
+        routes: routeTotals,
         failOpen: {
           counterDelta: foTotalDelta,
           byReason: foReasons,

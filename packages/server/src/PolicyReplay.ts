@@ -174,41 +174,49 @@ export const replay = (
 
 const percent = (part: number, whole: number) => whole === 0 ? "0%" : `${Math.round((part / whole) * 100)}%`
 
-/** The reports as a text table per route (logged beside replayed). */
+/**
+ * The reports as a text table per route (logged beside replayed). Columns are at least 30 (labels)
+ * and 12 (counts) characters wide and grow with their longest entry, so they stay aligned and apart.
+ */
 export const format = (reports: ReadonlyArray<RouteReport>): string =>
   reports.length === 0 ? "no logged request of a route a replay knows" : reports.map((report) => {
-    const row = (label: string, logged: string, replayed: string) =>
-      `  ${label.padEnd(30)}${logged.padStart(12)}${replayed.padStart(12)}`
     const count = (label: string, pick: (side: Side) => number) =>
-      row(
+      [
         label,
         `${pick(report.logged)} (${percent(pick(report.logged), report.requests)})`,
         `${pick(report.replayed)} (${percent(pick(report.replayed), report.requests)})`
-      )
+      ] as const
     const keysOf = (pick: (side: Side) => Readonly<Record<string, number>>) => [
       ...new Set([...Object.keys(pick(report.logged)), ...Object.keys(pick(report.replayed))])
     ]
     const destinations = keysOf((side) => side.routed)
     const reasons = keysOf((side) => side.without_verdict).sort()
-    return [
-      `route ${report.route}: ${report.requests} requests`,
-      row("", "logged", "replayed"),
+    const rows: ReadonlyArray<readonly [string, string, string]> = [
+      ["", "logged", "replayed"],
       ...destinations.map((destination) => count(destination, (side) => side.routed[destination] ?? 0)),
       count("failed (error posture)", (side) => side.failed),
       count("unknown (no logged verdict)", (side) => side.unknown),
       ...reasons.map((reason) =>
-        row(
+        [
           `without verdict: ${reason}`,
           String(report.logged.without_verdict[reason] ?? 0),
           String(report.replayed.without_verdict[reason] ?? 0)
-        )
+        ] as const
       ),
       ...destinations.map((destination) =>
-        row(
+        [
           `tokens on ${destination}`,
           String(report.logged.tokens[destination] ?? 0),
           String(report.replayed.tokens[destination] ?? 0)
-        )
+        ] as const
+      )
+    ]
+    const labelWidth = Math.max(30, ...rows.map(([label]) => label.length + 2))
+    const cellWidth = Math.max(12, ...rows.flatMap(([, logged, replayed]) => [logged.length + 2, replayed.length + 2]))
+    return [
+      `route ${report.route}: ${report.requests} requests`,
+      ...rows.map(([label, logged, replayed]) =>
+        `  ${label.padEnd(labelWidth)}${logged.padStart(cellWidth)}${replayed.padStart(cellWidth)}`
       ),
       `  changed: ${report.changed} requests, ${report.sessions_changed} sessions`,
       ...(report.other_algorithm === 0

@@ -269,6 +269,51 @@ describe("policy replay", () => {
       })
     }))
 
+  it("the table keeps its columns aligned and apart for long reasons and six-digit counts", () => {
+    const side = (weak: number, strong: number, failed: number, reasons: Record<string, number>) => ({
+      routed: { weak, strong },
+      failed,
+      unknown: 0,
+      without_verdict: reasons,
+      tokens: { weak: weak * 49, strong: strong * 49 }
+    })
+    const text = PolicyReplay.format([{
+      route: "soak-err",
+      kind: "capability",
+      requests: 115939,
+      other_algorithm: 0,
+      logged: side(11610, 27878, 76451, { invalid_response: 8741 }),
+      replayed: side(11644, 104295, 0, { invalid_response: 8741, circuit_open: 76167 }),
+      changed: 76451,
+      sessions_changed: 23622
+    }])
+    assert.deepStrictEqual(text.split("\n"), [
+      "route soak-err: 115939 requests",
+      "                                             logged      replayed",
+      "  weak                                  11610 (10%)   11644 (10%)",
+      "  strong                                27878 (24%)  104295 (90%)",
+      "  failed (error posture)                76451 (66%)        0 (0%)",
+      "  unknown (no logged verdict)                0 (0%)        0 (0%)",
+      "  without verdict: circuit_open                   0         76167",
+      "  without verdict: invalid_response            8741          8741",
+      "  tokens on weak                             568890        570556",
+      "  tokens on strong                          1366022       5110455",
+      "  changed: 76451 requests, 23622 sessions"
+    ])
+    // small tables keep the 30 + 12 + 12 layout
+    const small = PolicyReplay.format([{
+      route: "auto",
+      kind: "capability",
+      requests: 4,
+      other_algorithm: 0,
+      logged: side(2, 1, 1, { parse_error: 1 }),
+      replayed: side(1, 3, 0, { parse_error: 1, transport: 1 }),
+      changed: 2,
+      sessions_changed: 1
+    }])
+    assert.strictEqual(small.split("\n")[2], "  weak                               2 (50%)     1 (25%)")
+  })
+
   it.effect("the replay command prints the table, and --json the reports", () =>
     Effect.gen(function*() {
       const lines = yield* logOf([

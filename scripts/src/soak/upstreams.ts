@@ -3,8 +3,10 @@
 // (its listener closed) while the answer models keep serving.
 //
 //   judge      any judge model; its mode is switched at run time (setJudgeMode):
-//                up       a completion whose content is a valid capability verdict (p_solve 0.9 or
-//                         0.3, drawn at random into a rotation, so sessions land on both tiers)
+//                up       a completion whose content is a valid capability verdict (boundary
+//                         `supported`, p_solve drawn at random from P_SOLVES into a rotation: half
+//                         of them reach the soak's threshold 0.7, half do not, so sessions land on
+//                         both tiers, and a policy replay at another threshold moves some of them)
 //                stalled  never answers (FakeUpstream `Stall`: until the caller gives up)
 //                refused  the listener is closed (the instance's scope: its connections are
 //                         destroyed, so callers see "connection refused"); the next mode listens
@@ -60,6 +62,9 @@ export interface UpstreamsOptions {
 
 type Upstream = Context.Tag.Service<FakeUpstream.FakeUpstream>
 
+/** The p_solve values of the judge's verdicts, drawn with equal odds (three at or above 0.7, three below). */
+export const P_SOLVES = [0.2, 0.4, 0.6, 0.75, 0.85, 0.95] as const
+
 const verdict = (p: number): FakeUpstream.Behaviour =>
   FakeUpstream.ok(JSON.stringify({ crux: "soak", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p }))
 const NOT_A_VERDICT = "I think the small model can probably do this one."
@@ -78,7 +83,7 @@ const drawn = (n: number, draw: () => FakeUpstream.Behaviour): Arr.NonEmptyReado
 const judgeRotation = (mode: Exclude<JudgeMode, "refused">): Arr.NonEmptyReadonlyArray<FakeUpstream.Behaviour> => {
   switch (mode) {
     case "up":
-      return drawn(64, () => verdict(Math.random() < 0.5 ? 0.9 : 0.3))
+      return drawn(64, () => verdict(P_SOLVES[Math.floor(Math.random() * P_SOLVES.length)] ?? 0.95))
     case "stalled":
       return [FakeUpstream.stall]
     case "5xx":
