@@ -114,8 +114,7 @@ const run = (argv: ReadonlyArray<string>, timeoutMs: number, echo: boolean): Pro
 // ---------------------------------------------------------------------------------------------
 // What is read back: the replay's --json and the parts of the soak's report the cross-check uses.
 const Side = Schema.Struct({
-  weak: Schema.Number,
-  strong: Schema.Number,
+  routed: Schema.Struct({ weak: Schema.Number, strong: Schema.Number }),
   failed: Schema.Number,
   unknown: Schema.Number,
   without_verdict: Schema.Record({ key: Schema.String, value: Schema.Number }),
