@@ -25,7 +25,10 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { createReadStream } from "node:fs"
 import { readFile } from "node:fs/promises"
+import { createInterface } from "node:readline"
 import { createSecureContext } from "node:tls"
 import { parseArgs, type ParseArgsConfig } from "node:util"
 import * as PolicyReplay from "./PolicyReplay.js"
@@ -274,36 +277,40 @@ export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileErr
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(RoutingLog.Line))
 
 /**
- * `switchyard replay`: read the routing log (lines that do not decode are skipped and counted on
- * stderr), load the other deployment, replay, print the table (or `--json`).
+ * `switchyard replay`: load the other deployment, then read the routing log line by line (lines that
+ * do not decode are skipped and counted on stderr) into a replay, and print the table (or `--json`).
+ * The log is streamed: memory holds the replay's session state, not the file.
  */
 export const replayProgram = (options: ReplayOptions) =>
   Effect.gen(function*() {
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(options.log, "utf8"),
-      catch: (error) =>
+    const deployment = yield* loadDeployment(options.config)
+    const run = PolicyReplay.start(PolicyReplay.replayersOf(deployment), options.route)
+    let skipped = 0
+    let read = 0
+    let records = 0
+    const every = options.progressEvery
+    const lines = Stream.fromAsyncIterable(
+      createInterface({ input: createReadStream(options.log, "utf8"), crlfDelay: Infinity }),
+      (error) =>
         new LogFileError({
           message: `failed to read routing log ${options.log}: ${error instanceof Error ? error.message : "read error"}`
         })
-    })
-    const deployment = yield* loadDeployment(options.config)
-    const lines: Array<RoutingLog.Line> = []
-    let skipped = 0
-    let read = 0
-    const every = options.progressEvery
-    for (const raw of text.split("\n")) {
-      if (raw.trim() === "") continue
+    )
+    yield* Stream.runForEach(lines, (raw) => {
+      if (raw.trim() === "") return Effect.void
       const line = decodeLine(raw)
-      if (Option.isSome(line)) lines.push(line.value)
-      else skipped++
+      if (Option.isSome(line)) {
+        run.add(line.value)
+        records++
+      } else skipped++
       read++
-      if (every !== undefined && read % every === 0) yield* Console.error(`replay: ${read} lines read`)
-    }
+      return every !== undefined && read % every === 0 ? Console.error(`replay: ${read} lines read`) : Effect.void
+    })
     if (every !== undefined && read >= every) {
-      yield* Console.error(`replay: ${read} lines read, replaying ${lines.length} records`)
+      yield* Console.error(`replay: ${read} lines read, ${records} records replayed`)
     }
     if (skipped > 0) yield* Console.error(`skipped ${skipped} lines that are not routing log records`)
-    const reports = PolicyReplay.replay(lines, PolicyReplay.replayersOf(deployment), options.route)
+    const reports = run.reports()
     yield* Console.log(options.json ? JSON.stringify(reports) : PolicyReplay.format(reports))
   })
 

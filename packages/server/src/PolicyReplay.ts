@@ -101,25 +101,24 @@ export interface RouteReport {
   readonly sessions_changed: number
 }
 
-const sideOf = (
-  lines: ReadonlyArray<RoutingLog.ResponseLine>,
-  outcomes: ReadonlyArray<Replayers.Outcome>,
-  destinations: ReadonlyArray<string>
-): Side => {
+/** A side's counts as they grow. */
+const tally = (destinations: ReadonlyArray<string>) => {
   let failed = 0, unknown = 0
   const routed: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
   const tokens: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
   const withoutVerdict: Record<string, number> = {}
-  outcomes.forEach((outcome, i) => {
-    if (outcome._tag === "Failed") failed++
-    else if (outcome._tag === "Unknown") unknown++
-    else {
-      routed[outcome.destination] = (routed[outcome.destination] ?? 0) + 1
-      tokens[outcome.destination] = (tokens[outcome.destination] ?? 0) + (lines[i]?.total_tokens ?? 0)
-      if (outcome.reason !== undefined) withoutVerdict[outcome.reason] = (withoutVerdict[outcome.reason] ?? 0) + 1
-    }
-  })
-  return { routed, failed, unknown, without_verdict: withoutVerdict, tokens }
+  return {
+    add: (outcome: Replayers.Outcome, lineTokens: number) => {
+      if (outcome._tag === "Failed") failed++
+      else if (outcome._tag === "Unknown") unknown++
+      else {
+        routed[outcome.destination] = (routed[outcome.destination] ?? 0) + 1
+        tokens[outcome.destination] = (tokens[outcome.destination] ?? 0) + lineTokens
+        if (outcome.reason !== undefined) withoutVerdict[outcome.reason] = (withoutVerdict[outcome.reason] ?? 0) + 1
+      }
+    },
+    side: (): Side => ({ routed, failed, unknown, without_verdict: withoutVerdict, tokens })
+  }
 }
 
 const same = (a: Replayers.Outcome, b: Replayers.Outcome): boolean =>
@@ -129,6 +128,59 @@ const same = (a: Replayers.Outcome, b: Replayers.Outcome): boolean =>
     ? a.reason === b.reason
     : a._tag === b._tag
 
+/** A replay fed one log line at a time (a log need not fit in memory: only session state is kept). */
+export interface Replay {
+  /** The next line of the log, in file order (judge lines and other routes' lines are passed over). */
+  readonly add: (line: RoutingLog.Line) => void
+  /** The reports so far, per route of the replayers that had a line. */
+  readonly reports: () => ReadonlyArray<RouteReport>
+}
+
+/** Start a replay of the routes of `replayers` (or only `route`). */
+export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?: string): Replay => {
+  const routes = new Map(
+    [...replayers].filter(([id]) => route === undefined || id === route).map(([id, replayer]) => {
+      const step = replayer.start()
+      const logged = tally(replayer.destinations)
+      const replayed = tally(replayer.destinations)
+      const changedSessions = new Set<string>()
+      let requests = 0, otherAlgorithm = 0, changed = 0
+      const add = (line: RoutingLog.ResponseLine) => {
+        if (line.algorithm !== null && line.algorithm !== replayer.algorithm) {
+          otherAlgorithm++
+          return
+        }
+        requests++
+        const before = replayer.logged(line)
+        const after = step(line)
+        logged.add(before, line.total_tokens)
+        replayed.add(after, line.total_tokens)
+        if (same(before, after)) return
+        changed++
+        if (line.session_id !== null) changedSessions.add(line.session_id)
+      }
+      const report = (): ReadonlyArray<RouteReport> =>
+        requests === 0 && otherAlgorithm === 0 ? [] : [{
+          route: id,
+          kind: replayer.kind,
+          requests,
+          other_algorithm: otherAlgorithm,
+          logged: logged.side(),
+          replayed: replayed.side(),
+          changed,
+          sessions_changed: changedSessions.size
+        }]
+      return [id, { add, report }] as const
+    })
+  )
+  return {
+    add: (line) => {
+      if (line.kind === "response") routes.get(line.route)?.add(line)
+    },
+    reports: () => [...routes.values()].flatMap((entry) => entry.report())
+  }
+}
+
 /**
  * Replay the response lines of every route of `replayers` (or only `route`), in file order; routes
  * with no line are left out.
@@ -137,40 +189,11 @@ export const replay = (
   lines: ReadonlyArray<RoutingLog.Line>,
   replayers: ReadonlyMap<string, Replayers.Replayer>,
   route?: string
-): ReadonlyArray<RouteReport> =>
-  [...replayers].filter(([id]) => route === undefined || id === route).flatMap(([id, replayer]) => {
-    let otherAlgorithm = 0
-    const own = lines.flatMap((line) => {
-      if (line.kind !== "response" || line.route !== id) return []
-      if (line.algorithm !== null && line.algorithm !== replayer.algorithm) {
-        otherAlgorithm++
-        return []
-      }
-      return [line]
-    })
-    if (own.length === 0 && otherAlgorithm === 0) return []
-    const logged = own.map(replayer.logged)
-    const replayed = replayer.replay(own)
-    const changedSessions = new Set<string>()
-    let changed = 0
-    replayed.forEach((outcome, i) => {
-      const before = logged[i]
-      if (before === undefined || same(before, outcome)) return
-      changed++
-      const session = own[i]?.session_id
-      if (session !== null && session !== undefined) changedSessions.add(session)
-    })
-    return [{
-      route: id,
-      kind: replayer.kind,
-      requests: own.length,
-      other_algorithm: otherAlgorithm,
-      logged: sideOf(own, logged, replayer.destinations),
-      replayed: sideOf(own, replayed, replayer.destinations),
-      changed,
-      sessions_changed: changedSessions.size
-    }]
-  })
+): ReadonlyArray<RouteReport> => {
+  const run = start(replayers, route)
+  for (const line of lines) run.add(line)
+  return run.reports()
+}
 
 const percent = (part: number, whole: number) => whole === 0 ? "0%" : `${Math.round((part / whole) * 100)}%`
 

@@ -371,7 +371,7 @@ judge_failure = "fail_open"
         const read = lines.length + 1 // the records and one line that is not a record
         assert.deepStrictEqual(errors.mock.calls.map((call) => call.join(" ")), [
           ...Array.from({ length: read }, (_, i) => `replay: ${i + 1} lines read`),
-          `replay: ${read} lines read, replaying ${lines.length} records`,
+          `replay: ${read} lines read, ${lines.length} records replayed`,
           "skipped 1 lines that are not routing log records"
         ])
         assert.strictEqual(logged.mock.calls.map((call) => call.join(" ")).join(""), JSON.stringify([report]))

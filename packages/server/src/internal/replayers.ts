@@ -41,8 +41,11 @@ export interface Replayer {
   readonly destinations: ReadonlyArray<string>
   /** What the log says a line came to. */
   readonly logged: (line: Line) => Outcome
-  /** The outcomes of the route's lines (in file order) under this replayer's settings. */
-  readonly replay: (lines: ReadonlyArray<Line>) => ReadonlyArray<Outcome>
+  /**
+   * A fresh replay (its own session state): each call re-decides the route's next line, in file
+   * order, under this replayer's settings.
+   */
+  readonly start: () => (line: Line) => Outcome
 }
 
 const routed = (destination: string, source: string, reason?: string): Outcome =>
@@ -161,12 +164,9 @@ const delegated = (line: Line) => line.evidence !== null && line.evidence.subage
 /** The destination delegated sub-agent requests are counted under; they replay as logged. */
 export const subagentDestination = "sub-agent (as logged)"
 
-/** Run `step` over the route's lines in order; delegated lines keep their logged outcome. */
-const replayLines = (
-  lines: ReadonlyArray<Line>,
-  logged: (line: Line) => Outcome,
-  step: (line: Line) => Outcome
-): ReadonlyArray<Outcome> => lines.map((line) => delegated(line) ? logged(line) : step(line))
+/** `step` for the route's own lines; delegated lines keep their logged outcome. */
+const stepping = (logged: (line: Line) => Outcome, step: (line: Line) => Outcome) => (line: Line): Outcome =>
+  delegated(line) ? logged(line) : step(line)
 
 // ---------------------------------------------------------------------------------------------
 // Capability classifier routes
@@ -231,9 +231,9 @@ export const capability = (settings: CapabilitySettings): Replayer => {
     algorithm: "llm_task_classifier",
     destinations: ["weak", "strong"],
     logged,
-    replay: (lines) => {
+    start: () => {
       const stored = new Map<string, string>()
-      return replayLines(lines, logged, (line) => {
+      return stepping(logged, (line) => {
         forget(stored, line, cascadeReadStore(line))
         return cascadeStep(cascade, stored, line, judgeFactOf(line, capabilityVerdictOf))
       })
@@ -290,9 +290,9 @@ export const custom = (settings: CustomSettings): Replayer => {
     algorithm: "llm_task_classifier",
     destinations: [...new Set(settings.targets.map((target) => target.id))],
     logged,
-    replay: (lines) => {
+    start: () => {
       const stored = new Map<string, string>()
-      return replayLines(lines, logged, (line) => {
+      return stepping(logged, (line) => {
         forget(stored, line, cascadeReadStore(line))
         return cascadeStep(cascade, stored, line, judgeFactOf(line, customVerdictOf))
       })
@@ -335,9 +335,9 @@ export const stage = (settings: StageSettings): Replayer => {
     algorithm: "stage_router",
     destinations: ["capable", "efficient"],
     logged,
-    replay: (lines) => {
+    start: () => {
       const stored = new Map<string, string>()
-      return replayLines(lines, logged, (line) => {
+      return stepping(logged, (line) => {
         const facts = stageFactsOf(line)
         if (facts === undefined) return unknown
         if (facts.decision_source === "override" || facts.decision_source === "tests_passed") {
@@ -400,9 +400,9 @@ export const escalation = (settings: EscalationSettings): Replayer => {
     algorithm: "llm_task_classifier",
     destinations: ["weak", "strong"],
     logged,
-    replay: (lines) => {
+    start: () => {
       const state = new Map<string, EscalationState>()
-      return lines.map((line) => {
+      return (line) => {
         const key = line.session_id
         if (key !== null) forget(state, line, line.posture !== null)
         const current = key === null ? undefined : state.get(key)
@@ -438,7 +438,7 @@ export const escalation = (settings: EscalationSettings): Replayer => {
           case "None":
             return unknown
         }
-      })
+      }
     }
   }
 }
