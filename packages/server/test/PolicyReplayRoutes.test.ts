@@ -210,7 +210,8 @@ interface StageStep {
 
 const stageStepArbitrary: FastCheck.Arbitrary<StageStep> = FastCheck.record({
   session: sessionArbitrary,
-  history: FastCheck.constantFrom(...historyNames),
+  // the ambiguous user turns twice as often: the classifier's session rules (user_turn consults on them)
+  history: FastCheck.constantFrom(...historyNames, "quiet_turn", "user_after_read"),
   judge: capabilityJudgeArbitrary,
   tokens: tokensArbitrary
 })
@@ -218,7 +219,7 @@ const stageStepArbitrary: FastCheck.Arbitrary<StageStep> = FastCheck.record({
 const stageSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.StageSettings> = FastCheck.record({
   picker: FastCheck.constantFrom("efficient_first" as const, "capable_first" as const),
   confidenceThreshold: FastCheck.constantFrom(0.3, 0.5, 0.8),
-  classifier: FastCheck.option(capabilitySettingsArbitrary, { nil: undefined })
+  classifier: FastCheck.option(capabilitySettingsArbitrary, { nil: undefined, freq: 4 })
 })
 
 const stageLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.StageSettings) =>
@@ -413,33 +414,39 @@ describe("policy replay of stage routers", () => {
   it.effect("the histories reach every decision source, and the classifier's error posture fails requests", () =>
     Effect.gen(function*() {
       const settings: PolicyReplay.StageSettings = {
-        picker: "efficient_first",
+        picker: "capable_first",
         confidenceThreshold: 0.5,
-        classifier: { baseThreshold: 0.5, thresholdStep: 0, classifyTrigger: "every_request", judgeFailure: "error" }
+        classifier: { baseThreshold: 0.5, thresholdStep: 0, classifyTrigger: "user_turn", judgeFailure: "error" }
       }
       const verdict: CapabilityJudge = { _tag: "verdict", p: 0.9, boundary: "supported" }
       const steps: ReadonlyArray<StageStep> = [
+        // the classifier's verdicts (efficient) are stored for session a; its tool turns reuse them
         ...historyNames.map((history) => ({ session: "a", history, judge: verdict, tokens: 1 }) as const),
-        { session: "a", history: "hard_error", judge: { _tag: "garbage" }, tokens: 1 },
+        // no verdict: the picker's default (capable), not a's stored efficient
+        { session: "a", history: "quiet_turn", judge: { _tag: "garbage" }, tokens: 1 },
         { session: "b", history: "quiet_turn", judge: { _tag: "transport" }, tokens: 1 },
         { session: "b", history: "writing", judge: { _tag: "refused" }, tokens: 1 }
       ]
       const lines = yield* stageLogOf(steps, settings)
       const responses = lines.filter((line) => line.kind === "response")
       assert.deepStrictEqual(
-        responses.map((line) => [stageFactsOf(line)?.decision_source, line.evidence === null ? line.error : "ok"]),
+        responses.map((line) => [
+          stageFactsOf(line)?.decision_source,
+          line.evidence === null ? line.error : line.evidence.source,
+          line.tier
+        ]),
         [
-          ["override", "ok"], // critical
-          ["tests_passed", "ok"], // settled
-          ["dimensions", "ok"], // spinning: 0.762 >= 0.5
-          ["llm-classifier", "ok"], // hard_error: 0.462 < 0.5
-          ["llm-classifier", "ok"], // writing
-          ["llm-classifier", "ok"], // quiet_turn
-          ["llm-classifier", "ok"], // quiet_continuation
-          ["llm-classifier", "ok"], // user_after_read
-          ["fall_open", "ok"], // parse_error: no verdict under both postures
-          ["fall_open", "upstream_error"], // transport under error: failed, the line keeps its signal facts
-          ["fall_open", "upstream_unavailable"] // the breaker under error
+          ["override", "stage_router", "capable"], // critical
+          ["tests_passed", "stage_router", "efficient"], // settled
+          ["dimensions", "stage_router", "capable"], // spinning: 0.762 >= 0.5
+          ["llm-classifier", "llm-classifier", "efficient"], // hard_error: 0.462 < 0.5; nothing stored yet: a verdict
+          ["llm-classifier", "affinity", "efficient"], // writing: a tool turn, the stored verdict
+          ["llm-classifier", "llm-classifier", "efficient"], // quiet_turn: a user turn, a verdict
+          ["llm-classifier", "affinity", "efficient"], // quiet_continuation: the stored verdict
+          ["llm-classifier", "llm-classifier", "efficient"], // user_after_read: a verdict
+          ["fall_open", "fail-open", "capable"], // parse_error: no verdict under both postures
+          ["fall_open", "upstream_error", null], // transport under error: failed, the line keeps its signal facts
+          ["fall_open", "upstream_unavailable", null] // the breaker under error
         ]
       )
       assert.isTrue(ReplayLog.assertReproduced(lines, PolicyReplay.stage(settings), steps.length))
