@@ -175,7 +175,11 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         if (state._tag === "Latched") return yield* served(toStrong(evidence("latched", options.confirmations)), false)
         const streak = state.streak
 
-        const reply = yield* callWeak(request)
+        // A weak failure that fails the request is reported too: the routing log's line then says the
+        // store was read (a replay learns that a `session_final` ended the session before it).
+        const reply = yield* callWeak(request).pipe(
+          Effect.tapError(() => report(false, stored, stored, Option.some("weak")))
+        )
         if (Option.isNone(reply)) return yield* served(toStrong(evidence("weak_failed", streak)), false)
 
         const outcome = yield* judge.escalate({

@@ -53,7 +53,10 @@ export interface Classified {
   readonly storedBefore: Option.Option<SessionDecision>
   /** The stored decision after it (a valid verdict replaces it; nothing else does). */
   readonly storedAfter: Option.Option<SessionDecision>
-  /** The capability tier the decision went to (`weak` / `strong`); none for a custom classifier. */
+  /**
+   * The capability tier the decision went to (`weak` / `strong`); none for a custom classifier. An
+   * escalation route whose weak call failed the request (no decision) reports `weak`.
+   */
   readonly tier: Option.Option<string>
 }
 

@@ -93,7 +93,10 @@ export const ResponseLine = Schema.Struct({
   model: Schema.String,
   /** The model routing selected (the served one unless a fallback answered); null without a decision. */
   selected_model: Schema.NullOr(Schema.String),
-  /** The capability tier the decision went to (`weak` / `strong`; a stage router's tier); else null. */
+  /**
+   * The capability tier the decision went to (`weak` / `strong`; a stage router's tier); else null.
+   * An escalation route's request its weak target's failure failed (no evidence) says `weak`.
+   */
   tier: Schema.NullOr(Schema.String),
   wire_format: Schema.String,
   streaming: Schema.Boolean,

@@ -1,83 +1,41 @@
 /**
- * Policy replay: replaying a routing log under the configuration that wrote it reproduces every
- * logged decision (a property over judge-outcome schedules, sessions, turns and route settings, the
- * log written by the real capability route and judge through the routing log's own line builder);
- * a worked example of another posture and threshold; and the `replay` command on a log file.
+ * Policy replay of capability classifier routes: replaying a routing log under the configuration
+ * that wrote it reproduces every logged decision (a property over judge-outcome schedules, sessions,
+ * turns and route settings, the log written by the real capability route and judge through the
+ * routing log's own line builder, `replayLog.ts`); a worked example of another posture and
+ * threshold; and the `replay` command on a log file. The other route types: `PolicyReplayRoutes.test.ts`.
  */
 import { assert, describe, it, vi } from "@effect/vitest"
-import type { Target } from "@switchyard-ts/client/Target"
-import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
-import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as Judge from "@switchyard-ts/routing/Judge"
-import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Cli from "@switchyard-ts/server/Cli"
 import * as PolicyReplay from "@switchyard-ts/server/PolicyReplay"
-import * as RoutingLog from "@switchyard-ts/server/RoutingLog"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import * as RoutingLine from "../src/internal/routingLine.js"
 import { root } from "./cliProcess.js"
-
-const client = {
-  name: "sim",
-  format: "openai_chat",
-  baseUrl: "http://127.0.0.1:9/v1",
-  apiKey: Option.none(),
-  extraHeaders: {},
-  maxRetries: 0,
-  timeoutMs: Option.none()
-} as const
-const target = (name: string, id: string): Target => ({ name, id, client, extraBody: {} })
-const judgeTarget = target("judge", "judge-model")
-
-/** What the judge does for one request. */
-type JudgeStep =
-  | { readonly _tag: "verdict"; readonly p: number; readonly boundary: "supported" | "uncertain" | "unsupported" }
-  | { readonly _tag: "transport" }
-  | { readonly _tag: "status"; readonly status: 500 | 400 }
-  | { readonly _tag: "garbage" }
+import * as ReplayLog from "./replayLog.js"
+import {
+  type CapabilityJudge,
+  capabilityJudgeArbitrary,
+  capabilityJudgeReply,
+  capabilitySettingsArbitrary
+} from "./replayLog.js"
 
 interface Step {
   readonly session: "a" | "b" | null
   readonly userTurn: boolean
-  readonly judge: JudgeStep
+  readonly judge: CapabilityJudge
 }
 
 const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
   session: FastCheck.constantFrom("a" as const, "b" as const, null),
   userTurn: FastCheck.boolean(),
-  judge: FastCheck.oneof(
-    FastCheck.record({
-      _tag: FastCheck.constant("verdict" as const),
-      p: FastCheck.constantFrom(0.1, 0.4, 0.5, 0.6, 0.75, 0.9),
-      boundary: FastCheck.constantFrom("supported" as const, "uncertain" as const, "unsupported" as const)
-    }),
-    FastCheck.constant({ _tag: "transport" as const }),
-    FastCheck.record({
-      _tag: FastCheck.constant("status" as const),
-      status: FastCheck.constantFrom(500 as const, 400 as const)
-    }),
-    FastCheck.constant({ _tag: "garbage" as const })
-  )
-})
-
-const settingsArbitrary: FastCheck.Arbitrary<PolicyReplay.CapabilitySettings> = FastCheck.record({
-  baseThreshold: FastCheck.constantFrom(0.3, 0.5, 0.7),
-  thresholdStep: FastCheck.constantFrom(0, 0.1),
-  classifyTrigger: FastCheck.constantFrom("every_request" as const, "user_turn" as const, "new_session" as const),
-  judgeFailure: FastCheck.constantFrom("error" as const, "fail_open" as const)
+  judge: capabilityJudgeArbitrary
 })
 
 const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
@@ -89,123 +47,26 @@ const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
       { role: "tool", content: "file contents", tool_call_id: "call_1" }
     ]
 
-const verdictText = (p: number, boundary: string) =>
-  JSON.stringify({
-    crux: "c",
-    primary_rule: boundary === "supported" ? "SUP-1" : "LIM-2",
-    capability_boundary: boundary,
-    p_solve: p
-  })
-
-/** An upstream whose judge answers the scripted step; answer calls are never made (decide only). */
-const upstreamFor = (current: () => JudgeStep) =>
-  Layer.succeed(
-    UpstreamClient,
-    ofChat({
-      complete: ({ target: called }) => {
-        const step = current()
-        switch (step._tag) {
-          case "transport":
-            return Effect.fail(new TransportError({ target: called.id, reason: "connection refused" }))
-          case "status":
-            return Effect.fail(new UpstreamStatus({ target: called.id, status: step.status }))
-          default:
-            return Effect.succeed({
-              id: "j",
-              object: "chat.completion",
-              created: 0,
-              model: called.id,
-              choices: [{
-                index: 0,
-                message: {
-                  role: "assistant",
-                  content: step._tag === "garbage" ? "not json" : verdictText(step.p, step.boundary)
-                },
-                finish_reason: "stop"
-              }],
-              usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }
-            })
-        }
-      },
-      stream: () => Effect.dieMessage("not used"),
-      countTokens: () => Effect.dieMessage("not used"),
-      register: () => Effect.void,
-      breakers: Effect.succeed([])
-    })
-  )
-
-/** A routing log that keeps its lines in memory. */
-const memoryLog = () => {
-  const lines: Array<RoutingLog.Line> = []
-  const log = RoutingLog.RoutingLog.of({
-    enabled: true,
-    unsafeAppend: (line) => {
-      lines.push(line)
-    },
-    sessionStats: () => Effect.succeedNone
-  })
-  return { lines, log }
-}
-
 /** Route `steps` through the real capability route and judge, writing the routing log's lines. */
 const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings) =>
-  Effect.scoped(Effect.gen(function*() {
-    let current: JudgeStep = { _tag: "garbage" }
-    const route = yield* CapabilityRoute.make({
-      id: "auto",
-      name: "auto",
-      judge: judgeTarget,
+  ReplayLog.logOf(
+    CapabilityRoute.make({
+      id: ReplayLog.routeId,
+      name: ReplayLog.routeId,
+      judge: ReplayLog.judgeTarget,
       prompt: Option.none(),
       responseFormatType: "json_schema",
       maxOutputTokens: 64,
       recentTurnWindow: Option.none(),
-      weak: target("weak", "weak-model"),
-      strong: target("strong", "strong-model"),
+      weak: ReplayLog.target("weak", "weak-model"),
+      strong: ReplayLog.target("strong", "strong-model"),
       messageHashFallback: false,
       ...settings
-    }).pipe(
-      Effect.provide(
-        Layer.merge(
-          Judge.layer.pipe(Layer.provide(upstreamFor(() => current))),
-          SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-        )
-      )
-    )
-    const { lines, log } = memoryLog()
-    for (const step of steps) {
-      current = step.judge
-      const headers: Record<string, string> = step.session === null ? {} : { "x-switchyard-session-id": step.session }
-      const tally = RoutingLine.start(log, headers, "auto", step.userTurn)
-      const exit = yield* Effect.exit(
-        RoutingFacts.observe(tally.observer)(
-          route.decide({
-            body: { model: "auto", messages: messagesOf(step.userTurn) },
-            headers,
-            sessionId: step.session === null ? Option.none() : Option.some(SessionId.make(step.session))
-          })
-        )
-      )
-      const decision = Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none()
-      const status = Exit.isSuccess(exit) ? 200 : 502
-      tally.respond({
-        decision,
-        model: Option.match(decision, {
-          onNone: () => "",
-          onSome: (d) => d._tag === "Routed" ? d.selected.id : "auto"
-        }),
-        wireFormat: "openai_chat",
-        streaming: false,
-        status,
-        error: Exit.isSuccess(exit) ? "" : Option.match(
-          Cause.failureOption(exit.cause),
-          { onNone: () => "internal_error", onSome: (e) => toHttp(e).code }
-        ),
-        latencyMs: 1,
-        endedAtMs: 0
-      })
-    }
-    return lines
-  }))
+    }),
+    steps,
+    (step) => ({ session: step.session, messages: messagesOf(step.userTurn) }),
+    (step) => capabilityJudgeReply(step.judge)
+  )
 
 /** The settings the examples' logs are written under. */
 const settings: PolicyReplay.CapabilitySettings = {
@@ -218,18 +79,12 @@ const settings: PolicyReplay.CapabilitySettings = {
 describe("policy replay", () => {
   it.effect.prop(
     "replaying a log under its own configuration reproduces every logged decision",
-    { steps: FastCheck.array(stepArbitrary, { maxLength: 12 }), settings: settingsArbitrary },
+    { steps: FastCheck.array(stepArbitrary, { maxLength: 12 }), settings: capabilitySettingsArbitrary },
     ({ settings: own, steps }) =>
-      Effect.gen(function*() {
-        const lines = yield* logOf(steps, own)
-        const [report] = PolicyReplay.replay(lines, new Map([["auto", PolicyReplay.capability(own)]]))
-        if (steps.length === 0) return report === undefined
-        assert.isDefined(report)
-        assert.strictEqual(report?.requests, steps.length)
-        assert.strictEqual(report?.changed, 0)
-        assert.deepStrictEqual(report?.replayed, report?.logged)
-        return true
-      }),
+      Effect.map(
+        logOf(steps, own),
+        (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.capability(own), steps.length)
+      ),
     { fastCheck: { numRuns: 150 } }
   )
 

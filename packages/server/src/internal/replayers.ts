@@ -379,15 +379,22 @@ const escalationVerdictOf = (evidence: Evidence.Evidence): EscalationVerdict | u
 type EscalationState = { readonly latched: true } | { readonly latched: false; readonly streak: number }
 
 /**
+ * A request the weak target's own failure failed (not one that routes to strong): no evidence, the
+ * tier `weak`. Lines of older logs do not say so (no classifier facts at all): their judge fact is none.
+ */
+const weakCallFailed = (line: Line) => line.evidence === null && line.tier === "weak"
+
+/**
  * An escalation route's replay: the logged escalate / decline verdicts on the weak turns drive each
  * session's streak to these `confirmations`; a judge failure goes by this posture. A turn a latched
  * session answered with strong (no weak turn, no verdict logged) is unknown when the replay has the
- * session unlatched.
+ * session unlatched; so is a request the weak target's failure failed, unless the replay has the
+ * session latched (then no weak call is made).
  */
 export const escalation = (settings: EscalationSettings): Replayer => {
   const logged = (line: Line): Outcome => {
     const evidence = line.evidence
-    if (evidence === null) return failureOf(line)
+    if (evidence === null) return weakCallFailed(line) ? unknown : failureOf(line)
     if (evidence.source === "escalation") {
       const strong = evidence.verdict === "latched" || evidence.verdict === "weak_failed" ||
         (evidence.verdict === "escalate" && evidence.streak >= evidence.confirmations)
@@ -407,6 +414,7 @@ export const escalation = (settings: EscalationSettings): Replayer => {
         if (key !== null) forget(state, line, line.posture !== null)
         const current = key === null ? undefined : state.get(key)
         if (current?.latched === true) return routed("strong", "latched")
+        if (weakCallFailed(line)) return unknown
         const streak = current === undefined ? 0 : current.streak
         const evidence = line.evidence
         if (evidence !== null && evidence.source === "escalation") {

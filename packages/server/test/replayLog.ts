@@ -1,0 +1,262 @@
+/**
+ * The routing log of real routes, for the policy replay tests: a route built over the real `Judge`
+ * (and, for escalation routes, the weak call) on a scripted `UpstreamClient` and a memory
+ * `SessionStore`, driven through a schedule of requests; each request's lines are written with the
+ * routing log's own line builder (`RoutingLine.start` / `tally.respond`), as the server's pipeline
+ * writes them.
+ */
+import { assert } from "@effect/vitest"
+import type { Target } from "@switchyard-ts/client/Target"
+import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import { CircuitOpen, toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Conversation from "@switchyard-ts/routing/Conversation"
+import * as Decision from "@switchyard-ts/routing/Decision"
+import * as Judge from "@switchyard-ts/routing/Judge"
+import type { Route } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
+import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
+import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as PolicyReplay from "@switchyard-ts/server/PolicyReplay"
+import type * as RoutingLog from "@switchyard-ts/server/RoutingLog"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as RoutingLine from "../src/internal/routingLine.js"
+
+const client = {
+  name: "sim",
+  format: "openai_chat",
+  baseUrl: "http://127.0.0.1:9/v1",
+  apiKey: Option.none(),
+  extraHeaders: {},
+  maxRetries: 0,
+  timeoutMs: Option.none()
+} as const
+
+/** A target on the (never called) `sim` client. */
+export const target = (name: string, id: string): Target => ({ name, id, client, extraBody: {} })
+
+/** The judge of every route under test. */
+export const judgeTarget = target("judge", "judge-model")
+
+/** What the scripted upstream does for one call. */
+export type Reply =
+  /** A completion whose first choice says `text`. */
+  | { readonly _tag: "text"; readonly text: string }
+  | { readonly _tag: "transport" }
+  | { readonly _tag: "status"; readonly status: number; readonly contextWindowExceeded?: boolean }
+  /** The client's breaker refuses the call (no request made). */
+  | { readonly _tag: "refused" }
+
+/** An upstream answering each call as `reply` (by the called target's model id) says. */
+const scriptedUpstream = (reply: (targetId: string) => Reply): Layer.Layer<UpstreamClient> =>
+  Layer.succeed(
+    UpstreamClient,
+    ofChat({
+      complete: ({ target: called }) => {
+        const step = reply(called.id)
+        switch (step._tag) {
+          case "transport":
+            return Effect.fail(new TransportError({ target: called.id, reason: "connection refused" }))
+          case "status":
+            return Effect.fail(
+              new UpstreamStatus({
+                target: called.id,
+                status: step.status,
+                ...(step.contextWindowExceeded === true ? { contextWindowExceeded: true } : {})
+              })
+            )
+          case "refused":
+            return Effect.fail(new CircuitOpen({ target: called.id, client: client.name }))
+          case "text":
+            return Effect.succeed({
+              id: "c",
+              object: "chat.completion",
+              created: 0,
+              model: called.id,
+              choices: [{ index: 0, message: { role: "assistant", content: step.text }, finish_reason: "stop" }],
+              usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }
+            })
+        }
+      },
+      stream: () => Effect.dieMessage("not used"),
+      countTokens: () => Effect.dieMessage("not used"),
+      register: () => Effect.void,
+      breakers: Effect.succeed([])
+    })
+  )
+
+/** A routing log that keeps its lines in memory. */
+const memoryLog = () => {
+  const lines: Array<RoutingLog.Line> = []
+  const log = {
+    enabled: true,
+    unsafeAppend: (line: RoutingLog.Line) => {
+      lines.push(line)
+    },
+    sessionStats: () => Effect.succeedNone
+  }
+  return { lines, log }
+}
+
+/** One request of a schedule. */
+export interface Request {
+  /** Its `x-switchyard-session-id`; null: none. */
+  readonly session: string | null
+  readonly messages: ReadonlyArray<Message>
+  /** Sent with `x-switchyard-session-final: 1`. */
+  readonly final?: boolean
+  /** The answer's usage (`prompt_tokens`) when routing succeeded; none (0 tokens) when absent. */
+  readonly tokens?: number
+}
+
+/** The route id every schedule addresses. */
+export const routeId = "auto"
+
+/**
+ * Route `steps` in order through the route `build` makes (over the real `Judge`, a memory session
+ * store and an upstream whose calls `reply` scripts, given the step being routed), writing the
+ * routing log's lines of each request as the server does; the lines in order.
+ */
+export const logOf = <S>(
+  build: Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore | UpstreamClient | Scope.Scope>,
+  steps: ReadonlyArray<S>,
+  requestOf: (step: S) => Request,
+  reply: (step: S, targetId: string) => Reply
+): Effect.Effect<ReadonlyArray<RoutingLog.Line>> =>
+  Effect.scoped(Effect.gen(function*() {
+    let current: S | undefined
+    const upstream = scriptedUpstream((targetId) =>
+      current === undefined ? { _tag: "transport" } : reply(current, targetId)
+    )
+    const route = yield* build.pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          Judge.layer.pipe(Layer.provide(upstream)),
+          upstream,
+          SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
+        )
+      )
+    )
+    const { lines, log } = memoryLog()
+    for (const step of steps) {
+      current = step
+      const request = requestOf(step)
+      const headers: Record<string, string> = {
+        ...(request.session === null ? {} : { [SessionIdentity.sessionHeader]: request.session }),
+        ...(request.final === true ? { [SessionIdentity.sessionFinalHeader]: "1" } : {})
+      }
+      const tally = RoutingLine.start(log, headers, routeId, Conversation.isUserTurn(request.messages))
+      const exit = yield* Effect.exit(
+        RoutingFacts.observe(tally.observer)(
+          route.decide({
+            body: { model: routeId, messages: request.messages },
+            headers,
+            sessionId: SessionIdentity.sessionIdOf(headers)
+          })
+        )
+      )
+      const decision = Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none()
+      const failure = Exit.isSuccess(exit) ? Option.none() : Option.map(Cause.failureOption(exit.cause), toHttp)
+      const tokens = request.tokens
+      if (Exit.isSuccess(exit) && tokens !== undefined) {
+        tally.answered(() => ({ prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }))
+      }
+      tally.respond({
+        decision,
+        model: Option.match(Option.flatMap(decision, Decision.selected), { onNone: () => "", onSome: (t) => t.id }),
+        wireFormat: "openai_chat",
+        streaming: false,
+        status: Exit.isSuccess(exit) ? 200 : Option.match(failure, { onNone: () => 500, onSome: (e) => e.status }),
+        error: Exit.isSuccess(exit)
+          ? ""
+          : Option.match(failure, { onNone: () => "internal_error", onSome: (e) => e.code }),
+        latencyMs: 1,
+        endedAtMs: 0
+      })
+    }
+    return lines
+  }))
+
+/** A judge call that yields no verdict: a call failure, a refusal by the breaker, or an unusable reply. */
+export type Failure =
+  | { readonly _tag: "transport" }
+  | { readonly _tag: "status"; readonly status: 500 | 400 }
+  | { readonly _tag: "refused" }
+  | { readonly _tag: "garbage" }
+
+export const failureArbitrary: FastCheck.Arbitrary<Failure> = FastCheck.oneof(
+  FastCheck.constant({ _tag: "transport" as const }),
+  FastCheck.record({
+    _tag: FastCheck.constant("status" as const),
+    status: FastCheck.constantFrom(500 as const, 400 as const)
+  }),
+  FastCheck.constant({ _tag: "refused" as const }),
+  FastCheck.constant({ _tag: "garbage" as const })
+)
+
+/** The upstream's reply to a judge call that fails as `failure` says. */
+export const failureReply = (failure: Failure): Reply =>
+  failure._tag === "garbage" ? { _tag: "text", text: "not json" } : failure
+
+/** What a capability judge (a capability route's, a stage router's classifier) does for one request. */
+export type CapabilityJudge =
+  | { readonly _tag: "verdict"; readonly p: number; readonly boundary: "supported" | "uncertain" | "unsupported" }
+  | Failure
+
+export const capabilityJudgeArbitrary: FastCheck.Arbitrary<CapabilityJudge> = FastCheck.oneof(
+  FastCheck.record({
+    _tag: FastCheck.constant("verdict" as const),
+    p: FastCheck.constantFrom(0.1, 0.4, 0.5, 0.6, 0.75, 0.9),
+    boundary: FastCheck.constantFrom("supported" as const, "uncertain" as const, "unsupported" as const)
+  }),
+  failureArbitrary
+)
+
+/** The upstream's reply to a capability judge call. */
+export const capabilityJudgeReply = (judge: CapabilityJudge): Reply =>
+  judge._tag === "verdict"
+    ? {
+      _tag: "text",
+      text: JSON.stringify({
+        crux: "c",
+        primary_rule: judge.boundary === "supported" ? "SUP-1" : "LIM-2",
+        capability_boundary: judge.boundary,
+        p_solve: judge.p
+      })
+    }
+    : failureReply(judge)
+
+export const capabilitySettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.CapabilitySettings> = FastCheck.record({
+  baseThreshold: FastCheck.constantFrom(0.3, 0.5, 0.7),
+  thresholdStep: FastCheck.constantFrom(0, 0.1),
+  classifyTrigger: FastCheck.constantFrom("every_request" as const, "user_turn" as const, "new_session" as const),
+  judgeFailure: FastCheck.constantFrom("error" as const, "fail_open" as const)
+})
+
+/**
+ * Assert that replaying `lines` with `replayer` (the settings that wrote them) reproduces every
+ * logged outcome: `requests` requests, none changed, both sides equal. No lines: no report.
+ */
+export const assertReproduced = (
+  lines: ReadonlyArray<RoutingLog.Line>,
+  replayer: PolicyReplay.Replayer,
+  requests: number
+): boolean => {
+  const [report] = PolicyReplay.replay(lines, new Map([[routeId, replayer]]))
+  if (requests === 0) return report === undefined
+  // Line by line first (reasons included), for a readable failure.
+  const responses = lines.filter((line): line is RoutingLog.ResponseLine => line.kind === "response")
+  assert.deepStrictEqual(responses.map(replayer.start()), responses.map(replayer.logged))
+  assert.isDefined(report)
+  assert.strictEqual(report?.requests, requests)
+  assert.strictEqual(report?.other_algorithm, 0)
+  assert.deepStrictEqual(report?.replayed, report?.logged)
+  assert.strictEqual(report?.changed, 0)
+  return true
+}
