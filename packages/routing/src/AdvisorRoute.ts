@@ -50,6 +50,7 @@ import type * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
 import type { Route, RoutedRequest } from "./Route.js"
+import * as RoutingFacts from "./RoutingFacts.js"
 import * as SessionIdentity from "./SessionIdentity.js"
 import { InvalidVerdict } from "./Verdict.js"
 
@@ -256,7 +257,8 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       request: RoutedRequest,
       scope: ScopeState,
       turn: ChatCompletion,
-      trigger: Evidence.AdvisorTrigger
+      trigger: Evidence.AdvisorTrigger,
+      advised: (consult: "approve" | "redo" | Evidence.Reason) => Effect.Effect<void>
     ) =>
       Effect.gen(function*() {
         const outcome = yield* recorded(
@@ -295,6 +297,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
             const reason = Consultation.reasonOf(error)
             return Effect.all([
               settleFailure(scope),
+              advised(reason),
               reason === "parse_error"
                 ? countReview("unparseable", trigger)
                 : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
@@ -310,6 +313,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
 
         if (outcome._tag === "Verdict") {
           const verdict = outcome.verdict
+          yield* advised(verdict._tag === "Approve" ? "approve" : "redo")
           if (verdict._tag === "Approve") {
             yield* countReview("approve", trigger)
             return decision(
@@ -352,22 +356,48 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
     const gate = (request: RoutedRequest) =>
       Effect.gen(function*() {
         const scope = yield* scopeOf(request.sessionId)
+        const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
+        // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
+        const advised = (
+          trigger: Option.Option<Evidence.AdvisorTrigger>,
+          consult: Option.Option<"approve" | "redo" | Evidence.Reason>
+        ) =>
+          RoutingFacts.report((observer) =>
+            observer.advised({
+              posture,
+              reviewsBefore: before.reviews,
+              failedConsultsBefore: before.failedConsults,
+              trigger,
+              consult
+            })
+          )
         const spent = exhausted(scope)
-        if (Option.isSome(spent)) return decision(skipped(spent.value, Option.none()), Option.none())
+        if (Option.isSome(spent)) {
+          yield* advised(Option.none(), Option.none())
+          return decision(skipped(spent.value, Option.none()), Option.none())
+        }
 
-        const turn = yield* callExecutor(request.body, request.headers)
+        const turn = yield* callExecutor(request.body, request.headers).pipe(
+          Effect.tapError(() => advised(Option.none(), Option.none()))
+        )
         const conversation = options.gateStallTurns > 0
           ? yield* Conversation.messageHash(request.body.messages)
           : Option.none<string>()
         const trigger = triggerOf(request, turn, conversation)
-        if (Option.isNone(trigger)) return decision(skipped("no_trigger", Option.none()), Option.some(turn))
+        if (Option.isNone(trigger)) {
+          yield* advised(Option.none(), Option.none())
+          return decision(skipped("no_trigger", Option.none()), Option.some(turn))
+        }
 
         const raced = yield* reserve(scope)
-        if (Option.isSome(raced)) return decision(skipped(raced.value, trigger), Option.some(turn))
+        if (Option.isSome(raced)) {
+          yield* advised(trigger, Option.none())
+          return decision(skipped(raced.value, trigger), Option.some(turn))
+        }
         if (trigger.value === "stall" && Option.isSome(conversation)) {
           yield* Effect.sync(() => touch(stalled, conversation.value, true))
         }
-        return yield* review(request, scope, turn, trigger.value)
+        return yield* review(request, scope, turn, trigger.value, (consult) => advised(trigger, Option.some(consult)))
       })
 
     /** A session's last request (`session_final`) drops the session's scope once it is routed. */

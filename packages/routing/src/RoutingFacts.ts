@@ -2,8 +2,8 @@
  * What routing tells an observer about one request, for a routing log: every judge call made while
  * routing it (model, outcome, latency, token usage) and, for a classifier route, the facts a policy
  * replay needs besides the evidence (trigger, posture, whether the judge was consulted, the session's
- * stored decision before and after, the tier chosen; an escalation route's too), and a stage
- * router's signal facts.
+ * stored decision before and after, the tier chosen; an escalation route's too), a stage
+ * router's signal facts, and an advisor gate's budget, trigger and consultation.
  *
  * The observer is a fiber-local value: a host (the server's request pipeline) runs one request's
  * routing under {@link observe}; the `Judge` and the classifier routes {@link report} to whatever
@@ -60,6 +60,23 @@ export interface Classified {
   readonly tier: Option.Option<string>
 }
 
+/**
+ * What an advisor route's gate did with a request, for a replay: the scope's budget before it, the
+ * trigger that asked for a review (none: the scope was spent, or the turn did not trigger, or the
+ * executor failed first), and how the consultation came out (none without one).
+ */
+export interface Advised {
+  /** `posture` of the route's `fail_open`. */
+  readonly posture: Posture.Posture
+  /** Reviews the request's scope had used before it. */
+  readonly reviewsBefore: number
+  /** Failed consults of the scope before it. */
+  readonly failedConsultsBefore: number
+  readonly trigger: Option.Option<Evidence.AdvisorTrigger>
+  /** `approve`, `redo`, or why the consultation gave no verdict (`parse_error`: unparseable). */
+  readonly consult: Option.Option<"approve" | "redo" | Evidence.Reason>
+}
+
 /** Receives the facts of one request's routing; each method only records (never blocks). */
 export interface Observer {
   readonly judgeCall: (call: JudgeCall) => void
@@ -69,6 +86,7 @@ export interface Observer {
    * request the classifier's `error` posture then fails has no evidence, yet a replay needs them.
    */
   readonly stage: (facts: Evidence.StageFacts) => void
+  readonly advised: (facts: Advised) => void
 }
 
 /** The observer of the current fiber's request; none outside an {@link observe}. */

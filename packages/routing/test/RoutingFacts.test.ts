@@ -18,7 +18,8 @@ const collect = () => {
   const observer: RoutingFacts.Observer = {
     judgeCall: (call) => calls.push(call),
     classified: (facts) => classified.push(facts),
-    stage: () => {}
+    stage: () => {},
+    advised: () => {}
   }
   return { calls, classified, observer }
 }

@@ -11,7 +11,8 @@
  *   `default_target`), `default_target`, `classify_trigger`, `judge_failure`;
  * - stage routers: `confidence_threshold` (against each turn's logged scorer confidence), `picker`,
  *   and the `[classifier]` table's settings as a capability route's (or its absence);
- * - escalation routes: `escalation.confirmations`, `judge_failure`.
+ * - escalation routes: `escalation.confirmations`, `judge_failure`;
+ * - advisor routes: `max_reviews` (each scope's review budget re-run), `fail_open`.
  *
  * A request the new settings would decide from a judge verdict the log does not have (its original
  * routing reused a stored decision, a latched session answered without a weak turn) is `unknown`.
@@ -20,8 +21,7 @@
  * stored (expired, evicted, ended by `session_final`) starts afresh. Sessions are the lines'
  * `session_id`; a `new_session` route with `message_hash_fallback` keys requests without one by a
  * message hash the log does not have, so those requests replay without a stored decision. Delegated
- * sub-agent requests (evidence `subagent: true`) are counted as logged. Advisor routes are not
- * replayed.
+ * sub-agent requests (evidence `subagent: true`) are counted as logged.
  */
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import * as Option from "effect/Option"
@@ -29,10 +29,10 @@ import * as Replayers from "./internal/replayers.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
 export type { CapabilitySettings, EscalationSettings, Outcome, Replayer } from "./internal/replayers.js"
-export type { CustomSettings, StageSettings } from "./internal/replayers.js"
+export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayers.js"
 
 /** Build replayers by hand (library use and tests). */
-export const { capability, custom, escalation, stage } = Replayers
+export const { advisor, capability, custom, escalation, stage } = Replayers
 
 /** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
 export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
@@ -52,6 +52,8 @@ export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> 
           return Option.some(Replayers.escalation(route))
       }
       break
+    case "advisor":
+      return Option.some(Replayers.advisor({ failOpen: route.failOpen, maxReviews: route.maxReviews }))
     case "stage_router":
       return Option.some(Replayers.stage({
         picker: route.picker,

@@ -66,6 +66,15 @@ export const StoredDecision = Schema.Struct({
 })
 export type StoredDecision = typeof StoredDecision.Type
 
+/** An advisor gate's facts of one request (see `ResponseLine.advisor`). */
+export const AdvisorFacts = Schema.Struct({
+  reviews_before: Schema.Number,
+  failed_consults_before: Schema.Number,
+  trigger: Schema.NullOr(Evidence.AdvisorTrigger),
+  consult: Schema.NullOr(Schema.Union(Schema.Literal("approve", "redo"), Evidence.Reason))
+})
+export type AdvisorFacts = typeof AdvisorFacts.Type
+
 /** How a judge call ended: `ok`, an evidence reason, or `interrupted`. */
 export const JudgeOutcome = Schema.Union(Schema.Literal("ok", "interrupted"), Evidence.Reason)
 
@@ -107,7 +116,7 @@ export const ResponseLine = Schema.Struct({
   /** The error code of an error answer. */
   error: Schema.NullOr(Schema.String),
   evidence: Schema.NullOr(Evidence.Evidence),
-  /** A classifier route's `judge_failure`. */
+  /** A classifier route's `judge_failure`; an advisor route's `fail_open` as a posture. */
   posture: Schema.NullOr(Schema.Literal("error", "fail_open")),
   /** A classifier route's `classify_trigger`. */
   trigger: Schema.NullOr(Schema.Literal("every_request", "user_turn", "new_session")),
@@ -120,6 +129,14 @@ export const ResponseLine = Schema.Struct({
    * `fall_open`: the facts as they stood before the classifier).
    */
   stage: Schema.optionalWith(Evidence.StageFacts, { exact: true }),
+  /**
+   * An advisor route's gate: the scope's budget before the request (`reviews_before`,
+   * `failed_consults_before`), the `trigger` that asked for a review (null: none did — the scope was
+   * spent, the turn did not trigger, or the executor failed first), and the `consult`'s outcome
+   * (`approve`, `redo`, or the evidence reason of a consultation without a verdict; null without
+   * one). Absent on other routes.
+   */
+  advisor: Schema.optionalWith(AdvisorFacts, { exact: true }),
   /** From the request's arrival to the end of its answer. */
   latency_ms: Schema.Number,
   ...Tokens

@@ -34,7 +34,7 @@ export type Outcome =
 /** A route's replay procedure. */
 export interface Replayer {
   /** What kind of route it is (in the report). */
-  readonly kind: "capability" | "custom" | "stage_router" | "escalation"
+  readonly kind: "capability" | "custom" | "stage_router" | "escalation" | "advisor"
   /** The `algorithm` its lines carry; lines of another algorithm are not replayed. */
   readonly algorithm: string
   /** Its destinations, in the order a report lists them. */
@@ -445,6 +445,103 @@ export const escalation = (settings: EscalationSettings): Replayer => {
               : routed("weak", "circuit-open", "circuit_open")
           case "None":
             return unknown
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Advisor routes
+
+/** The settings of an advisor route that a replay changes. */
+export interface AdvisorSettings {
+  /** `fail_open`: a failed consultation releases the turn (else the request fails). */
+  readonly failOpen: boolean
+  /** `max_reviews`: reviews per scope. */
+  readonly maxReviews: number
+}
+
+/** Failed consults after which a scope is no longer reviewed (`AdvisorRoute.maxFailedConsults`). */
+const maxFailedConsults = 3
+
+/** Where an advisor route's request went: the executor's turn released, or answered again after a REDO. */
+const released = "released"
+const redone = "redone"
+
+/**
+ * An advisor route's replay: each scope's (session's, else the instance's) review budget is re-run
+ * under these `max_reviews` with the logged consultations; a failed consultation goes by this
+ * `fail_open`. A request the replay would review but whose logged run skipped it before the
+ * executor answered (its scope was spent) is unknown: the log cannot say whether the turn triggered.
+ */
+export const advisor = (settings: AdvisorSettings): Replayer => {
+  const logged = (line: Line): Outcome => {
+    const evidence = line.evidence
+    if (evidence === null) {
+      const consult = line.advisor?.consult
+      return consult === undefined || consult === null || consult === "approve" || consult === "redo"
+        ? unknown
+        : { _tag: "Failed", reason: consult }
+    }
+    if (evidence.source !== "advisor") return unknown
+    if ("reason" in evidence) return routed(released, "fail-open", evidence.reason)
+    switch (evidence.verdict) {
+      case "approve":
+        return routed(released, "approve")
+      case "redo":
+        return routed(redone, "redo")
+      case "unparseable":
+        return routed(released, "unparseable")
+      case "skipped":
+        return routed(released, `skipped: ${evidence.skipped ?? "no_trigger"}`)
+    }
+  }
+  return {
+    kind: "advisor",
+    algorithm: "advisor_gate",
+    destinations: [released, redone],
+    logged,
+    start: () => {
+      const scopes = new Map<string, { reviews: number; failedConsults: number }>()
+      return (line) => {
+        const facts = line.advisor
+        if (facts === undefined) return unknown
+        const key = line.session_id ?? "\u0000instance"
+        // The logged scope was fresh (new, evicted, or dropped by `session_final`): so is the replay's.
+        if (facts.reviews_before === 0 && facts.failed_consults_before === 0) scopes.delete(key)
+        const scope = scopes.get(key) ?? { reviews: 0, failedConsults: 0 }
+        scopes.set(key, scope)
+        if (scope.failedConsults >= maxFailedConsults) return routed(released, "skipped: consult_failures")
+        if (scope.reviews >= settings.maxReviews) return routed(released, "skipped: budget_exhausted")
+        const evidence = line.evidence
+        if (facts.trigger === null) {
+          // No trigger logged: the scope was spent before the executor answered, the executor failed,
+          // or the turn did not trigger.
+          return evidence !== null && evidence.source === "advisor" && "verdict" in evidence &&
+              evidence.verdict === "skipped" && evidence.skipped === "no_trigger"
+            ? routed(released, "skipped: no_trigger")
+            : unknown
+        }
+        if (facts.consult === null) return unknown
+        scope.reviews++
+        switch (facts.consult) {
+          case "approve":
+          case "redo":
+            // Without evidence the request failed after the review (the REDO's second executor call).
+            return evidence === null
+              ? unknown
+              : facts.consult === "approve"
+              ? routed(released, "approve")
+              : routed(redone, "redo")
+          default: {
+            scope.reviews = Math.max(0, scope.reviews - 1)
+            scope.failedConsults = Math.min(maxFailedConsults, scope.failedConsults + 1)
+            if (facts.consult === "parse_error") return routed(released, "unparseable")
+            return settings.failOpen
+              ? routed(released, "fail-open", facts.consult)
+              : { _tag: "Failed", reason: facts.consult }
+          }
         }
       }
     }

@@ -121,6 +121,7 @@ export const start = (
   let judgeSummary: RoutingLog.ResponseLine["judge"] = null
   let classified: RoutingFacts.Classified | undefined
   let stageSignals: Evidence.StageFacts | undefined
+  let advised: RoutingFacts.Advised | undefined
   let streamEnded = false
   let streamFailed = false
   const observer: RoutingFacts.Observer = {
@@ -142,6 +143,9 @@ export const start = (
     },
     stage: (facts) => {
       stageSignals = facts
+    },
+    advised: (facts) => {
+      advised = facts
     }
   }
   return {
@@ -184,12 +188,20 @@ export const start = (
           : "incomplete",
         error: response.error === "" ? null : response.error,
         evidence,
-        posture: classified?.posture ?? null,
+        posture: classified?.posture ?? advised?.posture ?? null,
         trigger: classified?.trigger ?? null,
         judge: judgeSummary,
         stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
         stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
         ...(stageSignals === undefined || stageTier !== null ? {} : { stage: stageSignals }),
+        ...(advised === undefined ? {} : {
+          advisor: {
+            reviews_before: advised.reviewsBefore,
+            failed_consults_before: advised.failedConsultsBefore,
+            trigger: Option.getOrNull(advised.trigger),
+            consult: Option.getOrNull(advised.consult)
+          }
+        }),
         latency_ms: response.latencyMs,
         ...tokensOf(usageOf())
       })
