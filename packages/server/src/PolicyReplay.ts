@@ -38,28 +38,17 @@ export const { advisor, capability, custom, escalation, stage } = Replayers
 export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
   switch (route.type) {
     case "llm_classifier":
-      switch (route.mode) {
-        case "capability":
-          return Option.some(Replayers.capability(route))
-        case "custom":
-          return Option.some(Replayers.custom({
-            targets: route.targets,
-            defaultTarget: route.defaultTarget,
-            classifyTrigger: route.classifyTrigger,
-            judgeFailure: route.judgeFailure
-          }))
-        case "escalation":
-          return Option.some(Replayers.escalation(route))
-      }
-      break
+      return Option.some(
+        route.mode === "capability"
+          ? Replayers.capability(route)
+          : route.mode === "custom"
+          ? Replayers.custom(route)
+          : Replayers.escalation(route)
+      )
     case "advisor":
-      return Option.some(Replayers.advisor({ failOpen: route.failOpen, maxReviews: route.maxReviews }))
+      return Option.some(Replayers.advisor(route))
     case "stage_router":
-      return Option.some(Replayers.stage({
-        picker: route.picker,
-        confidenceThreshold: route.confidenceThreshold,
-        classifier: Option.getOrUndefined(route.classifier)
-      }))
+      return Option.some(Replayers.stage({ ...route, classifier: Option.getOrUndefined(route.classifier) }))
     default:
       return Option.none()
   }

@@ -18,7 +18,7 @@ const advisorTarget = ReplayLog.target("advisor", "advisor-model")
 /** What the executor does: a turn that ends the work (`done`: triggers the gate), one that does not, a failure. */
 type Turn = "done" | "working" | "fail"
 /** What the advisor answers. */
-type Advice = "approve" | "redo" | "garbage" | "transport" | "500" | "refused"
+type Advice = "approve" | "redo" | "garbage" | "invalid" | "transport" | "500" | "refused"
 
 interface Step {
   readonly session: "a" | "b" | null
@@ -38,6 +38,7 @@ const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
     "approve" as const,
     "redo" as const,
     "garbage" as const,
+    "invalid" as const,
     "transport" as const,
     "500" as const,
     "refused" as const
@@ -75,6 +76,8 @@ const adviceReply = (advice: Advice): ReplayLog.Reply => {
       return { _tag: "text", text: "REDO: add a test first" }
     case "garbage":
       return { _tag: "text", text: "hmm, not sure" }
+    case "invalid":
+      return { _tag: "invalid" }
     case "transport":
       return { _tag: "transport" }
     case "500":

@@ -8,7 +8,7 @@
 import { assert } from "@effect/vitest"
 import type { Target } from "@switchyard-ts/client/Target"
 import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { CircuitOpen, toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import { CircuitOpen, InvalidResponse, toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
 import * as Decision from "@switchyard-ts/routing/Decision"
@@ -52,6 +52,8 @@ export type Reply =
   | { readonly _tag: "status"; readonly status: number; readonly contextWindowExceeded?: boolean }
   /** The client's breaker refuses the call (no request made). */
   | { readonly _tag: "refused" }
+  /** A 2xx body that is not a chat completion. */
+  | { readonly _tag: "invalid" }
 
 /** An upstream answering each call as `reply` (by the called target's model id) says. */
 const scriptedUpstream = (reply: (targetId: string) => Reply): Layer.Layer<UpstreamClient> =>
@@ -73,6 +75,8 @@ const scriptedUpstream = (reply: (targetId: string) => Reply): Layer.Layer<Upstr
             )
           case "refused":
             return Effect.fail(new CircuitOpen({ target: called.id, client: client.name }))
+          case "invalid":
+            return Effect.fail(new InvalidResponse({ target: called.id, reason: "not a chat completion" }))
           case "text":
             return Effect.succeed({
               id: "c",

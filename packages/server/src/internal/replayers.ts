@@ -10,8 +10,10 @@
  *
  * @internal
  */
+import { maxFailedConsults } from "@switchyard-ts/routing/AdvisorRoute"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Policy from "@switchyard-ts/routing/Policy"
+import * as StageSignals from "@switchyard-ts/routing/StageSignals"
 import type { Boundary } from "@switchyard-ts/routing/Verdict"
 import type * as RoutingLog from "../RoutingLog.js"
 
@@ -65,6 +67,33 @@ type JudgeFact<V> =
 
 const invalidReasons: ReadonlyArray<string> = ["invalid_response", "parse_error"]
 
+/** The fact of a consultation that gave no verdict, by its evidence reason. */
+const failedFact = (reason: string): NoVerdict =>
+  reason === "circuit_open"
+    ? { _tag: "Refused" }
+    : invalidReasons.includes(reason)
+    ? { _tag: "Invalid", reason }
+    : { _tag: "CallFailed", reason }
+
+/** A judge fact without a verdict. */
+type NoVerdict = Extract<JudgeFact<never>, { readonly _tag: "CallFailed" | "Invalid" | "Refused" }>
+
+/**
+ * What a posture makes of a consultation without a verdict (as `Consultation.run` folds it): `error`
+ * fails the request on a call failure or a refusal by the breaker; anything else is routed
+ * `without` a verdict (source `fail-open`, `circuit-open` for the breaker).
+ */
+const unverdicted = (
+  posture: "error" | "fail_open",
+  fact: NoVerdict,
+  without: (reason: string, source: "fail-open" | "circuit-open") => Outcome
+): Outcome => {
+  const reason = fact._tag === "Refused" ? "circuit_open" : fact.reason
+  return posture === "error" && fact._tag !== "Invalid"
+    ? { _tag: "Failed", reason }
+    : without(reason, fact._tag === "Refused" ? "circuit-open" : "fail-open")
+}
+
 const judgeFactOf = <V>(line: Line, verdictOf: (evidence: Evidence.Evidence) => V | undefined): JudgeFact<V> => {
   const evidence = line.evidence
   const verdict = evidence === null ? undefined : verdictOf(evidence)
@@ -75,9 +104,7 @@ const judgeFactOf = <V>(line: Line, verdictOf: (evidence: Evidence.Evidence) => 
     return { _tag: "Refused" }
   }
   if (line.judge !== null && line.judge.outcome !== "ok" && line.judge.outcome !== "interrupted") {
-    return invalidReasons.includes(line.judge.outcome)
-      ? { _tag: "Invalid", reason: line.judge.outcome }
-      : { _tag: "CallFailed", reason: line.judge.outcome }
+    return failedFact(line.judge.outcome)
   }
   return { _tag: "None" }
 }
@@ -140,19 +167,25 @@ const cascadeStep = <V>(cascade: Cascade<V>, stored: Map<string, string>, line: 
       if (key !== null) stored.set(key, judged.stored)
       return routed(judged.destination, judged.source)
     }
-    case "CallFailed":
-      return cascade.posture === "error"
-        ? { _tag: "Failed", reason: fact.reason }
-        : withoutVerdict(fact.reason, "fail-open")
-    case "Invalid":
-      return withoutVerdict(fact.reason, "fail-open")
-    case "Refused":
-      return cascade.posture === "error"
-        ? { _tag: "Failed", reason: "circuit_open" }
-        : withoutVerdict("circuit_open", "circuit-open")
     case "None":
       return unknown
+    default:
+      return unverdicted(cascade.posture, fact, withoutVerdict)
   }
+}
+
+/** A replay through `cascade`, verdicts read from the evidence by `verdictOf`; delegated lines as logged. */
+const cascadeReplay = <V>(
+  logged: (line: Line) => Outcome,
+  cascade: Cascade<V>,
+  verdictOf: (evidence: Evidence.Evidence) => V | undefined
+) =>
+() => {
+  const stored = new Map<string, string>()
+  return stepping(logged, (line) => {
+    forget(stored, line, cascadeReadStore(line))
+    return cascadeStep(cascade, stored, line, judgeFactOf(line, verdictOf))
+  })
 }
 
 /** Whether the logged run read the session store for this line (a classifier route's trigger says). */
@@ -231,13 +264,7 @@ export const capability = (settings: CapabilitySettings): Replayer => {
     algorithm: "llm_task_classifier",
     destinations: ["weak", "strong"],
     logged,
-    start: () => {
-      const stored = new Map<string, string>()
-      return stepping(logged, (line) => {
-        forget(stored, line, cascadeReadStore(line))
-        return cascadeStep(cascade, stored, line, judgeFactOf(line, capabilityVerdictOf))
-      })
-    }
+    start: cascadeReplay(logged, cascade, capabilityVerdictOf)
   }
 }
 
@@ -290,13 +317,7 @@ export const custom = (settings: CustomSettings): Replayer => {
     algorithm: "llm_task_classifier",
     destinations: [...new Set(settings.targets.map((target) => target.id))],
     logged,
-    start: () => {
-      const stored = new Map<string, string>()
-      return stepping(logged, (line) => {
-        forget(stored, line, cascadeReadStore(line))
-        return cascadeStep(cascade, stored, line, judgeFactOf(line, customVerdictOf))
-      })
-    }
+    start: cascadeReplay(logged, cascade, customVerdictOf)
   }
 }
 
@@ -320,7 +341,7 @@ const stageFactsOf = (line: Line): Evidence.StageFacts | undefined =>
  * rest (`dimensions`), else this classifier (with the logged verdict), else the picker's default.
  */
 export const stage = (settings: StageSettings): Replayer => {
-  const fallback = settings.picker === "capable_first" ? "capable" : "efficient"
+  const fallback = StageSignals.defaultTier(settings.picker)
   const logged = (line: Line): Outcome => {
     if (delegated(line)) return routed(subagentDestination, line.evidence?.source ?? "")
     const facts = stageFactsOf(line)
@@ -422,8 +443,6 @@ export const escalation = (settings: EscalationSettings): Replayer => {
           if (evidence.verdict === "weak_failed") return routed("strong", "weak_failed")
         }
         const fact = judgeFactOf(line, escalationVerdictOf)
-        const without = (reason: string): Outcome =>
-          routed("weak", current === undefined ? "fail-open" : "retained", reason)
         switch (fact._tag) {
           case "Verdict": {
             const escalate = fact.verdict === "escalate"
@@ -435,16 +454,16 @@ export const escalation = (settings: EscalationSettings): Replayer => {
             if (key !== null) state.set(key, next)
             return next.latched ? routed("strong", "escalate") : routed("weak", fact.verdict)
           }
-          case "CallFailed":
-            return settings.judgeFailure === "error" ? { _tag: "Failed", reason: fact.reason } : without(fact.reason)
-          case "Invalid":
-            return without(fact.reason)
-          case "Refused":
-            return settings.judgeFailure === "error"
-              ? { _tag: "Failed", reason: "circuit_open" }
-              : routed("weak", "circuit-open", "circuit_open")
           case "None":
             return unknown
+          default:
+            // The weak turn is served; `retained` when the session has state.
+            return unverdicted(settings.judgeFailure, fact, (reason, source) =>
+              routed(
+                "weak",
+                source === "fail-open" && current !== undefined ? "retained" : source,
+                reason
+              ))
         }
       }
     }
@@ -461,9 +480,6 @@ export interface AdvisorSettings {
   /** `max_reviews`: reviews per scope. */
   readonly maxReviews: number
 }
-
-/** Failed consults after which a scope is no longer reviewed (`AdvisorRoute.maxFailedConsults`). */
-const maxFailedConsults = 3
 
 /** Where an advisor route's request went: the executor's turn released, or answered again after a REDO. */
 const released = "released"
@@ -537,10 +553,13 @@ export const advisor = (settings: AdvisorSettings): Replayer => {
           default: {
             scope.reviews = Math.max(0, scope.reviews - 1)
             scope.failedConsults = Math.min(maxFailedConsults, scope.failedConsults + 1)
-            if (facts.consult === "parse_error") return routed(released, "unparseable")
-            return settings.failOpen
-              ? routed(released, "fail-open", facts.consult)
-              : { _tag: "Failed", reason: facts.consult }
+            // Released without a verdict (an unparseable reply: `unparseable`), or failed by `fail_open = false`.
+            return unverdicted(
+              settings.failOpen ? "fail_open" : "error",
+              failedFact(facts.consult),
+              (reason) =>
+                reason === "parse_error" ? routed(released, "unparseable") : routed(released, "fail-open", reason)
+            )
           }
         }
       }
