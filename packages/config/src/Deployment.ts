@@ -16,6 +16,7 @@ import type { Route } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
+import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -108,15 +109,20 @@ export const routes = (
   })
 
 /**
- * The `Router` of a validated deployment over the caller's `Judge`, `SessionStore` and
- * `UpstreamClient` (replace any of them, e.g. a scripted judge in tests or a shared session store).
+ * The `Router` of a validated deployment over the caller's `Judge`, `SessionStore`, `UpstreamClient`
+ * and `Stats` recorder (replace any of them, e.g. a scripted judge in tests, a shared session store,
+ * `Stats.layer` for `/v1/stats`).
  * Building it registers the circuit breaker of every client with a `breaker` table on the
  * `UpstreamClient`, so breaker states are visible before the first call. The layer owns the
  * routes' background judge calls (`late_verdict_ms`): releasing it interrupts them.
  */
 export const layerWith = (
   deployment: Deployment
-): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient | Judge.Judge | SessionStore.SessionStore> =>
+): Layer.Layer<
+  Router.Router,
+  never,
+  UpstreamClient.UpstreamClient | Judge.Judge | SessionStore.SessionStore | Stats.Stats
+> =>
   Layer.scoped(
     Router.Router,
     Effect.zipRight(
@@ -129,14 +135,15 @@ export const layerWith = (
   )
 
 /**
- * The `Router` of a validated deployment with the default judge (over the upstream client) and an
- * in-memory session store bounded by the deployment's `[sessions]` table. It ignores
+ * The `Router` of a validated deployment with the default judge (over the upstream client), an
+ * in-memory session store bounded by the deployment's `[sessions]` table and no stats
+ * (`Stats.layerDisabled`). It ignores
  * `store = "redis"` (this package stays runtime-neutral): use `layerWith` and a Redis-backed
  * `SessionStore`, as the server does.
  */
 export const layer = (deployment: Deployment): Layer.Layer<Router.Router, never, UpstreamClient.UpstreamClient> =>
   layerWith(deployment).pipe(
-    Layer.provide(Layer.merge(Judge.layer, SessionStore.layerMemory(deployment.sessions)))
+    Layer.provide(Layer.mergeAll(Judge.layer, SessionStore.layerMemory(deployment.sessions), Stats.layerDisabled))
   )
 
 /**

@@ -189,8 +189,8 @@ export type JudgeCallFailure = TransportError | DeadlineExceeded | UpstreamStatu
 /**
  * A classifier route with `judge_failure = "error"` failed the request because its judge could not
  * be consulted. Maps to 502 (transport, upstream status), 504 (deadline) or 503 (the judge's
- * circuit breaker is open: `CircuitOpen` is not a `JudgeCallFailure`, the route settles it around
- * the posture); the message names the judge and never quotes the judge's error body.
+ * circuit breaker is open: `CircuitOpen` is not a `JudgeCallFailure`, but the `error` posture fails
+ * on it as on one); the message names the judge and never quotes the judge's error body.
  */
 export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>()("JudgeUnavailable", {
   /** Model id of the judge target. */

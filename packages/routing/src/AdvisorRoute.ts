@@ -44,6 +44,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as AdvisorReview from "./AdvisorReview.js"
 import * as Consultation from "./Consultation.js"
+import type { JudgeError } from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
@@ -101,6 +102,58 @@ export interface AdvisorRoute extends Route {
   readonly budget: (sessionId: Option.Option<string>) => Effect.Effect<Budget>
 }
 
+/** The settings the decision rules read (a route's options, or a deployment's route spec). */
+export type Settings = Pick<Options, "maxReviews">
+
+/** A fresh scope's budget. */
+export const freshBudget: Budget = { reviews: 0, failedConsults: 0 }
+
+/** Why a scope is not reviewed any more (its failed consults, else its reviews, are used up); none while it is. */
+export const spent = (settings: Settings, budget: Budget): Option.Option<Evidence.AdvisorSkip> =>
+  budget.failedConsults >= maxFailedConsults
+    ? Option.some("consult_failures")
+    : budget.reviews >= settings.maxReviews
+    ? Option.some("budget_exhausted")
+    : Option.none()
+
+/** A scope's budget after a consultation: a failed one gives its review back and counts towards the failure cap. */
+export const afterConsult = (budget: Budget, consult: "approve" | "redo" | Evidence.Reason): Budget =>
+  consult === "approve" || consult === "redo"
+    ? budget
+    : {
+      reviews: Math.max(0, budget.reviews - 1),
+      failedConsults: Math.min(maxFailedConsults, budget.failedConsults + 1)
+    }
+
+/**
+ * The evidence of a reviewed turn: APPROVE releases it, REDO has the executor answer again; without
+ * the advisor's verdict (the posture folded a failure) it is released — `unparseable` for an
+ * unusable reply, else with the failure's reason.
+ */
+export const reviewed = (
+  outcome: Consultation.Outcome<"approve" | "redo">,
+  trigger: Evidence.AdvisorTrigger,
+  advisorModel: string
+): Evidence.Evidence =>
+  outcome._tag === "Verdict"
+    ? { source: "advisor", verdict: outcome.verdict, trigger, advisor_model: advisorModel }
+    : outcome.reason === "parse_error"
+    ? { source: "advisor", verdict: "unparseable", trigger, advisor_model: advisorModel }
+    : { source: "advisor", reason: outcome.reason, trigger, advisor_model: advisorModel }
+
+/** The evidence of a turn the gate did not review. */
+export const skipped = (
+  skip: Evidence.AdvisorSkip,
+  trigger: Option.Option<Evidence.AdvisorTrigger>,
+  advisorModel: string
+): Evidence.Evidence => ({
+  source: "advisor",
+  verdict: "skipped",
+  ...Option.match(trigger, { onNone: () => ({}), onSome: (t) => ({ trigger: t }) }),
+  skipped: skip,
+  advisor_model: advisorModel
+})
+
 interface ScopeState {
   reviews: number
   failedConsults: number
@@ -131,7 +184,7 @@ const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
 const recorded = (
   model: string,
   call: Effect.Effect<ChatCompletion, ClientFailure>
-): Effect.Effect<ChatCompletion, ClientFailure> =>
+): Effect.Effect<ChatCompletion, ClientFailure, RoutingFacts.Reporter> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) =>
     call.pipe(Effect.onExit((exit) =>
       refusedByBreaker(exit)
@@ -171,47 +224,100 @@ const countReview = (verdict: "approve" | "redo" | "unparseable", trigger: Evide
     1
   )
 
+/** The advisor's verdict on `turn`, its unusable replies as `InvalidVerdict`s (folded by the posture). */
+const consultAdvisor = (
+  options: Options,
+  upstream: UpstreamClient["Type"],
+  request: RoutedRequest,
+  turn: ChatCompletion
+): Effect.Effect<AdvisorReview.Verdict, JudgeError, RoutingFacts.Reporter> =>
+  recorded(
+    options.advisor.id,
+    upstream.complete({
+      target: options.advisor,
+      body: AdvisorReview.requestBody(options, request.body.messages, turn),
+      headers: request.headers
+    })
+  ).pipe(
+    Effect.catchTag(
+      "InvalidResponse",
+      () =>
+        Effect.fail(new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" }))
+    ),
+    Effect.catchTag("TranslationError", () =>
+      Effect.fail(
+        new InvalidVerdict({
+          reason: "invalid_response",
+          detail: "advisor request cannot be sent in its upstream's format"
+        })
+      )),
+    Effect.flatMap((completion) =>
+      Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
+        onNone: () =>
+          Effect.fail(new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })),
+        onSome: Effect.succeed
+      })
+    )
+  )
+
+/**
+ * The review scopes of one route: the instance-wide scope, session scopes (least recently used
+ * dropped beyond {@link maxTrackedScopes}) and the conversations the stall trigger already reviewed.
+ */
+const makeScopes = () => {
+  const instance: ScopeState = { reviews: 0, failedConsults: 0 }
+  const sessions = new Map<string, ScopeState>()
+  const stalled = new Map<string, true>()
+  return {
+    of: (sessionId: Option.Option<string>): Effect.Effect<ScopeState> =>
+      Effect.sync(() =>
+        Option.match(sessionId, {
+          onNone: () => instance,
+          onSome: (id) => touch(sessions, id, sessions.get(id) ?? { reviews: 0, failedConsults: 0 })
+        })
+      ),
+    drop: (sessionId: string) => Effect.sync(() => sessions.delete(sessionId)),
+    stalled: (conversation: string): boolean => stalled.has(conversation),
+    markStalled: (conversation: string) => Effect.sync(() => touch(stalled, conversation, true)),
+    budget: (sessionId: Option.Option<string>): Budget => {
+      const scope = Option.match(sessionId, { onNone: () => instance, onSome: (id) => sessions.get(id) })
+      return { reviews: scope?.reviews ?? 0, failedConsults: scope?.failedConsults ?? 0 }
+    }
+  }
+}
+
+/** Which trigger (if any) asks for a review of `turn`; the stall trigger also needs an unreviewed conversation. */
+const triggerOf = (
+  options: Options,
+  request: RoutedRequest,
+  turn: ChatCompletion,
+  unreviewedStall: boolean
+): Option.Option<Evidence.AdvisorTrigger> => {
+  const messages = request.body.messages
+  const configured = options.gateTrigger === "no_tool_call"
+    ? AdvisorReview.toolCallCount(turn) === 0 &&
+      messages.filter((message) => message.role === "tool").length >= options.gateMinToolResults
+    : Option.exists(options.gateTriggerPattern, (pattern) => pattern.test(AdvisorReview.visibleText(turn)))
+  if (configured) return Option.some(options.gateTrigger)
+  const assistantTurns = messages.filter((message) => message.role === "assistant").length + 1
+  const stall = options.gateStallTurns > 0 && assistantTurns >= options.gateStallTurns && unreviewedStall
+  return stall ? Option.some("stall") : Option.none()
+}
+
+/** What a request tells the routing log of its gate: consult none before the consultation, or how it came out. */
+type Advise = (
+  trigger: Option.Option<Evidence.AdvisorTrigger>,
+  consult: Option.Option<"approve" | "redo" | Evidence.Reason>
+) => Effect.Effect<void, never, RoutingFacts.Reporter>
+
 /** Build an advisor route over the `UpstreamClient` (executor and advisor calls). */
 export const make = (options: Options): Effect.Effect<AdvisorRoute, never, UpstreamClient> =>
   Effect.gen(function*() {
     const upstream = yield* UpstreamClient
     const info = { id: options.id, name: options.name, algorithm: "advisor_gate" } as const
     const advisorModel = options.advisor.id
-    const posture = postureOf(options.failOpen)
-
-    const instance: ScopeState = { reviews: 0, failedConsults: 0 }
-    const sessions = new Map<string, ScopeState>()
-    const stalled = new Map<string, true>()
-
-    const scopeOf = (sessionId: Option.Option<string>): Effect.Effect<ScopeState> =>
-      Effect.sync(() =>
-        Option.match(sessionId, {
-          onNone: () => instance,
-          onSome: (id) => touch(sessions, id, sessions.get(id) ?? { reviews: 0, failedConsults: 0 })
-        })
-      )
-
-    const exhausted = (scope: ScopeState): Option.Option<Evidence.AdvisorSkip> =>
-      scope.failedConsults >= maxFailedConsults
-        ? Option.some("consult_failures")
-        : scope.reviews >= options.maxReviews
-        ? Option.some("budget_exhausted")
-        : Option.none()
-
-    /** Take one review from the scope, atomically; none when it has none left (another request raced us). */
-    const reserve = (scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
-      Effect.sync(() => {
-        const skip = exhausted(scope)
-        if (Option.isNone(skip)) scope.reviews++
-        return skip
-      })
-
-    /** A failed consult gives its review back and counts towards the scope's failure cap. */
-    const settleFailure = (scope: ScopeState) =>
-      Effect.sync(() => {
-        scope.reviews = Math.max(0, scope.reviews - 1)
-        scope.failedConsults = Math.min(maxFailedConsults, scope.failedConsults + 1)
-      })
+    const posture = Posture.fromConfig(postureOf(options.failOpen))
+    const scopes = makeScopes()
 
     const decision = (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>): Decision.Decision =>
       Option.match(answer, {
@@ -220,37 +326,16 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
           Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
       })
 
-    const skipped = (
-      skip: Evidence.AdvisorSkip,
-      trigger: Option.Option<Evidence.AdvisorTrigger>
-    ): Evidence.Evidence => ({
-      source: "advisor",
-      verdict: "skipped",
-      ...Option.match(trigger, { onNone: () => ({}), onSome: (t) => ({ trigger: t }) }),
-      skipped: skip,
-      advisor_model: advisorModel
-    })
-
     const callExecutor = (body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
       recorded(options.executor.id, upstream.complete({ target: options.executor, body, headers }))
 
-    /** Which trigger (if any) asks for a review of `turn`; the stall trigger also needs its conversation key. */
-    const triggerOf = (
-      request: RoutedRequest,
-      turn: ChatCompletion,
-      conversation: Option.Option<string>
-    ): Option.Option<Evidence.AdvisorTrigger> => {
-      const messages = request.body.messages
-      const configured = options.gateTrigger === "no_tool_call"
-        ? AdvisorReview.toolCallCount(turn) === 0 &&
-          messages.filter((message) => message.role === "tool").length >= options.gateMinToolResults
-        : Option.exists(options.gateTriggerPattern, (pattern) => pattern.test(AdvisorReview.visibleText(turn)))
-      if (configured) return Option.some(options.gateTrigger)
-      const assistantTurns = messages.filter((message) => message.role === "assistant").length + 1
-      const stall = options.gateStallTurns > 0 && assistantTurns >= options.gateStallTurns &&
-        Option.exists(conversation, (key) => !stalled.has(key))
-      return stall ? Option.some("stall") : Option.none()
-    }
+    /** Take one review from the scope, atomically; why not when it has none left (another request raced us). */
+    const reserve = (scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
+      Effect.sync(() => {
+        const skip = spent(options, scope)
+        if (Option.isNone(skip)) scope.reviews++
+        return skip
+      })
 
     /** Consult the advisor on `turn`; the scope's review is already reserved. */
     const review = (
@@ -258,123 +343,76 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       scope: ScopeState,
       turn: ChatCompletion,
       trigger: Evidence.AdvisorTrigger,
-      advised: (consult: "approve" | "redo" | Evidence.Reason) => Effect.Effect<void>
+      advised: Advise
     ) =>
       Effect.gen(function*() {
-        const outcome = yield* recorded(
-          advisorModel,
-          upstream.complete({
-            target: options.advisor,
-            body: AdvisorReview.requestBody(options, request.body.messages, turn),
-            headers: request.headers
-          })
-        ).pipe(
-          Effect.catchTag(
-            "InvalidResponse",
-            () =>
-              Effect.fail(
-                new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" })
-              )
-          ),
-          Effect.catchTag("TranslationError", () =>
-            Effect.fail(
-              new InvalidVerdict({
-                reason: "invalid_response",
-                detail: "advisor request cannot be sent in its upstream's format"
-              })
-            )),
-          Effect.flatMap((completion) =>
-            Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
-              onNone: () =>
-                Effect.fail(
-                  new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })
-                ),
-              onSome: Effect.succeed
-            })
-          ),
+        const outcome = yield* consultAdvisor(options, upstream, request, turn).pipe(
           // Bookkeeping happens for every failed consult, whatever the posture then does with it.
           Effect.tapError((error) => {
             const reason = Consultation.reasonOf(error)
             return Effect.all([
-              settleFailure(scope),
-              advised(reason),
+              Effect.sync(() => Object.assign(scope, afterConsult(scope, reason))),
+              advised(Option.some(trigger), Option.some(reason)),
               reason === "parse_error"
                 ? countReview("unparseable", trigger)
                 : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
             ], { discard: true })
           }),
-          Consultation.run(Posture.fromConfig(posture)),
-          Effect.mapError((error) => new AdvisorUnavailable({ advisorModel, failure: error })),
+          Consultation.run(posture),
+          Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure })),
           Spans.withSpan("Advisor.consult", () => ({
             captureStackTrace: false,
             attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
           }))
         )
-
-        if (outcome._tag === "Verdict") {
-          const verdict = outcome.verdict
-          yield* advised(verdict._tag === "Approve" ? "approve" : "redo")
-          if (verdict._tag === "Approve") {
-            yield* countReview("approve", trigger)
-            return decision(
-              { source: "advisor", verdict: "approve", trigger, advisor_model: advisorModel },
-              Option.some(turn)
-            )
-          }
-          yield* countReview("redo", trigger)
-          yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
-          yield* countDiscardedTokens(turn.usage)
-          const messages = AdvisorReview.redoMessages(
-            request.body.messages,
-            turn,
-            options.redoFeedbackPrefix,
-            verdict.plan
+        const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
+          ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
+          : Consultation.WithoutVerdict({ reason: outcome.reason })
+        const evidence = reviewed(judged, trigger, advisorModel)
+        if (outcome._tag === "WithoutVerdict") {
+          yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
+            Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason: outcome.reason, trigger })
           )
-          const again = yield* callExecutor({ ...request.body, messages }, request.headers)
-          return decision(
-            { source: "advisor", verdict: "redo", trigger, advisor_model: advisorModel },
-            Option.some(again)
-          )
+          return decision(evidence, Option.some(turn))
         }
-        if (outcome._tag === "Refused" && !options.failOpen) {
-          return yield* new AdvisorUnavailable({ advisorModel, failure: outcome.circuitOpen })
+        const verdict = outcome.verdict
+        yield* advised(Option.some(trigger), Option.some(verdict._tag === "Approve" ? "approve" : "redo"))
+        if (verdict._tag === "Approve") {
+          yield* countReview("approve", trigger)
+          return decision(evidence, Option.some(turn))
         }
-
-        // Released without the advisor's verdict: an unparseable reply, or a failure under fail_open.
-        const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
-        yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
-          Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason, trigger })
+        yield* countReview("redo", trigger)
+        yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
+        yield* countDiscardedTokens(turn.usage)
+        const messages = AdvisorReview.redoMessages(
+          request.body.messages,
+          turn,
+          options.redoFeedbackPrefix,
+          verdict.plan
         )
-        return decision(
-          reason === "parse_error"
-            ? { source: "advisor", verdict: "unparseable", trigger, advisor_model: advisorModel }
-            : { source: "advisor", reason, trigger, advisor_model: advisorModel },
-          Option.some(turn)
-        )
+        const again = yield* callExecutor({ ...request.body, messages }, request.headers)
+        return decision(evidence, Option.some(again))
       })
 
     const gate = (request: RoutedRequest) =>
       Effect.gen(function*() {
-        const scope = yield* scopeOf(request.sessionId)
+        const scope = yield* scopes.of(request.sessionId)
         const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
         // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
-        const advised = (
-          trigger: Option.Option<Evidence.AdvisorTrigger>,
-          consult: Option.Option<"approve" | "redo" | Evidence.Reason>
-        ) =>
+        const advised: Advise = (trigger, consult) =>
           RoutingFacts.report((observer) =>
             observer.advised({
-              posture,
+              posture: postureOf(options.failOpen),
               reviewsBefore: before.reviews,
               failedConsultsBefore: before.failedConsults,
               trigger,
               consult
             })
           )
-        const spent = exhausted(scope)
-        if (Option.isSome(spent)) {
+        const skip = spent(options, scope)
+        if (Option.isSome(skip)) {
           yield* advised(Option.none(), Option.none())
-          return decision(skipped(spent.value, Option.none()), Option.none())
+          return decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
         }
 
         const turn = yield* callExecutor(request.body, request.headers).pipe(
@@ -383,29 +421,31 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
         const conversation = options.gateStallTurns > 0
           ? yield* Conversation.messageHash(request.body.messages)
           : Option.none<string>()
-        const trigger = triggerOf(request, turn, conversation)
+        const trigger = triggerOf(
+          options,
+          request,
+          turn,
+          Option.exists(conversation, (key) => !scopes.stalled(key))
+        )
         if (Option.isNone(trigger)) {
           yield* advised(Option.none(), Option.none())
-          return decision(skipped("no_trigger", Option.none()), Option.some(turn))
+          return decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
         }
 
         const raced = yield* reserve(scope)
         if (Option.isSome(raced)) {
           yield* advised(trigger, Option.none())
-          return decision(skipped(raced.value, trigger), Option.some(turn))
+          return decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
         }
-        if (trigger.value === "stall" && Option.isSome(conversation)) {
-          yield* Effect.sync(() => touch(stalled, conversation.value, true))
-        }
-        return yield* review(request, scope, turn, trigger.value, (consult) => advised(trigger, Option.some(consult)))
+        if (trigger.value === "stall" && Option.isSome(conversation)) yield* scopes.markStalled(conversation.value)
+        return yield* review(request, scope, turn, trigger.value, advised)
       })
 
     /** A session's last request (`session_final`) drops the session's scope once it is routed. */
     const decide = (request: RoutedRequest) =>
       Option.match(request.sessionId, {
         onNone: () => gate(request),
-        onSome: (id) =>
-          SessionIdentity.forgetOnFinal(gate(request), request.headers, Effect.sync(() => sessions.delete(id)))
+        onSome: (id) => SessionIdentity.forgetOnFinal(gate(request), request.headers, scopes.drop(id))
       })
 
     const route: AdvisorRoute = {
@@ -416,11 +456,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
       decide,
-      budget: (sessionId) =>
-        Effect.sync(() => {
-          const scope = Option.match(sessionId, { onNone: () => instance, onSome: (id) => sessions.get(id) })
-          return { reviews: scope?.reviews ?? 0, failedConsults: scope?.failedConsults ?? 0 }
-        })
+      budget: (sessionId) => Effect.sync(() => scopes.budget(sessionId))
     }
     return route
   })

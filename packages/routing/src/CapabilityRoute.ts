@@ -4,27 +4,23 @@
  * decides what a judge failure does; `classify_trigger` decides when the judge is consulted and
  * when a session keeps its stored decision (README.md, the judge failure posture; docs/routes.md).
  *
- * The judge is consulted through `Consultation.run` with the route's posture combinator, which
- * returns the outcome as a value: a verdict, "without a verdict" with its reason, or refused.
- * Triggers, sessions and the posture's meaning are the classifier cascade every mode shares
- * (`internal/classifierCascade.ts`, also behind `CustomRoute`); this module adds the threshold
- * policy and the weak/strong targets.
- *
- * Circuit breakers: a consultation refused by the judge client's open breaker fails with
- * `CircuitOpen`, which is not a judge call failure (the posture table pins the posture's input and output
- * unions to `TransportError | DeadlineExceeded | UpstreamStatus`), so the posture never sees it:
- * it comes back `Refused`, and the route applies the posture's meaning itself — `fail_open`
- * routes without a verdict (evidence `circuit-open`, reason `circuit_open`, counted in the
- * fail-open metric), `error` fails with `JudgeUnavailable` (503).
+ * Its decision rules are {@link rules}: the threshold policy over the classifier cascade's rules
+ * (`ClassifierCascade`), a pure function of the route's settings that policy replay runs too. The
+ * judge is consulted through `Consultation.run` with the route's posture, which gives a verdict,
+ * "without a verdict" with its reason — an invalid verdict, a call failure under `fail_open`, or a
+ * call refused by the judge client's open breaker under `fail_open` (`circuit-open`) — or fails the
+ * request (`JudgeUnavailable`: 502 / 504, 503 for the breaker) under `error`. Sessions, locks and
+ * late verdicts are the shell every classifier mode shares (`internal/classifierRoute.ts`).
  */
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import type * as ClassifierCascade from "./ClassifierCascade.js"
 import * as Consultation from "./Consultation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
-import * as ClassifierCascade from "./internal/classifierCascade.js"
+import * as ClassifierRoute from "./internal/classifierRoute.js"
 import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
 import type * as LateVerdict from "./LateVerdict.js"
 import * as Policy from "./Policy.js"
@@ -52,8 +48,38 @@ export interface Options extends JudgeOptions, LateVerdict.Options {
   readonly toolCalling?: Option.Option<boolean>
 }
 
+/** The settings the decision rules read (a route's options, or a deployment's route spec). */
+export type Settings = Pick<Options, "baseThreshold" | "thresholdStep" | "classifyTrigger">
+
+/** What the rules read of a verdict. */
+export type Judgement = Pick<Verdict, "p_solve" | "capability_boundary">
+
 /** The bounded reason label of a judge failure: {@link Consultation.reasonOf}, kept under its old name. */
 export const reasonOf: (error: JudgeError) => Evidence.Reason = Consultation.reasonOf
+
+/**
+ * The capability route's decision rules: a verdict's tier by the threshold policy (evidence
+ * `llm-classifier` with its score, threshold and boundary); strong by default; a session's stored
+ * tier retained without a verdict.
+ */
+export const rules = (settings: Settings, judgeModel: string): ClassifierCascade.Rules<Judgement, Policy.Tier> => ({
+  trigger: settings.classifyTrigger,
+  retainWithoutVerdict: true,
+  judgeModel,
+  judged: (verdict) => {
+    const chosen = Policy.choose(verdict, settings.baseThreshold, settings.thresholdStep)
+    return {
+      selection: chosen.tier,
+      evidence: {
+        source: "llm-classifier",
+        score: verdict.p_solve,
+        threshold: chosen.threshold,
+        boundary: verdict.capability_boundary
+      }
+    }
+  },
+  fallback: "strong"
+})
 
 /**
  * Build a capability route over the `Judge` and `SessionStore` services; its late judge calls
@@ -65,50 +91,22 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
     const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
     const targetOf = (tier: Policy.Tier) => (tier === "weak" ? options.weak : options.strong)
 
-    const decision = (tier: Policy.Tier, evidence: Evidence.Evidence): Decision.Decision => {
-      const selected = targetOf(tier)
-      return Decision.routed({
-        route: info,
-        selected,
-        fallbacks: [options.weak, options.strong].filter((target) => target.name !== selected.name),
-        evidence
-      })
-    }
-
-    const decide = yield* ClassifierCascade.make<Verdict>({
+    const classify = yield* ClassifierRoute.make<Judgement, Policy.Tier>({
       routeId: options.id,
-      classifyTrigger: options.classifyTrigger,
+      rules: rules(options, options.judge.id),
       messageHashFallback: options.messageHashFallback,
-      judgeFailure: options.judgeFailure,
+      posture: options.judgeFailure,
       late: options,
-      judgeModel: options.judge.id,
       consult: (request, judgeTimeoutMs) =>
         judge.consult({
           options: { ...options, judgeTimeoutMs },
           messages: request.body.messages,
           headers: request.headers
         }),
-      judged: (verdict) => {
-        const chosen = Policy.choose(verdict, options.baseThreshold, options.thresholdStep)
-        return {
-          stored: { target: targetOf(chosen.tier).name, tier: chosen.tier },
-          decision: decision(chosen.tier, {
-            source: "llm-classifier",
-            score: verdict.p_solve,
-            threshold: chosen.threshold,
-            boundary: verdict.capability_boundary
-          })
-        }
-      },
+      toStored: (tier) => ({ target: targetOf(tier).name, tier }),
       // A decision stored without a tier (written by another mode under this route id) is read by its target.
-      fromStored: (stored, evidence) =>
-        Option.some(decision(stored.tier ?? (stored.target === options.weak.name ? "weak" : "strong"), evidence)),
-      fallback: (evidence) => decision("strong", evidence),
-      tierOf: (decided) =>
-        Option.map(
-          Decision.selected(decided),
-          (target): Policy.Tier => (target.name === options.weak.name ? "weak" : "strong")
-        )
+      fromStored: (stored) => Option.some(stored.tier ?? (stored.target === options.weak.name ? "weak" : "strong")),
+      tierOf: Option.some
     })
 
     const route: Route = {
@@ -118,7 +116,16 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       targets: distinctTargets([options.weak, options.strong]),
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
-      decide
+      decide: (request) =>
+        Effect.map(classify(request), ({ evidence, selection }) => {
+          const selected = targetOf(selection)
+          return Decision.routed({
+            route: info,
+            selected,
+            fallbacks: [options.weak, options.strong].filter((target) => target.name !== selected.name),
+            evidence
+          })
+        })
     }
     return route
   })

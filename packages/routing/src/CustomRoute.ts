@@ -5,20 +5,22 @@
  * target labels (target table names). A selector that names no configured label abstains: the
  * route chooses its `default_target` (evidence `abstained`).
  *
- * Triggers, sessions, the `judge_failure` posture, breakers and the fail-open counter are the
- * classifier cascade shared with capability mode (`internal/classifierCascade.ts`): without a
- * verdict, `fail_open` keeps the session's stored target (`retained`), else `default_target`
- * (`fail-open` / `circuit-open`); `error` fails with `JudgeUnavailable` (502 / 504 / 503). An
- * invalid verdict (not JSON, not matching the schema, truncated) is "no verdict" under both.
+ * Its decision rules are {@link rules} over the classifier cascade's (`ClassifierCascade`), a pure
+ * function of its settings that policy replay runs too: without a verdict, `fail_open` keeps the
+ * session's stored target (`retained`), else `default_target` (`fail-open` / `circuit-open`);
+ * `error` fails with `JudgeUnavailable` (502 / 504 / 503). An invalid verdict (not JSON, not
+ * matching the schema, truncated) is "no verdict" under both. Sessions, locks, breakers, the
+ * fail-open counter and late verdicts are the shell every classifier mode shares
+ * (`internal/classifierRoute.ts`).
  */
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
+import type * as ClassifierCascade from "./ClassifierCascade.js"
 import * as Decision from "./Decision.js"
-import type * as Evidence from "./Evidence.js"
-import * as ClassifierCascade from "./internal/classifierCascade.js"
+import * as ClassifierRoute from "./internal/classifierRoute.js"
 import * as JsonPointer from "./JsonPointer.js"
 import { type CustomJudgeOptions, Judge } from "./Judge.js"
 import type * as LateVerdict from "./LateVerdict.js"
@@ -45,10 +47,26 @@ export interface Options extends CustomJudgeOptions, LateVerdict.Options {
    * id), both required — a route's `subagents` table (`Subagents.delegate`); `messageHashFallback`
    * is then unused.
    */
-  readonly affinity?: ClassifierCascade.Affinity
+  readonly affinity?: ClassifierRoute.Affinity
   readonly contextWindow?: Option.Option<number>
   readonly toolCalling?: Option.Option<boolean>
 }
+
+/** The settings the decision rules read (a route's options, or a deployment's route spec). */
+export interface Settings {
+  /** `targets`, by label (target table name). */
+  readonly targets: ReadonlyArray<Pick<Target, "name">>
+  readonly defaultTarget: Pick<Target, "name">
+  readonly selector: Pick<JsonPointer.JsonPointer, "text">
+  readonly classifyTrigger: ClassifierCascade.ClassifyTrigger
+}
+
+/**
+ * The string a verdict names at the selector, if any: what the rules read of a verdict (they
+ * abstain when it is not one of the route's labels).
+ */
+export const namedLabel = (selector: JsonPointer.JsonPointer, verdict: unknown): Option.Option<string> =>
+  JsonPointer.resolve(selector, verdict).pipe(Option.filter(Predicate.isString))
 
 /**
  * The label a verdict selects: the string at the selector when it names a configured target;
@@ -58,11 +76,35 @@ export const selectLabel = (
   selector: JsonPointer.JsonPointer,
   labels: ReadonlyArray<string>,
   verdict: unknown
-): Option.Option<string> =>
-  JsonPointer.resolve(selector, verdict).pipe(
-    Option.filter(Predicate.isString),
-    Option.filter((label) => labels.includes(label))
-  )
+): Option.Option<string> => namedLabel(selector, verdict).pipe(Option.filter((label) => labels.includes(label)))
+
+/**
+ * A custom route's decision rules over the label a verdict names: a configured label selects its
+ * target (evidence `llm-classifier` with the label); anything else abstains to `default_target`
+ * (evidence `abstained`); `default_target` by default; a session's stored label retained without a
+ * verdict.
+ */
+export const rules = (
+  settings: Settings,
+  judgeModel: string
+): ClassifierCascade.Rules<Option.Option<string>, string> => ({
+  trigger: settings.classifyTrigger,
+  retainWithoutVerdict: true,
+  judgeModel,
+  judged: (label) =>
+    Option.match(Option.filter(label, (named) => isLabel(settings, named)), {
+      onNone: () => ({
+        selection: settings.defaultTarget.name,
+        evidence: { source: "abstained", selector: settings.selector.text, judge_model: judgeModel }
+      }),
+      onSome: (named) => ({ selection: named, evidence: { source: "llm-classifier", label: named } })
+    }),
+  fallback: settings.defaultTarget.name
+})
+
+/** Whether `label` names one of the route's targets. */
+export const isLabel = (settings: Pick<Settings, "targets">, label: string): boolean =>
+  settings.targets.some((target) => target.name === label)
 
 /**
  * Build a custom classifier route over the `Judge` and `SessionStore` services; its late judge
@@ -72,48 +114,26 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
   Effect.gen(function*() {
     const judge = yield* Judge
     const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-    const labels = options.targets.map((target) => target.name)
-    const byLabel = (label: string) => Option.fromNullable(options.targets.find((target) => target.name === label))
+    const byLabel = (label: string) => options.targets.find((target) => target.name === label) ?? options.defaultTarget
 
-    const decision = (selected: Target, evidence: Evidence.Evidence): Decision.Decision =>
-      Decision.routed({
-        route: info,
-        selected,
-        fallbacks: options.targets.filter((target) => target.name !== selected.name),
-        evidence
-      })
-
-    const decide = yield* ClassifierCascade.make<unknown>({
+    const classify = yield* ClassifierRoute.make<Option.Option<string>, string>({
       routeId: options.id,
-      classifyTrigger: options.classifyTrigger,
+      rules: rules(options, options.judge.id),
       messageHashFallback: options.messageHashFallback,
       ...(options.affinity === undefined ? {} : { affinity: options.affinity }),
-      judgeFailure: options.judgeFailure,
+      posture: options.judgeFailure,
       late: options,
-      judgeModel: options.judge.id,
       consult: (request, judgeTimeoutMs) =>
-        judge.classify({
-          options: { ...options, judgeTimeoutMs },
-          messages: request.body.messages,
-          headers: request.headers
-        }),
-      judged: (verdict) =>
-        Option.match(Option.flatMap(selectLabel(options.selector, labels, verdict), byLabel), {
-          onNone: () => ({
-            stored: { target: options.defaultTarget.name },
-            decision: decision(options.defaultTarget, {
-              source: "abstained",
-              selector: options.selector.text,
-              judge_model: options.judge.id
-            })
+        Effect.map(
+          judge.classify({
+            options: { ...options, judgeTimeoutMs },
+            messages: request.body.messages,
+            headers: request.headers
           }),
-          onSome: (selected) => ({
-            stored: { target: selected.name },
-            decision: decision(selected, { source: "llm-classifier", label: selected.name })
-          })
-        }),
-      fromStored: (stored, evidence) => Option.map(byLabel(stored.target), (target) => decision(target, evidence)),
-      fallback: (evidence) => decision(options.defaultTarget, evidence)
+          (verdict) => namedLabel(options.selector, verdict)
+        ),
+      toStored: (label) => ({ target: label }),
+      fromStored: (stored) => Option.liftPredicate(stored.target, (label) => isLabel(options, label))
     })
 
     const route: Route = {
@@ -123,7 +143,16 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       targets: options.targets,
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
-      decide
+      decide: (request) =>
+        Effect.map(classify(request), ({ evidence, selection }) => {
+          const selected = byLabel(selection)
+          return Decision.routed({
+            route: info,
+            selected,
+            fallbacks: options.targets.filter((target) => target.name !== selected.name),
+            evidence
+          })
+        })
     }
     return route
   })

@@ -38,7 +38,7 @@ import * as Option from "effect/Option"
 import * as Consultation from "./Consultation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
-import * as ClassifierCascade from "./internal/classifierCascade.js"
+import * as ClassifierRoute from "./internal/classifierRoute.js"
 import { type EscalationJudgeOptions, Judge } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
@@ -83,12 +83,85 @@ export const next = (streak: number, escalate: boolean, confirmations: number): 
   return streak + 1 >= confirmations ? { _tag: "Latched" } : { _tag: "Unlatched", streak: streak + 1 }
 }
 
+/** The settings the decision rules read (a route's options, or a deployment's route spec). */
+export type Settings = Pick<Options, "confirmations">
+
+/** Which target answers a request, why, and the state to store (none: keep what is stored). */
+export interface Decided {
+  /** `strong`: the strong target answers; `weak`: the weak target's reply is served. */
+  readonly tier: "weak" | "strong"
+  readonly evidence: Evidence.Evidence
+  readonly store: Option.Option<State>
+}
+
+const escalationEvidence = (
+  settings: Settings,
+  verdict: EscalationEvidence["verdict"],
+  streak: number
+): EscalationEvidence => ({ source: "escalation", verdict, streak, confirmations: settings.confirmations })
+
+/** A latched session: strong, no weak call, no judge call (evidence `latched`). */
+export const latched = (settings: Settings): Decided => ({
+  tier: "strong",
+  evidence: escalationEvidence(settings, "latched", settings.confirmations),
+  store: Option.none()
+})
+
+/** The weak call failed in a way that routes to strong (context overflow, transport): `weak_failed`, streak unchanged. */
+export const weakFailed = (settings: Settings, streak: number): Decided => ({
+  tier: "strong",
+  evidence: escalationEvidence(settings, "weak_failed", streak),
+  store: Option.none()
+})
+
+/**
+ * After the judge read the weak turn of an unlatched session with `streak` (`hasState`: the session
+ * had stored state): a verdict moves the streak ({@link next}) and is stored — latched, strong
+ * answers; else the weak reply is served. Without a verdict the weak reply is served and nothing
+ * is stored (`retained` when the session had state, else `fail-open`; `circuit-open` for the breaker).
+ */
+export const judged = (
+  settings: Settings,
+  judgeModel: string,
+  streak: number,
+  hasState: boolean,
+  outcome: Consultation.Outcome<boolean>
+): Decided => {
+  if (outcome._tag === "Verdict") {
+    const escalate = outcome.verdict
+    const after = next(streak, escalate, settings.confirmations)
+    return after._tag === "Latched"
+      ? { tier: "strong", evidence: escalationEvidence(settings, "escalate", streak + 1), store: Option.some(after) }
+      : {
+        tier: "weak",
+        evidence: escalationEvidence(settings, escalate ? "escalate" : "decline", after.streak),
+        store: Option.some(after)
+      }
+  }
+  const reason = outcome.reason
+  return {
+    tier: "weak",
+    evidence: reason === "circuit_open"
+      ? { source: "circuit-open", judge_model: judgeModel }
+      : hasState
+      ? { source: "retained", reason, judge_model: judgeModel }
+      : { source: "fail-open", reason, judge_model: judgeModel },
+    store: Option.none()
+  }
+}
+
 const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
 
 /** A weak failure that routes to strong instead of failing the request. */
 const strongInstead = (error: ClientFailure): boolean =>
   error._tag === "TransportError" || (error._tag === "UpstreamStatus" && error.contextWindowExceeded === true)
+
+/** What the session store holds for a state. */
+const toStored = (options: Options, state: State): SessionDecision =>
+  state._tag === "Latched"
+    ? { target: options.strong.name, tier: "strong" }
+    : { target: options.weak.name, tier: "weak", streak: state.streak }
 
 /** Build an escalation route over the `Judge`, the `SessionStore` and the `UpstreamClient` (the weak call). */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient> =>
@@ -99,19 +172,9 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
     const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
     const judgeModel = options.judge.id
     const posture = Posture.fromConfig(options.judgeFailure)
-    const withSessionLock = ClassifierCascade.sessionLocks()
+    const withSessionLock = ClassifierRoute.sessionLocks()
 
-    const evidence = (verdict: EscalationEvidence["verdict"], streak: number): EscalationEvidence => ({
-      source: "escalation",
-      verdict,
-      streak,
-      confirmations: options.confirmations
-    })
-    const toStrong = (why: Evidence.Evidence): Decision.Decision =>
-      Decision.routed({ route: info, selected: options.strong, fallbacks: [options.weak], evidence: why })
-    const serveWeak = (answer: ChatCompletion, why: Evidence.Evidence): Decision.Decision =>
-      Decision.answered({ route: info, answer, servedBy: Option.some(options.weak), evidence: why })
-
+    /** The weak target's reply; none when its failure routes to strong instead. */
     const callWeak = (request: RoutedRequest) =>
       Effect.flatMap(
         Clock.currentTimeMillis,
@@ -134,7 +197,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           )
       )
 
-    /** Tell the request's routing observer the session's state before and after, and the tier that answers. */
+    /** Tell the request's observer the session's state before and after, and the tier that answers. */
     const report = (
       consulted: boolean,
       storedBefore: Option.Option<SessionDecision>,
@@ -152,27 +215,35 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         })
       )
 
+    /** The decision of what the rules decided: strong answers, or the weak reply is served. */
+    const decisionOf = (decided: Decided, reply: Option.Option<ChatCompletion>): Decision.Decision =>
+      decided.tier === "weak" && Option.isSome(reply)
+        ? Decision.answered({
+          route: info,
+          answer: reply.value,
+          servedBy: Option.some(options.weak),
+          evidence: decided.evidence
+        })
+        : Decision.routed({
+          route: info,
+          selected: options.strong,
+          fallbacks: [options.weak],
+          evidence: decided.evidence
+        })
+
     const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
       Effect.gen(function*() {
         const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
         const state = stateOf(stored, options.strong)
-        const served = (
-          decision: Decision.Decision,
-          consulted: boolean,
-          after: Option.Option<SessionDecision> = stored
-        ) =>
-          Effect.as(
-            report(
-              consulted,
-              stored,
-              after,
-              Option.some(
-                decision._tag === "Routed" && decision.selected.name === options.strong.name ? "strong" : "weak"
-              )
-            ),
-            decision
-          )
-        if (state._tag === "Latched") return yield* served(toStrong(evidence("latched", options.confirmations)), false)
+        /** Apply what the rules decided: store its state (with a session), report, decide. */
+        const apply = (decided: Decided, consulted: boolean, reply: Option.Option<ChatCompletion>) =>
+          Effect.gen(function*() {
+            const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
+            if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
+            yield* report(consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
+            return decisionOf(decided, reply)
+          })
+        if (state._tag === "Latched") return yield* apply(latched(options), false, Option.none())
         const streak = state.streak
 
         // A weak failure that fails the request is reported too: the routing log's line then says the
@@ -180,7 +251,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
         const reply = yield* callWeak(request).pipe(
           Effect.tapError(() => report(false, stored, stored, Option.some("weak")))
         )
-        if (Option.isNone(reply)) return yield* served(toStrong(evidence("weak_failed", streak)), false)
+        if (Option.isNone(reply)) return yield* apply(weakFailed(options, streak), false, Option.none())
 
         const outcome = yield* judge.escalate({
           options,
@@ -188,45 +259,16 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
           reply: reply.value,
           headers: request.headers
         }).pipe(
+          Effect.map((verdict) => verdict.escalate),
           Consultation.run(posture),
-          Effect.mapError((error) => new JudgeUnavailable({ judgeModel, failure: error })),
+          Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
           Effect.tapError(() => report(true, stored, stored, Option.none()))
         )
-
-        if (outcome._tag === "Verdict") {
-          const after = next(streak, outcome.verdict.escalate, options.confirmations)
-          const decision: SessionDecision = after._tag === "Latched"
-            ? { target: options.strong.name, tier: "strong" }
-            : { target: options.weak.name, tier: "weak", streak: after.streak }
-          if (Option.isSome(key)) yield* store.put(key.value, decision)
-          return yield* served(
-            after._tag === "Latched"
-              ? toStrong(evidence("escalate", streak + 1))
-              : serveWeak(reply.value, evidence(outcome.verdict.escalate ? "escalate" : "decline", after.streak)),
-            true,
-            Option.isSome(key) ? Option.some(decision) : stored
-          )
+        if (outcome._tag === "WithoutVerdict") {
+          yield* ClassifierRoute.recordWithoutVerdict(options.id, judgeModel, outcome.reason)
         }
-        if (outcome._tag === "Refused" && options.judgeFailure === "error") {
-          yield* report(false, stored, stored, Option.none())
-          return yield* new JudgeUnavailable({ judgeModel, failure: outcome.circuitOpen })
-        }
-
-        // Served without a verdict: the buffered weak reply, the streak unchanged.
-        const reason = outcome._tag === "Refused" ? "circuit_open" : outcome.reason
-        yield* ClassifierCascade.recordWithoutVerdict(options.id, judgeModel, reason)
-        if (outcome._tag === "Refused") {
-          return yield* served(serveWeak(reply.value, { source: "circuit-open", judge_model: judgeModel }), false)
-        }
-        return yield* served(
-          serveWeak(
-            reply.value,
-            Option.isSome(stored)
-              ? { source: "retained", reason, judge_model: judgeModel }
-              : { source: "fail-open", reason, judge_model: judgeModel }
-          ),
-          true
-        )
+        const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+        return yield* apply(judged(options, judgeModel, streak, Option.isSome(stored), outcome), consulted, reply)
       })
 
     const route: Route = {

@@ -5,18 +5,17 @@
  * candidate, never a fallback — and decodes the verdict: a capability verdict, or for `classify`
  * any JSON value that matches the route's `response_schema` (validated here, locally).
  *
- * Its failure channel is the judge posture's input — `TransportError | DeadlineExceeded |
- * UpstreamStatus` (the judge could not be consulted) or `InvalidVerdict` (it answered, unusably) —
- * plus `CircuitOpen` (the judge's LLM client's breaker refused the call; no HTTP request was made),
- * which the route settles around the posture (see `CapabilityRoute`).
+ * Its failure channel is the judge posture's input (`Consultation.JudgeError`): `TransportError |
+ * DeadlineExceeded | UpstreamStatus` (the judge could not be consulted), `CircuitOpen` (the judge's
+ * LLM client's breaker refused the call; no HTTP request was made) or `InvalidVerdict` (it
+ * answered, unusably).
  *
- * Every consultation that made a request is reported to the request's `RoutingFacts` observer
- * (outcome, latency, the judge's token usage), for the routing log.
+ * Every consultation that made a request is reported to the request's `RoutingFacts.Reporter`
+ * (outcome, latency, the judge's token usage), for the routing log and the stats.
  */
 import * as Spans from "@switchyard-ts/client/Spans"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Message, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -27,7 +26,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { reasonOf } from "./Consultation.js"
+import { type JudgeError, reasonOf } from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import * as Escalation from "./Escalation.js"
 import * as JsonSchema from "./JsonSchema.js"
@@ -106,20 +105,22 @@ export interface EscalationConsultation {
   readonly headers: Readonly<Record<string, string>>
 }
 
-/** Everything a consultation can fail with. */
-export type JudgeError = JudgeCallFailure | Verdict.InvalidVerdict | CircuitOpen
+/** Everything a consultation can fail with (defined by `Consultation`). */
+export type { JudgeError } from "./Consultation.js"
 
 /** The judge port; replace it with `layerTest` to script verdicts and failures. */
 export class Judge extends Context.Tag("@switchyard-ts/routing/Judge")<Judge, {
   /** Ask a capability judge; the verdict is decoded and checked (`InvalidVerdict` otherwise). */
-  readonly consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>
+  readonly consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError, RoutingFacts.Reporter>
   /**
    * Ask a custom classifier judge; the verdict is the JSON value of its reply, which matched the
    * route's `response_schema` (`InvalidVerdict` with `parse_error` otherwise).
    */
-  readonly classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError>
+  readonly classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError, RoutingFacts.Reporter>
   /** Ask an escalation judge about a finished weak turn (`InvalidVerdict` with `parse_error` for an unusable reply). */
-  readonly escalate: (consultation: EscalationConsultation) => Effect.Effect<Escalation.EscalationVerdict, JudgeError>
+  readonly escalate: (
+    consultation: EscalationConsultation
+  ) => Effect.Effect<Escalation.EscalationVerdict, JudgeError, RoutingFacts.Reporter>
 }>() {}
 
 /** The judge's system prompt for these options. */
@@ -264,7 +265,7 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
       body: Readonly<Record<string, unknown>>,
       headers: Readonly<Record<string, string>>,
       judgeTimeoutMs: Option.Option<number> | undefined
-    ): Effect.Effect<ChatCompletion, JudgeError> =>
+    ): Effect.Effect<ChatCompletion, JudgeError, RoutingFacts.Reporter> =>
       Effect.flatMap(
         Clock.currentTimeMillis,
         (start) =>
@@ -313,7 +314,7 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
       headers: Readonly<Record<string, string>>,
       judgeTimeoutMs: Option.Option<number> | undefined,
       verdictOf: (completion: ChatCompletion) => Effect.Effect<V, Verdict.InvalidVerdict>
-    ): Effect.Effect<V, JudgeError> =>
+    ): Effect.Effect<V, JudgeError, RoutingFacts.Reporter> =>
       Effect.flatMap(Clock.currentTimeMillis, (start) => {
         let usage: Option.Option<Usage> = Option.none()
         return call(judge, body, headers, judgeTimeoutMs).pipe(

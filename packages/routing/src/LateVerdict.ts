@@ -20,7 +20,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { JudgeError } from "./Judge.js"
+import type { JudgeError } from "./Consultation.js"
 import * as Metrics from "./Metrics.js"
 import type * as Posture from "./Posture.js"
 
@@ -95,11 +95,11 @@ export interface Runner {
    * starts; the effect it returns runs once when the call is over (on time, dropped, settled or
    * interrupted).
    */
-  readonly run: <A>(
-    call: Effect.Effect<A, JudgeError>,
+  readonly run: <A, R>(
+    call: Effect.Effect<A, JudgeError, R>,
     settle: (exit: Exit.Exit<A, JudgeError>) => Effect.Effect<Outcome>,
     track: Effect.Effect<Effect.Effect<void>>
-  ) => Effect.Effect<A, JudgeError>
+  ) => Effect.Effect<A, JudgeError, R>
   /** Calls waiting in the background now. */
   readonly inFlight: Effect.Effect<number>
 }
@@ -112,11 +112,11 @@ const expired = (exit: Exit.Exit<unknown, JudgeError>): boolean =>
 export const make = (settings: Settings, judgeModel: string): Effect.Effect<Runner, never, Scope.Scope> =>
   Effect.map(FiberSet.make<unknown, unknown>(), (background) => {
     let inFlight = 0
-    const run = <A>(
-      call: Effect.Effect<A, JudgeError>,
+    const run = <A, R>(
+      call: Effect.Effect<A, JudgeError, R>,
       settle: (exit: Exit.Exit<A, JudgeError>) => Effect.Effect<Outcome>,
       track: Effect.Effect<Effect.Effect<void>>
-    ): Effect.Effect<A, JudgeError> =>
+    ): Effect.Effect<A, JudgeError, R> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           const over = yield* track

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
-import * as Stats from "./Stats.js"
+import * as RoutingFacts from "./RoutingFacts.js"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
 export const requestsTotal = Metric.counter("switchyard_requests_total", {
@@ -172,8 +172,9 @@ export const advisorGateDiscardedTokensTotal = Metric.counter(advisorGateMetrics
 /**
  * Record one model call made while routing (a judge or an advisor consult, an advisor's executor
  * turn, an escalation's weak turn) in `switchyard_llm_calls_total` and
- * `switchyard_llm_call_duration_ms`, and hold it (with its usage, when it answered) for the run's
- * `/v1/stats` settlement (`Stats.RoutingCalls`: the classifier section, or the answer when it became one).
+ * `switchyard_llm_call_duration_ms`, and report it (with its usage, when it answered) to the
+ * request's observer, which the `Router` settles into `/v1/stats` (the classifier section, or the
+ * answer when it became one).
  */
 export const recordLlmCall = (
   algorithm: string,
@@ -181,13 +182,13 @@ export const recordLlmCall = (
   outcome: "ok" | "error",
   durationMs: number,
   usage?: Usage | null | undefined
-): Effect.Effect<void> =>
-  Effect.flatMap(Stats.RoutingCalls, (calls) =>
+): Effect.Effect<void, never, RoutingFacts.Reporter> =>
+  Effect.flatMap(RoutingFacts.Reporter, (observer) =>
     Effect.sync(() => {
       const labels = { algorithm, selected_model: model, outcome }
       TaggedMetric.unsafeUpdate(llmCallsTotal, labels, 1)
       TaggedMetric.unsafeUpdate(llmCallDurationMs, labels, durationMs)
-      Stats.holdRoutingCall(calls, { model, ok: outcome === "ok", latencyMs: durationMs, usage })
+      observer.routingCall({ model, ok: outcome === "ok", latencyMs: durationMs, usage })
     }))
 
 /**

@@ -5,8 +5,8 @@ import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protoco
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as AnswerChunks from "./AnswerChunks.js"
 import * as Decision from "./Decision.js"
-import * as Replay from "./Replay.js"
 import type { Route } from "./Route.js"
 
 /** Options of a noop route. */
@@ -53,4 +53,4 @@ export const completion = (routeId: string, created: number): ChatCompletion => 
 
 /** The streamed answer of a noop route: its completion replayed (two chunks, the second with `stop`). */
 export const chunks = (routeId: string, created: number): ReadonlyArray<ChatCompletionChunk> =>
-  Replay.chunks(completion(routeId, created), { includeUsage: false })
+  AnswerChunks.chunks(completion(routeId, created), { includeUsage: false })

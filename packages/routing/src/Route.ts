@@ -14,6 +14,7 @@ import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Algorithm, Decision } from "./Decision.js"
+import type * as RoutingFacts from "./RoutingFacts.js"
 
 /** A request as a route sees it. */
 export interface RoutedRequest {
@@ -68,8 +69,11 @@ export interface Route {
    * forwards no caller credential and any endpoint may call it.
    */
   readonly forwardAuth?: Option.Option<CredentialFamily>
-  /** Choose the target for one request (`Routed`), or produce its answer while routing (`Answered`). */
-  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure>
+  /**
+   * Choose the target for one request (`Routed`), or produce its answer while routing (`Answered`),
+   * telling the request's `RoutingFacts.Reporter` what the routing did.
+   */
+  readonly decide: (request: RoutedRequest) => Effect.Effect<Decision, RouteFailure, RoutingFacts.Reporter>
 }
 
 /** `targets` without repeats (by target name), in their order: a route's `targets` when two of its roles may name one target. */

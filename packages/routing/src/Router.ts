@@ -28,11 +28,12 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as AnswerChunks from "./AnswerChunks.js"
 import * as Decision from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
-import * as Replay from "./Replay.js"
 import { forwardAuthMismatch, type Route, type RoutedRequest, type RouteFailure } from "./Route.js"
+import * as RoutingFacts from "./RoutingFacts.js"
 import * as Stats from "./Stats.js"
 
 /** Every way a routed request can fail. */
@@ -78,14 +79,21 @@ export interface Streamed {
 export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router, {
   /** The routes, sorted by route id. */
   readonly routes: ReadonlyArray<Route>
-  /** Run routing (judge calls included, bounded by `request_timeout_ms`) without making the answer call. */
+  /**
+   * Run routing (judge calls included, bounded by `request_timeout_ms`) without making the answer
+   * call; `observer` (default: none) receives what the routing did (`RoutingFacts`).
+   */
   readonly decide: (
-    request: RoutedRequest
+    request: RoutedRequest,
+    observer?: RoutingFacts.Observer
   ) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded>
-  /** Route and make the buffered answer call. */
-  readonly complete: (request: RoutedRequest) => Effect.Effect<Completed, RouterFailure>
-  /** Route and start the streamed answer call. */
-  readonly stream: (request: RoutedRequest) => Effect.Effect<Streamed, RouterFailure>
+  /** Route and make the buffered answer call; `observer` as for `decide`. */
+  readonly complete: (
+    request: RoutedRequest,
+    observer?: RoutingFacts.Observer
+  ) => Effect.Effect<Completed, RouterFailure>
+  /** Route and start the streamed answer call; `observer` as for `decide`. */
+  readonly stream: (request: RoutedRequest, observer?: RoutingFacts.Observer) => Effect.Effect<Streamed, RouterFailure>
 }>() {}
 
 /** The model label of a run: the selected target's model id, or the route id when none. */
@@ -133,8 +141,81 @@ const nativeOf = (request: RoutedRequest, decision: Decision.Routed): NativeBody
 /** Milliseconds of the clock, at once (inside an `Effect.clockWith`). */
 const millisOf = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1e6
 
-/** Build a router over `routes` (route ids must be unique; config guarantees it). */
-export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"], never, UpstreamClient> =>
+/** The terminal answer call's metrics: calls, duration, request/error counters. */
+const recordCall = (decision: Decision.Decision, outcome: "ok" | "error", elapsedMs: number): void => {
+  const model = modelLabel(decision)
+  const tags = { algorithm: decision.route.algorithm, selected_model: model, outcome }
+  add(Metrics.llmCallsTotal, tags)
+  observe(Metrics.llmCallDurationMs, tags, elapsedMs)
+  if (outcome === "ok") observe(Metrics.modelCallLatencyMs, { model }, elapsedMs)
+  add(outcome === "ok" ? Metrics.requestsTotal : Metrics.errorsTotal, { model })
+}
+
+/** A terminal run's metrics (one that answers; `/v1/decision` runs are not counted). */
+const recordRun = (algorithm: string, outcome: "ok" | "error", elapsedMs: number): void => {
+  const tags = { algorithm, outcome }
+  add(Metrics.runsTotal, tags)
+  observe(Metrics.runDurationMs, tags, elapsedMs)
+  add(Metrics.totalRequests, {})
+  if (outcome === "error") add(Metrics.totalErrors, {})
+}
+
+/** `self` bounded by the route's `request_timeout_ms` (its expiry interrupts whatever call is in flight). */
+const bounded = <A, E>(route: Route, self: Effect.Effect<A, E>): Effect.Effect<A, E | RequestDeadlineExceeded> =>
+  Option.match(route.requestTimeoutMs ?? Option.none(), {
+    onNone: () => self,
+    onSome: (ms) =>
+      Effect.timeoutFail(self, {
+        duration: Duration.millis(ms),
+        onTimeout: () => new RequestDeadlineExceeded({ route: route.id, afterMs: ms })
+      })
+  })
+
+/**
+ * The observer a terminal run's routing reports to: the caller's, with its routing-time calls also
+ * kept in `calls`, which the run settles into the stats once its outcome is known.
+ */
+const holding = (observer: RoutingFacts.Observer, calls: Array<RoutingFacts.RoutingCall>): RoutingFacts.Observer => ({
+  judgeCall: observer.judgeCall,
+  classified: observer.classified,
+  stage: observer.stage,
+  advised: observer.advised,
+  routingCall: (call) => {
+    calls.push(call)
+    observer.routingCall(call)
+  }
+})
+
+/** The streamed pieces of a served answer, its usage counted as they pass, a failure counted once. */
+const counted = (
+  stats: Stats.Recorder,
+  served: Fallback.Streamed
+): { readonly pieces: Relay.Relay<StreamPiece, UpstreamFailure>; readonly usage: () => Usage | undefined } => {
+  const model = served.target.id
+  let usage: Usage | undefined
+  const pieces = Relay.tapError(
+    Relay.map(served.stream, (batch) => {
+      for (const piece of batch) {
+        for (const chunk of piece.chunks) {
+          if (chunk.usage === null || chunk.usage === undefined) continue
+          addUsage(model, chunk.usage)
+          usage = chunk.usage
+        }
+      }
+      return batch
+    }),
+    () => {
+      add(Metrics.errorsTotal, { model })
+      stats.streamError(model)
+    }
+  )
+  return { pieces, usage: () => usage }
+}
+
+/** Build a router over `routes` (route ids must be unique; config guarantees it), recording into `Stats`. */
+export const make = (
+  routes: ReadonlyArray<Route>
+): Effect.Effect<Router["Type"], never, UpstreamClient | Stats.Stats> =>
   Effect.gen(function*() {
     const upstream = yield* UpstreamClient
     const stats = yield* Stats.Stats
@@ -157,53 +238,40 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
     }
 
     /**
-     * Run the route's algorithm; records the routing overhead and the decision. In a terminal run
-     * (one that answers) the overhead and the routing-time calls also go to the stats: the calls
-     * are held while routing and settled once the outcome shows which one, if any, was served.
+     * Run the route's algorithm with `observer` receiving its facts; records the routing overhead and
+     * the decision. In a terminal run (one that answers) the overhead and the routing-time calls also
+     * go to the stats: the calls are held while routing and settled once the outcome shows which one,
+     * if any, was served.
      */
-    const route = (route: Route, request: RoutedRequest, terminal: boolean) =>
+    const route = (found: Route, request: RoutedRequest, observer: RoutingFacts.Observer, terminal: boolean) =>
       Effect.clockWith((clock) => {
         const start = millisOf(clock)
-        const decided = Effect.tap(route.decide(request), (decision) => {
-          const overhead = millisOf(clock) - start
-          observe(Metrics.routingOverheadMs, { algorithm: route.algorithm }, overhead)
-          add(Metrics.decisionsTotal, { algorithm: route.algorithm, selected_model: modelLabel(decision) })
-          if (terminal) stats.routingOverhead(overhead)
-          return Spans.annotateCurrentSpan(() => decisionAttributes(decision))
-        })
-        if (!terminal) return decided
-        const calls: Array<Stats.RoutingCall> = []
-        return decided.pipe(
-          Effect.provideService(Stats.RoutingCalls, calls),
-          Effect.onExit((exit) =>
-            Effect.sync(() =>
-              stats.settle(
-                calls,
-                Exit.isSuccess(exit) && exit.value._tag === "Answered" && Option.isSome(exit.value.servedBy)
-                  ? exit.value.servedBy.value.id
-                  : undefined
-              )
-            )
-          )
+        const calls: Array<RoutingFacts.RoutingCall> = []
+        const decided = Effect.tap(
+          RoutingFacts.observe(found.decide(request), terminal ? holding(observer, calls) : observer),
+          (decision) => {
+            const overhead = millisOf(clock) - start
+            observe(Metrics.routingOverheadMs, { algorithm: found.algorithm }, overhead)
+            add(Metrics.decisionsTotal, { algorithm: found.algorithm, selected_model: modelLabel(decision) })
+            if (terminal) stats.routingOverhead(overhead)
+            return Spans.annotateCurrentSpan(() => decisionAttributes(decision))
+          }
         )
-      })
-
-    /** The terminal answer call's metrics: calls, duration, request/error counters. */
-    const recordCall = (decision: Decision.Decision, outcome: "ok" | "error", clock: Clock.Clock, startMs: number) =>
-      Effect.sync(() => {
-        const model = modelLabel(decision)
-        const tags = { algorithm: decision.route.algorithm, selected_model: model, outcome }
-        const elapsed = millisOf(clock) - startMs
-        add(Metrics.llmCallsTotal, tags)
-        observe(Metrics.llmCallDurationMs, tags, elapsed)
-        if (outcome === "ok") observe(Metrics.modelCallLatencyMs, { model }, elapsed)
-        add(outcome === "ok" ? Metrics.requestsTotal : Metrics.errorsTotal, { model })
+        if (!terminal) return decided
+        return Effect.onExit(decided, (exit) =>
+          Effect.sync(() =>
+            stats.settle(
+              calls,
+              Exit.isSuccess(exit) && exit.value._tag === "Answered" && Option.isSome(exit.value.servedBy)
+                ? exit.value.servedBy.value.id
+                : undefined
+            )
+          ))
       })
 
     /**
-     * One routed request inside its `libsy.run` span, bounded by the route's `request_timeout_ms`
-     * (its expiry interrupts whatever call is in flight). A terminal run (one that answers) also
-     * counts in the run metrics; `/v1/decision` runs do not.
+     * One routed request inside its `libsy.run` span, bounded by the route's `request_timeout_ms`. A
+     * terminal run (one that answers) also counts in the run metrics; `/v1/decision` runs do not.
      */
     const run = <A, E extends RouterFailure>(
       request: RoutedRequest,
@@ -213,35 +281,14 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       Effect.flatMap(findRoute(request), (found) =>
         Effect.clockWith((clock) => {
           const start = millisOf(clock)
-          const recordRun = (outcome: "ok" | "error") =>
-            terminal
-              ? Effect.sync(() => {
-                const tags = { algorithm: found.algorithm, outcome }
-                add(Metrics.runsTotal, tags)
-                observe(Metrics.runDurationMs, tags, millisOf(clock) - start)
-                add(Metrics.totalRequests, {})
-                if (outcome === "error") add(Metrics.totalErrors, {})
-              })
-              : Effect.void
-          const bounded: Effect.Effect<A, E | RequestDeadlineExceeded> = Option.match(
-            found.requestTimeoutMs ?? Option.none(),
-            {
-              onNone: () => body(found),
-              onSome: (ms) =>
-                Effect.timeoutFail(body(found), {
-                  duration: Duration.millis(ms),
-                  onTimeout: () => new RequestDeadlineExceeded({ route: found.id, afterMs: ms })
-                })
-            }
-          )
-          return bounded.pipe(
-            Effect.tap(() =>
-              Effect.zipRight(Spans.annotateCurrentSpan(() => ({ outcome: "success" })), recordRun("ok"))
-            ),
+          const ended = (outcome: "ok" | "error") =>
+            terminal ? Effect.sync(() => recordRun(found.algorithm, outcome, millisOf(clock) - start)) : Effect.void
+          return bounded(found, body(found)).pipe(
+            Effect.tap(() => Effect.zipRight(Spans.annotateCurrentSpan(() => ({ outcome: "success" })), ended("ok"))),
             Effect.tapError((error) =>
               Effect.zipRight(
                 Spans.annotateCurrentSpan(() => ({ outcome: "error", "error.type": error._tag })),
-                recordRun("error")
+                ended("error")
               )
             )
           )
@@ -256,7 +303,8 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           }))
         ))
 
-    const decide = (request: RoutedRequest) => run(request, false, (found) => route(found, request, false))
+    const decide = (request: RoutedRequest, observer: RoutingFacts.Observer = RoutingFacts.ignored) =>
+      run(request, false, (found) => route(found, request, observer, false))
 
     /**
      * Route, then answer: with the answer the route produced while routing (`Answered`: noop, the
@@ -265,6 +313,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
      */
     const routeAndAnswer = <A>(
       request: RoutedRequest,
+      observer: RoutingFacts.Observer,
       byRoute: (decision: Decision.Answered) => A,
       byUpstream: (
         decision: Decision.Routed,
@@ -272,7 +321,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
       ) => Effect.Effect<A, ClientFailure, UpstreamClient>
     ) =>
       run(request, true, (found) =>
-        Effect.flatMap(route(found, request, true), (decision) => {
+        Effect.flatMap(route(found, request, observer, true), (decision) => {
           if (decision._tag === "Answered") {
             return Effect.sync(() => {
               add(Metrics.requestsTotal, { model: modelLabel(decision) })
@@ -284,15 +333,16 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
             const start = millisOf(clock)
             return byUpstream(decision, [decision.selected, ...decision.fallbacks]).pipe(
               Effect.provideService(UpstreamClient, upstream),
-              Effect.tap(() => recordCall(decision, "ok", clock, start)),
-              Effect.tapError(() => recordCall(decision, "error", clock, start))
+              Effect.tap(() => Effect.sync(() => recordCall(decision, "ok", millisOf(clock) - start))),
+              Effect.tapError(() => Effect.sync(() => recordCall(decision, "error", millisOf(clock) - start)))
             )
           })
         }))
 
-    const complete = (request: RoutedRequest) =>
+    const complete = (request: RoutedRequest, observer: RoutingFacts.Observer = RoutingFacts.ignored) =>
       routeAndAnswer(
         request,
+        observer,
         (decision): Completed => ({
           decision,
           served: decision.servedBy,
@@ -318,14 +368,15 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
           )
       )
 
-    const stream = (request: RoutedRequest) =>
+    const stream = (request: RoutedRequest, observer: RoutingFacts.Observer = RoutingFacts.ignored) =>
       routeAndAnswer(
         request,
+        observer,
         (decision): Streamed => ({
           decision,
           served: decision.servedBy,
           pieces: Relay.make<StreamPiece>([{
-            chunks: Replay.chunks(decision.answer, {
+            chunks: AnswerChunks.chunks(decision.answer, {
               includeUsage: request.body.stream_options?.include_usage === true
             }),
             native: Option.none()
@@ -341,32 +392,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               nativeOf(request, decision),
               observeCandidate
             ),
-            (served): Streamed => {
-              const model = served.target.id
-              let usage: Usage | undefined
-              return {
-                decision,
-                served: Option.some(served.target),
-                pieces: Relay.tapError(
-                  // usage counted as the pieces pass
-                  Relay.map(served.stream, (pieces) => {
-                    for (const piece of pieces) {
-                      for (const chunk of piece.chunks) {
-                        if (chunk.usage === null || chunk.usage === undefined) continue
-                        addUsage(model, chunk.usage)
-                        usage = chunk.usage
-                      }
-                    }
-                    return pieces
-                  }),
-                  () => {
-                    add(Metrics.errorsTotal, { model })
-                    stats.streamError(model)
-                  }
-                ),
-                usage: () => usage
-              }
-            }
+            (served): Streamed => ({ decision, served: Option.some(served.target), ...counted(stats, served) })
           )
       )
 
@@ -374,7 +400,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
   })
 
 /** A router layer over fixed routes. */
-export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, UpstreamClient> =>
+export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, UpstreamClient | Stats.Stats> =>
   Layer.effect(Router, make(routes))
 
 /**

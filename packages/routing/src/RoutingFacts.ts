@@ -5,15 +5,16 @@
  * stored decision before and after, the tier chosen; an escalation route's too), a stage
  * router's signal facts, and an advisor gate's budget, trigger and consultation.
  *
- * The observer is a fiber-local value: a host (the server's request pipeline) runs one request's
- * routing under {@link observe}; the `Judge` and the classifier routes {@link report} to whatever
- * observer is current, and do nothing when there is none (one fiber-ref read). Observers are
- * synchronous and must not block: they only enqueue.
+ * The observer is a service of the request, {@link Reporter}: everything that reports requires it,
+ * and the `Router` provides it per request — the host's observer (the server's routing log), joined
+ * with the router's own collection of routing-time calls for the stats. Observers are synchronous
+ * and must not block: they only enqueue.
  */
 import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as Option from "effect/Option"
+import { dual } from "effect/Function"
+import type * as Option from "effect/Option"
 import type * as Evidence from "./Evidence.js"
 import type * as Posture from "./Posture.js"
 import type { SessionDecision } from "./SessionStore.js"
@@ -77,6 +78,17 @@ export interface Advised {
   readonly consult: Option.Option<"approve" | "redo" | Evidence.Reason>
 }
 
+/**
+ * A model call made while routing (a judge or an advisor consult, an advisor's executor turn, an
+ * escalation's weak turn), for the `/v1/stats` settlement of its run (`Stats.Recorder.settle`).
+ */
+export interface RoutingCall {
+  readonly model: string
+  readonly ok: boolean
+  readonly latencyMs: number
+  readonly usage: Usage | null | undefined
+}
+
 /** Receives the facts of one request's routing; each method only records (never blocks). */
 export interface Observer {
   readonly judgeCall: (call: JudgeCall) => void
@@ -87,20 +99,36 @@ export interface Observer {
    */
   readonly stage: (facts: Evidence.StageFacts) => void
   readonly advised: (facts: Advised) => void
+  /** A model call made while routing, with its usage (the `Router` settles them into the stats). */
+  readonly routingCall: (call: RoutingCall) => void
 }
 
-/** The observer of the current fiber's request; none outside an {@link observe}. */
-export const current: FiberRef.FiberRef<Option.Option<Observer>> = FiberRef.unsafeMake<Option.Option<Observer>>(
-  Option.none()
-)
+/**
+ * The observer of one request's routing: a requirement of everything that reports (`Route.decide`,
+ * the `Judge`'s consultations), so a route's type says that it reports. The `Router` provides one
+ * per request ({@link observe}); a caller that wants nothing provides {@link ignored}.
+ */
+export class Reporter extends Context.Tag("@switchyard-ts/routing/RoutingFacts/Reporter")<Reporter, Observer>() {}
+
+/** An observer that records nothing. */
+export const ignored: Observer = {
+  judgeCall: () => {},
+  classified: () => {},
+  stage: () => {},
+  advised: () => {},
+  routingCall: () => {}
+}
 
 /** Run `self` (one request's routing) with `observer` receiving its facts. */
-export const observe = (observer: Observer) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(self, current, Option.some(observer))
+export const observe: {
+  (observer: Observer): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Reporter>>
+  <A, E, R>(self: Effect.Effect<A, E, R>, observer: Observer): Effect.Effect<A, E, Exclude<R, Reporter>>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, observer: Observer): Effect.Effect<A, E, Exclude<R, Reporter>> =>
+    Effect.provideService(self, Reporter, observer)
+)
 
-/** Hand the current observer, if any, a fact; nothing without one. */
-export const report = (tell: (observer: Observer) => void): Effect.Effect<void> =>
-  FiberRef.getWith(
-    current,
-    (observer) => Option.isNone(observer) ? Effect.void : Effect.sync(() => tell(observer.value))
-  )
+/** Hand the request's observer a fact. */
+export const report = (tell: (observer: Observer) => void): Effect.Effect<void, never, Reporter> =>
+  Effect.flatMap(Reporter, (observer) => Effect.sync(() => tell(observer)))

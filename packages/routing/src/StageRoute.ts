@@ -37,19 +37,20 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as CapabilityRoute from "./CapabilityRoute.js"
+import type * as ClassifierCascade from "./ClassifierCascade.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
-import * as ClassifierCascade from "./internal/classifierCascade.js"
+import * as ClassifierRoute from "./internal/classifierRoute.js"
 import { Judge, type JudgeOptions } from "./Judge.js"
 import type * as LateVerdict from "./LateVerdict.js"
 import * as Metrics from "./Metrics.js"
-import * as Policy from "./Policy.js"
+import type * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
 import * as RoutingFacts from "./RoutingFacts.js"
 import type { SessionStore } from "./SessionStore.js"
 import * as StageSignals from "./StageSignals.js"
-import type { Verdict } from "./Verdict.js"
 
 /** The `[classifier]` table: a capability judge for the turns the signals leave undecided. */
 export interface ClassifierOptions extends JudgeOptions, LateVerdict.Options {
@@ -157,8 +158,40 @@ const withStage = (evidence: Evidence.Evidence, stage: Evidence.StageFacts): Evi
 }
 
 /** The decision source of a classifier decision: the verdict (fresh or stored), or the picker's default. */
-const classifierSource = (evidence: Evidence.Evidence): Source =>
+export const classifierSource = (evidence: Evidence.Evidence): Source =>
   evidence.source === "llm-classifier" || evidence.source === "affinity" ? "llm-classifier" : "fall_open"
+
+/** The settings the decision rules read (a route's options, or a deployment's route spec). */
+export interface Settings {
+  readonly picker: StageSignals.Picker
+  readonly confidenceThreshold: number
+  readonly classifier: Option.Option<CapabilityRoute.Settings & { readonly judge: Pick<Target, "id"> }>
+}
+
+/**
+ * The rules of a stage router's classifier: a capability route's (`CapabilityRoute.rules`), its weak
+ * tier efficient and strong capable, the picker's default tier without a verdict (a stored verdict
+ * is not retained then).
+ */
+export const classifierRules = (
+  classifier: CapabilityRoute.Settings,
+  picker: StageSignals.Picker,
+  judgeModel: string
+): ClassifierCascade.Rules<CapabilityRoute.Judgement, Tier> => {
+  const capability = CapabilityRoute.rules(classifier, judgeModel)
+  return {
+    ...capability,
+    retainWithoutVerdict: false,
+    fallback: StageSignals.defaultTier(picker),
+    judged: (verdict) => {
+      const judged = capability.judged(verdict)
+      return { selection: tierOfPolicy(judged.selection), evidence: judged.evidence }
+    }
+  }
+}
+
+/** A capability tier as a stage tier: weak is efficient, strong capable. */
+export const tierOfPolicy = (tier: Policy.Tier): Tier => (tier === "weak" ? "efficient" : "capable")
 
 const observeSignals = (score: number, confidence: number, dimensions: StageSignals.Dimensions) =>
   Effect.sync(() => {
@@ -193,53 +226,41 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       onSome: (classifier) =>
         Effect.gen(function*() {
           const judge = yield* Judge
-          const tierOfPolicy = (tier: Policy.Tier): Tier => (tier === "weak" ? "efficient" : "capable")
           return Option.some(
-            yield* ClassifierCascade.make<Verdict>({
+            yield* ClassifierRoute.make<CapabilityRoute.Judgement, Tier>({
               routeId: options.id,
-              classifyTrigger: classifier.classifyTrigger,
+              rules: classifierRules(classifier, options.picker, classifier.judge.id),
               messageHashFallback: classifier.messageHashFallback,
-              judgeFailure: classifier.judgeFailure,
+              posture: classifier.judgeFailure,
               late: classifier,
-              judgeModel: classifier.judge.id,
               consult: (request, judgeTimeoutMs) =>
                 judge.consult({
                   options: { ...classifier, judgeTimeoutMs },
                   messages: request.body.messages,
                   headers: request.headers
                 }),
-              judged: (verdict) => {
-                const chosen = Policy.choose(verdict, classifier.baseThreshold, classifier.thresholdStep)
-                return {
-                  stored: { target: targetOf(tierOfPolicy(chosen.tier)).name, tier: chosen.tier },
-                  decision: routed(tierOfPolicy(chosen.tier), {
-                    source: "llm-classifier",
-                    score: verdict.p_solve,
-                    threshold: chosen.threshold,
-                    boundary: verdict.capability_boundary
-                  })
-                }
-              },
-              fromStored: (stored, evidence) =>
-                Option.some(routed(
+              toStored: (tier) => ({ target: targetOf(tier).name, tier: tier === "efficient" ? "weak" : "strong" }),
+              fromStored: (stored) =>
+                Option.some(
                   stored.tier === undefined
                     ? (stored.target === options.efficient.name ? "efficient" : "capable")
-                    : tierOfPolicy(stored.tier),
-                  evidence
-                )),
-              fallback: (evidence) => routed(fallbackTier, evidence),
-              retainWithoutVerdict: false
+                    : tierOfPolicy(stored.tier)
+                )
             })
           )
         })
     })
-    const withSessionLock = ClassifierCascade.sessionLocks()
+    const withSessionLock = ClassifierRoute.sessionLocks()
 
     /** The tier and evidence of a turn the signals left undecided. */
     const undecided = (
       request: RoutedRequest,
       facts: (source: Source, tier: Tier) => Evidence.StageFacts
-    ): Effect.Effect<{ readonly decision: Decision.Routed; readonly source: Source }, JudgeUnavailable> =>
+    ): Effect.Effect<
+      { readonly decision: Decision.Routed; readonly source: Source },
+      JudgeUnavailable,
+      RoutingFacts.Reporter
+    > =>
       Option.match(classify, {
         onNone: () =>
           Effect.succeed({
@@ -247,18 +268,15 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
             source: "fall_open"
           }),
         onSome: (decide) =>
-          Effect.flatMap(decide(request), (decision) => {
-            if (decision._tag !== "Routed") return Effect.die("a stage router's classifier produced an answer")
-            const tier = tierOf(decision.selected)
-            const source = classifierSource(decision.evidence)
-            return Effect.succeed({
-              decision: { ...decision, evidence: withStage(decision.evidence, facts(source, tier)) },
-              source
-            })
+          Effect.map(decide(request), ({ evidence, selection }) => {
+            const source = classifierSource(evidence)
+            return { decision: routed(selection, withStage(evidence, facts(source, selection))), source }
           })
       })
 
-    const decideFor = (request: RoutedRequest): Effect.Effect<Decision.Routed, JudgeUnavailable> =>
+    const decideFor = (
+      request: RoutedRequest
+    ): Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> =>
       Effect.gen(function*() {
         const signals = StageSignals.signalsOf(request.body.messages, options.recentTurnWindow)
         const dimensions = StageSignals.dimensionsOf(signals)

@@ -303,20 +303,46 @@ export const scoreOf = (d: Dimensions): { readonly score: number; readonly confi
 }
 
 /**
- * The tier a turn's signals pick under `confidenceThreshold`, first rule that fires: a critical
- * failure or compaction → capable (`override`, score 0, confidence 1); tests passing after a write
- * or edit with no failure → efficient (`tests_passed`, score 0, confidence 0); a score whose
- * confidence reaches the threshold → its sign's tier (`dimensions`); else `Ambiguous`.
+ * What a turn's signals say before any threshold, first rule that fires: a critical failure or
+ * compaction (`Override`); tests passing after a write or edit with no failure (`TestsPassed`);
+ * else the scorer's signed score and confidence (`Scored`). A routing log keeps it (the stage facts'
+ * decision source, score and confidence), so policy replay reads it back.
  */
-export const pick = (signals: Signals, confidenceThreshold: number): Pick => {
-  if (signals.compacted || signals.severity >= critical) {
-    return { _tag: "Decided", tier: "capable", source: "override", score: 0, confidence: 1 }
-  }
+export type Reading =
+  | { readonly _tag: "Override" }
+  | { readonly _tag: "TestsPassed" }
+  | { readonly _tag: "Scored"; readonly score: number; readonly confidence: number }
+
+/** The reading of a conversation's signals. */
+export const readingOf = (signals: Signals): Reading => {
+  if (signals.compacted || signals.severity >= critical) return { _tag: "Override" }
   if (signals.testsPassed && signals.recentWrites + signals.recentEdits > 0 && signals.severity <= 0) {
-    return { _tag: "Decided", tier: "efficient", source: "tests_passed", score: 0, confidence: 0 }
+    return { _tag: "TestsPassed" }
   }
   const { confidence, score } = scoreOf(dimensionsOf(signals))
-  return confidence >= confidenceThreshold
-    ? { _tag: "Decided", tier: score > 0 ? "capable" : "efficient", source: "dimensions", score, confidence }
-    : { _tag: "Ambiguous", score, confidence }
+  return { _tag: "Scored", score, confidence }
 }
+
+/**
+ * The tier a reading picks under `confidenceThreshold`: an override → capable (`override`, score 0,
+ * confidence 1); tests passed → efficient (`tests_passed`, score 0, confidence 0); a score whose
+ * confidence reaches the threshold → its sign's tier (`dimensions`); else `Ambiguous`.
+ */
+export const decide = (reading: Reading, confidenceThreshold: number): Pick => {
+  switch (reading._tag) {
+    case "Override":
+      return { _tag: "Decided", tier: "capable", source: "override", score: 0, confidence: 1 }
+    case "TestsPassed":
+      return { _tag: "Decided", tier: "efficient", source: "tests_passed", score: 0, confidence: 0 }
+    case "Scored": {
+      const { confidence, score } = reading
+      return confidence >= confidenceThreshold
+        ? { _tag: "Decided", tier: score > 0 ? "capable" : "efficient", source: "dimensions", score, confidence }
+        : { _tag: "Ambiguous", score, confidence }
+    }
+  }
+}
+
+/** The tier a turn's signals pick under `confidenceThreshold` ({@link decide} of their {@link readingOf}). */
+export const pick = (signals: Signals, confidenceThreshold: number): Pick =>
+  decide(readingOf(signals), confidenceThreshold)

@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
+import type * as RoutingFacts from "./RoutingFacts.js"
 
 /** Most samples a latency summary keeps. */
 export const maxSamples = 10_000
@@ -178,12 +179,7 @@ export interface StatsSnapshot {
 }
 
 /** A routing-time model call (judge, advisor consult, weak or executor turn), held until the run's outcome is known. */
-export interface RoutingCall {
-  readonly model: string
-  readonly ok: boolean
-  readonly latencyMs: number
-  readonly usage: Usage | null | undefined
-}
+export type RoutingCall = RoutingFacts.RoutingCall
 
 /** The stats service: synchronous record functions, a snapshot and a reset. */
 export interface Recorder {
@@ -501,26 +497,13 @@ export const disabled: Recorder = {
 }
 
 /**
- * The stats recorder the `Router` and the server record into. Defaults to {@link disabled}, so a
- * router built without it keeps no stats; the server provides one per deployment.
+ * The stats recorder the `Router` and the server record into, one per deployment: a requirement of
+ * `Router.make`, so a router says that it keeps stats. {@link layerDisabled} keeps none.
  */
-export class Stats extends Context.Reference<Stats>()("@switchyard-ts/routing/Stats", {
-  defaultValue: (): Recorder => disabled
-}) {}
+export class Stats extends Context.Tag("@switchyard-ts/routing/Stats")<Stats, Recorder>() {}
 
 /** A fresh recorder for a deployment whose routes run `algorithms`. */
 export const layer = (algorithms: Iterable<string>): Layer.Layer<Stats> => Layer.sync(Stats, () => make(algorithms))
 
-/**
- * Where a run's routing-time calls are held until its outcome is known (see {@link Recorder.settle}):
- * the `Router` provides a fresh array to each answering run; elsewhere (`/v1/decision`, a route used
- * without the `Router`) the default drops them.
- */
-export class RoutingCalls extends Context.Reference<RoutingCalls>()("@switchyard-ts/routing/Stats/RoutingCalls", {
-  defaultValue: (): Array<RoutingCall> | undefined => undefined
-}) {}
-
-/** Hold one routing-time call for the current run's settlement (dropped outside an answering run). */
-export const holdRoutingCall = (calls: Array<RoutingCall> | undefined, call: RoutingCall): void => {
-  if (calls !== undefined) calls.push(call)
-}
+/** A recorder that keeps nothing ({@link disabled}). */
+export const layerDisabled: Layer.Layer<Stats> = Layer.succeed(Stats, disabled)

@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AdvisorReview from "@switchyard-ts/routing/AdvisorReview"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
+import * as AnswerChunks from "@switchyard-ts/routing/AnswerChunks"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Noop from "@switchyard-ts/routing/Noop"
-import * as Replay from "@switchyard-ts/routing/Replay"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
@@ -84,7 +84,7 @@ describe("AdvisorReview.turnText", () => {
   })
 })
 
-describe("Replay.chunks", () => {
+describe("AnswerChunks.chunks", () => {
   it("one message chunk per choice, then finish chunks, then usage when asked", () => {
     const completion: ChatCompletion = {
       id: "x",
@@ -102,7 +102,7 @@ describe("Replay.chunks", () => {
       }],
       usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
     }
-    assert.deepStrictEqual(Replay.chunks(completion, { includeUsage: true }), [
+    assert.deepStrictEqual(AnswerChunks.chunks(completion, { includeUsage: true }), [
       {
         id: "x",
         object: "chat.completion.chunk",
@@ -133,7 +133,7 @@ describe("Replay.chunks", () => {
         usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
       }
     ])
-    assert.strictEqual(Replay.chunks(completion, { includeUsage: false }).length, 2)
+    assert.strictEqual(AnswerChunks.chunks(completion, { includeUsage: false }).length, 2)
   })
 
   it("noop's stream is its completion replayed, as before", () => {

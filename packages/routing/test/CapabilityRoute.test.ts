@@ -5,6 +5,7 @@ import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as JudgePrompt from "@switchyard-ts/routing/JudgePrompt"
 import type { RouteFailure } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -104,7 +105,9 @@ const harness = (overrides: Partial<CapabilityRoute.Options>, judgeOptions: { re
     ) =>
       Effect.gen(function*() {
         yield* judge.script(outcomes)
-        const fiber = yield* Effect.fork(route.decide(routed(messages, session)))
+        const fiber = yield* Effect.fork(
+          RoutingFacts.observe(route.decide(routed(messages, session)), RoutingFacts.ignored)
+        )
         // The route may first wait on real async work (the message hash is a WebCrypto digest), and
         // arm the judge's deadline only then: move the test clock until the decision is made, letting
         // the event loop turn in between (one adjustment is a race under load).

@@ -6,6 +6,7 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RouteFailure } from "@switchyard-ts/routing/Route"
+import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import type { SessionStore } from "@switchyard-ts/routing/SessionStore"
 import type * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
@@ -41,12 +42,24 @@ interface OtherError {
 declare const other: Effect.Effect<Verdict, CallFailure | InvalidVerdict | OtherError, Deps>
 
 describe("Consultation.run types", () => {
-  it("under Posture.error the failure channel is exactly the judge call failures", () => {
-    const dataFirst = Consultation.run(consult, Posture.error)
-    const dataLast = consult.pipe(Consultation.run(Posture.error))
+  it("under Posture.error a judge call fails with exactly the judge call failures", () => {
+    const dataFirst = Consultation.run(unguarded, Posture.error)
+    const dataLast = unguarded.pipe(Consultation.run(Posture.error))
     expectTypeOf(dataFirst).toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, Deps>>()
     expectTypeOf(dataLast).toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, Deps>>()
-    expectTypeOf<Effect.Effect.Error<typeof dataFirst>>().not.toEqualTypeOf<CallFailure | CircuitOpen>()
+  })
+
+  it("under Posture.error a consultation behind a breaker also fails with CircuitOpen (the posture's input)", () => {
+    const dataFirst = Consultation.run(consult, Posture.error)
+    const dataLast = consult.pipe(Consultation.run(Posture.error))
+    expectTypeOf(dataFirst).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure | CircuitOpen, Deps>
+    >()
+    expectTypeOf(dataLast).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure | CircuitOpen, Deps>
+    >()
+    // never InvalidVerdict: an unusable answer is "without a verdict" under every posture
+    expectTypeOf<InvalidVerdict>().not.toMatchTypeOf<Effect.Effect.Error<typeof dataFirst>>()
   })
 
   it("under Posture.failOpen the failure channel is never", () => {
@@ -57,28 +70,35 @@ describe("Consultation.run types", () => {
     expectTypeOf<Effect.Effect.Error<typeof dataLast>>().toBeNever()
   })
 
-  it("under Posture.fromConfig (data-first and data-last) it is the judge call failures", () => {
+  it("under Posture.fromConfig (data-first and data-last) it is the consultation's own call failures", () => {
     const viaDataLast = consult.pipe(Consultation.run(Posture.fromConfig(posture)))
     const viaDataFirst = Consultation.run(consult, (self) => Posture.fromConfig(self, posture))
-    expectTypeOf(viaDataLast).toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, Deps>>()
-    expectTypeOf(viaDataFirst).toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, Deps>>()
+    expectTypeOf(viaDataLast).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure | CircuitOpen, Deps>
+    >()
+    expectTypeOf(viaDataFirst).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure | CircuitOpen, Deps>
+    >()
+    expectTypeOf(unguarded.pipe(Consultation.run(Posture.fromConfig(posture)))).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, Deps>
+    >()
   })
 
   it("is generic over the consultation's success type", () => {
     expectTypeOf(Consultation.run(advise, Posture.failOpen)).toEqualTypeOf<
       Effect.Effect<Consultation.Outcome<AdvisorReview.Verdict>, never, Deps>
     >()
-    expectTypeOf(Consultation.run(unguarded, Posture.error)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, Deps>
+    expectTypeOf(Consultation.run(advise, Posture.error)).toEqualTypeOf<
+      Effect.Effect<Consultation.Outcome<AdvisorReview.Verdict>, CallFailure | CircuitOpen, Deps>
     >()
   })
 
-  it("accepts Judge.consult as it is", () => {
+  it("accepts Judge.consult as it is (its requirement: the request's RoutingFacts.Reporter)", () => {
     expectTypeOf(Consultation.run(judge.consult(request), Posture.failOpen)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Verdict>, never, never>
+      Effect.Effect<Consultation.Outcome<Verdict>, never, RoutingFacts.Reporter>
     >()
     expectTypeOf(Consultation.run(judge.consult(request), Posture.fromConfig(posture))).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, never>
+      Effect.Effect<Consultation.Outcome<Verdict>, CallFailure | CircuitOpen, RoutingFacts.Reporter>
     >()
   })
 
@@ -88,13 +108,13 @@ describe("Consultation.run types", () => {
       Effect.Effect.Error<ReturnType<Judge["Type"]["consult"]>>
     >()
     expectTypeOf(Consultation.run(judge.classify(customRequest), Posture.failOpen)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<unknown>, never, never>
+      Effect.Effect<Consultation.Outcome<unknown>, never, RoutingFacts.Reporter>
     >()
     expectTypeOf(Consultation.run(judge.classify(customRequest), Posture.error)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<unknown>, CallFailure, never>
+      Effect.Effect<Consultation.Outcome<unknown>, CallFailure | CircuitOpen, RoutingFacts.Reporter>
     >()
     expectTypeOf(judge.classify(customRequest).pipe(Consultation.run(Posture.fromConfig(posture)))).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<unknown>, CallFailure, never>
+      Effect.Effect<Consultation.Outcome<unknown>, CallFailure | CircuitOpen, RoutingFacts.Reporter>
     >()
   })
 
@@ -103,13 +123,23 @@ describe("Consultation.run types", () => {
       Effect.Effect.Error<ReturnType<Judge["Type"]["consult"]>>
     >()
     expectTypeOf(Consultation.run(judge.escalate(escalationRequest), Posture.failOpen)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, never, never>
+      Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, never, RoutingFacts.Reporter>
     >()
     expectTypeOf(Consultation.run(judge.escalate(escalationRequest), Posture.error)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, CallFailure, never>
+      Effect.Effect<
+        Consultation.Outcome<Escalation.EscalationVerdict>,
+        CallFailure | CircuitOpen,
+        RoutingFacts.Reporter
+      >
     >()
     expectTypeOf(judge.escalate(escalationRequest).pipe(Consultation.run(Posture.fromConfig(posture))))
-      .toEqualTypeOf<Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, CallFailure, never>>()
+      .toEqualTypeOf<
+        Effect.Effect<
+          Consultation.Outcome<Escalation.EscalationVerdict>,
+          CallFailure | CircuitOpen,
+          RoutingFacts.Reporter
+        >
+      >()
   })
 
   it("stage_router: its classifier is a capability judge consulted through Posture with the same failure channels", () => {
@@ -118,9 +148,9 @@ describe("Consultation.run types", () => {
     expectTypeOf<StageRoute.ClassifierOptions["judgeFailure"]>().toEqualTypeOf<Posture.Posture>()
     const consultation = judge.consult({ options: stageClassifier, messages: [], headers: {} })
     expectTypeOf(consultation.pipe(Consultation.run(Posture.fromConfig(stageClassifier.judgeFailure))))
-      .toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure, never>>()
+      .toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, CallFailure | CircuitOpen, RoutingFacts.Reporter>>()
     expectTypeOf(Consultation.run(consultation, Posture.failOpen)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Verdict>, never, never>
+      Effect.Effect<Consultation.Outcome<Verdict>, never, RoutingFacts.Reporter>
     >()
     // what reaches the caller is a route failure (JudgeUnavailable wraps the posture's failures)
     // (late classifier calls run in the Scope the route is built in)
@@ -128,20 +158,19 @@ describe("Consultation.run types", () => {
       Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope>
     >()
     expectTypeOf<Effect.Effect.Error<ReturnType<Route["decide"]>>>().toEqualTypeOf<RouteFailure>()
+    // a route says that it reports: its decision requires the request's observer
+    expectTypeOf<Effect.Effect.Context<ReturnType<Route["decide"]>>>().toEqualTypeOf<RoutingFacts.Reporter>()
   })
 
-  it("the outcome is a tagged union: Verdict(a) | WithoutVerdict(reason) | Refused(circuitOpen)", () => {
-    expectTypeOf<Consultation.Outcome<Verdict>["_tag"]>().toEqualTypeOf<"Verdict" | "WithoutVerdict" | "Refused">()
+  it("the outcome is a tagged union: Verdict(a) | WithoutVerdict(reason); a route reads no posture after it", () => {
+    expectTypeOf<Consultation.Outcome<Verdict>["_tag"]>().toEqualTypeOf<"Verdict" | "WithoutVerdict">()
     expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "Verdict" }>["verdict"]>().toEqualTypeOf<Verdict>()
     expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "WithoutVerdict" }>["reason"]>()
       .toEqualTypeOf<Evidence.Reason>()
-    expectTypeOf<Extract<Consultation.Outcome<Verdict>, { _tag: "Refused" }>["circuitOpen"]>().toEqualTypeOf<
-      CircuitOpen
-    >()
   })
 
   it("the error posture's result is not assignable to a never-failing effect", () => {
-    // @ts-expect-error — under error, TransportError | DeadlineExceeded | UpstreamStatus stay failures
+    // @ts-expect-error — under error, TransportError | DeadlineExceeded | UpstreamStatus | CircuitOpen stay failures
     const bad: Effect.Effect<Consultation.Outcome<Verdict>, never, Deps> = Consultation.run(consult, Posture.error)
     expectTypeOf(bad).toEqualTypeOf<Effect.Effect<Consultation.Outcome<Verdict>, never, Deps>>()
   })

@@ -1,11 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import {
-  CircuitOpen,
-  DeadlineExceeded,
-  type JudgeCallFailure,
-  TransportError,
-  UpstreamStatus
-} from "@switchyard-ts/protocol/Errors"
+import { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { JudgeError } from "@switchyard-ts/routing/Judge"
@@ -23,7 +17,7 @@ const circuitOpen = new CircuitOpen({ target: "judge", client: "judge-client" })
 /** Every consultation failure, whether the `error` posture fails with it, and its evidence reason. */
 const failures: ReadonlyArray<{
   readonly label: string
-  readonly failure: JudgeCallFailure | InvalidVerdict
+  readonly failure: JudgeError
   readonly failsUnderError: boolean
   readonly reason: Evidence.Reason
 }> = [
@@ -64,6 +58,12 @@ const failures: ReadonlyArray<{
     reason: "upstream_non_5xx"
   },
   {
+    label: "CircuitOpen (the breaker refused the call)",
+    failure: circuitOpen,
+    failsUnderError: true,
+    reason: "circuit_open"
+  },
+  {
     label: "InvalidVerdict parse_error",
     failure: new InvalidVerdict({ reason: "parse_error", detail: "x" }),
     failsUnderError: false,
@@ -77,7 +77,9 @@ const failures: ReadonlyArray<{
   }
 ]
 
-type Run = (self: Effect.Effect<Verdict, JudgeError>) => Effect.Effect<Consultation.Outcome<Verdict>, JudgeCallFailure>
+type Run = (
+  self: Effect.Effect<Verdict, JudgeError>
+) => Effect.Effect<Consultation.Outcome<Verdict>, Posture.Unconsulted>
 
 /** The helper over every way of naming each posture, data-first and data-last. */
 const runs: ReadonlyArray<readonly [string, Posture.Posture, Run]> = [
@@ -112,12 +114,6 @@ describe("Consultation.run", () => {
             }
           }))
       }
-
-      it.effect("CircuitOpen is Refused(circuitOpen), never a failure", () =>
-        Effect.gen(function*() {
-          const exit = yield* Effect.exit(run(Effect.fail(circuitOpen)))
-          assert.deepStrictEqual(exit, Exit.succeed(Consultation.Refused({ circuitOpen })))
-        }))
 
       it.effect("a consultation past its deadline: fails under error, WithoutVerdict(timeout) under fail_open", () =>
         Effect.gen(function*() {
@@ -195,17 +191,21 @@ describe("Consultation.run", () => {
     assert.strictEqual(Consultation.reasonOf(circuitOpen), "circuit_open")
   })
 
+  it("failureOf rebuilds a failure of every reason (what policy replay puts back through the posture)", () => {
+    for (const { reason } of failures) {
+      assert.strictEqual(Consultation.reasonOf(Consultation.failureOf(reason, "j")), reason)
+    }
+  })
+
   it("$match and $is discriminate the outcomes", () => {
     const show = (outcome: Consultation.Outcome<Verdict>): string =>
       Consultation.$match(outcome, {
         Verdict: ({ verdict }) => `verdict ${verdict.p_solve}`,
-        WithoutVerdict: ({ reason }) => `without ${reason}`,
-        Refused: ({ circuitOpen }) => `refused by ${circuitOpen.client}`
+        WithoutVerdict: ({ reason }) => `without ${reason}`
       })
     assert.strictEqual(show(Consultation.Verdict({ verdict })), "verdict 0.9")
     assert.strictEqual(show(Consultation.WithoutVerdict({ reason: "timeout" })), "without timeout")
-    assert.strictEqual(show(Consultation.Refused({ circuitOpen })), "refused by judge-client")
-    assert.isTrue(Consultation.$is("Refused")(Consultation.Refused({ circuitOpen })))
-    assert.isFalse(Consultation.$is("Refused")(Consultation.WithoutVerdict({ reason: "circuit_open" })))
+    assert.isTrue(Consultation.$is("WithoutVerdict")(Consultation.WithoutVerdict({ reason: "circuit_open" })))
+    assert.isFalse(Consultation.$is("WithoutVerdict")(Consultation.Verdict({ verdict })))
   })
 })

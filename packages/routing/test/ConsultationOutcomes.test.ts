@@ -23,6 +23,7 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import { InvalidVerdict, type Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -103,7 +104,9 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
         routeOptions(target("judge", judgeModel), { judgeFailure: posture }),
         Judge.layerTest(() => answer)
       )
-      const { exit, lines } = yield* withLogs(route.decide(routed([{ role: "user", content: "task" }])))
+      const { exit, lines } = yield* withLogs(
+        RoutingFacts.observe(route.decide(routed([{ role: "user", content: "task" }])), RoutingFacts.ignored)
+      )
       const counted = yield* Effect.forEach(
         reasons,
         (reason) =>
@@ -261,7 +264,9 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
         Effect.provide(upstream)
       )
       const before = yield* gateCounters
-      const { exit, lines } = yield* withLogs(route.decide(AdvisorModel.routed()))
+      const { exit, lines } = yield* withLogs(
+        RoutingFacts.observe(route.decide(AdvisorModel.routed()), RoutingFacts.ignored)
+      )
       const after = yield* gateCounters
       return { exit, lines, before, after, budget: yield* route.budget(Option.none()), executorCalls }
     })

@@ -4,6 +4,7 @@ import * as Decision from "@switchyard-ts/routing/Decision"
 import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
 import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -73,7 +74,10 @@ describe("CustomRoute: one consultation", () => {
       const judge = yield* makeCustomJudge
       const route = yield* buildCustomRoute(customOptions(target("judge", yield* uniqueJudgeModel)), judge.layer)
       yield* judge.script([{ _tag: "reply", text: "```json\n{\"route\":\"gamma\",\"confidence\":0.9}\n```" }])
-      const decision = yield* route.decide(routed(conversation("user_turn", "task")))
+      const decision = yield* RoutingFacts.observe(
+        route.decide(routed(conversation("user_turn", "task"))),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "gamma")
       assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), ["alpha", "beta"])
       assert.deepStrictEqual(decision.evidence, { source: "llm-classifier", label: "gamma" })
@@ -85,7 +89,10 @@ describe("CustomRoute: one consultation", () => {
       const judgeModel = yield* uniqueJudgeModel
       const route = yield* buildCustomRoute(customOptions(target("judge", judgeModel)), judge.layer)
       yield* judge.script([{ _tag: "reply", text: "{\"route\":\"delta\"}" }])
-      const decision = yield* route.decide(routed(conversation("user_turn", "task")))
+      const decision = yield* RoutingFacts.observe(
+        route.decide(routed(conversation("user_turn", "task"))),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "beta")
       assert.deepStrictEqual(decision.evidence, { source: "abstained", selector: "/route", judge_model: judgeModel })
     }))
@@ -96,7 +103,10 @@ describe("CustomRoute: one consultation", () => {
       const judgeModel = yield* uniqueJudgeModel
       const route = yield* buildCustomRoute(customOptions(target("judge", judgeModel)), judge.layer)
       yield* judge.script([{ _tag: "reply", text: "{\"route\":7}" }])
-      const decision = yield* route.decide(routed(conversation("user_turn", "task")))
+      const decision = yield* RoutingFacts.observe(
+        route.decide(routed(conversation("user_turn", "task"))),
+        RoutingFacts.ignored
+      )
       assert.deepStrictEqual(decision.evidence, { source: "fail-open", reason: "parse_error", judge_model: judgeModel })
       assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "beta")
     }))
@@ -196,11 +206,10 @@ describe("Judge.layerTest", () => {
   it.effect("classify without a script is a defect, not a judge failure", () =>
     Effect.gen(function*() {
       const judge = yield* Judge.Judge
-      const exit = yield* Effect.exit(judge.classify({
-        options: customOptions(target("judge", "j")),
-        messages: [],
-        headers: {}
-      }))
+      const exit = yield* Effect.exit(RoutingFacts.observe(
+        judge.classify({ options: customOptions(target("judge", "j")), messages: [], headers: {} }),
+        RoutingFacts.ignored
+      ))
       assert.isTrue(Exit.isFailure(exit) && Exit.causeOption(exit).pipe(Option.exists((c) => c._tag === "Die")))
     }).pipe(Effect.provide(Judge.layerTest(() => Effect.dieMessage("unused")))))
 })

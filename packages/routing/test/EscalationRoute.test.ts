@@ -6,6 +6,7 @@ import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Escalation from "@switchyard-ts/routing/Escalation"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -55,7 +56,10 @@ describe("EscalationRoute", () => {
         upstream.layer
       )
       yield* judge.script([{ _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" }])
-      const decision = yield* route.decide(routed(conversation("user_turn", "the task")))
+      const decision = yield* RoutingFacts.observe(
+        route.decide(routed(conversation("user_turn", "the task"))),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(decision._tag, "Answered")
       const [seen] = yield* judge.requests
       const body = seen?.body
@@ -84,7 +88,10 @@ describe("EscalationRoute", () => {
         judge.layer,
         statusFor(400, "context_length_exceeded")
       )
-      const decision = yield* overflow.decide(routed(conversation("user_turn", "t")))
+      const decision = yield* RoutingFacts.observe(
+        overflow.decide(routed(conversation("user_turn", "t"))),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(decision._tag, "Routed")
       assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "strong")
       assert.deepStrictEqual(decision.evidence, {
@@ -96,7 +103,9 @@ describe("EscalationRoute", () => {
       assert.strictEqual(yield* judge.calls, 0)
 
       const denied = yield* buildEscalationRoute(escalationOptions(judgeTarget), judge.layer, statusFor(401, "auth"))
-      const exit = yield* Effect.exit(denied.decide(routed(conversation("user_turn", "t"))))
+      const exit = yield* Effect.exit(
+        RoutingFacts.observe(denied.decide(routed(conversation("user_turn", "t"))), RoutingFacts.ignored)
+      )
       assert.isTrue(Exit.isFailure(exit))
       assert.strictEqual(yield* judge.calls, 0)
     }))
@@ -111,7 +120,9 @@ describe("EscalationRoute", () => {
         () => Effect.fail(new CircuitOpen({ target: judgeModel, client: "judge-client" }))
       )
       const strict = yield* buildEscalationRoute(escalationOptions(target("judge", judgeModel)), open, upstream.layer)
-      const failed = yield* Effect.flip(strict.decide(routed(conversation("user_turn", "t"))))
+      const failed = yield* Effect.flip(
+        RoutingFacts.observe(strict.decide(routed(conversation("user_turn", "t"))), RoutingFacts.ignored)
+      )
       assert.strictEqual(failed._tag, "JudgeUnavailable")
       assert.strictEqual(toHttp(failed).status, 503)
       const lenient = yield* buildEscalationRoute(
@@ -119,7 +130,10 @@ describe("EscalationRoute", () => {
         open,
         upstream.layer
       )
-      const served = yield* lenient.decide(routed(conversation("user_turn", "t")))
+      const served = yield* RoutingFacts.observe(
+        lenient.decide(routed(conversation("user_turn", "t"))),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(served._tag, "Answered")
       assert.deepStrictEqual(served.evidence, { source: "circuit-open", judge_model: judgeModel })
     }))
@@ -149,12 +163,12 @@ describe("EscalationRoute: session_final", () => {
     Effect.gen(function*() {
       const { judge, route, store } = yield* withStore(1)
       yield* judge.script([escalate])
-      const latching = yield* route.decide(request("s1"))
+      const latching = yield* RoutingFacts.observe(route.decide(request("s1")), RoutingFacts.ignored)
       assert.strictEqual(latching.evidence.source === "escalation" ? latching.evidence.verdict : "", "escalate")
-      yield* route.decide(request("s2"))
+      yield* RoutingFacts.observe(route.decide(request("s2")), RoutingFacts.ignored)
       assert.strictEqual(yield* store.size, 2)
 
-      const last = yield* route.decide(request("s1", final))
+      const last = yield* RoutingFacts.observe(route.decide(request("s1", final)), RoutingFacts.ignored)
       assert.strictEqual(last.evidence.source === "escalation" ? last.evidence.verdict : "", "latched")
       assert.strictEqual(Option.getOrThrow(Decision.selected(last)).name, "strong")
       assert.isTrue(Option.isNone(yield* store.get("esc\u0000s:s1")))
@@ -163,7 +177,7 @@ describe("EscalationRoute: session_final", () => {
       // s1 starts over: weak answers and the judge is consulted again
       yield* judge.script([{ _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" }])
       const callsBefore = yield* judge.calls
-      const again = yield* route.decide(request("s1"))
+      const again = yield* RoutingFacts.observe(route.decide(request("s1")), RoutingFacts.ignored)
       assert.strictEqual(again._tag, "Answered")
       assert.strictEqual(again.evidence.source === "escalation" ? again.evidence.verdict : "", "decline")
       assert.strictEqual((yield* judge.calls) - callsBefore, 1)
@@ -173,19 +187,24 @@ describe("EscalationRoute: session_final", () => {
     Effect.gen(function*() {
       const { judge, route, store } = yield* withStore(3)
       yield* judge.script([escalate])
-      yield* route.decide(request("s1"))
+      yield* RoutingFacts.observe(route.decide(request("s1")), RoutingFacts.ignored)
       assert.deepStrictEqual(
         yield* store.get("esc\u0000s:s1"),
         Option.some({ target: "weak", tier: "weak", streak: 1 })
       )
       // a final request whose judge fails under `error`: the request fails, the state is still removed
       yield* judge.script([{ _tag: "refuse" }])
-      const failed = yield* Effect.exit(route.decide(request("s1", { "x-dynamo-session-final": "yes" })))
+      const failed = yield* Effect.exit(
+        RoutingFacts.observe(route.decide(request("s1", { "x-dynamo-session-final": "yes" })), RoutingFacts.ignored)
+      )
       assert.isTrue(Exit.isFailure(failed))
       assert.isTrue(Option.isNone(yield* store.get("esc\u0000s:s1")))
       // a request saying session_final = false removes nothing
       yield* judge.script([escalate])
-      yield* route.decide(request("s1", { "x-switchyard-session-final": "false", "x-dynamo-session-final": "true" }))
+      yield* RoutingFacts.observe(
+        route.decide(request("s1", { "x-switchyard-session-final": "false", "x-dynamo-session-final": "true" })),
+        RoutingFacts.ignored
+      )
       assert.deepStrictEqual(
         yield* store.get("esc\u0000s:s1"),
         Option.some({ target: "weak", tier: "weak", streak: 1 })

@@ -23,6 +23,7 @@ import * as Judge from "@switchyard-ts/routing/Judge"
 import type * as LateVerdict from "@switchyard-ts/routing/LateVerdict"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Clock from "effect/Clock"
@@ -256,7 +257,11 @@ describe("late verdicts (TestClock)", () => {
         for (let now = 0; now <= end; now++) {
           if (now % 2 === 0 && now / 2 < n) {
             const i = now / 2
-            fibers.push(yield* Effect.fork(route.decide(request(`s${i}`, `task-${i}`))))
+            fibers.push(
+              yield* Effect.fork(
+                RoutingFacts.observe(route.decide(request(`s${i}`, `task-${i}`)), RoutingFacts.ignored)
+              )
+            )
             yield* settle
           }
           // No request outlives its deadline: each is answered by its start + min(delay, deadline).
@@ -340,7 +345,10 @@ describe("late verdicts (TestClock)", () => {
           const late = storedLate.get(session)
           const onTime = storedOnTime.get(session)
           if (late === undefined && onTime === undefined) continue
-          const next = yield* route.decide(request(session, `task-${i}`, "tool_continuation"))
+          const next = yield* RoutingFacts.observe(
+            route.decide(request(session, `task-${i}`, "tool_continuation")),
+            RoutingFacts.ignored
+          )
           assert.deepStrictEqual(next.evidence, {
             source: "affinity",
             previous_source: late === undefined ? "llm-classifier" : "llm-classifier-late"
@@ -368,12 +376,14 @@ describe("late verdicts (TestClock)", () => {
       })
       const before = yield* lateCounts(judgeModel)
 
-      const first = yield* Effect.fork(route.decide(request("s", "first")))
+      const first = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s", "first")), RoutingFacts.ignored))
       yield* TestClock.adjust(10)
       assert.strictEqual(tierOf(yield* Fiber.join(first)), "strong") // fail-open at the deadline
       yield* TestClock.adjust(1)
       // A new user turn of the same session is judged on time (t = 11..13) and stored.
-      const second = yield* Effect.fork(route.decide(request("s", "second")))
+      const second = yield* Effect.fork(
+        RoutingFacts.observe(route.decide(request("s", "second")), RoutingFacts.ignored)
+      )
       yield* TestClock.adjust(2)
       assert.strictEqual((yield* Fiber.join(second)).evidence.source, "llm-classifier")
       // The first call's valid verdict lands at t = 15: older, so it is not stored.
@@ -383,7 +393,10 @@ describe("late verdicts (TestClock)", () => {
       assert.strictEqual((after["superseded"] ?? 0) - (before["superseded"] ?? 0), 1)
       assert.strictEqual((after["stored"] ?? 0) - (before["stored"] ?? 0), 0)
       assert.deepStrictEqual(store.writes.map((write) => write.decision), [{ target: "strong", tier: "strong" }])
-      const next = yield* route.decide(request("s", "second", "tool_continuation"))
+      const next = yield* RoutingFacts.observe(
+        route.decide(request("s", "second", "tool_continuation")),
+        RoutingFacts.ignored
+      )
       assert.deepStrictEqual(next.evidence, { source: "affinity", previous_source: "llm-classifier" })
       assert.strictEqual(tierOf(next), "strong")
     }).pipe(Effect.scoped))
@@ -419,7 +432,7 @@ describe("late verdicts (TestClock)", () => {
       const route = yield* CustomRoute.make(options).pipe(
         Effect.provide(Layer.merge(judge.layer, SessionStore.layerTest))
       )
-      const first = yield* Effect.fork(route.decide(request("s", "task")))
+      const first = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s", "task")), RoutingFacts.ignored))
       yield* TestClock.adjust(20)
       const routed = yield* Fiber.join(first)
       assert.deepStrictEqual(routed.evidence, { source: "fail-open", reason: "timeout", judge_model: judgeModel })
@@ -427,7 +440,7 @@ describe("late verdicts (TestClock)", () => {
       yield* TestClock.adjust(10)
       yield* settle
       assert.strictEqual(yield* lateCount(judgeModel, "stored"), 1)
-      const next = yield* route.decide(request("s", "task"))
+      const next = yield* RoutingFacts.observe(route.decide(request("s", "task")), RoutingFacts.ignored)
       assert.deepStrictEqual(next.evidence, { source: "affinity", previous_source: "llm-classifier-late" })
       assert.strictEqual(tierOf(next), "weak")
     }).pipe(Effect.scoped))
@@ -442,7 +455,9 @@ describe("late verdicts (TestClock)", () => {
         deadlineMs: 10,
         lateMs: 10
       })
-      const fiber = yield* Effect.fork(route.decide({ ...request("s", "task"), sessionId: Option.none() }))
+      const fiber = yield* Effect.fork(
+        RoutingFacts.observe(route.decide({ ...request("s", "task"), sessionId: Option.none() }), RoutingFacts.ignored)
+      )
       yield* TestClock.adjust(10)
       yield* settle
       assert.strictEqual((yield* Fiber.join(fiber)).evidence.source, "fail-open")
@@ -465,8 +480,8 @@ describe("late verdicts (TestClock)", () => {
         deadlineMs: 10,
         lateMs: 1_000_000
       }).pipe(Scope.extend(scope))
-      const a = yield* Effect.fork(route.decide(request("sa", "a")))
-      const b = yield* Effect.fork(route.decide(request("sb", "b")))
+      const a = yield* Effect.fork(RoutingFacts.observe(route.decide(request("sa", "a")), RoutingFacts.ignored))
+      const b = yield* Effect.fork(RoutingFacts.observe(route.decide(request("sb", "b")), RoutingFacts.ignored))
       yield* TestClock.adjust(10)
       yield* settle
       assert.strictEqual((yield* Fiber.join(a)).evidence.source, "fail-open")

@@ -1,6 +1,7 @@
 import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
+import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import type { InvalidVerdict, Verdict } from "@switchyard-ts/routing/Verdict"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -47,16 +48,20 @@ describe("Posture types (README.md, the judge failure posture; docs/routes.md)",
     expectTypeOf<Effect.Effect.Error<typeof dataLast>>().toEqualTypeOf<CallFailure>()
   })
 
-  it("a judge consultation fails with the four-member union plus CircuitOpen, which no posture accepts", () => {
+  it("a judge consultation fails with the four-member union plus CircuitOpen, one more input of the posture", () => {
     type Consult = Judge["Type"]["consult"]
     expectTypeOf<Effect.Effect.Error<ReturnType<Consult>>>().toEqualTypeOf<CallFailure | InvalidVerdict | CircuitOpen>()
-    // CircuitOpen is settled around the posture (Consultation.run: Refused), never folded by it.
-    // @ts-expect-error — CircuitOpen is not a judge call failure
-    Posture.failOpen(refused)
-    // @ts-expect-error — CircuitOpen is not a judge call failure
-    Posture.fromConfig(refused, posture)
+    // An open breaker is one more way the judge cannot be consulted: failOpen folds it, error keeps it.
+    expectTypeOf(Posture.failOpen(refused)).toEqualTypeOf<Effect.Effect<Option.Option<Verdict>, never, Deps>>()
+    expectTypeOf(Posture.error(refused)).toEqualTypeOf<
+      Effect.Effect<Option.Option<Verdict>, CallFailure | CircuitOpen, Deps>
+    >()
+    expectTypeOf(Posture.fromConfig(refused, posture)).toEqualTypeOf<
+      Effect.Effect<Option.Option<Verdict>, CallFailure | CircuitOpen, Deps>
+    >()
     expectTypeOf<Effect.Effect.Success<ReturnType<Consult>>>().toEqualTypeOf<Verdict>()
-    expectTypeOf<Effect.Effect.Context<ReturnType<Consult>>>().toBeNever()
+    // the request's observer: a consultation reports the call it made
+    expectTypeOf<Effect.Effect.Context<ReturnType<Consult>>>().toEqualTypeOf<RoutingFacts.Reporter>()
   })
 
   it("the error posture's result is not assignable to a never-failing effect", () => {

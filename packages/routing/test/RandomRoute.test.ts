@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
@@ -14,7 +15,9 @@ const request = { body: { model: "mix", messages: [] }, headers: {}, sessionId: 
 const picks = (route: ReturnType<typeof RandomRoute.make>, n: number) =>
   Effect.forEach(
     Array.from({ length: n }),
-    () => Effect.map(route.decide(request), (d) => Option.getOrThrow(Decision.selected(d)).name)
+    () =>
+      Effect.map(RoutingFacts.observe(route.decide(request), RoutingFacts.ignored), (d) =>
+        Option.getOrThrow(Decision.selected(d)).name)
   )
 
 describe("RandomRoute", () => {
@@ -40,7 +43,7 @@ describe("RandomRoute", () => {
         seed: Option.some(1n)
       })
       for (let i = 0; i < 20; i++) {
-        const decision = yield* route.decide(request)
+        const decision = yield* RoutingFacts.observe(route.decide(request), RoutingFacts.ignored)
         assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "b")
         assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), ["a", "c"])
         assert.strictEqual(decision.evidence.source, "random")

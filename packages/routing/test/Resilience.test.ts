@@ -17,7 +17,9 @@ import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import type { Route, RouteFailure } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -55,7 +57,11 @@ const breakerHarness = (overrides: Partial<CapabilityRoute.Options>) =>
       messages: ReadonlyArray<Message>,
       outcomes: ReadonlyArray<Outcome>,
       session: Option.Option<string> = Option.none()
-    ) => Effect.zipRight(judge.script(outcomes), Effect.exit(route.decide(routed(messages, session))))
+    ) =>
+      Effect.zipRight(
+        judge.script(outcomes),
+        Effect.exit(RoutingFacts.observe(route.decide(routed(messages, session)), RoutingFacts.ignored))
+      )
     return { judge, judgeModel, decide }
   })
 
@@ -150,7 +156,9 @@ describe("judge_timeout_ms", () => {
         judge.layer
       )
       yield* judge.script([Outcome.stall])
-      const fiber = yield* Effect.fork(Effect.exit(route.decide(routed([user("task")]))))
+      const fiber = yield* Effect.fork(
+        Effect.exit(RoutingFacts.observe(route.decide(routed([user("task")])), RoutingFacts.ignored))
+      )
       return { fiber, judgeModel }
     })
 
@@ -316,7 +324,11 @@ describe("request_timeout_ms (TestClock)", () => {
               judgeTimeoutMs: Option.fromNullable(sample.judgeTimeoutMs)
             }))
             : Passthrough.make({ id: "auto", name: "auto", target: weak })
-          return yield* Router.make([{ ...route, requestTimeoutMs: bound }])
+          return yield* Effect.provideService(
+            Router.make([{ ...route, requestTimeoutMs: bound }]),
+            Stats.Stats,
+            Stats.disabled
+          )
         }).pipe(
           Effect.provide(
             Layer.mergeAll(Judge.layer, SessionStore.layerTest).pipe(
@@ -372,7 +384,12 @@ describe("request_timeout_ms (TestClock)", () => {
       const judgeTarget = target("judge", judgeModel)
       const router = yield* Effect.flatMap(
         CapabilityRoute.make(routeOptions(judgeTarget, { judgeFailure: "error" })),
-        (route) => Router.make([{ ...route, requestTimeoutMs: Option.some(1000) }])
+        (route) =>
+          Effect.provideService(
+            Router.make([{ ...route, requestTimeoutMs: Option.some(1000) }]),
+            Stats.Stats,
+            Stats.disabled
+          )
       ).pipe(
         Effect.provide(
           Layer.mergeAll(Judge.layer, SessionStore.layerTest).pipe(

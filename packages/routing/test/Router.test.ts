@@ -6,14 +6,19 @@ import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as Noop from "@switchyard-ts/routing/Noop"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
-import type { RoutedRequest } from "@switchyard-ts/routing/Route"
+import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
+import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { scriptedUpstream, target } from "./fixtures.js"
+
+/** A router over `routes` that keeps no stats. */
+const routerLayer = (routes: ReadonlyArray<Route>) => Router.layer(routes).pipe(Layer.provide(Stats.layerDisabled))
 
 const request = (model: string) => ({
   body: { model, messages: [{ role: "user" as const, content: "hi" }] },
@@ -29,7 +34,7 @@ describe("Router", () => {
     Effect.gen(function*() {
       const upstream = yield* scriptedUpstream(new Map())
       const exit = yield* Router.complete(request("nope")).pipe(
-        Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provide(routerLayer([Noop.make({ id: "ping", name: "ping" })])),
         Effect.provide(upstream.layer),
         Effect.exit
       )
@@ -58,7 +63,7 @@ describe("Router", () => {
         inboundFormat
       })
       const run = <A, E>(effect: Effect.Effect<A, E, Router.Router>) =>
-        effect.pipe(Effect.provide(Router.layer(routes)), Effect.provide(upstream.layer), Effect.exit)
+        effect.pipe(Effect.provide(routerLayer(routes)), Effect.provide(upstream.layer), Effect.exit)
       const claudeRefused = new ForwardAuthMismatch({ route: "claude", family: "anthropic" })
       const codexRefused = new ForwardAuthMismatch({ route: "codex", family: "openai" })
       assert.deepStrictEqual(yield* run(Router.complete(from("claude", "openai_chat"))), Exit.fail(claudeRefused))
@@ -96,7 +101,7 @@ describe("Router", () => {
     Effect.gen(function*() {
       const upstream = yield* scriptedUpstream(new Map())
       const completed = yield* Router.complete(request("ping")).pipe(
-        Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provide(routerLayer([Noop.make({ id: "ping", name: "ping" })])),
         Effect.provide(upstream.layer)
       )
       assert.strictEqual(completed.completion.choices[0]?.message.content, "OK")
@@ -111,7 +116,7 @@ describe("Router", () => {
       const upstream = yield* scriptedUpstream(new Map())
       const before = yield* counterValue(Metrics.requestsTotal, model)
       const completed = yield* Router.complete(request("fast")).pipe(
-        Effect.provide(Router.layer([Passthrough.make({ id: "fast", name: "fast", target: target("weak", model) })])),
+        Effect.provide(routerLayer([Passthrough.make({ id: "fast", name: "fast", target: target("weak", model) })])),
         Effect.provide(upstream.layer)
       )
       assert.strictEqual(completed.completion.model, model)
@@ -132,7 +137,7 @@ describe("Router", () => {
       })
       const errorsBefore = yield* counterValue(Metrics.errorsTotal, "router-test-a")
       const completed = yield* Router.complete(request("mix")).pipe(
-        Effect.provide(Router.layer([route])),
+        Effect.provide(routerLayer([route])),
         Effect.provide(upstream.layer)
       )
       assert.strictEqual(Option.getOrThrow(completed.served).id, "router-test-b")
@@ -146,7 +151,7 @@ describe("Router", () => {
       const upstream = yield* scriptedUpstream(new Map([[model, new UpstreamStatus({ target: model, status: 400 })]]))
       const before = yield* counterValue(Metrics.errorsTotal, model)
       const exit = yield* Router.complete(request("fast")).pipe(
-        Effect.provide(Router.layer([Passthrough.make({ id: "fast", name: "fast", target: target("t", model) })])),
+        Effect.provide(routerLayer([Passthrough.make({ id: "fast", name: "fast", target: target("t", model) })])),
         Effect.provide(upstream.layer),
         Effect.exit
       )
@@ -158,7 +163,7 @@ describe("Router", () => {
     Effect.gen(function*() {
       const upstream = yield* scriptedUpstream(new Map())
       const streamed = yield* Router.stream(request("ping")).pipe(
-        Effect.provide(Router.layer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provide(routerLayer([Noop.make({ id: "ping", name: "ping" })])),
         Effect.provide(upstream.layer)
       )
       const chunks = yield* Stream.runCollect(Relay.toStream(UpstreamClient.chunksOf(streamed.pieces)))

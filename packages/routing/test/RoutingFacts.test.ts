@@ -19,7 +19,8 @@ const collect = () => {
     judgeCall: (call) => calls.push(call),
     classified: (facts) => classified.push(facts),
     stage: () => {},
-    advised: () => {}
+    advised: () => {},
+    routingCall: () => {}
   }
   return { calls, classified, observer }
 }
@@ -93,13 +94,15 @@ describe("RoutingFacts from a capability route", () => {
       }
     }))
 
-  it.effect("without an observer nothing is reported and routing is unchanged", () =>
+  it.effect("with the observer that records nothing, routing is unchanged", () =>
     Effect.gen(function*() {
       const judge = yield* makeScriptedJudge
       const route = yield* buildRoute(routeOptions(target("judge", yield* uniqueJudgeModel)), judge.layer)
       yield* judge.script([Outcome.verdict(0.9, "supported", "SUP-1")])
-      const decision = yield* route.decide(routed(conversation("user_turn", "t")))
+      const decision = yield* RoutingFacts.observe(
+        route.decide(routed(conversation("user_turn", "t"))),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(decision.evidence.source, "llm-classifier")
-      assert.isTrue(Option.isNone(yield* RoutingFacts.current))
     }))
 })

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -53,9 +54,9 @@ describe("session serialization", () => {
         Effect.provide(Layer.merge(slowJudge, SessionStore.layerTest)),
         Effect.scoped
       )
-      const first = yield* Effect.fork(route.decide(request("s-1")))
-      const second = yield* Effect.fork(route.decide(request("s-1")))
-      const other = yield* Effect.fork(route.decide(request("s-2")))
+      const first = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s-1")), RoutingFacts.ignored))
+      const second = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s-1")), RoutingFacts.ignored))
+      const other = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s-2")), RoutingFacts.ignored))
       yield* TestClock.adjust("1 second")
       const [a, b, c] = yield* Fiber.join(Fiber.zip(Fiber.zip(first, second), other)).pipe(
         Effect.map(([[a, b], c]) => [a, b, c] as const)

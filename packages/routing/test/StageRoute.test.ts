@@ -4,7 +4,9 @@ import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
+import type { Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -43,7 +45,7 @@ const verdict = (p_solve: number) =>
   Effect.succeed({ crux: "c", primary_rule: "SUP-1" as const, capability_boundary: "supported" as const, p_solve })
 
 /** A judge that answers `answers` in order and counts its consultations. */
-const countingJudge = (answers: ReadonlyArray<ReturnType<Judge.Judge["Type"]["consult"]>>) =>
+const countingJudge = (answers: ReadonlyArray<Effect.Effect<Verdict, Judge.JudgeError>>) =>
   Effect.map(Ref.make(0), (calls) => ({
     calls: Ref.get(calls),
     layer: Judge.layerTest(() =>
@@ -72,7 +74,10 @@ describe("StageRoute", () => {
           stageOptions(target("judge", "j"), { picker, classifier: Option.none(), handoffNotes: Option.none() }),
           judge.layer
         )
-        const decision = yield* route.decide(routed(conversationOf("quiet_turn")))
+        const decision = yield* RoutingFacts.observe(
+          route.decide(routed(conversationOf("quiet_turn"))),
+          RoutingFacts.ignored
+        )
         assert.strictEqual(decision._tag, "Routed")
         if (decision._tag !== "Routed") return
         const tier = picker === "capable_first" ? "capable" : "efficient"
@@ -106,7 +111,10 @@ describe("StageRoute", () => {
         }),
         judge.layer
       )
-      const critical = yield* route.decide(routed(conversationOf("critical")))
+      const critical = yield* RoutingFacts.observe(
+        route.decide(routed(conversationOf("critical"))),
+        RoutingFacts.ignored
+      )
       if (critical._tag !== "Routed") return assert.fail("routed")
       assert.strictEqual(critical.evidence.source, "stage_router")
       assert.strictEqual(critical.selected.name, "capable")
@@ -114,7 +122,7 @@ describe("StageRoute", () => {
       assert.strictEqual(critical.body?.messages[0]?.role, "system")
       // the caller's own messages follow unchanged
       assert.deepStrictEqual(critical.body?.messages.slice(1), conversationOf("critical"))
-      const settled = yield* route.decide(routed(conversationOf("settled")))
+      const settled = yield* RoutingFacts.observe(route.decide(routed(conversationOf("settled"))), RoutingFacts.ignored)
       if (settled._tag !== "Routed") return assert.fail("routed")
       assert.strictEqual(settled.selected.name, "efficient")
       assert.strictEqual(textsOf(settled.body?.messages)[0], "EFFICIENT-PROMPT")
@@ -135,7 +143,10 @@ describe("StageRoute", () => {
         judge.layer
       )
       // ungated: the classifier's capable verdict carries the note too
-      const judged = yield* route.decide(routed(conversationOf("quiet_turn")))
+      const judged = yield* RoutingFacts.observe(
+        route.decide(routed(conversationOf("quiet_turn"))),
+        RoutingFacts.ignored
+      )
       if (judged._tag !== "Routed") return assert.fail("routed")
       assert.strictEqual(judged.selected.name, "capable")
       assert.strictEqual(judged.evidence.source, "llm-classifier")
@@ -144,7 +155,10 @@ describe("StageRoute", () => {
       assert.deepStrictEqual(textsOf(judged.body?.messages).at(-1), `fix the build|${escalationNote}`)
       assert.strictEqual(judged.body?.messages.length, conversationOf("quiet_turn").length)
 
-      const critical = yield* route.decide(routed(conversationOf("critical")))
+      const critical = yield* RoutingFacts.observe(
+        route.decide(routed(conversationOf("critical"))),
+        RoutingFacts.ignored
+      )
       if (critical._tag !== "Routed") return assert.fail("routed")
       assert.deepStrictEqual(critical.body?.messages.slice(0, -1), conversationOf("critical"))
       assert.deepStrictEqual(critical.body?.messages.at(-1), { role: "user", content: escalationNote })
@@ -163,11 +177,14 @@ describe("StageRoute", () => {
         }),
         judge.layer
       )
-      const judged = yield* route.decide(routed(conversationOf("quiet_turn")))
+      const judged = yield* RoutingFacts.observe(
+        route.decide(routed(conversationOf("quiet_turn"))),
+        RoutingFacts.ignored
+      )
       if (judged._tag !== "Routed") return assert.fail("routed")
       assert.strictEqual(judged.selected.name, "capable")
       assert.isUndefined(judged.body)
-      const settled = yield* route.decide(routed(conversationOf("settled")))
+      const settled = yield* RoutingFacts.observe(route.decide(routed(conversationOf("settled"))), RoutingFacts.ignored)
       if (settled._tag !== "Routed") return assert.fail("routed")
       assert.isUndefined(settled.body)
       assert.deepStrictEqual(settled.evidence.source, "stage_router")
@@ -178,8 +195,8 @@ describe("StageRoute", () => {
       const judge = yield* countingJudge([verdict(0.1), verdict(0.9)])
       const route = yield* buildStageRoute(stageOptions(target("judge", yield* uniqueJudgeModel)), judge.layer)
       const request = routed(conversationOf("quiet_continuation"), Option.some("s1"))
-      const first = yield* route.decide(request)
-      const second = yield* route.decide(request)
+      const first = yield* RoutingFacts.observe(route.decide(request), RoutingFacts.ignored)
+      const second = yield* RoutingFacts.observe(route.decide(request), RoutingFacts.ignored)
       assert.deepStrictEqual(
         [first, second].map((d) => d._tag === "Routed" ? d.selected.name : "answered"),
         ["capable", "efficient"]
@@ -196,14 +213,19 @@ describe("StageRoute", () => {
         stageOptions(target("judge", judgeModel), { picker: "capable_first" }, { judgeFailure: "fail_open" }),
         judge.layer
       )
-      const decision = yield* open.decide(routed(conversationOf("quiet_turn")))
+      const decision = yield* RoutingFacts.observe(
+        open.decide(routed(conversationOf("quiet_turn"))),
+        RoutingFacts.ignored
+      )
       if (decision._tag !== "Routed") return assert.fail("routed")
       assert.strictEqual(decision.selected.name, "capable")
       assert.strictEqual(decision.evidence.source, "circuit-open")
       assert.strictEqual("stage" in decision.evidence ? decision.evidence.stage?.decision_source : "", "fall_open")
 
       const strict = yield* buildStageRoute(stageOptions(target("judge", judgeModel)), judge.layer)
-      const exit = yield* Effect.exit(strict.decide(routed(conversationOf("quiet_turn"))))
+      const exit = yield* Effect.exit(
+        RoutingFacts.observe(strict.decide(routed(conversationOf("quiet_turn"))), RoutingFacts.ignored)
+      )
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) {
         const error = Option.getOrThrow(Cause.failureOption(exit.cause))
@@ -221,9 +243,14 @@ describe("StageRoute", () => {
       )
       const route = yield* buildStageRoute(stageOptions(target("judge", yield* uniqueJudgeModel)), layer)
       const request = { ...routed(conversationOf("quiet_turn")), sessionId: Option.some(SessionId.make("s1")) }
-      const first = yield* Effect.fork(route.decide(request))
-      const second = yield* Effect.fork(route.decide(request))
-      const other = yield* Effect.fork(route.decide({ ...request, sessionId: Option.some(SessionId.make("s2")) }))
+      const first = yield* Effect.fork(RoutingFacts.observe(route.decide(request), RoutingFacts.ignored))
+      const second = yield* Effect.fork(RoutingFacts.observe(route.decide(request), RoutingFacts.ignored))
+      const other = yield* Effect.fork(
+        RoutingFacts.observe(
+          route.decide({ ...request, sessionId: Option.some(SessionId.make("s2")) }),
+          RoutingFacts.ignored
+        )
+      )
       while ((yield* Ref.get(calls)) < 2) yield* Effect.yieldNow()
       for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
       // s1's second request waits for the first; s2 is not held up
@@ -247,7 +274,7 @@ describe("StageRoute", () => {
         Effect.map(Metric.value(histogram), (state) => [state.count, state.sum] as const)
       const before = yield* Effect.all([count(Metrics.stageRouterScore), count(Metrics.stageRouterSeverity)])
       const overrides = yield* stageDecisions("override", model)
-      yield* route.decide(routed(conversationOf("critical")))
+      yield* RoutingFacts.observe(route.decide(routed(conversationOf("critical"))), RoutingFacts.ignored)
       const after = yield* Effect.all([count(Metrics.stageRouterScore), count(Metrics.stageRouterSeverity)])
       assert.strictEqual(after[0][0] - before[0][0], 1)
       assert.strictEqual(after[1][0] - before[1][0], 1)
@@ -262,7 +289,7 @@ describe("StageRoute", () => {
         Effect.zipRight(Ref.set(seen, textsOf(consultation.messages)), verdict(1))
       )
       const route = yield* buildStageRoute(stageOptions(target("judge", yield* uniqueJudgeModel)), layer)
-      yield* route.decide(routed(conversationOf("quiet_continuation")))
+      yield* RoutingFacts.observe(route.decide(routed(conversationOf("quiet_continuation"))), RoutingFacts.ignored)
       assert.include((yield* Ref.get(seen)).join("\n"), "fix the build")
     }))
 })

@@ -3,6 +3,7 @@ import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import type { Route } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -43,7 +44,10 @@ const worker = target("worker", "worker-model")
 const fixed = Passthrough.make({ id: "main", name: "main", target: worker })
 
 const ask = (route: Route, headers: Readonly<Record<string, string>>, session = "s1") =>
-  route.decide(routed(conversation("user_turn", "task"), Option.some(session), headers))
+  RoutingFacts.observe(
+    route.decide(routed(conversation("user_turn", "task"), Option.some(session), headers)),
+    RoutingFacts.ignored
+  )
 
 describe("Subagents.delegate", () => {
   it.effect("delegated work goes to the sub-agent route, marked subagent, under the parent's route info", () =>
@@ -160,7 +164,10 @@ describe("Subagents.delegate over a stage router parent", () => {
       const route = Subagents.delegate(stage, fixed)
       const critical = conversationOf("critical")
 
-      const delegated = yield* route.decide(routed(critical, Option.some("s1"), child))
+      const delegated = yield* RoutingFacts.observe(
+        route.decide(routed(critical, Option.some("s1"), child)),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(delegated._tag, "Routed")
       if (delegated._tag !== "Routed") return
       assert.strictEqual(delegated.selected.name, "worker")
@@ -171,7 +178,10 @@ describe("Subagents.delegate over a stage router parent", () => {
       assert.strictEqual(yield* stageDecisions("override", `capable-${model}`), 0)
 
       // the parent's own turn: the signals decide, with the tier prompt and the escalation note
-      const parentTurn = yield* route.decide(routed(critical, Option.some("s1"), { "x-claude-code-session-id": "s1" }))
+      const parentTurn = yield* RoutingFacts.observe(
+        route.decide(routed(critical, Option.some("s1"), { "x-claude-code-session-id": "s1" })),
+        RoutingFacts.ignored
+      )
       if (parentTurn._tag !== "Routed") return assert.fail("routed")
       assert.strictEqual(parentTurn.selected.name, "capable")
       assert.strictEqual(parentTurn.evidence.source, "stage_router")
@@ -201,11 +211,17 @@ describe("Subagents.delegate over a stage router parent", () => {
       const quiet = conversationOf("quiet_turn")
 
       const parentTurn = yield* Effect.fork(
-        route.decide(routed(quiet, Option.some("s1"), { "x-claude-code-session-id": "s1" }))
+        RoutingFacts.observe(
+          route.decide(routed(quiet, Option.some("s1"), { "x-claude-code-session-id": "s1" })),
+          RoutingFacts.ignored
+        )
       )
       while ((yield* Ref.get(stageCalls)) < 1) yield* Effect.yieldNow()
       // the parent session's lock is held by the stalled judge call; the child does not wait for it
-      const delegated = yield* route.decide(routed(quiet, Option.some("s1"), child))
+      const delegated = yield* RoutingFacts.observe(
+        route.decide(routed(quiet, Option.some("s1"), child)),
+        RoutingFacts.ignored
+      )
       assert.strictEqual(Option.getOrThrow(Decision.selected(delegated)).name, "gamma")
       assert.deepStrictEqual(delegated.evidence.subagent, true)
       assert.isNull(parentTurn.unsafePoll())

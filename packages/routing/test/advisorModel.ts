@@ -22,6 +22,7 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
+import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -222,7 +223,7 @@ export const makeGate = (overrides: Partial<AdvisorRoute.Options> = {}) =>
     const upstream = UpstreamClient.layer.pipe(Layer.provide(Layer.succeed(HttpClient.HttpClient, http)))
     const { route, router } = yield* Effect.gen(function*() {
       const route = yield* AdvisorRoute.make(routeOptions(overrides))
-      const router = yield* Router.make([route])
+      const router = yield* Effect.provideService(Router.make([route]), Stats.Stats, Stats.disabled)
       return { route, router }
     }).pipe(Effect.provide(upstream))
     return {

@@ -17,6 +17,7 @@ import type * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest, RouteFailure } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
@@ -298,7 +299,9 @@ export const buildRoute = (options: CapabilityRoute.Options, judgeLayer: Layer.L
  */
 export const decideOnce = (route: Route, request: RoutedRequest, outcome: Outcome, maxRetries: number) =>
   Effect.gen(function*() {
-    const fiber = yield* Effect.fork(route.decide(request).pipe(Effect.withTracerEnabled(false)))
+    const fiber = yield* Effect.fork(
+      RoutingFacts.observe(route.decide(request), RoutingFacts.ignored).pipe(Effect.withTracerEnabled(false))
+    )
     if (needsTime(outcome, maxRetries)) yield* TestClock.adjust("3 seconds")
     return yield* Fiber.await(fiber)
   })

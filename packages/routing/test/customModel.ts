@@ -21,6 +21,7 @@ import type * as Judge from "@switchyard-ts/routing/Judge"
 import * as Passthrough from "@switchyard-ts/routing/Passthrough"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Effect from "effect/Effect"
@@ -362,7 +363,9 @@ const needsTime = (outcome: CustomOutcome, maxRetries: number): boolean =>
 /** Fork one decide, advance the clock past the judge's 3 s timeout when the outcome needs it, await. */
 export const decideCustom = (route: Route, request: RoutedRequest, outcome: CustomOutcome, maxRetries: number) =>
   Effect.gen(function*() {
-    const fiber = yield* Effect.fork(route.decide(request).pipe(Effect.withTracerEnabled(false)))
+    const fiber = yield* Effect.fork(
+      RoutingFacts.observe(route.decide(request), RoutingFacts.ignored).pipe(Effect.withTracerEnabled(false))
+    )
     if (needsTime(outcome, maxRetries)) yield* TestClock.adjust("3 seconds")
     return yield* Fiber.await(fiber)
   })

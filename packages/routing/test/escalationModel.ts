@@ -17,6 +17,7 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -264,7 +265,9 @@ export const decideEscalation = (
 ) =>
   Effect.gen(function*() {
     const before = yield* judgeCalls
-    const fiber = yield* Effect.fork(route.decide(request).pipe(Effect.withTracerEnabled(false)))
+    const fiber = yield* Effect.fork(
+      RoutingFacts.observe(route.decide(request), RoutingFacts.ignored).pipe(Effect.withTracerEnabled(false))
+    )
     if (stalls) {
       while ((yield* judgeCalls) === before) yield* Effect.yieldNow()
       yield* TestClock.adjust("3 seconds")

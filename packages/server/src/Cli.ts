@@ -299,12 +299,13 @@ export const replayProgram = (options: ReplayOptions) =>
     yield* Stream.runForEach(lines, (raw) => {
       if (raw.trim() === "") return Effect.void
       const line = decodeLine(raw)
-      if (Option.isSome(line)) {
-        run.add(line.value)
-        records++
-      } else skipped++
+      if (Option.isSome(line)) records++
+      else skipped++
       read++
-      return every !== undefined && read % every === 0 ? Console.error(`replay: ${read} lines read`) : Effect.void
+      const progress = every !== undefined && read % every === 0
+        ? Console.error(`replay: ${read} lines read`)
+        : Effect.void
+      return Option.isSome(line) ? Effect.zipRight(run.add(line.value), progress) : progress
     })
     if (every !== undefined && read >= every) {
       yield* Console.error(`replay: ${read} lines read, ${records} records replayed`)

@@ -1,6 +1,7 @@
 /**
  * Policy replay: re-decide every logged request of a judge-using route under another deployment's
- * settings of that route, without calling any model. Judge outcomes come from the routing log: a
+ * settings of that route, without calling any model, through the route's own decision rules (the
+ * pure functions its live Effect shell calls too) and the posture combinator. Judge outcomes come from the routing log: a
  * logged verdict keeps its p_solve and boundary (a custom classifier's: its label; an escalation
  * judge's: escalate or decline), a failed judge stays failed, an invalid verdict stays invalid, a
  * call the breaker refused stays refused. What each route type replays:
@@ -24,12 +25,13 @@
  * sub-agent requests (evidence `subagent: true`) are counted as logged.
  */
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Replayers from "./internal/replayers.js"
+import * as Replayers from "./internal/replayRoutes.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
-export type { CapabilitySettings, EscalationSettings, Outcome, Replayer } from "./internal/replayers.js"
-export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayers.js"
+export type { CapabilitySettings, EscalationSettings, Outcome, Replayer } from "./internal/replayRoutes.js"
+export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
 
 /** Build replayers by hand (library use and tests). */
 export const { advisor, capability, custom, escalation, stage } = Replayers
@@ -122,7 +124,7 @@ const same = (a: Replayers.Outcome, b: Replayers.Outcome): boolean =>
 /** A replay fed one log line at a time (a log need not fit in memory: only session state is kept). */
 export interface Replay {
   /** The next line of the log, in file order (judge lines and other routes' lines are passed over). */
-  readonly add: (line: RoutingLog.Line) => void
+  readonly add: (line: RoutingLog.Line) => Effect.Effect<void>
   /** The reports so far, per route of the replayers that had a line. */
   readonly reports: () => ReadonlyArray<RouteReport>
 }
@@ -136,19 +138,20 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
       const replayed = tally(replayer.destinations)
       const changedSessions = new Set<string>()
       let requests = 0, otherAlgorithm = 0, changed = 0
-      const add = (line: RoutingLog.ResponseLine) => {
+      const add = (line: RoutingLog.ResponseLine): Effect.Effect<void> => {
         if (line.algorithm !== null && line.algorithm !== replayer.algorithm) {
           otherAlgorithm++
-          return
+          return Effect.void
         }
         requests++
-        const before = replayer.logged(line)
-        const after = step(line)
-        logged.add(before, line.total_tokens)
-        replayed.add(after, line.total_tokens)
-        if (same(before, after)) return
-        changed++
-        if (line.session_id !== null) changedSessions.add(line.session_id)
+        return Effect.map(step(line), (after) => {
+          const before = replayer.logged(line)
+          logged.add(before, line.total_tokens)
+          replayed.add(after, line.total_tokens)
+          if (same(before, after)) return
+          changed++
+          if (line.session_id !== null) changedSessions.add(line.session_id)
+        })
       }
       const report = (): ReadonlyArray<RouteReport> =>
         requests === 0 && otherAlgorithm === 0 ? [] : [{
@@ -166,7 +169,8 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
   )
   return {
     add: (line) => {
-      if (line.kind === "response") routes.get(line.route)?.add(line)
+      const route = line.kind === "response" ? routes.get(line.route) : undefined
+      return route === undefined || line.kind !== "response" ? Effect.void : route.add(line)
     },
     reports: () => [...routes.values()].flatMap((entry) => entry.report())
   }
@@ -180,11 +184,11 @@ export const replay = (
   lines: ReadonlyArray<RoutingLog.Line>,
   replayers: ReadonlyMap<string, Replayers.Replayer>,
   route?: string
-): ReadonlyArray<RouteReport> => {
-  const run = start(replayers, route)
-  for (const line of lines) run.add(line)
-  return run.reports()
-}
+): Effect.Effect<ReadonlyArray<RouteReport>> =>
+  Effect.suspend(() => {
+    const run = start(replayers, route)
+    return Effect.map(Effect.forEach(lines, run.add, { discard: true }), () => run.reports())
+  })
 
 const percent = (part: number, whole: number) => whole === 0 ? "0%" : `${Math.round((part / whole) * 100)}%`
 

@@ -81,7 +81,7 @@ describe("policy replay", () => {
     "replaying a log under its own configuration reproduces every logged decision",
     { steps: FastCheck.array(stepArbitrary, { maxLength: 12 }), settings: capabilitySettingsArbitrary },
     ({ settings: own, steps }) =>
-      Effect.map(
+      Effect.flatMap(
         logOf(steps, own),
         (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.capability(own), steps.length)
       ),
@@ -96,7 +96,7 @@ describe("policy replay", () => {
         { session: "b", userTurn: true, judge: { _tag: "verdict", p: 0.9, boundary: "supported" } },
         { session: "b", userTurn: true, judge: { _tag: "garbage" } }
       ], settings)
-      const [report] = PolicyReplay.replay(
+      const [report] = yield* PolicyReplay.replay(
         lines,
         new Map([["auto", PolicyReplay.capability({ ...settings, baseThreshold: 0.7, judgeFailure: "fail_open" })]])
       )
@@ -214,7 +214,7 @@ judge_failure = "fail_open"
         encoding: "utf8"
       })
       assert.strictEqual(json.status, 0)
-      const [report] = PolicyReplay.replay(lines, PolicyReplay.replayersOf(yield* loadOther(config)))
+      const [report] = yield* PolicyReplay.replay(lines, PolicyReplay.replayersOf(yield* loadOther(config)))
       assert.strictEqual(json.stdout.trim(), JSON.stringify([report]))
       // not a terminal: no progress lines
       assert.notInclude(text.stderr, "lines read")

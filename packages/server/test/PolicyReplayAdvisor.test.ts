@@ -125,7 +125,7 @@ describe("policy replay of advisor routes", () => {
     "replaying a log under its own settings reproduces every logged outcome",
     { steps: FastCheck.array(stepArbitrary, { maxLength: 14 }), settings: settingsArbitrary },
     ({ settings, steps }) =>
-      Effect.map(
+      Effect.flatMap(
         logOf(steps, settings),
         (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.advisor(settings), steps.length)
       ),
@@ -162,7 +162,7 @@ describe("policy replay of advisor routes", () => {
         { reviews_before: 0, failed_consults_before: 0, trigger: "pattern", consult: "approve" }
       ])
       assert.deepStrictEqual(responses.map((line) => line.posture), Array(7).fill("fail_open"))
-      assert.isTrue(ReplayLog.assertReproduced(lines, PolicyReplay.advisor(settings), 7))
+      assert.isTrue(yield* ReplayLog.assertReproduced(lines, PolicyReplay.advisor(settings), 7))
     }))
 
   it.effect("worked example: a budget of one review and fail_open = false on the same traffic", () =>
@@ -182,7 +182,7 @@ describe("policy replay of advisor routes", () => {
         step("b", "done", "approve"), // b: review 1 (the failure was refunded) — the same under both
         step("b", "working", "approve") // b: no trigger; with one review: skipped (budget), released
       ], logged)
-      const [report] = PolicyReplay.replay(
+      const [report] = yield* PolicyReplay.replay(
         lines,
         new Map([[ReplayLog.routeId, PolicyReplay.advisor({ failOpen: false, maxReviews: 1 })]])
       )

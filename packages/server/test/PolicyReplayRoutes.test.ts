@@ -344,7 +344,7 @@ describe("policy replay of custom classifier routes", () => {
     "replaying a log under its own configuration reproduces every logged decision",
     { steps: FastCheck.array(customStepArbitrary, { maxLength: 12 }), settings: customSettingsArbitrary },
     ({ settings, steps }) =>
-      Effect.map(
+      Effect.flatMap(
         customLogOf(steps, settings),
         (lines) => ReplayLog.assertReproduced(lines, customReplayer(settings), steps.length)
       ),
@@ -362,7 +362,7 @@ describe("policy replay of custom classifier routes", () => {
         { session: "b", userTurn: true, judge: { _tag: "label", label: "delta" }, tokens: 5 },
         { session: null, userTurn: true, judge: { _tag: "garbage" }, tokens: 1 }
       ], logged)
-      const [report] = PolicyReplay.replay(
+      const [report] = yield* PolicyReplay.replay(
         lines,
         new Map([[
           ReplayLog.routeId,
@@ -404,7 +404,7 @@ describe("policy replay of stage routers", () => {
     "replaying a log under its own configuration reproduces every logged decision",
     { steps: FastCheck.array(stageStepArbitrary, { maxLength: 12 }), settings: stageSettingsArbitrary },
     ({ settings, steps }) =>
-      Effect.map(
+      Effect.flatMap(
         stageLogOf(steps, settings),
         (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.stage(settings), steps.length)
       ),
@@ -449,7 +449,7 @@ describe("policy replay of stage routers", () => {
           ["fall_open", "upstream_unavailable", null] // the breaker under error
         ]
       )
-      assert.isTrue(ReplayLog.assertReproduced(lines, PolicyReplay.stage(settings), steps.length))
+      assert.isTrue(yield* ReplayLog.assertReproduced(lines, PolicyReplay.stage(settings), steps.length))
     }))
 
   it.effect("worked example: a lower confidence_threshold decides by dimensions; no classifier: the picker's default", () =>
@@ -467,7 +467,7 @@ describe("policy replay of stage routers", () => {
         { session: "b", history: "settled", judge: { _tag: "garbage" }, tokens: 20 },
         { session: "b", history: "quiet_turn", judge: { _tag: "verdict", p: 0.9, boundary: "supported" }, tokens: 1 }
       ], logged)
-      const [report] = PolicyReplay.replay(
+      const [report] = yield* PolicyReplay.replay(
         lines,
         new Map([[
           ReplayLog.routeId,
@@ -510,7 +510,7 @@ describe("policy replay of escalation routes", () => {
     "replaying a log under its own configuration reproduces every logged decision",
     { steps: FastCheck.array(escalationStepArbitrary, { maxLength: 12 }), settings: escalationSettingsArbitrary },
     ({ settings, steps }) =>
-      Effect.map(
+      Effect.flatMap(
         escalationLogOf(steps, settings),
         (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.escalation(settings), steps.length)
       ),
@@ -534,7 +534,7 @@ describe("policy replay of escalation routes", () => {
           [null, "upstream_error", "weak", "error", null]
         )
       }
-      assert.isTrue(ReplayLog.assertReproduced(lines, PolicyReplay.escalation(settings), 3))
+      assert.isTrue(yield* ReplayLog.assertReproduced(lines, PolicyReplay.escalation(settings), 3))
     }))
 
   it.effect("worked example: confirmations 2 → 1 latches earlier, 2 → 3 leaves latched turns unknown", () =>
@@ -558,7 +558,10 @@ describe("policy replay of escalation routes", () => {
         answer("b", { _tag: "transport" }, 80)
       ], { confirmations: 2, judgeFailure: "error" })
       const replayed = (settings: PolicyReplay.EscalationSettings) =>
-        PolicyReplay.replay(lines, new Map([[ReplayLog.routeId, PolicyReplay.escalation(settings)]]))[0]
+        Effect.map(
+          PolicyReplay.replay(lines, new Map([[ReplayLog.routeId, PolicyReplay.escalation(settings)]])),
+          (reports) => reports[0]
+        )
       // Logged (2 confirmations, error): 1 weak (decline); 2 weak (escalate, streak 1); 3 strong
       // (escalate, latches); 4 strong (latched); 5 strong (latched; the session ends); 6 weak
       // (escalate, streak 1 afresh); 7 strong (weak_failed); 8 failed (transport).
@@ -571,7 +574,7 @@ describe("policy replay of escalation routes", () => {
       }
       // 1 confirmation, fail_open: 2 latches (strong), 3 strong (latched, not escalate), 4-5 as
       // logged, 6 latches afresh (strong), 7 as logged, 8 weak (fail-open, transport; no tokens).
-      assert.deepStrictEqual(replayed({ confirmations: 1, judgeFailure: "fail_open" }), {
+      assert.deepStrictEqual(yield* replayed({ confirmations: 1, judgeFailure: "fail_open" }), {
         route: ReplayLog.routeId,
         kind: "escalation",
         requests: 8,
@@ -589,7 +592,7 @@ describe("policy replay of escalation routes", () => {
       })
       // 3 confirmations: 3 weak (escalate, streak 2); 4 and 5 were answered latched, with no weak
       // turn and no verdict: unknown; 6 weak (streak 1 afresh); the rest as logged.
-      assert.deepStrictEqual(replayed({ confirmations: 3, judgeFailure: "error" }), {
+      assert.deepStrictEqual(yield* replayed({ confirmations: 3, judgeFailure: "error" }), {
         route: ReplayLog.routeId,
         kind: "escalation",
         requests: 8,

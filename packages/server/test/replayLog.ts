@@ -251,16 +251,17 @@ export const assertReproduced = (
   lines: ReadonlyArray<RoutingLog.Line>,
   replayer: PolicyReplay.Replayer,
   requests: number
-): boolean => {
-  const [report] = PolicyReplay.replay(lines, new Map([[routeId, replayer]]))
-  if (requests === 0) return report === undefined
-  // Line by line first (reasons included), for a readable failure.
-  const responses = lines.filter((line): line is RoutingLog.ResponseLine => line.kind === "response")
-  assert.deepStrictEqual(responses.map(replayer.start()), responses.map(replayer.logged))
-  assert.isDefined(report)
-  assert.strictEqual(report?.requests, requests)
-  assert.strictEqual(report?.other_algorithm, 0)
-  assert.deepStrictEqual(report?.replayed, report?.logged)
-  assert.strictEqual(report?.changed, 0)
-  return true
-}
+): Effect.Effect<boolean> =>
+  Effect.gen(function*() {
+    const [report] = yield* PolicyReplay.replay(lines, new Map([[routeId, replayer]]))
+    if (requests === 0) return report === undefined
+    // Line by line first (reasons included), for a readable failure.
+    const responses = lines.filter((line): line is RoutingLog.ResponseLine => line.kind === "response")
+    assert.deepStrictEqual(yield* Effect.forEach(responses, replayer.start()), responses.map(replayer.logged))
+    assert.isDefined(report)
+    assert.strictEqual(report?.requests, requests)
+    assert.strictEqual(report?.other_algorithm, 0)
+    assert.deepStrictEqual(report?.replayed, report?.logged)
+    assert.strictEqual(report?.changed, 0)
+    return true
+  })

@@ -17,7 +17,6 @@ import * as Conversation from "@switchyard-ts/routing/Conversation"
 import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
-import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import type * as Stats from "@switchyard-ts/routing/Stats"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -136,8 +135,8 @@ const recordRequest = (format: string, facts: Facts, status: number, startMs: nu
  * request's encoder writes (a failure after the headers ends it with the encoder's error events).
  * `finished` records the total latency once the answer is complete (for a stream, after its last
  * event), and — when a target served it — its usage and total latency in the stats. With a
- * routing-log `tally`, routing runs under its observer and the answer's usage and ending are
- * collected into it.
+ * routing-log `tally`, the router reports the routing to its observer and the answer's usage and
+ * ending are collected into it.
  */
 const answer = (
   router: Router["Type"],
@@ -152,10 +151,9 @@ const answer = (
         TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, end - startMs)
         if (Option.isSome(served)) stats.answered(model, usage(), end - startMs)
       }))
-  const observed = <A, E>(routing: Effect.Effect<A, E>) =>
-    tally === undefined ? routing : RoutingFacts.observe(tally.observer)(routing)
+  const observer = tally?.observer
   if (inbound.streaming) {
-    return Effect.map(observed(router.stream(inbound.routed)), (streamed) => {
+    return Effect.map(router.stream(inbound.routed, observer), (streamed) => {
       const model = servedModel(streamed.decision, streamed.served)
       tally?.answered(streamed.usage)
       const encoding = inbound.encoder.stream(streamed, model)
@@ -175,7 +173,7 @@ const answer = (
       }
     })
   }
-  return Effect.flatMap(observed(router.complete(inbound.routed)), (completed) => {
+  return Effect.flatMap(router.complete(inbound.routed, observer), (completed) => {
     const model = servedModel(completed.decision, completed.served)
     tally?.answered(() => completed.completion.usage)
     return Effect.as(finished(model, completed.served, () => completed.completion.usage), {

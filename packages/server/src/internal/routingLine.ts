@@ -77,7 +77,7 @@ const isoOf = (epochMs: number): string => new Date(epochMs).toISOString()
 
 /** One request's routing-log state. */
 export interface Tally {
-  /** Hand to `RoutingFacts.observe` around the request's routing. */
+  /** Hand to the `Router` with the request (its routing reports to it). */
   readonly observer: RoutingFacts.Observer
   /**
    * Where the answer's usage is read when the response line is made: a stream's `Streamed.usage`
@@ -146,7 +146,8 @@ export const start = (
     },
     advised: (facts) => {
       advised = facts
-    }
+    },
+    routingCall: () => {}
   }
   return {
     observer,

@@ -1,5 +1,5 @@
 /**
- * A buffered answer replayed as a stream: the chunks a streaming caller receives when the route
+ * A buffered answer as stream chunks: the chunks a streaming caller receives when the route
  * produced the answer while routing (noop's `OK`, a turn released by the advisor gate), so no
  * upstream stream exists to forward.
  */

@@ -1,0 +1,510 @@
+/**
+ * Policy replay's reading of each judge-using route type (see `PolicyReplay`): what a routing-log
+ * line says the request came to, and the facts the route's decision rules need — the judge's
+ * verdict or the reason it gave none, a stage router turn's signal reading, an escalation verdict,
+ * an advisor consultation. It decides nothing itself: every step runs the route module's own
+ * rules (`ClassifierCascade` through `CapabilityRoute.rules` / `CustomRoute.rules` /
+ * `StageRoute.classifierRules`, `StageSignals.decide`, `EscalationRoute`, `AdvisorRoute`) and folds
+ * a logged judge failure through `Consultation.run` with the posture combinator, exactly as the live
+ * route does. Replaying a log under the settings that wrote it therefore reproduces it whenever the
+ * log holds the facts (the property tests in `server/test/PolicyReplay*.test.ts` check the log's
+ * completeness).
+ *
+ * @internal
+ */
+import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
+import * as Consultation from "@switchyard-ts/routing/Consultation"
+import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
+import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
+import type * as Evidence from "@switchyard-ts/routing/Evidence"
+import * as Posture from "@switchyard-ts/routing/Posture"
+import * as StageRoute from "@switchyard-ts/routing/StageRoute"
+import * as StageSignals from "@switchyard-ts/routing/StageSignals"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type * as RoutingLog from "../RoutingLog.js"
+
+type Line = RoutingLog.ResponseLine
+
+/** What one request came to: where it went and what decided it, the failure of its routing, or unknown. */
+export type Outcome =
+  | {
+    readonly _tag: "Routed"
+    /** A capability / escalation tier, a stage router tier, or a custom route's model id. */
+    readonly destination: string
+    /** The evidence source (a stage router: its decision source; an escalation route: its verdict). */
+    readonly source: string
+    /** Why it was routed without a verdict. */
+    readonly reason?: string
+  }
+  | { readonly _tag: "Failed"; readonly reason: string }
+  | { readonly _tag: "Unknown" }
+
+/** A route's replay procedure. */
+export interface Replayer {
+  /** What kind of route it is (in the report). */
+  readonly kind: "capability" | "custom" | "stage_router" | "escalation" | "advisor"
+  /** The `algorithm` its lines carry; lines of another algorithm are not replayed. */
+  readonly algorithm: string
+  /** Its destinations, in the order a report lists them. */
+  readonly destinations: ReadonlyArray<string>
+  /** What the log says a line came to. */
+  readonly logged: (line: Line) => Outcome
+  /**
+   * A fresh replay (its own session state): each call re-decides the route's next line, in file
+   * order, under this replayer's settings.
+   */
+  readonly start: () => (line: Line) => Effect.Effect<Outcome>
+}
+
+const routed = (destination: string, source: string, reason?: string): Outcome =>
+  reason === undefined ? { _tag: "Routed", destination, source } : { _tag: "Routed", destination, source, reason }
+const unknown: Outcome = { _tag: "Unknown" }
+
+/** Why a line with evidence was routed without a verdict, if it was. */
+const reasonOf = (evidence: Evidence.Evidence): string | undefined =>
+  "reason" in evidence && typeof evidence.reason === "string"
+    ? evidence.reason
+    : evidence.source === "circuit-open"
+    ? "circuit_open"
+    : undefined
+
+/** A decision's outcome: its destination, its evidence's source, and the reason it had no verdict. */
+const decided = (destination: string, evidence: Evidence.Evidence, source: string = evidence.source): Outcome =>
+  routed(destination, source, reasonOf(evidence))
+
+// ---------------------------------------------------------------------------------------------
+// Facts the log holds
+
+/** What the log says the judge did for a request: its verdict, the reason it gave none, or nothing. */
+type JudgeFact<V> =
+  | { readonly _tag: "Verdict"; readonly verdict: V }
+  | { readonly _tag: "Failed"; readonly reason: Evidence.Reason }
+  | { readonly _tag: "None" }
+
+const judgeFactOf = <V>(line: Line, verdictOf: (evidence: Evidence.Evidence) => V | undefined): JudgeFact<V> => {
+  const evidence = line.evidence
+  const verdict = evidence === null ? undefined : verdictOf(evidence)
+  if (verdict !== undefined) return { _tag: "Verdict", verdict }
+  if (evidence !== null && evidence.source === "circuit-open") return { _tag: "Failed", reason: "circuit_open" }
+  // The `error` posture failed the request on an open breaker (the route reported, no call was made).
+  if (evidence === null && line.judge === null && line.posture !== null && line.error === "upstream_unavailable") {
+    return { _tag: "Failed", reason: "circuit_open" }
+  }
+  if (line.judge !== null && line.judge.outcome !== "ok" && line.judge.outcome !== "interrupted") {
+    return { _tag: "Failed", reason: line.judge.outcome }
+  }
+  return { _tag: "None" }
+}
+
+/**
+ * The consultation's outcome under `posture`, from what the log says the judge did: the logged
+ * verdict, or the logged failure put back through `Consultation.run` with the posture combinator
+ * (left: the posture failed the request, with the failure's reason).
+ */
+const consulted = <V>(
+  posture: Posture.Posture,
+  fact: Exclude<JudgeFact<V>, { readonly _tag: "None" }>
+): Effect.Effect<Either.Either<Consultation.Outcome<V>, Evidence.Reason>> =>
+  (fact._tag === "Verdict" ? Effect.succeed(fact.verdict) : Effect.fail(Consultation.failureOf(fact.reason, ""))).pipe(
+    Consultation.run(Posture.fromConfig(posture)),
+    Effect.mapError(Consultation.reasonOf),
+    Effect.either
+  )
+
+/** A line without evidence: the failure of its routing when the log says the judge caused it, else unknown. */
+const failureOf = (line: Line): Outcome => {
+  const fact = judgeFactOf(line, () => undefined)
+  return fact._tag === "Failed" && fact.reason !== "invalid_response" && fact.reason !== "parse_error"
+    ? { _tag: "Failed", reason: fact.reason }
+    : unknown
+}
+
+/**
+ * Drop a session's replayed state where the log says the route found none stored (it expired, was
+ * evicted or ended by `session_final`): only verdicts the log holds store state, so a replay has
+ * nothing the logged run did not have — except what the logged run had forgotten by then.
+ */
+const forget = (state: Map<string, unknown>, line: Line, storeRead: boolean) => {
+  if (storeRead && line.session_id !== null && line.stored_before === null) state.delete(line.session_id)
+}
+
+/** A delegated sub-agent request: its route's `subagents` table decided it, not the route's algorithm. */
+const delegated = (line: Line) => line.evidence !== null && line.evidence.subagent === true
+
+/** The destination delegated sub-agent requests are counted under; they replay as logged. */
+export const subagentDestination = "sub-agent (as logged)"
+
+/** `step` for the route's own lines; delegated lines keep their logged outcome. */
+const stepping =
+  (logged: (line: Line) => Outcome, step: (line: Line) => Effect.Effect<Outcome>) =>
+  (line: Line): Effect.Effect<Outcome> => delegated(line) ? Effect.succeed(logged(line)) : step(line)
+
+// ---------------------------------------------------------------------------------------------
+// Classifier routes (capability, custom, a stage router's classifier)
+
+/**
+ * One request through the classifier cascade's rules: `state` is the replay's session state (the
+ * stored selections), `destinationOf` names a selection in the report.
+ */
+const cascadeStep = <V, S>(
+  rules: ClassifierCascade.Rules<V, S>,
+  posture: Posture.Posture,
+  destinationOf: (selection: S) => string,
+  state: Map<string, S>,
+  line: Line,
+  fact: JudgeFact<V>,
+  source: (evidence: Evidence.Evidence) => string = (evidence) => evidence.source
+): Effect.Effect<Outcome> => {
+  // Whether the logged run read the session store: its logged trigger says.
+  forget(state, line, line.trigger !== null && ClassifierCascade.keepsSessions(line.trigger))
+  const key = ClassifierCascade.keepsSessions(rules.trigger) ? line.session_id : null
+  const stored = Option.map(
+    Option.fromNullable(key === null ? undefined : state.get(key)),
+    (selection): ClassifierCascade.Stored<S> => ({ selection, late: false })
+  )
+  const reused = ClassifierCascade.reuse(rules, stored, line.user_turn)
+  if (Option.isSome(reused)) {
+    return Effect.succeed(
+      decided(destinationOf(reused.value.selection), reused.value.evidence, source(reused.value.evidence))
+    )
+  }
+  if (fact._tag === "None") return Effect.succeed(unknown)
+  return Effect.map(consulted(posture, fact), (outcome) =>
+    Either.match(outcome, {
+      onLeft: (reason): Outcome => ({ _tag: "Failed", reason }),
+      onRight: (consultation) => {
+        const next = ClassifierCascade.settle(rules, stored, consultation)
+        if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
+        return decided(destinationOf(next.selection), next.evidence, source(next.evidence))
+      }
+    }))
+}
+
+/** What the log says a line with a tiered decision came to (`tier` of its decision). */
+const tieredLogged = (line: Line, tierOf: (line: Line) => string | undefined): Outcome => {
+  if (delegated(line)) return routed(subagentDestination, line.evidence?.source ?? "")
+  const evidence = line.evidence
+  if (evidence === null) return failureOf(line)
+  const tier = tierOf(line)
+  return tier === undefined ? unknown : routed(tier, evidence.source, reasonOf(evidence))
+}
+
+const capabilityVerdictOf = (evidence: Evidence.Evidence): CapabilityRoute.Judgement | undefined =>
+  evidence.source === "llm-classifier" && "score" in evidence
+    ? { p_solve: evidence.score, capability_boundary: evidence.boundary }
+    : undefined
+
+/** The settings of a capability classifier route that a replay changes: its rules' settings and its posture. */
+export interface CapabilitySettings extends CapabilityRoute.Settings {
+  readonly judgeFailure: Posture.Posture
+}
+
+/** A capability classifier route's replay: weak or strong by the logged p_solve under these settings. */
+export const capability = (settings: CapabilitySettings): Replayer => {
+  const logged = (line: Line) =>
+    tieredLogged(line, (l) => (l.tier === "weak" || l.tier === "strong" ? l.tier : undefined))
+  const rules = CapabilityRoute.rules(settings, "")
+  return {
+    kind: "capability",
+    algorithm: "llm_task_classifier",
+    destinations: ["weak", "strong"],
+    logged,
+    start: () => {
+      const state = new Map<string, "weak" | "strong">()
+      return stepping(logged, (line) =>
+        cascadeStep(
+          rules,
+          settings.judgeFailure,
+          (tier) => tier,
+          state,
+          line,
+          judgeFactOf(line, capabilityVerdictOf)
+        ))
+    }
+  }
+}
+
+/** The settings of a custom classifier route that a replay changes; targets by label with their model ids. */
+export interface CustomSettings extends Omit<CustomRoute.Settings, "targets" | "defaultTarget" | "selector"> {
+  /** `targets`: label (target table name) → model id. */
+  readonly targets: ReadonlyArray<{ readonly name: string; readonly id: string }>
+  readonly defaultTarget: { readonly name: string; readonly id: string }
+  readonly judgeFailure: Posture.Posture
+}
+
+/** A logged custom verdict: the label it named (whatever the logged configuration then did with it), or none. */
+const customVerdictOf = (evidence: Evidence.Evidence): Option.Option<string> | undefined =>
+  evidence.source === "llm-classifier" && "label" in evidence
+    ? Option.some(evidence.label)
+    : evidence.source === "abstained"
+    ? Option.none()
+    : undefined
+
+/**
+ * A custom classifier route's replay: the logged label goes to the target of that name under these
+ * settings (`default_target` when it has none; a logged abstention stays one).
+ */
+export const custom = (settings: CustomSettings): Replayer => {
+  const logged = (line: Line) => tieredLogged(line, (l) => l.selected_model ?? undefined)
+  const rules = CustomRoute.rules({ ...settings, selector: { text: "" } }, "")
+  const idOf = (label: string) =>
+    settings.targets.find((target) => target.name === label)?.id ?? settings.defaultTarget.id
+  return {
+    kind: "custom",
+    algorithm: "llm_task_classifier",
+    destinations: [...new Set(settings.targets.map((target) => target.id))],
+    logged,
+    start: () => {
+      const state = new Map<string, string>()
+      return stepping(
+        logged,
+        (line) => cascadeStep(rules, settings.judgeFailure, idOf, state, line, judgeFactOf(line, customVerdictOf))
+      )
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage routers
+
+/** The settings of a stage router that a replay changes. */
+export interface StageSettings extends Omit<StageRoute.Settings, "classifier"> {
+  /** The `[classifier]` table's settings; none: undecided turns go to the picker's default. */
+  readonly classifier: CapabilitySettings | undefined
+}
+
+const stageFactsOf = (line: Line): Evidence.StageFacts | undefined =>
+  (line.evidence !== null && "stage" in line.evidence ? line.evidence.stage : undefined) ?? line.stage
+
+/** The signal reading a turn's logged stage facts hold. */
+const readingOf = (facts: Evidence.StageFacts): StageSignals.Reading =>
+  facts.decision_source === "override"
+    ? { _tag: "Override" }
+    : facts.decision_source === "tests_passed"
+    ? { _tag: "TestsPassed" }
+    : { _tag: "Scored", score: facts.score, confidence: facts.confidence }
+
+/**
+ * A stage router's replay from each turn's logged signal facts: the reading decides under this
+ * `confidence_threshold` when it can; else this classifier (with the logged verdict), else the
+ * picker's default.
+ */
+export const stage = (settings: StageSettings): Replayer => {
+  const fallback = StageSignals.defaultTier(settings.picker)
+  const logged = (line: Line): Outcome => {
+    if (delegated(line)) return routed(subagentDestination, line.evidence?.source ?? "")
+    const facts = stageFactsOf(line)
+    if (line.evidence === null || facts === undefined) return line.evidence === null ? failureOf(line) : unknown
+    return routed(facts.tier, facts.decision_source, reasonOf(line.evidence))
+  }
+  const classifier = settings.classifier
+  const rules = classifier === undefined ? undefined : StageRoute.classifierRules(classifier, settings.picker, "")
+  return {
+    kind: "stage_router",
+    algorithm: "stage_router",
+    destinations: ["capable", "efficient"],
+    logged,
+    start: () => {
+      const state = new Map<string, StageSignals.Tier>()
+      return stepping(logged, (line) => {
+        const facts = stageFactsOf(line)
+        if (facts === undefined) return Effect.succeed(unknown)
+        const pick = StageSignals.decide(readingOf(facts), settings.confidenceThreshold)
+        if (pick._tag === "Decided") return Effect.succeed(routed(pick.tier, pick.source))
+        if (classifier === undefined || rules === undefined) return Effect.succeed(routed(fallback, "fall_open"))
+        return cascadeStep(
+          rules,
+          classifier.judgeFailure,
+          (tier) => tier,
+          state,
+          line,
+          judgeFactOf(line, capabilityVerdictOf),
+          StageRoute.classifierSource
+        )
+      })
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escalation routes
+
+/** The settings of an escalation route that a replay changes. */
+export interface EscalationSettings extends EscalationRoute.Settings {
+  readonly judgeFailure: Posture.Posture
+}
+
+const escalationVerdictOf = (evidence: Evidence.Evidence): boolean | undefined =>
+  evidence.source === "escalation" && (evidence.verdict === "escalate" || evidence.verdict === "decline")
+    ? evidence.verdict === "escalate"
+    : undefined
+
+/** An escalation decision's outcome: the tier, and its verdict as the source (else its evidence source). */
+const escalated = (decision: EscalationRoute.Decided): Outcome =>
+  decided(
+    decision.tier,
+    decision.evidence,
+    decision.evidence.source === "escalation" ? decision.evidence.verdict : decision.evidence.source
+  )
+
+/**
+ * A request the weak target's own failure failed (not one that routes to strong): no evidence, the
+ * tier `weak`. Lines of older logs do not say so (no classifier facts at all): their judge fact is none.
+ */
+const weakCallFailed = (line: Line) => line.evidence === null && line.tier === "weak"
+
+/**
+ * An escalation route's replay: the logged escalate / decline verdicts on the weak turns drive each
+ * session's streak to these `confirmations`; a judge failure goes by this posture. A turn a latched
+ * session answered with strong (no weak turn, no verdict logged) is unknown when the replay has the
+ * session unlatched; so is a request the weak target's failure failed, unless the replay has the
+ * session latched (then no weak call is made).
+ */
+export const escalation = (settings: EscalationSettings): Replayer => {
+  const logged = (line: Line): Outcome => {
+    const evidence = line.evidence
+    if (evidence === null) return weakCallFailed(line) ? unknown : failureOf(line)
+    if (evidence.source === "escalation") {
+      const strong = evidence.verdict === "latched" || evidence.verdict === "weak_failed" ||
+        (evidence.verdict === "escalate" && evidence.streak >= evidence.confirmations)
+      return routed(strong ? "strong" : "weak", evidence.verdict)
+    }
+    return routed("weak", evidence.source, reasonOf(evidence))
+  }
+  return {
+    kind: "escalation",
+    algorithm: "llm_task_classifier",
+    destinations: ["weak", "strong"],
+    logged,
+    start: () => {
+      const state = new Map<string, EscalationRoute.State>()
+      return (line) => {
+        const key = line.session_id
+        if (key !== null) forget(state, line, line.posture !== null)
+        const current = key === null ? undefined : state.get(key)
+        if (current?._tag === "Latched") return Effect.succeed(escalated(EscalationRoute.latched(settings)))
+        if (weakCallFailed(line)) return Effect.succeed(unknown)
+        const streak = current === undefined ? 0 : current.streak
+        const evidence = line.evidence
+        if (evidence !== null && evidence.source === "escalation") {
+          if (evidence.verdict === "latched") return Effect.succeed(unknown)
+          if (evidence.verdict === "weak_failed") {
+            return Effect.succeed(escalated(EscalationRoute.weakFailed(settings, streak)))
+          }
+        }
+        const fact = judgeFactOf(line, escalationVerdictOf)
+        if (fact._tag === "None") return Effect.succeed(unknown)
+        return Effect.map(consulted(settings.judgeFailure, fact), (outcome) =>
+          Either.match(outcome, {
+            onLeft: (reason): Outcome => ({ _tag: "Failed", reason }),
+            onRight: (consultation) => {
+              const next = EscalationRoute.judged(settings, "", streak, current !== undefined, consultation)
+              if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
+              return escalated(next)
+            }
+          }))
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Advisor routes
+
+/** The settings of an advisor route that a replay changes. */
+export interface AdvisorSettings extends AdvisorRoute.Settings {
+  /** `fail_open`: a failed consultation releases the turn (else the request fails). */
+  readonly failOpen: boolean
+}
+
+/** Where an advisor route's request went: the executor's turn released, or answered again after a REDO. */
+const released = "released"
+const redone = "redone"
+
+/** A reviewed turn's outcome: redone after a REDO verdict, else released, with its verdict (or `fail-open`) as the source. */
+const reviewedOutcome = (outcome: Consultation.Outcome<"approve" | "redo">): Outcome => {
+  const evidence = AdvisorRoute.reviewed(outcome, "no_tool_call", "")
+  return "verdict" in evidence
+    ? routed(evidence.verdict === "redo" ? redone : released, evidence.verdict)
+    : decided(released, evidence, "fail-open")
+}
+
+/**
+ * An advisor route's replay: each scope's (session's, else the instance's) review budget is re-run
+ * under these `max_reviews` with the logged consultations; a failed consultation goes by this
+ * `fail_open`. A request the replay would review but whose logged run skipped it before the
+ * executor answered (its scope was spent) is unknown: the log cannot say whether the turn triggered.
+ */
+export const advisor = (settings: AdvisorSettings): Replayer => {
+  const posture = AdvisorRoute.postureOf(settings.failOpen)
+  const logged = (line: Line): Outcome => {
+    const evidence = line.evidence
+    if (evidence === null) {
+      const consult = line.advisor?.consult
+      return consult === undefined || consult === null || consult === "approve" || consult === "redo"
+        ? unknown
+        : { _tag: "Failed", reason: consult }
+    }
+    if (evidence.source !== "advisor") return unknown
+    if ("reason" in evidence) return routed(released, "fail-open", evidence.reason)
+    switch (evidence.verdict) {
+      case "approve":
+        return routed(released, "approve")
+      case "redo":
+        return routed(redone, "redo")
+      case "unparseable":
+        return routed(released, "unparseable")
+      case "skipped":
+        return routed(released, `skipped: ${evidence.skipped ?? "no_trigger"}`)
+    }
+  }
+  return {
+    kind: "advisor",
+    algorithm: "advisor_gate",
+    destinations: [released, redone],
+    logged,
+    start: () => {
+      const scopes = new Map<string, AdvisorRoute.Budget>()
+      return (line) => {
+        const facts = line.advisor
+        if (facts === undefined) return Effect.succeed(unknown)
+        const key = line.session_id ?? "\u0000instance"
+        // The logged scope was fresh (new, evicted, or dropped by `session_final`): so is the replay's.
+        if (facts.reviews_before === 0 && facts.failed_consults_before === 0) scopes.delete(key)
+        const budget = scopes.get(key) ?? AdvisorRoute.freshBudget
+        scopes.set(key, budget)
+        const skip = AdvisorRoute.spent(settings, budget)
+        if (Option.isSome(skip)) return Effect.succeed(routed(released, `skipped: ${skip.value}`))
+        const evidence = line.evidence
+        if (facts.trigger === null) {
+          // No trigger logged: the scope was spent before the executor answered, the executor failed,
+          // or the turn did not trigger.
+          return Effect.succeed(
+            evidence !== null && evidence.source === "advisor" && "verdict" in evidence &&
+              evidence.verdict === "skipped" && evidence.skipped === "no_trigger"
+              ? routed(released, "skipped: no_trigger")
+              : unknown
+          )
+        }
+        const consult = facts.consult
+        if (consult === null) return Effect.succeed(unknown)
+        scopes.set(key, AdvisorRoute.afterConsult({ ...budget, reviews: budget.reviews + 1 }, consult))
+        // A verdict without evidence: the request failed after the review (the REDO's second executor call).
+        if ((consult === "approve" || consult === "redo") && evidence === null) return Effect.succeed(unknown)
+        const fact: Exclude<JudgeFact<"approve" | "redo">, { readonly _tag: "None" }> =
+          consult === "approve" || consult === "redo"
+            ? { _tag: "Verdict", verdict: consult }
+            : { _tag: "Failed", reason: consult }
+        return Effect.map(consulted(posture, fact), (outcome) =>
+          Either.match(outcome, {
+            onLeft: (reason): Outcome => ({ _tag: "Failed", reason }),
+            onRight: reviewedOutcome
+          }))
+      }
+    }
+  }
+}
