@@ -310,144 +310,152 @@ type Advise = (
   consult: Option.Option<"approve" | "redo" | Evidence.Reason>
 ) => Effect.Effect<void, never, RoutingFacts.Reporter>
 
+/** What one advisor route gates requests with. */
+interface Gate {
+  readonly options: Options
+  readonly upstream: UpstreamClient["Type"]
+  readonly scopes: ReturnType<typeof makeScopes>
+  /** The posture of the route's `fail_open`, as its combinator. */
+  readonly posture: Posture.Combinator
+  /** The decision of a gated request: the turn released (or answered again), or none — a passthrough to the executor. */
+  readonly decision: (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>) => Decision.Decision
+}
+
+const callExecutor = (gate: Gate, body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
+  recorded(gate.options.executor.id, gate.upstream.complete({ target: gate.options.executor, body, headers }))
+
+/** Take one review from the scope, atomically; why not when it has none left (another request raced us). */
+const reserve = (settings: Settings, scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
+  Effect.sync(() => {
+    const skip = spent(settings, scope)
+    if (Option.isNone(skip)) scope.reviews++
+    return skip
+  })
+
+/**
+ * Consult the advisor on `turn` (the scope's review is already reserved): a failed consult is
+ * settled in the scope's budget and counted whatever the posture then does; the consultation goes
+ * through the route's posture (`Consultation.run`), and the verdict releases the turn or has the
+ * executor answer again.
+ */
+const review = (
+  gate: Gate,
+  request: RoutedRequest,
+  scope: ScopeState,
+  turn: ChatCompletion,
+  trigger: Evidence.AdvisorTrigger,
+  advised: Advise
+) =>
+  Effect.gen(function*() {
+    const { options } = gate
+    const advisorModel = options.advisor.id
+    const outcome = yield* consultAdvisor(options, gate.upstream, request, turn).pipe(
+      Effect.tapError((error) => {
+        const reason = Consultation.reasonOf(error)
+        return Effect.all([
+          Effect.sync(() => Object.assign(scope, afterConsult(scope, reason))),
+          advised(Option.some(trigger), Option.some(reason)),
+          reason === "parse_error"
+            ? countReview("unparseable", trigger)
+            : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
+        ], { discard: true })
+      }),
+      Consultation.run(gate.posture),
+      Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure })),
+      Spans.withSpan("Advisor.consult", () => ({
+        captureStackTrace: false,
+        attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
+      }))
+    )
+    const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
+      ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
+      : Consultation.WithoutVerdict({ reason: outcome.reason })
+    const evidence = reviewed(judged, trigger, advisorModel)
+    if (outcome._tag === "WithoutVerdict") {
+      yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
+        Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason: outcome.reason, trigger })
+      )
+      return gate.decision(evidence, Option.some(turn))
+    }
+    const verdict = outcome.verdict
+    yield* advised(Option.some(trigger), Option.some(verdict._tag === "Approve" ? "approve" : "redo"))
+    if (verdict._tag === "Approve") {
+      yield* countReview("approve", trigger)
+      return gate.decision(evidence, Option.some(turn))
+    }
+    yield* countReview("redo", trigger)
+    yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
+    yield* countDiscardedTokens(turn.usage)
+    const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.plan)
+    const again = yield* callExecutor(gate, { ...request.body, messages }, request.headers)
+    return gate.decision(evidence, Option.some(again))
+  })
+
+/**
+ * One request through the gate: a spent scope passes through to the executor; else the executor
+ * answers, and a triggered turn is reviewed when a review can be reserved.
+ */
+const gateRequest = (gate: Gate, request: RoutedRequest) =>
+  Effect.gen(function*() {
+    const { options, scopes } = gate
+    const advisorModel = options.advisor.id
+    const scope = yield* scopes.of(request.sessionId)
+    const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
+    // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
+    const advised: Advise = (trigger, consult) =>
+      RoutingFacts.report((observer) =>
+        observer.advised({
+          posture: postureOf(options.failOpen),
+          reviewsBefore: before.reviews,
+          failedConsultsBefore: before.failedConsults,
+          trigger,
+          consult
+        })
+      )
+    const skip = spent(options, scope)
+    if (Option.isSome(skip)) {
+      yield* advised(Option.none(), Option.none())
+      return gate.decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
+    }
+
+    const turn = yield* callExecutor(gate, request.body, request.headers).pipe(
+      Effect.tapError(() => advised(Option.none(), Option.none()))
+    )
+    const conversation = options.gateStallTurns > 0
+      ? yield* Conversation.messageHash(request.body.messages)
+      : Option.none<string>()
+    const trigger = triggerOf(options, request, turn, Option.exists(conversation, (key) => !scopes.stalled(key)))
+    if (Option.isNone(trigger)) {
+      yield* advised(Option.none(), Option.none())
+      return gate.decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
+    }
+
+    const raced = yield* reserve(options, scope)
+    if (Option.isSome(raced)) {
+      yield* advised(trigger, Option.none())
+      return gate.decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
+    }
+    if (trigger.value === "stall" && Option.isSome(conversation)) yield* scopes.markStalled(conversation.value)
+    return yield* review(gate, request, scope, turn, trigger.value, advised)
+  })
+
 /** Build an advisor route over the `UpstreamClient` (executor and advisor calls). */
 export const make = (options: Options): Effect.Effect<AdvisorRoute, never, UpstreamClient> =>
-  Effect.gen(function*() {
-    const upstream = yield* UpstreamClient
+  Effect.map(UpstreamClient, (upstream) => {
     const info = { id: options.id, name: options.name, algorithm: "advisor_gate" } as const
-    const advisorModel = options.advisor.id
-    const posture = Posture.fromConfig(postureOf(options.failOpen))
     const scopes = makeScopes()
-
-    const decision = (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>): Decision.Decision =>
-      Option.match(answer, {
-        onNone: () => Decision.routed({ route: info, selected: options.executor, fallbacks: [], evidence }),
-        onSome: (released) =>
-          Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
-      })
-
-    const callExecutor = (body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
-      recorded(options.executor.id, upstream.complete({ target: options.executor, body, headers }))
-
-    /** Take one review from the scope, atomically; why not when it has none left (another request raced us). */
-    const reserve = (scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
-      Effect.sync(() => {
-        const skip = spent(options, scope)
-        if (Option.isNone(skip)) scope.reviews++
-        return skip
-      })
-
-    /** Consult the advisor on `turn`; the scope's review is already reserved. */
-    const review = (
-      request: RoutedRequest,
-      scope: ScopeState,
-      turn: ChatCompletion,
-      trigger: Evidence.AdvisorTrigger,
-      advised: Advise
-    ) =>
-      Effect.gen(function*() {
-        const outcome = yield* consultAdvisor(options, upstream, request, turn).pipe(
-          // Bookkeeping happens for every failed consult, whatever the posture then does with it.
-          Effect.tapError((error) => {
-            const reason = Consultation.reasonOf(error)
-            return Effect.all([
-              Effect.sync(() => Object.assign(scope, afterConsult(scope, reason))),
-              advised(Option.some(trigger), Option.some(reason)),
-              reason === "parse_error"
-                ? countReview("unparseable", trigger)
-                : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
-            ], { discard: true })
-          }),
-          Consultation.run(posture),
-          Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure })),
-          Spans.withSpan("Advisor.consult", () => ({
-            captureStackTrace: false,
-            attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
-          }))
-        )
-        const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
-          ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
-          : Consultation.WithoutVerdict({ reason: outcome.reason })
-        const evidence = reviewed(judged, trigger, advisorModel)
-        if (outcome._tag === "WithoutVerdict") {
-          yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
-            Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason: outcome.reason, trigger })
-          )
-          return decision(evidence, Option.some(turn))
-        }
-        const verdict = outcome.verdict
-        yield* advised(Option.some(trigger), Option.some(verdict._tag === "Approve" ? "approve" : "redo"))
-        if (verdict._tag === "Approve") {
-          yield* countReview("approve", trigger)
-          return decision(evidence, Option.some(turn))
-        }
-        yield* countReview("redo", trigger)
-        yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
-        yield* countDiscardedTokens(turn.usage)
-        const messages = AdvisorReview.redoMessages(
-          request.body.messages,
-          turn,
-          options.redoFeedbackPrefix,
-          verdict.plan
-        )
-        const again = yield* callExecutor({ ...request.body, messages }, request.headers)
-        return decision(evidence, Option.some(again))
-      })
-
-    const gate = (request: RoutedRequest) =>
-      Effect.gen(function*() {
-        const scope = yield* scopes.of(request.sessionId)
-        const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
-        // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
-        const advised: Advise = (trigger, consult) =>
-          RoutingFacts.report((observer) =>
-            observer.advised({
-              posture: postureOf(options.failOpen),
-              reviewsBefore: before.reviews,
-              failedConsultsBefore: before.failedConsults,
-              trigger,
-              consult
-            })
-          )
-        const skip = spent(options, scope)
-        if (Option.isSome(skip)) {
-          yield* advised(Option.none(), Option.none())
-          return decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
-        }
-
-        const turn = yield* callExecutor(request.body, request.headers).pipe(
-          Effect.tapError(() => advised(Option.none(), Option.none()))
-        )
-        const conversation = options.gateStallTurns > 0
-          ? yield* Conversation.messageHash(request.body.messages)
-          : Option.none<string>()
-        const trigger = triggerOf(
-          options,
-          request,
-          turn,
-          Option.exists(conversation, (key) => !scopes.stalled(key))
-        )
-        if (Option.isNone(trigger)) {
-          yield* advised(Option.none(), Option.none())
-          return decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
-        }
-
-        const raced = yield* reserve(scope)
-        if (Option.isSome(raced)) {
-          yield* advised(trigger, Option.none())
-          return decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
-        }
-        if (trigger.value === "stall" && Option.isSome(conversation)) yield* scopes.markStalled(conversation.value)
-        return yield* review(request, scope, turn, trigger.value, advised)
-      })
-
-    /** A session's last request (`session_final`) drops the session's scope once it is routed. */
-    const decide = (request: RoutedRequest) =>
-      Option.match(request.sessionId, {
-        onNone: () => gate(request),
-        onSome: (id) => SessionIdentity.forgetOnFinal(gate(request), request.headers, scopes.drop(id))
-      })
-
+    const gate: Gate = {
+      options,
+      upstream,
+      scopes,
+      posture: Posture.fromConfig(postureOf(options.failOpen)),
+      decision: (evidence, answer) =>
+        Option.match(answer, {
+          onNone: () => Decision.routed({ route: info, selected: options.executor, fallbacks: [], evidence }),
+          onSome: (released) =>
+            Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
+        })
+    }
     const route: AdvisorRoute = {
       id: options.id,
       name: options.name,
@@ -455,7 +463,12 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       targets: [options.executor],
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
-      decide,
+      // A session's last request (`session_final`) drops the session's scope once it is routed.
+      decide: (request) =>
+        Option.match(request.sessionId, {
+          onNone: () => gateRequest(gate, request),
+          onSome: (id) => SessionIdentity.forgetOnFinal(gateRequest(gate, request), request.headers, scopes.drop(id))
+        }),
       budget: (sessionId) => Effect.sync(() => scopes.budget(sessionId))
     }
     return route

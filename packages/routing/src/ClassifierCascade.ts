@@ -13,11 +13,13 @@
  * "without a verdict" with its reason.
  */
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Consultation from "./Consultation.js"
 import type * as Evidence from "./Evidence.js"
 
-/** When the judge is consulted (`classify_trigger`). */
-export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
+/** When the judge is consulted (`classify_trigger`), as its TOML and routing-log value. */
+export const ClassifyTrigger = Schema.Literal("every_request", "user_turn", "new_session")
+export type ClassifyTrigger = typeof ClassifyTrigger.Type
 
 /** One classifier mode's rules. */
 export interface Rules<V, S> {

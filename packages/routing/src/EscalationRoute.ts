@@ -163,114 +163,132 @@ const toStored = (options: Options, state: State): SessionDecision =>
     ? { target: options.strong.name, tier: "strong" }
     : { target: options.weak.name, tier: "weak", streak: state.streak }
 
+/** What one escalation route routes requests with. */
+interface Shell {
+  readonly options: Options
+  readonly judge: Judge["Type"]
+  readonly store: SessionStore["Type"]
+  readonly upstream: UpstreamClient["Type"]
+  readonly posture: Posture.Combinator
+  readonly info: Decision.RouteInfo
+}
+
+/** The weak target's reply; none when its failure routes to strong instead. */
+const callWeak = (shell: Shell, request: RoutedRequest) =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (start) =>
+      shell.upstream.complete({ target: shell.options.weak, body: request.body, headers: request.headers }).pipe(
+        Effect.onExit((exit) =>
+          refusedByBreaker(exit) ?
+            Effect.void :
+            Effect.flatMap(Clock.currentTimeMillis, (end) =>
+              Metrics.recordLlmCall(
+                "llm_task_classifier",
+                shell.options.weak.id,
+                Exit.isSuccess(exit) ? "ok" : "error",
+                end - start,
+                Exit.isSuccess(exit) ? exit.value.usage : undefined
+              ))
+        ),
+        Effect.map(Option.some),
+        Effect.catchIf(strongInstead, () => Effect.succeedNone)
+      )
+  )
+
+/** Tell the request's observer the session's state before and after, and the tier that answers. */
+const report = (
+  options: Options,
+  consulted: boolean,
+  storedBefore: Option.Option<SessionDecision>,
+  storedAfter: Option.Option<SessionDecision>,
+  tier: Option.Option<"weak" | "strong">
+) =>
+  RoutingFacts.report((observer) =>
+    observer.classified({
+      trigger: "every_request",
+      posture: options.judgeFailure,
+      consulted,
+      storedBefore,
+      storedAfter,
+      tier
+    })
+  )
+
+/** The decision of what the rules decided: strong answers, or the weak reply is served. */
+const decisionOf = (shell: Shell, decided: Decided, reply: Option.Option<ChatCompletion>): Decision.Decision =>
+  decided.tier === "weak" && Option.isSome(reply)
+    ? Decision.answered({
+      route: shell.info,
+      answer: reply.value,
+      servedBy: Option.some(shell.options.weak),
+      evidence: decided.evidence
+    })
+    : Decision.routed({
+      route: shell.info,
+      selected: shell.options.strong,
+      fallbacks: [shell.options.weak],
+      evidence: decided.evidence
+    })
+
+/**
+ * One request of a session (`key`): its state, then the rules — latched, or the weak call and the
+ * judge's verdict on it through the posture — and what they decide stored, reported and decided.
+ */
+const decideFor = (shell: Shell, request: RoutedRequest, key: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const { options, store } = shell
+    const judgeModel = options.judge.id
+    const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
+    const state = stateOf(stored, options.strong)
+    /** Apply what the rules decided: store its state (with a session), report, decide. */
+    const apply = (decided: Decided, consulted: boolean, reply: Option.Option<ChatCompletion>) =>
+      Effect.gen(function*() {
+        const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
+        if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
+        yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
+        return decisionOf(shell, decided, reply)
+      })
+    if (state._tag === "Latched") return yield* apply(latched(options), false, Option.none())
+    const streak = state.streak
+
+    // A weak failure that fails the request is reported too: the routing log's line then says the
+    // store was read (a replay learns that a `session_final` ended the session before it).
+    const reply = yield* callWeak(shell, request).pipe(
+      Effect.tapError(() => report(options, false, stored, stored, Option.some("weak")))
+    )
+    if (Option.isNone(reply)) return yield* apply(weakFailed(options, streak), false, Option.none())
+
+    const outcome = yield* shell.judge.escalate({
+      options,
+      messages: request.body.messages,
+      reply: reply.value,
+      headers: request.headers
+    }).pipe(
+      Effect.map((verdict) => verdict.escalate),
+      Consultation.run(shell.posture),
+      Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
+      Effect.tapError(() => report(options, true, stored, stored, Option.none()))
+    )
+    if (outcome._tag === "WithoutVerdict") {
+      yield* ClassifierRoute.recordWithoutVerdict(options.id, judgeModel, outcome.reason)
+    }
+    const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+    return yield* apply(judged(options, judgeModel, streak, Option.isSome(stored), outcome), consulted, reply)
+  })
+
 /** Build an escalation route over the `Judge`, the `SessionStore` and the `UpstreamClient` (the weak call). */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient> =>
   Effect.gen(function*() {
-    const judge = yield* Judge
-    const store = yield* SessionStore
-    const upstream = yield* UpstreamClient
-    const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-    const judgeModel = options.judge.id
-    const posture = Posture.fromConfig(options.judgeFailure)
+    const shell: Shell = {
+      options,
+      judge: yield* Judge,
+      store: yield* SessionStore,
+      upstream: yield* UpstreamClient,
+      posture: Posture.fromConfig(options.judgeFailure),
+      info: { id: options.id, name: options.name, algorithm: "llm_task_classifier" }
+    }
     const withSessionLock = ClassifierRoute.sessionLocks()
-
-    /** The weak target's reply; none when its failure routes to strong instead. */
-    const callWeak = (request: RoutedRequest) =>
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (start) =>
-          upstream.complete({ target: options.weak, body: request.body, headers: request.headers }).pipe(
-            Effect.onExit((exit) =>
-              refusedByBreaker(exit) ?
-                Effect.void :
-                Effect.flatMap(Clock.currentTimeMillis, (end) =>
-                  Metrics.recordLlmCall(
-                    "llm_task_classifier",
-                    options.weak.id,
-                    Exit.isSuccess(exit) ? "ok" : "error",
-                    end - start,
-                    Exit.isSuccess(exit) ? exit.value.usage : undefined
-                  ))
-            ),
-            Effect.map(Option.some),
-            Effect.catchIf(strongInstead, () => Effect.succeedNone)
-          )
-      )
-
-    /** Tell the request's observer the session's state before and after, and the tier that answers. */
-    const report = (
-      consulted: boolean,
-      storedBefore: Option.Option<SessionDecision>,
-      storedAfter: Option.Option<SessionDecision>,
-      tier: Option.Option<"weak" | "strong">
-    ) =>
-      RoutingFacts.report((observer) =>
-        observer.classified({
-          trigger: "every_request",
-          posture: options.judgeFailure,
-          consulted,
-          storedBefore,
-          storedAfter,
-          tier
-        })
-      )
-
-    /** The decision of what the rules decided: strong answers, or the weak reply is served. */
-    const decisionOf = (decided: Decided, reply: Option.Option<ChatCompletion>): Decision.Decision =>
-      decided.tier === "weak" && Option.isSome(reply)
-        ? Decision.answered({
-          route: info,
-          answer: reply.value,
-          servedBy: Option.some(options.weak),
-          evidence: decided.evidence
-        })
-        : Decision.routed({
-          route: info,
-          selected: options.strong,
-          fallbacks: [options.weak],
-          evidence: decided.evidence
-        })
-
-    const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
-      Effect.gen(function*() {
-        const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
-        const state = stateOf(stored, options.strong)
-        /** Apply what the rules decided: store its state (with a session), report, decide. */
-        const apply = (decided: Decided, consulted: boolean, reply: Option.Option<ChatCompletion>) =>
-          Effect.gen(function*() {
-            const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
-            if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
-            yield* report(consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
-            return decisionOf(decided, reply)
-          })
-        if (state._tag === "Latched") return yield* apply(latched(options), false, Option.none())
-        const streak = state.streak
-
-        // A weak failure that fails the request is reported too: the routing log's line then says the
-        // store was read (a replay learns that a `session_final` ended the session before it).
-        const reply = yield* callWeak(request).pipe(
-          Effect.tapError(() => report(false, stored, stored, Option.some("weak")))
-        )
-        if (Option.isNone(reply)) return yield* apply(weakFailed(options, streak), false, Option.none())
-
-        const outcome = yield* judge.escalate({
-          options,
-          messages: request.body.messages,
-          reply: reply.value,
-          headers: request.headers
-        }).pipe(
-          Effect.map((verdict) => verdict.escalate),
-          Consultation.run(posture),
-          Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
-          Effect.tapError(() => report(true, stored, stored, Option.none()))
-        )
-        if (outcome._tag === "WithoutVerdict") {
-          yield* ClassifierRoute.recordWithoutVerdict(options.id, judgeModel, outcome.reason)
-        }
-        const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
-        return yield* apply(judged(options, judgeModel, streak, Option.isSome(stored), outcome), consulted, reply)
-      })
-
     const route: Route = {
       id: options.id,
       name: options.name,
@@ -280,8 +298,11 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) => {
         const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
-        const forget = Option.match(key, { onNone: () => Effect.void, onSome: store.remove })
-        return withSessionLock(key, SessionIdentity.forgetOnFinal(decideFor(request, key), request.headers, forget))
+        const forget = Option.match(key, { onNone: () => Effect.void, onSome: shell.store.remove })
+        return withSessionLock(
+          key,
+          SessionIdentity.forgetOnFinal(decideFor(shell, request, key), request.headers, forget)
+        )
       }
     }
     return route

@@ -251,6 +251,93 @@ const recordJudgeCall = (
 const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
 
+/** One judge call, recorded in the call metrics, its body problems folded into `InvalidVerdict`. */
+const call = (
+  upstream: UpstreamClient["Type"],
+  judge: Target,
+  body: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, string>>,
+  judgeTimeoutMs: Option.Option<number> | undefined
+): Effect.Effect<ChatCompletion, JudgeError, RoutingFacts.Reporter> =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (start) =>
+      upstream.complete({ target: judge, body, headers, timeoutMs: judgeTimeoutMs ?? Option.none() }).pipe(
+        Effect.onExit((exit) =>
+          refusedByBreaker(exit) ?
+            Effect.void :
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (end) =>
+                Exit.isSuccess(exit)
+                  ? recordJudgeCall(judge.id, "ok", end - start, exit.value.usage)
+                  : recordJudgeCall(judge.id, "error", end - start)
+            )
+        )
+      )
+  ).pipe(
+    Effect.catchTag("InvalidResponse", () =>
+      Effect.fail(
+        new Verdict.InvalidVerdict({
+          reason: "invalid_response",
+          detail: "judge body is not a chat completion"
+        })
+      )),
+    // The judge request is text only, so every format can carry it; kept total all the same.
+    Effect.catchTag("TranslationError", () =>
+      Effect.fail(
+        new Verdict.InvalidVerdict({
+          reason: "invalid_response",
+          detail: "judge request cannot be sent in its upstream's format"
+        })
+      ))
+  )
+
+/**
+ * One consultation: the call, then its verdict decoded by `verdictOf`, reported to the request's
+ * routing observer (outcome, latency, the judge's token usage) unless the breaker refused it.
+ */
+const consultWith = <V>(
+  upstream: UpstreamClient["Type"],
+  judge: Target,
+  body: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, string>>,
+  judgeTimeoutMs: Option.Option<number> | undefined,
+  verdictOf: (completion: ChatCompletion) => Effect.Effect<V, Verdict.InvalidVerdict>
+): Effect.Effect<V, JudgeError, RoutingFacts.Reporter> =>
+  Effect.flatMap(Clock.currentTimeMillis, (start) => {
+    let usage: Option.Option<Usage> = Option.none()
+    return call(upstream, judge, body, headers, judgeTimeoutMs).pipe(
+      Effect.flatMap((completion) => {
+        usage = Option.fromNullable(completion.usage)
+        return verdictOf(completion)
+      }),
+      Effect.onExit((exit) =>
+        refusedByBreaker(exit) ?
+          Effect.void :
+          Effect.flatMap(Clock.currentTimeMillis, (end) =>
+            RoutingFacts.report((observer) =>
+              observer.judgeCall({
+                judgeModel: judge.id,
+                outcome: Exit.isSuccess(exit)
+                  ? "ok"
+                  : Option.match(Cause.failureOption(exit.cause), {
+                    onNone: () => "interrupted",
+                    onSome: reasonOf
+                  }),
+                latencyMs: end - start,
+                endedAtMs: end,
+                usage
+              })
+            ))
+      ),
+      Spans.withSpan("Judge.consult", () => ({
+        captureStackTrace: false,
+        attributes: { "switchyard.judge_model": judge.id }
+      }))
+    )
+  })
+
 /**
  * The judge over the `UpstreamClient`: one call to the judge target, bounded by the route's
  * `judgeTimeoutMs` as well as the client's `timeout_ms`. A call refused by the client's open
@@ -258,95 +345,11 @@ const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): 
  */
 export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(
   UpstreamClient,
-  (upstream) => {
-    /** One judge call, recorded in the call metrics, its body problems folded into `InvalidVerdict`. */
-    const call = (
-      judge: Target,
-      body: Readonly<Record<string, unknown>>,
-      headers: Readonly<Record<string, string>>,
-      judgeTimeoutMs: Option.Option<number> | undefined
-    ): Effect.Effect<ChatCompletion, JudgeError, RoutingFacts.Reporter> =>
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (start) =>
-          upstream.complete({ target: judge, body, headers, timeoutMs: judgeTimeoutMs ?? Option.none() }).pipe(
-            Effect.onExit((exit) =>
-              refusedByBreaker(exit) ?
-                Effect.void :
-                Effect.flatMap(
-                  Clock.currentTimeMillis,
-                  (end) =>
-                    Exit.isSuccess(exit)
-                      ? recordJudgeCall(judge.id, "ok", end - start, exit.value.usage)
-                      : recordJudgeCall(judge.id, "error", end - start)
-                )
-            )
-          )
-      ).pipe(
-        Effect.catchTag("InvalidResponse", () =>
-          Effect.fail(
-            new Verdict.InvalidVerdict({
-              reason: "invalid_response",
-              detail: "judge body is not a chat completion"
-            })
-          )),
-        // The judge request is text only, so every format can carry it; kept total all the same.
-        Effect.catchTag("TranslationError", () =>
-          Effect.fail(
-            new Verdict.InvalidVerdict({
-              reason: "invalid_response",
-              detail: "judge request cannot be sent in its upstream's format"
-            })
-          ))
-      )
-    const span = (judge: Target) =>
-      Spans.withSpan("Judge.consult", () => ({
-        captureStackTrace: false,
-        attributes: { "switchyard.judge_model": judge.id }
-      }))
-    /**
-     * One consultation: the call, then its verdict decoded by `verdictOf`, reported to the request's
-     * routing observer (outcome, latency, the judge's token usage) unless the breaker refused it.
-     */
-    const consultWith = <V>(
-      judge: Target,
-      body: Readonly<Record<string, unknown>>,
-      headers: Readonly<Record<string, string>>,
-      judgeTimeoutMs: Option.Option<number> | undefined,
-      verdictOf: (completion: ChatCompletion) => Effect.Effect<V, Verdict.InvalidVerdict>
-    ): Effect.Effect<V, JudgeError, RoutingFacts.Reporter> =>
-      Effect.flatMap(Clock.currentTimeMillis, (start) => {
-        let usage: Option.Option<Usage> = Option.none()
-        return call(judge, body, headers, judgeTimeoutMs).pipe(
-          Effect.flatMap((completion) => {
-            usage = Option.fromNullable(completion.usage)
-            return verdictOf(completion)
-          }),
-          Effect.onExit((exit) =>
-            refusedByBreaker(exit) ?
-              Effect.void :
-              Effect.flatMap(Clock.currentTimeMillis, (end) =>
-                RoutingFacts.report((observer) =>
-                  observer.judgeCall({
-                    judgeModel: judge.id,
-                    outcome: Exit.isSuccess(exit)
-                      ? "ok"
-                      : Option.match(Cause.failureOption(exit.cause), {
-                        onNone: () => "interrupted",
-                        onSome: reasonOf
-                      }),
-                    latencyMs: end - start,
-                    endedAtMs: end,
-                    usage
-                  })
-                ))
-          ),
-          span(judge)
-        )
-      })
-    return Judge.of({
+  (upstream) =>
+    Judge.of({
       consult: (consultation) =>
         consultWith(
+          upstream,
           consultation.options.judge,
           requestBody(consultation),
           consultation.headers,
@@ -355,6 +358,7 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         ),
       classify: (consultation) =>
         consultWith(
+          upstream,
           consultation.options.judge,
           customRequestBody(consultation),
           consultation.headers,
@@ -363,6 +367,7 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
         ),
       escalate: (consultation) =>
         consultWith(
+          upstream,
           consultation.options.judge,
           escalationRequestBody(consultation),
           consultation.headers,
@@ -370,7 +375,6 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
           escalationVerdictOf
         )
     })
-  }
 )
 
 /** The judge layer over the `UpstreamClient`. */

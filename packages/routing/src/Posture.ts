@@ -17,10 +17,12 @@ import type { CircuitOpen, JudgeCallFailure } from "@switchyard-ts/protocol/Erro
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { InvalidVerdict } from "./Verdict.js"
 
-/** The configured posture (`judge_failure`; an advisor route's `fail_open`). */
-export type Posture = "error" | "fail_open"
+/** The configured posture (`judge_failure`; an advisor route's `fail_open`), as its TOML and routing-log value. */
+export const Posture = Schema.Literal("error", "fail_open")
+export type Posture = typeof Posture.Type
 
 /** Every failure a posture decides on: the judge could not be consulted (a call failure, or its breaker is open). */
 export type Unconsulted = JudgeCallFailure | CircuitOpen
@@ -51,14 +53,17 @@ export const failOpen = <A, R>(
     CircuitOpen: () => Effect.succeedNone
   }))
 
+/** The combinator of a posture chosen by configuration: its failure channel is the consultation's call failures. */
+export type Combinator = <A, R, E extends Unconsulted = JudgeCallFailure>(
+  self: Effect.Effect<A, E | InvalidVerdict, R>
+) => Effect.Effect<Option.Option<A>, E, R>
+
 /**
  * The posture chosen by configuration. Its failure channel is the consultation's call failures (it
  * may be `error`); use {@link error} / {@link failOpen} when the posture is known statically.
  */
 export const fromConfig: {
-  (posture: Posture): <A, R, E extends Unconsulted = JudgeCallFailure>(
-    self: Effect.Effect<A, E | InvalidVerdict, R>
-  ) => Effect.Effect<Option.Option<A>, E, R>
+  (posture: Posture): Combinator
   <A, R, E extends Unconsulted = JudgeCallFailure>(
     self: Effect.Effect<A, E | InvalidVerdict, R>,
     posture: Posture

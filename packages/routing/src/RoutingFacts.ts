@@ -15,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
+import type * as ClassifierCascade from "./ClassifierCascade.js"
 import type * as Evidence from "./Evidence.js"
 import type * as Posture from "./Posture.js"
 import type { SessionDecision } from "./SessionStore.js"
@@ -41,7 +42,7 @@ export interface JudgeCall {
 }
 
 /** When a classifier route consults its judge (`classify_trigger`). */
-export type Trigger = "every_request" | "user_turn" | "new_session"
+export type Trigger = ClassifierCascade.ClassifyTrigger
 
 /** What a classifier route decided besides its evidence. */
 export interface Classified {

@@ -203,122 +203,140 @@ const observeSignals = (score: number, confidence: number, dimensions: StageSign
     TaggedMetric.unsafeUpdate(Metrics.stageRouterProductionIntensity, {}, dimensions.production_intensity)
   })
 
+/** The classifier shell's decide of a stage router (see `internal/classifierRoute.ts`). */
+type Classify = (
+  request: RoutedRequest
+) => Effect.Effect<ClassifierCascade.Selected<Tier>, JudgeUnavailable, RoutingFacts.Reporter>
+
+/** The target of a tier. */
+const targetOf = (options: Options, tier: Tier): Target => (tier === "capable" ? options.capable : options.efficient)
+
+/** The stage router's `[classifier]`, through the classifier shell every classifier mode shares. */
+const classifierOf = (
+  options: Options,
+  classifier: ClassifierOptions
+): Effect.Effect<Classify, never, Judge | SessionStore | Scope.Scope> =>
+  Effect.flatMap(Judge, (judge) =>
+    ClassifierRoute.make<CapabilityRoute.Judgement, Tier>({
+      routeId: options.id,
+      rules: classifierRules(classifier, options.picker, classifier.judge.id),
+      messageHashFallback: classifier.messageHashFallback,
+      posture: classifier.judgeFailure,
+      late: classifier,
+      consult: (request, judgeTimeoutMs) =>
+        judge.consult({
+          options: { ...classifier, judgeTimeoutMs },
+          messages: request.body.messages,
+          headers: request.headers
+        }),
+      toStored: (tier) => ({ target: targetOf(options, tier).name, tier: tier === "efficient" ? "weak" : "strong" }),
+      fromStored: (stored) =>
+        Option.some(
+          stored.tier === undefined
+            ? (stored.target === options.efficient.name ? "efficient" : "capable")
+            : tierOfPolicy(stored.tier)
+        )
+    }))
+
+/** The routed decision of a tier with `evidence`: its target, the other one as the fallback. */
+const routedTo = (options: Options, tier: Tier, evidence: Evidence.Evidence): Decision.Routed => {
+  const selected = targetOf(options, tier)
+  return Decision.routed({
+    route: { id: options.id, name: options.name, algorithm: "stage_router" },
+    selected,
+    fallbacks: [options.capable, options.efficient].filter((target) => target.name !== selected.name),
+    evidence
+  })
+}
+
+/** The tier and evidence of a turn the signals left undecided: the classifier's, else the picker's default. */
+const undecided = (
+  options: Options,
+  classify: Option.Option<Classify>,
+  request: RoutedRequest,
+  facts: (source: Source, tier: Tier) => Evidence.StageFacts
+): Effect.Effect<
+  { readonly decision: Decision.Routed; readonly source: Source },
+  JudgeUnavailable,
+  RoutingFacts.Reporter
+> =>
+  Option.match(classify, {
+    onNone: () => {
+      const fallbackTier = StageSignals.defaultTier(options.picker)
+      return Effect.succeed({
+        decision: routedTo(options, fallbackTier, { source: "stage_router", stage: facts("fall_open", fallbackTier) }),
+        source: "fall_open"
+      })
+    },
+    onSome: (decide) =>
+      Effect.map(decide(request), ({ evidence, selection }) => {
+        const source = classifierSource(evidence)
+        return { decision: routedTo(options, selection, withStage(evidence, facts(source, selection))), source }
+      })
+  })
+
+/**
+ * One turn: the signals decide when they can, else the classifier or the picker's default; the
+ * decision counted by source and target, and the tier's system prompt and handoff note put into the
+ * answer call's body.
+ */
+const decideFor = (
+  options: Options,
+  classify: Option.Option<Classify>,
+  request: RoutedRequest
+): Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> =>
+  Effect.gen(function*() {
+    const signals = StageSignals.signalsOf(request.body.messages, options.recentTurnWindow)
+    const dimensions = StageSignals.dimensionsOf(signals)
+    const picked = StageSignals.pick(signals, options.confidenceThreshold)
+    yield* observeSignals(picked.score, picked.confidence, dimensions)
+    const note = (source: Source, tier: Tier) =>
+      Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
+    const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
+      decision_source: source,
+      tier,
+      score: picked.score,
+      confidence: picked.confidence,
+      ...dimensions,
+      ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
+    })
+
+    if (picked._tag === "Ambiguous") {
+      // Told before the classifier runs: its `error` posture may fail the request (no evidence).
+      yield* RoutingFacts.report((observer) =>
+        observer.stage(facts("fall_open", StageSignals.defaultTier(options.picker)))
+      )
+    }
+    const { decision, source } = picked._tag === "Decided"
+      ? {
+        decision: routedTo(options, picked.tier, { source: "stage_router", stage: facts(picked.source, picked.tier) }),
+        source: picked.source
+      }
+      : yield* undecided(options, classify, request, facts)
+    const tier: Tier = decision.selected.name === options.capable.name ? "capable" : "efficient"
+    yield* Metric.update(
+      TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
+        decision_source: source,
+        target_name: decision.selected.id
+      }),
+      1
+    )
+    const body = amend(
+      request.body,
+      tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
+      Option.map(note(source, tier), ({ text }) => text)
+    )
+    return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
+  })
+
 /** Build a stage router route over the `Judge` and `SessionStore` services (used only with a classifier); late classifier calls run in `Scope`. */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
   Effect.gen(function*() {
-    const info = { id: options.id, name: options.name, algorithm: "stage_router" } as const
-    const targetOf = (tier: Tier) => (tier === "capable" ? options.capable : options.efficient)
-    const tierOf = (target: Target): Tier => (target.name === options.capable.name ? "capable" : "efficient")
-    const fallbackTier = StageSignals.defaultTier(options.picker)
-
-    const routed = (tier: Tier, evidence: Evidence.Evidence): Decision.Routed => {
-      const selected = targetOf(tier)
-      return Decision.routed({
-        route: info,
-        selected,
-        fallbacks: [options.capable, options.efficient].filter((target) => target.name !== selected.name),
-        evidence
-      })
-    }
-
     const classify = yield* Option.match(options.classifier, {
       onNone: () => Effect.succeedNone,
-      onSome: (classifier) =>
-        Effect.gen(function*() {
-          const judge = yield* Judge
-          return Option.some(
-            yield* ClassifierRoute.make<CapabilityRoute.Judgement, Tier>({
-              routeId: options.id,
-              rules: classifierRules(classifier, options.picker, classifier.judge.id),
-              messageHashFallback: classifier.messageHashFallback,
-              posture: classifier.judgeFailure,
-              late: classifier,
-              consult: (request, judgeTimeoutMs) =>
-                judge.consult({
-                  options: { ...classifier, judgeTimeoutMs },
-                  messages: request.body.messages,
-                  headers: request.headers
-                }),
-              toStored: (tier) => ({ target: targetOf(tier).name, tier: tier === "efficient" ? "weak" : "strong" }),
-              fromStored: (stored) =>
-                Option.some(
-                  stored.tier === undefined
-                    ? (stored.target === options.efficient.name ? "efficient" : "capable")
-                    : tierOfPolicy(stored.tier)
-                )
-            })
-          )
-        })
+      onSome: (classifier) => Effect.map(classifierOf(options, classifier), Option.some)
     })
     const withSessionLock = ClassifierRoute.sessionLocks()
-
-    /** The tier and evidence of a turn the signals left undecided. */
-    const undecided = (
-      request: RoutedRequest,
-      facts: (source: Source, tier: Tier) => Evidence.StageFacts
-    ): Effect.Effect<
-      { readonly decision: Decision.Routed; readonly source: Source },
-      JudgeUnavailable,
-      RoutingFacts.Reporter
-    > =>
-      Option.match(classify, {
-        onNone: () =>
-          Effect.succeed({
-            decision: routed(fallbackTier, { source: "stage_router", stage: facts("fall_open", fallbackTier) }),
-            source: "fall_open"
-          }),
-        onSome: (decide) =>
-          Effect.map(decide(request), ({ evidence, selection }) => {
-            const source = classifierSource(evidence)
-            return { decision: routed(selection, withStage(evidence, facts(source, selection))), source }
-          })
-      })
-
-    const decideFor = (
-      request: RoutedRequest
-    ): Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> =>
-      Effect.gen(function*() {
-        const signals = StageSignals.signalsOf(request.body.messages, options.recentTurnWindow)
-        const dimensions = StageSignals.dimensionsOf(signals)
-        const picked = StageSignals.pick(signals, options.confidenceThreshold)
-        yield* observeSignals(picked.score, picked.confidence, dimensions)
-        const note = (source: Source, tier: Tier) =>
-          Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
-        const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
-          decision_source: source,
-          tier,
-          score: picked.score,
-          confidence: picked.confidence,
-          ...dimensions,
-          ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
-        })
-
-        if (picked._tag === "Ambiguous") {
-          // Told before the classifier runs: its `error` posture may fail the request (no evidence).
-          yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", fallbackTier)))
-        }
-        const { decision, source } = picked._tag === "Decided"
-          ? {
-            decision: routed(picked.tier, { source: "stage_router", stage: facts(picked.source, picked.tier) }),
-            source: picked.source
-          }
-          : yield* undecided(request, facts)
-        const tier = tierOf(decision.selected)
-        yield* Metric.update(
-          TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
-            decision_source: source,
-            target_name: decision.selected.id
-          }),
-          1
-        )
-        const body = amend(
-          request.body,
-          tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
-          Option.map(note(source, tier), ({ text }) => text)
-        )
-        return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
-      })
-
     const route: Route = {
       id: options.id,
       name: options.name,
@@ -328,8 +346,8 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) =>
         Option.isSome(classify)
-          ? withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decideFor(request))
-          : decideFor(request)
+          ? withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decideFor(options, classify, request))
+          : decideFor(options, classify, request)
     }
     return route
   })

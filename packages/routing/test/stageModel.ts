@@ -12,6 +12,7 @@
  */
 import { assert } from "@effect/vitest"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import type * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
@@ -123,7 +124,7 @@ export interface Step {
 
 export interface ModelConfig {
   readonly posture: Posture.Posture
-  readonly trigger: "every_request" | "user_turn" | "new_session"
+  readonly trigger: ClassifierCascade.ClassifyTrigger
   readonly picker: StageSignals.Picker
   readonly judgeModel: string
 }

@@ -16,7 +16,9 @@
  * message content.
  */
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
+import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
+import * as Posture from "@switchyard-ts/routing/Posture"
 import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -117,9 +119,9 @@ export const ResponseLine = Schema.Struct({
   error: Schema.NullOr(Schema.String),
   evidence: Schema.NullOr(Evidence.Evidence),
   /** A classifier route's `judge_failure`; an advisor route's `fail_open` as a posture. */
-  posture: Schema.NullOr(Schema.Literal("error", "fail_open")),
+  posture: Schema.NullOr(Posture.Posture),
   /** A classifier route's `classify_trigger`. */
-  trigger: Schema.NullOr(Schema.Literal("every_request", "user_turn", "new_session")),
+  trigger: Schema.NullOr(ClassifierCascade.ClassifyTrigger),
   judge: Schema.NullOr(JudgeSummary),
   stored_before: Schema.NullOr(StoredDecision),
   stored_after: Schema.NullOr(StoredDecision),
