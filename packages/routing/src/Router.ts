@@ -28,6 +28,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
 import * as Decision from "./Decision.js"
 import * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
@@ -66,10 +67,11 @@ export interface Streamed {
   readonly served: Option.Option<Target>
   /**
    * The pieces: chat chunks, with the upstream's own events on a native replay (see
-   * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. A failure after this
-   * point is never retried or failed over.
+   * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. Run it once; ending it
+   * early or interrupting its consumer aborts the upstream exchange. A failure after this point is
+   * never retried or failed over.
    */
-  readonly pieces: Relay.Relay<StreamPiece, UpstreamFailure>
+  readonly pieces: Stream.Stream<StreamPiece, UpstreamFailure>
   /** The last usage the pieces carried so far: the answer's usage once they ended (undefined when none came). */
   readonly usage: () => Usage | undefined
 }
@@ -324,12 +326,12 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
         (decision): Streamed => ({
           decision,
           served: decision.servedBy,
-          pieces: Relay.make<StreamPiece>([{
+          pieces: Relay.toStream(Relay.make<StreamPiece>([{
             chunks: Replay.chunks(decision.answer, {
               includeUsage: request.body.stream_options?.include_usage === true
             }),
             native: Option.none()
-          }]),
+          }])),
           usage: () => decision.answer.usage ?? undefined
         }),
         (decision, candidates) =>
@@ -347,9 +349,10 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
               return {
                 decision,
                 served: Option.some(served.target),
-                pieces: Relay.tapError(
+                // relay stages on the client's relay (unwrapped, nothing per piece), handed out as a Stream
+                pieces: Relay.toStream(Relay.tapError(
                   // usage counted as the pieces pass
-                  Relay.map(served.stream, (pieces) => {
+                  Relay.map(Relay.fromStream(served.stream), (pieces) => {
                     for (const piece of pieces) {
                       for (const chunk of piece.chunks) {
                         if (chunk.usage === null || chunk.usage === undefined) continue
@@ -363,7 +366,7 @@ export const make = (routes: ReadonlyArray<Route>): Effect.Effect<Router["Type"]
                     add(Metrics.errorsTotal, { model })
                     stats.streamError(model)
                   }
-                ),
+                )),
                 usage: () => usage
               }
             }
