@@ -717,17 +717,23 @@ describe("UpstreamClient streaming", () => {
       assert.strictEqual(expectTag(yield* Fiber.join(stalled), "DeadlineExceeded").afterMs, 500)
     }).pipe(noJitter))
 
-  it.effect("interrupting the stream consumer aborts the upstream request", () =>
+  it.effect("interrupting the stream consumer aborts the upstream request (chunks and pieces alike)", () =>
     Effect.gen(function*() {
-      const probe = { cancelled: false }
-      const fake = yield* makeFake({ "a.test": [Step.sse([sseData(chunk("a"))], { stall: true, probe })] })
-      const stream = yield* fake.client.stream({ target: target("a"), body: request, headers: {} })
-      const fiber = yield* Effect.fork(Stream.runCollect(stream))
-      yield* TestClock.adjust(10)
-      yield* Fiber.interrupt(fiber)
-      const [seen] = yield* fake.requests
-      assert.isTrue(seen?.signal.aborted)
-      assert.isTrue(probe.cancelled)
+      for (const method of ["stream", "answerStream"] as const) {
+        const probe = { cancelled: false }
+        const fake = yield* makeFake({ "a.test": [Step.sse([sseData(chunk("a"))], { stall: true, probe })] })
+        const stream: Stream.Stream<unknown, UpstreamFailure> = yield* fake.client[method]({
+          target: target("a"),
+          body: request,
+          headers: {}
+        })
+        const fiber = yield* Effect.fork(Stream.runCollect(stream))
+        yield* TestClock.adjust(10)
+        yield* Fiber.interrupt(fiber)
+        const [seen] = yield* fake.requests
+        assert.isTrue(seen?.signal.aborted, method)
+        assert.isTrue(probe.cancelled, method)
+      }
     }))
 })
 
@@ -745,20 +751,6 @@ describe("UpstreamClient.answerStream at the library boundary", () => {
         Stream.runCollect
       )
       assert.deepStrictEqual(Chunk.toReadonlyArray(first), [chunk("a")])
-      const [seen] = yield* fake.requests
-      assert.isTrue(seen?.signal.aborted)
-      assert.isTrue(probe.cancelled)
-    }))
-
-  it.effect("interrupting its consumer aborts the upstream exchange", () =>
-    Effect.gen(function*() {
-      const probe = { cancelled: false }
-      const fake = yield* makeFake({ "a.test": [Step.sse([sseData(chunk("a"))], { stall: true, probe })] })
-      const pieces = yield* fake.client.answerStream({ target: target("a"), body: request, headers: {} })
-      const fiber = yield* Effect.fork(Stream.runDrain(pieces))
-      yield* TestClock.adjust(10)
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
-      yield* Fiber.interrupt(fiber)
       const [seen] = yield* fake.requests
       assert.isTrue(seen?.signal.aborted)
       assert.isTrue(probe.cancelled)

@@ -10,8 +10,10 @@ import { InvalidResponse } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Spans from "../Spans.js"
+import type { Format, NativeBody } from "../Target.js"
 import type { Answer } from "../UpstreamClient.js"
 import * as Anthropic from "./anthropic.js"
 import type { CallContext } from "./call.js"
@@ -24,29 +26,37 @@ const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
 /** The body of a buffered reply (a streamed one never reaches a buffered call). */
 const bodyOf = <S>(reply: Exchange.Reply<S>): string => (reply._tag === "Body" ? reply.body : "")
 
-/** Decodes a buffered 2xx body, annotating the call's span with {@link responseAttributes}. */
+/** Decodes a buffered answer of a format other than chat: the completion, and the body as sent. */
+type NativeDecoder = (
+  target: string,
+  text: string,
+  nowSeconds: number
+) => Either.Either<{ readonly completion: ChatCompletion; readonly body: NativeBody["body"] }, InvalidResponse>
+
+const nativeDecoders: Readonly<Record<Exclude<Format, "openai_chat">, NativeDecoder>> = {
+  anthropic_messages: Anthropic.decodeAnswer,
+  openai_responses: Responses.decodeAnswer
+}
+
+/**
+ * Decodes a buffered 2xx body (a Messages or Responses answer translated into a completion, its
+ * own body kept on a native replay; `created`, when the answer has none, is the time now),
+ * annotating the call's span with {@link responseAttributes}.
+ */
 export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<Answer, UpstreamFailure> => {
   const text = bodyOf(reply)
+  const target = ctx.target.id
   const format = ctx.target.client.format
-  const answered: Effect.Effect<Answer, UpstreamFailure> = format === "anthropic_messages"
-    ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.map(
-        Anthropic.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
-        ({ completion, message }) => ({
+  const answered: Effect.Effect<Answer, UpstreamFailure> = format === "openai_chat"
+    ? Effect.map(decodeCompletion(target, text), (completion) => ({ completion, native: Option.none() }))
+    : Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) =>
+        Effect.map(nativeDecoders[format](target, text, Math.floor(now / 1000)), ({ body, completion }) => ({
           completion,
-          native: ctx.nativeReplay ? Option.some({ format: "anthropic_messages", body: message }) : Option.none()
-        })
-      ))
-    : format === "openai_responses"
-    ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.map(
-        Responses.decodeAnswer(ctx.target.id, text, Math.floor(now / 1000)),
-        ({ completion, response }) => ({
-          completion,
-          native: ctx.nativeReplay ? Option.some({ format: "openai_responses", body: response }) : Option.none()
-        })
-      ))
-    : Effect.map(decodeCompletion(ctx.target.id, text), (completion) => ({ completion, native: Option.none() }))
+          native: ctx.nativeReplay ? Option.some<NativeBody>({ format, body }) : Option.none()
+        }))
+    )
   return Effect.tap(answered, ({ completion }) => Spans.annotateCurrentSpan(() => responseAttributes(completion)))
 }
 

@@ -31,46 +31,43 @@ export interface Wire {
   readonly nativeReplay: boolean
 }
 
+/** How a call's body is encoded for a target of a format other than chat, and where it goes. */
+const otherFormats = {
+  anthropic_messages: { encodeBody: Anthropic.encodeBody, url: Prepare.messagesUrl },
+  openai_responses: { encodeBody: Responses.encodeBody, url: Prepare.responsesUrl }
+} as const
+
 /**
  * The URL and body of a chat call to `options.target`, by the client's format: a chat request as
  * prepared by `Prepare.prepareBody`, or a Messages or Responses body (`anthropic.ts`,
  * `responses.ts`), which fails with `TranslationError` when the request cannot be expressed in
- * that API.
+ * that API (or when the caller's own body, of another format, cannot be sent to another format).
  */
 export const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
   const { target } = options
+  const format = target.client.format
   const untranslatable = options.native?.untranslatable
-  if (untranslatable !== undefined && options.native !== undefined && options.native.format !== target.client.format) {
-    return Either.left(Responses.untranslatableFor(target.client.format, options.native, untranslatable))
+  if (untranslatable !== undefined && options.native !== undefined && options.native.format !== format) {
+    return Either.left(Responses.untranslatableFor(format, options.native, untranslatable))
   }
-  if (target.client.format === "anthropic_messages") {
-    return Either.map(
-      Anthropic.encodeBody(target, options.body, options.native, streaming),
-      (body): Wire => ({
-        url: Prepare.messagesUrl(target.client.baseUrl),
-        body,
-        operation: "chat",
-        nativeReplay: options.native?.format === "anthropic_messages"
-      })
-    )
+  if (format === "openai_chat") {
+    return Either.right({
+      url: Prepare.chatCompletionsUrl(target.client.baseUrl),
+      body: Prepare.prepareBody(target, options.body, streaming),
+      operation: "chat",
+      nativeReplay: false
+    })
   }
-  if (target.client.format === "openai_responses") {
-    return Either.map(
-      Responses.encodeBody(target, options.body, options.native, streaming),
-      (body): Wire => ({
-        url: Prepare.responsesUrl(target.client.baseUrl),
-        body,
-        operation: "chat",
-        nativeReplay: options.native?.format === "openai_responses"
-      })
-    )
-  }
-  return Either.right({
-    url: Prepare.chatCompletionsUrl(target.client.baseUrl),
-    body: Prepare.prepareBody(target, options.body, streaming),
-    operation: "chat",
-    nativeReplay: false
-  })
+  const encoding = otherFormats[format]
+  return Either.map(
+    encoding.encodeBody(target, options.body, options.native, streaming),
+    (body): Wire => ({
+      url: encoding.url(target.client.baseUrl),
+      body,
+      operation: "chat",
+      nativeReplay: options.native?.format === format
+    })
+  )
 }
 
 /** `POST …/v1/messages/count_tokens` with the caller's body, `model` set to the target's id. */
