@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type * as Relay from "./Relay.js"
+import type * as Stream from "effect/Stream"
 import * as Spans from "./Spans.js"
 import type { NativeBody, Target } from "./Target.js"
 import { type StreamPiece, UpstreamClient } from "./UpstreamClient.js"
@@ -64,8 +64,11 @@ export interface Streamed {
   readonly target: Target
   /** Its 1-based position among the candidates. */
   readonly candidate: number
-  /** The pieces (chat chunks, and the upstream's own events on a native replay); never retried nor failed over. */
-  readonly stream: Relay.Relay<StreamPiece, UpstreamFailure>
+  /**
+   * The pieces (chat chunks, and the upstream's own events on a native replay), as the client's
+   * `answerStream` gave them: run once; never retried nor failed over.
+   */
+  readonly stream: Stream.Stream<StreamPiece, UpstreamFailure>
 }
 
 /**

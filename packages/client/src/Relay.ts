@@ -1,7 +1,6 @@
 /**
  * A relay: the items of a streamed answer, pulled batch by batch by ONE consumer in a plain Effect
- * loop. It is what a streamed call produces and what the server writes to its caller; a `Stream`
- * is derived from it ({@link toStream}) for consumers who want one.
+ * loop. It is what a streamed call produces and what the server writes to its caller.
  *
  * Why not a `Stream` all the way: each pull of a composed `Stream` runs through the channel
  * executor of every stage, ~30 µs per network chunk with hundreds of streams open, while a pull
@@ -10,13 +9,24 @@
  * `catchAll`), so the per-chunk concerns (usage, encoding, `[DONE]`, error events) are written once
  * and run the same whichever way the relay is consumed.
  *
+ * At the library boundary a streamed answer is a `Stream` (`UpstreamClient.answerStream`,
+ * `Fallback.Streamed.stream`, `Router.Streamed.pieces`): {@link toStream} makes it, and the stream
+ * remembers the relay it was made from, so that {@link fromStream} hands that very relay back at no
+ * cost. The server unwraps the stream it gets from the router and pulls the relay, so the request
+ * path has one mechanism and no `Stream` step per chunk, while a library user holds an ordinary
+ * `Stream` (pipeable, interruptible, releasing the upstream exchange when it ends). Only a stream
+ * that did not come from {@link toStream} (a scripted client's, or one a user transformed) is
+ * adapted by opening it.
+ *
  * Contract: `pull` is never run concurrently, nor again after it failed or returned `null` (the
- * end); `release` is run once the consumer is done, however it ends (it is idempotent).
+ * end); `release` is run once the consumer is done, however it ends (it is idempotent). A relay, and
+ * a stream made of one, has one consumer: run the stream or unwrap it, once.
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
@@ -110,20 +120,49 @@ export const collect = <A, E>(self: Relay<A, E>): Effect.Effect<Array<A>, E> =>
     return Effect.as(runForEach(self, (batch) => Effect.sync(() => all.push(...batch))), all)
   })
 
-/** The relay as a `Stream` (one batch per chunk). Run it at most once: a relay has one consumer. */
-export const toStream = <A, E>(self: Relay<A, E>): Stream.Stream<A, E> =>
-  Stream.repeatEffectChunkOption(
-    Effect.matchEffect(self.pull, {
-      onFailure: (error) => Effect.fail(Option.some(error)),
-      onSuccess: (batch) => (batch === null ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(batch)))
-    })
-  ).pipe(Stream.ensuring(self.release))
+/** Where a stream made by {@link toStream} keeps its relay (a non-enumerable property). */
+const RelayKey: unique symbol = Symbol("@switchyard-ts/client/Relay/relay")
+
+/** A stream made by {@link toStream}: it carries its relay. */
+interface RelayStream<A, E> extends Stream.Stream<A, E> {
+  readonly [RelayKey]: Relay<A, E>
+}
+
+// Only `toStream` sets the key, always to the relay of that very stream (same `A` and `E`, and both
+// types are covariant in them), so finding the key is finding a `Relay<A, E>`.
+const isRelayStream = <A, E>(stream: Stream.Stream<A, E>): stream is RelayStream<A, E> =>
+  Predicate.hasProperty(stream, RelayKey)
 
 /**
- * A relay over a `Stream` (for implementations that produce streams, such as scripted test
- * clients): the stream is opened at the first pull, in a scope that `release` closes.
+ * The relay as a `Stream` (one batch per chunk), releasing the relay when the stream ends, fails or
+ * is interrupted (e.g. by `Stream.take`). The stream remembers `self`: {@link fromStream} returns
+ * it. Built lazily: a stream that is only unwrapped costs two small objects. Run it at most once: a
+ * relay has one consumer.
  */
-export const fromStream = <A, E>(stream: Stream.Stream<A, E>): Relay<A, E> => {
+export const toStream = <A, E>(self: Relay<A, E>): Stream.Stream<A, E> =>
+  Object.defineProperty(
+    Stream.suspend(() =>
+      Stream.repeatEffectChunkOption(
+        Effect.matchEffect(self.pull, {
+          onFailure: (error) => Effect.fail(Option.some(error)),
+          onSuccess: (batch) =>
+            batch === null ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(batch))
+        })
+      ).pipe(Stream.ensuring(self.release))
+    ),
+    RelayKey,
+    { value: self }
+  )
+
+/**
+ * The relay of `stream`: the very relay it was made from when {@link toStream} made it (no second
+ * path, nothing per item); otherwise a relay over the stream (scripted clients, a stream a user
+ * transformed), which opens it at the first pull, in a scope that `release` closes.
+ */
+export const fromStream = <A, E>(stream: Stream.Stream<A, E>): Relay<A, E> =>
+  isRelayStream(stream) ? stream[RelayKey] : adapt(stream)
+
+const adapt = <A, E>(stream: Stream.Stream<A, E>): Relay<A, E> => {
   let scope: Scope.CloseableScope | undefined = undefined
   let pullChunk: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>> | undefined = undefined
   const open = Effect.suspend(() => {

@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Fallback from "../src/Fallback.js"
+import { PushSource } from "../src/internal/exchange.js"
 import type { Target } from "../src/Target.js"
 import { ofChat, UpstreamClient } from "../src/UpstreamClient.js"
 import { chunk, completion, makeFake, request, sseData, Step, target } from "./support.js"
@@ -112,9 +113,27 @@ describe("Fallback over the real client", () => {
         Effect.provideService(UpstreamClient, fake.client)
       )
       assert.strictEqual(served.candidate, 2)
-      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.either(Relay.toStream(served.stream))))
+      const items = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.either(served.stream)))
       assert.strictEqual(items.length, 2)
       assert.strictEqual((yield* fake.requestsTo("c.test")).length, 0)
+    }))
+
+  it.effect("the served stream is the client's own: it unwraps to the client's push-fed relay and is pipeable", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({
+        "a.test": [Step.status(503)],
+        "b.test": [Step.sse([sseData(chunk("x")), sseData(chunk("y")), "data: [DONE]\n\n"])]
+      })
+      const served = yield* Fallback.stream([a, b], request, {}).pipe(
+        Effect.provideService(UpstreamClient, fake.client)
+      )
+      assert.instanceOf(Relay.fromStream(served.stream), PushSource)
+      const contents = yield* served.stream.pipe(
+        Stream.mapConcat((piece) => piece.chunks),
+        Stream.map((c) => c.choices[0]?.delta.content),
+        Stream.runCollect
+      )
+      assert.deepStrictEqual(Chunk.toReadonlyArray(contents), ["x", "y"])
     }))
 })
 

@@ -134,6 +134,51 @@ describe("Relay", () => {
       assert.strictEqual(failing.releases(), 1)
     }))
 
+  it.effect("a stream made by toStream remembers its relay: fromStream hands back that very relay, unopened", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1, 2], [3]])
+      const stream = Relay.toStream(source.relay)
+      assert.strictEqual(Relay.fromStream(stream), source.relay)
+      assert.strictEqual(Relay.fromStream(stream), Relay.fromStream(stream))
+      assert.strictEqual(source.pulls(), 0)
+      assert.deepStrictEqual(yield* Relay.collect(Relay.fromStream(stream)), [1, 2, 3])
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("a stream derived from a relay's stream is adapted: a relay of its own, with the derived items", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1, 2], [3]])
+      const derived = Relay.toStream(source.relay).pipe(Stream.map((n) => n * 10))
+      const relay = Relay.fromStream(derived)
+      assert.notStrictEqual(relay, source.relay)
+      assert.notStrictEqual(Relay.fromStream(derived), relay)
+      assert.deepStrictEqual(yield* Relay.collect(relay), [10, 20, 30])
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("a relay's stream is an ordinary Stream: pipeable, and Stream.take stops pulling and releases the relay", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1, 2], [3], [4]])
+      const taken = yield* Relay.toStream(source.relay).pipe(
+        Stream.map((n) => n * 2),
+        Stream.take(2),
+        Stream.runCollect
+      )
+      assert.deepStrictEqual(Chunk.toReadonlyArray(taken), [2, 4])
+      assert.strictEqual(source.pulls(), 1)
+      assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("interrupting the consumer of a relay's stream releases the relay", () =>
+    Effect.gen(function*() {
+      const source = stalled()
+      const fiber = yield* Effect.fork(Stream.runDrain(Relay.toStream(source.relay)))
+      yield* Effect.yieldNow()
+      assert.strictEqual(source.releases(), 0)
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(source.releases(), 1)
+    }))
+
   it.effect("fromStream opens the stream at the first pull and release closes it (its finalizers run)", () =>
     Effect.gen(function*() {
       let opened = 0

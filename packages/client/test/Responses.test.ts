@@ -5,7 +5,6 @@
  * (and kept as sent on a native replay), in-band stream failures.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Relay from "@switchyard-ts/client/Relay"
 import { TranslationError } from "@switchyard-ts/protocol/Errors"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -193,7 +192,7 @@ describe("UpstreamClient with an openai_responses target", () => {
         native: { format: "openai_responses", body: { model: "r", input: "hi", stream: true } },
         headers: {}
       })
-      const kept = Chunk.toReadonlyArray(yield* Stream.runCollect(Relay.toStream(pieces))).flatMap((piece) =>
+      const kept = Chunk.toReadonlyArray(yield* Stream.runCollect(pieces)).flatMap((piece) =>
         Option.toArray(piece.native)
       )
       assert.deepStrictEqual(kept.map((e) => e.event), events.map((e) => String(e["type"])))

@@ -14,6 +14,8 @@ import * as Exchange from "../src/internal/exchange.js"
 import { chatCompletionsUrl } from "../src/internal/prepare.js"
 import * as Sse from "../src/internal/sse.js"
 import * as Metrics from "../src/Metrics.js"
+import * as Relay from "../src/Relay.js"
+import { chunksOf } from "../src/UpstreamClient.js"
 import { apiKey, chunk, completion, makeFake, request, sseData, Step, target } from "./support.js"
 
 /** Jitter factor exactly 1 (see `UpstreamClient.make`). */
@@ -715,17 +717,57 @@ describe("UpstreamClient streaming", () => {
       assert.strictEqual(expectTag(yield* Fiber.join(stalled), "DeadlineExceeded").afterMs, 500)
     }).pipe(noJitter))
 
-  it.effect("interrupting the stream consumer aborts the upstream request", () =>
+  it.effect("interrupting the stream consumer aborts the upstream request (chunks and pieces alike)", () =>
+    Effect.gen(function*() {
+      for (const method of ["stream", "answerStream"] as const) {
+        const probe = { cancelled: false }
+        const fake = yield* makeFake({ "a.test": [Step.sse([sseData(chunk("a"))], { stall: true, probe })] })
+        const stream: Stream.Stream<unknown, UpstreamFailure> = yield* fake.client[method]({
+          target: target("a"),
+          body: request,
+          headers: {}
+        })
+        const fiber = yield* Effect.fork(Stream.runCollect(stream))
+        yield* TestClock.adjust(10)
+        yield* Fiber.interrupt(fiber)
+        const [seen] = yield* fake.requests
+        assert.isTrue(seen?.signal.aborted, method)
+        assert.isTrue(probe.cancelled, method)
+      }
+    }))
+})
+
+describe("UpstreamClient.answerStream at the library boundary", () => {
+  it.effect("is a Stream: pipeable, and Stream.take ends it early and aborts the upstream exchange", () =>
     Effect.gen(function*() {
       const probe = { cancelled: false }
-      const fake = yield* makeFake({ "a.test": [Step.sse([sseData(chunk("a"))], { stall: true, probe })] })
-      const stream = yield* fake.client.stream({ target: target("a"), body: request, headers: {} })
-      const fiber = yield* Effect.fork(Stream.runCollect(stream))
-      yield* TestClock.adjust(10)
-      yield* Fiber.interrupt(fiber)
+      const fake = yield* makeFake({
+        "a.test": [Step.sse([sseData(chunk("a")), sseData(chunk("b"))], { stall: true, probe })]
+      })
+      const pieces = yield* fake.client.answerStream({ target: target("a"), body: request, headers: {} })
+      const first = yield* pieces.pipe(
+        Stream.mapConcat((piece) => piece.chunks),
+        Stream.take(1),
+        Stream.runCollect
+      )
+      assert.deepStrictEqual(Chunk.toReadonlyArray(first), [chunk("a")])
       const [seen] = yield* fake.requests
       assert.isTrue(seen?.signal.aborted)
       assert.isTrue(probe.cancelled)
+    }))
+
+  it.effect("the server's unwrap (Relay.fromStream) is the client's push-fed relay itself, also through chunksOf", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({
+        "a.test": [Step.sse([sseData(chunk("a")), sseData(chunk("b")), "data: [DONE]\n\n"])]
+      })
+      const pieces = yield* fake.client.answerStream({ target: target("a"), body: request, headers: {} })
+      const relay = Relay.fromStream(pieces)
+      assert.instanceOf(relay, Exchange.PushSource)
+      assert.strictEqual(Relay.fromStream(pieces), relay)
+      const chunks = chunksOf(pieces)
+      assert.strictEqual(Relay.fromStream(chunks), Relay.fromStream(chunks))
+      assert.deepStrictEqual(yield* Relay.collect(Relay.fromStream(chunks)), [chunk("a"), chunk("b")])
     }))
 })
 

@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Relay from "@switchyard-ts/client/Relay"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { toHttp } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
@@ -387,7 +386,7 @@ describe("AdvisorRoute through the Router", () => {
       )
       assert.deepStrictEqual(Option.map(streamed.served, (t) => t.name), Option.some("executor"))
       const chunks = Chunk.toReadonlyArray(
-        yield* Stream.runCollect(Relay.toStream(UpstreamClient.chunksOf(streamed.pieces)))
+        yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces))
       )
       assert.strictEqual(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), finalText)
       assert.strictEqual(chunks[1]?.choices[0]?.finish_reason, "stop")

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Relay from "@switchyard-ts/client/Relay"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
+import type { StreamPiece } from "@switchyard-ts/client/UpstreamClient"
 import { ForwardAuthMismatch, ModelNotFound, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as Noop from "@switchyard-ts/routing/Noop"
@@ -9,6 +10,7 @@ import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
 import type { Route, RoutedRequest } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -159,6 +161,55 @@ describe("Router", () => {
       assert.strictEqual((yield* counterValue(Metrics.errorsTotal, model)) - before, 1)
     }))
 
+  it.effect("streamed pieces are a Stream over the router's own relay: the server's unwrap is the same relay every time, and Stream.take releases the answer call", () =>
+    Effect.gen(function*() {
+      let pulls = 0
+      let releases = 0
+      const piece = (content: string): StreamPiece => ({
+        chunks: [{ id: "c", model: "m", choices: [{ index: 0, delta: { content }, finish_reason: null }] }],
+        native: Option.none()
+      })
+      // an answer call whose pieces never end unless the consumer lets go
+      const source: Relay.Relay<StreamPiece, never> = {
+        pull: Effect.sync(() => [piece(`p${++pulls}`)]),
+        release: Effect.sync(() => {
+          releases++
+        })
+      }
+      const client = UpstreamClient.UpstreamClient.of({
+        answer: () => Effect.dieMessage("not used"),
+        answerStream: () => Effect.succeed(Relay.toStream(source)),
+        complete: () => Effect.dieMessage("not used"),
+        stream: () => Effect.dieMessage("not used"),
+        countTokens: () => Effect.dieMessage("not used"),
+        register: () => Effect.void,
+        breakers: Effect.succeed([])
+      })
+      const streamed = yield* Router.stream(request("fast")).pipe(
+        Effect.provide(routerLayer([Passthrough.make({ id: "fast", name: "fast", target: target("f", "m") })])),
+        Effect.provideService(UpstreamClient.UpstreamClient, client)
+      )
+      const relay = Relay.fromStream(streamed.pieces)
+      assert.strictEqual(Relay.fromStream(streamed.pieces), relay)
+      assert.notStrictEqual(relay, source)
+      assert.strictEqual(pulls, 0)
+      const contents = yield* streamed.pieces.pipe(
+        Stream.mapConcat((p) => p.chunks),
+        Stream.map((c) => c.choices[0]?.delta.content),
+        Stream.take(2),
+        Stream.runCollect
+      )
+      assert.deepStrictEqual(Chunk.toReadonlyArray(contents), ["p1", "p2"])
+      assert.strictEqual(pulls, 2)
+      assert.strictEqual(releases, 1)
+
+      const noop = yield* Router.stream(request("ping")).pipe(
+        Effect.provide(routerLayer([Noop.make({ id: "ping", name: "ping" })])),
+        Effect.provideService(UpstreamClient.UpstreamClient, client)
+      )
+      assert.strictEqual(Relay.fromStream(noop.pieces), Relay.fromStream(noop.pieces))
+    }))
+
   it.effect("a streamed noop answer is two chunks ending with stop", () =>
     Effect.gen(function*() {
       const upstream = yield* scriptedUpstream(new Map())
@@ -166,7 +217,7 @@ describe("Router", () => {
         Effect.provide(routerLayer([Noop.make({ id: "ping", name: "ping" })])),
         Effect.provide(upstream.layer)
       )
-      const chunks = yield* Stream.runCollect(Relay.toStream(UpstreamClient.chunksOf(streamed.pieces)))
+      const chunks = yield* Stream.runCollect(UpstreamClient.chunksOf(streamed.pieces))
       assert.strictEqual(chunks.length, 2)
       assert.strictEqual([...chunks][1]?.choices[0]?.finish_reason, "stop")
     }))

@@ -42,7 +42,7 @@ export const encodeBody = (
 const decodeMessage = Failure.decodeJsonText(AnthropicMessages.MessagesResponse, "response body")
 
 /**
- * A buffered Messages answer, decoded (`message`, unknown fields and blocks preserved) and as a
+ * A buffered Messages answer, decoded (`body`, unknown fields and blocks preserved) and as a
  * chat completion; `created` (which Messages answers lack) is `nowSeconds`.
  */
 export const decodeAnswer = (
@@ -50,12 +50,12 @@ export const decodeAnswer = (
   text: string,
   nowSeconds: number
 ): Either.Either<
-  { readonly completion: ChatCompletion; readonly message: AnthropicMessages.MessagesResponse },
+  { readonly completion: ChatCompletion; readonly body: AnthropicMessages.MessagesResponse },
   InvalidResponse
 > =>
   Either.map(decodeMessage(target, text), (message) => ({
     completion: { ...Translate.toOpenAiResponse(Translate.fromAnthropicResponse(message)), created: nowSeconds },
-    message
+    body: message
   }))
 
 const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)

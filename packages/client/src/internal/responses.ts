@@ -88,7 +88,7 @@ export const encodeBody = (
 const decodeResponse = Failure.decodeJsonText(OpenAiResponses.ResponseObject, "response body")
 
 /**
- * A buffered Responses answer, decoded (`response`, unknown fields and items preserved) and as a
+ * A buffered Responses answer, decoded (`body`, unknown fields and items preserved) and as a
  * chat completion; `created` is the response's `created_at`, else `nowSeconds`.
  */
 export const decodeAnswer = (
@@ -96,7 +96,7 @@ export const decodeAnswer = (
   text: string,
   nowSeconds: number
 ): Either.Either<
-  { readonly completion: ChatCompletion; readonly response: OpenAiResponses.ResponseObject },
+  { readonly completion: ChatCompletion; readonly body: OpenAiResponses.ResponseObject },
   InvalidResponse
 > =>
   Either.map(decodeResponse(target, text), (response) => ({
@@ -104,7 +104,7 @@ export const decodeAnswer = (
       ...Translate.toOpenAiResponse(TranslateResponses.fromResponsesResponse(response)),
       created: typeof response.created_at === "number" ? response.created_at : nowSeconds
     },
-    response
+    body: response
   }))
 
 const decodeEvent = Schema.decodeUnknownEither(OpenAiResponses.StreamEvent, decodeOptions)

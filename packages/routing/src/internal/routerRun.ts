@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
 import * as AnswerChunks from "../AnswerChunks.js"
 import * as Decision from "../Decision.js"
 import * as Evidence from "../Evidence.js"
@@ -65,10 +66,11 @@ export interface Streamed {
   readonly served: Option.Option<Target>
   /**
    * The pieces: chat chunks, with the upstream's own events on a native replay (see
-   * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. A failure after this
-   * point is never retried or failed over.
+   * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. Run it once; ending it
+   * early or interrupting its consumer aborts the upstream exchange. A failure after this point is
+   * never retried or failed over. (The server pulls the relay underneath: `Relay.fromStream`.)
    */
-  readonly pieces: Relay.Relay<StreamPiece, UpstreamFailure>
+  readonly pieces: Stream.Stream<StreamPiece, UpstreamFailure>
   /** The last usage the pieces carried so far: the answer's usage once they ended (undefined when none came). */
   readonly usage: () => Usage | undefined
 }
@@ -167,11 +169,12 @@ const holding = (observer: RoutingFacts.Observer, calls: Array<RoutingFacts.Rout
 const counted = (
   stats: Stats.Recorder,
   served: Fallback.Streamed
-): { readonly pieces: Relay.Relay<StreamPiece, UpstreamFailure>; readonly usage: () => Usage | undefined } => {
+): { readonly pieces: Stream.Stream<StreamPiece, UpstreamFailure>; readonly usage: () => Usage | undefined } => {
   const model = served.target.id
   let usage: Usage | undefined
+  // Relay stages on the client's relay (unwrapped: nothing per piece), handed out as a Stream.
   const pieces = Relay.tapError(
-    Relay.map(served.stream, (batch) => {
+    Relay.map(Relay.fromStream(served.stream), (batch) => {
       for (const piece of batch) {
         for (const chunk of piece.chunks) {
           if (chunk.usage === null || chunk.usage === undefined) continue
@@ -186,7 +189,7 @@ const counted = (
       stats.streamError(model)
     }
   )
-  return { pieces, usage: () => usage }
+  return { pieces: Relay.toStream(pieces), usage: () => usage }
 }
 
 /** What a router runs requests with. */
@@ -364,12 +367,12 @@ export const stream = (deps: Deps, request: RoutedRequest, observer: RoutingFact
     (decision): Streamed => ({
       decision,
       served: decision.servedBy,
-      pieces: Relay.make<StreamPiece>([{
+      pieces: Relay.toStream(Relay.make<StreamPiece>([{
         chunks: AnswerChunks.chunks(decision.answer, {
           includeUsage: request.body.stream_options?.include_usage === true
         }),
         native: Option.none()
-      }]),
+      }])),
       usage: () => decision.answer.usage ?? undefined
     }),
     (decision, candidates) =>

@@ -89,6 +89,12 @@ export interface Codec {
 const sseData = (data: string) => `data: ${data}\n\n`
 
 /**
+ * The relay behind a streamed answer's pieces: the router's own (`Relay.fromStream` hands it back
+ * at no cost), so the SSE writer pulls it with no `Stream` step per chunk.
+ */
+const piecesOf = (streamed: Streamed) => Relay.fromStream(streamed.pieces)
+
+/**
  * The translation routing works on of a caller's native body: `translate(native)`, or — when that
  * fails — the translation of its routing view (`view`: without what only a server of its own
  * format understands), the failure kept so that a target of another format refuses the request
@@ -141,7 +147,7 @@ const chatEncoder: Encoder = {
   answer: (completed) => completed.completion,
   stream: (streamed) => ({
     events: Relay.concat(
-      Relay.map(streamed.pieces, (pieces) => {
+      Relay.map(piecesOf(streamed), (pieces) => {
         const events: Array<string> = []
         for (const piece of pieces) {
           // same format: the upstream's own bytes; otherwise the chunks encoded
@@ -176,7 +182,7 @@ const nativeEvents = (
   streamed: Streamed,
   encode: (event: UpstreamClient.NativeEvent) => string
 ): Relay.Relay<string, UpstreamFailure> =>
-  Relay.map(streamed.pieces, (pieces) => {
+  Relay.map(piecesOf(streamed), (pieces) => {
     const events: Array<string> = []
     for (const piece of pieces) if (Option.isSome(piece.native)) events.push(encode(piece.native.value))
     return events
@@ -192,7 +198,7 @@ const translatedEvents = <Event>(
   encode: (event: Event) => string
 ): Relay.Relay<string, UpstreamFailure> =>
   Relay.concat(
-    Relay.map(UpstreamClient.chunksOf(streamed.pieces), (chunks) => {
+    Relay.map(Relay.fromStream(UpstreamClient.chunksOf(streamed.pieces)), (chunks) => {
       const events: Array<string> = []
       for (const chunk of chunks) for (const event of translator.push(chunk)) events.push(encode(event))
       return events

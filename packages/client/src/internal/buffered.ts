@@ -1,0 +1,94 @@
+/**
+ * Buffered replies: a 2xx body decoded into an answer by the target's format (a chat completion,
+ * or a Messages or Responses answer translated into one and, on a native replay, kept as sent),
+ * or read as any JSON value (token counting); and the `gen_ai.response.*` span attributes.
+ *
+ * @internal
+ */
+import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import { InvalidResponse } from "@switchyard-ts/protocol/Errors"
+import { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Spans from "../Spans.js"
+import type { Format, NativeBody } from "../Target.js"
+import type { Answer } from "../UpstreamClient.js"
+import * as Anthropic from "./anthropic.js"
+import type { CallContext } from "./call.js"
+import type * as Exchange from "./exchange.js"
+import * as Failure from "./failure.js"
+import * as Responses from "./responses.js"
+
+const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
+
+/** The body of a buffered reply (a streamed one never reaches a buffered call). */
+const bodyOf = <S>(reply: Exchange.Reply<S>): string => (reply._tag === "Body" ? reply.body : "")
+
+/** Decodes a buffered answer of a format other than chat: the completion, and the body as sent. */
+type NativeDecoder = (
+  target: string,
+  text: string,
+  nowSeconds: number
+) => Either.Either<{ readonly completion: ChatCompletion; readonly body: NativeBody["body"] }, InvalidResponse>
+
+const nativeDecoders: Readonly<Record<Exclude<Format, "openai_chat">, NativeDecoder>> = {
+  anthropic_messages: Anthropic.decodeAnswer,
+  openai_responses: Responses.decodeAnswer
+}
+
+/**
+ * Decodes a buffered 2xx body (a Messages or Responses answer translated into a completion, its
+ * own body kept on a native replay; `created`, when the answer has none, is the time now),
+ * annotating the call's span with {@link responseAttributes}.
+ */
+export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<Answer, UpstreamFailure> => {
+  const text = bodyOf(reply)
+  const target = ctx.target.id
+  const format = ctx.target.client.format
+  const answered: Effect.Effect<Answer, UpstreamFailure> = format === "openai_chat"
+    ? Effect.map(decodeCompletion(target, text), (completion) => ({ completion, native: Option.none() }))
+    : Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) =>
+        Effect.map(nativeDecoders[format](target, text, Math.floor(now / 1000)), ({ body, completion }) => ({
+          completion,
+          native: ctx.nativeReplay ? Option.some<NativeBody>({ format, body }) : Option.none()
+        }))
+    )
+  return Effect.tap(answered, ({ completion }) => Spans.annotateCurrentSpan(() => responseAttributes(completion)))
+}
+
+/** Reads a buffered 2xx body as any JSON value. */
+export const readJson = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<unknown, UpstreamFailure> =>
+  Option.match(Failure.jsonOf(bodyOf(reply)), {
+    onNone: () =>
+      Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
+    onSome: Effect.succeed
+  })
+
+/** `gen_ai.response.*` and `gen_ai.usage.*` span attributes of a completion (no content). */
+export const responseAttributes = (
+  completion: ChatCompletion
+): Record<string, string | number | ReadonlyArray<string>> => {
+  const usage = completion.usage
+  const details = usage?.prompt_tokens_details
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens
+  return {
+    "gen_ai.response.id": completion.id,
+    "gen_ai.response.model": completion.model,
+    "gen_ai.response.finish_reasons": completion.choices.map((choice) => choice.finish_reason ?? "null"),
+    ...(usage === null || usage === undefined ? {} : {
+      "gen_ai.usage.input_tokens": usage.prompt_tokens,
+      "gen_ai.usage.output_tokens": usage.completion_tokens,
+      ...(typeof details?.cached_tokens === "number"
+        ? { "gen_ai.usage.cache_read.input_tokens": details.cached_tokens }
+        : {}),
+      ...(typeof details?.cache_creation_tokens === "number"
+        ? { "gen_ai.usage.cache_creation.input_tokens": details.cache_creation_tokens }
+        : {}),
+      ...(typeof reasoning === "number" ? { "gen_ai.usage.reasoning.output_tokens": reasoning } : {})
+    })
+  }
+}

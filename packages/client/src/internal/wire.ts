@@ -1,0 +1,137 @@
+/**
+ * Call preparation: what one logical call sends, by the target's format — the URL, the prepared
+ * body, the span's operation name — and the headers of its requests (the caller's kept ones, the
+ * client's auth, and the trace context of the call's span).
+ *
+ * @internal
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import type { TranslationError } from "@switchyard-ts/protocol/Errors"
+import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type { LlmClient } from "../Target.js"
+import type { CallOptions } from "../UpstreamClient.js"
+import * as Anthropic from "./anthropic.js"
+import * as Prepare from "./prepare.js"
+import * as Responses from "./responses.js"
+
+/**
+ * Where and what one logical call sends: the URL, the prepared body, the span's operation name,
+ * and whether the body is the caller's own body sent to a client of its format (its
+ * `anthropic-beta` header then goes along, and the answer is kept as the target sent it).
+ */
+export interface Wire {
+  readonly url: string
+  readonly body: Readonly<Record<string, unknown>>
+  readonly operation: "chat" | "count_tokens"
+  readonly nativeReplay: boolean
+}
+
+/** How a call's body is encoded for a target of a format other than chat, and where it goes. */
+const otherFormats = {
+  anthropic_messages: { encodeBody: Anthropic.encodeBody, url: Prepare.messagesUrl },
+  openai_responses: { encodeBody: Responses.encodeBody, url: Prepare.responsesUrl }
+} as const
+
+/**
+ * The URL and body of a chat call to `options.target`, by the client's format: a chat request as
+ * prepared by `Prepare.prepareBody`, or a Messages or Responses body (`anthropic.ts`,
+ * `responses.ts`), which fails with `TranslationError` when the request cannot be expressed in
+ * that API (or when the caller's own body, of another format, cannot be sent to another format).
+ */
+export const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
+  const { target } = options
+  const format = target.client.format
+  const untranslatable = options.native?.untranslatable
+  if (untranslatable !== undefined && options.native !== undefined && options.native.format !== format) {
+    return Either.left(Responses.untranslatableFor(format, options.native, untranslatable))
+  }
+  if (format === "openai_chat") {
+    return Either.right({
+      url: Prepare.chatCompletionsUrl(target.client.baseUrl),
+      body: Prepare.prepareBody(target, options.body, streaming),
+      operation: "chat",
+      nativeReplay: false
+    })
+  }
+  const encoding = otherFormats[format]
+  return Either.map(
+    encoding.encodeBody(target, options.body, options.native, streaming),
+    (body): Wire => ({
+      url: encoding.url(target.client.baseUrl),
+      body,
+      operation: "chat",
+      nativeReplay: options.native?.format === format
+    })
+  )
+}
+
+/** `POST …/v1/messages/count_tokens` with the caller's body, `model` set to the target's id. */
+export const countTokensWire = (options: CallOptions): Wire => ({
+  url: Prepare.countTokensUrl(options.target.client.baseUrl),
+  body: { ...options.body, model: options.target.id },
+  operation: "count_tokens",
+  nativeReplay: true
+})
+
+/**
+ * The trace context (`traceparent`, `b3`) of the span a request is made in (`libsy.client_call`),
+ * unless tracing or `HttpClient.currentTracerPropagation` is off or the span is not one of ours:
+ * then a caller's own `traceparent`, forwarded as a caller header, stays as it came.
+ */
+const traceHeaders = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Readonly<Record<string, string>> => {
+  if (!fiber.getFiberRef(FiberRef.currentTracerEnabled) || !fiber.getFiberRef(HttpClient.currentTracerPropagation)) {
+    return {}
+  }
+  const span = fiber.currentSpan
+  return span !== undefined && span._tag === "Span" ? HttpTraceContext.toHeaders(span) : {}
+}
+
+/**
+ * The headers of every request of a call: the caller's minus the reserved ones, then the client's
+ * `extra_headers` (`Prepare.prepareHeaders`), then its auth (`Authorization: Bearer <key>`, or
+ * `anthropic-version` and `x-api-key` for `anthropic_messages`), `accept`, `content-type`, and the
+ * trace context of the calling `fiber`'s span.
+ */
+export const requestHeaders = (
+  client: LlmClient,
+  callerHeaders: Readonly<Record<string, string>>,
+  wire: Wire,
+  streaming: boolean,
+  fiber: Fiber.RuntimeFiber<unknown, unknown>
+): Record<string, string> => ({
+  ...Prepare.prepareHeaders(client, callerHeaders, { nativeReplay: wire.nativeReplay }),
+  ...(client.format === "anthropic_messages"
+    ? {
+      "anthropic-version": Prepare.anthropicVersion,
+      ...Option.match(client.apiKey, {
+        onNone: () => ({}),
+        onSome: (key) => ({ "x-api-key": Redacted.value(key) })
+      })
+    }
+    : Option.match(client.apiKey, {
+      onNone: () => ({}),
+      onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
+    })),
+  accept: streaming ? "text/event-stream" : "application/json",
+  "content-type": "application/json",
+  ...traceHeaders(fiber)
+})
+
+/** `gen_ai.request.*` sampling attributes present in a request body (numbers only, no content). */
+export const requestAttributes = (body: Readonly<Record<string, unknown>>): Record<string, number> => {
+  const attributes: Record<string, number> = {}
+  const copy = (field: string, attribute: string) => {
+    const value = body[field]
+    if (typeof value === "number") attributes[attribute] = value
+  }
+  copy("temperature", "gen_ai.request.temperature")
+  copy("top_p", "gen_ai.request.top_p")
+  copy("max_tokens", "gen_ai.request.max_tokens")
+  copy("max_completion_tokens", "gen_ai.request.max_tokens")
+  return attributes
+}
