@@ -75,8 +75,11 @@ const flags = {
     "On SIGINT/SIGTERM, how long in-flight requests may run before their connections are closed: 30, 30s or 500ms" +
       " (default 30)."
   ).pipe(Options.withDefault("30")),
-  backlog: text("backlog", "N", `Queue of pending connections passed to listen, 1..${maxBacklog} (default 65535).`)
-    .pipe(Options.withDefault(String(Server.defaultBacklog))),
+  backlog: text(
+    "backlog",
+    "N",
+    `Queue of pending connections passed to listen, 1..${maxBacklog} (default ${Server.defaultBacklog}).`
+  ).pipe(Options.withDefault(String(Server.defaultBacklog))),
   tlsCert: text("tls-cert", "FILE", "Serve HTTPS with this PEM certificate chain (with --tls-key).").pipe(
     Options.optional
   ),
