@@ -46,6 +46,11 @@ export interface Options extends Api.Options {
   readonly backlog?: number | undefined
   /** Write the routing log (`--routing-log-file`) with these options (default: no routing log). */
   readonly routingLog?: RoutingLog.Options | undefined
+  /**
+   * How long shutdown lets in-flight requests run before closing their connections
+   * (`--shutdown-timeout`; default: until they end).
+   */
+  readonly shutdownTimeoutMs?: number | undefined
 }
 
 /**
@@ -136,6 +141,11 @@ export interface AppOptions extends Api.Options {
   readonly backlog?: number | undefined
   /** Write the routing log with these options (default: none, and no `/v1/session-stats`). */
   readonly routingLog?: RoutingLog.Options | undefined
+  /**
+   * How long shutdown lets in-flight requests run before closing their connections, which
+   * interrupts them (default: until they end).
+   */
+  readonly shutdownTimeoutMs?: number | undefined
 }
 
 /** The default `listen` backlog (as the compatible system's `--backlog`). */
@@ -173,7 +183,7 @@ const serveOn = (server: Server, options: Api.Options) =>
 export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) => {
   const server = createNodeServer(options.tls)
   const api: Api.Options = { ...options, inboundAuth: options.inboundAuth ?? deployment.server }
-  return Layer.merge(serveOn(server, api), closeIdleOnShutdown(server)).pipe(
+  return Layer.merge(serveOn(server, api), drainOnShutdown(server, options.shutdownTimeoutMs)).pipe(
     Layer.provideMerge(
       NodeHttpServer.layer(() => server, {
         host: options.host ?? "127.0.0.1",
@@ -234,13 +244,20 @@ export const layer = (deployment: Deployment.Deployment, options: Options) =>
   Layer.effectDiscard(listeningLine(options.tls !== undefined)).pipe(Layer.provide(layerApp(deployment, options)))
 
 /**
- * While the server drains, close keep-alive connections as soon as they become idle, so the drain
- * ends when the last in-flight response is sent rather than when keep-alive timers expire.
+ * The bounded drain, as a finalizer that runs before the Node server's own (which stops accepting
+ * and waits for every connection to end): keep-alive connections are closed as soon as they become
+ * idle, so the drain ends when the last in-flight response is sent rather than when keep-alive
+ * timers expire; after `timeoutMs` every connection is closed, which interrupts what still runs.
+ * The timers are unref'd: they never keep the process alive.
  */
-const closeIdleOnShutdown = (server: Server) =>
+const drainOnShutdown = (server: Server, timeoutMs: number | undefined) =>
   Layer.scopedDiscard(Effect.addFinalizer(() =>
     Effect.sync(() => {
       server.closeIdleConnections()
       setInterval(() => server.closeIdleConnections(), 20).unref()
+      // Node fires a longer timer at once; its largest delay (about 24.8 days) stands in for longer ones.
+      if (timeoutMs !== undefined) {
+        setTimeout(() => server.closeAllConnections(), Math.min(timeoutMs, 2 ** 31 - 1)).unref()
+      }
     })
   ))

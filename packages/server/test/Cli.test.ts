@@ -20,6 +20,26 @@ const chat = (url: string) =>
     )
   )
 
+/**
+ * The CLI serving `fast` with one chat request in flight, held by the upstream's `behaviour` for
+ * `weak-model`; `args` are added to the command line. The request's fiber yields its response.
+ */
+const servingOneRequest = (behaviour: FakeUpstream.Behaviour, args: ReadonlyArray<string> = []) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream.make()
+    yield* upstream.setBehaviour("weak-model", behaviour)
+    const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0", ...args])
+    const inFlight = yield* Effect.fork(chat(yield* listening(cli)))
+    yield* upstream.awaitRequest("weak-model").pipe(Effect.timeout("5 seconds"))
+    return { cli, response: inFlight.await.pipe(Effect.flatten) }
+  })
+
+/** For a test that starts several CLI processes (each loads the whole server: seconds on a busy machine). */
+const spawnTimeout = 60_000
+
+/** `text` without its ANSI styling (the help is styled even when stdout is not a terminal). */
+const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
+
 describe("switchyard CLI", () => {
   it.scopedLive("--dry-run validates and prints a one-line summary", () =>
     Effect.gen(function*() {
@@ -27,6 +47,62 @@ describe("switchyard CLI", () => {
       assert.strictEqual(yield* cli.exited, 0)
       assert.strictEqual(cli.stdout(), "server OK: auto, fast, frontier, mix, ping\n")
     }))
+
+  it.scopedLive(
+    "--help lists the three commands and exits 0; each command has its own --help",
+    () =>
+      Effect.gen(function*() {
+        const help = yield* run(["--help"])
+        const replay = yield* run(["replay", "--help"])
+        assert.strictEqual(yield* help.exited, 0)
+        const text = plain(help.stdout())
+        const commands = text.slice(text.indexOf("COMMANDS"))
+        for (const command of ["serve", "check", "replay"]) assert.match(commands, new RegExp(`^  - ${command} `, "m"))
+        assert.include(commands, "--config FILE")
+        assert.include(commands, "--log FILE")
+        assert.strictEqual(help.stderr(), "")
+        assert.strictEqual(yield* replay.exited, 0)
+        for (const flag of ["--log FILE", "--config OTHER.toml", "--route ID", "--json"]) {
+          assert.include(plain(replay.stdout()), flag)
+        }
+      }),
+    spawnTimeout
+  )
+
+  it.scopedLive("check validates like --dry-run; serve is the default command", () =>
+    Effect.gen(function*() {
+      const file = writeToml(tomlFor("http://127.0.0.1:1/v1").replace("max_retries = 0", "max_retries = 11"))
+      const check = yield* run(["check", "--config", "examples/demo.toml"])
+      const serve = yield* run(["serve", "--config", "examples/demo.toml", "--dry-run"])
+      const bad = yield* run(["check", "--config", file])
+      assert.strictEqual(yield* check.exited, 0)
+      assert.strictEqual(check.stdout(), "server OK: auto, fast, frontier, mix, ping\n")
+      assert.strictEqual(yield* serve.exited, 0)
+      assert.strictEqual(serve.stdout(), check.stdout())
+      assert.strictEqual(yield* bad.exited, 1)
+      assert.strictEqual(
+        bad.stderr(),
+        `invalid server config ${file}: llm_clients.sim.max_retries: must be at most 10, got 11\n`
+      )
+    }), spawnTimeout)
+
+  it.scopedLive("bad arguments exit 2 with the message and the command's usage line", () =>
+    Effect.gen(function*() {
+      const missing = yield* run([])
+      const unknown = yield* run(["--config", "examples/demo.toml", "--prot", "4000"])
+      const replay = yield* run(["replay", "--log", "routing.jsonl"])
+      assert.strictEqual(yield* missing.exited, 2)
+      assert.isTrue(missing.stderr().startsWith("--config is required\nusage: switchyard --config FILE "))
+      assert.strictEqual(yield* unknown.exited, 2)
+      assert.include(unknown.stderr(), "'--prot'")
+      assert.include(unknown.stderr(), "\nusage: switchyard --config FILE ")
+      assert.strictEqual(yield* replay.exited, 2)
+      assert.strictEqual(
+        replay.stderr(),
+        "--log and --config are required\nusage: switchyard replay --log FILE --config OTHER.toml [--route ID] [--json]\n"
+      )
+      for (const cli of [missing, unknown, replay]) assert.strictEqual(cli.stdout(), "")
+    }), spawnTimeout)
 
   it.scopedLive("a bad file exits non-zero with one `invalid server config` line naming the key", () =>
     Effect.gen(function*() {
@@ -44,19 +120,26 @@ describe("switchyard CLI", () => {
 
   it.scopedLive("SIGTERM lets an in-flight request finish, and a repeated signal within 1 s does not cut it short", () =>
     Effect.gen(function*() {
-      const upstream = yield* FakeUpstream.make()
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("slow answer", { delayMs: 600 }))
-      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0"])
-      const url = yield* listening(cli)
-      const inFlight = yield* Effect.fork(chat(url))
-      yield* upstream.awaitRequest("weak-model").pipe(Effect.timeout("5 seconds"))
+      const { cli, response } = yield* servingOneRequest(FakeUpstream.ok("slow answer", { delayMs: 600 }))
       cli.child.kill("SIGTERM")
       yield* Effect.sleep("100 millis")
       cli.child.kill("SIGINT")
-      const response = yield* inFlight.await.pipe(Effect.flatten)
-      assert.strictEqual(response.status, 200)
-      assert.include(response.text, "slow answer")
+      const answer = yield* response
+      assert.strictEqual(answer.status, 200)
+      assert.include(answer.text, "slow answer")
       assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
+    }))
+
+  it.scopedLive("a signal more than 1 s after the first exits at once with code 1", () =>
+    Effect.gen(function*() {
+      const { cli, response } = yield* servingOneRequest(FakeUpstream.stall)
+      cli.child.kill("SIGTERM")
+      yield* Effect.sleep("1200 millis")
+      // Still draining (--shutdown-timeout is 30 s) when the second signal comes.
+      assert.isNull(cli.child.exitCode)
+      cli.child.kill("SIGTERM")
+      assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("3 seconds")), 1)
+      assert.notStrictEqual((yield* response).status, 200)
     }))
 
   it.scopedLive("SIGTERM drains an in-flight SSE stream to its [DONE] while new connections are refused", () =>
@@ -127,16 +210,10 @@ describe("switchyard CLI", () => {
 
   it.scopedLive("a request still running at --shutdown-timeout is cut and the process exits 0", () =>
     Effect.gen(function*() {
-      const upstream = yield* FakeUpstream.make()
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.stall)
-      const cli = yield* run(["--config", writeToml(tomlFor(upstream.url)), "--port", "0", "--shutdown-timeout", "1"])
-      const url = yield* listening(cli)
-      const inFlight = yield* Effect.fork(chat(url))
-      yield* upstream.awaitRequest("weak-model").pipe(Effect.timeout("5 seconds"))
+      const { cli, response } = yield* servingOneRequest(FakeUpstream.stall, ["--shutdown-timeout", "1"])
       cli.child.kill("SIGTERM")
       assert.strictEqual(yield* cli.exited.pipe(Effect.timeout("5 seconds")), 0)
-      const response = yield* inFlight.await.pipe(Effect.flatten)
-      assert.notStrictEqual(response.status, 200)
+      assert.notStrictEqual((yield* response).status, 200)
     }))
 
   it.scopedLive("with OTEL_EXPORTER_OTLP_ENDPOINT set, spans are exported over OTLP/HTTP with OTEL_SERVICE_NAME", () =>

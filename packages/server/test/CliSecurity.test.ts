@@ -85,6 +85,31 @@ describe("CLI flags", () => {
       }
     }))
 
+  it.effect("--port takes an integer in 0..65535; --shutdown-timeout takes seconds, `s` or `ms`", () =>
+    Effect.gen(function*() {
+      const defaults = yield* Cli.parseCli(["--config", "x.toml"])
+      assert.deepStrictEqual([defaults.port, defaults.shutdownTimeoutMs, defaults.host], [4000, 30_000, "127.0.0.1"])
+      assert.strictEqual((yield* Cli.parseCli(["--config", "x.toml", "-p", "0"])).port, 0)
+      for (const bad of ["65536", "-1", "80.5", "http"]) {
+        const result = yield* parsed(["--config", "x.toml", `--port=${bad}`])
+        assert.isTrue(
+          Either.isLeft(result) && result.left.message === `--port must be an integer in 0..65535, got ${bad}`
+        )
+      }
+      for (const [text, ms] of [["5", 5000], ["2.5s", 2500], ["500ms", 500]] as const) {
+        assert.strictEqual(
+          (yield* Cli.parseCli(["--config", "x.toml", "--shutdown-timeout", text])).shutdownTimeoutMs,
+          ms
+        )
+      }
+      const bad = yield* parsed(["--config", "x.toml", "--shutdown-timeout", "soon"])
+      assert.isTrue(Either.isLeft(bad) && bad.left.message.startsWith("--shutdown-timeout must be seconds"))
+      const unknown = yield* parsed(["--config", "x.toml", "--prot", "4000"])
+      assert.isTrue(
+        Either.isLeft(unknown) && /'--prot'.*\nusage: switchyard --config FILE /s.test(unknown.left.message)
+      )
+    }))
+
   it.effect("--tls-cert and --tls-key each require the other", () =>
     Effect.gen(function*() {
       const both = yield* Cli.parseCli(["--config", "x.toml", "--tls-cert", "c.pem", "--tls-key", "k.pem"])
