@@ -23,7 +23,6 @@ import * as Posture from "@switchyard-ts/routing/Posture"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import * as StageSignals from "@switchyard-ts/routing/StageSignals"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as RoutingLog from "../RoutingLog.js"
 
@@ -101,18 +100,19 @@ const judgeFactOf = <V>(line: Line, verdictOf: (evidence: Evidence.Evidence) => 
 }
 
 /**
- * The consultation's outcome under `posture`, from what the log says the judge did: the logged
- * verdict, or the logged failure put back through `Consultation.run` with the posture combinator
- * (left: the posture failed the request, with the failure's reason).
+ * What a request comes to from what the log says the judge did under `posture`: the logged
+ * verdict, or the logged failure put back through `Consultation.run` with the posture combinator,
+ * decided by `decide`; `Failed` when the posture fails the request.
  */
 const consulted = <V>(
   posture: Posture.Posture,
-  fact: Exclude<JudgeFact<V>, { readonly _tag: "None" }>
-): Effect.Effect<Either.Either<Consultation.Outcome<V>, Evidence.Reason>> =>
+  fact: Exclude<JudgeFact<V>, { readonly _tag: "None" }>,
+  decide: (outcome: Consultation.Outcome<V>) => Outcome
+): Effect.Effect<Outcome> =>
   (fact._tag === "Verdict" ? Effect.succeed(fact.verdict) : Effect.fail(Consultation.failureOf(fact.reason, ""))).pipe(
     Consultation.run(Posture.fromConfig(posture)),
     Effect.mapError(Consultation.reasonOf),
-    Effect.either
+    Effect.match({ onFailure: (reason): Outcome => ({ _tag: "Failed", reason }), onSuccess: decide })
   )
 
 /** A line without evidence: the failure of its routing when the log says the judge caused it, else unknown. */
@@ -173,15 +173,11 @@ const cascadeStep = <V, S>(
     )
   }
   if (fact._tag === "None") return Effect.succeed(unknown)
-  return Effect.map(consulted(posture, fact), (outcome) =>
-    Either.match(outcome, {
-      onLeft: (reason): Outcome => ({ _tag: "Failed", reason }),
-      onRight: (consultation) => {
-        const next = ClassifierCascade.settle(rules, stored, consultation)
-        if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
-        return decided(destinationOf(next.selection), next.evidence, source(next.evidence))
-      }
-    }))
+  return consulted(posture, fact, (consultation) => {
+    const next = ClassifierCascade.settle(rules, stored, consultation)
+    if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
+    return decided(destinationOf(next.selection), next.evidence, source(next.evidence))
+  })
 }
 
 /** What the log says a line with a tiered decision came to (`tier` of its decision). */
@@ -398,15 +394,11 @@ export const escalation = (settings: EscalationSettings): Replayer => {
         }
         const fact = judgeFactOf(line, escalationVerdictOf)
         if (fact._tag === "None") return Effect.succeed(unknown)
-        return Effect.map(consulted(settings.judgeFailure, fact), (outcome) =>
-          Either.match(outcome, {
-            onLeft: (reason): Outcome => ({ _tag: "Failed", reason }),
-            onRight: (consultation) => {
-              const next = EscalationRoute.judged(settings, "", streak, current !== undefined, consultation)
-              if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
-              return escalated(next)
-            }
-          }))
+        return consulted(settings.judgeFailure, fact, (consultation) => {
+          const next = EscalationRoute.judged(settings, "", streak, current !== undefined, consultation)
+          if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
+          return escalated(next)
+        })
       }
     }
   }
@@ -499,11 +491,7 @@ export const advisor = (settings: AdvisorSettings): Replayer => {
           consult === "approve" || consult === "redo"
             ? { _tag: "Verdict", verdict: consult }
             : { _tag: "Failed", reason: consult }
-        return Effect.map(consulted(posture, fact), (outcome) =>
-          Either.match(outcome, {
-            onLeft: (reason): Outcome => ({ _tag: "Failed", reason }),
-            onRight: reviewedOutcome
-          }))
+        return consulted(posture, fact, reviewedOutcome)
       }
     }
   }
