@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import { integerOr, lookupTarget, maxSafe, maxU32, optionalText } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import {
@@ -124,11 +124,10 @@ const limits = (keys: Keys) =>
  * The advisor route table, in order: the common keys → `executor_target` → `advisor_target` → the
  * gate → budgets and limits → `reviewer_system_prompt` → `redo_feedback_prefix` (non-blank).
  */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const executor = yield* lookupTarget(context.targets, ["executor_target"], keys.executor_target)
       const advisor = yield* lookupTarget(context.targets, ["advisor_target"], keys.advisor_target)
       const trigger = yield* gate(keys)

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { capabilityJudge, capabilityJudgeFields, weakStrong, weakStrongFields } from "./internal/judgeKeys.js"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import * as Table from "./internal/table.js"
 import { keysOf, TomlVariant } from "./internal/toml.js"
 
@@ -26,11 +26,10 @@ const keys = keysOf({
 })
 
 /** The capability route table: the common keys → the targets → the capability judge's keys. */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const targets = yield* weakStrong(keys, context.targets)
       const judge = yield* capabilityJudge(keys)
       return { ...common, type: "llm_classifier", mode: "capability", ...targets, ...judge }

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
 import { customClassifier, customFields } from "./internal/customClassifier.js"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import * as Table from "./internal/table.js"
 import { keysOf } from "./internal/toml.js"
 
@@ -24,11 +24,10 @@ export type Spec = RouteSpecOf<
 const keys = keysOf({ ...routeKeyFields("llm_classifier"), ...customFields })
 
 /** The custom route table: the common keys → the custom classifier's keys. */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const { classifyTrigger, messageHashFallback, settings } = yield* customClassifier(keys, context.targets)
       return { ...common, type: "llm_classifier", mode: "custom", ...settings, classifyTrigger, messageHashFallback }
     })

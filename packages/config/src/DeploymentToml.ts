@@ -127,38 +127,31 @@ const routeKind = (input: unknown) =>
     return isRouteType(type) ? type : yield* failAt(["type"], unknownVariant(type, routeTypes))
   })
 
-/** The keys of the route table `name`, decoded by its kind's table. */
-const readRoute = (name: string, input: unknown): Effect.Effect<ReadRoute, InvalidConfig> => {
-  const path = ["routes", name]
-  const read = <K extends { readonly id: string }, I, A extends RouteSpec>(
-    table: Table<K, I, A, RouteContext>
-  ): Effect.Effect<ReadRoute, InvalidConfig> =>
-    Effect.map(readKeys(table, path, input), ({ keys, rules }) => ({
+/** Reads the keys of a route table with `table`, keeping its route id. */
+const reader =
+  <K extends { readonly id: string }, I, A extends RouteSpec>(table: Table<K, I, A, RouteContext>) =>
+  (name: string, input: unknown): Effect.Effect<ReadRoute, InvalidConfig> =>
+    Effect.map(readKeys(table, ["routes", name], input), ({ keys, rules }) => ({
       name,
       id: keys.id,
       rules: (targets: ReadonlyMap<string, Target>) => rules({ name, targets })
     }))
-  return Effect.flatMap(reportAt(path, routeKind(input)), (kind) => {
-    switch (kind) {
-      case "noop":
-        return read(NoopRouteTable.table)
-      case "passthrough":
-        return read(PassthroughRouteTable.table)
-      case "random":
-        return read(RandomRouteTable.table)
-      case "capability":
-        return read(CapabilityRouteTable.table)
-      case "custom":
-        return read(CustomRouteTable.table)
-      case "escalation":
-        return read(EscalationRouteTable.table)
-      case "stage_router":
-        return read(StageRouteTable.table)
-      case "advisor":
-        return read(AdvisorRouteTable.table)
-    }
-  })
+
+/** The route tables, keyed by `type` (an `llm_classifier` by its mode). */
+const routeReaders = {
+  noop: reader(NoopRouteTable.table),
+  passthrough: reader(PassthroughRouteTable.table),
+  random: reader(RandomRouteTable.table),
+  capability: reader(CapabilityRouteTable.table),
+  custom: reader(CustomRouteTable.table),
+  escalation: reader(EscalationRouteTable.table),
+  stage_router: reader(StageRouteTable.table),
+  advisor: reader(AdvisorRouteTable.table)
 }
+
+/** The keys of the route table `name`, decoded by its kind's table. */
+const readRoute = (name: string, input: unknown): Effect.Effect<ReadRoute, InvalidConfig> =>
+  Effect.flatMap(reportAt(["routes", name], routeKind(input)), (kind) => routeReaders[kind](name, input))
 
 /** Reads every table of `tables` (by sorted table name) at `<kind>.<name>` with `table`. */
 const readAll = <K, I, A, Context>(

@@ -16,7 +16,7 @@ import {
   weakStrong,
   weakStrongFields
 } from "./internal/judgeKeys.js"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import { integerOr, maxSafe } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import { keysOf, subtable, TomlInteger, TomlNumber, TomlString, TomlVariant } from "./internal/toml.js"
@@ -75,11 +75,10 @@ const escalationSettings = (table: typeof EscalationKeys.Type) =>
   })
 
 /** The escalation route table: the common keys → the targets → the escalation table → `prompt` → the judge call. */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const targets = yield* weakStrong(keys, context.targets)
       const escalation = yield* escalationSettings(keys.escalation ?? {})
       const prompt = yield* optionalPrompt(keys.prompt)

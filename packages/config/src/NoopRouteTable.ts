@@ -6,7 +6,7 @@ import type * as Noop from "@switchyard-ts/routing/Noop"
 import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import * as Table from "./internal/table.js"
 import { keysOf } from "./internal/toml.js"
 
@@ -16,10 +16,9 @@ export type Spec = RouteSpecOf<Noop.Options, { readonly type: "noop" }>
 const keys = keysOf(routeKeyFields("noop"))
 
 /** The noop route table: its keys, then the common keys' rules. */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
-    Effect.map(routeCommon(keys, context.name), (common) => ({ ...common, type: "noop" }))
+  (_keys, _context, common): Effect.Effect<Spec, ParseResult.ParseIssue> => Effect.succeed({ ...common, type: "noop" })
 )
 
 /** Decodes the noop route table named `context.name`; fails at the key path of its first problem. */

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import { lookupTarget } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import { keysOf, TomlString } from "./internal/toml.js"
@@ -30,11 +30,10 @@ const keys = keysOf({
 })
 
 /** The passthrough route table: the common keys → `target` → `subagents`. */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const target = yield* lookupTarget(context.targets, ["target"], keys.target)
       const subagents = yield* SubagentsTable.optional(keys.subagents, context.targets)
       return { ...common, type: "passthrough", target, subagents }

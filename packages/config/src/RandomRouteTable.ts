@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import { integerInRange, lookupTarget, maxU64 } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import { arrayOf, failAt, keysOf, TomlInteger, TomlNumber, TomlString } from "./internal/toml.js"
@@ -57,11 +57,10 @@ const weightsOf = (count: number, weights: ReadonlyArray<number> | undefined) =>
   })
 
 /** The random route table: the common keys → `targets` → `weights` → `seed`. */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const targets = yield* targetsOf(context, keys.targets)
       const weights = yield* weightsOf(targets.length, keys.weights)
       const seed = keys.seed === undefined

@@ -10,7 +10,7 @@ import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { capabilityJudge, capabilityJudgeFields, type CapabilityJudgeSpec } from "./internal/judgeKeys.js"
-import { routeCommon, type RouteContext, routeKeyFields, type RouteSpecOf } from "./internal/routeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import { integerOr, lookupTarget, maxSafe, optionalText, unitInterval } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import {
@@ -103,11 +103,10 @@ const optionalNested = <K, A>(
  * `confidence_threshold` ([0, 1]) → `recent_turn_window` (>= 0, default 3) → the system prompts
  * (non-blank) → `[handoff_notes]` → `[classifier]` → `subagents`.
  */
-export const table = Table.make(
+export const table = routeTable(
   keys,
-  (keys, context: RouteContext): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const common = yield* routeCommon(keys, context.name)
       const capable = yield* lookupTarget(context.targets, ["capable_target"], keys.capable_target)
       const efficient = yield* lookupTarget(context.targets, ["efficient_target"], keys.efficient_target)
       const confidenceThreshold = yield* unitInterval(

@@ -17,41 +17,18 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
-import { load, secret, withEnv } from "./support.js"
+import { classifier, load, secret, withEnv } from "./support.js"
 
-const deployment = `
-schema_version = 1
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-timeout_ms = 30000
-
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "hosted"
-
-[targets.weak]
-id = "small-coder"
-llm_client = "hosted"
-
-[targets.strong]
-id = "frontier-coder"
-llm_client = "hosted"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.8
-threshold_step = 0.05
-classify_trigger = "new_session"
-judge_failure = "fail_open"
-judge_timeout_ms = 1500
-late_verdict_ms = 800
-`
+/** A capability route `[routes.auto]` with late verdicts (judge: the `judge` target). */
+const deployment = classifier({
+  route: [
+    "threshold_step = 0.01",
+    "classify_trigger = \"new_session\"",
+    "judge_failure = \"fail_open\"",
+    "judge_timeout_ms = 1500",
+    "late_verdict_ms = 800"
+  ].join("\n")
+})
 
 /** A TOML document's table at `keys`, as the loader sees it (integers as bigints). */
 const tableAt = (text: string, ...keys: ReadonlyArray<string>): unknown =>
@@ -81,7 +58,7 @@ describe("route table schemas", () => {
       const loaded = yield* load(deployment)
       const schema = CapabilityRouteTable.schema({ name: "auto", targets: targetsOf(loaded.targets) })
       const spec = yield* Schema.decodeUnknown(schema)(tableAt(deployment, "routes", "auto"))
-      assert.deepStrictEqual(spec, loaded.routes[0])
+      assert.deepStrictEqual(spec, loaded.routes.find((route) => route.id === "auto"))
       assert.strictEqual(spec.judge, named(loaded.targets, "judge"))
       assert.deepStrictEqual(spec.lateVerdictMs, Option.some(800))
       assert.strictEqual(spec.maxLateVerdicts, 16)
@@ -101,11 +78,11 @@ describe("route table schemas", () => {
     Effect.gen(function*() {
       const loaded = yield* load(deployment)
       const schema = CapabilityRouteTable.schema({ name: "auto", targets: targetsOf(loaded.targets) })
-      const stepped = tableAt(deployment.replace("threshold_step = 0.05", "threshold_step = 0.2"), "routes", "auto")
+      const stepped = tableAt(deployment.replace("threshold_step = 0.01", "threshold_step = 0.1"), "routes", "auto")
       assert.deepStrictEqual(firstIssue(Schema.decodeUnknownEither(schema)(stepped)), {
         path: "threshold_step",
         tag: "Type",
-        message: "base_threshold + 2 * threshold_step must be at most 1, got 1.2000000000000002"
+        message: "base_threshold + 2 * threshold_step must be at most 1, got 1.15"
       })
       const late = tableAt(deployment.replace("judge_failure = \"fail_open\"", ""), "routes", "auto")
       assert.deepStrictEqual(firstIssue(Schema.decodeUnknownEither(schema)(late)), {
@@ -118,11 +95,11 @@ describe("route table schemas", () => {
   it.effect("references resolve in the targets the schema is given", () =>
     Effect.gen(function*() {
       const loaded = yield* load(deployment)
-      const withoutWeak = targetsOf(loaded.targets.filter((target) => target.name !== "weak"))
-      const schema = CapabilityRouteTable.schema({ name: "auto", targets: withoutWeak })
+      const withoutStrong = targetsOf(loaded.targets.filter((target) => target.name !== "strong"))
+      const schema = CapabilityRouteTable.schema({ name: "auto", targets: withoutStrong })
       assert.deepStrictEqual(
         firstIssue(Schema.decodeUnknownEither(schema)(tableAt(deployment, "routes", "auto"))),
-        { path: "weak_target", tag: "Type", message: "references unknown target \"weak\"" }
+        { path: "strong_target", tag: "Type", message: "references unknown target \"strong\"" }
       )
     }))
 

@@ -11,6 +11,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import { maxU32, optionalInteger, positive } from "./rules.js"
+import * as Table from "./table.js"
 import { TomlBoolean, TomlInteger, TomlString, TomlVariant } from "./toml.js"
 
 /** What a route table's rules are given: its table name and the deployment's targets by table name. */
@@ -79,3 +80,16 @@ export const routeCommon = (
       requestTimeoutMs
     }
   })
+
+/**
+ * A route table: `keys`, then the common keys' rules, then the route type's own `rules`, given
+ * the validated common keys.
+ */
+export const routeTable = <K extends Schema.Struct.Type<ReturnType<typeof routeKeyFields>>, I, A>(
+  keys: Schema.Schema<K, I>,
+  rules: (keys: K, context: RouteContext, common: RouteCommon) => Effect.Effect<A, ParseResult.ParseIssue>
+): Table.Table<K, I, A, RouteContext> =>
+  Table.make(
+    keys,
+    (keys, context) => Effect.flatMap(routeCommon(keys, context.name), (common) => rules(keys, context, common))
+  )
