@@ -5,6 +5,7 @@
  * default) when the table is decoded, and stay `Redacted`; messages name variables, never values.
  */
 import { credentialHeaders, type Format, type LlmClient } from "@switchyard-ts/client/Target"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
@@ -19,14 +20,19 @@ import {
   TomlBoolean,
   TomlInteger,
   TomlString,
-  TomlVariant
+  unknownVariant
 } from "./internal/toml.js"
 
 /** `breaker = { failure_threshold = N, cooldown_ms = M }`: both keys required. */
 const BreakerKeys = subtable({ failure_threshold: TomlInteger, cooldown_ms: TomlInteger })
 
+const formats = ["openai_chat", "openai_responses", "anthropic_messages"] as const satisfies ReadonlyArray<Format>
+const isFormat = (format: string): format is Format => Arr.contains(formats, format)
+const unknownFormat = (format: string) => ({ path: ["format"], message: unknownVariant(format, formats) })
+
+/** The client's keys; `format` is checked once the other keys have their types. */
 const keys = keysOf({
-  format: TomlVariant("openai_chat", "openai_responses", "anthropic_messages") satisfies Schema.Schema<Format>,
+  format: TomlString,
   base_url: TomlString,
   api_key_env: Schema.optional(TomlString),
   forward_auth: Schema.optional(TomlBoolean),
@@ -34,7 +40,7 @@ const keys = keysOf({
   max_retries: Schema.optional(TomlInteger),
   timeout_ms: Schema.optional(TomlInteger),
   breaker: Schema.optional(BreakerKeys)
-})
+}).pipe(Schema.filter((keys) => isFormat(keys.format) || unknownFormat(keys.format)))
 
 /**
  * `base_url`, trimmed and parsed with `URL`, as `URL.href` without trailing `/`
@@ -80,6 +86,9 @@ export const table = Table.make(
   keys,
   (keys, context: { readonly name: string }): Effect.Effect<LlmClient, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
+      const format = keys.format
+      // the keys' filter rejected any other format already; this narrows its type
+      if (!isFormat(format)) return yield* failAt(unknownFormat(format).path, unknownFormat(format).message)
       const url = yield* baseUrl(keys.base_url)
       const maxRetries = yield* integerOr(["max_retries"], keys.max_retries, { min: 0n, max: 10n }, 2)
       const timeoutMs = yield* optionalInteger(["timeout_ms"], keys.timeout_ms, positive)
@@ -90,14 +99,14 @@ export const table = Table.make(
       const apiKey = keys.api_key_env === undefined
         ? Option.none()
         : Option.some(yield* readSecret(["api_key_env"], "api_key_env", keys.api_key_env))
-      const headers = yield* extraHeaders(keys.format, forwardAuth, keys.extra_headers ?? {})
+      const headers = yield* extraHeaders(format, forwardAuth, keys.extra_headers ?? {})
       const breaker = keys.breaker === undefined ? Option.none() : Option.some({
         failureThreshold: yield* integer(["breaker", "failure_threshold"], keys.breaker.failure_threshold, positive),
         cooldownMs: yield* integer(["breaker", "cooldown_ms"], keys.breaker.cooldown_ms, positive)
       })
       return {
         name: context.name,
-        format: keys.format,
+        format,
         baseUrl: url,
         apiKey,
         forwardAuth,

@@ -46,7 +46,7 @@ export const ClassifyTrigger = TomlVariant("every_request", "user_turn", "new_se
 >
 
 /** `judge_failure`: the posture of a failed consultation. */
-export const JudgeFailure = TomlVariant("error", "fail_open") satisfies Schema.Schema<Posture.Posture>
+const JudgeFailure = TomlVariant("error", "fail_open") satisfies Schema.Schema<Posture.Posture>
 
 /** `classify_trigger`, `message_hash_fallback`, `recent_turn_window`. */
 export const triggerFields = {

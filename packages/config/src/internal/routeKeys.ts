@@ -56,7 +56,7 @@ export const routeKeyFields = <const Type extends string>(type: Type) => ({
 })
 
 /** The common keys' rules, checked first: `context_window` (1..2^32-1), then `request_timeout_ms`. */
-export const routeCommon = (
+const routeCommon = (
   keys: {
     readonly id: string
     readonly context_window?: bigint | undefined
