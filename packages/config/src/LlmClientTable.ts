@@ -28,7 +28,7 @@ const BreakerKeys = subtable({ failure_threshold: TomlInteger, cooldown_ms: Toml
 
 const formats = ["openai_chat", "openai_responses", "anthropic_messages"] as const satisfies ReadonlyArray<Format>
 const isFormat = (format: string): format is Format => Arr.contains(formats, format)
-const unknownFormat = (format: string) => ({ path: ["format"], message: unknownVariant(format, formats) })
+const unknownFormat = (format: string) => unknownVariant(format, formats)
 
 /** The client's keys; `format` is checked once the other keys have their types. */
 const keys = keysOf({
@@ -40,7 +40,9 @@ const keys = keysOf({
   max_retries: Schema.optional(TomlInteger),
   timeout_ms: Schema.optional(TomlInteger),
   breaker: Schema.optional(BreakerKeys)
-}).pipe(Schema.filter((keys) => isFormat(keys.format) || unknownFormat(keys.format)))
+}).pipe(
+  Schema.filter((keys) => isFormat(keys.format) || { path: ["format"], message: unknownFormat(keys.format) })
+)
 
 /**
  * `base_url`, trimmed and parsed with `URL`, as `URL.href` without trailing `/`
@@ -88,7 +90,7 @@ export const table = Table.make(
     Effect.gen(function*() {
       const format = keys.format
       // the keys' filter rejected any other format already; this narrows its type
-      if (!isFormat(format)) return yield* failAt(unknownFormat(format).path, unknownFormat(format).message)
+      if (!isFormat(format)) return yield* failAt(["format"], unknownFormat(format))
       const url = yield* baseUrl(keys.base_url)
       const maxRetries = yield* integerOr(["max_retries"], keys.max_retries, { min: 0n, max: 10n }, 2)
       const timeoutMs = yield* optionalInteger(["timeout_ms"], keys.timeout_ms, positive)
