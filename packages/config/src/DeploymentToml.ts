@@ -21,23 +21,14 @@
  * is the TOML key path (`llm_clients.hosted.max_retries`, `routes.r.targets[1]`) and `message`
  * starts with it. Messages never contain API key values.
  *
- * Decisions:
- * - `base_url` is trimmed, parsed with `URL`, and stored as `URL.href` with trailing `/` removed
- *   (`https://api.example.com/` → `https://api.example.com`, `http://h:8001/v1/` → `http://h:8001/v1`),
- *   so callers append `/chat/completions`. A URL with a query or fragment keeps its href unchanged.
+ * Decisions (the rest are in the table modules: `base_url`, `extra_headers` and `breaker` in
+ * `LlmClientTable`, `extra_body` in `TargetTable`):
  * - Integers are parsed as `bigint` (smol-toml `integersAsBigInt: true`), so `seed` keeps all 64
  *   bits (up to 2^64-1) and `1.0` is a float, not an integer. Keys `__proto__`/`constructor` are
- *   parse errors.
- * - `extra_body` values become JSON: integers must be safe integers, floats finite; TOML
- *   datetimes are rejected.
+ *   parse errors. Milliseconds and counts are capped at 2^53-1.
  * - `forward_auth = true` sends the caller's credential to that client instead of a configured key
  *   (docs/configuration.md); it cannot be combined with `api_key_env` (on the client) nor with
  *   `[server] api_keys_env` (inbound auth, whose key the caller's credential header then carries).
- * - `extra_headers` credential names are rejected on every client, used or not;
- *   `anthropic_messages` clients also reject `anthropic-version` (they always send their own).
- * - `breaker` is an inline table with both `failure_threshold` and `cooldown_ms` (positive
- *   integers); `request_timeout_ms` (every route type) and `judge_timeout_ms` (`llm_classifier`)
- *   are positive integers. Milliseconds are capped at 2^53-1 like `timeout_ms`.
  */
 import { credentialFamily, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import type { CredentialFamily } from "@switchyard-ts/protocol/Errors"
