@@ -1,6 +1,7 @@
 /**
- * A validated deployment as Layers: the route algorithms of its route specs and the `Router` over
- * them (its data types are in `DeploymentSpec`, re-exported here).
+ * A validated deployment as Layers: the route algorithms of its route specs (each handed to its
+ * route's `make` as it is) and the `Router` over them (its data types are in `DeploymentSpec`,
+ * re-exported here).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
@@ -66,7 +67,6 @@ export const routes = (
     never,
     Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient | Scope.Scope
   > => {
-    const common = { id: spec.id, name: spec.name, contextWindow: spec.contextWindow, toolCalling: spec.toolCalling }
     const forwardAuth = DeploymentToml.forwardAuthFamily(spec)
     /** The route with the spec's `request_timeout_ms` and the caller credential family it forwards. */
     const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs, forwardAuth })
@@ -82,29 +82,24 @@ export const routes = (
       })
     switch (spec.type) {
       case "noop":
-        return Effect.succeed(bounded(Noop.make(common)))
+        return Effect.succeed(bounded(Noop.make(spec)))
       case "passthrough":
-        return withSubagents(Passthrough.make({ ...common, target: spec.target }), spec.subagents)
+        return withSubagents(Passthrough.make(spec), spec.subagents)
       case "random":
-        return Effect.succeed(
-          bounded(RandomRoute.make({ ...common, targets: spec.targets, weights: spec.weights, seed: spec.seed }))
-        )
+        return Effect.succeed(bounded(RandomRoute.make(spec)))
       case "llm_classifier":
         switch (spec.mode) {
           case "custom":
-            return Effect.map(CustomRoute.make({ ...common, ...spec }), bounded)
+            return Effect.map(CustomRoute.make(spec), bounded)
           case "escalation":
-            return Effect.map(EscalationRoute.make({ ...common, ...spec }), bounded)
+            return Effect.map(EscalationRoute.make(spec), bounded)
           case "capability":
-            return Effect.map(CapabilityRoute.make({ ...common, ...spec }), bounded)
+            return Effect.map(CapabilityRoute.make(spec), bounded)
         }
       case "stage_router":
-        return Effect.flatMap(
-          StageRoute.make({ ...common, ...spec }),
-          (parent) => withSubagents(parent, spec.subagents)
-        )
+        return Effect.flatMap(StageRoute.make(spec), (parent) => withSubagents(parent, spec.subagents))
       case "advisor":
-        return Effect.map(AdvisorRoute.make({ ...common, ...spec }), bounded)
+        return Effect.map(AdvisorRoute.make(spec), bounded)
     }
   })
 

@@ -4,48 +4,7 @@ import type { ClassifierRouteSpec, Deployment, RouteSpec } from "@switchyard-ts/
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { doc, expectInvalid, load } from "./support.js"
-
-/**
- * A valid deployment with one capability route `[routes.auto]`; `route` appends lines to it,
- * `judgeClient` to the judge's client (which has no `timeout_ms`), `more` appends tables.
- */
-const classifier = (parts: { route?: string; judgeClient?: string; more?: string } = {}): string => `
-schema_version = 1
-
-[llm_clients.local_judge]
-format = "openai_chat"
-base_url = "http://127.0.0.1:8001/v1"
-${parts.judgeClient ?? ""}
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-timeout_ms = 120000
-
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "local_judge"
-
-[targets.weak]
-id = "small-coder"
-llm_client = "hosted"
-
-[targets.strong]
-id = "frontier-coder"
-llm_client = "hosted"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.95
-${parts.route ?? ""}
-
-${parts.more ?? ""}
-`
+import { classifier, doc, expectInvalid, load } from "./support.js"
 
 /** `classifier(parts)` with the line `key = ...` of `[routes.auto]` removed. */
 const without = (key: string, parts: { route?: string } = {}): string =>

@@ -4,7 +4,7 @@ import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
-import { expectInvalid, load } from "./support.js"
+import { expectInvalid, judgeWeakStrong, load } from "./support.js"
 
 /** A valid deployment with one escalation route `[routes.auto]`; `route` appends lines, `table` the escalation table's lines. */
 const escalation = (parts: { route?: string; table?: string; mode?: string } = {}): string => `
@@ -15,17 +15,7 @@ format = "openai_chat"
 base_url = "https://api.example.com/v1"
 timeout_ms = 120000
 
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "hosted"
-
-[targets.weak]
-id = "small-coder"
-llm_client = "hosted"
-
-[targets.strong]
-id = "frontier-coder"
-llm_client = "hosted"
+${judgeWeakStrong("hosted")}
 
 [routes.auto]
 id = "auto"

@@ -4,7 +4,7 @@ import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
-import { customSubagents, expectInvalid, load } from "./support.js"
+import { customSubagents, expectInvalid, judgeWeakStrong, load } from "./support.js"
 
 /** A valid deployment with one stage router `[routes.stage]`; `route` appends route lines, `more` whole tables. */
 const stage = (parts: { route?: string; more?: string; judgeClient?: string } = {}): string => `
@@ -19,17 +19,7 @@ format = "openai_chat"
 base_url = "http://127.0.0.1:8001/v1"
 ${parts.judgeClient ?? "timeout_ms = 3000"}
 
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "judge"
-
-[targets.weak]
-id = "small-coder"
-llm_client = "hosted"
-
-[targets.strong]
-id = "frontier-coder"
-llm_client = "hosted"
+${judgeWeakStrong("judge")}
 
 [routes.stage]
 id = "stage"

@@ -78,3 +78,52 @@ response_schema = '''{"type": "object", "properties": {"route": {"type": "string
 policy = { type = "target_selector", selector = "/route" }
 ${extra}
 `
+
+/**
+ * The target tables `judge` (model `qwen3-30b` on the client `judgeClient`), `weak`
+ * (`small-coder`) and `strong` (`frontier-coder`), both on the client `hosted`.
+ */
+export const judgeWeakStrong = (judgeClient: string): string => `
+[targets.judge]
+id = "qwen3-30b"
+llm_client = "${judgeClient}"
+
+[targets.weak]
+id = "small-coder"
+llm_client = "hosted"
+
+[targets.strong]
+id = "frontier-coder"
+llm_client = "hosted"
+`
+
+/**
+ * A valid deployment with one capability route `[routes.auto]`; `route` appends lines to it,
+ * `judgeClient` to the judge's client (which has no `timeout_ms`), `more` appends tables.
+ */
+export const classifier = (parts: { route?: string; judgeClient?: string; more?: string } = {}): string => `
+schema_version = 1
+
+[llm_clients.local_judge]
+format = "openai_chat"
+base_url = "http://127.0.0.1:8001/v1"
+${parts.judgeClient ?? ""}
+
+[llm_clients.hosted]
+format = "openai_chat"
+base_url = "https://api.example.com/v1"
+timeout_ms = 120000
+
+${judgeWeakStrong("local_judge")}
+
+[routes.auto]
+id = "auto"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.95
+${parts.route ?? ""}
+
+${parts.more ?? ""}
+`

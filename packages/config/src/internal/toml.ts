@@ -1,11 +1,13 @@
 /**
  * Helpers for decoding a parsed TOML document: key paths, `InvalidConfig` construction, leaf
- * schemas whose messages name TOML types, a Schema-driven decoder that reports the first issue
- * with its full key path, and the JSON conversion of `extra_body` values.
+ * schemas whose messages name TOML types, table schemas that reject unknown keys, issues at a key
+ * path (what table rules fail with), a Schema-driven decoder that reports the first issue with its
+ * full key path, and the JSON conversion of `extra_body` values.
  *
  * The document is parsed with `integersAsBigInt: true`, so TOML integers arrive as `bigint` and
  * TOML floats as `number`; the leaf schemas below rely on that to tell the two apart.
  */
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
@@ -42,6 +44,40 @@ export const invalid = (path: Path, text: string): InvalidConfig => {
 
 /** Fails with `invalid(path, text)`. */
 export const fail = (path: Path, text: string): Effect.Effect<never, InvalidConfig> => Effect.fail(invalid(path, text))
+
+/**
+ * A `ParseIssue` with the message `text` at `path`, relative to the value being decoded (a table
+ * rule's failure; `decodeAt` prefixes the table's own path).
+ */
+export const issueAt = (path: Path, text: string, actual?: unknown): ParseResult.ParseIssue => {
+  const leaf = new ParseResult.Type(Schema.Unknown.ast, actual, text)
+  return Arr.isNonEmptyReadonlyArray(path) ? new ParseResult.Pointer(path, actual, leaf) : leaf
+}
+
+/** Fails with `issueAt(path, text)`. */
+export const failAt = (path: Path, text: string, actual?: unknown): Effect.Effect<never, ParseResult.ParseIssue> =>
+  Effect.fail(issueAt(path, text, actual))
+
+/** The first issue of `issue` as an `InvalidConfig` at its full path (`path`, then the issue's own). */
+export const invalidAt = (path: Path, issue: ParseResult.ParseIssue): InvalidConfig => {
+  const [first] = ParseResult.ArrayFormatter.formatIssueSync(issue)
+  if (first === undefined) return invalid(path, "invalid value")
+  const at = [...path, ...first.path.map((key) => (Predicate.isSymbol(key) ? String(key) : key))]
+  switch (first._tag) {
+    case "Missing":
+      return invalid(at, "missing")
+    case "Unexpected":
+      return invalid(at, "unknown field")
+    default:
+      return invalid(at, first.message)
+  }
+}
+
+/** Runs an effect over the table found at `path` (its keys or its rules), its first issue becoming an `InvalidConfig` at its full path. */
+export const reportAt = <A>(
+  path: Path,
+  rules: Effect.Effect<A, ParseResult.ParseIssue>
+): Effect.Effect<A, InvalidConfig> => Effect.mapError(rules, (issue) => invalidAt(path, issue))
 
 /** Names the TOML type of a parsed value, for messages. */
 export const describeToml = (value: unknown): string => {
@@ -112,6 +148,20 @@ export const TomlTable = Schema.declare(isTomlTable, { message: expected("a tabl
 export const tableOf = <A, I>(value: Schema.Schema<A, I>) =>
   Schema.compose(TomlTable, Schema.Record({ key: Schema.String, value }), { strict: false })
 
+/**
+ * The keys of a TOML table: `fields` by TOML key, unknown keys rejected (`unknown field`) whatever
+ * the caller's parse options.
+ */
+export const keysOf = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * A table inside a table (`[routes.<n>.policy]`, or an inline table): `expected a table, got ...`
+ * for anything else, then `keysOf(fields)`.
+ */
+export const subtable = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.compose(TomlTable, keysOf(fields), { strict: false })
+
 /** A TOML array whose elements all decode with `element`. */
 export const arrayOf = <A, I>(element: Schema.Schema<A, I>) =>
   Schema.Array(element).annotations({ message: expected("an array") })
@@ -127,51 +177,37 @@ export const decodeAt = <A, I>(
   input: unknown,
   excess: "error" | "ignore" = "error"
 ): Effect.Effect<A, InvalidConfig> =>
-  Schema.decodeUnknown(schema, { errors: "first", onExcessProperty: excess })(input).pipe(
-    Effect.mapError((error) => {
-      const [first] = ParseResult.ArrayFormatter.formatErrorSync(error)
-      if (first === undefined) return invalid(path, "invalid value")
-      const at = [...path, ...first.path.map((key) => (Predicate.isSymbol(key) ? String(key) : key))]
-      switch (first._tag) {
-        case "Missing":
-          return invalid(at, "missing")
-        case "Unexpected":
-          return invalid(at, "unknown field")
-        default:
-          return invalid(at, first.message)
-      }
-    })
-  )
+  reportAt(path, ParseResult.decodeUnknown(schema, { errors: "first", onExcessProperty: excess })(input))
 
 /**
  * Converts a TOML value to a JSON-compatible one for `extra_body`: integers become numbers (they
  * must be safe integers), floats must be finite, tables and arrays are converted recursively.
  * TOML datetimes are rejected rather than stringified, so no value changes type silently.
  */
-export const toJsonValue = (value: unknown, path: Path): Effect.Effect<unknown, InvalidConfig> => {
+export const toJsonValue = (value: unknown, path: Path): Effect.Effect<unknown, ParseResult.ParseIssue> => {
   if (Predicate.isString(value) || Predicate.isBoolean(value)) return Effect.succeed(value)
   if (Predicate.isBigInt(value)) {
     const n = Number(value)
     return Number.isSafeInteger(n) && BigInt(n) === value
       ? Effect.succeed(n)
-      : fail(path, `integer ${value} cannot be represented exactly in JSON`)
+      : failAt(path, `integer ${value} cannot be represented exactly in JSON`)
   }
   if (Predicate.isNumber(value)) {
-    return Number.isFinite(value) ? Effect.succeed(value) : fail(path, `float ${value} is not valid JSON`)
+    return Number.isFinite(value) ? Effect.succeed(value) : failAt(path, `float ${value} is not valid JSON`)
   }
-  if (Predicate.isDate(value)) return fail(path, "TOML datetimes are not supported in extra_body")
+  if (Predicate.isDate(value)) return failAt(path, "TOML datetimes are not supported in extra_body")
   if (Schema.is(Schema.Array(Schema.Unknown))(value)) {
     return Effect.forEach(value, (item, index) => toJsonValue(item, [...path, index]))
   }
   if (isTomlTable(value)) return toJsonTable(value, path)
-  return fail(path, `unsupported value of type ${describeToml(value)}`)
+  return failAt(path, `unsupported value of type ${describeToml(value)}`)
 }
 
 /** `toJsonValue` for a table, keeping its key order. */
 export const toJsonTable = (
   table: Readonly<Record<string, unknown>>,
   path: Path
-): Effect.Effect<Record<string, unknown>, InvalidConfig> =>
+): Effect.Effect<Record<string, unknown>, ParseResult.ParseIssue> =>
   Effect.reduce(
     Object.entries(table),
     {},

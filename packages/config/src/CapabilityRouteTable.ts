@@ -1,0 +1,40 @@
+/**
+ * `[routes.<n>]` with `type = "llm_classifier"` and `mode = "capability"` (the default mode;
+ * docs/configuration.md): a judge estimates p_solve and the request goes weak or strong by
+ * threshold.
+ */
+import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as Effect from "effect/Effect"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { capabilityJudge, capabilityJudgeFields, weakStrong, weakStrongFields } from "./internal/judgeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
+import * as Table from "./internal/table.js"
+import { keysOf, TomlVariant } from "./internal/toml.js"
+
+/** A capability route, validated: `CapabilityRoute.make` takes it as it is. */
+export type Spec = RouteSpecOf<
+  CapabilityRoute.Options,
+  { readonly type: "llm_classifier"; readonly mode: "capability" }
+>
+
+const keys = keysOf({
+  ...routeKeyFields("llm_classifier"),
+  mode: Schema.optional(TomlVariant("capability")),
+  ...weakStrongFields,
+  ...capabilityJudgeFields
+})
+
+/** The capability route table: the common keys → the targets → the capability judge's keys. */
+export const table = routeTable(
+  keys,
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+    Effect.gen(function*() {
+      const targets = yield* weakStrong(keys, context.targets)
+      const judge = yield* capabilityJudge(keys)
+      return { ...common, type: "llm_classifier", mode: "capability", ...targets, ...judge }
+    })
+)
+
+/** Decodes the capability route table named `context.name`; fails at the key path of its first problem. */
+export const schema = (context: RouteContext): Schema.Schema<Spec, typeof keys.Encoded> => Table.schema(table, context)

@@ -1,0 +1,100 @@
+/**
+ * `[routes.<n>]` with `type = "llm_classifier"` and `mode = "escalation"` — or no `mode` and an
+ * `escalation` table (docs/configuration.md): the weak target answers, the judge reads the finished
+ * turn, and a session latches to strong after `confirmations` consecutive escalate verdicts.
+ */
+import type * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
+import * as Effect from "effect/Effect"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import {
+  ClassifyTrigger,
+  judgeCall,
+  judgeCallFields,
+  optionalPrompt,
+  ResponseFormatType,
+  weakStrong,
+  weakStrongFields
+} from "./internal/judgeKeys.js"
+import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
+import { integerOr, maxSafe } from "./internal/rules.js"
+import * as Table from "./internal/table.js"
+import { keysOf, subtable, TomlInteger, TomlNumber, TomlString, TomlVariant } from "./internal/toml.js"
+
+/** An escalation route, validated: `EscalationRoute.make` takes it as it is. */
+export type Spec = RouteSpecOf<
+  EscalationRoute.Options,
+  { readonly type: "llm_classifier"; readonly mode: "escalation" }
+>
+
+/** `[routes.<n>.escalation]` (or an inline table): the escalation mode's own keys. */
+const EscalationKeys = subtable({
+  confirmations: Schema.optional(TomlInteger),
+  recent_turn_window: Schema.optional(TomlInteger),
+  window_message_chars: Schema.optional(TomlInteger)
+})
+
+const keys = keysOf({
+  ...routeKeyFields("llm_classifier"),
+  mode: Schema.optional(TomlVariant("escalation")),
+  ...weakStrongFields,
+  escalation: Schema.optional(EscalationKeys),
+  /** Accepted and ignored when the mode is implicit (an explicit escalation route rejects it). */
+  base_threshold: Schema.optional(TomlNumber),
+  classify_trigger: Schema.optional(ClassifyTrigger),
+  prompt: Schema.optional(TomlString),
+  response_format_type: Schema.optional(ResponseFormatType),
+  ...judgeCallFields
+}).pipe(
+  Schema.filter((keys) =>
+    keys.classify_trigger === undefined || keys.classify_trigger === "every_request" ||
+    { path: ["classify_trigger"], message: "mode escalation cannot use classify_trigger" }
+  )
+)
+
+/**
+ * The escalation table's numbers: `confirmations` >= 1 (default 2), `recent_turn_window` >= 1
+ * (default 28), `window_message_chars` >= 50 (default 500).
+ */
+const escalationSettings = (table: typeof EscalationKeys.Type) =>
+  Effect.gen(function*() {
+    const confirmations = yield* integerOr(["escalation", "confirmations"], table.confirmations, {
+      min: 1n,
+      max: maxSafe,
+      belowMin: "confirmations must be at least 1"
+    }, 2)
+    const recentTurnWindow = yield* integerOr(["escalation", "recent_turn_window"], table.recent_turn_window, {
+      min: 1n,
+      max: maxSafe
+    }, 28)
+    const windowMessageChars = yield* integerOr(["escalation", "window_message_chars"], table.window_message_chars, {
+      min: 50n,
+      max: maxSafe
+    }, 500)
+    return { confirmations, recentTurnWindow, windowMessageChars }
+  })
+
+/** The escalation route table: the common keys → the targets → the escalation table → `prompt` → the judge call. */
+export const table = routeTable(
+  keys,
+  (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
+    Effect.gen(function*() {
+      const targets = yield* weakStrong(keys, context.targets)
+      const escalation = yield* escalationSettings(keys.escalation ?? {})
+      const prompt = yield* optionalPrompt(keys.prompt)
+      const call = yield* judgeCall(keys)
+      return {
+        ...common,
+        type: "llm_classifier",
+        mode: "escalation",
+        ...targets,
+        ...escalation,
+        prompt,
+        responseFormatType: keys.response_format_type ?? "json_schema",
+        ...call
+      }
+    })
+)
+
+/** Decodes the escalation route table named `context.name`; fails at the key path of its first problem. */
+export const schema = (context: RouteContext): Schema.Schema<Spec, typeof keys.Encoded> => Table.schema(table, context)

@@ -1,0 +1,125 @@
+/**
+ * `[llm_clients.<name>]` (docs/configuration.md): where and how to call an upstream — `format`,
+ * `base_url`, the credential (`api_key_env`, or `forward_auth`), `extra_headers`, `max_retries`,
+ * `timeout_ms` and the circuit `breaker`. API keys are read through `Config` (the environment by
+ * default) when the table is decoded, and stay `Redacted`; messages name variables, never values.
+ */
+import { credentialHeaders, type Format, type LlmClient } from "@switchyard-ts/client/Target"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { integer, integerOr, optionalInteger, positive, readSecret } from "./internal/rules.js"
+import * as Table from "./internal/table.js"
+import {
+  failAt,
+  keysOf,
+  subtable,
+  tableOf,
+  TomlBoolean,
+  TomlInteger,
+  TomlString,
+  unknownVariant
+} from "./internal/toml.js"
+
+/** `breaker = { failure_threshold = N, cooldown_ms = M }`: both keys required. */
+const BreakerKeys = subtable({ failure_threshold: TomlInteger, cooldown_ms: TomlInteger })
+
+const formats = ["openai_chat", "openai_responses", "anthropic_messages"] as const satisfies ReadonlyArray<Format>
+const isFormat = (format: string): format is Format => Arr.contains(formats, format)
+const unknownFormat = (format: string) => unknownVariant(format, formats)
+
+/** The client's keys; `format` is checked once the other keys have their types. */
+const keys = keysOf({
+  format: TomlString,
+  base_url: TomlString,
+  api_key_env: Schema.optional(TomlString),
+  forward_auth: Schema.optional(TomlBoolean),
+  extra_headers: Schema.optional(tableOf(TomlString)),
+  max_retries: Schema.optional(TomlInteger),
+  timeout_ms: Schema.optional(TomlInteger),
+  breaker: Schema.optional(BreakerKeys)
+}).pipe(
+  Schema.filter((keys) => isFormat(keys.format) || { path: ["format"], message: unknownFormat(keys.format) })
+)
+
+/**
+ * `base_url`, trimmed and parsed with `URL`, as `URL.href` without trailing `/`
+ * (`https://api.example.com/` → `https://api.example.com`), so callers append
+ * `/chat/completions`; a URL with a query or fragment keeps its href unchanged.
+ */
+const baseUrl = (input: string): Effect.Effect<string, ParseResult.ParseIssue> => {
+  const path = ["base_url"]
+  return Effect.try(() => new URL(input.trim())).pipe(
+    Effect.orElse(() => failAt(path, "base_url must be an absolute HTTP(S) URL")),
+    Effect.filterOrElse(
+      (url) => (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "",
+      () => failAt(path, "base_url must be an absolute HTTP(S) URL")
+    ),
+    Effect.map((url) => url.href.replace(/\/+$/, ""))
+  )
+}
+
+/**
+ * `extra_headers`: never a credential header; an `anthropic_messages` client never
+ * `anthropic-version` (it always sends its own), nor `anthropic-beta` when it forwards the caller's
+ * credential (its oauth-* betas must not be replaced).
+ */
+const extraHeaders = (format: Format, forwardAuth: boolean, headers: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase()
+      const anthropicOwn = format === "anthropic_messages" &&
+        (lower === "anthropic-version" || (forwardAuth && lower === "anthropic-beta"))
+      if (credentialHeaders.has(lower) || anthropicOwn) {
+        return yield* failAt(["extra_headers", name], `extra_headers cannot set ${JSON.stringify(name)}`)
+      }
+    }
+    return headers
+  })
+
+/**
+ * The client table, in order: `base_url` → `max_retries` (0..10, default 2) → `timeout_ms`
+ * (positive, unset by default) → `forward_auth` (not with `api_key_env`) → `api_key_env` →
+ * `extra_headers` → `breaker` (both keys positive).
+ */
+export const table = Table.make(
+  keys,
+  (keys, context: { readonly name: string }): Effect.Effect<LlmClient, ParseResult.ParseIssue> =>
+    Effect.gen(function*() {
+      const format = keys.format
+      // the keys' filter rejected any other format already; this narrows its type
+      if (!isFormat(format)) return yield* failAt(["format"], unknownFormat(format))
+      const url = yield* baseUrl(keys.base_url)
+      const maxRetries = yield* integerOr(["max_retries"], keys.max_retries, { min: 0n, max: 10n }, 2)
+      const timeoutMs = yield* optionalInteger(["timeout_ms"], keys.timeout_ms, positive)
+      const forwardAuth = keys.forward_auth === true
+      if (forwardAuth && keys.api_key_env !== undefined) {
+        return yield* failAt(["forward_auth"], "cannot set both forward_auth and api_key_env")
+      }
+      const apiKey = keys.api_key_env === undefined
+        ? Option.none()
+        : Option.some(yield* readSecret(["api_key_env"], "api_key_env", keys.api_key_env))
+      const headers = yield* extraHeaders(format, forwardAuth, keys.extra_headers ?? {})
+      const breaker = keys.breaker === undefined ? Option.none() : Option.some({
+        failureThreshold: yield* integer(["breaker", "failure_threshold"], keys.breaker.failure_threshold, positive),
+        cooldownMs: yield* integer(["breaker", "cooldown_ms"], keys.breaker.cooldown_ms, positive)
+      })
+      return {
+        name: context.name,
+        format,
+        baseUrl: url,
+        apiKey,
+        forwardAuth,
+        extraHeaders: headers,
+        maxRetries,
+        timeoutMs,
+        breaker
+      }
+    })
+)
+
+/** Decodes the client table named `context.name`; fails at the key path of its first problem. */
+export const schema = (context: { readonly name: string }): Schema.Schema<LlmClient, typeof keys.Encoded> =>
+  Table.schema(table, context)

@@ -1,0 +1,95 @@
+/**
+ * The keys every `[routes.<n>]` table has (`id`, `type`, `context_window`, `tool_calling`,
+ * `request_timeout_ms`), what a route table's rules are given (its table name and the deployment's
+ * targets), and the shape of a route spec: the route module's options with every key set, plus
+ * these common keys.
+ */
+import type { Target } from "@switchyard-ts/client/Target"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as Types from "effect/Types"
+import { maxU32, optionalInteger, positive } from "./rules.js"
+import * as Table from "./table.js"
+import { TomlBoolean, TomlInteger, TomlString, TomlVariant } from "./toml.js"
+
+/** What a route table's rules are given: its table name and the deployment's targets by table name. */
+export interface RouteContext {
+  /** The TOML table name (`[routes.<name>]`). */
+  readonly name: string
+  readonly targets: ReadonlyMap<string, Target>
+}
+
+/** Keys every route table shares, validated. */
+export interface RouteCommon {
+  /** The TOML table name (`[routes.<name>]`). */
+  readonly name: string
+  /** The public model name clients send. */
+  readonly id: string
+  /** Advertised by `/v1/models` only. */
+  readonly contextWindow: Option.Option<number>
+  /** Advertised by `/v1/models` only. */
+  readonly toolCalling: Option.Option<boolean>
+  /**
+   * `request_timeout_ms` (positive integer, unset by default): bounds each request of the route —
+   * routing, judge and answer call, retries included; a stream until its headers — with a 504.
+   */
+  readonly requestTimeoutMs: Option.Option<number>
+}
+
+/**
+ * A route spec: `Tag` (`type`, and `mode` for classifiers), the common keys, and the route
+ * module's `Options` with every optional key set — what the route's `make` takes as it is.
+ */
+export type RouteSpecOf<Options, Tag> = Types.Simplify<
+  Tag & RouteCommon & Required<Omit<Options, keyof RouteCommon>>
+>
+
+/** The common keys, by TOML key; `type` is the route type's own variant. */
+export const routeKeyFields = <const Type extends string>(type: Type) => ({
+  id: TomlString,
+  type: TomlVariant(type),
+  context_window: Schema.optional(TomlInteger),
+  tool_calling: Schema.optional(TomlBoolean),
+  request_timeout_ms: Schema.optional(TomlInteger)
+})
+
+/** The common keys' rules, checked first: `context_window` (1..2^32-1), then `request_timeout_ms`. */
+const routeCommon = (
+  keys: {
+    readonly id: string
+    readonly context_window?: bigint | undefined
+    readonly tool_calling?: boolean | undefined
+    readonly request_timeout_ms?: bigint | undefined
+  },
+  name: string
+): Effect.Effect<RouteCommon, ParseResult.ParseIssue> =>
+  Effect.gen(function*() {
+    const contextWindow = yield* optionalInteger(["context_window"], keys.context_window, {
+      min: 1n,
+      max: maxU32,
+      belowMin: "must be greater than zero"
+    })
+    const requestTimeoutMs = yield* optionalInteger(["request_timeout_ms"], keys.request_timeout_ms, positive)
+    return {
+      name,
+      id: keys.id,
+      contextWindow,
+      toolCalling: Option.fromNullable(keys.tool_calling),
+      requestTimeoutMs
+    }
+  })
+
+/**
+ * A route table: `keys`, then the common keys' rules, then the route type's own `rules`, given
+ * the validated common keys.
+ */
+export const routeTable = <K extends Schema.Struct.Type<ReturnType<typeof routeKeyFields>>, I, A>(
+  keys: Schema.Schema<K, I>,
+  rules: (keys: K, context: RouteContext, common: RouteCommon) => Effect.Effect<A, ParseResult.ParseIssue>
+): Table.Table<K, I, A, RouteContext> =>
+  Table.make(
+    keys,
+    (keys, context) => Effect.flatMap(routeCommon(keys, context.name), (common) => rules(keys, context, common))
+  )
