@@ -367,3 +367,17 @@ export const advisor = (id: string, settings: Omit<AdvisorRoute, "id" | "type">)
 /** The route table of `routes`, each under its own id (for routes whose table name is their id). */
 export const byId = (...routes: ReadonlyArray<Route>): Readonly<Record<string, Route>> =>
   Object.fromEntries(routes.map((route) => [route.id, route]))
+
+/**
+ * `deployment` with `more`'s clients, targets and routes added after its own (a name in both takes
+ * `more`'s value) and `more`'s `[server]` / `[sessions]` tables when given.
+ */
+export const extend = (deployment: Deployment, more: Partial<Deployment>): Deployment => ({
+  ...deployment,
+  ...(more.schema_version === undefined ? {} : { schema_version: more.schema_version }),
+  ...(more.server === undefined ? {} : { server: more.server }),
+  ...(more.sessions === undefined ? {} : { sessions: more.sessions }),
+  llm_clients: { ...deployment.llm_clients, ...more.llm_clients },
+  targets: { ...deployment.targets, ...more.targets },
+  routes: { ...deployment.routes, ...more.routes }
+})
