@@ -147,22 +147,28 @@ const listeningLine = /^listening on (https?:\/\/\S+)$/
 
 const millis = (d: Duration.DurationInput): number => Duration.toMillis(Duration.decode(d))
 
-/** Waits up to `ms` of wall-clock time for `register` to call back; `onTimeout` otherwise. */
+/**
+ * Waits up to `ms` of wall-clock time for `register` to call back (it may do so at once, before it
+ * returns its unregister function); `onTimeout` otherwise.
+ */
 const bounded = <A, E>(
   ms: number,
   register: (done: (a: A) => void) => () => void,
   onTimeout: () => E
 ): Effect.Effect<A, E> =>
   Effect.async<A, E>((resume) => {
-    const timer = setTimeout(() => {
-      unregister()
-      resume(Effect.fail(onTimeout()))
-    }, ms)
-    const unregister = register((a) => {
+    let settled = false
+    let unregister = (): void => {}
+    const settle = (result: Effect.Effect<A, E>): void => {
+      if (settled) return
+      settled = true
       clearTimeout(timer)
       unregister()
-      resume(Effect.succeed(a))
-    })
+      resume(result)
+    }
+    const timer = setTimeout(() => settle(Effect.fail(onTimeout())), ms)
+    unregister = register((a) => settle(Effect.succeed(a)))
+    if (settled) unregister()
     return Effect.sync(() => {
       clearTimeout(timer)
       unregister()

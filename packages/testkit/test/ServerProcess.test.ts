@@ -92,6 +92,8 @@ describe("ServerProcess with a stand-in script", () => {
         stopTimeout: "200 millis"
       })
       assert.strictEqual(server.port, 4321)
+      // asked again once the line is there, ready answers at once
+      assert.strictEqual((yield* server.process.ready).url, "http://127.0.0.1:4321")
       const stopped = yield* server.process.stop
       assert.isTrue(stopped.forced)
       assert.strictEqual(stopped.signal, "SIGKILL")
