@@ -110,11 +110,12 @@ const main = async (): Promise<number> => {
     rss,
     failOpen,
     server,
-    staleSocketRetries: client.staleSocketRetries()
+    staleSocketRetries: client.staleSocketRetries(),
+    failed
   }
-  const lines = reportLines({ ...report, started, failed })
+  const lines = reportLines(report, started)
   console.log(lines.join("\n"))
-  writeSoakJson(ROOT, { ...report, checks, failed, lines })
+  writeSoakJson(ROOT, { ...report, checks, lines })
   return failed ? 1 : 0
 }
 

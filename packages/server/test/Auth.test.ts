@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { spansText, startServer } from "./harness.js"
+import { chatAndClaude, spansText, startServer } from "./harness.js"
 
 const keyA = "sk-router-A-SECRET-0123456789"
 const keyB = "sk-router-B-SECRET-9876543210"
@@ -25,15 +25,8 @@ const withKeys = Effect.withConfigProvider(
   ConfigProvider.fromMap(new Map([["SWITCHYARD_AUTH_A", keyA], ["SWITCHYARD_AUTH_B", keyB]]))
 )
 
-const deployment = (server: D.Server) => (upstreamUrl: string): D.Deployment => ({
-  server,
-  llm_clients: {
-    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), { max_retries: 0 })
-  },
-  targets: { local: D.target("local-coder", "oai"), sonnet: D.target("claude-sonnet", "claude") },
-  routes: { fast: D.passthrough("fast", "local"), claude: D.passthrough("claude", "sonnet") }
-})
+const deployment = (server: D.Server) => (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl), { server })
 
 const protectedDeployment = deployment({ api_keys_env: ["SWITCHYARD_AUTH_A", "SWITCHYARD_AUTH_B"] })
 

@@ -6,33 +6,31 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
-import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
+import type * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { capabilityRoute, judgeClients, judgeTargets, postureRoutes, startServer } from "./harness.js"
+import { capabilityRoute, judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `judge-${process.pid}-${++judgeCounter}`
 
-const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment => ({
-  llm_clients: judgeClients(upstreamUrl),
-  targets: {
-    ...judgeTargets(judgeModel, { extra_body: { temperature: 0 } }),
-    weak: D.target("weak-model", "sim"),
-    strong: D.target("strong-model", "sim")
-  },
-  routes: {
-    ...postureRoutes("auto", (id, judge_failure, judge) => capabilityRoute(id, judge, { judge_failure })),
-    "auto-session": capabilityRoute("auto-session", "judge", {
-      classify_trigger: "user_turn",
-      judge_failure: "fail_open"
-    })
-  }
-})
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel,
+    judgeOptions: { extra_body: { temperature: 0 } },
+    answers: { weak: "weak-model", strong: "strong-model" },
+    routes: {
+      ...postureRoutes("auto", (id, judge_failure, judge) => capabilityRoute(id, judge, { judge_failure })),
+      "auto-session": capabilityRoute("auto-session", "judge", {
+        classify_trigger: "user_turn",
+        judge_failure: "fail_open"
+      })
+    }
+  })
 
 const verdict = (p: number, rule = "SUP-1", boundary = "supported") =>
   FakeUpstream.ok(

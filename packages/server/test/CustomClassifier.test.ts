@@ -11,31 +11,28 @@ import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { judgeClients, judgeTargets, postureRoutes, startServer } from "./harness.js"
+import { judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `custom-judge-${process.pid}-${++judgeCounter}`
 
-const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment => ({
-  llm_clients: judgeClients(upstreamUrl),
-  targets: {
-    ...judgeTargets(judgeModel),
-    fast: D.target("fast-model", "sim"),
-    careful: D.target("careful-model", "sim")
-  },
-  routes: postureRoutes("custom", (id, judge_failure, judge) =>
-    D.custom(id, {
-      classifier_target: judge,
-      targets: ["fast", "careful"],
-      default_target: "careful",
-      prompt: "Name the target that should answer.",
-      response_schema:
-        `{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"], "additionalProperties": false}`,
-      policy: { type: "target_selector", selector: "/route" },
-      judge_failure
-    }))
-})
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel,
+    answers: { fast: "fast-model", careful: "careful-model" },
+    routes: postureRoutes("custom", (id, judge_failure, judge) =>
+      D.custom(id, {
+        classifier_target: judge,
+        targets: ["fast", "careful"],
+        default_target: "careful",
+        prompt: "Name the target that should answer.",
+        response_schema:
+          `{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"], "additionalProperties": false}`,
+        policy: { type: "target_selector", selector: "/route" },
+        judge_failure
+      }))
+  })
 
 const chat = (model: string) => ({ model, messages: [{ role: "user", content: "reset my router" }] })
 

@@ -13,28 +13,25 @@ import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { judgeClients, judgeTargets, postureRoutes, startServer } from "./harness.js"
+import { judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `escalation-judge-${process.pid}-${++judgeCounter}`
 
-const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment => ({
-  llm_clients: judgeClients(upstreamUrl),
-  targets: {
-    ...judgeTargets(judgeModel),
-    weak: D.target("weak-model", "sim"),
-    strong: D.target("strong-model", "sim")
-  },
-  routes: postureRoutes("esc", (id, judge_failure, judge) =>
-    D.escalation(id, {
-      classifier_target: judge,
-      weak_target: "weak",
-      strong_target: "strong",
-      judge_failure,
-      escalation: { confirmations: 2 }
-    }))
-})
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel,
+    answers: { weak: "weak-model", strong: "strong-model" },
+    routes: postureRoutes("esc", (id, judge_failure, judge) =>
+      D.escalation(id, {
+        classifier_target: judge,
+        weak_target: "weak",
+        strong_target: "strong",
+        judge_failure,
+        escalation: { confirmations: 2 }
+      }))
+  })
 
 const chat = (model: string, stream = false) => ({
   model,

@@ -22,26 +22,16 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
-import { capabilityRoute, startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const deployment = (upstreamUrl: string): D.Deployment => ({
-  llm_clients: {
-    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 10000 }),
-    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), { max_retries: 0, timeout_ms: 10000 })
-  },
-  targets: {
-    local: D.target("local-coder", "oai"),
-    strong: D.target("strong-coder", "oai"),
-    sonnet: D.target("claude-sonnet", "claude"),
-    judge: D.target("judge-model", "oai")
-  },
-  routes: D.byId(
-    D.passthrough("fast", "local"),
-    D.passthrough("claude", "sonnet"),
-    D.noop("ping"),
-    capabilityRoute("auto", "judge", { weak_target: "local", classify_trigger: "user_turn", judge_failure: "error" })
-  )
-})
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl, { settings: { timeout_ms: 10000 } }), {
+    targets: { strong: D.target("strong-coder", "oai"), judge: D.target("judge-model", "oai") },
+    routes: D.byId(
+      D.noop("ping"),
+      capabilityRoute("auto", "judge", { weak_target: "local", classify_trigger: "user_turn", judge_failure: "error" })
+    )
+  })
 
 const verdict = FakeUpstream.ok(
   JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })

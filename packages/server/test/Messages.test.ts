@@ -12,30 +12,17 @@ import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import OpenAI from "openai"
-import { capabilityRoute, startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const deployment = (upstreamUrl: string): D.Deployment => ({
-  llm_clients: {
-    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), {
-      api_key_env: "SWITCHYARD_TEST_ANTHROPIC_KEY",
-      max_retries: 0
-    })
-  },
-  targets: {
-    local: D.target("local-coder", "oai"),
-    haiku: D.target("claude-haiku", "claude"),
-    sonnet: D.target("claude-sonnet", "claude"),
-    judge: D.target("claude-judge", "claude")
-  },
-  routes: D.byId(
-    D.passthrough("fast", "local"),
-    D.passthrough("claude", "sonnet"),
-    D.random("both", ["haiku", "sonnet", "local"], { weights: [1, 0, 0] }),
-    D.noop("ping"),
-    capabilityRoute("auto", "judge", { weak_target: "local", strong_target: "sonnet", judge_failure: "error" })
-  )
-})
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl, { claudeSettings: { api_key_env: "SWITCHYARD_TEST_ANTHROPIC_KEY" } }), {
+    targets: { haiku: D.target("claude-haiku", "claude"), judge: D.target("claude-judge", "claude") },
+    routes: D.byId(
+      D.random("both", ["haiku", "sonnet", "local"], { weights: [1, 0, 0] }),
+      D.noop("ping"),
+      capabilityRoute("auto", "judge", { weak_target: "local", strong_target: "sonnet", judge_failure: "error" })
+    )
+  })
 
 const anthropicKey = "sk-ant-upstream-key-0123456789"
 process.env["SWITCHYARD_TEST_ANTHROPIC_KEY"] = anthropicKey

@@ -11,33 +11,29 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
-import { capabilityRoute, startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const deployment = (upstreamUrl: string): D.Deployment => ({
-  llm_clients: {
-    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), {
-      api_key_env: "SWITCHYARD_TEST_CC_ANTHROPIC_KEY",
-      max_retries: 0,
-      extra_headers: { "anthropic-beta": "context-1m-2025-08-07, token-efficient-tools-2025-02-19" }
-    })
-  },
-  targets: {
-    local: D.target("cc-local", "oai"),
-    sonnet: D.target("cc-sonnet", "claude"),
-    judge: D.target("cc-judge", "oai")
-  },
-  routes: D.byId(
-    D.passthrough("fast", "local"),
-    D.passthrough("claude", "sonnet"),
-    capabilityRoute("auto", "judge", {
-      weak_target: "local",
-      strong_target: "sonnet",
-      classify_trigger: "user_turn",
-      judge_failure: "error"
-    })
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(
+    chatAndClaude(upstreamUrl, {
+      ids: { local: "cc-local", sonnet: "cc-sonnet" },
+      claudeSettings: {
+        api_key_env: "SWITCHYARD_TEST_CC_ANTHROPIC_KEY",
+        extra_headers: { "anthropic-beta": "context-1m-2025-08-07, token-efficient-tools-2025-02-19" }
+      }
+    }),
+    {
+      targets: { judge: D.target("cc-judge", "oai") },
+      routes: D.byId(
+        capabilityRoute("auto", "judge", {
+          weak_target: "local",
+          strong_target: "sonnet",
+          classify_trigger: "user_turn",
+          judge_failure: "error"
+        })
+      )
+    }
   )
-})
 
 process.env["SWITCHYARD_TEST_CC_ANTHROPIC_KEY"] = "sk-ant-cc-upstream-key"
 

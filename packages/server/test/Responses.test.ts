@@ -14,30 +14,27 @@ import * as Predicate from "effect/Predicate"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import OpenAI from "openai"
-import { capabilityRoute, startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const deployment = (upstreamUrl: string): D.Deployment => ({
-  llm_clients: {
-    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), { max_retries: 0 }),
-    resp: D.client("openai_responses", upstreamUrl, { max_retries: 0 })
-  },
-  targets: {
-    local: D.target("local-coder", "oai"),
-    sonnet: D.target("claude-sonnet", "claude"),
-    judge: D.target("judge-model", "oai"),
-    gpt: D.target("gpt-resp", "resp"),
-    rjudge: D.target("resp-judge", "resp")
-  },
-  routes: D.byId(
-    D.passthrough("fast", "local"),
-    D.passthrough("claude", "sonnet"),
-    D.noop("ping"),
-    capabilityRoute("auto", "judge", { weak_target: "local", strong_target: "sonnet", classify_trigger: "user_turn" }),
-    D.passthrough("native", "gpt"),
-    capabilityRoute("rauto", "rjudge", { weak_target: "gpt", strong_target: "sonnet" })
-  )
-})
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl), {
+    llm_clients: { resp: D.client("openai_responses", upstreamUrl, { max_retries: 0 }) },
+    targets: {
+      judge: D.target("judge-model", "oai"),
+      gpt: D.target("gpt-resp", "resp"),
+      rjudge: D.target("resp-judge", "resp")
+    },
+    routes: D.byId(
+      D.noop("ping"),
+      capabilityRoute("auto", "judge", {
+        weak_target: "local",
+        strong_target: "sonnet",
+        classify_trigger: "user_turn"
+      }),
+      D.passthrough("native", "gpt"),
+      capabilityRoute("rauto", "rjudge", { weak_target: "gpt", strong_target: "sonnet" })
+    )
+  })
 
 const start = startServer(deployment)
 const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: "sk-caller-secret", maxRetries: 0 })

@@ -13,7 +13,7 @@ import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { judgeClients, judgeTargets, postureRoutes, startServer } from "./harness.js"
+import { judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let counter = 0
 /** Model ids unique to one test, so the process-global metric registry does not mix tests. */
@@ -25,32 +25,29 @@ interface Ids {
   readonly efficient: string
 }
 
-const deployment = (ids: Ids) => (upstreamUrl: string): D.Deployment => ({
-  llm_clients: judgeClients(upstreamUrl),
-  targets: {
-    ...judgeTargets(ids.judge),
-    capable: D.target(ids.capable, "sim"),
-    efficient: D.target(ids.efficient, "sim")
-  },
-  routes: {
-    signals: D.stageRouter("signals", {
-      capable_target: "capable",
-      efficient_target: "efficient",
-      picker: "efficient_first",
-      confidence_threshold: 0.5,
-      capable_system_prompt: "CAPABLE-PROMPT",
-      handoff_notes: { escalation_note: "ESCALATION-NOTE" }
-    }),
-    ...postureRoutes("stage", (id, judge_failure, judge) =>
-      D.stageRouter(id, {
+const deployment = (ids: Ids) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel: ids.judge,
+    answers: { capable: ids.capable, efficient: ids.efficient },
+    routes: {
+      signals: D.stageRouter("signals", {
         capable_target: "capable",
         efficient_target: "efficient",
-        picker: "capable_first",
+        picker: "efficient_first",
         confidence_threshold: 0.5,
-        classifier: { target: judge, base_threshold: 0.5, judge_failure }
-      }))
-  }
-})
+        capable_system_prompt: "CAPABLE-PROMPT",
+        handoff_notes: { escalation_note: "ESCALATION-NOTE" }
+      }),
+      ...postureRoutes("stage", (id, judge_failure, judge) =>
+        D.stageRouter(id, {
+          capable_target: "capable",
+          efficient_target: "efficient",
+          picker: "capable_first",
+          confidence_threshold: 0.5,
+          classifier: { target: judge, base_threshold: 0.5, judge_failure }
+        }))
+    }
+  })
 
 /** A tool continuation whose last result reports a critical failure. */
 const critical = [

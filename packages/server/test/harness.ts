@@ -64,22 +64,31 @@ export const basicDeployment =
   })
 
 /**
- * The clients of the judge tests: `sim` for answers, and `judge` on the fake upstream and
- * `stopped` where nothing listens, both with a 3 s deadline and no retries.
+ * The judge tests' deployment: clients `sim` for answers, and `judge` on the fake upstream and
+ * `stopped` where nothing listens (both with a 3 s deadline and no retries); targets `judge`
+ * (`judgeModel` on `judge`, with `judgeOptions`), `stopped_judge` (the same model where nothing
+ * listens) and `answers` (target name → model id, on `sim`); and `routes`.
  */
-export const judgeClients = (upstreamUrl: string): Readonly<Record<string, D.LlmClient>> => ({
-  sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-  judge: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
-  stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
-})
-
-/** Targets `judge` (`judgeModel` on client `judge`) and `stopped_judge` (the same model where nothing listens). */
-export const judgeTargets = (
-  judgeModel: string,
-  options: Omit<D.Target, "id" | "llm_client"> = {}
-): Readonly<Record<string, D.Target>> => ({
-  judge: D.target(judgeModel, "judge", options),
-  stopped_judge: D.target(judgeModel, "stopped")
+export const judgeDeployment = (
+  upstreamUrl: string,
+  { answers, judgeModel, judgeOptions = {}, routes }: {
+    readonly judgeModel: string
+    readonly judgeOptions?: Omit<D.Target, "id" | "llm_client">
+    readonly answers: Readonly<Record<string, string>>
+    readonly routes: Readonly<Record<string, D.Route>>
+  }
+): D.Deployment => ({
+  llm_clients: {
+    sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+    judge: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
+    stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
+  },
+  targets: {
+    judge: D.target(judgeModel, "judge", judgeOptions),
+    stopped_judge: D.target(judgeModel, "stopped"),
+    ...Object.fromEntries(Object.entries(answers).map(([name, id]) => [name, D.target(id, "sim")]))
+  },
+  routes
 })
 
 /**
@@ -98,6 +107,35 @@ export const postureRoutes = (
       )
     )
   )
+
+type ClientSettings = Omit<D.LlmClient, "format" | "base_url">
+
+/**
+ * The two-format base of the protocol tests: clients `oai` (openai_chat) and `claude`
+ * (anthropic_messages, at the fake upstream's URL without `/v1`), no retries, with `settings` on
+ * both and `claudeSettings` on `claude`; targets `local` (on `oai`) and `sonnet` (on `claude`),
+ * model ids `local-coder` and `claude-sonnet` unless `ids` says otherwise; routes `fast` → local
+ * and `claude` → sonnet. Tests add theirs with `DeploymentBuilder.extend`.
+ */
+export const chatAndClaude = (
+  upstreamUrl: string,
+  { claudeSettings = {}, ids = { local: "local-coder", sonnet: "claude-sonnet" }, settings = {} }: {
+    readonly settings?: ClientSettings
+    readonly claudeSettings?: ClientSettings
+    readonly ids?: { readonly local: string; readonly sonnet: string }
+  } = {}
+): D.Deployment => ({
+  llm_clients: {
+    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0, ...settings }),
+    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), {
+      max_retries: 0,
+      ...settings,
+      ...claudeSettings
+    })
+  },
+  targets: { local: D.target(ids.local, "oai"), sonnet: D.target(ids.sonnet, "claude") },
+  routes: { fast: D.passthrough("fast", "local"), claude: D.passthrough("claude", "sonnet") }
+})
 
 /**
  * A capability classifier route where `judge` decides between targets `weak` and `strong` with

@@ -1,9 +1,8 @@
 // The end of a bench run: the contention figures (CPU the rest of the machine used), the report
 // printed as Markdown, and bench-results/bench-<timestamp>.json with every figure.
-import { mkdirSync, writeFileSync } from "node:fs"
 import os from "node:os"
-import path from "node:path"
 import { performance } from "node:perf_hooks"
+import { writeResultsFile } from "../lib/results.js"
 import { ROOT } from "./children.js"
 import type { Row } from "./context.js"
 import type { Forwarders } from "./forwarders.js"
@@ -69,53 +68,41 @@ export const writeOutput = (out: Output): void => {
   console.log(`\nbench runtime ${runtimeS.toFixed(1)} s`)
 
   const { forwarders } = out
-  const outDir = path.join(ROOT, "bench-results")
-  mkdirSync(outDir, { recursive: true })
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-")
-  const outFile = path.join(outDir, `bench-${stamp}.json`)
-  writeFileSync(
-    outFile,
-    JSON.stringify(
-      {
-        date: new Date().toISOString(),
-        machine,
-        source: out.source,
-        options: {
-          quick: options.quick,
-          rowSeconds: options.rowS,
-          warmSeconds: options.warmS,
-          streamRequests: options.streamN,
-          stallRequests: options.stallN,
-          sessions: options.sessions,
-          manyStreams: options.manyStreams,
-          manyStreamChunks: options.manyChunks,
-          manyStreamGapMs: options.manyGapMs
-        },
-        clkTck: CLK_TCK,
-        serverStartupMs: out.serverStartupMs,
-        sanity: out.sanity,
-        forwarders: {
-          floor: { pid: forwarders.floor.pid, reach: forwarders.reach.floor },
-          peer: forwarders.peerSkipped !== undefined
-            ? { skipped: forwarders.peerSkipped, reach: forwarders.reach.peer }
-            : {
-              version: forwarders.peer?.version,
-              reach: forwarders.reach.peer,
-              headers: Object.keys(forwarders.peerHeaders)
-            }
-        },
-        rows: out.rows,
-        memory: { mainServer: results.mainStatus, sessions: results.sessions },
-        manyStreams: results.many.many,
-        manyStreamsFloor: results.many.manyFloor,
-        targets: own,
-        issueTargets: issue,
-        markdown: { table: table.join("\n"), memory: memory.join("\n"), manyStreams: manyTable.join("\n") },
-        runtimeS
-      },
-      null,
-      2
-    )
-  )
-  console.log(`wrote ${path.relative(ROOT, outFile)}`)
+  writeResultsFile(ROOT, "bench", {
+    date: new Date().toISOString(),
+    machine,
+    source: out.source,
+    options: {
+      quick: options.quick,
+      rowSeconds: options.rowS,
+      warmSeconds: options.warmS,
+      streamRequests: options.streamN,
+      stallRequests: options.stallN,
+      sessions: options.sessions,
+      manyStreams: options.manyStreams,
+      manyStreamChunks: options.manyChunks,
+      manyStreamGapMs: options.manyGapMs
+    },
+    clkTck: CLK_TCK,
+    serverStartupMs: out.serverStartupMs,
+    sanity: out.sanity,
+    forwarders: {
+      floor: { pid: forwarders.floor.pid, reach: forwarders.reach.floor },
+      peer: forwarders.peerSkipped !== undefined
+        ? { skipped: forwarders.peerSkipped, reach: forwarders.reach.peer }
+        : {
+          version: forwarders.peer?.version,
+          reach: forwarders.reach.peer,
+          headers: Object.keys(forwarders.peerHeaders)
+        }
+    },
+    rows: out.rows,
+    memory: { mainServer: results.mainStatus, sessions: results.sessions },
+    manyStreams: results.many.many,
+    manyStreamsFloor: results.many.manyFloor,
+    targets: own,
+    issueTargets: issue,
+    markdown: { table: table.join("\n"), memory: memory.join("\n"), manyStreams: manyTable.join("\n") },
+    runtimeS
+  })
 }

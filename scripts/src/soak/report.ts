@@ -86,21 +86,23 @@ export const failOpenFigures = (results: Results, traffic: Traffic, after: WindD
 export type RssFigures = ReturnType<typeof rssFigures>
 export type FailOpenFigures = ReturnType<typeof failOpenFigures>
 
-/** The printed report (also stored in the JSON file). */
+/** Everything a finished run reports. */
+export interface SoakRun {
+  readonly options: SoakOptions
+  readonly results: Results
+  readonly traffic: Traffic
+  readonly after: WindDown
+  readonly rss: RssFigures
+  readonly failOpen: FailOpenFigures
+  readonly server: SoakServer
+  readonly staleSocketRetries: number
+  readonly failed: boolean
+}
+
+/** The printed report (also stored in the JSON file); `started` is performance.now() at the start of the run. */
 export const reportLines = (
-  { after, failed, failOpen, options, results, rss, server, staleSocketRetries, started, traffic }: {
-    readonly options: SoakOptions
-    readonly results: Results
-    readonly traffic: Traffic
-    readonly after: WindDown
-    readonly rss: RssFigures
-    readonly failOpen: FailOpenFigures
-    readonly server: SoakServer
-    readonly staleSocketRetries: number
-    /** performance.now() at the start of the run. */
-    readonly started: number
-    readonly failed: boolean
-  }
+  { after, failed, failOpen, options, results, rss, server, staleSocketRetries, traffic }: SoakRun,
+  started: number
 ): Array<string> => {
   const { foFaulty, foReasons, foTotalDelta, foUp, foWithoutVerdict, phasesOut, routeTotals } = failOpen
   const { health, healthOk, stopped } = after

@@ -25,23 +25,11 @@ export const judgeRows = async (ctx: BenchContext, judgeBody: string): Promise<J
       ]
     }, options)
   )
-  const cap = log(
-    await loadRow("capability, live judge, c=1", {
-      url: routedUrl(ctx),
-      body: chatBody("cap"),
-      connections: 1,
-      pid: server.pid
-    }, options)
-  )
+  const routedRow = async (name: string, route: string) =>
+    log(await loadRow(name, { url: routedUrl(ctx), body: chatBody(route), connections: 1, pid: server.pid }, options))
+  const cap = await routedRow("capability, live judge, c=1", "cap")
   cap.added = cap.mean - pair.mean
-  const dead = log(
-    await loadRow("capability fail_open, dead judge, c=1", {
-      url: routedUrl(ctx),
-      body: chatBody("cap-dead"),
-      connections: 1,
-      pid: server.pid
-    }, options)
-  )
+  const dead = await routedRow("capability fail_open, dead judge, c=1", "cap-dead")
   dead.added = dead.mean - cap.mean
   dead.addedVs = "live judge"
   return { pair, cap, dead }

@@ -7,6 +7,7 @@ import { describeRun, mkdtemp } from "../clis.js"
 import { fileProblem, kindsOf, modelOf, pathOf, type Scenario, since } from "../context.js"
 import { CHAT_MODEL, JUDGE_MODEL, MESSAGES_MODEL } from "../deployment.js"
 import { PLAIN_TEXT, TOOL_DONE_PREFIX } from "../upstream/plan.js"
+import { firstTurnProblems, secondTurnProblems } from "./turns.js"
 
 /** The prompt of a tool loop: the marker makes the upstream ask for one tool call writing `file`. */
 export const toolPrompt = (file: string, content: string) =>
@@ -70,13 +71,7 @@ export const autoScenario: Scenario = async (ctx) => {
   const problems: Array<string> = []
   const r1 = await ctx.claude({ name: "auto-turns-1", prompt: toolPrompt(file, content), model: "e2e-auto", cwd, home })
   const afterFirst = ctx.upstream.requests.length
-  if (r1.code !== 0) problems.push(`turn 1: ${describeRun(r1)}`)
-  else if (!r1.stdout.trim().startsWith(TOOL_DONE_PREFIX)) {
-    problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
-  }
-  if (r1.code === 0 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8") === content)) {
-    problems.push(`${file} not written as expected`)
-  }
+  problems.push(...firstTurnProblems(r1, "claude", (stdout) => stdout.startsWith(TOOL_DONE_PREFIX), { file, content }))
   const r2 = r1.code !== 0 ? undefined : await ctx.claude({
     name: "auto-turns-2",
     prompt: "Reply with a short greeting.",
@@ -85,10 +80,7 @@ export const autoScenario: Scenario = async (ctx) => {
     home,
     extraArgs: ["--continue"]
   })
-  if (r2 !== undefined) {
-    if (r2.code !== 0) problems.push(`turn 2: ${describeRun(r2)}`)
-    else if (r2.stdout.trim() !== PLAIN_TEXT) problems.push(`turn 2 stdout ${JSON.stringify(r2.stdout.trim())}`)
-  }
+  problems.push(...secondTurnProblems(r2, "claude"))
   const seen = since(ctx, before)
   const judge1 = ctx.upstream.requests.slice(before, afterFirst).filter((q) => modelOf(q) === JUDGE_MODEL).length
   const judge = seen.filter((q) => modelOf(q) === JUDGE_MODEL).length

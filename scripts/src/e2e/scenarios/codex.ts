@@ -2,7 +2,6 @@
 // "responses"` model provider): a three-turn tool loop on each passthrough route, a freeform
 // apply_patch on each target (a server of its own per target), two user turns on the Responses
 // classifier route, and the opt-in catalog scenario.
-import fs from "node:fs"
 import path from "node:path"
 import { describeRun, mkdtemp } from "../clis.js"
 import {
@@ -31,6 +30,7 @@ import { type Api, CHAIN_DONE, PLAIN_TEXT, TOOL_DONE_PREFIX } from "../upstream/
 import type { RequestEntry } from "../upstream/server.js"
 import { checkCodexLoop, codexRolloutItems, toolResults, upstreamCalls } from "../wire.js"
 import { toolPrompt } from "./claude.js"
+import { firstTurnProblems, secondTurnProblems } from "./turns.js"
 
 /** One upstream format a Codex scenario runs against. */
 export interface Format {
@@ -276,13 +276,9 @@ export const codexAutoScenario: Scenario = async (ctx) => {
   const problems: Array<string> = []
   const r1 = await ctx.codex({ name: "codex-auto-turns-1", prompt: toolPrompt(file, content), model: route, cwd, home })
   const afterFirst = ctx.upstream.requests.length
-  if (r1.code !== 0) problems.push(`turn 1: ${describeRun(r1, "codex")}`)
-  else if (r1.stdout.trim() !== `${TOOL_DONE_PREFIX} exec_command`) {
-    problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
-  }
-  if (r1.code === 0 && !(fs.existsSync(file) && fs.readFileSync(file, "utf8") === content)) {
-    problems.push(`${file} not written as expected`)
-  }
+  problems.push(
+    ...firstTurnProblems(r1, "codex", (stdout) => stdout === `${TOOL_DONE_PREFIX} exec_command`, { file, content })
+  )
   const r2 = r1.code !== 0 ? undefined : await ctx.codex({
     name: "codex-auto-turns-2",
     prompt: "Reply with a short greeting.",
@@ -291,10 +287,7 @@ export const codexAutoScenario: Scenario = async (ctx) => {
     home,
     resume: true
   })
-  if (r2 !== undefined) {
-    if (r2.code !== 0) problems.push(`turn 2: ${describeRun(r2, "codex")}`)
-    else if (r2.stdout.trim() !== PLAIN_TEXT) problems.push(`turn 2 stdout ${JSON.stringify(r2.stdout.trim())}`)
-  }
+  problems.push(...secondTurnProblems(r2, "codex"))
   const seen = since(ctx, before)
   const isJudge = (q: RequestEntry) => modelOf(q) === RESPONSES_JUDGE_MODEL
   const judge1 = ctx.upstream.requests.slice(before, afterFirst).filter(isJudge).length

@@ -152,16 +152,13 @@ const SUMMARY = "Writing the file with one shell command."
 type OutputItem =
   | { readonly kind: "reasoning"; readonly item: Readonly<Record<string, unknown>>; readonly id: string }
   | {
-    readonly kind: "function_call"
+    /** A function call (its `arguments`) or a custom tool call (its `input`), streamed in two deltas. */
+    readonly kind: "call"
     readonly item: Readonly<Record<string, unknown>>
     readonly id: string
-    readonly arguments: string
-  }
-  | {
-    readonly kind: "custom_tool_call"
-    readonly item: Readonly<Record<string, unknown>>
-    readonly id: string
-    readonly input: string
+    readonly field: "arguments" | "input"
+    readonly events: "response.function_call_arguments" | "response.custom_tool_call_input"
+    readonly text: string
   }
   | {
     readonly kind: "message"
@@ -192,31 +189,32 @@ const outputItems = (answer: Answer, seq: number): ReadonlyArray<OutputItem> => 
     }
     return [{ kind: "message", id, item, text: answer.text }]
   }
-  if (answer.custom === true) {
-    const id = `ctc_e2e_${seq}`
-    const input = typeof answer.input === "string" ? answer.input : JSON.stringify(answer.input)
-    const item = {
-      id,
+  const call = answer.custom === true
+    ? {
+      prefix: "ctc",
       type: "custom_tool_call",
-      status: "completed",
-      call_id: `call_e2e_${seq}`,
-      name: answer.name,
-      input
-    }
-    return [reasoning, { kind: "custom_tool_call", id, item, input }]
-  }
-  const id = `fc_e2e_${seq}`
-  const args = JSON.stringify(answer.input)
+      field: "input",
+      events: "response.custom_tool_call_input",
+      text: typeof answer.input === "string" ? answer.input : JSON.stringify(answer.input)
+    } as const
+    : {
+      prefix: "fc",
+      type: "function_call",
+      field: "arguments",
+      events: "response.function_call_arguments",
+      text: JSON.stringify(answer.input)
+    } as const
+  const id = `${call.prefix}_e2e_${seq}`
   const item = {
     id,
-    type: "function_call",
+    type: call.type,
     status: "completed",
     call_id: `call_e2e_${seq}`,
     name: answer.name,
     ...(answer.namespace === undefined ? {} : { namespace: answer.namespace }),
-    arguments: args
+    [call.field]: call.text
   }
-  return [reasoning, { kind: "function_call", id, item, arguments: args }]
+  return [reasoning, { kind: "call", id, item, field: call.field, events: call.events, text: call.text }]
 }
 
 /** The streamed events of one output item, between its `added` and `done` events. */
@@ -236,20 +234,12 @@ const itemEvents = (
       event("response.reasoning_summary_part.done", { ...part, part: { type: "summary_text", text: SUMMARY } })
       break
     }
-    case "function_call": {
-      event("response.output_item.added", { ...o, item: { ...it.item, status: "in_progress", arguments: "" } })
-      const [first, second] = halves(it.arguments)
-      event("response.function_call_arguments.delta", { item_id: it.id, ...o, delta: first })
-      event("response.function_call_arguments.delta", { item_id: it.id, ...o, delta: second })
-      event("response.function_call_arguments.done", { item_id: it.id, ...o, arguments: it.arguments })
-      break
-    }
-    case "custom_tool_call": {
-      event("response.output_item.added", { ...o, item: { ...it.item, status: "in_progress", input: "" } })
-      const [first, second] = halves(it.input)
-      event("response.custom_tool_call_input.delta", { item_id: it.id, ...o, delta: first })
-      event("response.custom_tool_call_input.delta", { item_id: it.id, ...o, delta: second })
-      event("response.custom_tool_call_input.done", { item_id: it.id, ...o, input: it.input })
+    case "call": {
+      event("response.output_item.added", { ...o, item: { ...it.item, status: "in_progress", [it.field]: "" } })
+      const [first, second] = halves(it.text)
+      event(`${it.events}.delta`, { item_id: it.id, ...o, delta: first })
+      event(`${it.events}.delta`, { item_id: it.id, ...o, delta: second })
+      event(`${it.events}.done`, { item_id: it.id, ...o, [it.field]: it.text })
       break
     }
     case "message": {
