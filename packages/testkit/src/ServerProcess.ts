@@ -19,7 +19,8 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn as nodeSpawn } from "node:child_process"
 import * as path from "node:path"
-import { children, forget, remember } from "./internal/children.js"
+import { children, remember } from "./internal/children.js"
+import { watchChild, type WatchedChild } from "./internal/watchedChild.js"
 
 /** The workspace's `switchyard` bin (packages/server/bin/switchyard.js), run with `node`. */
 export const serverBin = path.resolve(import.meta.dirname, "../../server/bin/switchyard.js")
@@ -143,8 +144,6 @@ export interface Started extends Listening {
   readonly process: ServerProcess
 }
 
-const listeningLine = /^listening on (https?:\/\/\S+)$/
-
 const millis = (d: Duration.DurationInput): number => Duration.toMillis(Duration.decode(d))
 
 /**
@@ -197,114 +196,100 @@ export const spawnUnscoped = (options: Options): Effect.Effect<ServerProcess, Se
       )
     }
     remember(child)
-    return Effect.succeed(watch(child, pid, options))
+    return Effect.succeed(handleOf(child, pid, options))
   })
 
-/** Wires the child's output and exit to the handle. */
-const watch = (child: ChildProcess, pid: number, options: Options): ServerProcess => {
-  const keep = options.keepOutput ?? 4 * 1024 * 1024
-  const output: Record<Stream, string> = { stdout: "", stderr: "" }
-  const partial: Record<Stream, string> = { stdout: "", stderr: "" }
-  const lineWaiters = new Set<(stream: Stream, line: string) => void>()
-  const exitWaiters = new Set<(exit: Exit) => void>()
-  let listening: Listening | undefined
-  let ended: Exit | undefined
-
-  const onLine = (stream: Stream, line: string): void => {
-    if (stream === "stdout" && listening === undefined) {
-      const url = listeningLine.exec(line)?.[1]
-      if (url !== undefined) {
-        const parsed = new URL(url)
-        listening = { url, host: parsed.hostname, port: Number(parsed.port) }
-      }
-    }
-    options.onLine?.(stream, line)
-    for (const waiter of lineWaiters) waiter(stream, line)
-  }
-  for (const stream of ["stdout", "stderr"] as const) {
-    child[stream]?.setEncoding("utf8").on("data", (chunk: string) => {
-      output[stream] = (output[stream] + chunk).slice(-keep)
-      options.onOutput?.(stream, chunk)
-      const lines = (partial[stream] + chunk).split("\n")
-      partial[stream] = lines.pop() ?? ""
-      for (const line of lines) onLine(stream, line)
-    })
-  }
-  child.once("exit", () => forget(child))
-  // `close`: the child has exited and its output has been read to the end.
-  child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
-    for (const stream of ["stdout", "stderr"] as const) {
-      if (partial[stream] !== "") onLine(stream, partial[stream])
-      partial[stream] = ""
-    }
-    ended = { code, signal }
-    const exit = ended
-    for (const waiter of exitWaiters) waiter(exit)
-  })
-
-  const onExit = (done: (exit: Exit) => void): () => void => {
-    if (ended !== undefined) {
-      done(ended)
-      return () => {}
-    }
-    exitWaiters.add(done)
-    return () => exitWaiters.delete(done)
-  }
-  const error = (reason: ServerProcessError["reason"], what: string) =>
-    new ServerProcessError({ reason, pid, exit: ended, what, stderr: output.stderr.slice(-2000) })
-  const exited: Effect.Effect<Exit> = Effect.async((resume) => {
-    const unregister = onExit((exit) => resume(Effect.succeed(exit)))
-    return Effect.sync(unregister)
-  })
-  const readyTimeoutMs = millis(options.readyTimeout ?? "30 seconds")
-  const ready = bounded<Listening | Exit, ServerProcessError>(
-    readyTimeoutMs,
+/** Waits for the `listening on` line (or the exit, which fails it), within `readyTimeout`. */
+const readyOf = (watched: WatchedChild, ms: number, error: ErrorOf): Effect.Effect<Listening, ServerProcessError> =>
+  bounded<Listening | Exit, ServerProcessError>(
+    ms,
     (done) => {
-      if (listening !== undefined) {
-        done(listening)
+      const now = watched.listening()
+      if (now !== undefined) {
+        done(now)
         return () => {}
       }
-      const waiter = (): void => {
-        if (listening !== undefined) done(listening)
-      }
-      lineWaiters.add(waiter)
-      const unregisterExit = onExit(done)
+      const unregisterLine = watched.onLine(() => {
+        const at = watched.listening()
+        if (at !== undefined) done(at)
+      })
+      const unregisterExit = watched.onExit(done)
       return () => {
-        lineWaiters.delete(waiter)
+        unregisterLine()
         unregisterExit()
       }
     },
-    () => error("ReadyTimeout", `${readyTimeoutMs} ms`)
+    () => error("ReadyTimeout", `${ms} ms`)
   ).pipe(
     Effect.flatMap((result) =>
       "url" in result ? Effect.succeed(result) : Effect.fail(error("ExitedBeforeReady", "ready"))
     )
   )
-  const nextLine = (stream: Stream, matches: (line: string) => boolean, timeout: Duration.DurationInput) =>
-    bounded<string | Exit, ServerProcessError>(
-      millis(timeout),
-      (done) => {
-        const waiter = (from: Stream, line: string): void => {
-          if (from === stream && matches(line)) done(line)
-        }
-        lineWaiters.add(waiter)
-        const unregisterExit = onExit(done)
-        return () => {
-          lineWaiters.delete(waiter)
-          unregisterExit()
-        }
-      },
-      () => error("LineTimeout", `matching ${stream} line within ${millis(timeout)} ms`)
-    ).pipe(
-      Effect.flatMap((result) =>
-        typeof result === "string"
-          ? Effect.succeed(result)
-          : Effect.fail(error("LineTimeout", `matching ${stream} line before the exit`))
-      )
+
+/** Waits for the next line of `stream` that `matches`, within `timeout` and before the exit. */
+const nextLineOf = (watched: WatchedChild, error: ErrorOf) =>
+(
+  stream: Stream,
+  matches: (line: string) => boolean,
+  timeout: Duration.DurationInput
+): Effect.Effect<string, ServerProcessError> =>
+  bounded<string | Exit, ServerProcessError>(
+    millis(timeout),
+    (done) => {
+      const unregisterLine = watched.onLine((from, line) => {
+        if (from === stream && matches(line)) done(line)
+      })
+      const unregisterExit = watched.onExit(done)
+      return () => {
+        unregisterLine()
+        unregisterExit()
+      }
+    },
+    () => error("LineTimeout", `matching ${stream} line within ${millis(timeout)} ms`)
+  ).pipe(
+    Effect.flatMap((result) =>
+      typeof result === "string"
+        ? Effect.succeed(result)
+        : Effect.fail(error("LineTimeout", `matching ${stream} line before the exit`))
     )
+  )
+
+/** The first signal, a bounded wait, then `SIGKILL` and the exit. */
+const stopOf = (
+  watched: WatchedChild,
+  signal: (sig: NodeJS.Signals) => Effect.Effect<void>,
+  exited: Effect.Effect<Exit>,
+  { first, timeoutMs }: { readonly first: NodeJS.Signals; readonly timeoutMs: number }
+): Effect.Effect<Stopped> =>
+  Effect.gen(function*() {
+    const ended = watched.ended()
+    if (ended !== undefined) return { ...ended, forced: false, ms: 0 }
+    const started = performance.now()
+    yield* signal(first)
+    const exit = yield* Effect.option(bounded(timeoutMs, watched.onExit, () => "timeout"))
+    if (Option.isSome(exit)) return { ...exit.value, forced: false, ms: performance.now() - started }
+    yield* signal("SIGKILL")
+    const killed = yield* exited
+    return { ...killed, forced: true, ms: performance.now() - started }
+  })
+
+type ErrorOf = (reason: ServerProcessError["reason"], what: string) => ServerProcessError
+
+/** The handle of a spawned child. */
+const handleOf = (child: ChildProcess, pid: number, options: Options): ServerProcess => {
+  const watched = watchChild(child, {
+    keep: options.keepOutput ?? 4 * 1024 * 1024,
+    onOutput: options.onOutput,
+    onLine: options.onLine
+  })
+  const error: ErrorOf = (reason, what) =>
+    new ServerProcessError({ reason, pid, exit: watched.ended(), what, stderr: watched.output("stderr").slice(-2000) })
+  const exited: Effect.Effect<Exit> = Effect.async((resume) =>
+    Effect.sync(watched.onExit((exit) => resume(Effect.succeed(exit))))
+  )
   const signal = (sig: NodeJS.Signals) =>
     Effect.sync(() => {
-      if (ended === undefined && child.exitCode === null && child.signalCode === null) {
+      if (watched.ended() === undefined && child.exitCode === null && child.signalCode === null) {
         try {
           process.kill(pid, sig)
         } catch {
@@ -312,28 +297,20 @@ const watch = (child: ChildProcess, pid: number, options: Options): ServerProces
         }
       }
     })
-  const stopTimeoutMs = millis(options.stopTimeout ?? "10 seconds")
-  const stop = Effect.gen(function*() {
-    if (ended !== undefined) return { ...ended, forced: false, ms: 0 }
-    const started = performance.now()
-    yield* signal(options.stopSignal ?? "SIGTERM")
-    const first = yield* Effect.option(bounded(stopTimeoutMs, onExit, () => "timeout"))
-    if (Option.isSome(first)) return { ...first.value, forced: false, ms: performance.now() - started }
-    yield* signal("SIGKILL")
-    const exit = yield* exited
-    return { ...exit, forced: true, ms: performance.now() - started }
-  })
   return {
     pid,
     child,
-    stdout: () => output.stdout,
-    stderr: () => output.stderr,
-    exit: () => Option.fromNullable(ended),
+    stdout: () => watched.output("stdout"),
+    stderr: () => watched.output("stderr"),
+    exit: () => Option.fromNullable(watched.ended()),
     exited,
-    ready,
-    nextLine,
+    ready: readyOf(watched, millis(options.readyTimeout ?? "30 seconds"), error),
+    nextLine: nextLineOf(watched, error),
     signal,
-    stop
+    stop: stopOf(watched, signal, exited, {
+      first: options.stopSignal ?? "SIGTERM",
+      timeoutMs: millis(options.stopTimeout ?? "10 seconds")
+    })
   }
 }
 
