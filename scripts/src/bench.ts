@@ -78,15 +78,8 @@ const lastBodyFor = (mockPort: number, model: string): Promise<string> =>
     }).on("error", reject)
   )
 
-const main = async (): Promise<void> => {
-  const t0 = performance.now()
-  const machine = await describeMachine()
-  const source = describeSource()
-  printRunHeader(options, machine, source)
-
-  const jiffiesAtStart = machineJiffies()
-  const cpu = ownCpu()
-  const tmp = mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-"))
+/** The mock, the deployment file (in `tmp`) and the main server. */
+const startMockAndServer = async (tmp: string) => {
   const mock = await startMock()
   const tomlPath = path.join(tmp, "bench.toml")
   writeFileSync(
@@ -97,16 +90,33 @@ const main = async (): Promise<void> => {
   console.log(
     `server pid ${server.pid} at ${server.url} (ready in ${server.startupMs.toFixed(0)} ms); mock at :${mock.port}`
   )
-  const started = await startForwarders(mock.port, options.noPeer)
+  return { mock, tomlPath, server }
+}
 
-  // Sanity: every route answers as configured before anything is measured.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const sanity = await checkEveryRoute(agent, server.port)
-  const judgeBody = await lastBodyFor(mock.port, JUDGE_MODEL)
+/** Every route answers as configured before anything is measured; the judge body the server sends. */
+const sanityCheck = async (agent: http.Agent, serverPort: number, mockPort: number) => {
+  const sanity = await checkEveryRoute(agent, serverPort)
+  const judgeBody = await lastBodyFor(mockPort, JUDGE_MODEL)
   console.log(
     `sanity: ${sanity.map((s) => `${s.model}→${s.selected} (${s.source}${s.reason ? `/${s.reason}` : ""})`).join(", ")}`
   )
   console.log(`judge request body as sent by the server: ${judgeBody.length} bytes`)
+  return { sanity, judgeBody }
+}
+
+const main = async (): Promise<void> => {
+  const t0 = performance.now()
+  const machine = await describeMachine()
+  const source = describeSource()
+  printRunHeader(options, machine, source)
+
+  const jiffiesAtStart = machineJiffies()
+  const cpu = ownCpu()
+  const tmp = mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-"))
+  const { mock, server, tomlPath } = await startMockAndServer(tmp)
+  const started = await startForwarders(mock.port, options.noPeer)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const { judgeBody, sanity } = await sanityCheck(agent, server.port, mock.port)
   const forwarders = await checkForwarders(started, cpu)
 
   const rows: Array<Row> = []

@@ -34,7 +34,7 @@ import { parseE2eOptions } from "./options.js"
 import { E2E_DIR, ROOT } from "./paths.js"
 import { OPT_IN, SCENARIOS } from "./scenarios/index.js"
 import { startE2eServer } from "./server.js"
-import { type RequestEntry, startFakeUpstream } from "./upstream/server.js"
+import { type FakeUpstream, type RequestEntry, startFakeUpstream } from "./upstream/server.js"
 
 const options = parseE2eOptions(process.argv.slice(2))
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -112,6 +112,79 @@ const runOne = async (ctx: Ctx, name: string, scenario: Scenario): Promise<Outco
   }
 }
 
+/** The scenarios' context: the upstream, the server's log, more servers, the two CLIs writing their output into `runDir`. */
+const makeCtx = (
+  { binary, runDir, serverLogPath, serverUrl, upstream }: {
+    readonly runDir: string
+    readonly binary: string
+    readonly upstream: FakeUpstream
+    readonly serverLogPath: string
+    readonly serverUrl: string
+  }
+): Ctx => ({
+  upstream,
+  serverLogPath,
+  serverFor: (target, model = CODEX_MODEL) => {
+    const toml = path.join(runDir, `deployment-${model}-${target}.toml`)
+    fs.writeFileSync(toml, e2eToml(upstream.url, target, model))
+    return startE2eServer(toml, path.join(runDir, `server-${model}-${target}.log`))
+  },
+  claude: async ({ baseUrl = serverUrl, extraArgs, extraEnv = options.extraEnv, name, ...call }) =>
+    keepRun(
+      runDir,
+      `claude-${name}.txt`,
+      await runClaude(binary, { ...call, baseUrl, boundMs: boundMs(), extraEnv, ...(extraArgs ? { extraArgs } : {}) })
+    ),
+  codex: async ({ baseUrl = serverUrl, name, ...call }) =>
+    keepRun(
+      runDir,
+      `codex-${name}.txt`,
+      await runCodex({ ...call, baseUrl, boundMs: boundMs(), extraArgs: options.codexExtraArgs })
+    )
+})
+
+/** The summary.json of the run, and the server's complaints when something failed. */
+const writeSummary = (
+  runDir: string,
+  { results, totalMs, versions }: {
+    readonly results: ReadonlyArray<Outcome>
+    readonly totalMs: number
+    readonly versions: { readonly claude: string; readonly codex: string }
+  }
+): number => {
+  const failed = results.filter((r) => !r.ok).length
+  fs.writeFileSync(
+    path.join(runDir, "summary.json"),
+    `${
+      JSON.stringify(
+        {
+          version: versions.claude,
+          codexVersion: versions.codex,
+          codexExtraArgs: options.codexExtraArgs,
+          workaround: options.workaround,
+          extraEnv: options.extraEnv,
+          totalMs,
+          passed: results.length - failed,
+          failed,
+          results
+        },
+        null,
+        2
+      )
+    }\n`
+  )
+  if (failed > 0) {
+    const errors = fs.readFileSync(path.join(runDir, "server.log"), "utf8").split("\n").filter((l) =>
+      /status=[45]\d\d|level=(WARN|ERROR)/.test(l)
+    )
+    if (errors.length > 0) {
+      console.log(`e2e: server log, non-2xx and warnings (first 5):\n  ${errors.slice(0, 5).join("\n  ")}`)
+    }
+  }
+  console.log(`e2e: ${results.length - failed} passed, ${failed} failed in ${(totalMs / 1000).toFixed(1)} s`)
+  return failed === 0 ? 0 : 1
+}
+
 const main = async (): Promise<number> => {
   const versions = ensureInstalled()
   const version = versions.claude
@@ -134,33 +207,7 @@ const main = async (): Promise<number> => {
   fs.writeFileSync(tomlPath, e2eToml(upstream.url))
   const serverLogPath = path.join(runDir, "server.log")
   const server = await startE2eServer(tomlPath, serverLogPath)
-  const ctx: Ctx = {
-    upstream,
-    serverLogPath,
-    serverFor: (target, model = CODEX_MODEL) => {
-      const toml = path.join(runDir, `deployment-${model}-${target}.toml`)
-      fs.writeFileSync(toml, e2eToml(upstream.url, target, model))
-      return startE2eServer(toml, path.join(runDir, `server-${model}-${target}.log`))
-    },
-    claude: async ({ baseUrl = server.url, extraArgs, extraEnv: env = extraEnv, name, ...call }) =>
-      keepRun(
-        runDir,
-        `claude-${name}.txt`,
-        await runClaude(binary, {
-          ...call,
-          baseUrl,
-          boundMs: boundMs(),
-          extraEnv: env,
-          ...(extraArgs ? { extraArgs } : {})
-        })
-      ),
-    codex: async ({ baseUrl = server.url, name, ...call }) =>
-      keepRun(
-        runDir,
-        `codex-${name}.txt`,
-        await runCodex({ ...call, baseUrl, boundMs: boundMs(), extraArgs: codexExtraArgs })
-      )
-  }
+  const ctx = makeCtx({ runDir, binary, upstream, serverLogPath, serverUrl: server.url })
   const results: Array<Outcome> = []
   try {
     for (const [name, scenario] of SCENARIOS) {
@@ -179,38 +226,7 @@ const main = async (): Promise<number> => {
       for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
     }
   }
-  const failed = results.filter((r) => !r.ok).length
-  const totalMs = Date.now() - started
-  fs.writeFileSync(
-    path.join(runDir, "summary.json"),
-    `${
-      JSON.stringify(
-        {
-          version,
-          codexVersion: versions.codex,
-          codexExtraArgs,
-          workaround,
-          extraEnv,
-          totalMs,
-          passed: results.length - failed,
-          failed,
-          results
-        },
-        null,
-        2
-      )
-    }\n`
-  )
-  if (failed > 0) {
-    const errors = fs.readFileSync(serverLogPath, "utf8").split("\n").filter((l) =>
-      /status=[45]\d\d|level=(WARN|ERROR)/.test(l)
-    )
-    if (errors.length > 0) {
-      console.log(`e2e: server log, non-2xx and warnings (first 5):\n  ${errors.slice(0, 5).join("\n  ")}`)
-    }
-  }
-  console.log(`e2e: ${results.length - failed} passed, ${failed} failed in ${(totalMs / 1000).toFixed(1)} s`)
-  return failed === 0 ? 0 : 1
+  return writeSummary(runDir, { results, totalMs: Date.now() - started, versions })
 }
 
 main().then(

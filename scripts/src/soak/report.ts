@@ -99,15 +99,11 @@ export interface SoakRun {
   readonly failed: boolean
 }
 
-/** The printed report (also stored in the JSON file); `started` is performance.now() at the start of the run. */
-export const reportLines = (
-  { after, failed, failOpen, options, results, rss, server, staleSocketRetries, traffic }: SoakRun,
-  started: number
-): Array<string> => {
-  const { foFaulty, foReasons, foTotalDelta, foUp, foWithoutVerdict, phasesOut, routeTotals } = failOpen
-  const { health, healthOk, stopped } = after
-  const lines: Array<string> = []
-  const out = (s = "") => lines.push(s)
+/** The report's first part: requests, violations, outcomes, evidence, and the phases table. */
+const outcomeLines = (
+  { failOpen: { phasesOut }, options, results, staleSocketRetries, traffic }: SoakRun,
+  out: (s?: string) => void
+): void => {
   out(
     `\n## Soak results (${options.minutes} min, ${results.requests} requests, ${
       (results.requests / traffic.trafficS).toFixed(0)
@@ -135,6 +131,11 @@ export const reportLines = (
       `| ${p.phase} | ${p.mode} | ${p.fo.sent} / ${p.fo.judged} / ${p.fo.withoutVerdict} | ${p.failOpenCounterDelta} | ${p.err.ok} / ${p.err.errors} (${p.err.judgeErrors}) | ${p.judgeBreaker} |`
     )
   }
+}
+
+/** The fail-open counter against what the clients saw, and the per-route totals. */
+const failOpenLines = ({ failOpen }: SoakRun, out: (s?: string) => void): void => {
+  const { foFaulty, foReasons, foTotalDelta, foUp, foWithoutVerdict, routeTotals } = failOpen
   out(
     `\nfail-open counter (switchyard_classifier_fail_open_total{judge_model="${JUDGE_FO}"}): +${foTotalDelta} over the run ` +
       `(${Object.entries(foReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(", ")}); ` +
@@ -158,6 +159,15 @@ export const reportLines = (
       ).join("; ")
     }`
   )
+}
+
+/** The server's RSS, its state after the soak, its log, the upstreams' counts and the result. */
+const serverAndResultLines = (
+  { after, failed, rss, server, traffic }: SoakRun,
+  started: number,
+  out: (s?: string) => void
+): void => {
+  const { health, healthOk, stopped } = after
   const { endLevel, growthPct, maxAfterWarm, middle, rssFlag, rssJudged, slopeMbPerMin, warm } = rss
   const { rssEnd } = traffic
   out(
@@ -190,5 +200,14 @@ export const reportLines = (
       ((performance.now() - started) / 1000).toFixed(1)
     } s`
   )
+}
+
+/** The printed report (also stored in the JSON file); `started` is performance.now() at the start of the run. */
+export const reportLines = (run: SoakRun, started: number): Array<string> => {
+  const lines: Array<string> = []
+  const out = (s = "") => lines.push(s)
+  outcomeLines(run, out)
+  failOpenLines(run, out)
+  serverAndResultLines(run, started, out)
   return lines
 }

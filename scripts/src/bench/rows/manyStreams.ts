@@ -134,31 +134,25 @@ const driveStreams = (options: BenchOptions, server: Relayer) => {
 }
 
 /**
- * The many-streams row against `server`. With `probes` (our server), `/health` is sampled and a
- * buffered trickle is sent while the chunks flow; without (the floor, which has neither), only its
- * CPU and RSS are read.
+ * While the streams run: /health every ~50 ms and the RSS peak with it, on its own connection, and a
+ * trickle of buffered requests (about 10 a second) on the passthrough route; without `probes` only
+ * the RSS.
  */
-const manyStreamsRow = async (
-  options: BenchOptions,
+const probe = async (
   server: Relayer,
-  passBody: string,
-  label: string,
-  probes = true
-): Promise<ManyStreamsRow> => {
-  const n = options.manyStreams
-  const streams = driveStreams(options, server)
-  const rssBeforeMb = procStatus(server.pid).rssMb
+  { passBody, probes, rssBeforeMb, running }: {
+    readonly passBody: string
+    readonly probes: boolean
+    readonly running: { readonly done: boolean }
+    readonly rssBeforeMb: number
+  }
+) => {
   let rssPeakMb = rssBeforeMb
-  const start = streams.mark()
-  let allDone = false
-  const launched = streams.run().finally(() => (allDone = true))
-
-  // /health every ~50 ms and RSS with it, on its own connection, while the chunks flow.
   const healthMs: Array<number> = []
   let healthErrors = 0
   const healthAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const healthLoop = (async () => {
-    while (!allDone) {
+    while (!running.done) {
       const t = performance.now()
       try {
         if (probes) {
@@ -173,12 +167,11 @@ const manyStreamsRow = async (
       await sleep(Math.max(0, 50 - (performance.now() - t)))
     }
   })()
-  // A trickle of buffered requests (about 10 a second) on the passthrough route.
   const trickleMs: Array<number> = []
   let trickleErrors = 0
   const trickleAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const trickleLoop = (async () => {
-    while (probes && !allDone) {
+    while (probes && !running.done) {
       try {
         const r = await timedRequest(trickleAgent, server.port, "/v1/chat/completions", passBody)
         if (r.status === 200) trickleMs.push(r.total)
@@ -189,16 +182,38 @@ const manyStreamsRow = async (
       await sleep(100)
     }
   })()
+  await Promise.all([healthLoop, trickleLoop])
+  healthAgent.destroy()
+  trickleAgent.destroy()
+  return { rssPeakMb, healthMs, healthErrors, trickleMs, trickleErrors }
+}
 
+/**
+ * The many-streams row against `server`. With `probes` (our server), `/health` is sampled and a
+ * buffered trickle is sent while the chunks flow; without (the floor, which has neither), only its
+ * CPU and RSS are read.
+ */
+const manyStreamsRow = async (
+  options: BenchOptions,
+  server: Relayer,
+  passBody: string,
+  label: string,
+  probes = true
+): Promise<ManyStreamsRow> => {
+  const n = options.manyStreams
+  const streams = driveStreams(options, server)
+  const rssBeforeMb = procStatus(server.pid).rssMb
+  const start = streams.mark()
+  const running = { done: false }
+  const launched = streams.run().finally(() => (running.done = true))
+  const probed = probe(server, { passBody, probes, running, rssBeforeMb })
   try {
     await launched
   } catch (error) {
     streams.fail(error instanceof Error ? error.message : String(error))
   }
   const end = streams.mark()
-  await Promise.all([healthLoop, trickleLoop])
-  healthAgent.destroy()
-  trickleAgent.destroy()
+  const { healthErrors, healthMs, rssPeakMb, trickleErrors, trickleMs } = await probed
   await streams.close()
 
   const { chunks, completed, errorSamples, events, steadyEnd, steadyStart } = streams.state
