@@ -3,8 +3,8 @@
 // stalls past its 3000 ms timeout_ms, is stopped, answers 500, answers garbage — printed as one
 // table per mode; then a scripted tour of the demo deployment (`npm start`). Every request goes to
 // 127.0.0.1.
+import { ServerProcess } from "@switchyard-ts/testkit"
 import { Effect, Logger, LogLevel } from "effect"
-import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Drill } from "../packages/demo/dist/index.js"
@@ -30,28 +30,18 @@ console.log("\n" + drill.failOpenSeries.join("\n"))
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const bin = path.join(root, "packages/demo/bin/switchyard-demo.js")
-const child = spawn(process.execPath, [bin, "--config", "examples/demo.toml", "--port", "0"], {
-  cwd: root,
-  stdio: ["ignore", "pipe", "inherit"]
-})
-
-// Never leave the server behind, even when this script is cut short (e.g. piped into `head`).
-process.on("exit", () => child.kill("SIGTERM"))
+// Never leave the server behind, even when this script is cut short (e.g. piped into `head`):
+// ServerProcess kills it when this process exits.
 for (const signal of ["SIGINT", "SIGTERM", "SIGPIPE"]) process.on(signal, () => process.exit(1))
 
-let out = ""
-const base = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error("the server did not start within 20 s")), 20_000)
-  child.stdout.on("data", (data) => {
-    out += data.toString()
-    const match = /listening on (http:\/\/\S+)/.exec(out)
-    if (match) {
-      clearTimeout(timer)
-      resolve(match[1])
-    }
-  })
-  child.on("exit", (code) => reject(new Error(`the server exited with ${code}`)))
-})
+const server = await Effect.runPromise(ServerProcess.startUnscoped({
+  bin,
+  args: ["--config", "examples/demo.toml", "--port", "0"],
+  cwd: root,
+  readyTimeout: "20 seconds",
+  onOutput: (stream, chunk) => stream === "stderr" && process.stderr.write(chunk)
+}))
+const base = server.url
 
 const show = async (title, method, url, body) => {
   const response = await fetch(`${base}${url}`, {
@@ -98,5 +88,5 @@ try {
   console.log("\n## /metrics (switchyard series)")
   console.log(metrics.split("\n").filter((line) => line.startsWith("switchyard_requests_total")).join("\n"))
 } finally {
-  child.kill("SIGTERM")
+  await Effect.runPromise(server.process.stop)
 }

@@ -20,21 +20,21 @@
 // --from DIR replays and cross-checks the files of an earlier run (DIR/routing.jsonl, soak.toml,
 // soak.json) instead of running the soak. OUT defaults to bench-results/replay-example-<timestamp>.
 // Everything listens on 127.0.0.1 (the soak's server and upstreams); every child is started here,
-// tracked by PID and stopped by PID (scripts/src/lib/processes.ts), and bounded in time. Exits 1 when
+// tracked by PID and stopped by PID (the testkit's ServerProcess), and bounded in time. Exits 1 when
 // the soak fails, the replay under the soak's own deployment changes a decision, or a cross-check
 // differs. Needs `npm run build` first.
+import * as ServerProcess from "@switchyard-ts/testkit/ServerProcess"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { spawn } from "node:child_process"
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { killAll, pidOf, requireBuild, track } from "./lib/processes.js"
+import { killAll, requireBuild } from "./lib/processes.js"
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const BIN = path.join(ROOT, "packages/server/bin/switchyard.js")
 const SOAK = path.join(ROOT, "scripts/dist/soak.js")
 const ROUTES = ["soak-fo", "soak-err"] as const
 /** How long a replay may take before it is stopped. */
@@ -74,42 +74,30 @@ const OTHER_TOML = path.join(OUT, "other.toml")
 requireBuild(ROOT)
 
 // ---------------------------------------------------------------------------------------------
-// Children: started here, tracked by PID, stopped by PID after `timeoutMs`.
+// Children (the soak, the CLI's replay): the testkit's ServerProcess, stopped by PID after `timeoutMs`.
 interface Ran {
   readonly code: number | null
   readonly stdout: string
   readonly stderr: string
 }
 
-const run = (argv: ReadonlyArray<string>, timeoutMs: number, echo: boolean): Promise<Ran> =>
-  new Promise((resolve, reject) => {
-    const child = track(spawn(process.execPath, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] }))
-    const pid = pidOf(child)
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (data: string) => {
-      stdout += data
-      if (echo) process.stdout.write(data)
+const run = ([bin = "", ...args]: ReadonlyArray<string>, timeoutMs: number, echo: boolean): Promise<Ran> =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const child = yield* ServerProcess.spawnUnscoped({
+        bin,
+        args,
+        cwd: ROOT,
+        keepOutput: Number.POSITIVE_INFINITY, // all of it: the report is read back
+        ...(echo ? { onOutput: (stream, chunk) => process[stream].write(chunk) } : {})
+      })
+      const exit = yield* Effect.timeoutFail(child.exited, {
+        duration: timeoutMs,
+        onTimeout: () => new Error(`${path.basename(bin)} ${args[0] ?? ""}: no exit within ${timeoutMs} ms (stopped)`)
+      }).pipe(Effect.tapError(() => child.stop))
+      return { code: exit.code, stdout: child.stdout(), stderr: child.stderr() }
     })
-    child.stderr.setEncoding("utf8").on("data", (data: string) => {
-      stderr += data
-      if (echo) process.stderr.write(data)
-    })
-    const timer = setTimeout(() => {
-      try {
-        process.kill(pid, "SIGTERM")
-      } catch {}
-      reject(new Error(`${path.basename(argv[0] ?? "")} ${argv[1] ?? ""}: no exit within ${timeoutMs} ms (stopped)`))
-    }, timeoutMs)
-    child.once("error", (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    child.once("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // What is read back: the replay's --json and the parts of the soak's report the cross-check uses.
@@ -232,7 +220,7 @@ const main = async (): Promise<number> => {
 
   const replay = async (config: string, json: boolean): Promise<string> => {
     const result = await run(
-      [BIN, "replay", "--log", LOG, "--config", config, ...(json ? ["--json"] : [])],
+      [ServerProcess.serverBin, "replay", "--log", LOG, "--config", config, ...(json ? ["--json"] : [])],
       REPLAY_TIMEOUT_MS,
       false
     )

@@ -8,6 +8,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "@switchyard-ts/server/Server"
+import * as DeploymentBuilder from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -42,107 +43,79 @@ export interface Row {
 
 const judgeModel = "sim-judge"
 
+type Posture = DeploymentBuilder.JudgeFailure
+
 /** A custom-mode route on the drill's judge: the judge names `weak` or `strong`; default strong. */
-const customRoute = (id: string, posture: "error" | "fail_open") => `
-[routes.${id}]
-id = "${id}"
-type = "llm_classifier"
-mode = "custom"
-classifier_target = "judge"
-targets = ["weak", "strong"]
-default_target = "strong"
-prompt = "Name the cheapest target that can do this task: weak or strong."
-response_schema = '{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}'
-policy = { type = "target_selector", selector = "/target" }
-judge_failure = "${posture}"
-`
+const customRoute = (id: string, judge_failure: Posture) =>
+  DeploymentBuilder.custom(id, {
+    classifier_target: "judge",
+    targets: ["weak", "strong"],
+    default_target: "strong",
+    prompt: "Name the cheapest target that can do this task: weak or strong.",
+    response_schema: `{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}`,
+    policy: { type: "target_selector", selector: "/target" },
+    judge_failure
+  })
 
 /**
  * An escalation-mode route on the drill's judge: weak answers, the judge reads the finished turn;
  * one escalate verdict is enough (`confirmations = 1`, as the drill's requests carry no session).
  */
-const escalationRoute = (id: string, posture: "error" | "fail_open") => `
-[routes.${id}]
-id = "${id}"
-type = "llm_classifier"
-mode = "escalation"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-escalation = { confirmations = 1 }
-judge_failure = "${posture}"
-`
+const escalationRoute = (id: string, judge_failure: Posture) =>
+  DeploymentBuilder.escalation(id, {
+    mode: "escalation",
+    classifier_target: "judge",
+    weak_target: "weak",
+    strong_target: "strong",
+    escalation: { confirmations: 1 },
+    judge_failure
+  })
 
 /**
  * A stage router on the drill's judge: capable strong, efficient weak, `picker = "efficient_first"`.
  * The drill's requests carry no tool history, so the signals leave every turn to the classifier.
  */
-const stageRoute = (id: string, posture: "error" | "fail_open") => `
-[routes.${id}]
-id = "${id}"
-type = "stage_router"
-capable_target = "strong"
-efficient_target = "weak"
-picker = "efficient_first"
-confidence_threshold = 0.5
+const stageRoute = (id: string, judge_failure: Posture) =>
+  DeploymentBuilder.stageRouter(id, {
+    capable_target: "strong",
+    efficient_target: "weak",
+    picker: "efficient_first",
+    confidence_threshold: 0.5,
+    classifier: { target: "judge", base_threshold: 0.5, judge_failure }
+  })
 
-[routes.${id}.classifier]
-target = "judge"
-base_threshold = 0.5
-judge_failure = "${posture}"
-`
+/** A capability route on the drill's judge: p_solve at or above 0.5 routes weak. */
+const capabilityRoute = (id: string, judge_failure: Posture) =>
+  DeploymentBuilder.capability(id, {
+    classifier_target: "judge",
+    weak_target: "weak",
+    strong_target: "strong",
+    base_threshold: 0.5,
+    judge_failure
+  })
 
-const deploymentToml = (upstream: string, judge: string, options: Options) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstream}"
-max_retries = 0
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${judge}"
-max_retries = 0
-timeout_ms = ${options.judgeTimeoutMs}
-
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "judge"
-
-[targets.weak]
-id = "sim-small-coder"
-llm_client = "sim"
-
-[targets.strong]
-id = "sim-frontier-coder"
-llm_client = "sim"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "error"
-
-[routes.auto-open]
-id = "auto-open"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "fail_open"
-
-${customRoute("pick", "error")}
-${customRoute("pick-open", "fail_open")}
-${escalationRoute("esc", "error")}
-${escalationRoute("esc-open", "fail_open")}
-${stageRoute("stage", "error")}
-${stageRoute("stage-open", "fail_open")}
-`
+const deploymentToml = (upstream: string, judge: string, options: Options) =>
+  DeploymentBuilder.toToml({
+    llm_clients: {
+      sim: DeploymentBuilder.client("openai_chat", upstream, { max_retries: 0 }),
+      judge: DeploymentBuilder.client("openai_chat", judge, { max_retries: 0, timeout_ms: options.judgeTimeoutMs })
+    },
+    targets: {
+      judge: DeploymentBuilder.target(judgeModel, "judge"),
+      weak: DeploymentBuilder.target("sim-small-coder", "sim"),
+      strong: DeploymentBuilder.target("sim-frontier-coder", "sim")
+    },
+    routes: DeploymentBuilder.byId(
+      capabilityRoute("auto", "error"),
+      capabilityRoute("auto-open", "fail_open"),
+      customRoute("pick", "error"),
+      customRoute("pick-open", "fail_open"),
+      escalationRoute("esc", "error"),
+      escalationRoute("esc-open", "fail_open"),
+      stageRoute("stage", "error"),
+      stageRoute("stage-open", "fail_open")
+    )
+  })
 
 const verdict = (p: number) =>
   FakeUpstream.ok(

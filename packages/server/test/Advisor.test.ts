@@ -8,6 +8,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import { ChatCompletion, ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as AdvisorPrompt from "@switchyard-ts/routing/AdvisorPrompt"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -16,52 +17,25 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { startServer } from "./harness.js"
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.review]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 3000
-
-[llm_clients.stopped]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_ms = 3000
-
-[targets.exec]
-id = "exec-model"
-llm_client = "sim"
-
-[targets.reviewer]
-id = "advisor-model"
-llm_client = "review"
-
-[targets.stopped_reviewer]
-id = "advisor-model"
-llm_client = "stopped"
-
-${
-  [["open", "true"], ["closed", "false"]].flatMap(([name, failOpen]) =>
-    [["", "reviewer"], ["-down", "stopped_reviewer"]].map(([suffix, reviewer]) => `
-[routes.gate-${name}${suffix}]
-id = "gate-${name}${suffix}"
-type = "advisor"
-executor_target = "exec"
-advisor_target = "${reviewer}"
-max_reviews = 10
-fail_open = ${failOpen}
-`)
-  ).join("\n")
-}
-`
+const deployment = (upstreamUrl: string): D.Deployment => ({
+  llm_clients: {
+    sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+    review: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
+    stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
+  },
+  targets: {
+    exec: D.target("exec-model", "sim"),
+    reviewer: D.target("advisor-model", "review"),
+    stopped_reviewer: D.target("advisor-model", "stopped")
+  },
+  routes: D.byId(
+    ...([["open", true], ["closed", false]] as const).flatMap(([name, fail_open]) =>
+      ([["", "reviewer"], ["-down", "stopped_reviewer"]] as const).map(([suffix, advisor_target]) =>
+        D.advisor(`gate-${name}${suffix}`, { executor_target: "exec", advisor_target, max_reviews: 10, fail_open })
+      )
+    )
+  )
+})
 
 const task = { role: "user", content: "fix the off-by-one in pager.ts" }
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [task], ...extra })
@@ -116,7 +90,7 @@ const messagesOf = (body: unknown): ReadonlyArray<unknown> =>
 describe("advisor routes through the server", () => {
   it.scopedLive("APPROVE releases the executor's turn; the advisor saw our reviewer prompt and the task", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("Fixed: the loop now stops at length - 1."))
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.ok("APPROVE"))
       const before = yield* series(client, "switchyard_advisor_gate_reviews_total", {
@@ -147,7 +121,7 @@ describe("advisor routes through the server", () => {
 
   it.scopedLive("REDO: the executor is called twice, the second request carries the turn and the feedback", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.script("exec-model", [
         FakeUpstream.ok("first try", {
           usage: {
@@ -196,7 +170,7 @@ describe("advisor routes through the server", () => {
 
   it.scopedLive("an advisor that is down: fail_open releases the turn (200), fail_open = false is a 502", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("released anyway"))
       const failuresBefore = yield* series(client, "switchyard_advisor_gate_consult_failures_total", {
         reason: "transport"
@@ -220,7 +194,7 @@ describe("advisor routes through the server", () => {
 
   it.scopedLive("an advisor answering 500: fail_open → 200, fail_open = false → 502 naming the advisor, never its body", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("my answer"))
       yield* upstream.setBehaviour(
         "advisor-model",
@@ -238,7 +212,7 @@ describe("advisor routes through the server", () => {
 
   it.scoped("a stalled advisor under fail_open = false is a 504 upstream_timeout", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("waiting for review"))
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.stall)
       const fiber = yield* Effect.fork(completion(client, "gate-closed"))
@@ -254,7 +228,7 @@ describe("advisor routes through the server", () => {
 
   it.scopedLive("a streaming caller gets the released turn replayed as SSE ending with [DONE]", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("streamed after review"))
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.ok("**Verdict:** APPROVE"))
       const response = yield* post(client, "/v1/chat/completions", chat("gate-open", { stream: true }))
@@ -276,7 +250,7 @@ describe("advisor routes through the server", () => {
 
   it.scopedLive("/v1/decision runs the gate and includes the released turn as response", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("exec-model", FakeUpstream.ok("decided and answered"))
       yield* upstream.setBehaviour("advisor-model", FakeUpstream.ok("APPROVE"))
       const response = yield* post(client, "/v1/decision", { input_format: "openai_chat", request: chat("gate-open") })

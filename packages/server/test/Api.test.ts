@@ -7,7 +7,7 @@ import { ChatCompletion, decodeOptions } from "@switchyard-ts/protocol/OpenAiCha
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { basicToml, chat, startServer } from "./harness.js"
+import { basicDeployment, chat, startServer } from "./harness.js"
 
 const post = (client: HttpClient.HttpClient, path: string, body: unknown, headers: Record<string, string> = {}) =>
   client.execute(
@@ -34,7 +34,7 @@ const assertEnvelope = (
 describe("chat completions", () => {
   it.scopedLive("a buffered completion goes through the passthrough target with the routing headers", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("hi from weak"))
       const response = yield* post(client, "/v1/chat/completions", chat("fast", { vendor_field: { keep: true } }), {
         "x-team": "infra",
@@ -60,7 +60,7 @@ describe("chat completions", () => {
 
   it.scopedLive("a streamed completion relays SSE chunks and ends with [DONE]", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("one two three"))
       const response = yield* post(client, "/v1/chat/completions", chat("fast", { stream: true }))
       assert.strictEqual(response.status, 200)
@@ -85,7 +85,7 @@ describe("chat completions", () => {
 
   it.scopedLive("a chat stream from a chat upstream reaches the caller as the upstream's own bytes", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       // Spacing and key order no encoder would produce: only forwarded bytes keep them.
       const first = `{ "id":"c1",  "object":"chat.completion.chunk","created":1,"model":"weak-model",` +
         `"choices":[{"index":0,"delta":{"role":"assistant","content":"one"},"finish_reason":null}],"x_extra":{"k":[1, 2]} }`
@@ -103,7 +103,7 @@ describe("chat completions", () => {
 
   it.scopedLive("a noop route answers OK itself, buffered and streamed", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       const buffered = yield* post(client, "/v1/chat/completions", chat("ping"))
       assert.strictEqual(buffered.status, 200)
       assert.strictEqual(buffered.headers["x-switchyard-evidence-source"], "noop")
@@ -116,7 +116,7 @@ describe("chat completions", () => {
 
   it.scopedLive("a 5xx-forever target falls back to the next target", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml({ maxRetries: 1 }))
+      const { client, upstream } = yield* startServer(basicDeployment({ maxRetries: 1 }))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.status(503, { message: "overloaded" }))
       yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answered"))
       const response = yield* post(client, "/v1/chat/completions", chat("mix"))
@@ -128,7 +128,7 @@ describe("chat completions", () => {
 
   it.scopedLive("an upstream 400 is relayed with the upstream's message and no fallback", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml({ maxRetries: 2 }))
+      const { client, upstream } = yield* startServer(basicDeployment({ maxRetries: 2 }))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.status(400, { message: "temperature is out of range" }))
       const response = yield* post(client, "/v1/chat/completions", chat("mix"))
       const message = yield* assertEnvelope(response, 400, "upstream_error", "upstream_error")
@@ -138,7 +138,7 @@ describe("chat completions", () => {
 
   it.scopedLive("a 400 context-window error falls back to the other target", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.contextLengthExceeded)
       const response = yield* post(client, "/v1/chat/completions", chat("mix"))
       assert.strictEqual(response.status, 200)
@@ -147,7 +147,7 @@ describe("chat completions", () => {
 
   it.scopedLive("all candidates answering 503 gives 503 with the upstream's message", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.status(503, { message: "weak down" }))
       yield* upstream.setBehaviour("strong-model", FakeUpstream.status(503, { message: "strong down" }))
       const response = yield* post(client, "/v1/chat/completions", chat("mix"))
@@ -156,7 +156,7 @@ describe("chat completions", () => {
 
   it.scopedLive("a caller that disconnects mid-stream makes the upstream see its connection closed", () =>
     Effect.gen(function*() {
-      const { upstream, url } = yield* startServer(basicToml())
+      const { upstream, url } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour(
         "weak-model",
         FakeUpstream.Chunks.make({
@@ -190,7 +190,7 @@ describe("chat completions", () => {
 describe("error table", () => {
   it.scopedLive("a body that is not JSON is a 400", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const response = yield* client.execute(
         HttpClientRequest.post("/v1/chat/completions").pipe(HttpClientRequest.bodyText("{not json", "application/json"))
       )
@@ -200,7 +200,7 @@ describe("error table", () => {
 
   it.scopedLive("a schema violation is a 400 naming the field path", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const response = yield* post(client, "/v1/chat/completions", {
         model: "fast",
         messages: [{ role: "user", content: 7 }]
@@ -213,7 +213,7 @@ describe("error table", () => {
 
   it.scopedLive("a model that names no route is a 404", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const response = yield* post(client, "/v1/chat/completions", chat("nope"))
       const message = yield* assertEnvelope(response, 404, "invalid_request_error", "model_not_found")
       assert.strictEqual(message, "No route registered for model nope")
@@ -221,7 +221,7 @@ describe("error table", () => {
 
   it.scopedLive("a body over 16 MiB is a 413", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const big = chat("fast", { padding: "x".repeat(16 * 1024 * 1024) })
       const response = yield* post(client, "/v1/chat/completions", big)
       yield* assertEnvelope(response, 413, "invalid_request_error", "request_too_large")
@@ -229,7 +229,7 @@ describe("error table", () => {
 
   it.scopedLive("a body over the limit without content-length (chunked) is a 413", () =>
     Effect.gen(function*() {
-      const { url } = yield* startServer(basicToml(), { bodyLimit: 1024 })
+      const { url } = yield* startServer(basicDeployment(), { bodyLimit: 1024 })
       const status = yield* Effect.promise(async () => {
         const body = new ReadableStream<Uint8Array>({
           start(controller) {
@@ -252,7 +252,7 @@ describe("error table", () => {
 
   it.scopedLive("an unreachable upstream is a 502", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const response = yield* post(client, "/v1/chat/completions", chat("unreachable"))
       const message = yield* assertEnvelope(response, 502, "upstream_error", "upstream_error")
       assert.include(message, "gone-model")
@@ -260,7 +260,7 @@ describe("error table", () => {
 
   it.scopedLive("an undecodable 2xx body from the answer call is a 502", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.Garbage.make({ body: "<html>oops</html>" }))
       const response = yield* post(client, "/v1/chat/completions", chat("fast"))
       yield* assertEnvelope(response, 502, "upstream_error", "upstream_error")
@@ -268,7 +268,7 @@ describe("error table", () => {
 
   it.scopedLive("an unknown path is an enveloped 404", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const response = yield* client.execute(HttpClientRequest.get("/v2/nothing"))
       yield* assertEnvelope(response, 404, "not_found", "endpoint_not_found")
     }))
@@ -277,7 +277,7 @@ describe("error table", () => {
 describe("other endpoints", () => {
   it.scopedLive("/v1/decision returns selected, fallbacks and evidence without an answer call", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       const response = yield* post(client, "/v1/decision", { input_format: "openai_chat", request: chat("mix") })
       assert.strictEqual(response.status, 200)
       assert.deepStrictEqual<unknown>(yield* response.json, {
@@ -306,7 +306,7 @@ describe("other endpoints", () => {
 
   it.scopedLive("/v1/models lists the routes in id order; /health answers ok", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const models = yield* Effect.flatMap(client.execute(HttpClientRequest.get("/v1/models")), (r) => r.json)
       const decoded = Schema.decodeUnknownSync(Schema.Struct({
         object: Schema.Literal("list"),
@@ -320,7 +320,7 @@ describe("other endpoints", () => {
 
   it.scopedLive("/metrics has the request and upstream attempt series before the first request", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const text = yield* Effect.flatMap(client.execute(HttpClientRequest.get("/metrics")), (r) => r.text)
       assert.match(text, /switchyard_requests_total\{[^}]*model="strong-model"[^}]*\} \d/)
       assert.match(text, /switchyard_errors_total\{[^}]*model="ping"[^}]*\} \d/)
@@ -330,7 +330,7 @@ describe("other endpoints", () => {
 
   it.scopedLive("/metrics exposes request, error and upstream attempt counters as Prometheus text", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml())
+      const { client, upstream } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("fine"))
       yield* post(client, "/v1/chat/completions", chat("fast"))
       yield* post(client, "/v1/chat/completions", chat("unreachable"))

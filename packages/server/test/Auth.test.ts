@@ -9,12 +9,13 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Telemetry from "@switchyard-ts/server/Telemetry"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { spansText, startServer } from "./harness.js"
+import { chatAndClaude, spansText, startServer } from "./harness.js"
 
 const keyA = "sk-router-A-SECRET-0123456789"
 const keyB = "sk-router-B-SECRET-9876543210"
@@ -24,42 +25,10 @@ const withKeys = Effect.withConfigProvider(
   ConfigProvider.fromMap(new Map([["SWITCHYARD_AUTH_A", keyA], ["SWITCHYARD_AUTH_B", keyB]]))
 )
 
-const toml = (server: string) => (upstreamUrl: string) => `
-schema_version = 1
+const deployment = (server: D.Server) => (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl), { server })
 
-[server]
-${server}
-
-[llm_clients.oai]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.claude]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-max_retries = 0
-
-[targets.local]
-id = "local-coder"
-llm_client = "oai"
-
-[targets.sonnet]
-id = "claude-sonnet"
-llm_client = "claude"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "local"
-
-[routes.claude]
-id = "claude"
-type = "passthrough"
-target = "sonnet"
-`
-
-const protectedToml = toml("api_keys_env = [\"SWITCHYARD_AUTH_A\", \"SWITCHYARD_AUTH_B\"]")
+const protectedDeployment = deployment({ api_keys_env: ["SWITCHYARD_AUTH_A", "SWITCHYARD_AUTH_B"] })
 
 type Envelope = "openai" | "anthropic"
 
@@ -188,7 +157,7 @@ const acceptedCredentials: ReadonlyArray<Readonly<Record<string, string>>> = [
 describe("inbound auth", () => {
   it.scopedLive("every protected endpoint × credential: 401 in the caller's envelope, or served", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* withKeys(startServer(protectedToml))
+      const { client, upstream } = yield* withKeys(startServer(protectedDeployment))
       for (const endpoint of endpoints) {
         const label = `${endpoint.method} ${endpoint.path}${
           Predicate.isRecord(endpoint.body) && endpoint.body["stream"] === true ? " (stream)" : ""
@@ -222,7 +191,7 @@ describe("inbound auth", () => {
 
   it.scopedLive("a refused request is answered before its body is decoded or routed", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* withKeys(startServer(protectedToml))
+      const { client, upstream } = yield* withKeys(startServer(protectedDeployment))
       const reply = yield* send(
         client,
         { method: "POST", path: "/v1/chat/completions", body: { model: "no-such-route" } },
@@ -235,7 +204,7 @@ describe("inbound auth", () => {
 
   it.scopedLive("/health stays open; /metrics is open without metrics_auth", () =>
     Effect.gen(function*() {
-      const { client } = yield* withKeys(startServer(protectedToml))
+      const { client } = yield* withKeys(startServer(protectedDeployment))
       const health = yield* send(client, { method: "GET", path: "/health" }, {})
       assert.strictEqual(health.status, 200)
       const metrics = yield* send(client, { method: "GET", path: "/metrics" }, {})
@@ -249,7 +218,7 @@ describe("inbound auth", () => {
   it.scopedLive("metrics_auth = true protects /metrics with the same keys (OpenAI envelope)", () =>
     Effect.gen(function*() {
       const { client } = yield* withKeys(
-        startServer(toml("api_keys_env = [\"SWITCHYARD_AUTH_A\", \"SWITCHYARD_AUTH_B\"]\nmetrics_auth = true"))
+        startServer(deployment({ api_keys_env: ["SWITCHYARD_AUTH_A", "SWITCHYARD_AUTH_B"], metrics_auth: true }))
       )
       const scrape = { method: "GET", path: "/metrics" } as const
       assertRefused(yield* send(client, scrape, {}), "openai", "missing", "/metrics without key")
@@ -267,7 +236,7 @@ describe("inbound auth", () => {
 
   it.scopedLive("switchyard_auth_requests_total counts each check by outcome", () =>
     Effect.gen(function*() {
-      const { client } = yield* withKeys(startServer(protectedToml))
+      const { client } = yield* withKeys(startServer(protectedDeployment))
       const scrape = Effect.map(send(client, { method: "GET", path: "/metrics" }, {}), (reply) => reply.text)
       const before = outcomes(yield* scrape)
       const chat = endpoints[0]
@@ -286,7 +255,7 @@ describe("inbound auth", () => {
 
   it.scopedLive("without [server] keys nothing changes: every endpoint is open", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(toml(""))
+      const { client } = yield* startServer(deployment({}))
       for (const endpoint of endpoints) {
         const reply = yield* send(client, endpoint, {})
         assert.strictEqual(reply.status, 200, `${endpoint.path}: ${reply.text}`)
@@ -302,7 +271,7 @@ describe("inbound auth", () => {
       })
       const { client } = yield* withKeys(
         startServer(
-          protectedToml,
+          protectedDeployment,
           { telemetry: Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) }) },
           Option.some(capture)
         )

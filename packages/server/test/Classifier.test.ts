@@ -6,79 +6,31 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import type * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { startServer } from "./harness.js"
+import { capabilityRoute, judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `judge-${process.pid}-${++judgeCounter}`
 
-const toml = (judgeModel: string) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 3000
-
-[llm_clients.stopped]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_ms = 3000
-
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "judge"
-extra_body = { temperature = 0 }
-
-[targets.stopped_judge]
-id = "${judgeModel}"
-llm_client = "stopped"
-
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-
-${
-  ["error", "fail_open"].flatMap((posture) =>
-    [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
-[routes.auto-${posture}${suffix}]
-id = "auto-${posture}${suffix}"
-type = "llm_classifier"
-classifier_target = "${judge}"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "${posture}"
-`)
-  ).join("\n")
-}
-
-[routes.auto-session]
-id = "auto-session"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-classify_trigger = "user_turn"
-judge_failure = "fail_open"
-`
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel,
+    judgeOptions: { extra_body: { temperature: 0 } },
+    answers: { weak: "weak-model", strong: "strong-model" },
+    routes: {
+      ...postureRoutes("auto", (id, judge_failure, judge) => capabilityRoute(id, judge, { judge_failure })),
+      "auto-session": capabilityRoute("auto-session", "judge", {
+        classify_trigger: "user_turn",
+        judge_failure: "fail_open"
+      })
+    }
+  })
 
 const verdict = (p: number, rule = "SUP-1", boundary = "supported") =>
   FakeUpstream.ok(
@@ -130,7 +82,7 @@ describe("capability classifier through the server", () => {
   it.scopedLive("a good verdict routes weak under both postures, with llm-classifier evidence", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, verdict(0.9))
       for (const route of ["auto-error", "auto-fail_open"]) {
         const decided = yield* decision(client, route)
@@ -162,7 +114,7 @@ describe("capability classifier through the server", () => {
   it.scopedLive("p_solve = 0 routes strong with llm-classifier evidence", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, verdict(0))
       const answered = yield* completion(client, "auto-error")
       assert.strictEqual(answered.status, 200)
@@ -173,7 +125,7 @@ describe("capability classifier through the server", () => {
   it.scoped("a judge stalled past timeout_ms: error → 504; fail_open → strong, reason timeout, counted once", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, FakeUpstream.stall)
       const run = <A>(effect: Effect.Effect<A, unknown>) =>
         Effect.gen(function*() {
@@ -212,7 +164,7 @@ describe("capability classifier through the server", () => {
   it.scopedLive("a stopped judge (connection refused): error → 502; fail_open → strong, reason transport", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client } = yield* startServer(toml(judge))
+      const { client } = yield* startServer(deployment(judge))
       const failed = yield* completion(client, "auto-error-stopped")
       assert.strictEqual(failed.status, 502)
       const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
@@ -228,7 +180,7 @@ describe("capability classifier through the server", () => {
   it.scopedLive("a judge answering 500: error → 502 naming the judge and status, no body; fail_open → upstream_5xx", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(
         judge,
         FakeUpstream.status(500, { message: "the user asked: fix the typo in README" })
@@ -249,7 +201,7 @@ describe("capability classifier through the server", () => {
   it.scopedLive("a judge answering garbage routes strong under both postures, reason parse_error", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, FakeUpstream.ok("I think the small model can do it."))
       for (const route of ["auto-error", "auto-fail_open"]) {
         const answered = yield* completion(client, route)
@@ -273,7 +225,7 @@ describe("sessions through the server", () => {
   it.scopedLive("x-switchyard-session-id: a continuation keeps the session's tier, a failed judge retains it", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       const send = (messages: ReadonlyArray<unknown>, session: string) =>
         Effect.flatMap(
           client.execute(

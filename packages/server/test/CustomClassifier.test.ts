@@ -7,69 +7,32 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { startServer } from "./harness.js"
+import { judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `custom-judge-${process.pid}-${++judgeCounter}`
 
-const toml = (judgeModel: string) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 3000
-
-[llm_clients.stopped]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_ms = 3000
-
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "judge"
-
-[targets.stopped_judge]
-id = "${judgeModel}"
-llm_client = "stopped"
-
-[targets.fast]
-id = "fast-model"
-llm_client = "sim"
-
-[targets.careful]
-id = "careful-model"
-llm_client = "sim"
-
-${
-  ["error", "fail_open"].flatMap((posture) =>
-    [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
-[routes.custom-${posture}${suffix}]
-id = "custom-${posture}${suffix}"
-type = "llm_classifier"
-mode = "custom"
-classifier_target = "${judge}"
-targets = ["fast", "careful"]
-default_target = "careful"
-prompt = "Name the target that should answer."
-response_schema = '{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"], "additionalProperties": false}'
-policy = { type = "target_selector", selector = "/route" }
-judge_failure = "${posture}"
-`)
-  ).join("\n")
-}
-`
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel,
+    answers: { fast: "fast-model", careful: "careful-model" },
+    routes: postureRoutes("custom", (id, judge_failure, judge) =>
+      D.custom(id, {
+        classifier_target: judge,
+        targets: ["fast", "careful"],
+        default_target: "careful",
+        prompt: "Name the target that should answer.",
+        response_schema:
+          `{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"], "additionalProperties": false}`,
+        policy: { type: "target_selector", selector: "/route" },
+        judge_failure
+      }))
+  })
 
 const chat = (model: string) => ({ model, messages: [{ role: "user", content: "reset my router" }] })
 
@@ -115,7 +78,7 @@ describe("custom classifier through the server", () => {
   it.scopedLive("a verdict naming a label selects it under both postures; /v1/models lists the routes", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, FakeUpstream.ok("```json\n{\"route\": \"fast\"}\n```"))
       for (const route of ["custom-error", "custom-fail_open"]) {
         const decided = yield* decision(client, route)
@@ -141,7 +104,7 @@ describe("custom classifier through the server", () => {
   it.scopedLive("a verdict whose selector names no label abstains to default_target, uncounted", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"somebody-else\"}"))
       for (const route of ["custom-error", "custom-fail_open"]) {
         const decided = yield* decision(client, route)
@@ -162,7 +125,7 @@ describe("custom classifier through the server", () => {
   it.scopedLive("a dead judge: error → 502; fail_open → default_target, reason transport, counted once", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client } = yield* startServer(toml(judge))
+      const { client } = yield* startServer(deployment(judge))
       const failed = yield* completion(client, "custom-error-stopped")
       assert.strictEqual(failed.status, 502)
       assert.strictEqual(Schema.decodeUnknownSync(ErrorBody)(failed.json).error.code, "upstream_error")
@@ -189,7 +152,7 @@ describe("custom classifier through the server", () => {
   it.scopedLive("a schema-invalid verdict is no verdict under both postures (reason parse_error)", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"fast\", \"why\": \"cheap\"}"))
       for (const route of ["custom-error", "custom-fail_open"]) {
         const answered = yield* completion(client, route)

@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { basicToml, chat, startServer } from "./harness.js"
+import { basicDeployment, chat, startServer } from "./harness.js"
 
 const post = (client: HttpClient.HttpClient, body: unknown) =>
   client.execute(HttpClientRequest.post("/v1/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body)))
@@ -22,7 +22,7 @@ const post = (client: HttpClient.HttpClient, body: unknown) =>
 describe("deadlines through the server", () => {
   it.scoped("a stalled answer call is a 504 at exactly the deadline, and the fallback target receives nothing", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml({ timeoutMs: 3000, maxRetries: 2 }))
+      const { client, upstream } = yield* startServer(basicDeployment({ timeoutMs: 3000, maxRetries: 2 }))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.stall)
       const fiber = yield* Effect.fork(Effect.flatMap(post(client, chat("mix")), (response) =>
         Effect.map(
@@ -43,7 +43,7 @@ describe("deadlines through the server", () => {
 
   it.scoped("a streamed call whose headers never come is a 504; no other candidate is tried", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml({ timeoutMs: 1500 }))
+      const { client, upstream } = yield* startServer(basicDeployment({ timeoutMs: 1500 }))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.stall)
       const fiber = yield* Effect.fork(Effect.map(post(client, chat("mix", { stream: true })), (r) => r.status))
       yield* upstream.awaitRequest("weak-model")
@@ -54,7 +54,7 @@ describe("deadlines through the server", () => {
 
   it.scoped("a gap between streamed chunks longer than timeout_ms ends the stream with an error event", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(basicToml({ timeoutMs: 1000 }))
+      const { client, upstream } = yield* startServer(basicDeployment({ timeoutMs: 1000 }))
       const chunk = JSON.stringify({
         id: "c",
         model: "weak-model",

@@ -12,6 +12,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -22,7 +23,7 @@ import { spawnSync } from "node:child_process"
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { startServer } from "./harness.js"
+import { capabilityRoute, startServer } from "./harness.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const deployFile = (...parts: ReadonlyArray<string>) => path.join(root, "deploy", ...parts)
@@ -299,71 +300,33 @@ interface Ids {
 }
 
 /** Auth on, a breaker on every client, the Redis store (on a closed port: it starts without Redis), a judge route, a stage router. */
-const toml = (ids: Ids) => (upstreamUrl: string) => `
-schema_version = 1
-
-[server]
-api_keys_env = "SWITCHYARD_DEPLOY_KEY"
-
-[sessions]
-store = "redis"
-url = "redis://127.0.0.1:9/0"
-ttl_ms = 60000
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-breaker = { failure_threshold = 5, cooldown_ms = 30000 }
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 3000
-breaker = { failure_threshold = 5, cooldown_ms = 30000 }
-
-[targets.judge]
-id = "${ids.judge}"
-llm_client = "judge"
-
-[targets.dead_judge]
-id = "${ids.deadJudge}"
-llm_client = "judge"
-
-[targets.weak]
-id = "${ids.weak}"
-llm_client = "sim"
-
-[targets.strong]
-id = "${ids.strong}"
-llm_client = "sim"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-
-[routes.open]
-id = "open"
-type = "llm_classifier"
-classifier_target = "dead_judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "fail_open"
-
-[routes.stage]
-id = "stage"
-type = "stage_router"
-capable_target = "strong"
-efficient_target = "weak"
-picker = "efficient_first"
-confidence_threshold = 0.5
-`
+const deployment = (ids: Ids) => (upstreamUrl: string): D.Deployment => {
+  const breaker = { failure_threshold: 5, cooldown_ms: 30000 }
+  return {
+    server: { api_keys_env: "SWITCHYARD_DEPLOY_KEY" },
+    sessions: { store: "redis", url: "redis://127.0.0.1:9/0", ttl_ms: 60000 },
+    llm_clients: {
+      sim: D.client("openai_chat", upstreamUrl, { max_retries: 0, breaker }),
+      judge: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000, breaker })
+    },
+    targets: {
+      judge: D.target(ids.judge, "judge"),
+      dead_judge: D.target(ids.deadJudge, "judge"),
+      weak: D.target(ids.weak, "sim"),
+      strong: D.target(ids.strong, "sim")
+    },
+    routes: D.byId(
+      capabilityRoute("auto", "judge"),
+      capabilityRoute("open", "dead_judge", { judge_failure: "fail_open" }),
+      D.stageRouter("stage", {
+        capable_target: "strong",
+        efficient_target: "weak",
+        picker: "efficient_first",
+        confidence_threshold: 0.5
+      })
+    )
+  }
+}
 
 /** A tool continuation whose last result reports a critical failure: the stage router goes capable. */
 const critical = [
@@ -403,7 +366,7 @@ const scrapeAfterTraffic = Effect.gen(function*() {
     weak: unique("weak"),
     strong: unique("strong")
   }
-  const { client, upstream } = yield* withKey(startServer(toml(ids), {}, Option.some(Logger.none)))
+  const { client, upstream } = yield* withKey(startServer(deployment(ids), {}, Option.some(Logger.none)))
   yield* upstream.setBehaviour(
     ids.judge,
     FakeUpstream.ok(

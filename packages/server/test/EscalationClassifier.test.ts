@@ -9,66 +9,29 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { startServer } from "./harness.js"
+import { judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `escalation-judge-${process.pid}-${++judgeCounter}`
 
-const toml = (judgeModel: string) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 3000
-
-[llm_clients.stopped]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_ms = 3000
-
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "judge"
-
-[targets.stopped_judge]
-id = "${judgeModel}"
-llm_client = "stopped"
-
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-
-${
-  ["error", "fail_open"].flatMap((posture) =>
-    [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
-[routes.esc-${posture}${suffix}]
-id = "esc-${posture}${suffix}"
-type = "llm_classifier"
-classifier_target = "${judge}"
-weak_target = "weak"
-strong_target = "strong"
-judge_failure = "${posture}"
-escalation = { confirmations = 2 }
-`)
-  ).join("\n")
-}
-`
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel,
+    answers: { weak: "weak-model", strong: "strong-model" },
+    routes: postureRoutes("esc", (id, judge_failure, judge) =>
+      D.escalation(id, {
+        classifier_target: judge,
+        weak_target: "weak",
+        strong_target: "strong",
+        judge_failure,
+        escalation: { confirmations: 2 }
+      }))
+  })
 
 const chat = (model: string, stream = false) => ({
   model,
@@ -121,7 +84,7 @@ const callsTo = (upstream: FakeUpstream.FakeUpstream["Type"], model: string) =>
 /** A server whose weak and strong targets answer and whose judge says escalate to every turn. */
 const escalatingServer = Effect.gen(function*() {
   const judge = uniqueJudge()
-  const { client, upstream } = yield* startServer(toml(judge))
+  const { client, upstream } = yield* startServer(deployment(judge))
   yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
   yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
   yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"out of its depth\"}"))
@@ -174,7 +137,7 @@ describe("escalation classifier through the server", () => {
   it.scopedLive("a streamed caller gets the buffered weak reply replayed as a stream", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
       yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"escalate\": false, \"reason\": \"fine\"}"))
       const streamed = yield* completion(client, "esc-fail_open", "s-stream", true)
@@ -187,7 +150,7 @@ describe("escalation classifier through the server", () => {
   it.scopedLive("a dead judge: error → 502; fail_open → the weak reply, reason transport, counted once", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
       const failed = yield* completion(client, "esc-error-stopped", "s-dead")
       assert.strictEqual(failed.status, 502)

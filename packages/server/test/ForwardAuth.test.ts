@@ -11,6 +11,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Metrics from "@switchyard-ts/server/Metrics"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import type { RequestRecord } from "@switchyard-ts/testkit/FakeUpstream"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -21,128 +22,47 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import { startServer } from "./harness.js"
+import { capabilityRoute, startServer } from "./harness.js"
 
 const houseKey = "sk-house-SECRET-0123456789"
 const callerKey = "sk-caller-OWN-KEY-0123456789"
 const withHouseKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOUSE_KEY", houseKey]])))
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.byok]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-forward_auth = true
-max_retries = 0
-
-[llm_clients.house]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-api_key_env = "HOUSE_KEY"
-max_retries = 0
-
-[llm_clients.claude_byok]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-forward_auth = true
-max_retries = 0
-
-[llm_clients.claude_house]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-api_key_env = "HOUSE_KEY"
-max_retries = 0
-
-[llm_clients.judge_plain]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.judge_byok]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-forward_auth = true
-max_retries = 0
-
-[targets.mine]
-id = "byok-model"
-llm_client = "byok"
-
-[targets.theirs]
-id = "house-model"
-llm_client = "house"
-
-[targets.claude]
-id = "claude-byok"
-llm_client = "claude_byok"
-
-[targets.claude_judge]
-id = "claude-judge"
-llm_client = "claude_byok"
-
-[targets.claude_house]
-id = "claude-house"
-llm_client = "claude_house"
-
-[targets.judge_plain]
-id = "judge-plain"
-llm_client = "judge_plain"
-
-[targets.judge_byok]
-id = "judge-byok"
-llm_client = "judge_byok"
-
-[routes.byok]
-id = "byok"
-type = "passthrough"
-target = "mine"
-
-[routes.house]
-id = "house"
-type = "passthrough"
-target = "theirs"
-
-[routes.claude]
-id = "claude"
-type = "passthrough"
-target = "claude"
-
-[routes.claude_house]
-id = "claude-house"
-type = "passthrough"
-target = "claude_house"
-
-[routes.judged_claude]
-id = "judged-claude"
-type = "llm_classifier"
-classifier_target = "claude_judge"
-weak_target = "claude"
-strong_target = "theirs"
-base_threshold = 0.5
-
-[routes.openai_mixed]
-id = "openai-mixed"
-type = "random"
-targets = ["mine", "claude_house"]
-weights = [1, 0]
-
-[routes.judged_plain]
-id = "judged-plain"
-type = "llm_classifier"
-classifier_target = "judge_plain"
-weak_target = "mine"
-strong_target = "theirs"
-base_threshold = 0.5
-
-[routes.judged_byok]
-id = "judged-byok"
-type = "llm_classifier"
-classifier_target = "judge_byok"
-weak_target = "mine"
-strong_target = "theirs"
-base_threshold = 0.5
-`
+const deployment = (upstreamUrl: string): D.Deployment => {
+  const anthropicUrl = upstreamUrl.replace(/\/v1$/, "")
+  return {
+    llm_clients: {
+      byok: D.client("openai_chat", upstreamUrl, { forward_auth: true, max_retries: 0 }),
+      house: D.client("openai_chat", upstreamUrl, { api_key_env: "HOUSE_KEY", max_retries: 0 }),
+      claude_byok: D.client("anthropic_messages", anthropicUrl, { forward_auth: true, max_retries: 0 }),
+      claude_house: D.client("anthropic_messages", anthropicUrl, { api_key_env: "HOUSE_KEY", max_retries: 0 }),
+      judge_plain: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+      judge_byok: D.client("openai_chat", upstreamUrl, { forward_auth: true, max_retries: 0 })
+    },
+    targets: {
+      mine: D.target("byok-model", "byok"),
+      theirs: D.target("house-model", "house"),
+      claude: D.target("claude-byok", "claude_byok"),
+      claude_judge: D.target("claude-judge", "claude_byok"),
+      claude_house: D.target("claude-house", "claude_house"),
+      judge_plain: D.target("judge-plain", "judge_plain"),
+      judge_byok: D.target("judge-byok", "judge_byok")
+    },
+    routes: {
+      byok: D.passthrough("byok", "mine"),
+      house: D.passthrough("house", "theirs"),
+      claude: D.passthrough("claude", "claude"),
+      claude_house: D.passthrough("claude-house", "claude_house"),
+      judged_claude: capabilityRoute("judged-claude", "claude_judge", {
+        weak_target: "claude",
+        strong_target: "theirs"
+      }),
+      openai_mixed: D.random("openai-mixed", ["mine", "claude_house"], { weights: [1, 0] }),
+      judged_plain: capabilityRoute("judged-plain", "judge_plain", { weak_target: "mine", strong_target: "theirs" }),
+      judged_byok: capabilityRoute("judged-byok", "judge_byok", { weak_target: "mine", strong_target: "theirs" })
+    }
+  }
+}
 
 const messages = [{ role: "user", content: "fix it" }]
 
@@ -278,7 +198,7 @@ const otherErrors = Effect.map(
 describe("forward_auth", () => {
   it.scopedLive("the caller's credential goes to the forwarding client only; the other client sends its own key", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* withHouseKey(startServer(toml))
+      const { client, upstream } = yield* withHouseKey(startServer(deployment))
       assert.strictEqual(
         (yield* post(client, "/v1/chat/completions", { model: "byok", messages }, callerHeaders)).status,
         200
@@ -300,7 +220,7 @@ describe("forward_auth", () => {
 
   it.scopedLive("a judge gets the caller's credential only when its own client forwards", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* withHouseKey(startServer(toml))
+      const { client, upstream } = yield* withHouseKey(startServer(deployment))
       yield* upstream.setBehaviour("judge-plain", verdict)
       yield* upstream.setBehaviour("judge-byok", verdict)
       for (const model of ["judged-plain", "judged-byok"]) {
@@ -322,7 +242,7 @@ describe("forward_auth", () => {
     "an Anthropic forwarding client gets x-api-key and authorization; anthropic-beta whole on a native replay, its oauth-* items only when translated (a judge call)",
     () =>
       Effect.gen(function*() {
-        const { client, upstream } = yield* withHouseKey(startServer(toml))
+        const { client, upstream } = yield* withHouseKey(startServer(deployment))
         yield* upstream.setBehaviour("claude-judge", verdict)
         const headers = {
           ...anthropicCaller,
@@ -368,7 +288,7 @@ describe("forward_auth", () => {
 
   it.scopedLive("a caller's key echoed in the upstream's error is redacted from the answer", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* withHouseKey(startServer(toml))
+      const { client, upstream } = yield* withHouseKey(startServer(deployment))
       yield* upstream.setBehaviour(
         "byok-model",
         FakeUpstream.status(401, { message: `Incorrect API key ${callerKey}` })
@@ -384,7 +304,7 @@ describe("forward_auth", () => {
     () =>
       Effect.gen(function*() {
         const log = requestLog()
-        const { client, upstream } = yield* withHouseKey(startServer(toml, {}, Option.some(log.logger)))
+        const { client, upstream } = yield* withHouseKey(startServer(deployment, {}, Option.some(log.logger)))
         yield* upstream.setBehaviour("claude-judge", verdict)
         yield* upstream.setBehaviour("judge-byok", verdict)
         yield* upstream.setBehaviour("judge-plain", verdict)
@@ -428,7 +348,7 @@ describe("forward_auth", () => {
     "a route forwarding one family on an endpoint of that family reaches the upstream with the caller's credential",
     () =>
       Effect.gen(function*() {
-        const { client, upstream } = yield* withHouseKey(startServer(toml))
+        const { client, upstream } = yield* withHouseKey(startServer(deployment))
         yield* upstream.setBehaviour("claude-judge", verdict)
         yield* upstream.setBehaviour("judge-byok", verdict)
         /** Each caller sends its family's credential, and the other family's account header to see it dropped. */
@@ -497,7 +417,7 @@ describe("forward_auth", () => {
 
   it.scopedLive("a route forwarding no credential takes every endpoint, answered with the client's own key", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* withHouseKey(startServer(toml))
+      const { client, upstream } = yield* withHouseKey(startServer(deployment))
       const headers = { ...callerHeaders, ...anthropicCaller }
       for (const endpoint of endpoints) {
         for (const [route, model] of [["house", "house-model"], ["claude-house", "claude-house"]] as const) {

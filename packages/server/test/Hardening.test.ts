@@ -13,6 +13,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
 import * as Telemetry from "@switchyard-ts/server/Telemetry"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -21,63 +22,16 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
-import { startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.oai]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 10000
-
-[llm_clients.claude]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-max_retries = 0
-timeout_ms = 10000
-
-[targets.local]
-id = "local-coder"
-llm_client = "oai"
-
-[targets.strong]
-id = "strong-coder"
-llm_client = "oai"
-
-[targets.sonnet]
-id = "claude-sonnet"
-llm_client = "claude"
-
-[targets.judge]
-id = "judge-model"
-llm_client = "oai"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "local"
-
-[routes.claude]
-id = "claude"
-type = "passthrough"
-target = "sonnet"
-
-[routes.ping]
-id = "ping"
-type = "noop"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "local"
-strong_target = "strong"
-base_threshold = 0.5
-classify_trigger = "user_turn"
-judge_failure = "error"
-`
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl, { settings: { timeout_ms: 10000 } }), {
+    targets: { strong: D.target("strong-coder", "oai"), judge: D.target("judge-model", "oai") },
+    routes: D.byId(
+      D.noop("ping"),
+      capabilityRoute("auto", "judge", { weak_target: "local", classify_trigger: "user_turn", judge_failure: "error" })
+    )
+  })
 
 const verdict = FakeUpstream.ok(
   JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })
@@ -532,7 +486,7 @@ describe("hardening: generated requests on every LLM endpoint", () => {
     "mutated bodies, garbage and odd headers: never a 5xx, always the envelope, no echo; the server stays healthy",
     () =>
       Effect.gen(function*() {
-        const { upstream, url } = yield* startServer(toml)
+        const { upstream, url } = yield* startServer(deployment)
         yield* upstream.setBehaviour("judge-model", verdict)
         const sample = FastCheck.constantFrom(...endpoints).chain((endpoint) =>
           FastCheck.tuple(
@@ -591,7 +545,7 @@ describe("error messages quote at most a short prefix of an offending value", ()
         logs.push(JSON.stringify({ message, annotations: [...annotations] }))
       })
       const { url } = yield* startServer(
-        toml,
+        deployment,
         { telemetry: Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) }) },
         Option.some(capture)
       )
@@ -678,7 +632,7 @@ describe("error messages quote at most a short prefix of an offending value", ()
 describe("nesting bound", () => {
   it.scopedLive("deeper than 512 levels is a 400 naming the limit in each endpoint's envelope; an unknown field 500 deep is forwarded", () =>
     Effect.gen(function*() {
-      const { upstream, url } = yield* startServer(toml)
+      const { upstream, url } = yield* startServer(deployment)
       const messages = (depth: number) => ({
         model: "ping",
         max_tokens: 5,
@@ -740,7 +694,7 @@ describe("nesting bound", () => {
 describe("Expect: 100-continue", () => {
   it.scopedLive("a 2 MiB body sent after `100 Continue` answers 200 through passthrough and a classifier route; `expect` is not forwarded", () =>
     Effect.gen(function*() {
-      const { upstream, url } = yield* startServer(toml)
+      const { upstream, url } = yield* startServer(deployment)
       yield* upstream.setBehaviour("judge-model", verdict)
       const padding = "p".repeat(2 * 1024 * 1024)
       for (const model of ["fast", "auto"]) {

@@ -12,13 +12,13 @@ import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { basicToml, chat, startServer } from "./harness.js"
+import { basicDeployment, chat, startServer } from "./harness.js"
 
 describe("limits under load", () => {
   it.scopedLive("50 concurrent streams aborted mid-stream close all 50 upstream connections; /health still answers", () =>
     Effect.gen(function*() {
       const callers = 50
-      const { client, upstream, url } = yield* startServer(basicToml())
+      const { client, upstream, url } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour(
         "weak-model",
         FakeUpstream.Chunks.make({ chunks: Array.from({ length: 100 }, (_, i) => `piece-${i} `), gapMs: 50 })

@@ -7,76 +7,27 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { assert, describe, it } from "@effect/vitest"
 import * as Arbitraries from "@switchyard-ts/testkit/Arbitraries"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import OpenAI from "openai"
-import { startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.oai]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.claude]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-api_key_env = "SWITCHYARD_TEST_ANTHROPIC_KEY"
-max_retries = 0
-
-[targets.local]
-id = "local-coder"
-llm_client = "oai"
-
-[targets.haiku]
-id = "claude-haiku"
-llm_client = "claude"
-
-[targets.sonnet]
-id = "claude-sonnet"
-llm_client = "claude"
-
-[targets.judge]
-id = "claude-judge"
-llm_client = "claude"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "local"
-
-[routes.claude]
-id = "claude"
-type = "passthrough"
-target = "sonnet"
-
-[routes.both]
-id = "both"
-type = "random"
-targets = ["haiku", "sonnet", "local"]
-weights = [1, 0, 0]
-
-[routes.ping]
-id = "ping"
-type = "noop"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "local"
-strong_target = "sonnet"
-base_threshold = 0.5
-judge_failure = "error"
-`
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl, { claudeSettings: { api_key_env: "SWITCHYARD_TEST_ANTHROPIC_KEY" } }), {
+    targets: { haiku: D.target("claude-haiku", "claude"), judge: D.target("claude-judge", "claude") },
+    routes: D.byId(
+      D.random("both", ["haiku", "sonnet", "local"], { weights: [1, 0, 0] }),
+      D.noop("ping"),
+      capabilityRoute("auto", "judge", { weak_target: "local", strong_target: "sonnet", judge_failure: "error" })
+    )
+  })
 
 const anthropicKey = "sk-ant-upstream-key-0123456789"
 process.env["SWITCHYARD_TEST_ANTHROPIC_KEY"] = anthropicKey
 
-const start = startServer(toml)
+const start = startServer(deployment)
 
 const anthropicClient = (url: string) => new Anthropic({ baseURL: url, apiKey: "sk-caller-secret", maxRetries: 0 })
 

@@ -5,64 +5,39 @@
  * to an `anthropic_messages` upstream, and past a judge.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
-import { startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.oai]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.claude]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-api_key_env = "SWITCHYARD_TEST_CC_ANTHROPIC_KEY"
-max_retries = 0
-extra_headers = { "anthropic-beta" = "context-1m-2025-08-07, token-efficient-tools-2025-02-19" }
-
-[targets.local]
-id = "cc-local"
-llm_client = "oai"
-
-[targets.sonnet]
-id = "cc-sonnet"
-llm_client = "claude"
-
-[targets.judge]
-id = "cc-judge"
-llm_client = "oai"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "local"
-
-[routes.claude]
-id = "claude"
-type = "passthrough"
-target = "sonnet"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "local"
-strong_target = "sonnet"
-base_threshold = 0.5
-classify_trigger = "user_turn"
-judge_failure = "error"
-`
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(
+    chatAndClaude(upstreamUrl, {
+      ids: { local: "cc-local", sonnet: "cc-sonnet" },
+      claudeSettings: {
+        api_key_env: "SWITCHYARD_TEST_CC_ANTHROPIC_KEY",
+        extra_headers: { "anthropic-beta": "context-1m-2025-08-07, token-efficient-tools-2025-02-19" }
+      }
+    }),
+    {
+      targets: { judge: D.target("cc-judge", "oai") },
+      routes: D.byId(
+        capabilityRoute("auto", "judge", {
+          weak_target: "local",
+          strong_target: "sonnet",
+          classify_trigger: "user_turn",
+          judge_failure: "error"
+        })
+      )
+    }
+  )
 
 process.env["SWITCHYARD_TEST_CC_ANTHROPIC_KEY"] = "sk-ant-cc-upstream-key"
 
-const start = startServer(toml)
+const start = startServer(deployment)
 
 const record = (value: unknown): Record<string, unknown> => (Predicate.isRecord(value) ? value : {})
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])

@@ -5,12 +5,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import OpenAI from "openai"
-import { basicToml, startServer } from "./harness.js"
+import { basicDeployment, startServer } from "./harness.js"
 
 describe("openai SDK as a client", () => {
   it.scopedLive("buffered, streaming and models.list", () =>
     Effect.gen(function*() {
-      const { upstream, url } = yield* startServer(basicToml())
+      const { upstream, url } = yield* startServer(basicDeployment())
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("answer via the SDK"))
       const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: "sk-caller-secret", maxRetries: 0 })
 

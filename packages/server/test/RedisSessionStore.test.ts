@@ -11,6 +11,7 @@
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as RedisSessionStore from "@switchyard-ts/server/RedisSessionStore"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -29,7 +30,7 @@ import { createServer, type Server, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { listening, run } from "./cliProcess.js"
-import { startServer } from "./harness.js"
+import { capabilityRoute, startServer } from "./harness.js"
 
 const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
 /** No Redis here and none required: skip (with one visible line) rather than fail. */
@@ -491,42 +492,16 @@ const verdict = (p: number) =>
     JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p })
   )
 
-const stickyToml = (judgeModel: string, redis: string) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 5000
-
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "sim"
-
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-
-[routes.sticky]
-id = "sticky"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-classify_trigger = "new_session"
-judge_failure = "fail_open"
-
-[sessions]
-store = "redis"
-url = "${redis}"
-ttl_ms = 60000
-`
+const stickyDeployment = (judgeModel: string, redis: string) => (upstreamUrl: string): D.Deployment => ({
+  llm_clients: { sim: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 5000 }) },
+  targets: {
+    judge: D.target(judgeModel, "sim"),
+    weak: D.target("weak-model", "sim"),
+    strong: D.target("strong-model", "sim")
+  },
+  routes: D.byId(capabilityRoute("sticky", "judge", { classify_trigger: "new_session", judge_failure: "fail_open" })),
+  sessions: { store: "redis", url: redis, ttl_ms: 60000 }
+})
 
 const chatBody = { model: "sticky", messages: [{ role: "user", content: "fix the typo in README" }] }
 
@@ -587,7 +562,7 @@ describe.skipIf(skipWithoutRedis)("Redis session store through the server", () =
         const upstream = yield* FakeUpstream.make()
         const dir = mkdtempSync(path.join(tmpdir(), "switchyard-redis-"))
         const file = path.join(dir, "routes.toml")
-        writeFileSync(file, stickyToml(judgeModel, redis)(upstream.url))
+        writeFileSync(file, D.toToml(stickyDeployment(judgeModel, redis)(upstream.url)))
         const a = yield* run(["--config", file, "--port", "0"])
         const b = yield* run(["--config", file, "--port", "0"])
         const urlA = yield* listening(a)
@@ -655,9 +630,10 @@ describe.skipIf(skipWithoutRedis)("Redis session store through the server", () =
       const port = yield* closedPort
       const judgeModel = unique("judge-down")
       const session = unique("session-down")
-      const { client, upstream, url } = yield* startServer(stickyToml(judgeModel, `redis://127.0.0.1:${port}`)).pipe(
-        capturingLogs([])
-      )
+      const { client, upstream, url } = yield* startServer(stickyDeployment(judgeModel, `redis://127.0.0.1:${port}`))
+        .pipe(
+          capturingLogs([])
+        )
       yield* upstream.setBehaviour(judgeModel, verdict(0.9))
       for (let i = 0; i < 2; i++) {
         const response = yield* client.execute(
@@ -680,17 +656,18 @@ describe.skipIf(skipWithoutRedis)("Redis session store through the server", () =
     }))
 })
 
-/** `stickyToml`'s deployment plus an escalation route (confirmations 2) on the same targets and Redis. */
-const escalationToml = (judgeModel: string, redis: string) => (upstreamUrl: string) =>
-  `${stickyToml(judgeModel, redis)(upstreamUrl)}
-[routes.esc]
-id = "esc"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-escalation = { confirmations = 2 }
-`
+/** `stickyDeployment`'s deployment plus an escalation route (confirmations 2) on the same targets and Redis. */
+const escalationDeployment = (judgeModel: string, redis: string) => (upstreamUrl: string): D.Deployment =>
+  D.extend(stickyDeployment(judgeModel, redis)(upstreamUrl), {
+    routes: D.byId(
+      D.escalation("esc", {
+        classifier_target: "judge",
+        weak_target: "weak",
+        strong_target: "strong",
+        escalation: { confirmations: 2 }
+      })
+    )
+  })
 
 describe.skipIf(skipWithoutRedis)("session_final with the Redis store, through the server", () => {
   it.scopedLive("a session latched in Redis is reset by its final request; other sessions keep their state", () =>
@@ -701,7 +678,7 @@ describe.skipIf(skipWithoutRedis)("session_final with the Redis store, through t
       const other = unique("session-other")
       const keyOf = (id: string) => `switchyard:session:esc\u0000s:${id}`
       yield* cleanUp(raw, () => [keyOf(session), keyOf(other)])
-      const { client, upstream } = yield* startServer(escalationToml(judgeModel, yield* redisUrl))
+      const { client, upstream } = yield* startServer(escalationDeployment(judgeModel, yield* redisUrl))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
       yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
       yield* upstream.setBehaviour(judgeModel, FakeUpstream.ok("{\"escalate\": true, \"reason\": \"hard\"}"))

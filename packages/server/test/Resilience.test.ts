@@ -7,6 +7,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
@@ -14,7 +15,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { routedAnswer, startServer } from "./harness.js"
+import { capabilityRoute, routedAnswer, startServer } from "./harness.js"
 
 let counter = 0
 /** Names unique to one test: the metric registry is process-global. */
@@ -24,75 +25,35 @@ const uniqueNames = () => {
 }
 type Names = ReturnType<typeof uniqueNames>
 
-const classifier = (name: string, posture: string, extra = "") => `
-[routes.${name}]
-id = "${name}"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "${posture}"
-${extra}
-`
+const classifier = (id: string, judge_failure: D.JudgeFailure, settings: Partial<D.CapabilityRoute> = {}) =>
+  capabilityRoute(id, "judge", { judge_failure, ...settings })
 
-const toml = (names: Names) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.${names.flaky}]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-breaker = { failure_threshold = 2, cooldown_ms = 60000 }
-
-[llm_clients.${names.judgeClient}]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 1
-timeout_ms = 3000
-breaker = { failure_threshold = 2, cooldown_ms = 60000 }
-
-[targets.judge]
-id = "${names.judgeModel}"
-llm_client = "${names.judgeClient}"
-
-[targets.weak]
-id = "weak-model"
-llm_client = "${names.flaky}"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-
-${classifier("auto-error", "error")}
-${classifier("auto-open", "fail_open")}
-${classifier("judge-tight-error", "error", "judge_timeout_ms = 500")}
-${classifier("judge-tight-open", "fail_open", "judge_timeout_ms = 800")}
-${classifier("judge-loose", "error", "judge_timeout_ms = 10000")}
-${classifier("auto-bounded", "fail_open", "request_timeout_ms = 1000")}
-
-[routes.mix]
-id = "mix"
-type = "random"
-targets = ["weak", "strong"]
-weights = [1, 0]
-
-[routes.weak-only]
-id = "weak-only"
-type = "passthrough"
-target = "weak"
-
-[routes.bounded]
-id = "bounded"
-type = "passthrough"
-target = "strong"
-request_timeout_ms = 2000
-`
+const deployment = (names: Names) => (upstreamUrl: string): D.Deployment => {
+  const breaker = { failure_threshold: 2, cooldown_ms: 60000 }
+  return {
+    llm_clients: {
+      sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+      [names.flaky]: D.client("openai_chat", upstreamUrl, { max_retries: 0, breaker }),
+      [names.judgeClient]: D.client("openai_chat", upstreamUrl, { max_retries: 1, timeout_ms: 3000, breaker })
+    },
+    targets: {
+      judge: D.target(names.judgeModel, names.judgeClient),
+      weak: D.target("weak-model", names.flaky),
+      strong: D.target("strong-model", "sim")
+    },
+    routes: D.byId(
+      classifier("auto-error", "error"),
+      classifier("auto-open", "fail_open"),
+      classifier("judge-tight-error", "error", { judge_timeout_ms: 500 }),
+      classifier("judge-tight-open", "fail_open", { judge_timeout_ms: 800 }),
+      classifier("judge-loose", "error", { judge_timeout_ms: 10000 }),
+      classifier("auto-bounded", "fail_open", { request_timeout_ms: 1000 }),
+      D.random("mix", ["weak", "strong"], { weights: [1, 0] }),
+      D.passthrough("weak-only", "weak"),
+      D.passthrough("bounded", "strong", { request_timeout_ms: 2000 })
+    )
+  }
+}
 
 const verdict = (p: number) =>
   FakeUpstream.ok(
@@ -150,7 +111,7 @@ describe("circuit breakers through the server", () => {
   it.scopedLive("a judge failing twice opens its breaker: fail_open → circuit-open without a judge request; error → 503", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour(names.judgeModel, FakeUpstream.status(503))
       for (let i = 0; i < 2; i++) {
         const answered = yield* completion(client, "auto-open")
@@ -208,7 +169,7 @@ describe("circuit breakers through the server", () => {
   it.scopedLive("an answer target whose breaker is open is skipped to the fallback; with none left the request is a 503", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       const health = yield* get(client, "/health")
       assert.deepStrictEqual<unknown>(JSON.parse(health.text), {
         status: "ok",
@@ -262,7 +223,7 @@ describe("circuit breakers through the server", () => {
   it.scoped("after the cooldown one probe goes out and its success closes the breaker (TestClock)", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.status(500))
       yield* completion(client, "mix")
       yield* completion(client, "mix")
@@ -288,7 +249,7 @@ describe("deadlines through the server (TestClock)", () => {
   it.scoped("request_timeout_ms: a stalled answer is a 504 at exactly the bound", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour("strong-model", FakeUpstream.stall)
       const fiber = yield* forkWhenSent(upstream, "strong-model", completion(client, "bounded"))
       yield* TestClock.adjust("1999 millis")
@@ -306,7 +267,7 @@ describe("deadlines through the server (TestClock)", () => {
   it.scoped("request_timeout_ms bounds a stream until its headers, not after", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour("strong-model", FakeUpstream.stall)
       const stalled = yield* forkWhenSent(upstream, "strong-model", completion(client, "bounded", { stream: true }))
       yield* TestClock.adjust("2000 millis")
@@ -325,7 +286,7 @@ describe("deadlines through the server (TestClock)", () => {
   it.scoped("request_timeout_ms covers the judge: a judge slower than the bound is a 504 even under fail_open", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour(names.judgeModel, FakeUpstream.stall)
       const fiber = yield* forkWhenSent(upstream, names.judgeModel, completion(client, "auto-bounded"))
       yield* TestClock.adjust("1000 millis")
@@ -338,7 +299,7 @@ describe("deadlines through the server (TestClock)", () => {
   it.scoped("judge_timeout_ms tighter than the client's timeout_ms decides: error → 504 at 500 ms", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour(names.judgeModel, FakeUpstream.stall)
       const fiber = yield* forkWhenSent(upstream, names.judgeModel, completion(client, "judge-tight-error"))
       yield* TestClock.adjust("499 millis")
@@ -356,7 +317,7 @@ describe("deadlines through the server (TestClock)", () => {
   it.scoped("judge_timeout_ms under fail_open: strong at 800 ms with reason timeout; a looser one leaves the client's 3000 ms", () =>
     Effect.gen(function*() {
       const names = uniqueNames()
-      const { client, upstream } = yield* startServer(toml(names))
+      const { client, upstream } = yield* startServer(deployment(names))
       yield* upstream.setBehaviour(names.judgeModel, FakeUpstream.stall)
       const open = yield* forkWhenSent(upstream, names.judgeModel, completion(client, "judge-tight-open"))
       yield* TestClock.adjust("800 millis")
@@ -396,9 +357,13 @@ describe("deadlines through the server (TestClock)", () => {
       Effect.gen(function*() {
         const names = uniqueNames()
         const { client, upstream } = yield* startServer((url) =>
-          toml(names)(url) + (classified
-            ? classifier("prop", "fail_open", `request_timeout_ms = ${boundMs}`)
-            : `[routes.prop]\nid = "prop"\ntype = "passthrough"\ntarget = "strong"\nrequest_timeout_ms = ${boundMs}\n`)
+          D.extend(deployment(names)(url), {
+            routes: D.byId(
+              classified
+                ? classifier("prop", "fail_open", { request_timeout_ms: boundMs })
+                : D.passthrough("prop", "strong", { request_timeout_ms: boundMs })
+            )
+          })
         )
         yield* upstream.setBehaviour(
           names.judgeModel,

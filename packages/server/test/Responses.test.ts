@@ -7,90 +7,36 @@
  * callers replayed natively, a failure mid-stream, a Responses judge.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import OpenAI from "openai"
-import { startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(chatAndClaude(upstreamUrl), {
+    llm_clients: { resp: D.client("openai_responses", upstreamUrl, { max_retries: 0 }) },
+    targets: {
+      judge: D.target("judge-model", "oai"),
+      gpt: D.target("gpt-resp", "resp"),
+      rjudge: D.target("resp-judge", "resp")
+    },
+    routes: D.byId(
+      D.noop("ping"),
+      capabilityRoute("auto", "judge", {
+        weak_target: "local",
+        strong_target: "sonnet",
+        classify_trigger: "user_turn"
+      }),
+      D.passthrough("native", "gpt"),
+      capabilityRoute("rauto", "rjudge", { weak_target: "gpt", strong_target: "sonnet" })
+    )
+  })
 
-[llm_clients.oai]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.claude]
-format = "anthropic_messages"
-base_url = "${upstreamUrl.replace(/\/v1$/, "")}"
-max_retries = 0
-
-[llm_clients.resp]
-format = "openai_responses"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[targets.local]
-id = "local-coder"
-llm_client = "oai"
-
-[targets.sonnet]
-id = "claude-sonnet"
-llm_client = "claude"
-
-[targets.judge]
-id = "judge-model"
-llm_client = "oai"
-
-[targets.gpt]
-id = "gpt-resp"
-llm_client = "resp"
-
-[targets.rjudge]
-id = "resp-judge"
-llm_client = "resp"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "local"
-
-[routes.claude]
-id = "claude"
-type = "passthrough"
-target = "sonnet"
-
-[routes.ping]
-id = "ping"
-type = "noop"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "local"
-strong_target = "sonnet"
-base_threshold = 0.5
-classify_trigger = "user_turn"
-
-[routes.native]
-id = "native"
-type = "passthrough"
-target = "gpt"
-
-[routes.rauto]
-id = "rauto"
-type = "llm_classifier"
-classifier_target = "rjudge"
-weak_target = "gpt"
-strong_target = "sonnet"
-base_threshold = 0.5
-`
-
-const start = startServer(toml)
+const start = startServer(deployment)
 const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: "sk-caller-secret", maxRetries: 0 })
 const record = (value: unknown): Record<string, unknown> => (Predicate.isRecord(value) ? value : {})
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])

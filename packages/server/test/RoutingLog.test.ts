@@ -11,6 +11,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Cli from "@switchyard-ts/server/Cli"
 import * as RoutingLog from "@switchyard-ts/server/RoutingLog"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -23,79 +24,32 @@ import { existsSync, mkdtempSync, readFileSync, renameSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { listening, run, tomlFor, writeToml } from "./cliProcess.js"
-import { basicToml, chat, startServer } from "./harness.js"
+import { basicDeployment, capabilityRoute, chat, startServer } from "./harness.js"
 
 const inboundKey = "sk-routing-log-SECRET-0123456789"
 const secretContent = "CONFIDENTIAL-PROMPT-TEXT-42"
 
 const withKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SWITCHYARD_RL_KEY", inboundKey]])))
 
-const toml = (upstreamUrl: string) => `
-schema_version = 1
-
-[server]
-api_keys_env = ["SWITCHYARD_RL_KEY"]
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.stopped]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_ms = 3000
-
-[targets.judge]
-id = "rl-judge"
-llm_client = "sim"
-
-[targets.down_judge]
-id = "rl-judge-down"
-llm_client = "stopped"
-
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "weak"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-classify_trigger = "user_turn"
-judge_failure = "fail_open"
-
-[routes.auto-down]
-id = "auto-down"
-type = "llm_classifier"
-classifier_target = "down_judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "fail_open"
-
-[routes.auto-error]
-id = "auto-error"
-type = "llm_classifier"
-classifier_target = "down_judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "error"
-`
+const deployment = (upstreamUrl: string): D.Deployment => ({
+  server: { api_keys_env: ["SWITCHYARD_RL_KEY"] },
+  llm_clients: {
+    sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+    stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
+  },
+  targets: {
+    judge: D.target("rl-judge", "sim"),
+    down_judge: D.target("rl-judge-down", "stopped"),
+    weak: D.target("weak-model", "sim"),
+    strong: D.target("strong-model", "sim")
+  },
+  routes: D.byId(
+    D.passthrough("fast", "weak"),
+    capabilityRoute("auto", "judge", { classify_trigger: "user_turn", judge_failure: "fail_open" }),
+    capabilityRoute("auto-down", "down_judge", { judge_failure: "fail_open" }),
+    capabilityRoute("auto-error", "down_judge", { judge_failure: "error" })
+  )
+})
 
 const usage = (prompt: number, completion: number, cached?: number) => ({
   prompt_tokens: prompt,
@@ -199,7 +153,7 @@ describe("routing log", () => {
     Effect.gen(function*() {
       const file = tempFile()
       yield* Effect.scoped(Effect.gen(function*() {
-        const { client, upstream } = yield* startServer(toml, { routingLog: { path: file } })
+        const { client, upstream } = yield* startServer(deployment, { routingLog: { path: file } })
         yield* upstream.setBehaviour("rl-judge", verdict)
         yield* upstream.script("weak-model", [
           FakeUpstream.ok("plain answer", { usage: usage(11, 3, 2) }),
@@ -358,7 +312,7 @@ describe("routing log", () => {
     Effect.gen(function*() {
       const file = tempFile()
       yield* Effect.scoped(Effect.gen(function*() {
-        const { upstream, url } = yield* startServer(basicToml(), { routingLog: { path: file } })
+        const { upstream, url } = yield* startServer(basicDeployment(), { routingLog: { path: file } })
         yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("a b c d e f g h i j k l", { gapMs: 200 }))
         yield* Effect.promise(async () => {
           const controller = new AbortController()
@@ -388,7 +342,7 @@ describe("routing log", () => {
 
   it.scopedLive("session stats: protected by inbound auth, 400 without session_id, 404 for an unknown session", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(toml, { routingLog: { path: tempFile() } })
+      const { client } = yield* startServer(deployment, { routingLog: { path: tempFile() } })
       assert.strictEqual((yield* get(client, "/v1/session-stats?session_id=x", false)).status, 401)
       const missing = yield* get(client, "/v1/session-stats")
       assert.strictEqual(missing.status, 400)
@@ -404,7 +358,7 @@ describe("routing log", () => {
 
   it.scopedLive("without --routing-log-file there is no session-stats endpoint and no file", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicToml())
+      const { client } = yield* startServer(basicDeployment())
       const response = yield* get(client, "/v1/session-stats?session_id=x")
       assert.strictEqual(response.status, 404)
       assert.strictEqual(Schema.decodeUnknownSync(ErrorBody)(response.text).error.code, "endpoint_not_found")
@@ -494,7 +448,7 @@ describe("routing log", () => {
         })
         yield* Effect.scoped(Effect.gen(function*() {
           const { client } = yield* startServer(
-            basicToml(),
+            basicDeployment(),
             { routingLog: { path: unwritable() } },
             Option.some(logger)
           )

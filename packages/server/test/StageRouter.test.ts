@@ -9,10 +9,11 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { startServer } from "./harness.js"
+import { judgeDeployment, postureRoutes, startServer } from "./harness.js"
 
 let counter = 0
 /** Model ids unique to one test, so the process-global metric registry does not mix tests. */
@@ -24,73 +25,29 @@ interface Ids {
   readonly efficient: string
 }
 
-const toml = (ids: Ids) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = 0
-timeout_ms = 3000
-
-[llm_clients.stopped]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
-timeout_ms = 3000
-
-[targets.judge]
-id = "${ids.judge}"
-llm_client = "judge"
-
-[targets.stopped_judge]
-id = "${ids.judge}"
-llm_client = "stopped"
-
-[targets.capable]
-id = "${ids.capable}"
-llm_client = "sim"
-
-[targets.efficient]
-id = "${ids.efficient}"
-llm_client = "sim"
-
-[routes.signals]
-id = "signals"
-type = "stage_router"
-capable_target = "capable"
-efficient_target = "efficient"
-picker = "efficient_first"
-confidence_threshold = 0.5
-capable_system_prompt = "CAPABLE-PROMPT"
-
-[routes.signals.handoff_notes]
-escalation_note = "ESCALATION-NOTE"
-
-${
-  ["error", "fail_open"].flatMap((posture) =>
-    [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) => `
-[routes.stage-${posture}${suffix}]
-id = "stage-${posture}${suffix}"
-type = "stage_router"
-capable_target = "capable"
-efficient_target = "efficient"
-picker = "capable_first"
-confidence_threshold = 0.5
-
-[routes.stage-${posture}${suffix}.classifier]
-target = "${judge}"
-base_threshold = 0.5
-judge_failure = "${posture}"
-`)
-  ).join("\n")
-}
-`
+const deployment = (ids: Ids) => (upstreamUrl: string): D.Deployment =>
+  judgeDeployment(upstreamUrl, {
+    judgeModel: ids.judge,
+    answers: { capable: ids.capable, efficient: ids.efficient },
+    routes: {
+      signals: D.stageRouter("signals", {
+        capable_target: "capable",
+        efficient_target: "efficient",
+        picker: "efficient_first",
+        confidence_threshold: 0.5,
+        capable_system_prompt: "CAPABLE-PROMPT",
+        handoff_notes: { escalation_note: "ESCALATION-NOTE" }
+      }),
+      ...postureRoutes("stage", (id, judge_failure, judge) =>
+        D.stageRouter(id, {
+          capable_target: "capable",
+          efficient_target: "efficient",
+          picker: "capable_first",
+          confidence_threshold: 0.5,
+          classifier: { target: judge, base_threshold: 0.5, judge_failure }
+        }))
+    }
+  })
 
 /** A tool continuation whose last result reports a critical failure. */
 const critical = [
@@ -157,7 +114,7 @@ describe("stage router through the server", () => {
   it.scopedLive("a critical tool failure goes capable, with the tier's system prompt first and the escalation note last", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), capable: unique("capable"), efficient: unique("efficient") }
-      const { client, upstream } = yield* startServer(toml(ids))
+      const { client, upstream } = yield* startServer(deployment(ids))
       yield* upstream.setBehaviour(ids.capable, FakeUpstream.ok("capable answer"))
       const answered = yield* completion(client, "signals", critical)
       assert.strictEqual(answered.status, 200)
@@ -210,7 +167,7 @@ describe("stage router through the server", () => {
   it.scopedLive("an undecided turn goes to the classifier; /v1/decision returns its evidence and stage facts", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), capable: unique("capable"), efficient: unique("efficient") }
-      const { client, upstream } = yield* startServer(toml(ids))
+      const { client, upstream } = yield* startServer(deployment(ids))
       yield* upstream.setBehaviour(
         ids.judge,
         FakeUpstream.ok(
@@ -252,7 +209,7 @@ describe("stage router through the server", () => {
   it.scopedLive("a dead judge: error → 502; fail_open → the picker's default tier, fail-open / transport, counted once", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), capable: unique("capable"), efficient: unique("efficient") }
-      const { client, upstream } = yield* startServer(toml(ids))
+      const { client, upstream } = yield* startServer(deployment(ids))
       yield* upstream.setBehaviour(ids.capable, FakeUpstream.ok("capable answer"))
       const failed = yield* completion(client, "stage-error-stopped", quiet)
       assert.strictEqual(failed.status, 502)

@@ -8,39 +8,29 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Stats from "@switchyard-ts/routing/Stats"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { basicToml, routedAnswer, startServer } from "./harness.js"
+import { basicDeployment, routedAnswer, startServer } from "./harness.js"
 
 /** The harness deployment (weak, strong, an unreachable gone-model) plus a judge and routes for each case. */
-const toml = (upstreamUrl: string) =>
-  `${basicToml()(upstreamUrl)}
-[targets.judge]
-id = "judge-model"
-llm_client = "sim"
-
-[routes.big]
-id = "big"
-type = "passthrough"
-target = "strong"
-
-[routes.failover]
-id = "failover"
-type = "random"
-targets = ["gone", "strong"]
-weights = [1, 0]
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-classify_trigger = "every_request"
-judge_failure = "fail_open"
-`
+const deployment = (upstreamUrl: string): D.Deployment =>
+  D.extend(basicDeployment()(upstreamUrl), {
+    targets: { judge: D.target("judge-model", "sim") },
+    routes: D.byId(
+      D.passthrough("big", "strong"),
+      D.random("failover", ["gone", "strong"], { weights: [1, 0] }),
+      D.capability("auto", {
+        classifier_target: "judge",
+        weak_target: "weak",
+        strong_target: "strong",
+        base_threshold: 0.5,
+        classify_trigger: "every_request",
+        judge_failure: "fail_open"
+      })
+    )
+  })
 
 const usage = (prompt: number, completion: number, cached?: number) => ({
   prompt_tokens: prompt,
@@ -128,7 +118,7 @@ const emptyStats = {
 describe("/v1/stats", () => {
   it.scopedLive("counts a scripted traffic mix exactly, and a reset empties it", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       assert.deepStrictEqual(yield* statsJson(client), emptyStats)
       yield* upstream.setBehaviour("weak-model", weakAnswer)
       yield* upstream.setBehaviour("strong-model", strongAnswer)
@@ -246,7 +236,7 @@ describe("/v1/stats", () => {
 
   it.scopedLive("/v1/decision runs routing-time calls without counting them", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml)
+      const { client, upstream } = yield* startServer(deployment)
       yield* upstream.setBehaviour("judge-model", verdict)
       const response = yield* client.execute(
         HttpClientRequest.post("/v1/decision").pipe(HttpClientRequest.bodyUnsafeJson({

@@ -11,55 +11,41 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Telemetry from "@switchyard-ts/server/Telemetry"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { basicToml, routedAnswer, startServer } from "./harness.js"
+import { basicDeployment, routedAnswer, startServer } from "./harness.js"
 
 let judgeCounter = 0
 /** A judge model id unique to one test (the metric registry is process-global). */
 const uniqueJudge = () => `subagent-judge-${process.pid}-${++judgeCounter}`
 
 /** A custom sub-agent classifier on target `judge` over weak and reviewer (`new_session`, `fail_open`). */
-const judgedSubagents = `type = "llm_classifier"
-mode = "custom"
-classifier_target = "judge"
-targets = ["weak", "reviewer"]
-default_target = "weak"
-classify_trigger = "new_session"
-judge_failure = "fail_open"
-prompt = "Name the target for this delegated task."
-response_schema = '''{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"]}'''
-policy = { type = "target_selector", selector = "/route" }
-`
+const judgedSubagents: D.Subagents = {
+  type: "llm_classifier",
+  mode: "custom",
+  classifier_target: "judge",
+  targets: ["weak", "reviewer"],
+  default_target: "weak",
+  classify_trigger: "new_session",
+  judge_failure: "fail_open",
+  prompt: "Name the target for this delegated task.",
+  response_schema: `{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"]}`,
+  policy: { type: "target_selector", selector: "/route" }
+}
 
-/** `basicToml`'s deployment (weak, strong) plus a judge, a reviewer and two passthrough routes with subagents. */
-const toml = (judgeModel: string) => (upstreamUrl: string) =>
-  `${basicToml({ timeoutMs: 5000 })(upstreamUrl)}
-[targets.judge]
-id = "${judgeModel}"
-llm_client = "sim"
-
-[targets.reviewer]
-id = "reviewer-model"
-llm_client = "sim"
-
-[routes.fixed]
-id = "fixed"
-type = "passthrough"
-target = "strong"
-subagents = { type = "passthrough", target = "weak" }
-
-[routes.judged]
-id = "judged"
-type = "passthrough"
-target = "strong"
-
-[routes.judged.subagents]
-${judgedSubagents}
-`
+/** `basicDeployment`'s deployment (weak, strong) plus a judge, a reviewer and two passthrough routes with subagents. */
+const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+  D.extend(basicDeployment({ timeoutMs: 5000 })(upstreamUrl), {
+    targets: { judge: D.target(judgeModel, "sim"), reviewer: D.target("reviewer-model", "sim") },
+    routes: D.byId(
+      D.passthrough("fixed", "strong", { subagents: { type: "passthrough", target: "weak" } }),
+      D.passthrough("judged", "strong", { subagents: judgedSubagents })
+    )
+  })
 
 const lookInto: ReadonlyArray<unknown> = [{ role: "user", content: "look into the failing test" }]
 
@@ -112,7 +98,7 @@ const codexChild = codex({
 describe("subagents on a passthrough route, through the server", () => {
   it.scopedLive("delegated Claude and Codex children go to the sub-agent target; their parents to the parent target", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(toml(uniqueJudge()))
+      const { client, upstream } = yield* startServer(deployment(uniqueJudge()))
       yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
       yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
 
@@ -151,7 +137,7 @@ describe("subagents on a passthrough route, through the server", () => {
   it.scopedLive("a custom sub-agent classifier: one judge call per (session, agent), parents never judged", () =>
     Effect.gen(function*() {
       const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(toml(judge))
+      const { client, upstream } = yield* startServer(deployment(judge))
       for (const model of ["strong-model", "weak-model", "reviewer-model"]) {
         yield* upstream.setBehaviour(model, FakeUpstream.ok(`${model} answer`))
       }
@@ -199,7 +185,7 @@ describe("subagents on a passthrough route, through the server", () => {
         if (text === "request") logs.push(Object.fromEntries(annotations))
       })
       const { client, upstream } = yield* startServer(
-        toml(uniqueJudge()),
+        deployment(uniqueJudge()),
         { telemetry: Telemetry.layerWith({ spanProcessor: new SimpleSpanProcessor(exporter) }) },
         Option.some(capture)
       )
@@ -226,44 +212,34 @@ describe("subagents on a passthrough route, through the server", () => {
 })
 
 /**
- * `toml`'s deployment (its judge is the sub-agent classifier's) plus a stage judge and two stage
- * routes (capable strong, efficient weak) with subagents: `stage-fixed` (a capable system prompt and
- * an escalation note; sub-agents to the reviewer) and `stage-judged` (a `[classifier]` on the stage
- * judge; `judgedSubagents` on the judge).
+ * `deployment`'s deployment (its judge is the sub-agent classifier's) plus a stage judge and two
+ * stage routes (capable strong, efficient weak) with subagents: `stage-fixed` (a capable system
+ * prompt and an escalation note; sub-agents to the reviewer) and `stage-judged` (a `[classifier]` on
+ * the stage judge; `judgedSubagents` on the judge).
  */
-const stageToml = (judges: { readonly stage: string; readonly subagent: string }) => (upstreamUrl: string) =>
-  `${toml(judges.subagent)(upstreamUrl)}
-[targets.stage_judge]
-id = "${judges.stage}"
-llm_client = "sim"
-
-[routes.stage-fixed]
-id = "stage-fixed"
-type = "stage_router"
-capable_target = "strong"
-efficient_target = "weak"
-picker = "efficient_first"
-confidence_threshold = 0.5
-capable_system_prompt = "CAPABLE-PROMPT"
-handoff_notes = { escalation_note = "ESCALATION-NOTE" }
-subagents = { type = "passthrough", target = "reviewer" }
-
-[routes.stage-judged]
-id = "stage-judged"
-type = "stage_router"
-capable_target = "strong"
-efficient_target = "weak"
-picker = "efficient_first"
-confidence_threshold = 0.5
-
-[routes.stage-judged.classifier]
-target = "stage_judge"
-base_threshold = 0.5
-classify_trigger = "new_session"
-
-[routes.stage-judged.subagents]
-${judgedSubagents}
-`
+const stageDeployment = (judges: { readonly stage: string; readonly subagent: string }) => (upstreamUrl: string) =>
+  D.extend(deployment(judges.subagent)(upstreamUrl), {
+    targets: { stage_judge: D.target(judges.stage, "sim") },
+    routes: D.byId(
+      D.stageRouter("stage-fixed", {
+        capable_target: "strong",
+        efficient_target: "weak",
+        picker: "efficient_first",
+        confidence_threshold: 0.5,
+        capable_system_prompt: "CAPABLE-PROMPT",
+        handoff_notes: { escalation_note: "ESCALATION-NOTE" },
+        subagents: { type: "passthrough", target: "reviewer" }
+      }),
+      D.stageRouter("stage-judged", {
+        capable_target: "strong",
+        efficient_target: "weak",
+        picker: "efficient_first",
+        confidence_threshold: 0.5,
+        classifier: { target: "stage_judge", base_threshold: 0.5, classify_trigger: "new_session" },
+        subagents: judgedSubagents
+      })
+    )
+  })
 
 /** A tool continuation whose last result reports a critical failure: the stage signals say capable. */
 const critical: ReadonlyArray<unknown> = [
@@ -281,7 +257,9 @@ const UpstreamBody = Schema.Struct({ messages: Schema.Array(Schema.Unknown) })
 describe("subagents on a stage router route, through the server", () => {
   it.scopedLive("delegated Claude and Codex children go to the sub-agent target, untouched; parent turns by the signals", () =>
     Effect.gen(function*() {
-      const { client, upstream } = yield* startServer(stageToml({ stage: uniqueJudge(), subagent: uniqueJudge() }))
+      const { client, upstream } = yield* startServer(
+        stageDeployment({ stage: uniqueJudge(), subagent: uniqueJudge() })
+      )
       for (const model of ["strong-model", "weak-model", "reviewer-model"]) {
         yield* upstream.setBehaviour(model, FakeUpstream.ok(`${model} answer`))
       }
@@ -336,7 +314,7 @@ describe("subagents on a stage router route, through the server", () => {
   it.scopedLive("a custom sub-agent classifier beside the stage classifier: each judge sees only its own requests", () =>
     Effect.gen(function*() {
       const judges = { stage: uniqueJudge(), subagent: uniqueJudge() }
-      const { client, upstream } = yield* startServer(stageToml(judges))
+      const { client, upstream } = yield* startServer(stageDeployment(judges))
       for (const model of ["strong-model", "weak-model", "reviewer-model"]) {
         yield* upstream.setBehaviour(model, FakeUpstream.ok(`${model} answer`))
       }

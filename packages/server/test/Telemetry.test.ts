@@ -8,6 +8,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Telemetry from "@switchyard-ts/server/Telemetry"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -15,63 +16,33 @@ import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { spansText, startServer } from "./harness.js"
+import { capabilityRoute, spansText, startServer } from "./harness.js"
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`
 
-const toml =
-  (ids: { readonly judge: string; readonly weak: string; readonly strong: string }) => (upstreamUrl: string) => `
-schema_version = 1
-
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-api_key_env = "SWITCHYARD_TEST_KEY"
-max_retries = 0
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-api_key_env = "SWITCHYARD_TEST_KEY"
-max_retries = 0
-timeout_ms = 2000
-
-[targets.judge]
-id = "${ids.judge}"
-llm_client = "judge"
-
-[targets.weak]
-id = "${ids.weak}"
-llm_client = "sim"
-
-[targets.strong]
-id = "${ids.strong}"
-llm_client = "sim"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "error"
-
-[routes.open]
-id = "open"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-judge_failure = "fail_open"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "weak"
-`
+const deployment =
+  (ids: { readonly judge: string; readonly weak: string; readonly strong: string }) =>
+  (upstreamUrl: string): D.Deployment => ({
+    llm_clients: {
+      sim: D.client("openai_chat", upstreamUrl, { api_key_env: "SWITCHYARD_TEST_KEY", max_retries: 0 }),
+      judge: D.client("openai_chat", upstreamUrl, {
+        api_key_env: "SWITCHYARD_TEST_KEY",
+        max_retries: 0,
+        timeout_ms: 2000
+      })
+    },
+    targets: {
+      judge: D.target(ids.judge, "judge"),
+      weak: D.target(ids.weak, "sim"),
+      strong: D.target(ids.strong, "sim")
+    },
+    routes: D.byId(
+      capabilityRoute("auto", "judge", { judge_failure: "error" }),
+      capabilityRoute("open", "judge", { judge_failure: "fail_open" }),
+      D.passthrough("fast", "weak")
+    )
+  })
 
 const apiKey = "sk-test-SECRET-0123456789"
 const withKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SWITCHYARD_TEST_KEY", apiKey]])))
@@ -123,7 +94,7 @@ describe("spans", () => {
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const exporter = new InMemorySpanExporter()
-      const { client, upstream } = yield* withKey(startServer(toml(ids), { telemetry: telemetryWith(exporter) }))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids), { telemetry: telemetryWith(exporter) }))
       yield* upstream.setBehaviour(ids.judge, verdict(0.9))
       assert.strictEqual((yield* post(client, "auto")).status, 200)
       const spans = exporter.getFinishedSpans()
@@ -155,7 +126,7 @@ describe("spans", () => {
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const exporter = new InMemorySpanExporter()
-      const { client, upstream } = yield* withKey(startServer(toml(ids), { telemetry: telemetryWith(exporter) }))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids), { telemetry: telemetryWith(exporter) }))
       yield* upstream.setBehaviour(ids.judge, FakeUpstream.stall)
       const fiber = yield* Effect.fork(post(client, "open"))
       yield* upstream.awaitRequest(ids.judge)
@@ -177,7 +148,7 @@ describe("spans", () => {
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const exporter = new InMemorySpanExporter()
-      const { client, upstream } = yield* withKey(startServer(toml(ids), { telemetry: telemetryWith(exporter) }))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids), { telemetry: telemetryWith(exporter) }))
       yield* upstream.setBehaviour(ids.judge, FakeUpstream.status(503))
       assert.strictEqual((yield* post(client, "auto")).status, 502)
       const run = spanNamed(exporter.getFinishedSpans(), "libsy.run")
@@ -192,7 +163,7 @@ describe("trace context", () => {
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
       const exporter = new InMemorySpanExporter()
-      const { client, upstream } = yield* withKey(startServer(toml(ids), { telemetry: telemetryWith(exporter) }))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids), { telemetry: telemetryWith(exporter) }))
       const traceId = "0af7651916cd43dd8448eb211c80319c"
       const callerSpanId = "b7ad6b7169203331"
       const response = yield* client.execute(
@@ -221,7 +192,7 @@ describe("trace context without a span exporter", () => {
   it.scopedLive("no exporter: tracing is off, and the caller's traceparent reaches the upstream unchanged", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
-      const { client, upstream } = yield* withKey(startServer(toml(ids)))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids)))
       const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
       const response = yield* client.execute(
         HttpClientRequest.post("/v1/chat/completions").pipe(
@@ -239,7 +210,7 @@ describe("metrics", () => {
   it.scopedLive("exact deltas: a verdict-routed answer, a fail-open, an error-posture failure", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
-      const { client, upstream } = yield* withKey(startServer(toml(ids)))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids)))
       yield* upstream.setBehaviour(ids.judge, verdict(0.9))
       yield* upstream.setBehaviour(
         ids.weak,
@@ -284,7 +255,7 @@ describe("metrics", () => {
   it.scopedLive("/metrics is a strictly valid Prometheus text exposition with every documented family", () =>
     Effect.gen(function*() {
       const ids = { judge: unique("judge"), weak: unique("weak"), strong: unique("strong") }
-      const { client, upstream } = yield* withKey(startServer(toml(ids)))
+      const { client, upstream } = yield* withKey(startServer(deployment(ids)))
       yield* upstream.setBehaviour(ids.judge, verdict(0.2))
       yield* upstream.setBehaviour(
         ids.strong,
@@ -417,7 +388,7 @@ describe("secrets", () => {
         logs.push(JSON.stringify({ message, annotations: [...annotations] }))
       })
       const { client, upstream } = yield* withKey(
-        startServer(toml(ids), { telemetry: telemetryWith(exporter) }, Option.some(capture))
+        startServer(deployment(ids), { telemetry: telemetryWith(exporter) }, Option.some(capture))
       )
       const marker = "MARKER-the-user-said-their-password-is-hunter2"
       yield* upstream.setBehaviour(

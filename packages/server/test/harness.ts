@@ -6,6 +6,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "@switchyard-ts/server/Server"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -14,18 +15,18 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 
 /**
- * A real switchyard server on a free loopback port, in front of a fresh fake upstream. `toml`
- * receives the fake upstream's base URL.
+ * A real switchyard server on a free loopback port, in front of a fresh fake upstream.
+ * `deployment` receives the fake upstream's base URL.
  */
 export const startServer = (
-  toml: (upstreamUrl: string) => string,
+  deployment: (upstreamUrl: string) => D.Deployment,
   options: Server.AppOptions = {},
   logger: Option.Option<Logger.Logger<unknown, void>> = Option.none()
 ) =>
   Effect.gen(function*() {
     const upstream = yield* FakeUpstream.make()
-    const deployment = yield* DeploymentToml.parse(toml(upstream.url))
-    const app = Layer.merge(Server.layerApp(deployment, options), NodeHttpClient.layerUndici)
+    const parsed = yield* DeploymentToml.parse(D.toToml(deployment(upstream.url)))
+    const app = Layer.merge(Server.layerApp(parsed, options), NodeHttpClient.layerUndici)
     const context = yield* Layer.build(
       Option.match(logger, {
         onNone: () => app,
@@ -35,58 +36,119 @@ export const startServer = (
     const address = Context.get(context, HttpServer.HttpServer).address
     const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
     const client = HttpClient.mapRequest(Context.get(context, HttpClient.HttpClient), HttpClientRequest.prependUrl(url))
-    return { upstream, client, url, deployment }
+    return { upstream, client, url, deployment: parsed }
   })
 
 /** A deployment with one client on the fake upstream and the usual routes. */
-export const basicToml =
-  (settings: { readonly timeoutMs?: number; readonly maxRetries?: number } = {}) => (upstreamUrl: string) => `
-schema_version = 1
+export const basicDeployment =
+  (settings: { readonly timeoutMs?: number; readonly maxRetries?: number } = {}) =>
+  (upstreamUrl: string): D.Deployment => ({
+    llm_clients: {
+      sim: D.client("openai_chat", upstreamUrl, {
+        max_retries: settings.maxRetries ?? 0,
+        ...(settings.timeoutMs === undefined ? {} : { timeout_ms: settings.timeoutMs })
+      }),
+      dead: D.client("openai_chat", D.deadUrl, { max_retries: 0 })
+    },
+    targets: {
+      weak: D.target("weak-model", "sim", { extra_body: { temperature: 0.5 } }),
+      strong: D.target("strong-model", "sim"),
+      gone: D.target("gone-model", "dead")
+    },
+    routes: D.byId(
+      D.passthrough("fast", "weak"),
+      D.random("mix", ["weak", "strong"], { weights: [1, 0] }),
+      D.passthrough("unreachable", "gone"),
+      D.noop("ping")
+    )
+  })
 
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "${upstreamUrl}"
-max_retries = ${settings.maxRetries ?? 0}
-${settings.timeoutMs === undefined ? "" : `timeout_ms = ${settings.timeoutMs}`}
+/**
+ * The judge tests' deployment: clients `sim` for answers, and `judge` on the fake upstream and
+ * `stopped` where nothing listens (both with a 3 s deadline and no retries); targets `judge`
+ * (`judgeModel` on `judge`, with `judgeOptions`), `stopped_judge` (the same model where nothing
+ * listens) and `answers` (target name → model id, on `sim`); and `routes`.
+ */
+export const judgeDeployment = (
+  upstreamUrl: string,
+  { answers, judgeModel, judgeOptions = {}, routes }: {
+    readonly judgeModel: string
+    readonly judgeOptions?: Omit<D.Target, "id" | "llm_client">
+    readonly answers: Readonly<Record<string, string>>
+    readonly routes: Readonly<Record<string, D.Route>>
+  }
+): D.Deployment => ({
+  llm_clients: {
+    sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+    judge: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
+    stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
+  },
+  targets: {
+    judge: D.target(judgeModel, "judge", judgeOptions),
+    stopped_judge: D.target(judgeModel, "stopped"),
+    ...Object.fromEntries(Object.entries(answers).map(([name, id]) => [name, D.target(id, "sim")]))
+  },
+  routes
+})
 
-[llm_clients.dead]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-max_retries = 0
+/**
+ * One route per judge failure posture and judge, each under its id: `<prefix>-error`,
+ * `<prefix>-error-stopped`, `<prefix>-fail_open`, `<prefix>-fail_open-stopped`. `route` receives the
+ * id, the posture and the judge target (`judge` or `stopped_judge`).
+ */
+export const postureRoutes = (
+  prefix: string,
+  route: (id: string, posture: D.JudgeFailure, judge: string) => D.Route
+): Readonly<Record<string, D.Route>> =>
+  D.byId(
+    ...(["error", "fail_open"] as const).flatMap((posture) =>
+      [["", "judge"], ["-stopped", "stopped_judge"]].map(([suffix, judge]) =>
+        route(`${prefix}-${posture}${suffix}`, posture, judge ?? "")
+      )
+    )
+  )
 
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-extra_body = { temperature = 0.5 }
+type ClientSettings = Omit<D.LlmClient, "format" | "base_url">
 
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
+/**
+ * The two-format base of the protocol tests: clients `oai` (openai_chat) and `claude`
+ * (anthropic_messages, at the fake upstream's URL without `/v1`), no retries, with `settings` on
+ * both and `claudeSettings` on `claude`; targets `local` (on `oai`) and `sonnet` (on `claude`),
+ * model ids `local-coder` and `claude-sonnet` unless `ids` says otherwise; routes `fast` → local
+ * and `claude` → sonnet. Tests add theirs with `DeploymentBuilder.extend`.
+ */
+export const chatAndClaude = (
+  upstreamUrl: string,
+  { claudeSettings = {}, ids = { local: "local-coder", sonnet: "claude-sonnet" }, settings = {} }: {
+    readonly settings?: ClientSettings
+    readonly claudeSettings?: ClientSettings
+    readonly ids?: { readonly local: string; readonly sonnet: string }
+  } = {}
+): D.Deployment => ({
+  llm_clients: {
+    oai: D.client("openai_chat", upstreamUrl, { max_retries: 0, ...settings }),
+    claude: D.client("anthropic_messages", upstreamUrl.replace(/\/v1$/, ""), {
+      max_retries: 0,
+      ...settings,
+      ...claudeSettings
+    })
+  },
+  targets: { local: D.target(ids.local, "oai"), sonnet: D.target(ids.sonnet, "claude") },
+  routes: { fast: D.passthrough("fast", "local"), claude: D.passthrough("claude", "sonnet") }
+})
 
-[targets.gone]
-id = "gone-model"
-llm_client = "dead"
-
-[routes.fast]
-id = "fast"
-type = "passthrough"
-target = "weak"
-
-[routes.mix]
-id = "mix"
-type = "random"
-targets = ["weak", "strong"]
-weights = [1, 0]
-
-[routes.unreachable]
-id = "unreachable"
-type = "passthrough"
-target = "gone"
-
-[routes.ping]
-id = "ping"
-type = "noop"
-`
+/**
+ * A capability classifier route where `judge` decides between targets `weak` and `strong` with
+ * `base_threshold = 0.5`; `settings` adds keys or replaces these.
+ */
+export const capabilityRoute = (id: string, judge: string, settings: Partial<D.CapabilityRoute> = {}) =>
+  D.capability(id, {
+    classifier_target: judge,
+    weak_target: "weak",
+    strong_target: "strong",
+    base_threshold: 0.5,
+    ...settings
+  })
 
 /** A chat request body. */
 export const chat = (model: string, extra: Record<string, unknown> = {}) => ({

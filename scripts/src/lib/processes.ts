@@ -1,5 +1,10 @@
-// Child processes of the bench and soak scripts: tracked by PID and always stopped (SIGKILL as the
-// last resort) when the script exits, on errors and on SIGINT/SIGTERM; plus small promise and HTTP helpers.
+// Child processes of the scripts: tracked by PID and always stopped (SIGKILL as the last resort)
+// when the script exits, on errors and on SIGINT/SIGTERM; the switchyard server through the
+// testkit's ServerProcess (which kills its own children on exit too) as promises; plus small
+// promise and HTTP helpers.
+import * as ServerProcess from "@switchyard-ts/testkit/ServerProcess"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type { ChildProcess } from "node:child_process"
 import { existsSync } from "node:fs"
 import type * as http from "node:http"
@@ -31,6 +36,21 @@ export const track = <C extends ChildProcess>(child: C): C => {
   child.once("exit", () => children.delete(child))
   return child
 }
+
+/** Runs a ServerProcess effect; rejects with its `ServerProcessError` itself (its message names the cause). */
+const run = async <A>(effect: Effect.Effect<A, ServerProcess.ServerProcessError>): Promise<A> => {
+  const result = await Effect.runPromise(Effect.either(effect))
+  if (Either.isLeft(result)) throw result.left
+  return result.right
+}
+
+/** Starts the switchyard CLI and waits until it listens; the caller stops it ({@link stopServer}). */
+export const startServer = (options: ServerProcess.Options): Promise<ServerProcess.Started> =>
+  run(ServerProcess.startUnscoped(options))
+
+/** Stops a server by PID: its signal, a bounded wait, then SIGKILL. Never rejects. */
+export const stopServer = (server: ServerProcess.ServerProcess): Promise<ServerProcess.Stopped> =>
+  Effect.runPromise(server.stop)
 
 /** Resolve after `ms` milliseconds. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
