@@ -38,7 +38,11 @@ export interface TransportRequest {
   readonly method: "POST" | "GET"
   /** Lower-case names; `content-length` is the transport's to set. */
   readonly headers: Readonly<Record<string, string>>
-  readonly body: string
+  /**
+   * The body: a string, or its bytes in pieces (e.g. a caller's body with what changed spliced in,
+   * `RawJson.encode`) written in order without being joined first.
+   */
+  readonly body: string | ReadonlyArray<Uint8Array>
   /**
    * The calling fiber's `FiberRefs` (services, current span, tracer settings). A transport that
    * runs Effects (the `HttpClient` adapter) runs them with these; the undici one ignores them.
@@ -107,19 +111,30 @@ export interface DispatchHandler {
   onResponseError(controller: DispatchController, error: Error): void
 }
 
+/** One request as a dispatcher takes it. */
+export interface DispatchOptions<Body> {
+  readonly origin: string
+  readonly path: string
+  readonly method: "POST" | "GET"
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Body
+}
+
 /** What the adapter needs of an undici `Agent` (or `Pool`, `Client`): its `dispatch`. */
 export interface Dispatcher {
-  dispatch(
-    options: {
-      readonly origin: string
-      readonly path: string
-      readonly method: "POST" | "GET"
-      readonly headers: Readonly<Record<string, string>>
-      readonly body: string
-    },
-    handler: DispatchHandler
-  ): boolean
+  dispatch(options: DispatchOptions<string | Uint8Array>, handler: DispatchHandler): boolean
 }
+
+/**
+ * A dispatcher that can also send a body given in pieces without joining them first (the server's
+ * adapter writes them as a stream); a plain {@link Dispatcher} is given the pieces joined.
+ */
+export interface PiecewiseDispatcher extends Dispatcher {
+  readonly dispatchPieces: (options: DispatchOptions<ReadonlyArray<Uint8Array>>, handler: DispatchHandler) => boolean
+}
+
+const isPiecewise = (dispatcher: Dispatcher): dispatcher is PiecewiseDispatcher =>
+  "dispatchPieces" in dispatcher && typeof dispatcher.dispatchPieces === "function"
 
 /** A {@link Dispatcher} that owns connections: destroyed when the transport layer's scope closes. */
 export interface DestroyableDispatcher extends Dispatcher {
@@ -203,6 +218,19 @@ class UndiciExchange implements DispatchHandler, TransportControl {
   readonly released: Effect.Effect<void> = Effect.void
 }
 
+const sizeOf = (pieces: ReadonlyArray<Uint8Array>): number => pieces.reduce((size, piece) => size + piece.length, 0)
+
+/** Pieces joined into one array (the platform client and a plain dispatcher take one). */
+const joined = (pieces: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(sizeOf(pieces))
+  let at = 0
+  for (const piece of pieces) {
+    out.set(piece, at)
+    at += piece.length
+  }
+  return out
+}
+
 /**
  * The transport over an undici dispatcher (an `Agent` pools connections per origin and keeps
  * them alive). A `dispatch` that throws (an invalid origin) is reported as `onError`.
@@ -212,16 +240,13 @@ export const fromDispatcher = (dispatcher: Dispatcher): UpstreamTransport["Type"
     dispatch: (request, handler) => {
       const exchange = new UndiciExchange(handler)
       try {
-        dispatcher.dispatch(
-          {
-            origin: request.origin,
-            path: request.path,
-            method: request.method,
-            headers: request.headers,
-            body: request.body
-          },
-          exchange
-        )
+        const { body, headers, method, origin, path } = request
+        if (typeof body === "string") dispatcher.dispatch({ origin, path, method, headers, body }, exchange)
+        else if (isPiecewise(dispatcher)) {
+          // pieces are written as they are, with their total length (no chunked encoding)
+          const length = { ...headers, "content-length": String(sizeOf(body)) }
+          dispatcher.dispatchPieces({ origin, path, method, headers: length, body }, exchange)
+        } else dispatcher.dispatch({ origin, path, method, headers, body: joined(body) }, exchange)
       } catch (error) {
         if (!exchange.done) {
           exchange.done = true
@@ -275,7 +300,13 @@ export const fromHttpClient = (http: HttpClient.HttpClient): UpstreamTransport["
         (r) =>
           request.method === "GET"
             ? r
-            : HttpClientRequest.bodyText(r, request.body, request.headers["content-type"] ?? "application/json")
+            : typeof request.body === "string"
+            ? HttpClientRequest.bodyText(r, request.body, request.headers["content-type"] ?? "application/json")
+            : HttpClientRequest.bodyUint8Array(
+              r,
+              joined(request.body),
+              request.headers["content-type"] ?? "application/json"
+            )
       )
       const exchange = Effect.matchEffect(http.execute(clientRequest), {
         onFailure: (error) => Effect.sync(() => handler.onError(Failure.transportReason(error))),

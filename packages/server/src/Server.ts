@@ -22,6 +22,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { createServer, type Server } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
+import { Readable } from "node:stream"
 import * as Api from "./Api.js"
 import * as Auth from "./internal/auth.js"
 import * as Edge from "./internal/edge.js"
@@ -87,6 +88,18 @@ export const upstreamConnectionsPerOrigin = 1024
 export const upstreamKeepAliveMs = 4_000
 
 /**
+ * `agent` taking a body in pieces (a caller's bytes with what changed spliced in) as a stream that
+ * writes them in order, undici's way of sending a body it is not given whole.
+ */
+const piecewise = (
+  agent: Undici.Agent
+): UpstreamTransport.DestroyableDispatcher & UpstreamTransport.PiecewiseDispatcher => ({
+  dispatch: (options, handler) => agent.dispatch(options, handler),
+  dispatchPieces: (options, handler) => agent.dispatch({ ...options, body: Readable.from(options.body) }, handler),
+  destroy: () => agent.destroy()
+})
+
+/**
  * The server's upstream transport: undici's `dispatch()` over one `Agent` with a keep-alive pool
  * per origin, bounded to `connections` (default 1024). The agent is destroyed when the scope closes
  * (bounded by 2 s), which aborts whatever is still in flight. The client sets each request's trace
@@ -94,10 +107,12 @@ export const upstreamKeepAliveMs = 4_000
  */
 export const upstreamTransport = (options: UpstreamPoolOptions = {}) =>
   UpstreamTransport.layerDispatcher(() =>
-    new Undici.Agent({
-      connections: options.connections ?? upstreamConnectionsPerOrigin,
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
-    })
+    piecewise(
+      new Undici.Agent({
+        connections: options.connections ?? upstreamConnectionsPerOrigin,
+        keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
+      })
+    )
   )
 
 /** {@link upstreamTransport} with the default pool bounds. */

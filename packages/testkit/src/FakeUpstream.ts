@@ -93,6 +93,8 @@ export interface RequestRecord {
   readonly headers: Readonly<Record<string, string>>
   /** The parsed JSON body; the raw text when it is not JSON; `undefined` when empty. */
   readonly body: unknown
+  /** The body exactly as it arrived (decoded as UTF-8). */
+  readonly bodyText: string
   /** Epoch milliseconds (wall clock) when the body had been read. */
   readonly at: number
   /**
@@ -304,8 +306,31 @@ export const make = (
         const connection = yield* connectionOf(req.socket)
         const at = Date.now()
         const record: RequestRecord = Option.match(behaviour, {
-          onNone: () => ({ id, model, method, path, headers, body, at, connection, closedEarly: false }),
-          onSome: (b) => ({ id, model, method, path, headers, body, at, connection, behaviour: b, closedEarly: false })
+          onNone: () => ({
+            id,
+            model,
+            method,
+            path,
+            headers,
+            body,
+            bodyText: text.value,
+            at,
+            connection,
+            closedEarly: false
+          }),
+          onSome: (b) => ({
+            id,
+            model,
+            method,
+            path,
+            headers,
+            body,
+            bodyText: text.value,
+            at,
+            connection,
+            behaviour: b,
+            closedEarly: false
+          })
         })
         yield* SubscriptionRef.update(log, (records) => [...records, record])
 

@@ -167,7 +167,7 @@ export const logicalCall = <A, S>(
         method: "POST",
         headers,
         // Bodies come from decoded JSON: a body that JSON cannot encode is a programmer error.
-        body: JSON.stringify(wire.body)
+        body: Wire.encodedBody(wire)
       }))
       const deadline = Option.map(timeoutMs, (ms): Exchange.Deadline => ({
         at: clock.unsafeCurrentTimeMillis() + ms,

@@ -8,6 +8,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import type { TranslationError } from "@switchyard-ts/protocol/Errors"
+import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
@@ -27,6 +28,12 @@ import * as Responses from "./responses.js"
 export interface Wire {
   readonly url: string
   readonly body: Readonly<Record<string, unknown>>
+  /**
+   * The caller's body that `body` was prepared from, when it was (a chat caller's body to a chat
+   * target, a caller's own body replayed to a target of its format): its bytes, when the server
+   * kept them (`RawJson.of`), are what is sent, with only what `body` changed spliced in.
+   */
+  readonly source: Readonly<Record<string, unknown>> | undefined
   readonly operation: "chat" | "count_tokens"
   readonly nativeReplay: boolean
 }
@@ -54,6 +61,7 @@ export const chatWire = (options: CallOptions, streaming: boolean): Either.Eithe
     return Either.right({
       url: Prepare.chatCompletionsUrl(target.client.baseUrl),
       body: Prepare.prepareBody(target, options.body, streaming),
+      source: options.body,
       operation: "chat",
       nativeReplay: false
     })
@@ -64,16 +72,31 @@ export const chatWire = (options: CallOptions, streaming: boolean): Either.Eithe
     (body): Wire => ({
       url: encoding.url(target.client.baseUrl),
       body,
+      source: options.native?.format === format ? options.native.body : undefined,
       operation: "chat",
       nativeReplay: options.native?.format === format
     })
   )
 }
 
+/**
+ * The bytes a call sends: the caller's own bytes with what the prepared body changed spliced in
+ * (`RawJson.encode`), when the server kept them for the body it was prepared from; else the
+ * prepared body serialized.
+ */
+export const encodedBody = (wire: Wire): string | ReadonlyArray<Uint8Array> => {
+  const raw = wire.source === undefined ? undefined : RawJson.of(wire.source)
+  const spliced = raw === undefined || wire.source === undefined
+    ? undefined
+    : RawJson.encode(raw, wire.source, wire.body)
+  return spliced ?? JSON.stringify(wire.body)
+}
+
 /** `POST …/v1/messages/count_tokens` with the caller's body, `model` set to the target's id. */
 export const countTokensWire = (options: CallOptions): Wire => ({
   url: Prepare.countTokensUrl(options.target.client.baseUrl),
   body: { ...options.body, model: options.target.id },
+  source: options.body,
   operation: "count_tokens",
   nativeReplay: true
 })

@@ -5,6 +5,7 @@
 import { InvalidRequest, RequestTooLarge } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -17,15 +18,15 @@ import type { IncomingMessage } from "node:http"
 export const defaultBodyLimit = 16 * 1024 * 1024
 
 /**
- * The raw body text, failing with `RequestTooLarge` past `limit` bytes (declared or streamed).
- * Past the limit the rest of the body is discarded unread, so the 413 can still be answered on
- * the same connection.
+ * The raw body as it arrived (the chunks, not joined: a large body is not copied), failing with
+ * `RequestTooLarge` past `limit` bytes (declared or streamed). Past the limit the rest of the body
+ * is discarded unread, so the 413 can still be answered on the same connection.
  */
-export const readText = (incoming: IncomingMessage, limit: number) =>
+export const readBody = (incoming: IncomingMessage, limit: number) =>
   Effect.suspend(() => {
     const declared = Number(incoming.headers["content-length"] ?? "0")
     if (Number.isFinite(declared) && declared > limit) return Effect.fail(new RequestTooLarge({ limitBytes: limit }))
-    return Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
+    return Effect.async<ReadonlyArray<Buffer>, RequestTooLarge | InvalidRequest>((resume) => {
       const chunks: Array<Buffer> = []
       let size = 0
       const cleanup = () => {
@@ -46,7 +47,7 @@ export const readText = (incoming: IncomingMessage, limit: number) =>
       }
       const onEnd = () => {
         cleanup()
-        resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+        resume(Effect.succeed(chunks))
       }
       const onError = () => {
         cleanup()
@@ -58,6 +59,10 @@ export const readText = (incoming: IncomingMessage, limit: number) =>
       return Effect.sync(cleanup)
     })
   })
+
+/** The raw body text ({@link readBody} joined and decoded as UTF-8), for the small admin bodies. */
+export const readText = (incoming: IncomingMessage, limit: number) =>
+  Effect.map(readBody(incoming, limit), (chunks) => Buffer.concat(chunks).toString("utf8"))
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
@@ -158,35 +163,50 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
   return false
 }
 
+const tooDeep = () =>
+  new InvalidRequest({
+    message: `Request body nests arrays and objects deeper than the limit of ${maxJsonDepth} levels`
+  })
+
+/** `JSON.parse` of `text` as an object (already bounded in depth): not JSON, or not an object, is refused. */
+const parseObject = (text: string): Effect.Effect<object, InvalidRequest> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Effect.fail(
+      new InvalidRequest({
+        message: `Request body must be valid JSON: ${error instanceof Error ? clip(error.message, 120) : "parse error"}`
+      })
+    )
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return Effect.fail(new InvalidRequest({ message: "Request body must be a JSON object" }))
+  }
+  return Effect.succeed(json)
+}
+
 /**
  * Parse `text` as a JSON object: refused (`InvalidRequest`) when it nests deeper than
  * {@link maxJsonDepth} (checked before parsing), is not JSON, or is not an object.
  */
 export const parseJsonObject = (text: string): Effect.Effect<object, InvalidRequest> =>
+  Effect.suspend(() => nestsDeeperThan(text, maxJsonDepth) ? Effect.fail(tooDeep()) : parseObject(text))
+
+/**
+ * Parse a body's bytes as a JSON object, as {@link parseJsonObject} does, reading the bytes once
+ * for the nesting bound and the positions of the top-level members (`RawJson.scan`): the object,
+ * and its bytes (remembered for it when they mean exactly it, so a target of the caller's format
+ * can be sent them with only what changes spliced in).
+ */
+export const parseBody = (
+  chunks: ReadonlyArray<Uint8Array>
+): Effect.Effect<{ readonly json: object; readonly raw: RawJson.RawJson }, InvalidRequest> =>
   Effect.suspend(() => {
-    if (nestsDeeperThan(text, maxJsonDepth)) {
-      return Effect.fail(
-        new InvalidRequest({
-          message: `Request body nests arrays and objects deeper than the limit of ${maxJsonDepth} levels`
-        })
-      )
-    }
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch (error) {
-      return Effect.fail(
-        new InvalidRequest({
-          message: `Request body must be valid JSON: ${
-            error instanceof Error ? clip(error.message, 120) : "parse error"
-          }`
-        })
-      )
-    }
-    if (typeof json !== "object" || json === null || Array.isArray(json)) {
-      return Effect.fail(new InvalidRequest({ message: "Request body must be a JSON object" }))
-    }
-    return Effect.succeed(json)
+    const scanned = RawJson.scan(chunks, maxJsonDepth)
+    if (scanned._tag === "Refused") return Effect.fail(tooDeep())
+    const { raw, text } = RawJson.text(scanned.raw)
+    return Effect.map(parseObject(text), (json) => ({ json, raw }))
   })
 
 /** Parse `text` as a JSON object ({@link parseJsonObject}) and decode it with `schema`. */
@@ -195,6 +215,17 @@ export const decodeJson = <A, I>(
   text: string,
   options: ParseOptions = decodeOptions
 ) => Effect.flatMap(parseJsonObject(text), (json) => decodeValue(schema, json, options))
+
+/**
+ * An already-parsed value of an identity schema (its `Type` is its `Encoded`), checked without
+ * copying it: the value itself when it is one (`Schema.is`), else the decode's `InvalidRequest`
+ * naming the field paths.
+ */
+export const validateValue = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  is: (value: unknown) => value is A,
+  value: unknown
+): Effect.Effect<A, InvalidRequest> => is(value) ? Effect.succeed(value) : decodeValue(schema, value)
 
 /** Decode an already-parsed value; a violation is an `InvalidRequest` naming the field path. */
 export const decodeValue = <A, I>(

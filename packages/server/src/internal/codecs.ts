@@ -18,6 +18,7 @@ import {
   ChatCompletionRequest
 } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
+import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
@@ -27,7 +28,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { decodeValue } from "./body.js"
+import { validateValue } from "./body.js"
 import * as Messages from "./messages.js"
 
 /**
@@ -72,13 +73,15 @@ export interface Codec {
   /**
    * The routed request of a parsed JSON body (an object), its `inboundFormat` this codec's
    * `format` (the router's forward-auth family check reads it); `headers` are the caller's
-   * (lower-case names). Fails with `InvalidRequest` (schema, naming the field path) or
-   * `TranslationError`.
+   * (lower-case names). `raw`: the bytes `json` was parsed from, when it came from a request body —
+   * remembered for the body a target of the caller's format is sent (`RawJson.remember`). Fails
+   * with `InvalidRequest` (schema, naming the field path) or `TranslationError`.
    */
   readonly decode: (
     json: unknown,
     headers: Readonly<Record<string, string>>,
-    sessionId: RoutedRequest["sessionId"]
+    sessionId: RoutedRequest["sessionId"],
+    raw?: RawJson.RawJson
   ) => Effect.Effect<Inbound, InvalidRequest | TranslationError>
   /** The status and envelope of a failure. */
   readonly error: (failure: RequestFailure) => ErrorResponse
@@ -163,11 +166,30 @@ const chatEncoder: Encoder = {
   decisionResponse: (answer) => answer
 }
 
+/**
+ * The request body itself, checked against its identity schema without a copy; the bytes it was
+ * parsed from remembered for it (the upstream client sends a same-format target those bytes with
+ * what changes spliced in).
+ */
+const validated = <A extends object, I>(
+  schema: Schema.Schema<A, I, never>,
+  is: (value: unknown) => value is A,
+  json: unknown,
+  raw: RawJson.RawJson | undefined
+): Effect.Effect<A, InvalidRequest> =>
+  Effect.tap(validateValue(schema, is, json), (body) => {
+    if (raw !== undefined && body === json) RawJson.remember(body, raw)
+  })
+
+const isChatRequest = Schema.is(ChatCompletionRequest)
+const isMessagesRequest = Schema.is(AnthropicMessages.MessagesRequest)
+const isResponsesRequest = Schema.is(OpenAiResponses.ResponsesRequest)
+
 /** OpenAI Chat Completions: `/v1/chat/completions`, the OpenAI error envelope. */
 export const openAiChat: Codec = {
   format: "openai_chat",
-  decode: (json, headers, sessionId) =>
-    Effect.map(decodeValue(ChatCompletionRequest, json), (body) => ({
+  decode: (json, headers, sessionId, raw) =>
+    Effect.map(validated(ChatCompletionRequest, isChatRequest, json, raw), (body) => ({
       routed: { body, headers, sessionId, inboundFormat: "openai_chat" },
       model: body.model,
       streaming: body.stream === true,
@@ -234,8 +256,8 @@ const messagesEncoder: Encoder = {
  */
 export const anthropicMessages: Codec = {
   format: "anthropic_messages",
-  decode: (json, headers, sessionId) =>
-    Effect.flatMap(decodeValue(AnthropicMessages.MessagesRequest, json), (native) =>
+  decode: (json, headers, sessionId, raw) =>
+    Effect.flatMap(validated(AnthropicMessages.MessagesRequest, isMessagesRequest, json, raw), (native) =>
       Effect.map(
         translatedOrViewed(native, Messages.chatRequestOf, Messages.routingView),
         ({ translated, untranslatable }): Inbound => ({
@@ -367,8 +389,8 @@ const chatOf = (request: OpenAiResponses.ResponsesRequest) =>
  */
 export const openAiResponses: Codec = {
   format: "openai_responses",
-  decode: (json, headers, sessionId) =>
-    Effect.flatMap(decodeValue(OpenAiResponses.ResponsesRequest, json), (request) =>
+  decode: (json, headers, sessionId, raw) =>
+    Effect.flatMap(validated(OpenAiResponses.ResponsesRequest, isResponsesRequest, json, raw), (request) =>
       Effect.map(
         translatedOrViewed(request, chatOf, routingView),
         ({ translated, untranslatable }): Inbound => ({

@@ -23,7 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
 import * as RoutingLog from "../RoutingLog.js"
-import { parseJsonObject, readText } from "./body.js"
+import { parseBody, readBody } from "./body.js"
 import type { Codec, ErrorResponse, Inbound } from "./codecs.js"
 import * as Edge from "./edge.js"
 import * as RoutingLine from "./routingLine.js"
@@ -43,9 +43,9 @@ const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
  * caller's headers), the requested model and whether the caller streams.
  */
 export const decodeRequest = (codec: Codec, request: Edge.EdgeRequest, limit: number) =>
-  readText(request.incoming, limit).pipe(
-    Effect.flatMap(parseJsonObject),
-    Effect.flatMap((json) => codec.decode(json, request.headers, sessionIdOf(request.headers)))
+  readBody(request.incoming, limit).pipe(
+    Effect.flatMap(parseBody),
+    Effect.flatMap(({ json, raw }) => codec.decode(json, request.headers, sessionIdOf(request.headers), raw))
   )
 
 /** The model an answer names: the served target's id, or the route id when no target served. */

@@ -1,0 +1,420 @@
+/**
+ * A JSON request body as the caller sent it: its bytes, kept so that a body forwarded to a target
+ * of its own format is the caller's bytes with only what changes spliced in, instead of the whole
+ * document serialized again (an agent's conversation is hundreds of kilobytes; the changes are a
+ * few fields).
+ *
+ * {@link scan} reads the bytes once: it bounds the nesting depth (a deeper body is refused before
+ * any recursive step meets it), and records where the top-level object's members are (and, for a
+ * member whose value is an array, where its elements are). It also says whether the bytes mean
+ * exactly what `JSON.parse` of their text gives ({@link RawJson.exact}): valid UTF-8, no key written
+ * with an escape, no key twice in one object (the parser keeps the last of duplicates; an upstream
+ * parser may keep the first, or refuse the body). Only an exact body is ever forwarded as bytes.
+ *
+ * {@link encode} writes a body that differs from the caller's parsed object only in some top-level
+ * members (or some elements of a top-level array): the caller's bytes for what is unchanged (by
+ * reference), `JSON.stringify` of what changed. Its result means the same JSON as
+ * `JSON.stringify(changed)`.
+ *
+ * Where the bytes travel: the server {@link remember}s them for the very object it parsed them into,
+ * and the upstream client finds them with {@link of} for the body it sends — so only that object,
+ * never a copy or an amended body (another object), is ever written from them.
+ */
+
+/** A byte range `[start, end)` of the body. */
+export interface Span {
+  readonly start: number
+  readonly end: number
+}
+
+/** One member of the top-level object. */
+export interface Member {
+  /** Its key, as `JSON.parse` reads it. */
+  readonly key: string
+  /** From the key's opening quote to the end of the value. */
+  readonly span: Span
+  /** The value. */
+  readonly value: Span
+  /** When the value is an array: its elements. */
+  readonly elements: ReadonlyArray<Span> | undefined
+}
+
+/** A body's bytes and the positions of its top-level members. */
+export interface RawJson {
+  readonly chunks: ReadonlyArray<Uint8Array>
+  readonly size: number
+  /** The top-level object, from its `{` to its `}`; empty when the body is not an object. */
+  readonly root: Span
+  /** The top-level object's members in document order; empty when the body is not an object. */
+  readonly members: ReadonlyArray<Member>
+  /**
+   * The bytes mean exactly `JSON.parse` of their text: valid UTF-8, no escaped key, no duplicate
+   * key in any object. Set by {@link text}'s decoding for the UTF-8 part.
+   */
+  readonly exact: boolean
+}
+
+/** Why a scan refused a body. */
+export type ScanFailure = "too_deep"
+
+const QUOTE = 34
+const BACKSLASH = 92
+const COLON = 58
+const COMMA = 44
+const OPEN_OBJECT = 123
+const CLOSE_OBJECT = 125
+const OPEN_ARRAY = 91
+const CLOSE_ARRAY = 93
+
+const isSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9
+
+/** FNV-1a step. */
+const mix = (hash: number, byte: number): number => Math.imul(hash ^ byte, 16777619)
+const fnvOffset = 2166136261
+
+/** The bytes `[start, end)` of the chunks as one array (a copy only when they span chunks). */
+const bytesOf = (chunks: ReadonlyArray<Uint8Array>, start: number, end: number): Uint8Array => {
+  const out = new Uint8Array(end - start)
+  let offset = 0
+  for (const chunk of chunks) {
+    const from = Math.max(start, offset)
+    const to = Math.min(end, offset + chunk.length)
+    if (from < to) {
+      if (from === start && to === end) return chunk.subarray(from - offset, to - offset)
+      out.set(chunk.subarray(from - offset, to - offset), from - start)
+    }
+    offset += chunk.length
+  }
+  return out
+}
+
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true })
+
+/**
+ * Scan a body's bytes (see the module doc). Fails with `too_deep` when arrays and objects nest
+ * deeper than `maxDepth` (brackets inside strings do not count). Says nothing about validity:
+ * `JSON.parse` of its {@link text} judges that; the positions are meaningful only for a body it
+ * accepts.
+ */
+export const scan = (
+  chunks: ReadonlyArray<Uint8Array>,
+  maxDepth: number
+): { readonly _tag: "Scanned"; readonly raw: RawJson } | { readonly _tag: "Refused"; readonly reason: ScanFailure } => {
+  // container kinds by depth (1: object, 2: array), and the key hashes of each open object
+  const kinds = new Uint8Array(maxDepth + 2)
+  const keys: Array<Array<number>> = []
+  const members: Array<Member> = []
+  let depth = 0
+  let inString = false
+  let escaped = false
+  let isKey = false
+  let expectKey = false
+  let keyHash = fnvOffset
+  let exact = true
+  // the top-level member being read
+  let memberKeyStart = -1
+  let memberKeyEnd = -1
+  let memberValueStart = -1
+  let lastSignificantEnd = -1
+  let elements: Array<Span> | undefined
+  let elementStart = -1
+  let rootStart = -1
+  let rootEnd = -1
+  let offset = 0
+  for (const chunk of chunks) {
+    // where the next backslash of this chunk is (-1: none left), found lazily: a value string is
+    // skipped to its closing quote by native searches, not byte by byte
+    let nextBackslash = -2
+    for (let i = 0; i < chunk.length; i++) {
+      if (inString && !isKey) {
+        if (escaped) {
+          escaped = false
+          continue
+        }
+        const quote = chunk.indexOf(QUOTE, i)
+        if (nextBackslash !== -1 && nextBackslash < i) nextBackslash = chunk.indexOf(BACKSLASH, i)
+        if (nextBackslash !== -1 && (quote === -1 || nextBackslash < quote)) {
+          // an escape before the closing quote: skip it (it may end the chunk)
+          i = nextBackslash + 1
+          if (i >= chunk.length) escaped = true
+          continue
+        }
+        if (quote === -1) break
+        i = quote
+        inString = false
+        lastSignificantEnd = offset + i + 1
+        continue
+      }
+      const c = chunk[i] ?? 0
+      const at = offset + i
+      if (inString) {
+        // a key: hashed byte by byte (keys are short)
+        if (escaped) {
+          escaped = false
+          keyHash = mix(keyHash, c)
+        } else if (c === BACKSLASH) {
+          escaped = true
+          exact = false
+        } else if (c === QUOTE) {
+          inString = false
+          isKey = false
+          lastSignificantEnd = at + 1
+          const seen = keys[depth]
+          if (seen !== undefined) {
+            if (seen.includes(keyHash)) exact = false
+            seen.push(keyHash)
+          }
+          if (depth === 1) memberKeyEnd = at + 1
+        } else {
+          keyHash = mix(keyHash, c)
+        }
+        continue
+      }
+      if (isSpace(c)) continue
+      if (depth === 1 && memberKeyEnd >= 0 && memberValueStart < 0 && c !== COLON) memberValueStart = at
+      if (depth === 2 && elements !== undefined && elementStart < 0 && c !== COMMA && c !== CLOSE_ARRAY) {
+        elementStart = at
+      }
+      switch (c) {
+        case QUOTE: {
+          inString = true
+          if (expectKey && kinds[depth] === 1) {
+            isKey = true
+            expectKey = false
+            keyHash = fnvOffset
+            if (depth === 1) memberKeyStart = at
+          }
+          continue
+        }
+        case OPEN_OBJECT:
+        case OPEN_ARRAY: {
+          if (depth === 1 && c === OPEN_ARRAY && memberValueStart === at) elements = []
+          depth++
+          if (depth > maxDepth) return { _tag: "Refused", reason: "too_deep" }
+          kinds[depth] = c === OPEN_OBJECT ? 1 : 2
+          if (depth === 1 && c === OPEN_OBJECT && rootStart < 0) rootStart = at
+          if (c === OPEN_OBJECT) {
+            const seen = keys[depth]
+            if (seen === undefined) keys[depth] = []
+            else seen.length = 0
+            expectKey = true
+          }
+          lastSignificantEnd = at + 1
+          continue
+        }
+        case CLOSE_OBJECT:
+        case CLOSE_ARRAY: {
+          if (depth === 2 && elements !== undefined && elementStart >= 0) {
+            elements.push({ start: elementStart, end: lastSignificantEnd })
+            elementStart = -1
+          }
+          if (depth === 1 && memberValueStart >= 0) {
+            members.push(memberOf(chunks, memberKeyStart, memberKeyEnd, memberValueStart, lastSignificantEnd, elements))
+            memberKeyStart = memberKeyEnd = memberValueStart = -1
+            elements = undefined
+          }
+          if (depth === 1 && kinds[1] === 1 && rootEnd < 0) rootEnd = at + 1
+          depth--
+          expectKey = false
+          lastSignificantEnd = at + 1
+          continue
+        }
+        case COMMA: {
+          if (depth === 2 && elements !== undefined && elementStart >= 0) {
+            elements.push({ start: elementStart, end: lastSignificantEnd })
+            elementStart = -1
+          }
+          if (depth === 1 && memberValueStart >= 0) {
+            members.push(memberOf(chunks, memberKeyStart, memberKeyEnd, memberValueStart, lastSignificantEnd, elements))
+            memberKeyStart = memberKeyEnd = memberValueStart = -1
+            elements = undefined
+          }
+          expectKey = kinds[depth] === 1
+          continue
+        }
+        case COLON:
+          continue
+        default:
+          lastSignificantEnd = at + 1
+      }
+    }
+    offset += chunk.length
+  }
+  const root = rootStart >= 0 && rootEnd > rootStart ? { start: rootStart, end: rootEnd } : { start: 0, end: 0 }
+  return { _tag: "Scanned", raw: { chunks, size: offset, root, members: root.end > 0 ? members : [], exact } }
+}
+
+const memberOf = (
+  chunks: ReadonlyArray<Uint8Array>,
+  keyStart: number,
+  keyEnd: number,
+  valueStart: number,
+  valueEnd: number,
+  elements: ReadonlyArray<Span> | undefined
+): Member => {
+  const keyText = decoder.decode(bytesOf(chunks, keyStart, keyEnd))
+  return {
+    // An escaped key makes the body inexact (never forwarded as bytes): its key is never used.
+    key: keyText.slice(1, -1),
+    span: { start: keyStart, end: valueEnd },
+    value: { start: valueStart, end: valueEnd },
+    elements
+  }
+}
+
+/**
+ * The body's text, for `JSON.parse`: the bytes decoded as UTF-8 chunk by chunk (a byte sequence cut
+ * by a chunk boundary is joined), a leading byte-order mark kept (`JSON.parse` refuses it, as it
+ * refuses any text before the value). Bytes that are not UTF-8 become U+FFFD; the body is then not
+ * {@link RawJson.exact}.
+ */
+export const text = (raw: RawJson): { readonly text: string; readonly raw: RawJson } => {
+  const strict = new TextDecoder("utf-8", { ignoreBOM: true, fatal: true })
+  try {
+    let out = ""
+    for (let i = 0; i < raw.chunks.length; i++) {
+      const chunk = raw.chunks[i]
+      if (chunk !== undefined) out += strict.decode(chunk, { stream: i < raw.chunks.length - 1 })
+    }
+    if (raw.chunks.length === 0) out = strict.decode()
+    return { text: out, raw }
+  } catch {
+    const lenient = new TextDecoder("utf-8", { ignoreBOM: true })
+    let out = ""
+    for (let i = 0; i < raw.chunks.length; i++) {
+      const chunk = raw.chunks[i]
+      if (chunk !== undefined) out += lenient.decode(chunk, { stream: i < raw.chunks.length - 1 })
+    }
+    return { text: out, raw: { ...raw, exact: false } }
+  }
+}
+
+const encoder = new TextEncoder()
+
+/** The pieces of the body `[start, end)`, as views of the chunks (no copy). */
+const viewsOf = (chunks: ReadonlyArray<Uint8Array>, start: number, end: number, into: Array<Uint8Array>): void => {
+  let offset = 0
+  for (const chunk of chunks) {
+    const from = Math.max(start, offset)
+    const to = Math.min(end, offset + chunk.length)
+    if (from < to) into.push(chunk.subarray(from - offset, to - offset))
+    offset += chunk.length
+    if (offset >= end) break
+  }
+}
+
+/** `pieces` with neighbouring views of the same memory joined (fewer, larger writes). */
+const coalesce = (pieces: ReadonlyArray<Uint8Array>): ReadonlyArray<Uint8Array> => {
+  const out: Array<Uint8Array> = []
+  for (const piece of pieces) {
+    if (piece.length === 0) continue
+    const last = out[out.length - 1]
+    if (last !== undefined && last.buffer === piece.buffer && last.byteOffset + last.length === piece.byteOffset) {
+      out[out.length - 1] = new Uint8Array(last.buffer, last.byteOffset, last.length + piece.length)
+    } else {
+      out.push(piece)
+    }
+  }
+  return out
+}
+
+const hasOwn = (value: object, key: string): boolean => Object.prototype.hasOwnProperty.call(value, key)
+
+const json = (value: unknown): string => JSON.stringify(value) ?? "null"
+
+/**
+ * The bytes of `changed`, a body that differs from `original` — `JSON.parse` of `raw`'s text — only
+ * in top-level members: unchanged members (the same value, by reference) are the caller's bytes;
+ * an array member whose elements changed only in place keeps its unchanged elements' bytes; every
+ * other changed member's value, and every added member, is `JSON.stringify`d; a member gone from
+ * `changed` (or set to `undefined`) is left out. None when `raw` is not {@link RawJson.exact} or
+ * not an object (the caller serializes `changed` itself).
+ */
+export const encode = (
+  raw: RawJson,
+  original: Readonly<Record<string, unknown>>,
+  changed: Readonly<Record<string, unknown>>
+): ReadonlyArray<Uint8Array> | undefined => {
+  const members = raw.members
+  const first = members[0]
+  const last = members[members.length - 1]
+  if (!raw.exact || first === undefined || last === undefined) return undefined
+  const chunks = raw.chunks
+  const pieces: Array<Uint8Array> = []
+  const text = (value: string) => pieces.push(encoder.encode(value))
+  viewsOf(chunks, raw.root.start, first.span.start, pieces)
+  // the index of the last member written (-1: none yet)
+  let written = -1
+  for (let i = 0; i < members.length; i++) {
+    const member = members[i]
+    if (member === undefined) continue
+    const now = hasOwn(changed, member.key) ? changed[member.key] : undefined
+    if (now === undefined) continue
+    // the separator before it: the caller's when the member before it was written, else a comma
+    const before = members[i - 1]
+    if (written >= 0) {
+      if (written === i - 1 && before !== undefined) viewsOf(chunks, before.span.end, member.span.start, pieces)
+      else text(",")
+    }
+    writeMember(chunks, member, original[member.key], now, pieces, text)
+    written = i
+  }
+  let emitted = written >= 0
+  for (const key of Object.keys(changed)) {
+    const now = changed[key]
+    if (now === undefined || hasOwn(original, key)) continue
+    text(`${emitted ? "," : ""}${json(key)}:${json(now)}`)
+    emitted = true
+  }
+  viewsOf(chunks, last.span.end, raw.root.end, pieces)
+  return coalesce(pieces)
+}
+
+/** One member of {@link encode}: the caller's bytes when unchanged, else its key and the new value. */
+const writeMember = (
+  chunks: ReadonlyArray<Uint8Array>,
+  member: Member,
+  was: unknown,
+  now: unknown,
+  pieces: Array<Uint8Array>,
+  text: (value: string) => void
+): void => {
+  if (now === was) return viewsOf(chunks, member.span.start, member.span.end, pieces)
+  viewsOf(chunks, member.span.start, member.value.start, pieces)
+  const elements = member.elements
+  if (
+    !Array.isArray(now) || !Array.isArray(was) || elements === undefined || elements.length !== now.length ||
+    now.length !== was.length || now.length === 0
+  ) {
+    return void text(json(now))
+  }
+  let at = member.value.start
+  for (let i = 0; i < now.length; i++) {
+    const element = elements[i]
+    if (element === undefined || now[i] === was[i]) continue
+    viewsOf(chunks, at, element.start, pieces)
+    text(json(now[i]))
+    at = element.end
+  }
+  viewsOf(chunks, at, member.value.end, pieces)
+}
+
+const remembered = new WeakMap<object, RawJson>()
+
+/**
+ * Remember that `parsed` is `JSON.parse` of `raw`'s text (an exact body only; an inexact one is
+ * not remembered), for {@link of}.
+ */
+export const remember = (parsed: object, raw: RawJson): void => {
+  if (raw.exact) remembered.set(parsed, raw)
+}
+
+/** The bytes `parsed` was read from, when it is the very object {@link remember} was given. */
+export const of = (parsed: object): RawJson | undefined => remembered.get(parsed)
+
+/** The number of bytes of `pieces`. */
+export const sizeOf = (pieces: ReadonlyArray<Uint8Array>): number => {
+  let size = 0
+  for (const piece of pieces) size += piece.length
+  return size
+}

@@ -1,0 +1,193 @@
+/**
+ * RawJson: one scan of a body's bytes (the nesting bound, the top-level members, whether the bytes
+ * mean exactly their parse), and bodies written from the caller's bytes with what changed spliced
+ * in — always the same JSON as serializing the changed body, however the bytes are cut into chunks.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as RawJson from "@switchyard-ts/protocol/RawJson"
+import * as FastCheck from "effect/FastCheck"
+
+const encoder = new TextEncoder()
+
+/** `text`'s bytes cut at `cuts` (positions, any order, duplicates and out-of-range ignored). */
+const chunked = (text: string, cuts: ReadonlyArray<number> = []): ReadonlyArray<Uint8Array> => {
+  const bytes = encoder.encode(text)
+  const at = [...new Set(cuts.filter((cut) => cut > 0 && cut < bytes.length))].sort((a, b) => a - b)
+  const out: Array<Uint8Array> = []
+  let from = 0
+  for (const cut of at) {
+    out.push(bytes.slice(from, cut))
+    from = cut
+  }
+  out.push(bytes.slice(from))
+  return out
+}
+
+const scanned = (chunks: ReadonlyArray<Uint8Array>, maxDepth = 512) => {
+  const result = RawJson.scan(chunks, maxDepth)
+  if (result._tag === "Refused") return assert.fail(`refused: ${result.reason}`)
+  return RawJson.text(result.raw)
+}
+
+const joined = (pieces: ReadonlyArray<Uint8Array>): string => {
+  const decoder = new TextDecoder()
+  return pieces.map((piece) => decoder.decode(piece, { stream: true })).join("") + decoder.decode()
+}
+
+/** A change of a parsed body: some top-level keys set, removed or added, some array elements replaced. */
+const change = (
+  original: Readonly<Record<string, unknown>>,
+  picks: ReadonlyArray<number>,
+  value: unknown
+): Record<string, unknown> => {
+  const out: Record<string, unknown> = { ...original }
+  const keys = Object.keys(original)
+  picks.forEach((pick, i) => {
+    const key = keys[pick % Math.max(1, keys.length)]
+    switch (i % 4) {
+      case 0:
+        if (key !== undefined) out[key] = value
+        break
+      case 1:
+        if (key !== undefined) delete out[key]
+        break
+      case 2:
+        out[`added_${pick}`] = value
+        break
+      case 3: {
+        const current = key === undefined ? undefined : out[key]
+        if (key !== undefined && Array.isArray(current) && current.length > 0) {
+          out[key] = current.map((element, j) => (j === pick % current.length ? value : element))
+        }
+      }
+    }
+  })
+  return out
+}
+
+/** Whether some key anywhere in `value` is written with an escape (the bytes then are not exact). */
+const hasEscapedKey = (value: unknown): boolean =>
+  Array.isArray(value)
+    ? value.some(hasEscapedKey)
+    : typeof value === "object" && value !== null
+    ? Object.entries(value).some(([key, inner]) => JSON.stringify(key) !== `"${key}"` || hasEscapedKey(inner))
+    : false
+
+const bodyArbitrary = FastCheck.dictionary(
+  FastCheck.string({ maxLength: 8 }),
+  FastCheck.jsonValue({ maxDepth: 4 })
+)
+
+describe("RawJson", () => {
+  it.prop(
+    "a changed body written from the caller's bytes is the JSON of the changed body, however the bytes are cut",
+    {
+      body: bodyArbitrary,
+      pretty: FastCheck.boolean(),
+      cuts: FastCheck.array(FastCheck.nat({ max: 4000 }), { maxLength: 6 }),
+      picks: FastCheck.array(FastCheck.nat({ max: 50 }), { maxLength: 6 }),
+      value: FastCheck.jsonValue({ maxDepth: 2 })
+    },
+    ({ body, cuts, picks, pretty, value }) => {
+      const text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body)
+      const { raw, text: decoded } = scanned(chunked(text, cuts))
+      assert.strictEqual(decoded, text)
+      const original: Record<string, unknown> = JSON.parse(decoded)
+      const changed = change(original, picks, value)
+      const pieces = RawJson.encode(raw, original, changed)
+      assert.strictEqual(raw.exact, !hasEscapedKey(body))
+      if (Object.keys(original).length === 0 || !raw.exact) {
+        assert.isUndefined(pieces)
+        return
+      }
+      assert.isDefined(pieces)
+      assert.deepStrictEqual(JSON.parse(joined(pieces ?? [])), JSON.parse(JSON.stringify(changed)))
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it("an unchanged body is the caller's bytes as they came, in as few pieces as the chunks allow", () => {
+    const text = `{ "model" : "a",\n  "messages": [ {"role":"user","content":"hi \\" there"} ],\t"n": 1.50 }`
+    const { raw } = scanned(chunked(text, [10, 40]))
+    const original: Record<string, unknown> = JSON.parse(text)
+    const pieces = RawJson.encode(raw, original, { ...original }) ?? []
+    assert.strictEqual(joined(pieces), text)
+    assert.strictEqual(pieces.length, 3)
+  })
+
+  it("only the changed members and elements are written anew", () => {
+    const text = `{"model":"route","messages":[{"a":1},{"b":2},{"c":3}],"stream":true,"x":1.50}`
+    const { raw } = scanned(chunked(text))
+    const original: Record<string, unknown> = JSON.parse(text)
+    const messages = original["messages"]
+    assert.isTrue(Array.isArray(messages))
+    const changed: Record<string, unknown> = {
+      ...original,
+      model: "target",
+      messages: Array.isArray(messages) ? messages.map((m, i) => (i === 1 ? { b: 3 } : m)) : [],
+      extra: { y: true }
+    }
+    delete changed["stream"]
+    assert.strictEqual(
+      joined(RawJson.encode(raw, original, changed) ?? []),
+      `{"model":"target","messages":[{"a":1},{"b":3},{"c":3}],"x":1.50,"extra":{"y":true}}`
+    )
+  })
+
+  it("members, their values and a top-level array's elements are found, strings with brackets and escapes included", () => {
+    const text = `{"k\\u0020":1,"a":[ "[{", {"x":"}"} ,3 ],"b":"\\\\"}`
+    const { raw } = scanned(chunked(text, [3, 11, 20]))
+    const slice = (span: RawJson.Span) => text.slice(span.start, span.end)
+    assert.deepStrictEqual(raw.members.map((m) => slice(m.value)), ["1", `[ "[{", {"x":"}"} ,3 ]`, `"\\\\"`])
+    assert.deepStrictEqual(raw.members[1]?.elements?.map(slice), [`"[{"`, `{"x":"}"}`, "3"])
+    assert.deepStrictEqual(slice(raw.root), text)
+  })
+
+  it("the nesting bound: deeper than the limit is refused, brackets inside strings do not count", () => {
+    const nested = (depth: number) => `{"a":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`
+    assert.strictEqual(RawJson.scan(chunked(nested(5)), 5)._tag, "Scanned")
+    assert.deepStrictEqual(RawJson.scan(chunked(nested(6)), 5), { _tag: "Refused", reason: "too_deep" })
+    assert.strictEqual(RawJson.scan(chunked(`{"a":"${"[".repeat(100)}"}`), 5)._tag, "Scanned")
+    assert.strictEqual(RawJson.scan(chunked(`{"a":"\\"${"[".repeat(100)}"}`, [6, 7]), 5)._tag, "Scanned")
+  })
+
+  it("bytes that do not mean exactly their parse are never written from: duplicate or escaped keys, bad UTF-8", () => {
+    const inexact = [
+      `{"model":"a","model":"b"}`,
+      `{"messages":[{"role":"user","role":"system"}]}`,
+      `{"mod\\u0065l":"a"}`
+    ]
+    for (const text of inexact) {
+      const { raw } = scanned(chunked(text, [5]))
+      assert.isFalse(raw.exact, text)
+      assert.isUndefined(RawJson.encode(raw, JSON.parse(text), { model: "x" }))
+    }
+    const bad = Uint8Array.from([...encoder.encode(`{"a":"`), 0xff, ...encoder.encode(`"}`)])
+    const decoded = scanned([bad])
+    assert.isFalse(decoded.raw.exact)
+    assert.strictEqual(decoded.text, `{"a":"\uFFFD"}`)
+    assert.isTrue(scanned(chunked(`{"a":{"b":1},"c":{"b":2}}`)).raw.exact)
+  })
+
+  it("a multi-byte character cut by a chunk boundary decodes whole; a byte-order mark is kept", () => {
+    const text = `{"a":"é€😀"}`
+    const bytes = encoder.encode(text)
+    for (let cut = 1; cut < bytes.length; cut++) {
+      assert.strictEqual(scanned([bytes.slice(0, cut), bytes.slice(cut)]).text, text)
+    }
+    assert.strictEqual(scanned([Uint8Array.from([0xef, 0xbb, 0xbf, ...encoder.encode("{}")])]).text, "\uFEFF{}")
+  })
+
+  it("remembers bytes only for the very object they were parsed into, and only exact ones", () => {
+    const text = `{"a":1}`
+    const { raw } = scanned(chunked(text))
+    const parsed = JSON.parse(text)
+    RawJson.remember(parsed, raw)
+    assert.strictEqual(RawJson.of(parsed), raw)
+    assert.isUndefined(RawJson.of({ ...parsed }))
+    const duplicate = scanned(chunked(`{"a":1,"a":2}`)).raw
+    const other = { a: 2 }
+    RawJson.remember(other, duplicate)
+    assert.isUndefined(RawJson.of(other))
+  })
+})
