@@ -1,0 +1,139 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
+import * as OpenAiChat from "@switchyard-ts/protocol/OpenAiChat"
+import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import type { Kind } from "../src/bench/agent/conversation.js"
+import { agentBody, type Format } from "../src/bench/agent/wire.js"
+
+const decodeChat = Schema.decodeUnknownEither(
+  Schema.parseJson(OpenAiChat.ChatCompletionRequest),
+  OpenAiChat.decodeOptions
+)
+const decodeMessages = Schema.decodeUnknownEither(
+  Schema.parseJson(AnthropicMessages.MessagesRequest),
+  AnthropicMessages.decodeOptions
+)
+const decodeResponses = Schema.decodeUnknownEither(
+  Schema.parseJson(OpenAiResponses.ResponsesRequest),
+  OpenAiResponses.decodeOptions
+)
+
+/** What the protocol package decodes from a body: tools, tool calls and results, and who speaks last. */
+interface Shape {
+  readonly tools: number
+  readonly calls: number
+  readonly results: number
+  readonly last: "user" | "tool-result" | "other"
+}
+
+const chatShape = (text: string): Shape => {
+  const body = Either.getOrThrowWith(decodeChat(text), (e) => new Error(String(e)))
+  const last = body.messages[body.messages.length - 1]
+  return {
+    tools: body.tools?.length ?? 0,
+    calls: body.messages.reduce((n, m) => n + (m.role === "assistant" ? m.tool_calls?.length ?? 0 : 0), 0),
+    results: body.messages.filter((m) => m.role === "tool").length,
+    last: last?.role === "user" ? "user" : last?.role === "tool" ? "tool-result" : "other"
+  }
+}
+
+const messagesShape = (text: string): Shape => {
+  const body = Either.getOrThrowWith(decodeMessages(text), (e) => new Error(String(e)))
+  const blocks = body.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content))
+  const last = body.messages[body.messages.length - 1]
+  const lastBlocks = last === undefined || typeof last.content === "string" ? [] : last.content
+  return {
+    tools: body.tools?.length ?? 0,
+    calls: blocks.filter((b) => b.type === "tool_use").length,
+    results: blocks.filter((b) => b.type === "tool_result").length,
+    last: last?.role !== "user"
+      ? "other"
+      : lastBlocks.some((b) => b.type === "tool_result")
+      ? "tool-result"
+      : "user"
+  }
+}
+
+const responsesShape = (text: string): Shape => {
+  const body = Either.getOrThrowWith(decodeResponses(text), (e) => new Error(String(e)))
+  const items = typeof body.input === "string" || body.input === undefined ? [] : body.input
+  const last = items[items.length - 1]
+  return {
+    tools: body.tools?.length ?? 0,
+    calls: items.filter((i) => i.type === "function_call").length,
+    results: items.filter((i) => i.type === "function_call_output").length,
+    last: last === undefined
+      ? "other"
+      : last.type === "function_call_output"
+      ? "tool-result"
+      : "role" in last && last.role === "user"
+      ? "user"
+      : "other"
+  }
+}
+
+const shapeOf = (format: Format, text: string): Shape =>
+  format === "chat" ? chatShape(text) : format === "messages" ? messagesShape(text) : responsesShape(text)
+
+const formats: ReadonlyArray<Format> = ["chat", "messages", "responses"]
+const kinds: ReadonlyArray<Kind> = ["user-turn", "continuation"]
+
+describe("agent bodies", () => {
+  for (const format of formats) {
+    for (const kind of kinds) {
+      for (const kb of [64, 256]) {
+        it(`${format}, ${kind}, ${kb} KB: the size, the shape, and the protocol package decodes it`, () => {
+          const targetBytes = kb * 1024
+          const body = agentBody({ format, kind, targetBytes })
+          const text = body.text({ model: "agent-chat", stream: false })
+          const bytes = Buffer.byteLength(text)
+          assert.strictEqual(bytes, body.bytes)
+          assert.isAtMost(bytes, targetBytes)
+          assert.isAtLeast(bytes, targetBytes * 0.99)
+          const shape = shapeOf(format, text)
+          assert.strictEqual(shape.tools, 20)
+          assert.strictEqual(shape.calls, body.toolCalls)
+          assert.strictEqual(shape.results, body.toolCalls)
+          assert.strictEqual(shape.last, kind === "user-turn" ? "user" : "tool-result")
+          assert.isAtLeast(body.toolCalls, kb === 64 ? 3 : 25)
+          // The streamed body is the same conversation with the flag set.
+          const streamed = body.text({ model: "agent-chat", stream: true })
+          assert.deepStrictEqual(shapeOf(format, streamed), shape)
+          assert.isTrue(streamed.includes("\"stream\":true"))
+        })
+      }
+    }
+  }
+
+  it("is deterministic: the same seed gives the same bytes, another seed other bytes", () => {
+    for (const format of formats) {
+      const a = agentBody({ format, kind: "continuation", targetBytes: 64 * 1024 })
+      const b = agentBody({ format, kind: "continuation", targetBytes: 64 * 1024 })
+      const c = agentBody({ format, kind: "continuation", targetBytes: 64 * 1024, seed: 2 })
+      const envelope = { model: "m", stream: false }
+      assert.strictEqual(a.text(envelope), b.text(envelope))
+      assert.notStrictEqual(a.text(envelope), c.text(envelope))
+    }
+  })
+
+  it("a larger body extends the smaller one's conversation, as a session grows", () => {
+    const small = agentBody({ format: "chat", kind: "continuation", targetBytes: 64 * 1024 })
+    const large = agentBody({ format: "chat", kind: "continuation", targetBytes: 256 * 1024 })
+    const turns = small.conversation.turns.length
+    // Every turn but the last (whose tool result is cut to size) is the same in both.
+    assert.deepStrictEqual(large.conversation.turns.slice(0, turns - 1), small.conversation.turns.slice(0, turns - 1))
+    assert.strictEqual(large.conversation.system, small.conversation.system)
+  })
+
+  it("the system prompt is about 12 KB and each tool result about 5 KB", () => {
+    const body = agentBody({ format: "chat", kind: "continuation", targetBytes: 256 * 1024 })
+    assert.isAtLeast(body.conversation.system.length, 12_000)
+    assert.isAtMost(body.conversation.system.length, 14_000)
+    const results = body.conversation.turns.flatMap((t) => (t.kind === "tool" ? [t.round.result.length] : []))
+    const mean = results.reduce((a, b) => a + b, 0) / results.length
+    assert.isAtLeast(mean, 4000)
+    assert.isAtMost(mean, 6500)
+  })
+})
