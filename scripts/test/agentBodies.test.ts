@@ -1,81 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
-import * as OpenAiChat from "@switchyard-ts/protocol/OpenAiChat"
-import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Either from "effect/Either"
-import * as Schema from "effect/Schema"
 import type { Kind } from "../src/bench/agent/conversation.js"
+import { type Shape, shapeOf } from "../src/bench/agent/shape.js"
 import { agentBody, type Format } from "../src/bench/agent/wire.js"
 
-const decodeChat = Schema.decodeUnknownEither(
-  Schema.parseJson(OpenAiChat.ChatCompletionRequest),
-  OpenAiChat.decodeOptions
-)
-const decodeMessages = Schema.decodeUnknownEither(
-  Schema.parseJson(AnthropicMessages.MessagesRequest),
-  AnthropicMessages.decodeOptions
-)
-const decodeResponses = Schema.decodeUnknownEither(
-  Schema.parseJson(OpenAiResponses.ResponsesRequest),
-  OpenAiResponses.decodeOptions
-)
-
-/** What the protocol package decodes from a body: tools, tool calls and results, and who speaks last. */
-interface Shape {
-  readonly tools: number
-  readonly calls: number
-  readonly results: number
-  readonly last: "user" | "tool-result" | "other"
-}
-
-const chatShape = (text: string): Shape => {
-  const body = Either.getOrThrowWith(decodeChat(text), (e) => new Error(String(e)))
-  const last = body.messages[body.messages.length - 1]
-  return {
-    tools: body.tools?.length ?? 0,
-    calls: body.messages.reduce((n, m) => n + (m.role === "assistant" ? m.tool_calls?.length ?? 0 : 0), 0),
-    results: body.messages.filter((m) => m.role === "tool").length,
-    last: last?.role === "user" ? "user" : last?.role === "tool" ? "tool-result" : "other"
-  }
-}
-
-const messagesShape = (text: string): Shape => {
-  const body = Either.getOrThrowWith(decodeMessages(text), (e) => new Error(String(e)))
-  const blocks = body.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content))
-  const last = body.messages[body.messages.length - 1]
-  const lastBlocks = last === undefined || typeof last.content === "string" ? [] : last.content
-  return {
-    tools: body.tools?.length ?? 0,
-    calls: blocks.filter((b) => b.type === "tool_use").length,
-    results: blocks.filter((b) => b.type === "tool_result").length,
-    last: last?.role !== "user"
-      ? "other"
-      : lastBlocks.some((b) => b.type === "tool_result")
-      ? "tool-result"
-      : "user"
-  }
-}
-
-const responsesShape = (text: string): Shape => {
-  const body = Either.getOrThrowWith(decodeResponses(text), (e) => new Error(String(e)))
-  const items = typeof body.input === "string" || body.input === undefined ? [] : body.input
-  const last = items[items.length - 1]
-  return {
-    tools: body.tools?.length ?? 0,
-    calls: items.filter((i) => i.type === "function_call").length,
-    results: items.filter((i) => i.type === "function_call_output").length,
-    last: last === undefined
-      ? "other"
-      : last.type === "function_call_output"
-      ? "tool-result"
-      : "role" in last && last.role === "user"
-      ? "user"
-      : "other"
-  }
-}
-
-const shapeOf = (format: Format, text: string): Shape =>
-  format === "chat" ? chatShape(text) : format === "messages" ? messagesShape(text) : responsesShape(text)
+/** The body decoded with the protocol package's schema of `format` (the test fails when it does not decode). */
+const decoded = (format: Format, text: string): Shape =>
+  Either.getOrThrowWith(shapeOf(format, text), (error) => new Error(`${format} body does not decode: ${error}`))
 
 const formats: ReadonlyArray<Format> = ["chat", "messages", "responses"]
 const kinds: ReadonlyArray<Kind> = ["user-turn", "continuation"]
@@ -92,7 +23,7 @@ describe("agent bodies", () => {
           assert.strictEqual(bytes, body.bytes)
           assert.isAtMost(bytes, targetBytes)
           assert.isAtLeast(bytes, targetBytes * 0.99)
-          const shape = shapeOf(format, text)
+          const shape = decoded(format, text)
           assert.strictEqual(shape.tools, 20)
           assert.strictEqual(shape.calls, body.toolCalls)
           assert.strictEqual(shape.results, body.toolCalls)
@@ -100,7 +31,7 @@ describe("agent bodies", () => {
           assert.isAtLeast(body.toolCalls, kb === 64 ? 3 : 25)
           // The streamed body is the same conversation with the flag set.
           const streamed = body.text({ model: "agent-chat", stream: true })
-          assert.deepStrictEqual(shapeOf(format, streamed), shape)
+          assert.deepStrictEqual(decoded(format, streamed), shape)
           assert.isTrue(streamed.includes("\"stream\":true"))
         })
       }

@@ -5,10 +5,7 @@
  * route judges a user turn and reuses the stored tier on a continuation. The floor must carry its
  * paths; a path the peer gateway fails is skipped for it, with the reason.
  */
-import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
-import * as OpenAiChat from "@switchyard-ts/protocol/OpenAiChat"
 import * as Either from "effect/Either"
-import * as Schema from "effect/Schema"
 import http from "node:http"
 import { header } from "../../lib/processes.js"
 import type { BenchContext } from "../context.js"
@@ -16,39 +13,9 @@ import { AGENT_ROUTES } from "../deployment.js"
 import { type Timed, timedRequest } from "../measure.js"
 import { lastBody } from "../mockApi.js"
 import { JUDGE_MODEL } from "../shared.js"
-import {
-  AGENT_MODEL,
-  AGENT_PATHS,
-  type AgentPath,
-  ENDPOINTS,
-  peerHeaders,
-  type SizedBodies,
-  type Upstream
-} from "./paths.js"
+import { AGENT_MODEL, AGENT_PATHS, type AgentPath, ENDPOINTS, peerHeaders, type SizedBodies } from "./paths.js"
+import { shapeOf } from "./shape.js"
 import type { AgentBody, Format } from "./wire.js"
-
-const decodeChat = Schema.decodeUnknownEither(
-  Schema.parseJson(OpenAiChat.ChatCompletionRequest),
-  OpenAiChat.decodeOptions
-)
-const decodeMessages = Schema.decodeUnknownEither(
-  Schema.parseJson(AnthropicMessages.MessagesRequest),
-  AnthropicMessages.decodeOptions
-)
-
-/** Tool results in an upstream request body, or why it does not decode. */
-const toolResults = (upstream: Upstream, text: string): number | string => {
-  if (upstream === "chat") {
-    const body = decodeChat(text)
-    return Either.isLeft(body) ? String(body.left) : body.right.messages.filter((m) => m.role === "tool").length
-  }
-  const body = decodeMessages(text)
-  return Either.isLeft(body)
-    ? String(body.left)
-    : body.right.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content)).filter((b) =>
-      b.type === "tool_result"
-    ).length
-}
 
 /** What went wrong with one answer, or `undefined`. */
 const problem = (r: Timed, done: string | undefined): string | undefined =>
@@ -86,13 +53,13 @@ const checkServerPath = async (ctx: BenchContext, path: AgentPath, sized: SizedB
   // The last body the mock received is the streamed request's: the same conversation.
   const forwarded = await lastBody(ctx.mock.port, AGENT_MODEL)
   const source = header(buffered.headers, "x-switchyard-evidence-source")
-  const results = toolResults(path.upstream, forwarded)
+  const shape = shapeOf(path.upstream, forwarded)
   const wrong = failed ??
     (source !== "passthrough" ? `evidence source ${source}` : undefined) ??
-    (results !== body.toolCalls
-      ? `the upstream received ${
-        typeof results === "number" ? `${results} tool results` : results
-      }, not ${body.toolCalls}`
+    (Either.isLeft(shape)
+      ? `the upstream request does not decode: ${shape.left}`
+      : shape.right.results !== body.toolCalls
+      ? `the upstream received ${shape.right.results} tool results, not ${body.toolCalls}`
       : undefined)
   if (wrong !== undefined) throw new Error(`sanity check ${what}: ${wrong}`)
   return `${path.key} ${Buffer.byteLength(forwarded).toLocaleString("en-US")} B upstream`

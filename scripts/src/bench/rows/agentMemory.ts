@@ -116,50 +116,62 @@ const measureHeld = async (
   })
 }
 
+/** A fresh process of one kind: where it listens, and how it is stopped (its CPU added to the ledger). */
+interface Fresh {
+  readonly pid: number
+  readonly port: number
+  readonly stop: () => Promise<void>
+}
+
 /** The in-flight memory rows at the largest agent size: each path on a fresh server, then the floor. */
 export const agentMemoryRows = async (
   ctx: BenchContext,
   tomlPath: string,
   sized: SizedBodies
 ): Promise<ReadonlyArray<InflightRow>> => {
-  const rows: Array<InflightRow> = []
-  for (const path of AGENT_PATHS) {
-    const { endpoint, headers } = ENDPOINTS[path.format]
-    const server = await startBenchServer(tomlPath)
-    try {
-      rows.push(
-        await measureHeld(ctx, {
-          label: `in-flight memory, server, ${path.label}`,
-          path: path.key,
-          process: "server",
-          pid: server.pid,
-          port: server.port,
-          body: sized.continuation[path.format].text({ model: path.holdRoute, stream: false }),
-          request: { path: endpoint, headers }
-        })
-      )
-    } finally {
-      await stopBenchServer(server, ctx.cpu)
+  const server = async (): Promise<Fresh> => {
+    const started = await startBenchServer(tomlPath)
+    return { pid: started.pid, port: started.port, stop: async () => void (await stopBenchServer(started, ctx.cpu)) }
+  }
+  const floor = async (): Promise<Fresh> => {
+    const started = await startFloor(ctx.mock.port, HOLD_MODEL, "floor (in-flight memory)")
+    return {
+      pid: started.pid,
+      port: started.port,
+      stop: () => {
+        ctx.cpu.floor += procCpuS(started.pid)
+        return stopChild(started.child)
+      }
     }
   }
-  for (const path of AGENT_PATHS.filter((p) => p.floor)) {
+  // Our server's body names the held route; the floor stamps the held model on whatever it gets.
+  const subjects = [
+    ...AGENT_PATHS.map((path) => ({ process: "server" as const, path, start: server, model: path.holdRoute })),
+    ...AGENT_PATHS.filter((p) => p.floor).map((path) => ({
+      process: "floor" as const,
+      path,
+      start: floor,
+      model: path.route
+    }))
+  ]
+  const rows: Array<InflightRow> = []
+  for (const { model, path, process, start } of subjects) {
     const { endpoint, headers } = ENDPOINTS[path.format]
-    const floor = await startFloor(ctx.mock.port, HOLD_MODEL, "floor (in-flight memory)")
+    const fresh = await start()
     try {
       rows.push(
         await measureHeld(ctx, {
-          label: `in-flight memory, floor, ${endpoint}`,
+          label: `in-flight memory, ${process}, ${process === "server" ? path.label : endpoint}`,
           path: path.key,
-          process: "floor",
-          pid: floor.pid,
-          port: floor.port,
-          body: sized.continuation[path.format].text({ model: path.route, stream: false }),
+          process,
+          pid: fresh.pid,
+          port: fresh.port,
+          body: sized.continuation[path.format].text({ model, stream: false }),
           request: { path: endpoint, headers }
         })
       )
     } finally {
-      ctx.cpu.floor += procCpuS(floor.pid)
-      await stopChild(floor.child)
+      await fresh.stop()
     }
   }
   return rows
