@@ -238,6 +238,8 @@ export interface StreamRow {
   readonly cpuUsPerReq: number
   addedFirst?: number
   addedLast?: number
+  /** What `addedFirst` and `addedLast` are measured against, when not the direct row. */
+  addedVs?: string
 }
 
 /**

@@ -22,6 +22,8 @@ const signed = (v: number | undefined, d = 2) =>
   v === undefined || Number.isNaN(v) ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(d)}`
 const ratio = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || !Number.isFinite(a / b) ? NaN : a / b
+/** A load row's req/s, NaN when it completed nothing in its window (nothing measured, not zero). */
+const rps = (row: LoadRow | undefined) => (row === undefined || row.count === 0 ? NaN : row.rps)
 
 /** The agent rows table, size by size. */
 export const agentTable = (r: AgentResults): Array<string> => {
@@ -39,9 +41,11 @@ export const agentTable = (r: AgentResults): Array<string> => {
     table.push(
       `| ${row.name}: first chunk (${row.count} sequential) | – | ${f(row.first.mean)} | ${f(row.first.p50)} | ${
         f(row.first.p99)
-      } | ${row.addedFirst === undefined ? "" : `${signed(row.addedFirst)} (p50)`} | ${
-        f(row.cpuUsPerReq, 0)
-      } | ${row.errors} |`
+      } | ${
+        row.addedFirst === undefined
+          ? ""
+          : `${signed(row.addedFirst)} (p50)${row.addedVs === undefined ? "" : ` vs ${row.addedVs}`}`
+      } | ${f(row.cpuUsPerReq, 0)} | ${row.errors} |`
     )
   const trio = (t: Trio) => {
     load(t.c1)
@@ -100,8 +104,8 @@ const clean = (row: LoadRow) => row.errors === 0 && row.non2xx === 0
 const floorTargets = (path: PathRows, label: string, peerNote: string): Array<AgentTarget> => {
   const { floor, ours, peer } = path
   if (floor === undefined) return []
-  const vsFloor = ratio(ours.c32.rps, floor.c32.rps)
-  const vsPeer = ratio(ours.c32.rps, peer?.c32.rps)
+  const vsFloor = ratio(rps(ours.c32), rps(floor.c32))
+  const vsPeer = ratio(rps(ours.c32), rps(peer?.c32))
   return [
     {
       target: `256 KB ${label}, c=32: ≥ 1.0× the floor's req/s and ≥ 3× the peer's, no errors`,
@@ -158,7 +162,7 @@ export const agentTargets = (r: AgentResults): Array<AgentTarget> => {
       out.push({
         target: `256 KB ${label}, beside the passthrough rows (against the chat floor)`,
         status: "reported",
-        figure: `c=32 ${f(ours.c32.rps, 0)} req/s = ${f(ratio(ours.c32.rps, chatFloor?.c32.rps))}× the chat floor, ${
+        figure: `c=32 ${f(ours.c32.rps, 0)} req/s = ${f(ratio(rps(ours.c32), rps(chatFloor?.c32)))}× the chat floor, ${
           f(ours.c32.cpuUsPerReq, 0)
         } µs CPU/request; c=1 added ${signed(ours.c1.added, 3)} ms; first chunk added ${
           signed(ours.stream.addedFirst, 3)

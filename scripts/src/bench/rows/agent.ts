@@ -101,6 +101,7 @@ const against = (trio: Trio, base: Trio, vs: string): Trio => {
   }
   trio.stream.addedFirst = trio.stream.first.p50 - base.stream.first.p50
   trio.stream.addedLast = trio.stream.last.p50 - base.stream.last.p50
+  trio.stream.addedVs = vs
   return trio
 }
 
