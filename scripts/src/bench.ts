@@ -6,9 +6,14 @@
 // Load is driven with autocannon (bounded by duration); per-request latencies are taken from
 // autocannon's `response` events (float ms, so sub-millisecond differences are visible).
 //
-//   node scripts/dist/bench.js [--quick] [--sessions N] [--session-budget S] [--no-sessions] [--cpu-prof DIR]
+//   node scripts/dist/bench.js [--quick] [--rows all|tiny|agent] [--agent-sizes KB,KB] [--sessions N]
+//                              [--session-budget S] [--no-sessions] [--cpu-prof DIR] [--no-peer] [--streams N]
 //
 //   --quick         ~1 s rows, fewer sequential requests, 20 s session budget (a smoke run)
+//   --rows G        which rows: `tiny` (every row of a one-line chat body: buffered, streaming, judges,
+//                   many streams, sessions), `agent` (the agent-sized rows only: coding-agent bodies on
+//                   every request path, their floor and peer rows, in-flight memory) or `all` (default)
+//   --agent-sizes L body sizes of the agent rows in KB (default 64,256)
 //   --sessions N    distinct sessions for the memory row (default 100000, quick 20000); the row
 //                   stops at its time budget and then extrapolates along the measured heap slope
 //   --session-budget S   time budget of the session row in seconds (default 90, quick 20)
@@ -26,25 +31,31 @@
 //
 //   BENCH_SERVER_NODE_FLAGS="--max-semi-space-size=32 ..."  extra node flags for the main server
 //
-// Prints the machine, a Markdown table and the issue-5 targets; writes
-// bench-results/bench-<timestamp>.json. Needs `npm run build` first (it compiles this script too).
+// The agent rows (bench/agent/: a deterministic coding-agent conversation in each wire format, 64 and
+// 256 KB) run after the one-line rows on the same server, with a floor and a peer gateway of their
+// own, then measure the in-flight memory on fresh servers.
+//
+// Prints the machine, Markdown tables and the targets; writes bench-results/bench-<timestamp>.json.
+// Needs `npm run build` first (it compiles this script too).
 //
 // The pieces: bench/options.ts (flags), bench/deployment.ts (the server's deployment),
 // bench/children.ts, forwarders.ts, peer.ts (the processes), bench/measure.ts (how a row is
-// measured), one module per row under bench/rows/, bench/report.ts and output.ts (tables, targets,
-// the JSON file).
+// measured), one module per row under bench/rows/, bench/agent/ (the agent bodies, paths, sanity
+// check, stage and report), bench/report.ts and output.ts (tables, targets, the JSON file).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import os from "node:os"
 import path from "node:path"
 import { performance } from "node:perf_hooks"
+import { agentStage } from "./bench/agent/stage.js"
 import { closedPort, ROOT, startBenchServer, startMock, stopBenchServer } from "./bench/children.js"
-import { type BenchContext, type Row, rowLine } from "./bench/context.js"
+import { type BenchContext, type Row, rowLine, type RunContext } from "./bench/context.js"
 import { benchToml } from "./bench/deployment.js"
 import { checkForwarders, startForwarders, stopForwarders } from "./bench/forwarders.js"
 import { describeMachine, describeSource, printRunHeader } from "./bench/machine.js"
-import { type BenchOptions, HOST, parseBenchOptions } from "./bench/options.js"
-import { writeOutput } from "./bench/output.js"
+import { lastBody } from "./bench/mockApi.js"
+import { type BenchOptions, parseBenchOptions } from "./bench/options.js"
+import { type TinyStage, writeOutput } from "./bench/output.js"
 import { machineJiffies, ownCpu, procCpuS, procStatus } from "./bench/proc.js"
 import { bufferedRows } from "./bench/rows/buffered.js"
 import { judgeRows } from "./bench/rows/judge.js"
@@ -66,18 +77,6 @@ const serverFlags = (o: BenchOptions): Array<string> => [
   ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
 ]
 
-/** The last request body the mock received for `model` (what the server sent the judge). */
-const lastBodyFor = (mockPort: number, model: string): Promise<string> =>
-  new Promise<string>((resolve, reject) =>
-    http.get(`http://${HOST}:${mockPort}/_bench/last?model=${model}`, (res) => {
-      let text = ""
-      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on(
-        "end",
-        () => (res.statusCode === 200 ? resolve(text) : reject(new Error("no judge body recorded")))
-      )
-    }).on("error", reject)
-  )
-
 /** The mock, the deployment file (in `tmp`) and the main server. */
 const startMockAndServer = async (tmp: string) => {
   const mock = await startMock()
@@ -96,12 +95,36 @@ const startMockAndServer = async (tmp: string) => {
 /** Every route answers as configured before anything is measured; the judge body the server sends. */
 const sanityCheck = async (agent: http.Agent, serverPort: number, mockPort: number) => {
   const sanity = await checkEveryRoute(agent, serverPort)
-  const judgeBody = await lastBodyFor(mockPort, JUDGE_MODEL)
+  const judgeBody = await lastBody(mockPort, JUDGE_MODEL)
   console.log(
     `sanity: ${sanity.map((s) => `${s.model}→${s.selected} (${s.source}${s.reason ? `/${s.reason}` : ""})`).join(", ")}`
   )
   console.log(`judge request body as sent by the server: ${judgeBody.length} bytes`)
   return { sanity, judgeBody }
+}
+
+/** The one-line-body rows, with a floor and a peer gateway of their own, on the running server. */
+const tinyStage = async (base: RunContext): Promise<TinyStage> => {
+  const { cpu, mock, server } = base
+  const started = await startForwarders(mock.port, options.noPeer)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const { judgeBody, sanity } = await sanityCheck(agent, server.port, mock.port)
+  const forwarders = await checkForwarders(started, cpu)
+  const ctx: BenchContext = {
+    ...base,
+    floor: forwarders.floor,
+    peer: forwarders.peer,
+    peerHeaders: forwarders.peerHeaders
+  }
+  await warmUp(ctx)
+  const buffered = await bufferedRows(ctx)
+  const streaming = await streamingRows(ctx)
+  await stopForwarders(forwarders, cpu)
+  const judge = await judgeRows(ctx, judgeBody)
+  const stall = await stallRow(ctx, agent, judge.cap)
+  agent.destroy()
+  const many = await manyStreamsRows(ctx)
+  return { buffered, streaming, judge, stall, many, sanity, forwarders }
 }
 
 const main = async (): Promise<void> => {
@@ -114,19 +137,12 @@ const main = async (): Promise<void> => {
   const cpu = ownCpu()
   const tmp = mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-"))
   const { mock, server, tomlPath } = await startMockAndServer(tmp)
-  const started = await startForwarders(mock.port, options.noPeer)
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const { judgeBody, sanity } = await sanityCheck(agent, server.port, mock.port)
-  const forwarders = await checkForwarders(started, cpu)
 
   const rows: Array<Row> = []
-  const ctx: BenchContext = {
+  const base: RunContext = {
     options,
     server,
     mock,
-    floor: forwarders.floor,
-    peer: forwarders.peer,
-    peerHeaders: forwarders.peerHeaders,
     cpu,
     log: (row) => {
       rows.push(row)
@@ -134,28 +150,26 @@ const main = async (): Promise<void> => {
       return row
     }
   }
-  await warmUp(ctx)
-  const buffered = await bufferedRows(ctx)
-  const streaming = await streamingRows(ctx)
-  await stopForwarders(forwarders, cpu)
-  const judge = await judgeRows(ctx, judgeBody)
-  const stall = await stallRow(ctx, agent, judge.cap)
-  agent.destroy()
-  const many = await manyStreamsRows(ctx)
-
+  const tiny = options.rows.tiny ? await tinyStage(base) : undefined
+  // The main server's peak is read after the one-line rows, before the agent rows.
   const mainStatus = procStatus(server.pid)
+  const agent = options.rows.agent ? await agentStage(base, tomlPath) : undefined
+
   const mainExit = await stopBenchServer(server, cpu)
   console.log(
     `main server: VmHWM ${mainStatus.hwmMb.toFixed(1)} MB, VmRSS ${mainStatus.rssMb.toFixed(1)} MB, exit ${mainExit}`
   )
-  const sessions = await sessionsRow(ctx, tomlPath)
+  const sessions = options.rows.tiny ? await sessionsRow(base, tomlPath) : null
 
   cpu.mock = procCpuS(pidOf(mock.child))
   mock.child.kill("SIGTERM")
   rmSync(tmp, { recursive: true, force: true })
 
   writeOutput({
-    results: { buffered, streaming, judge, stall, many, sessions, mainStatus, peerSkipped: forwarders.peerSkipped },
+    tiny,
+    agent,
+    sessions,
+    mainStatus,
     options,
     machine,
     source,
@@ -163,8 +177,6 @@ const main = async (): Promise<void> => {
     cpu,
     t0,
     serverStartupMs: server.startupMs,
-    sanity,
-    forwarders,
     rows
   })
 }

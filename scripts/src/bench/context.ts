@@ -5,12 +5,13 @@ import type { LoadRow, StreamRow } from "./measure.js"
 import type { BenchOptions } from "./options.js"
 import type { Peer } from "./peer.js"
 import type { OwnCpu } from "./proc.js"
+import type { InflightRow } from "./rows/agentMemory.js"
 import type { ManyStreamsRow } from "./rows/manyStreams.js"
 import type { SessionsRow } from "./rows/sessions.js"
 import type { StallRow } from "./rows/stall.js"
 
 /** Any row of the report. */
-export type Row = LoadRow | StreamRow | StallRow | SessionsRow | ManyStreamsRow
+export type Row = LoadRow | StreamRow | StallRow | SessionsRow | ManyStreamsRow | InflightRow
 
 /** The run's processes and settings, as the rows see them. */
 export interface BenchContext {
@@ -27,6 +28,9 @@ export interface BenchContext {
   /** Prints `row` and keeps it for the report. */
   readonly log: <R extends Row>(row: R) => R
 }
+
+/** The run's server, mock and ledger, before a group of rows starts a floor and a peer gateway of its own. */
+export type RunContext = Omit<BenchContext, "floor" | "peer" | "peerHeaders">
 
 /** The one-line summary printed as each row finishes. */
 export const rowLine = (row: Row): string => {
@@ -51,6 +55,12 @@ export const rowLine = (row: Row): string => {
       } µs CPU/chunk, /health p50 ${row.health.p50.toFixed(2)} p99 ${
         row.health.p99.toFixed(2)
       } ms (${row.health.n} samples), VmRSS ${row.rssBeforeMb.toFixed(1)} → ${row.rssPeakMb.toFixed(1)} MB`
+    case "inflight":
+      return `  ${row.name}: VmRSS ${row.rssBeforeMb.toFixed(1)} MB before, VmHWM ${
+        row.hwmMb.toFixed(1)
+      } MB with ${row.reached}/${row.held} held${row.hwmReset ? "" : " (peak not reset)"}: ${
+        row.perRequestKb.toFixed(0)
+      } KB per request, errors ${row.errors}`
     case "sessions":
       return `  ${row.name}: ${row.rps.toFixed(0)} req/s, heapUsed ${
         row.points.map((p) => `${p.sessions}:${p.heapUsedMb.toFixed(1)}`).join(" ")

@@ -1,9 +1,23 @@
 // The bench's deployment: every client on the mock (one on a closed port, the dead judge), a weak
 // and a strong answer model, a live, a dead and a stalled judge, the drip model, and the routes the
-// rows measure.
+// rows measure; for the agent rows, the agent models on a Chat and an Anthropic client of the mock,
+// a `user_turn` capability route and the held model of the in-flight memory row.
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import { HOST, STALL_TIMEOUT_MS } from "./options.js"
-import { JUDGE_MODEL, STALL_MODEL } from "./shared.js"
+import { AGENT_MODEL_PREFIX, HOLD_MODEL, JUDGE_MODEL, STALL_MODEL } from "./shared.js"
+
+/** The agent rows' routes: their ids are the `model` of the bodies sent to the server. */
+export const AGENT_ROUTES = {
+  /** Passthrough to a Chat target (also called on /v1/messages and /v1/responses: translated). */
+  chat: "agent-chat",
+  /** Passthrough to an `anthropic_messages` target (native for /v1/messages). */
+  anthropic: "agent-anthropic",
+  /** `user_turn` capability route with the live judge; weak: the agent model, strong: agent-strong. */
+  cap: "agent-cap",
+  /** Passthrough to the mock's held model on a Chat target and on an Anthropic target. */
+  hold: "agent-hold",
+  holdAnthropic: "agent-hold-anthropic"
+} as const
 
 /** The deployment for a mock on `mockPort`, a closed `deadPort` and the many-streams `dripModel`. */
 export const benchDeployment = (
@@ -29,7 +43,8 @@ export const benchDeployment = (
       mock: D.client("openai_chat", mock, { timeout_ms: 30000 }),
       judge: D.client("openai_chat", mock, { max_retries: 0, timeout_ms: 3000 }),
       dead_judge: D.client("openai_chat", `http://${HOST}:${deadPort}/v1`, { max_retries: 0, timeout_ms: 3000 }),
-      stall_judge: D.client("openai_chat", mock, { max_retries: 0, timeout_ms: STALL_TIMEOUT_MS })
+      stall_judge: D.client("openai_chat", mock, { max_retries: 0, timeout_ms: STALL_TIMEOUT_MS }),
+      anthropic: D.client("anthropic_messages", mock, { timeout_ms: 30000 })
     },
     targets: {
       weak: D.target("bench-weak", "mock"),
@@ -37,7 +52,12 @@ export const benchDeployment = (
       judge: D.target(JUDGE_MODEL, "judge", { extra_body: { temperature: 0 } }),
       dead_judge: D.target(JUDGE_MODEL, "dead_judge"),
       stall_judge: D.target(STALL_MODEL, "stall_judge"),
-      drip: D.target(dripModel, "mock")
+      drip: D.target(dripModel, "mock"),
+      agent: D.target(AGENT_MODEL_PREFIX, "mock"),
+      agent_strong: D.target(`${AGENT_MODEL_PREFIX}-strong`, "mock"),
+      agent_anthropic: D.target(AGENT_MODEL_PREFIX, "anthropic"),
+      hold: D.target(HOLD_MODEL, "mock"),
+      hold_anthropic: D.target(HOLD_MODEL, "anthropic")
     },
     routes: {
       pass: D.passthrough("pass", "weak"),
@@ -45,7 +65,16 @@ export const benchDeployment = (
       cap: capability("cap", "judge"),
       cap_dead: capability("cap-dead", "dead_judge"),
       cap_stall: capability("cap-stall", "stall_judge"),
-      sess: capability("sess", "judge", { classify_trigger: "new_session" })
+      sess: capability("sess", "judge", { classify_trigger: "new_session" }),
+      agent_chat: D.passthrough(AGENT_ROUTES.chat, "agent"),
+      agent_anthropic: D.passthrough(AGENT_ROUTES.anthropic, "agent_anthropic"),
+      agent_cap: capability(AGENT_ROUTES.cap, "judge", {
+        weak_target: "agent",
+        strong_target: "agent_strong",
+        classify_trigger: "user_turn"
+      }),
+      agent_hold: D.passthrough(AGENT_ROUTES.hold, "hold"),
+      agent_hold_anthropic: D.passthrough(AGENT_ROUTES.holdAnthropic, "hold_anthropic")
     }
   }
 }

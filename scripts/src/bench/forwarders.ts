@@ -64,7 +64,7 @@ export const checkForwarders = async (
     })
     if (!reach.peer.ok) {
       peerSkipped = `the peer gateway did not answer as the mock does: ${JSON.stringify(reach.peer)}`
-      cpu.peer = procCpuS(peer.pid)
+      cpu.peer += procCpuS(peer.pid)
       await stopChild(peer.child)
       peer = undefined
     }
@@ -77,10 +77,10 @@ export const checkForwarders = async (
 
 /** The floor and the peer are done: stop them, so they take no CPU from the rows after theirs. */
 export const stopForwarders = async (forwarders: Forwarders, cpu: OwnCpu): Promise<void> => {
-  cpu.floor = procCpuS(forwarders.floor.pid)
+  cpu.floor += procCpuS(forwarders.floor.pid)
   await stopChild(forwarders.floor.child)
   if (forwarders.peer) {
-    cpu.peer = procCpuS(forwarders.peer.pid)
+    cpu.peer += procCpuS(forwarders.peer.pid)
     await stopChild(forwarders.peer.child)
   }
 }

@@ -71,7 +71,17 @@ export const printRunHeader = (
   console.log(
     `source: commit ${source.commit}, ${source.uncommittedPackageFiles} uncommitted files under packages/ (the server runs packages/*/dist as last built)`
   )
-  console.log(
-    `rows: ${options.rowS} s each after ${options.warmS} s warm-up; stream rows ${options.streamN} sequential requests; sessions ${options.sessions}\n`
-  )
+  if (options.rows.tiny) {
+    console.log(
+      `rows: ${options.rowS} s each after ${options.warmS} s warm-up; stream rows ${options.streamN} sequential requests; sessions ${options.sessions}`
+    )
+  }
+  if (options.rows.agent) {
+    console.log(
+      `agent rows: ${
+        options.agentSizesKb.join(", ")
+      } KB bodies; ${options.agentRowS} s each after ${options.agentWarmS} s warm-up; stream rows ${options.agentStreamN} sequential requests; ${options.agentHeld} requests held in flight for memory`
+    )
+  }
+  console.log("")
 }

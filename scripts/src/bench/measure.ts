@@ -238,17 +238,25 @@ export interface StreamRow {
   readonly cpuUsPerReq: number
   addedFirst?: number
   addedLast?: number
+  /** What `addedFirst` and `addedLast` are measured against, when not the direct row. */
+  addedVs?: string
 }
 
-/** `n` sequential streamed requests (after 20 untimed ones) on one keep-alive socket. */
+/**
+ * `n` sequential streamed requests (after 20 untimed ones) on one keep-alive socket to `path`
+ * (default the chat endpoint); a request counts when it answers 200 with `done` in its body
+ * (default the chat stream's `data: [DONE]`).
+ */
 export const streamRow = async (
   name: string,
   port: number,
   body: string,
-  { n, pid, headers = {} }: {
+  { done = "data: [DONE]", headers = {}, n, path = "/v1/chat/completions", pid }: {
     readonly n: number
     readonly pid?: number
     readonly headers?: Readonly<Record<string, string>>
+    readonly path?: string
+    readonly done?: string
   }
 ): Promise<StreamRow> => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -260,8 +268,8 @@ export const streamRow = async (
     for (let i = 0; i < n + 20; i++) {
       if (i === 20 && pid !== undefined) cpuBefore = cpuS(pid)
       try {
-        const r = await timedRequest(agent, port, "/v1/chat/completions", body, headers)
-        if (r.status !== 200 || !r.text.includes("data: [DONE]")) {
+        const r = await timedRequest(agent, port, path, body, headers)
+        if (r.status !== 200 || !r.text.includes(done)) {
           errors++
           continue
         }

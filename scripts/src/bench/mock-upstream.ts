@@ -1,6 +1,7 @@
-// A minimal, fast OpenAI-compatible upstream for `npm run bench` (plain node:http, keep-alive,
-// 127.0.0.1 only): the baseline of the measurement, so deliberately cheap. Run as a child of
-// scripts/dist/bench.js (fork, IPC): it reports its port over IPC and exits when the parent goes away.
+// A minimal, fast OpenAI-compatible and Anthropic-compatible upstream for `npm run bench` (plain
+// node:http, keep-alive, 127.0.0.1 only): the baseline of the measurement, so deliberately cheap.
+// Run as a child of scripts/dist/bench.js (fork, IPC): it reports its port over IPC and exits when
+// the parent goes away.
 //
 //   POST /v1/chat/completions
 //     model = JUDGE_MODEL         -> a completion whose content is a valid capability verdict
@@ -12,13 +13,22 @@
 //     model = bench-drip-<N>x<MS>  -> SSE (`stream: true`): N content chunks MS ms apart (the first
 //                                    right away, the last with finish_reason), then `data: [DONE]`
 //                                    (the many-streams row: long-held streams)
-//   GET /_bench/last?model=ID     -> the last request body received for that model (verbatim), so
-//                                    the bench can replay exactly what the server sent the judge
+//   POST /v1/messages (any query string)
+//     any model                   -> a buffered message, or the Messages SSE sequence (message_start,
+//                                    content_block_start, three text deltas, content_block_stop,
+//                                    message_delta, message_stop), written STREAM_GAP_MS apart
+//   either, model = HOLD_MODEL     -> held unanswered until POST /_bench/release, then answered as above
+//                                    (the in-flight memory row)
+//   GET /_bench/last?model=ID     -> the last request body received for that model (verbatim): the
+//                                    judge's, and those of the agent rows' models (bench-agent…), so the
+//                                    bench can replay what the server sent and check what it forwarded
+//   GET /_bench/held              -> {"held": N}, the requests held now
+//   POST /_bench/release          -> answers every held request
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as http from "node:http"
 import type { Socket } from "node:net"
-import { JUDGE_MODEL, type Ready, STALL_MODEL } from "./shared.js"
+import { AGENT_MODEL_PREFIX, HOLD_MODEL, JUDGE_MODEL, type Ready, STALL_MODEL } from "./shared.js"
 
 /** What the mock reads from a request body. */
 const Peek = Schema.Struct({ model: Schema.optional(Schema.Unknown), stream: Schema.optional(Schema.Unknown) })
@@ -67,6 +77,75 @@ const streamEvents = (model: string): ReadonlyArray<string> => [
   "data: [DONE]\n\n"
 ]
 
+/** Writes `events` STREAM_GAP_MS apart after the SSE headers, then ends the response. */
+const writeSpaced = (res: http.ServerResponse, events: ReadonlyArray<string>): void => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  let i = 0
+  const next = (): void => {
+    if (res.destroyed) return
+    const event = events[i++]
+    if (event !== undefined) res.write(event)
+    if (i < events.length) setTimeout(next, STREAM_GAP_MS)
+    else res.end()
+  }
+  next()
+}
+
+const MESSAGE_USAGE = { input_tokens: 12, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+
+const anthropicBuffered = (model: string): Buffer =>
+  Buffer.from(JSON.stringify({
+    id: "msg_bench",
+    type: "message",
+    role: "assistant",
+    model,
+    content: [{ type: "text", text: "Hello from the bench mock." }],
+    stop_reason: "end_turn",
+    stop_sequence: null,
+    usage: MESSAGE_USAGE
+  }))
+
+const anthropicEvent = (type: string, data: Readonly<Record<string, unknown>>): string =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+const anthropicEvents = (model: string): ReadonlyArray<string> => [
+  anthropicEvent("message_start", {
+    message: {
+      id: "msg_bench",
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...MESSAGE_USAGE, output_tokens: 1 }
+    }
+  }),
+  anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+  anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hello " } }),
+  anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "from the " } }),
+  anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "bench mock." } }),
+  anthropicEvent("content_block_stop", { index: 0 }),
+  anthropicEvent("message_delta", {
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: 7 }
+  }),
+  anthropicEvent("message_stop", {})
+]
+
+type Api = "chat" | "messages"
+
+/** The answer to one request of `api` on `model`, buffered or streamed. */
+const answer = (res: http.ServerResponse, api: Api, model: string, stream: boolean): void => {
+  if (stream) return writeSpaced(res, api === "chat" ? streamEvents(model) : anthropicEvents(model))
+  const body = api === "chat" ? bufferedFor(model) : anthropicBuffered(model)
+  res.writeHead(200, { "content-type": "application/json", "content-length": body.length })
+  res.end(body)
+}
+
+/** Requests held unanswered (HOLD_MODEL) until the bench releases them. */
+const held: Array<() => void> = []
+
 const DRIP = /^bench-drip-(\d{1,4})x(\d{1,5})$/
 const drip = (res: http.ServerResponse, model: string, n: number, gapMs: number): void => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
@@ -95,7 +174,24 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
     res.end(body ?? "{}")
     return
   }
-  if (req.method !== "POST" || !url.startsWith("/v1/chat/completions")) {
+  if (req.method === "GET" && url === "/_bench/held") {
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(JSON.stringify({ held: held.length }))
+    return
+  }
+  if (req.method === "POST" && url === "/_bench/release") {
+    const released = held.splice(0, held.length)
+    for (const release of released) release()
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(JSON.stringify({ released: released.length }))
+    return
+  }
+  const api: Api | undefined = url.startsWith("/v1/chat/completions")
+    ? "chat"
+    : url.startsWith("/v1/messages")
+    ? "messages"
+    : undefined
+  if (req.method !== "POST" || api === undefined) {
     res.writeHead(404, { "content-type": "application/json" })
     res.end("{\"error\":{\"message\":\"not found\",\"type\":\"not_found\",\"code\":\"not_found\"}}")
     return
@@ -113,7 +209,9 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
       return
     }
     const model = typeof parsed.value.model === "string" ? parsed.value.model : "unknown"
-    if (model === JUDGE_MODEL || model === STALL_MODEL) lastBody.set(model, text)
+    if (model === JUDGE_MODEL || model === STALL_MODEL || model.startsWith(AGENT_MODEL_PREFIX)) {
+      lastBody.set(model, text)
+    }
     if (model === STALL_MODEL) {
       // Never answer; forget the request when the caller gives up (bounded by a 60 s backstop).
       const socket = req.socket
@@ -125,25 +223,11 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
       })
       return
     }
-    const dripping = parsed.value.stream === true ? DRIP.exec(model) : null
+    const stream = parsed.value.stream === true
+    if (model === HOLD_MODEL) return void held.push(() => answer(res, api, model, stream))
+    const dripping = stream && api === "chat" ? DRIP.exec(model) : null
     if (dripping !== null) return drip(res, model, Number(dripping[1]), Number(dripping[2]))
-    if (parsed.value.stream === true) {
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-      const events = streamEvents(model)
-      let i = 0
-      const next = (): void => {
-        if (res.destroyed) return
-        const event = events[i++]
-        if (event !== undefined) res.write(event)
-        if (i < events.length) setTimeout(next, STREAM_GAP_MS)
-        else res.end()
-      }
-      next()
-      return
-    }
-    const body = bufferedFor(model)
-    res.writeHead(200, { "content-type": "application/json", "content-length": body.length })
-    res.end(body)
+    answer(res, api, model, stream)
   })
 })
 

@@ -6,5 +6,10 @@ export const JUDGE_MODEL = "bench-judge"
 /** The stalled judge model: the mock never answers it. */
 export const STALL_MODEL = "bench-judge-stall"
 
+/** The agent rows' answer models start with this: the mock keeps their last request body. */
+export const AGENT_MODEL_PREFIX = "bench-agent"
+/** The mock holds requests on this model unanswered until the bench releases them. */
+export const HOLD_MODEL = "bench-agent-hold"
+
 /** The IPC message the mock sends its parent once it listens. */
 export const Ready = Schema.Struct({ port: Schema.Int })

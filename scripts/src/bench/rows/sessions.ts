@@ -9,7 +9,7 @@ import path from "node:path"
 import { performance } from "node:perf_hooks"
 import { header, sleep, withTimeout } from "../../lib/processes.js"
 import { HERE, type Server, startBenchServer, stopBenchServer } from "../children.js"
-import type { BenchContext } from "../context.js"
+import type { RunContext } from "../context.js"
 import { cannon, chatBody, chatRequest, JSON_HEADERS, stats, timedRequest } from "../measure.js"
 import type { BenchOptions } from "../options.js"
 import { procStatus } from "../proc.js"
@@ -160,7 +160,7 @@ const fill = async (
 }
 
 /** The sessions row on a server of its own (null with `--no-sessions`). */
-export const sessionsRow = async (ctx: BenchContext, tomlPath: string): Promise<SessionsRow | null> => {
+export const sessionsRow = async (ctx: RunContext, tomlPath: string): Promise<SessionsRow | null> => {
   const { options } = ctx
   if (options.sessions <= 0) return null
   const { heap, server: s } = await startProbedServer(tomlPath)
