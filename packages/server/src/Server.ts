@@ -87,17 +87,20 @@ export const upstreamConnectionsPerOrigin = 1024
 export const upstreamKeepAliveMs = 4_000
 
 /**
- * The server's upstream transport: undici's `dispatch()` over one `Agent` with a keep-alive pool
- * per origin, bounded to `connections` (default 1024). The agent is destroyed when the scope closes
- * (bounded by 2 s), which aborts whatever is still in flight. The client sets each request's trace
- * context (that of `libsy.client_call`) itself when tracing is on.
+ * The server's upstream transport: undici's `dispatch()` over a keep-alive `Pool` per origin
+ * (`UpstreamTransport.perOrigin`: kept while the server runs, also when its origin refuses
+ * connections), bounded to `connections` (default 1024). The pools are destroyed when the scope
+ * closes (bounded by 2 s), which aborts whatever is still in flight. The client sets each
+ * request's trace context (that of `libsy.client_call`) itself when tracing is on.
  */
 export const upstreamTransport = (options: UpstreamPoolOptions = {}) =>
   UpstreamTransport.layerDispatcher(() =>
-    new Undici.Agent({
-      connections: options.connections ?? upstreamConnectionsPerOrigin,
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
-    })
+    UpstreamTransport.perOrigin((origin) =>
+      new Undici.Pool(origin, {
+        connections: options.connections ?? upstreamConnectionsPerOrigin,
+        keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
+      })
+    )
   )
 
 /** {@link upstreamTransport} with the default pool bounds. */
