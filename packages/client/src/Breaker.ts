@@ -25,6 +25,7 @@ import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as ExpectedFailure from "./ExpectedFailure.js"
 import * as Metrics from "./Metrics.js"
 import type { BreakerSettings, LlmClient } from "./Target.js"
 
@@ -149,7 +150,7 @@ export const make = (client: string, settings: Settings): Effect.Effect<Breaker>
       Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(acquire, (permit): Effect.Effect<A, E | CircuitOpen, R> =>
           permit === "refuse"
-            ? Effect.fail(new CircuitOpen({ target: options.target, client }))
+            ? Effect.fail(ExpectedFailure.make(() => new CircuitOpen({ target: options.target, client })))
             : restore(self).pipe(
               Effect.onExit((exit) => {
                 if (Exit.isSuccess(exit)) return release(permit, "success")

@@ -258,6 +258,46 @@ export const fromDispatcher = (dispatcher: Dispatcher): UpstreamTransport["Type"
   })
 
 /**
+ * One dispatcher per origin, made by `make` on the origin's first request (an undici `Pool`) and
+ * kept until {@link DestroyableDispatcher.destroy} destroys them all. Unlike undici's `Agent`,
+ * which closes an origin's pool when a connection to it fails and builds a new pool (and client)
+ * for the next request, an origin that refuses connections (a judge whose port is closed) costs
+ * one connection attempt per request and nothing more. The origins are those of the configured
+ * clients, so the table is bounded by the configuration; a pool keeps its idle clients (a few KB
+ * each once their sockets closed, at most its `connections`). After `destroy`, `dispatch` throws.
+ */
+export const perOrigin = (
+  make: (origin: string) => DestroyableDispatcher
+): DestroyableDispatcher & PiecewiseDispatcher => {
+  const dispatchers = new Map<string, DestroyableDispatcher>()
+  let destroyed = false
+  const of = (origin: string): DestroyableDispatcher => {
+    if (destroyed) throw new Error("the upstream dispatcher was destroyed")
+    let dispatcher = dispatchers.get(origin)
+    if (dispatcher === undefined) {
+      dispatcher = make(origin)
+      dispatchers.set(origin, dispatcher)
+    }
+    return dispatcher
+  }
+  return {
+    dispatch: (options, handler) => of(options.origin).dispatch(options, handler),
+    dispatchPieces: (options, handler) => {
+      const dispatcher = of(options.origin)
+      return isPiecewise(dispatcher)
+        ? dispatcher.dispatchPieces(options, handler)
+        : dispatcher.dispatch({ ...options, body: joined(options.body) }, handler)
+    },
+    destroy: () => {
+      destroyed = true
+      const all = [...dispatchers.values()]
+      dispatchers.clear()
+      return Promise.all(all.map((dispatcher) => dispatcher.destroy())).then(() => undefined)
+    }
+  }
+}
+
+/**
  * {@link fromDispatcher} over a dispatcher made by `acquire` when the layer is built and
  * destroyed when its scope closes (bounded by 2 s; whatever is still in flight is aborted).
  * The server passes `() => new Undici.Agent({ connections, keepAliveTimeout })`.

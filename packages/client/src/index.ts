@@ -3,6 +3,7 @@
  * candidate fallback, target descriptions and the upstream metrics.
  */
 export * as Breaker from "./Breaker.js"
+export * as ExpectedFailure from "./ExpectedFailure.js"
 export * as Fallback from "./Fallback.js"
 export * as Metrics from "./Metrics.js"
 export * as Relay from "./Relay.js"

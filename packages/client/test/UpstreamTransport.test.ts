@@ -2,8 +2,9 @@
  * The undici transport against a real loopback upstream (testkit's FakeUpstream): what the
  * scripted `HttpClient` cannot show — the deadline and interruption really close the upstream
  * request, keep-alive sockets are reused, a large error body is cut at 64 KiB, a consumer that
- * stops reading releases the socket. Deadlines run under the TestClock (the upstream's own log is
- * awaited, never a timer); backpressure is checked on the push-fed source with a recording control.
+ * stops reading releases the socket, a pool per origin is kept when its origin refuses connections.
+ * Deadlines run under the TestClock (the upstream's own log is awaited, never a timer); backpressure
+ * is checked on the push-fed source with a recording control.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Relay from "@switchyard-ts/client/Relay"
@@ -13,12 +14,13 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Http from "node:http"
-import { Agent } from "undici"
+import { Agent, Pool } from "undici"
 import * as Exchange from "../src/internal/exchange.js"
 import type { Target } from "../src/Target.js"
 import * as UpstreamClient from "../src/UpstreamClient.js"
@@ -201,6 +203,92 @@ describe("UpstreamTransport over undici, against a loopback upstream", () => {
       assert.strictEqual(failure._tag, "TransportError")
       if (failure._tag === "TransportError") assert.strictEqual(failure.reason, "connection failed (ECONNREFUSED)")
     }).pipe(Effect.provide(Live)))
+})
+
+describe("UpstreamTransport.perOrigin", () => {
+  /** `perOrigin` over undici pools, with the origins it made a pool for. */
+  const pools = () => {
+    const made: Array<string> = []
+    const layer = UpstreamClient.layerTransport.pipe(
+      Layer.provide(UpstreamTransport.layerDispatcher(() =>
+        UpstreamTransport.perOrigin((origin) => {
+          made.push(origin)
+          return new Pool(origin, { connections: 4, keepAliveTimeout: 4_000 })
+        })
+      ))
+    )
+    return { made, layer }
+  }
+
+  it.scopedLive("a refused origin keeps its one pool: each call is one connection attempt, a stack-free TransportError", () => {
+    const { layer, made } = pools()
+    return Effect.gen(function*() {
+      const client = yield* UpstreamClient.UpstreamClient
+      const target = targetOn("http://127.0.0.1:9/v1", "m")
+      for (let i = 0; i < 3; i++) {
+        const failure = yield* Effect.flip(client.complete({ target, body, headers: {} }))
+        assert.strictEqual(failure._tag, "TransportError")
+        if (failure._tag !== "TransportError") return
+        assert.strictEqual(failure.reason, "connection failed (ECONNREFUSED)")
+        assert.strictEqual(failure.stack, `TransportError: ${failure.message}`)
+      }
+      assert.deepStrictEqual(made, ["http://127.0.0.1:9"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scopedLive("one pool per origin, kept-alive sockets reused", () => {
+    const { layer, made } = pools()
+    return Effect.gen(function*() {
+      const { client, upstream } = yield* setup
+      yield* upstream.setBehaviour("m", FakeUpstream.ok("hello"))
+      const target = targetOn(upstream.url, "m")
+      for (let i = 0; i < 4; i++) yield* client.complete({ target, body, headers: {} })
+      yield* Effect.flip(client.complete({ target: targetOn("http://127.0.0.1:9/v1", "m"), body, headers: {} }))
+      yield* client.complete({ target, body, headers: {} })
+      const records = yield* upstream.requests
+      assert.strictEqual(records.length, 5)
+      assert.isAtMost(new Set(records.map((r) => r.connection)).size, 2)
+      assert.deepStrictEqual(made, [new URL(upstream.url).origin, "http://127.0.0.1:9"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("destroy destroys every origin's dispatcher; a dispatch after it is a connection failure", () =>
+    Effect.gen(function*() {
+      const destroyed: Array<string> = []
+      const dispatched: Array<string> = []
+      const dispatcher = UpstreamTransport.perOrigin((origin) => ({
+        dispatch: (options) => {
+          dispatched.push(`${origin}${options.path}`)
+          return true
+        },
+        destroy: () => {
+          destroyed.push(origin)
+          return Promise.resolve()
+        }
+      }))
+      const request = (origin: string) => ({ origin, path: "/v1", method: "POST" as const, headers: {}, body: "" })
+      const handler: UpstreamTransport.DispatchHandler = {
+        onRequestStart: () => {},
+        onResponseStart: () => {},
+        onResponseData: () => {},
+        onResponseEnd: () => {},
+        onResponseError: () => {}
+      }
+      dispatcher.dispatch(request("http://a.test"), handler)
+      dispatcher.dispatch(request("http://b.test"), handler)
+      dispatcher.dispatch(request("http://a.test"), handler)
+      assert.deepStrictEqual(dispatched, ["http://a.test/v1", "http://b.test/v1", "http://a.test/v1"])
+      yield* Effect.promise(() => dispatcher.destroy())
+      assert.deepStrictEqual(destroyed, ["http://a.test", "http://b.test"])
+
+      const errors: Array<string> = []
+      UpstreamTransport.fromDispatcher(dispatcher).dispatch(
+        { ...request("http://a.test"), fiberRefs: FiberRefs.empty() },
+        { onHeaders: () => {}, onData: () => {}, onComplete: () => {}, onError: (reason) => errors.push(reason) }
+      )
+      assert.deepStrictEqual(errors, ["connection failed"])
+      assert.deepStrictEqual(destroyed, ["http://a.test", "http://b.test"])
+    }))
 })
 
 describe("PushSource", () => {

@@ -18,8 +18,9 @@
  *    feedback, and the executor answers again (a plain call); that answer is released.
  * 5. A failed consultation refunds the review and counts a failed consult. The consultation runs
  *    through `Consultation.run` with the same `Posture` combinator as a judge's: `fail_open = true`
- *    → the turn is released without the advisor's verdict; `fail_open = false` → the request fails
- *    with `AdvisorUnavailable` (502, 504; 503 for an open breaker, which comes back `Refused` and is
+ *    → the turn is released without the advisor's verdict (a WARN line, rate-limited per reason
+ *    and trigger as a judge's is); `fail_open = false` → the request fails with
+ *    `AdvisorUnavailable` (502, 504; 503 for an open breaker, which comes back `Refused` and is
  *    settled by the route as the capability route does). An unparseable reply is an
  *    `InvalidVerdict`, folded by the posture under both settings: the turn is released, counted
  *    `unparseable`, and the consult counts as failed.
@@ -27,6 +28,7 @@
  * The released answer travels in an `Answered` decision; the `Router` replays it to streaming callers.
  */
 import * as Spans from "@switchyard-ts/client/Spans"
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
@@ -48,12 +50,13 @@ import type { JudgeError } from "./Consultation.js"
 import * as Conversation from "./Conversation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
+import * as Warnings from "./internal/warnings.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
 import type { Route, RoutedRequest } from "./Route.js"
 import * as RoutingFacts from "./RoutingFacts.js"
 import * as SessionIdentity from "./SessionIdentity.js"
-import { InvalidVerdict } from "./Verdict.js"
+import { invalid } from "./Verdict.js"
 
 /** What makes a turn eligible for review (`gate_trigger`). */
 export type GateTrigger = "no_tool_call" | "pattern"
@@ -241,20 +244,15 @@ const consultAdvisor = (
   ).pipe(
     Effect.catchTag(
       "InvalidResponse",
-      () =>
-        Effect.fail(new InvalidVerdict({ reason: "invalid_response", detail: "advisor body is not a chat completion" }))
+      () => Effect.fail(invalid("invalid_response", "advisor body is not a chat completion"))
     ),
     Effect.catchTag("TranslationError", () =>
       Effect.fail(
-        new InvalidVerdict({
-          reason: "invalid_response",
-          detail: "advisor request cannot be sent in its upstream's format"
-        })
+        invalid("invalid_response", "advisor request cannot be sent in its upstream's format")
       )),
     Effect.flatMap((completion) =>
       Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
-        onNone: () =>
-          Effect.fail(new InvalidVerdict({ reason: "parse_error", detail: "advisor reply has no APPROVE or REDO" })),
+        onNone: () => Effect.fail(invalid("parse_error", "advisor reply has no APPROVE or REDO")),
         onSome: Effect.succeed
       })
     )
@@ -319,6 +317,8 @@ interface Gate {
   readonly posture: Posture.Combinator
   /** The decision of a gated request: the turn released (or answered again), or none — a passthrough to the executor. */
   readonly decision: (evidence: Evidence.Evidence, answer: Option.Option<ChatCompletion>) => Decision.Decision
+  /** The rate limit of the "without the advisor's verdict" WARN line, per reason and trigger. */
+  readonly warnings: Warnings.Warnings
 }
 
 const callExecutor = (gate: Gate, body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
@@ -357,7 +357,7 @@ const review = (
           advised(Option.some(trigger), Option.some(reason)),
           reason === "parse_error"
             ? countReview("unparseable", trigger)
-            : Metric.update(Metrics.advisorGateConsultFailuresTotal.pipe(Metric.tagged("reason", reason)), 1)
+            : Effect.sync(() => TaggedMetric.unsafeUpdate(Metrics.advisorGateConsultFailuresTotal, { reason }, 1))
         ], { discard: true })
       }),
       Consultation.run(gate.posture),
@@ -372,9 +372,16 @@ const review = (
       : Consultation.WithoutVerdict({ reason: outcome.reason })
     const evidence = reviewed(judged, trigger, advisorModel)
     if (outcome._tag === "WithoutVerdict") {
-      yield* Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
-        Effect.annotateLogs({ route: options.id, advisor_model: advisorModel, reason: outcome.reason, trigger })
-      )
+      yield* Warnings.warn(gate.warnings, `${outcome.reason}\u0000${trigger}`, (count) =>
+        Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
+          Effect.annotateLogs({
+            route: options.id,
+            advisor_model: advisorModel,
+            reason: outcome.reason,
+            trigger,
+            count
+          })
+        ))
       return gate.decision(evidence, Option.some(turn))
     }
     const verdict = outcome.verdict
@@ -449,6 +456,7 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       upstream,
       scopes,
       posture: Posture.fromConfig(postureOf(options.failOpen)),
+      warnings: Warnings.make(),
       decision: (evidence, answer) =>
         Option.match(answer, {
           onNone: () => Decision.routed({ route: info, selected: options.executor, fallbacks: [], evidence }),

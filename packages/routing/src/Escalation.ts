@@ -12,7 +12,7 @@ import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Conversation from "./Conversation.js"
-import { InvalidVerdict, stripFences } from "./Verdict.js"
+import { invalid, type InvalidVerdict, stripFences } from "./Verdict.js"
 
 /** The verdict on a finished weak turn. */
 export const EscalationVerdict = Schema.Struct({ escalate: Schema.Boolean, reason: Schema.String })
@@ -115,9 +115,9 @@ const decodeStrict = Schema.decodeUnknownEither(Schema.parseJson(EscalationVerdi
 /** The verdict in a judge's reply text (fences stripped); anything else is an `InvalidVerdict` (`parse_error`). */
 export const decode = (text: string): Either.Either<EscalationVerdict, InvalidVerdict> => {
   const body = stripFences(text)
-  if (body === "") return Either.left(new InvalidVerdict({ reason: "parse_error", detail: "empty reply" }))
+  if (body === "") return Either.left(invalid("parse_error", "empty reply"))
   return Either.mapLeft(
     decodeStrict(body),
-    () => new InvalidVerdict({ reason: "parse_error", detail: "reply is not an escalation verdict" })
+    () => invalid("parse_error", "reply is not an escalation verdict")
   )
 }

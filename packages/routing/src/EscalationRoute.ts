@@ -171,6 +171,7 @@ interface Shell {
   readonly upstream: UpstreamClient["Type"]
   readonly posture: Posture.Combinator
   readonly info: Decision.RouteInfo
+  readonly recordWithoutVerdict: ClassifierRoute.RecordWithoutVerdict
 }
 
 /** The weak target's reply; none when its failure routes to strong instead. */
@@ -271,7 +272,7 @@ const decideFor = (shell: Shell, request: RoutedRequest, key: Option.Option<stri
       Effect.tapError(() => report(options, true, stored, stored, Option.none()))
     )
     if (outcome._tag === "WithoutVerdict") {
-      yield* ClassifierRoute.recordWithoutVerdict(options.id, judgeModel, outcome.reason)
+      yield* shell.recordWithoutVerdict(judgeModel, outcome.reason)
     }
     const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
     return yield* apply(judged(options, judgeModel, streak, Option.isSome(stored), outcome), consulted, reply)
@@ -286,7 +287,8 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       store: yield* SessionStore,
       upstream: yield* UpstreamClient,
       posture: Posture.fromConfig(options.judgeFailure),
-      info: { id: options.id, name: options.name, algorithm: "llm_task_classifier" }
+      info: { id: options.id, name: options.name, algorithm: "llm_task_classifier" },
+      recordWithoutVerdict: ClassifierRoute.withoutVerdict(options.id)
     }
     const withSessionLock = ClassifierRoute.sessionLocks()
     const route: Route = {

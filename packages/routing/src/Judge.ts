@@ -190,7 +190,7 @@ export const escalationVerdictOf = (
   const choice = completion.choices[0]
   if (choice?.finish_reason === "length") {
     return Effect.fail(
-      new Verdict.InvalidVerdict({ reason: "parse_error", detail: "reply truncated by max_output_tokens" })
+      Verdict.invalid("parse_error", "reply truncated by max_output_tokens")
     )
   }
   return Either.match(Escalation.decode(choice?.message.content ?? ""), {
@@ -210,7 +210,7 @@ export const customVerdictOf = (
   completion: ChatCompletion,
   schema: JsonSchema.JsonSchema
 ): Effect.Effect<unknown, Verdict.InvalidVerdict> => {
-  const parseError = (detail: string) => Effect.fail(new Verdict.InvalidVerdict({ reason: "parse_error", detail }))
+  const parseError = (detail: string) => Effect.fail(Verdict.invalid("parse_error", detail))
   const choice = completion.choices[0]
   if (choice?.finish_reason === "length") return parseError("reply truncated by max_output_tokens")
   const body = Verdict.stripFences(choice?.message.content ?? "")
@@ -230,7 +230,7 @@ export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Ver
   const choice = completion.choices[0]
   if (choice?.finish_reason === "length") {
     return Effect.fail(
-      new Verdict.InvalidVerdict({ reason: "parse_error", detail: "reply truncated by max_output_tokens" })
+      Verdict.invalid("parse_error", "reply truncated by max_output_tokens")
     )
   }
   return Verdict.decode(choice?.message.content ?? "")
@@ -278,18 +278,12 @@ const call = (
   ).pipe(
     Effect.catchTag("InvalidResponse", () =>
       Effect.fail(
-        new Verdict.InvalidVerdict({
-          reason: "invalid_response",
-          detail: "judge body is not a chat completion"
-        })
+        Verdict.invalid("invalid_response", "judge body is not a chat completion")
       )),
     // The judge request is text only, so every format can carry it; kept total all the same.
     Effect.catchTag("TranslationError", () =>
       Effect.fail(
-        new Verdict.InvalidVerdict({
-          reason: "invalid_response",
-          detail: "judge request cannot be sent in its upstream's format"
-        })
+        Verdict.invalid("invalid_response", "judge request cannot be sent in its upstream's format")
       ))
   )
 

@@ -11,6 +11,7 @@
  * background calls run in a `FiberSet` of the scope the route was built in (the router layer's), so
  * closing that scope — shutdown — interrupts them.
  */
+import * as ExpectedFailure from "@switchyard-ts/client/ExpectedFailure"
 import { DeadlineExceeded } from "@switchyard-ts/protocol/Errors"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -147,7 +148,9 @@ export const make = (settings: Settings, judgeModel: string): Effect.Effect<Runn
               )
             )
           }
-          return yield* new DeadlineExceeded({ target: judgeModel, afterMs: settings.deadlineMs })
+          return yield* ExpectedFailure.make(() =>
+            new DeadlineExceeded({ target: judgeModel, afterMs: settings.deadlineMs })
+          )
         })
       )
     return { settings, run, inFlight: Effect.sync(() => inFlight) }

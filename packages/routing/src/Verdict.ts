@@ -4,6 +4,7 @@
  * that make a verdict usable. Anything unusable is an `InvalidVerdict`, which never fails a
  * request: the route goes on without a verdict.
  */
+import * as ExpectedFailure from "@switchyard-ts/client/ExpectedFailure"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -49,6 +50,10 @@ export class InvalidVerdict extends Schema.TaggedError<InvalidVerdict>()("Invali
   reason: Schema.Literal("invalid_response", "parse_error"),
   detail: Schema.String
 }) {}
+
+/** An `InvalidVerdict`, made without a stack trace (`ExpectedFailure`): an expected outcome of a consultation. */
+export const invalid = (reason: InvalidReason, detail: string): InvalidVerdict =>
+  ExpectedFailure.make(() => new InvalidVerdict({ reason, detail }))
 
 /** The boundary each rule family belongs to. */
 export const boundaryOfRule = (rule: Rule): Boundary =>
@@ -97,7 +102,7 @@ export const stripFences = (text: string): string => {
 
 const decodeStrict = Schema.decodeUnknownEither(Schema.parseJson(Verdict), { onExcessProperty: "error" })
 
-const parseError = (detail: string) => new InvalidVerdict({ reason: "parse_error", detail })
+const parseError = (detail: string) => invalid("parse_error", detail)
 
 /** Check that a schema-valid verdict is usable: range, non-blank crux, rule matching boundary. */
 export const check = (verdict: Verdict): Either.Either<Verdict, InvalidVerdict> => {

@@ -126,7 +126,8 @@ describe("CapabilityRoute × consultation outcome × posture", () => {
   const warned = (judgeModel: string, reason: Evidence.Reason): ReadonlyArray<LogLine> => [{
     level: "WARN",
     message: ["routing without a judge verdict"],
-    annotations: { route: "auto", judge_model: judgeModel, reason }
+    // the first failure of a judge and reason is logged at once, standing for itself
+    annotations: { route: "auto", judge_model: judgeModel, reason, count: 1 }
   }]
 
   for (const posture of postures) {
@@ -274,7 +275,7 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
   const released = (reason: Evidence.Reason): ReadonlyArray<LogLine> => [{
     level: "WARN",
     message: ["releasing the executor's turn without the advisor's verdict"],
-    annotations: { route: "gate", advisor_model: "advisor-model", reason, trigger: "no_tool_call" }
+    annotations: { route: "gate", advisor_model: "advisor-model", reason, trigger: "no_tool_call", count: 1 }
   }]
 
   /** The failures of an advisor call and the reason each is counted under. */

@@ -88,30 +88,33 @@ export const upstreamConnectionsPerOrigin = 1024
 export const upstreamKeepAliveMs = 4_000
 
 /**
- * `agent` taking a body in pieces (a caller's bytes with what changed spliced in) as a stream that
+ * `pool` taking a body in pieces (a caller's bytes with what changed spliced in) as a stream that
  * writes them in order, undici's way of sending a body it is not given whole.
  */
 const piecewise = (
-  agent: Undici.Agent
+  pool: Undici.Pool
 ): UpstreamTransport.DestroyableDispatcher & UpstreamTransport.PiecewiseDispatcher => ({
-  dispatch: (options, handler) => agent.dispatch(options, handler),
-  dispatchPieces: (options, handler) => agent.dispatch({ ...options, body: Readable.from(options.body) }, handler),
-  destroy: () => agent.destroy()
+  dispatch: (options, handler) => pool.dispatch(options, handler),
+  dispatchPieces: (options, handler) => pool.dispatch({ ...options, body: Readable.from(options.body) }, handler),
+  destroy: () => pool.destroy()
 })
 
 /**
- * The server's upstream transport: undici's `dispatch()` over one `Agent` with a keep-alive pool
- * per origin, bounded to `connections` (default 1024). The agent is destroyed when the scope closes
- * (bounded by 2 s), which aborts whatever is still in flight. The client sets each request's trace
- * context (that of `libsy.client_call`) itself when tracing is on.
+ * The server's upstream transport: undici's `dispatch()` over a keep-alive `Pool` per origin
+ * (`UpstreamTransport.perOrigin`: kept while the server runs, also when its origin refuses
+ * connections), bounded to `connections` (default 1024). The pools are destroyed when the scope
+ * closes (bounded by 2 s), which aborts whatever is still in flight. The client sets each
+ * request's trace context (that of `libsy.client_call`) itself when tracing is on.
  */
 export const upstreamTransport = (options: UpstreamPoolOptions = {}) =>
   UpstreamTransport.layerDispatcher(() =>
-    piecewise(
-      new Undici.Agent({
-        connections: options.connections ?? upstreamConnectionsPerOrigin,
-        keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
-      })
+    UpstreamTransport.perOrigin((origin) =>
+      piecewise(
+        new Undici.Pool(origin, {
+          connections: options.connections ?? upstreamConnectionsPerOrigin,
+          keepAliveTimeout: options.keepAliveTimeoutMs ?? upstreamKeepAliveMs
+        })
+      )
     )
   )
 

@@ -7,7 +7,7 @@
  * @internal
  */
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
-import { InvalidResponse, type TranslationError, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { InvalidResponse, TranslationError, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as Either from "effect/Either"
@@ -91,7 +91,7 @@ export const streamTranslator = (options: {
     Option.match(Failure.jsonOf(data), {
       onNone: () => ({
         _tag: "Failed",
-        failure: new InvalidResponse({ target: options.target, reason: "stream event is not valid JSON" })
+        failure: Failure.invalidResponse(options.target, "stream event is not valid JSON")
       }),
       onSome: (json): StreamStep => {
         if (Predicate.hasProperty(json, "type") && json.type === "error") {

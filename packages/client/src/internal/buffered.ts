@@ -5,8 +5,7 @@
  *
  * @internal
  */
-import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import { InvalidResponse } from "@switchyard-ts/protocol/Errors"
+import type { InvalidResponse, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -63,8 +62,7 @@ export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effec
 /** Reads a buffered 2xx body as any JSON value. */
 export const readJson = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<unknown, UpstreamFailure> =>
   Option.match(Failure.jsonOf(bodyOf(reply)), {
-    onNone: () =>
-      Effect.fail(new InvalidResponse({ target: ctx.target.id, reason: "response body is not valid JSON" })),
+    onNone: () => Effect.fail(Failure.invalidResponse(ctx.target.id, "response body is not valid JSON")),
     onSome: Effect.succeed
   })
 

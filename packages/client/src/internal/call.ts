@@ -6,7 +6,6 @@
  * @internal
  */
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import { TransportError } from "@switchyard-ts/protocol/Errors"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -62,7 +61,7 @@ const attempt = <A, S>(
     onNone: () =>
       Effect.zipRight(
         Metrics.recordAttempt(Option.none()),
-        Effect.fail(new TransportError({ target: ctx.target.id, reason: "invalid upstream URL" }))
+        Effect.fail(Failure.transport(ctx.target.id, "invalid upstream URL"))
       ),
     onSome: (req) =>
       Effect.flatMap(

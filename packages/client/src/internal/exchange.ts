@@ -10,13 +10,14 @@
  *
  * @internal
  */
-import { DeadlineExceeded, TransportError } from "@switchyard-ts/protocol/Errors"
+import type { DeadlineExceeded, TransportError } from "@switchyard-ts/protocol/Errors"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
 import type { Relay } from "../Relay.js"
 import type { TransportControl, TransportHandler, TransportRequest, UpstreamTransport } from "../UpstreamTransport.js"
+import * as Failure from "./failure.js"
 import * as Timers from "./timers.js"
 
 /** The end of a logical call on the fiber's `Clock` (`at`, ms) and the `timeout_ms` it came from. */
@@ -96,7 +97,7 @@ export const exchange = <S>(
     Effect.withFiberRuntime<Reply<S>, TransportError | DeadlineExceeded>((fiber) => {
       const remaining = Option.map(options.deadline, (d) => d.at - clock.unsafeCurrentTimeMillis())
       if (Option.isSome(remaining) && Option.isSome(options.deadline) && remaining.value <= 0) {
-        return Effect.fail(new DeadlineExceeded({ target: options.target, afterMs: options.deadline.value.afterMs }))
+        return Effect.fail(Failure.deadline(options.target, options.deadline.value.afterMs))
       }
       let status = -1
       const attempt = Effect.async<Reply<S>, TransportError | DeadlineExceeded>((resume) => {
@@ -149,7 +150,7 @@ export const exchange = <S>(
           },
           onError: (reason) => {
             if (sink !== undefined) return sink.onError(reason)
-            settle(Effect.fail(new TransportError({ target: options.target, reason })))
+            settle(Effect.fail(Failure.transport(options.target, reason)))
           }
         }
         control.bind(transport.dispatch({ ...request, fiberRefs: fiber.getFiberRefs() }, handler))
@@ -158,7 +159,7 @@ export const exchange = <S>(
           timer = Timers.schedule(clock, remaining.value, () => {
             if (settled) return
             control.abort()
-            settle(Effect.fail(new DeadlineExceeded({ target: options.target, afterMs })))
+            settle(Effect.fail(Failure.deadline(options.target, afterMs)))
           })
         }
         return Effect.suspend(() => {

@@ -2,12 +2,13 @@
  * Mapping of upstream answers and platform errors into the protocol's `UpstreamFailure` family,
  * plus the retry rules (which failures are retryable, the backoff, `Retry-After`). Every text put
  * into an error is bounded and secret-free: platform error messages (which carry URLs and causes)
- * and raw upstream bodies are never copied.
+ * and raw upstream bodies are never copied. Every failure is made without a stack trace
+ * (`ExpectedFailure`): each is an expected outcome of a call, shown by its fields and message only.
  *
  * @internal
  */
 import type * as HttpClientError from "@effect/platform/HttpClientError"
-import { InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
+import { DeadlineExceeded, InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { decodeOptions, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Either from "effect/Either"
@@ -15,6 +16,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as ExpectedFailure from "../ExpectedFailure.js"
 import type { Format } from "../Target.js"
 
 /** Longest upstream `error.message` kept on an `UpstreamStatus` (a cut text ends with `…`). */
@@ -42,6 +44,18 @@ const anthropicContextWindowPhrases: ReadonlyArray<string> = [
   "context window",
   "context length"
 ]
+
+/** A `TransportError` (no stack trace). */
+export const transport = (target: string, reason: string): TransportError =>
+  ExpectedFailure.make(() => new TransportError({ target, reason }))
+
+/** A `DeadlineExceeded` (no stack trace). */
+export const deadline = (target: string, afterMs: number): DeadlineExceeded =>
+  ExpectedFailure.make(() => new DeadlineExceeded({ target, afterMs }))
+
+/** An `InvalidResponse` (no stack trace). */
+export const invalidResponse = (target: string, reason: string): InvalidResponse =>
+  ExpectedFailure.make(() => new InvalidResponse({ target, reason }))
 
 const truncate = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
@@ -116,20 +130,22 @@ export const upstreamStatus = (options: {
       () => Option.fromNullable(e.type)
     ))
   const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw, options.format)
-  return new UpstreamStatus({
-    target: options.target,
-    status: options.status,
-    ...Option.match(message, {
-      onNone: () => ({}),
-      onSome: (m) => ({ upstreamMessage: truncate(redact(m, options.secrets), maxMessageLength) })
-    }),
-    ...Option.match(code, {
-      onNone: () => ({}),
-      onSome: (c) => ({ upstreamCode: truncate(redact(c, options.secrets), maxCodeLength) })
-    }),
-    ...Option.match(options.retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
-    ...(contextWindowExceeded ? { contextWindowExceeded: true } : {})
-  })
+  return ExpectedFailure.make(() =>
+    new UpstreamStatus({
+      target: options.target,
+      status: options.status,
+      ...Option.match(message, {
+        onNone: () => ({}),
+        onSome: (m) => ({ upstreamMessage: truncate(redact(m, options.secrets), maxMessageLength) })
+      }),
+      ...Option.match(code, {
+        onNone: () => ({}),
+        onSome: (c) => ({ upstreamCode: truncate(redact(c, options.secrets), maxCodeLength) })
+      }),
+      ...Option.match(options.retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
+      ...(contextWindowExceeded ? { contextWindowExceeded: true } : {})
+    })
+  )
 }
 
 const errorCodeOf = (cause: unknown, depth = 0): Option.Option<string> => {
@@ -166,7 +182,7 @@ export const transportReason = (error: HttpClientError.HttpClientError): string 
 
 /** A `TransportError` for a platform error. */
 export const transportError = (target: string, error: HttpClientError.HttpClientError): TransportError =>
-  new TransportError({ target, reason: transportReason(error) })
+  transport(target, transportReason(error))
 
 /** A schema mismatch described by the failing paths only (values can quote the conversation). */
 export const schemaMismatch = (target: string, what: string, error: ParseResult.ParseError): InvalidResponse => {
@@ -174,7 +190,7 @@ export const schemaMismatch = (target: string, what: string, error: ParseResult.
     .slice(0, 3)
     .map((issue) => (issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")))
   const unique = [...new Set(paths)].map((p) => truncate(p, 100))
-  return new InvalidResponse({ target, reason: `${what} does not match the expected schema at ${unique.join(", ")}` })
+  return invalidResponse(target, `${what} does not match the expected schema at ${unique.join(", ")}`)
 }
 
 /**
@@ -185,7 +201,7 @@ export const decodeJsonText = <A, I>(schema: Schema.Schema<A, I>, what: string) 
   const decode = Schema.decodeUnknownEither(schema, decodeOptions)
   return (target: string, text: string): Either.Either<A, InvalidResponse> =>
     Option.match(jsonOf(text), {
-      onNone: () => Either.left(new InvalidResponse({ target, reason: `${what} is not valid JSON` })),
+      onNone: () => Either.left(invalidResponse(target, `${what} is not valid JSON`)),
       onSome: (json) => Either.mapLeft(decode(json), (e) => schemaMismatch(target, what, e))
     })
 }

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { InvalidResponse, type TranslationError } from "@switchyard-ts/protocol/Errors"
+import type { InvalidResponse, TranslationError } from "@switchyard-ts/protocol/Errors"
 import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Translate from "@switchyard-ts/protocol/Translate"
@@ -137,7 +137,7 @@ export const streamTranslator = (options: {
     Option.match(Failure.jsonOf(data), {
       onNone: () => ({
         _tag: "Failed",
-        failure: new InvalidResponse({ target: options.target, reason: "stream event is not valid JSON" })
+        failure: Failure.invalidResponse(options.target, "stream event is not valid JSON")
       }),
       onSome: (json): StreamStep => {
         if (Predicate.isRecord(json) && (json["type"] === "error" || json["type"] === "response.failed")) {

@@ -6,7 +6,6 @@
  *
  * @internal
  */
-import { DeadlineExceeded, InvalidResponse, TransportError } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Clock from "effect/Clock"
@@ -36,12 +35,10 @@ const decodeSseItem =
   (ctx: CallContext) => (item: Sse.SseItem): Either.Either<ChatCompletionChunk, UpstreamFailure> => {
     const target = ctx.target.id
     if (item._tag === "Overflow") {
-      return Either.left(
-        new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` })
-      )
+      return Either.left(Failure.invalidResponse(target, `stream event larger than ${item.maxEventSize} characters`))
     }
     return Option.match(Failure.jsonOf(item.data), {
-      onNone: () => Either.left(new InvalidResponse({ target, reason: "stream chunk is not valid JSON" })),
+      onNone: () => Either.left(Failure.invalidResponse(target, "stream chunk is not valid JSON")),
       onSome: (json) =>
         Option.match(Failure.errorBodyOf(json), {
           onSome: () =>
@@ -75,7 +72,7 @@ const done: ItemStep = { _tag: "Done" }
 
 const overflow = (target: string, item: { readonly maxEventSize: number }): ItemStep => ({
   _tag: "Fail",
-  failure: new InvalidResponse({ target, reason: `stream event larger than ${item.maxEventSize} characters` })
+  failure: Failure.invalidResponse(target, `stream event larger than ${item.maxEventSize} characters`)
 })
 
 /**
@@ -158,7 +155,7 @@ export const openPieces = (
     control,
     clock,
     idleMs,
-    () => new DeadlineExceeded({ target, afterMs: Option.getOrElse(idleMs, () => 0) })
+    () => Failure.deadline(target, Option.getOrElse(idleMs, () => 0))
   )
   const steps = itemSteps(ctx)
   const decoder = new TextDecoder()
@@ -200,7 +197,7 @@ export const openPieces = (
       source.exchangeDone()
       if (over) return
       over = true
-      source.fail(new TransportError({ target, reason }))
+      source.fail(Failure.transport(target, reason))
     }
   }
   return { sink, stream: source }

@@ -4,17 +4,17 @@
  * `ClassifierCascade` need and applies what they decide. Per request: the session identity and its
  * lock, the session's stored selection, the judge consultation through the route's posture
  * (`Consultation.run`), then the rules; a verdict's selection is stored, a request routed without a
- * verdict counts once in the fail-open metric with a WARN line, and the facts are reported to the
- * request's observer. Late verdicts (`late_verdict_ms`): a call past its deadline settles in the
+ * verdict counts once in the fail-open metric and in a rate-limited WARN line, and the facts are
+ * reported to the request's observer. Late verdicts (`late_verdict_ms`): a call past its deadline settles in the
  * background, its valid verdict stored for the session unless a newer one was.
  *
  * @internal
  */
+import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as ClassifierCascade from "../ClassifierCascade.js"
@@ -28,6 +28,7 @@ import type { RoutedRequest } from "../Route.js"
 import * as RoutingFacts from "../RoutingFacts.js"
 import * as SessionIdentity from "../SessionIdentity.js"
 import { type SessionDecision, SessionStore } from "../SessionStore.js"
+import * as Warnings from "./warnings.js"
 
 /**
  * Whose selection the stored decision is: a session's (its session id; under `new_session` with
@@ -91,21 +92,28 @@ export const sessionLocks = () => {
   }
 }
 
-/** A request served without a verdict: one fail-open count (`judge_model`, `reason`) and one WARN. */
-export const recordWithoutVerdict = (
-  routeId: string,
-  judgeModel: string,
-  reason: Evidence.Reason
-): Effect.Effect<void> =>
-  Effect.zipRight(
-    Metric.update(
-      Metrics.classifierFailOpenTotal.pipe(Metric.tagged("judge_model", judgeModel), Metric.tagged("reason", reason)),
-      1
-    ),
-    Effect.logWarning("routing without a judge verdict").pipe(
-      Effect.annotateLogs({ route: routeId, judge_model: judgeModel, reason })
+/** Records one request a route served without a verdict, of this judge model, for this reason. */
+export type RecordWithoutVerdict = (judgeModel: string, reason: Evidence.Reason) => Effect.Effect<void>
+
+/**
+ * What one route records of a request served without a verdict: one fail-open count per request
+ * (`judge_model`, `reason`), and the WARN line "routing without a judge verdict", rate-limited per
+ * judge model and reason (`warnings.ts`: at once, then at most one line per interval, with the
+ * `count` of requests it stands for).
+ */
+export const withoutVerdict = (routeId: string): RecordWithoutVerdict => {
+  const warnings = Warnings.make()
+  return (judgeModel, reason) =>
+    Effect.zipRight(
+      Effect.sync(() =>
+        TaggedMetric.unsafeUpdate(Metrics.classifierFailOpenTotal, { judge_model: judgeModel, reason }, 1)
+      ),
+      Warnings.warn(warnings, `${judgeModel}\u0000${reason}`, (count) =>
+        Effect.logWarning("routing without a judge verdict").pipe(
+          Effect.annotateLogs({ route: routeId, judge_model: judgeModel, reason, count })
+        ))
     )
-  )
+}
 
 /**
  * The identity a stored selection belongs to: the caller's session id, or (new_session +
@@ -234,6 +242,7 @@ export const make = <V, S>(
     const posture = Posture.fromConfig(mode.posture)
     const { consult, stored: storedVerdict } = yield* consultations(mode, store, withSessionLock)
     const keyFor = keyOf(mode)
+    const recordWithoutVerdict = withoutVerdict(mode.routeId)
     let sequence = 0
 
     /** Tell the request's observer how it was classified (`selection` none: the posture failed it). */
@@ -275,7 +284,7 @@ export const make = <V, S>(
           Effect.tapError((error) => report(Option.none(), error.failure._tag !== "CircuitOpen", before, before))
         )
         const decided = ClassifierCascade.settle(mode.rules, stored, outcome)
-        if (outcome._tag === "WithoutVerdict") yield* recordWithoutVerdict(mode.routeId, judgeModel, outcome.reason)
+        if (outcome._tag === "WithoutVerdict") yield* recordWithoutVerdict(judgeModel, outcome.reason)
         const written = Option.flatMap(decided.store, (selection) => Option.map(key, () => mode.toStored(selection)))
         if (Option.isSome(key) && Option.isSome(written)) {
           yield* store.put(key.value, written.value)
