@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as FastCheck from "effect/FastCheck"
+import { Buffer, isUtf8 } from "node:buffer"
 
 const encoder = new TextEncoder()
 
@@ -106,13 +107,15 @@ describe("RawJson", () => {
     { fastCheck: { numRuns: 300 } }
   )
 
-  it("an unchanged body is the caller's bytes as they came, in as few pieces as the chunks allow", () => {
+  it("an unchanged body is the caller's bytes as they came: the chunks joined once, written as one piece, not copied again", () => {
     const text = `{ "model" : "a",\n  "messages": [ {"role":"user","content":"hi \\" there"} ],\t"n": 1.50 }`
     const { raw } = scanned(chunked(text, [10, 40]))
+    assert.strictEqual(raw.chunks.length, 1)
     const original: Record<string, unknown> = JSON.parse(text)
     const pieces = RawJson.encode(raw, original, { ...original }) ?? []
     assert.strictEqual(joined(pieces), text)
-    assert.strictEqual(pieces.length, 3)
+    assert.strictEqual(pieces.length, 1)
+    assert.strictEqual(pieces[0]?.buffer, raw.chunks[0]?.buffer)
   })
 
   it("only the changed members and elements are written anew", () => {
@@ -176,6 +179,53 @@ describe("RawJson", () => {
       assert.strictEqual(scanned([bytes.slice(0, cut), bytes.slice(cut)]).text, text)
     }
     assert.strictEqual(scanned([Uint8Array.from([0xef, 0xbb, 0xbf, ...encoder.encode("{}")])]).text, "\uFEFF{}")
+  })
+
+  it("any bytes, cut anywhere, decode as the standard decoder decodes them whole, with either UTF-8 primitive", () => {
+    const node: RawJson.Utf8 = {
+      decode: (bytes) =>
+        isUtf8(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8") : undefined
+    }
+    const texts = FastCheck.string({ unit: "binary", maxLength: 40 }).map((text) => Array.from(encoder.encode(text)))
+    // Valid text with some bytes overwritten: lone continuations, cut and overlong sequences.
+    const bytes = FastCheck.oneof(
+      texts,
+      FastCheck.tuple(texts, FastCheck.array(FastCheck.tuple(FastCheck.nat(), FastCheck.integer({ min: 0, max: 255 }))))
+        .map(
+          ([valid, patches]) => {
+            const out = [...valid]
+            for (const [at, byte] of patches) if (out.length > 0) out[at % out.length] = byte
+            return out
+          }
+        )
+    )
+    FastCheck.assert(
+      FastCheck.property(bytes, FastCheck.array(FastCheck.nat({ max: 200 })), (values, cuts) => {
+        const whole = Uint8Array.from(values)
+        const at = [...new Set(cuts.filter((cut) => cut > 0 && cut < whole.length))].sort((a, b) => a - b)
+        const chunks: Array<Uint8Array> = []
+        let from = 0
+        for (const cut of at) {
+          chunks.push(whole.slice(from, cut))
+          from = cut
+        }
+        chunks.push(whole.slice(from))
+        const expected = new TextDecoder("utf-8", { ignoreBOM: true }).decode(whole)
+        const raw: RawJson.RawJson = {
+          chunks,
+          size: whole.length,
+          root: { start: 0, end: 0 },
+          members: [],
+          exact: true
+        }
+        for (const utf8 of [RawJson.standardUtf8, node]) {
+          const decoded = RawJson.text(raw, utf8)
+          assert.strictEqual(decoded.text, expected)
+          assert.strictEqual(decoded.raw.exact, isUtf8(whole))
+        }
+      }),
+      { numRuns: 2000 }
+    )
   })
 
   it("remembers bytes only for the very object they were parsed into, and only exact ones", () => {
