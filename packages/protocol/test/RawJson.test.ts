@@ -24,10 +24,27 @@ const chunked = (text: string, cuts: ReadonlyArray<number> = []): ReadonlyArray<
   return out
 }
 
+/** The scan of `chunks` (as cut) and the text of its bytes. */
 const scanned = (chunks: ReadonlyArray<Uint8Array>, maxDepth = 512) => {
   const result = RawJson.scan(chunks, maxDepth)
   if (result._tag === "Refused") return assert.fail(`refused: ${result.reason}`)
-  return RawJson.text(result.raw)
+  const decoded = RawJson.text(result.raw)
+  return { raw: decoded.raw.exact ? result.raw : decoded.raw, text: decoded.text }
+}
+
+/** `JSON.parse` of `text`, or `undefined` when it throws. */
+const parsedOrNot = (text: string): { readonly value: unknown } | undefined => {
+  try {
+    return { value: JSON.parse(text) }
+  } catch {
+    return undefined
+  }
+}
+
+/** Equal as JSON, key order included. */
+const sameJson = (actual: unknown, expected: unknown): void => {
+  assert.deepStrictEqual(actual, expected)
+  assert.strictEqual(JSON.stringify(actual), JSON.stringify(expected))
 }
 
 const joined = (pieces: ReadonlyArray<Uint8Array>): string => {
@@ -107,16 +124,81 @@ describe("RawJson", () => {
     { fastCheck: { numRuns: 300 } }
   )
 
-  it("an unchanged body is the caller's bytes as they came: the chunks joined once, written as one piece, not copied again", () => {
+  it("an unchanged body is the caller's bytes as they came, in as few pieces as the chunks allow", () => {
     const text = `{ "model" : "a",\n  "messages": [ {"role":"user","content":"hi \\" there"} ],\t"n": 1.50 }`
     const { raw } = scanned(chunked(text, [10, 40]))
-    assert.strictEqual(raw.chunks.length, 1)
     const original: Record<string, unknown> = JSON.parse(text)
     const pieces = RawJson.encode(raw, original, { ...original }) ?? []
     assert.strictEqual(joined(pieces), text)
-    assert.strictEqual(pieces.length, 1)
-    assert.strictEqual(pieces[0]?.buffer, raw.chunks[0]?.buffer)
+    assert.strictEqual(pieces.length, 3)
+    // the text of a body in chunks joins them once; its body is then that one array, whole
+    const decoded = RawJson.text(raw)
+    assert.strictEqual(decoded.raw.chunks.length, 1)
+    assert.strictEqual(joined(RawJson.encode(decoded.raw, original, { ...original }) ?? []), text)
   })
+
+  it.prop(
+    "a body parsed value by value is what JSON.parse of its whole text gives, key order and __proto__ included",
+    {
+      body: bodyArbitrary,
+      proto: FastCheck.option(FastCheck.jsonValue({ maxDepth: 1 }), { nil: undefined }),
+      spacing: FastCheck.constantFrom(undefined, 2, "\t", " \r\n "),
+      cuts: FastCheck.array(FastCheck.nat({ max: 4000 }), { maxLength: 6 })
+    },
+    ({ body, cuts, proto, spacing }) => {
+      const members = Object.entries(body).map(([key, value]) =>
+        `${JSON.stringify(key)}:${JSON.stringify(value, null, spacing)}`
+      )
+      if (proto !== undefined) members.splice(members.length >> 1, 0, `"__proto__":${JSON.stringify(proto)}`)
+      const text = ` {${
+        members.join(spacing === undefined ? "," : `,${typeof spacing === "string" ? spacing : "\n"}`)
+      }} `
+      const { raw } = scanned(chunked(text, cuts))
+      const expected: unknown = JSON.parse(text)
+      const parsed = RawJson.parse(raw)
+      if (!raw.exact) return assert.isUndefined(parsed)
+      assert.isDefined(parsed)
+      sameJson(parsed, expected)
+      assert.strictEqual(Object.getPrototypeOf(parsed), Object.prototype)
+      assert.strictEqual(Object.prototype.hasOwnProperty.call(parsed, "__proto__"), proto !== undefined)
+    },
+    { fastCheck: { numRuns: 400 } }
+  )
+
+  it.prop(
+    "a body that is not valid JSON is never parsed value by value: the whole parse judges it",
+    {
+      body: bodyArbitrary,
+      edits: FastCheck.array(
+        FastCheck.tuple(
+          FastCheck.nat(),
+          FastCheck.constantFrom("insert", "delete", "replace"),
+          FastCheck.constantFrom("{", "}", "[", "]", ",", ":", "\"", " ", "\n", "0", "a", "\\", "\u0001", "é")
+        ),
+        { minLength: 1, maxLength: 3 }
+      ),
+      cuts: FastCheck.array(FastCheck.nat({ max: 4000 }), { maxLength: 4 })
+    },
+    ({ body, cuts, edits }) => {
+      let text = JSON.stringify({ model: "m", messages: [body, 1, "two"], ...body })
+      for (const [at, edit, char] of edits) {
+        const i = at % (text.length + 1)
+        text = edit === "insert"
+          ? text.slice(0, i) + char + text.slice(i)
+          : edit === "delete"
+          ? text.slice(0, i) + text.slice(i + 1)
+          : text.slice(0, i) + char + text.slice(i + 1)
+      }
+      const result = RawJson.scan(chunked(text, cuts), 512)
+      if (result._tag === "Refused") return
+      const parsed = RawJson.parse(result.raw)
+      if (parsed === undefined) return
+      const whole = parsedOrNot(text)
+      assert.isDefined(whole, `parsed value by value, but JSON.parse refuses: ${text}`)
+      sameJson(parsed, whole?.value)
+    },
+    { fastCheck: { numRuns: 1500 } }
+  )
 
   it("only the changed members and elements are written anew", () => {
     const text = `{"model":"route","messages":[{"a":1},{"b":2},{"c":3}],"stream":true,"x":1.50}`

@@ -208,7 +208,9 @@ const nodeUtf8: RawJson.Utf8 = {
  * Parse a body's bytes as a JSON object, as {@link parseJsonObject} does, reading the bytes once
  * for the nesting bound and the positions of the top-level members (`RawJson.scan`): the object,
  * and its bytes (remembered for it when they mean exactly it, so a target of the caller's format
- * can be sent them with only what changes spliced in).
+ * can be sent them with only what changes spliced in). The object is parsed value by value
+ * (`RawJson.parse`); a body that is not an exact JSON object is parsed whole, so a bad one is
+ * refused in `JSON.parse`'s words.
  */
 export const parseBody = (
   chunks: ReadonlyArray<Uint8Array>
@@ -216,6 +218,8 @@ export const parseBody = (
   Effect.suspend(() => {
     const scanned = RawJson.scan(chunks, maxJsonDepth)
     if (scanned._tag === "Refused") return Effect.fail(tooDeep())
+    const parsed = RawJson.parse(scanned.raw, nodeUtf8)
+    if (parsed !== undefined) return Effect.succeed({ json: parsed, raw: scanned.raw })
     const { raw, text } = RawJson.text(scanned.raw, nodeUtf8)
     return Effect.map(parseObject(text), (json) => ({ json, raw }))
   })
