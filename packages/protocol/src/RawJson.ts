@@ -11,6 +11,10 @@
  * with an escape, no key twice in one object (the parser keeps the last of duplicates; an upstream
  * parser may keep the first, or refuse the body). Only an exact body is ever forwarded as bytes.
  *
+ * {@link parse} parses the body value by value from those positions, which is what `JSON.parse` of
+ * the whole text gives without a string of the whole text; {@link text} is that string, for a body
+ * `parse` leaves whole (not an exact object, or not JSON).
+ *
  * {@link encode} writes a body that differs from the caller's parsed object only in some top-level
  * members (or some elements of a top-level array): the caller's bytes for what is unchanged (by
  * reference), `JSON.stringify` of what changed. Its result means the same JSON as
