@@ -49,7 +49,7 @@ const signed = (
 export const rowsTable = (r: Results): Array<string> => {
   const { d1, d32, f1, f32, m1, p1, p32, peer1, peer32 } = r.buffered
   const { ds, fs, peerS, ps } = r.streaming
-  const { cap, dead, pair } = r.judge
+  const { cap, cap8, dead, dead8, pair } = r.judge
   const { sessions, stall } = r
   const table = [
     "| row | req/s | mean ms | p50 ms | p99 ms | added ms vs direct | CPU µs/req | errors / non-2xx |",
@@ -94,6 +94,8 @@ export const rowsTable = (r: Results): Array<string> => {
   loadLine(pair)
   loadLine(cap, `${signed(cap.added)} (beyond the 2 calls)`)
   loadLine(dead, `${signed(dead.added)} vs live judge`)
+  loadLine(cap8)
+  loadLine(dead8, `${signed(dead8.added)} vs live judge, c=8`)
   table.push(
     `| ${stall.name}, ${stall.count} sequential | – | ${f(stall.mean, 1)} | ${f(stall.p50, 1)} | ${
       f(stall.max, 1)
@@ -228,6 +230,17 @@ export const issueTargets = (r: Results): Array<IssueTarget> => {
     `${signed(ps.addedFirst, 3)} ms; peer ${signed(peerS?.addedFirst, 3)} ms → ${f(ttfcPeer)}×; floor ${
       signed(fs.addedFirst, 3)
     } ms${noPeer}`
+  )
+  const { cap8, dead, dead8 } = r.judge
+  judge(
+    "a dead judge (closed port, no breaker) under fail_open: ≤ live + 0.5 ms at c=1 and c=8",
+    [
+      (dead.added ?? NaN) <= 0.5 && dead.errors === 0 && dead.non2xx === 0,
+      (dead8.added ?? NaN) <= 0.5 && dead8.errors === 0 && dead8.non2xx === 0
+    ],
+    `c=1 ${signed(dead.added, 3)} ms; c=8 ${signed(dead8.added, 3)} ms (mean ${f(dead8.mean, 3)} vs ${
+      f(cap8.mean, 3)
+    } ms; ${f(dead8.rps, 0)} vs ${f(cap8.rps, 0)} req/s)`
   )
   const overChat = m1.mean - p1.mean
   judge(

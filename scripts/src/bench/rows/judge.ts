@@ -9,7 +9,7 @@ export interface JudgeRows {
   readonly pair: LoadRow
   readonly cap: LoadRow
   readonly dead: LoadRow
-  /** The live and dead judge rows at c=8 (printed and in the results file; the table shows c=1). */
+  /** The live and dead judge rows at c=8. */
   readonly cap8: LoadRow
   readonly dead8: LoadRow
 }
