@@ -4,8 +4,11 @@
  * there (strict, `moduleResolution: NodeNext`) and run. `effect` and `@effect/*` must be peer
  * dependencies only, so a consumer's application holds one copy of the Effect runtime.
  *
- * Offline: the consumer's peer dependencies are links to this repository's own installed copies.
- * Needs the built `dist/` (`npm test` builds first).
+ * Two ways: offline, the consumer's peer dependencies are links to this repository's own
+ * installed copies; and from the registry, the `npm install` commands of docs/library.md run as
+ * written (the packed tarballs in place of the `@switchyard-ts/*` names). The registry test skips
+ * with one line where the registry cannot be reached, unless `SWITCHYARD_REQUIRE_REGISTRY=1`
+ * (`.ci/run` sets it). Needs the built `dist/` (`npm test` builds first).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
@@ -46,8 +49,66 @@ const snippets = (): ReadonlyMap<string, string> => {
   return found
 }
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
-  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 })
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 120_000) =>
+  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout })
+
+/** The arguments of each `npm install` line of docs/library.md's install block, in order. */
+const installCommands = (): ReadonlyArray<ReadonlyArray<string>> => {
+  const doc = readFileSync(path.join(root, "docs", "library.md"), "utf8")
+  const block = /<!-- install -->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1] ?? ""
+  return block
+    .split("\n")
+    .filter((line) => line.startsWith("npm install "))
+    .map((line) => line.slice("npm install ".length).split(/\s+/).filter((arg) => arg !== ""))
+}
+
+/** Every workspace package packed into `dir/tarballs`; the tarball of a package by its short name. */
+const packAll = (dir: string): (name: string) => string => {
+  const tarballs = path.join(dir, "tarballs")
+  mkdirSync(tarballs)
+  run("npm", ["pack", "--workspaces", "--ignore-scripts", "--pack-destination", tarballs, "--silent"], root)
+  return (name) => {
+    const tarball = readdirSync(tarballs).find((file) => file.startsWith(`switchyard-ts-${name}-`))
+    assert.isDefined(tarball, `${name} was packed`)
+    return path.join(tarballs, tarball ?? "")
+  }
+}
+
+/** The docs/library.md snippets written into `consumer`, type-checked there, and the first one run. */
+const checkSnippets = (consumer: string): void => {
+  writeFileSync(
+    path.join(consumer, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: true,
+        types: ["node"],
+        outDir: "out"
+      },
+      include: ["*.ts"]
+    })
+  )
+  const found = snippets()
+  assert.deepStrictEqual([...found.keys()].sort(), ["library-layers.ts", "library-toml.ts"])
+  for (const [name, code] of found) writeFileSync(path.join(consumer, name), code)
+  run(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], consumer)
+  const output = run(process.execPath, [path.join("out", "library-toml.js")], consumer)
+  assert.deepStrictEqual(output.trim().split("\n"), ["passthrough small-coder", "OK"])
+}
+
+/** Whether the npm registry answers `npm ping` within 20 s. */
+const registryReachable = (): boolean => {
+  try {
+    run("npm", ["ping"], root, 20_000)
+    return true
+  } catch {
+    return false
+  }
+}
 
 describe("packaging", () => {
   it(
@@ -55,18 +116,14 @@ describe("packaging", () => {
     () => {
       const dir = mkdtempSync(path.join(tmpdir(), "switchyard-consumer-"))
       try {
-        const tarballs = path.join(dir, "tarballs")
-        mkdirSync(tarballs)
-        run("npm", ["pack", "--workspaces", "--ignore-scripts", "--pack-destination", tarballs, "--silent"], root)
+        const tarballOf = packAll(dir)
         const modules = path.join(dir, "consumer", "node_modules")
         mkdirSync(path.join(modules, "@switchyard-ts"), { recursive: true })
         const external = new Set<string>()
         for (const name of packages) {
-          const tarball = readdirSync(tarballs).find((file) => file.startsWith(`switchyard-ts-${name}-`))
-          assert.isDefined(tarball, `${name} was packed`)
           const target = path.join(modules, "@switchyard-ts", name)
           mkdirSync(target)
-          run("tar", ["-xzf", path.join(tarballs, tarball ?? ""), "-C", target, "--strip-components=1"], dir)
+          run("tar", ["-xzf", tarballOf(name), "-C", target, "--strip-components=1"], dir)
           assert.isTrue(existsSync(path.join(target, "dist", "index.js")), `${name} ships dist/`)
           const manifest = decodeManifest(readFileSync(path.join(target, "package.json"), "utf8"))
           const dependencies = Object.keys(manifest.dependencies ?? {})
@@ -92,32 +149,60 @@ describe("packaging", () => {
           path.join(consumer, "package.json"),
           JSON.stringify({ name: "consumer", private: true, type: "module" })
         )
-        writeFileSync(
-          path.join(consumer, "tsconfig.json"),
-          JSON.stringify({
-            compilerOptions: {
-              target: "ES2022",
-              module: "NodeNext",
-              moduleResolution: "NodeNext",
-              strict: true,
-              exactOptionalPropertyTypes: true,
-              skipLibCheck: true,
-              types: ["node"],
-              outDir: "out"
-            },
-            include: ["*.ts"]
-          })
-        )
-        const found = snippets()
-        assert.deepStrictEqual([...found.keys()].sort(), ["library-layers.ts", "library-toml.ts"])
-        for (const [name, code] of found) writeFileSync(path.join(consumer, name), code)
-        run(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], consumer)
-        const output = run(process.execPath, [path.join("out", "library-toml.js")], consumer)
-        assert.deepStrictEqual(output.trim().split("\n"), ["passthrough small-coder", "OK"])
+        checkSnippets(consumer)
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }
     },
     120_000
+  )
+
+  it(
+    "packed packages install from the registry with docs/library.md's own npm install commands: one tree, one copy of OpenTelemetry, the snippets run",
+    (ctx) => {
+      if (!registryReachable()) {
+        assert.notStrictEqual(
+          process.env["SWITCHYARD_REQUIRE_REGISTRY"],
+          "1",
+          "the npm registry does not answer `npm ping`, and SWITCHYARD_REQUIRE_REGISTRY=1 requires this test"
+        )
+        console.warn("packaging: the npm registry does not answer; the install-from-the-registry test is skipped")
+        return ctx.skip()
+      }
+      const commands = installCommands()
+      assert.strictEqual(commands.length, 2, "docs/library.md has its two npm install commands")
+      const dir = mkdtempSync(path.join(tmpdir(), "switchyard-registry-consumer-"))
+      try {
+        const tarballOf = packAll(dir)
+        const consumer = path.join(dir, "consumer")
+        mkdirSync(consumer)
+        // The packages are not published: the registry's part for them is played by their tarballs,
+        // for the packages named on the command line and for those they depend on (`overrides`).
+        const ours = (name: string) => `file:${path.relative(consumer, tarballOf(name))}`
+        const overrides = Object.fromEntries(packages.map((name) => [`@switchyard-ts/${name}`, ours(name)]))
+        writeFileSync(
+          path.join(consumer, "package.json"),
+          JSON.stringify({ name: "consumer", private: true, type: "module", overrides })
+        )
+        for (const args of commands) {
+          const resolved = args.map((arg) =>
+            arg.startsWith("@switchyard-ts/") ? `${arg}@${ours(arg.slice("@switchyard-ts/".length))}` : arg
+          )
+          assert.notInclude(resolved, "--legacy-peer-deps")
+          run("npm", ["install", "--no-audit", "--no-fund", ...resolved], consumer, 300_000)
+        }
+        run("npm", ["install", "--no-audit", "--no-fund", "--save-dev", "@types/node@^20"], consumer, 300_000)
+        // `npm ls` fails on a missing, invalid or extraneous package anywhere in the tree
+        run("npm", ["ls", "--all"], consumer)
+        assert.isFalse(
+          existsSync(path.join(consumer, "node_modules", "@switchyard-ts", "server", "node_modules", "@opentelemetry")),
+          "the server shares the consumer's OpenTelemetry packages"
+        )
+        checkSnippets(consumer)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+    600_000
   )
 })
