@@ -11,14 +11,17 @@ import { Buffer, isUtf8 } from "node:buffer"
 const encoder = new TextEncoder()
 
 /** `text`'s bytes cut at `cuts` (positions, any order, duplicates and out-of-range ignored). */
-const chunked = (text: string, cuts: ReadonlyArray<number> = []): ReadonlyArray<Uint8Array> => {
-  const bytes = encoder.encode(text)
-  const at = [...new Set(cuts.filter((cut) => cut > 0 && cut < bytes.length))].sort((a, b) => a - b)
+const chunked = (text: string, cuts: ReadonlyArray<number> = []): ReadonlyArray<Uint8Array> =>
+  cut(encoder.encode(text), cuts)
+
+/** `bytes` cut at `cuts`, as {@link chunked} cuts a text's. */
+const cut = (bytes: Uint8Array, cuts: ReadonlyArray<number>): ReadonlyArray<Uint8Array> => {
+  const at = [...new Set(cuts.filter((position) => position > 0 && position < bytes.length))].sort((a, b) => a - b)
   const out: Array<Uint8Array> = []
   let from = 0
-  for (const cut of at) {
-    out.push(bytes.slice(from, cut))
-    from = cut
+  for (const position of at) {
+    out.push(bytes.slice(from, position))
+    from = position
   }
   out.push(bytes.slice(from))
   return out
@@ -284,14 +287,7 @@ describe("RawJson", () => {
     FastCheck.assert(
       FastCheck.property(bytes, FastCheck.array(FastCheck.nat({ max: 200 })), (values, cuts) => {
         const whole = Uint8Array.from(values)
-        const at = [...new Set(cuts.filter((cut) => cut > 0 && cut < whole.length))].sort((a, b) => a - b)
-        const chunks: Array<Uint8Array> = []
-        let from = 0
-        for (const cut of at) {
-          chunks.push(whole.slice(from, cut))
-          from = cut
-        }
-        chunks.push(whole.slice(from))
+        const chunks = cut(whole, cuts)
         const expected = new TextDecoder("utf-8", { ignoreBOM: true }).decode(whole)
         const raw: RawJson.RawJson = {
           chunks,
