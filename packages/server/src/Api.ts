@@ -185,7 +185,7 @@ const models = (router: Router["Type"]) => {
 }
 
 /**
- * `GET /health`: always 200 `{"status":"ok","breakers":{...}}`, with the state (`closed`, `open`,
+ * `GET /health` (and `HEAD /health`, the same without a body): always 200 `{"status":"ok","breakers":{...}}`, with the state (`closed`, `open`,
  * `half_open`) of every LLM client's circuit breaker; an open breaker is degraded service, not a
  * dead process.
  */
@@ -308,6 +308,8 @@ export const adminLayer = (options: Options = {}) =>
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)
     yield* http.add("GET", "/health", health(upstream))
+    // the catch-all below would answer HEAD before the router's own HEAD-as-GET fallback
+    yield* http.add("HEAD", "/health", health(upstream))
     const log = yield* RoutingLog.RoutingLog
     if (log.enabled) {
       yield* http.add("GET", "/v1/session-stats", sessionStats(log, guard))
