@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
+import * as Net from "node:net"
 import { basicDeployment, chat, startServer } from "./harness.js"
 
 interface Reply {
@@ -78,4 +79,106 @@ describe("request targets", () => {
       assert.strictEqual(unknown.status, 404)
       assert.strictEqual(JSON.parse(unknown.body).error.code, "endpoint_not_found")
     }))
+})
+
+/** A response read off a raw socket: complete once its head and `content-length` bytes arrived. */
+const completeResponse = (bytes: Buffer): Reply | undefined => {
+  const end = bytes.indexOf("\r\n\r\n")
+  if (end === -1) return undefined
+  const [statusLine = "", ...lines] = bytes.subarray(0, end).toString("latin1").split("\r\n")
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const colon = line.indexOf(":")
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  const length = Number(headers["content-length"] ?? Number.NaN)
+  const body = bytes.subarray(end + 4)
+  if (!Number.isInteger(length) || body.length < length) return undefined
+  return { status: Number(statusLine.split(" ")[1]), headers, body: body.subarray(0, length).toString("utf8") }
+}
+
+/**
+ * POSTs `declared` body bytes to `path` on a raw socket with `connection: close` (`chunked`: as
+ * chunks, with no `content-length`), sending them as fast as the socket takes them whatever it
+ * reads meanwhile, then half-closes. Resolves with the response once the server closed the
+ * connection; rejects on any socket error (a reset, or a write into a reset connection) or when
+ * the connection closed without a complete response.
+ */
+const sendOversized = (url: string, path: string, declared: number, chunked: boolean): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(url)
+    const socket = Net.connect(Number(port), hostname)
+    const data = Buffer.alloc(64 * 1024, "x")
+    const chunk = chunked
+      ? Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")])
+      : data
+    let received = Buffer.alloc(0)
+    let sent = 0
+    let failed = false
+    const pump = () => {
+      while (sent < declared) {
+        sent += data.length
+        if (!socket.write(chunk)) {
+          socket.once("drain", pump)
+          return
+        }
+      }
+      if (chunked) socket.end("0\r\n\r\n")
+      else socket.end()
+    }
+    socket.on("data", (bytes: Buffer) => {
+      received = Buffer.concat([received, bytes])
+    })
+    socket.on("error", (error) => {
+      failed = true
+      reject(new Error(`${error.message} after ${sent} bytes sent, ${received.length} received`))
+    })
+    socket.on("close", () => {
+      const reply = completeResponse(received)
+      if (failed) return
+      if (reply === undefined) reject(new Error(`closed before a complete response (${received.length} bytes)`))
+      else resolve(reply)
+    })
+    socket.on("connect", () => {
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nconnection: close\r\n` +
+          `content-type: application/json\r\n` +
+          (chunked ? "transfer-encoding: chunked\r\n\r\n" : `content-length: ${declared}\r\n\r\n`)
+      )
+      pump()
+    })
+  })
+
+describe("bodies over the limit", () => {
+  const limit = 64 * 1024
+  const cases = [
+    ["/v1/decision", false],
+    ["/v1/chat/completions", false],
+    ["/v1/decision", true],
+    ["/v1/chat/completions", true]
+  ] as const
+  for (const [path, chunked] of cases) {
+    const how = chunked ? "chunked" : "with content-length"
+    it.scopedLive(
+      `${path} (${how}): a caller still sending reads a complete 413, never a reset, 20 times in a row`,
+      () =>
+        Effect.gen(function*() {
+          const { url } = yield* startServer(basicDeployment(), { bodyLimit: limit })
+          for (let i = 0; i < 20; i++) {
+            const reply = yield* Effect.promise(() => sendOversized(url, path, 64 * limit, chunked))
+            assert.strictEqual(reply.status, 413)
+            assert.deepStrictEqual(JSON.parse(reply.body), {
+              error: {
+                message: `request body exceeds the limit of ${limit} bytes`,
+                type: "invalid_request_error",
+                code: "request_too_large"
+              }
+            })
+          }
+          const health = yield* Effect.promise(() => request(url, "GET", "/health"))
+          assert.strictEqual(health.status, 200)
+        }),
+      { timeout: 60_000 }
+    )
+  }
 })
