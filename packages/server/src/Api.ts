@@ -29,7 +29,7 @@ import * as Schema from "effect/Schema"
 import * as Auth from "./internal/auth.js"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
-import type * as Edge from "./internal/edge.js"
+import * as Edge from "./internal/edge.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -308,8 +308,6 @@ export const adminLayer = (options: Options = {}) =>
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)
     yield* http.add("GET", "/health", health(upstream))
-    // the catch-all below would answer HEAD before the router's own HEAD-as-GET fallback
-    yield* http.add("HEAD", "/health", health(upstream))
     const log = yield* RoutingLog.RoutingLog
     if (log.enabled) {
       yield* http.add("GET", "/v1/session-stats", sessionStats(log, guard))
@@ -324,5 +322,10 @@ export const adminLayer = (options: Options = {}) =>
       "/metrics",
       (request) => enveloped(Codecs.openAiChat, guard?.metrics === true ? guard : undefined, request, scrape)
     )
-    yield* http.add("*", "*", notFound)
+    // The router takes no HEAD route, and this catch-all answers HEAD before its HEAD-as-GET fallback would.
+    yield* http.add(
+      "*",
+      "*",
+      (request) => request.method === "HEAD" && Edge.pathOf(request.url) === "/health" ? health(upstream) : notFound
+    )
   }))

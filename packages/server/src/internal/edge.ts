@@ -165,7 +165,7 @@ const absoluteForm = /^https?:\/\/.*?\//
  * an absolute-form target (`http://host/v1/messages`, RFC 9112 §3.2.2) is served at its path, as
  * `new URL(req.url, base)` reads it.
  */
-const pathOf = (url: string | undefined): string => {
+export const pathOf = (url: string | undefined): string => {
   if (url === undefined) return "/"
   const origin = url.charCodeAt(0) === 47 ? url : url.replace(absoluteForm, "/")
   const query = origin.indexOf("?")
