@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidConfig } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -694,7 +695,7 @@ describe("DeploymentToml.summary and warnings", () => {
       targets: [],
       routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }],
       sessions: { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 },
-      server: { apiKeys: [], metricsAuth: false }
+      server: { apiKeys: [], metricsAuth: false, timeouts: ServerTable.defaultTimeouts }
     }
     assert.strictEqual(DeploymentToml.summary(deployment), "server OK: alpha, beta")
     assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])

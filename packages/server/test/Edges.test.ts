@@ -1,11 +1,14 @@
 /**
  * How the server reads requests at its edge, alike on every endpoint: `HEAD /health`, absolute-form
- * request targets, and bodies over the limit (a complete 413 in the endpoint's envelope while the
- * caller is still sending, never a reset).
+ * request targets, bodies over the limit (a complete 413 in the endpoint's envelope while the
+ * caller is still sending, never a reset), and the `[server]` connection timeouts.
  *
  * Real sockets (a real server on loopback in front of the fake upstream), so `it.scopedLive`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as ServerTable from "@switchyard-ts/config/ServerTable"
+import * as Server from "@switchyard-ts/server/Server"
+import type * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as Net from "node:net"
@@ -181,4 +184,55 @@ describe("bodies over the limit", () => {
       { timeout: 60_000 }
     )
   }
+})
+
+describe("connection timeouts", () => {
+  it("the [server] timeouts are the Node server's, Node's own by default", () => {
+    const server = Server.createNodeServer(undefined, {
+      keepAliveTimeoutMs: 1_234,
+      headersTimeoutMs: 2_345,
+      requestTimeoutMs: 3_456
+    })
+    assert.deepStrictEqual(
+      [server.keepAliveTimeout, server.headersTimeout, server.requestTimeout],
+      [1_234, 2_345, 3_456]
+    )
+    const byDefault = Server.createNodeServer()
+    assert.deepStrictEqual(
+      [byDefault.keepAliveTimeout, byDefault.headersTimeout, byDefault.requestTimeout],
+      [5_000, 60_000, 300_000]
+    )
+    assert.strictEqual(byDefault.keepAliveTimeout, ServerTable.defaultTimeouts.keepAliveTimeoutMs)
+  })
+
+  it.scopedLive(
+    "an idle keep-alive connection is closed after keep_alive_timeout_ms (plus Node's 1 s margin)",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* startServer((upstreamUrl) => ({
+          ...basicDeployment()(upstreamUrl),
+          server: { keep_alive_timeout_ms: 100 } satisfies D.Server
+        }))
+        const { hostname, port } = new URL(url)
+        const outcome = yield* Effect.promise(() =>
+          new Promise<{ readonly reply: string; readonly idleMs: number }>((resolve) => {
+            const socket = Net.connect(Number(port), hostname)
+            let reply = ""
+            let answeredAt = 0
+            socket.on("data", (bytes: Buffer) => {
+              reply += bytes.toString("latin1")
+              answeredAt = Date.now()
+            })
+            socket.on("close", () => resolve({ reply, idleMs: Date.now() - answeredAt }))
+            socket.on("connect", () => socket.write(`GET /health HTTP/1.1\r\nhost: ${hostname}:${port}\r\n\r\n`))
+          })
+        )
+        assert.isTrue(outcome.reply.startsWith("HTTP/1.1 200"), outcome.reply.slice(0, 100))
+        assert.include(outcome.reply.toLowerCase(), "keep-alive")
+        // closed by the server, well before Node's default 5 s
+        assert.isAtLeast(outcome.idleMs, 100)
+        assert.isBelow(outcome.idleMs, 4_000)
+      }),
+    { timeout: 20_000 }
+  )
 })
