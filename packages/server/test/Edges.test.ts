@@ -12,13 +12,9 @@ import type * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as Net from "node:net"
-import { basicDeployment, chat, startServer } from "./harness.js"
+import { basicDeployment, chat, type RawReply, readReply, startServer } from "./harness.js"
 
-interface Reply {
-  readonly status: number
-  readonly headers: Http.IncomingHttpHeaders
-  readonly body: string
-}
+type Reply = RawReply
 
 /** One request with a raw request target (`path` may be absolute-form) on a fresh connection. */
 const request = (url: string, method: string, path: string, body?: unknown): Promise<Reply> =>
@@ -32,17 +28,7 @@ const request = (url: string, method: string, path: string, body?: unknown): Pro
       path,
       agent: false,
       headers: text === undefined ? {} : { "content-type": "application/json" }
-    }, (response) => {
-      const chunks: Array<Buffer> = []
-      response.on("data", (chunk: Buffer) => chunks.push(chunk))
-      response.on("end", () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          body: Buffer.concat(chunks).toString("utf8")
-        }))
-      response.on("error", reject)
-    })
+    }, (response) => readReply(response).then(resolve, reject))
     outgoing.on("error", reject)
     outgoing.end(text)
   })
