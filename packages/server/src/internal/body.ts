@@ -21,7 +21,7 @@ export const defaultBodyLimit = 16 * 1024 * 1024
 /**
  * How long a connection closing after a 413 keeps reading what the caller still sends (at most).
  */
-export const lingerMs = 5_000
+const lingerMs = 5_000
 
 /**
  * Past the limit: the rest of the body is read and dropped, so the caller still sending gets the
