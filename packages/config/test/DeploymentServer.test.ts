@@ -1,7 +1,7 @@
 /**
- * The `[server]` table (inbound auth: `api_keys_env`, `metrics_auth`) and `forward_auth` on an
- * LLM client: what loads, what is refused at which key path, and that no key value reaches a
- * message.
+ * The `[server]` table (inbound auth: `api_keys_env`, `metrics_auth`; the connection timeouts) and
+ * `forward_auth` on an LLM client: what loads, what is refused at which key path, and that no key
+ * value reaches a message.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
