@@ -10,7 +10,15 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { integer, integerOr, optionalInteger, positive, readSecret } from "./internal/rules.js"
+import {
+  integer,
+  integerOr,
+  isHeaderName,
+  isHeaderValue,
+  optionalInteger,
+  positive,
+  readHeaderSecret
+} from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import {
   failAt,
@@ -62,13 +70,26 @@ const baseUrl = (input: string): Effect.Effect<string, ParseResult.ParseIssue> =
 }
 
 /**
- * `extra_headers`: never a credential header; an `anthropic_messages` client never
+ * `extra_headers`: names and values that can be sent as HTTP headers (a message names the key,
+ * never the value); never a credential header; an `anthropic_messages` client never
  * `anthropic-version` (it always sends its own), nor `anthropic-beta` when it forwards the caller's
  * credential (its oauth-* betas must not be replaced).
  */
 const extraHeaders = (format: Format, forwardAuth: boolean, headers: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
-    for (const name of Object.keys(headers)) {
+    for (const [name, value] of Object.entries(headers)) {
+      if (!isHeaderName(name)) {
+        return yield* failAt(
+          ["extra_headers", name],
+          `extra_headers name ${JSON.stringify(name)} is not a valid HTTP header name`
+        )
+      }
+      if (!isHeaderValue(value)) {
+        return yield* failAt(
+          ["extra_headers", name],
+          `extra_headers value of ${JSON.stringify(name)} holds a character that cannot be sent in an HTTP header`
+        )
+      }
       const lower = name.toLowerCase()
       const anthropicOwn = format === "anthropic_messages" &&
         (lower === "anthropic-version" || (forwardAuth && lower === "anthropic-beta"))
@@ -100,7 +121,7 @@ export const table = Table.make(
       }
       const apiKey = keys.api_key_env === undefined
         ? Option.none()
-        : Option.some(yield* readSecret(["api_key_env"], "api_key_env", keys.api_key_env))
+        : Option.some(yield* readHeaderSecret(["api_key_env"], "api_key_env", keys.api_key_env))
       const headers = yield* extraHeaders(format, forwardAuth, keys.extra_headers ?? {})
       const breaker = keys.breaker === undefined ? Option.none() : Option.some({
         failureThreshold: yield* integer(["breaker", "failure_threshold"], keys.breaker.failure_threshold, positive),

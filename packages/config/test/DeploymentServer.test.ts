@@ -1,10 +1,11 @@
 /**
- * The `[server]` table (inbound auth: `api_keys_env`, `metrics_auth`) and `forward_auth` on an
- * LLM client: what loads, what is refused at which key path, and that no key value reaches a
- * message.
+ * The `[server]` table (inbound auth: `api_keys_env`, `metrics_auth`; the connection timeouts) and
+ * `forward_auth` on an LLM client: what loads, what is refused at which key path, and that no key
+ * value reaches a message.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -244,4 +245,52 @@ target = "plain"
       )
       assert.strictEqual(plain.clients[0]?.extraHeaders["anthropic-beta"], "x")
     }))
+})
+
+describe("[server] connection timeouts", () => {
+  it.effect("unset: Node's defaults (5 s idle keep-alive, 60 s for the head, 300 s for the request)", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual((yield* load(doc())).server.timeouts, {
+        keepAliveTimeoutMs: 5_000,
+        headersTimeoutMs: 60_000,
+        requestTimeoutMs: 300_000
+      })
+      assert.deepStrictEqual(
+        (yield* load(doc({ more: "[server]\nmetrics_auth = false" }))).server.timeouts,
+        ServerTable.defaultTimeouts
+      )
+    }))
+
+  it.effect("each key is read on its own", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(
+        doc({ more: "[server]\nkeep_alive_timeout_ms = 65000\nheaders_timeout_ms = 10000\nrequest_timeout_ms = 20000" })
+      )
+      assert.deepStrictEqual(deployment.server.timeouts, {
+        keepAliveTimeoutMs: 65_000,
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 20_000
+      })
+      const one = yield* load(doc({ more: "[server]\nkeep_alive_timeout_ms = 1" }))
+      assert.deepStrictEqual(one.server.timeouts, { ...ServerTable.defaultTimeouts, keepAliveTimeoutMs: 1 })
+    }))
+
+  it.effect("each must be a positive integer", () =>
+    Effect.gen(function*() {
+      for (const key of ["keep_alive_timeout_ms", "headers_timeout_ms", "request_timeout_ms"]) {
+        yield* expectInvalid(
+          doc({ more: `[server]\n${key} = 0` }),
+          `server.${key}`,
+          "must be a positive integer, got 0"
+        )
+        yield* expectInvalid(doc({ more: `[server]\n${key} = "5s"` }), `server.${key}`, "expected an integer")
+      }
+    }))
+
+  it.effect("the head's timeout must fit in the request's", () =>
+    expectInvalid(
+      doc({ more: "[server]\nrequest_timeout_ms = 30000" }),
+      "server.headers_timeout_ms",
+      "headers_timeout_ms must not exceed request_timeout_ms (30000), got 60000"
+    ))
 })

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidConfig } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -344,6 +345,55 @@ describe("DeploymentToml.parse llm clients", () => {
       "  "
     ]]))
 
+  it.effect("an api_key_env value is trimmed (a secret file's trailing newline)", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(doc(), [["HOSTED_API_KEY", `  ${secret}\n`]])
+      const key = deployment.clients.find((c) => c.name === "hosted")?.apiKey ?? Option.none()
+      assert.strictEqual(Option.getOrNull(Option.map(key, Redacted.value)), secret)
+    }))
+
+  it.effect("an api_key_env value that cannot be a header value is refused, naming the variable only", () =>
+    Effect.gen(function*() {
+      for (const bad of [`${secret}\nsecond-line`, `${secret}\u0000`, `${secret}\u4e00`]) {
+        const error = yield* expectInvalid(
+          doc(),
+          "llm_clients.hosted.api_key_env",
+          "api_key_env HOSTED_API_KEY holds a character that cannot be sent in an HTTP header",
+          [["HOSTED_API_KEY", bad]]
+        )
+        assert.notInclude(error.message, "second-line")
+      }
+    }))
+
+  it.effect("an extra_headers name that is not an HTTP token is refused", () =>
+    Effect.gen(function*() {
+      for (const name of ["x team", "x-team:", "", "x\u00e9"]) {
+        yield* expectInvalid(
+          doc({ client: `extra_headers = { "x-ok" = "a", ${JSON.stringify(name)} = "b" }` }),
+          `llm_clients.hosted.extra_headers.${JSON.stringify(name)}`,
+          `extra_headers name ${JSON.stringify(name)} is not a valid HTTP header name`
+        )
+      }
+    }))
+
+  it.effect("an extra_headers value that cannot be a header value is refused without quoting it", () =>
+    Effect.gen(function*() {
+      const error = yield* expectInvalid(
+        doc({ client: "extra_headers = { \"x-team\" = \"infra\\r\\nx-injected: yes\" }" }),
+        "llm_clients.hosted.extra_headers.x-team",
+        "extra_headers value of \"x-team\" holds a character that cannot be sent in an HTTP header"
+      )
+      assert.notInclude(error.message, "injected")
+    }))
+
+  it.effect("extra_headers values with Latin-1 text and tabs are sent as they are", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(doc({ client: "extra_headers = { \"x-team\" = \"caf\u00e9\\tinfra\" }" }))
+      assert.deepStrictEqual(deployment.clients.find((c) => c.name === "hosted")?.extraHeaders, {
+        "x-team": "caf\u00e9\tinfra"
+      })
+    }))
+
   it.effect("extra_headers cannot set credential headers", () =>
     expectInvalid(
       doc({ client: "extra_headers = { \"x-team\" = \"a\", \"Authorization\" = \"Bearer x\" }" }),
@@ -645,7 +695,7 @@ describe("DeploymentToml.summary and warnings", () => {
       targets: [],
       routes: [{ ...common, name: "a", id: "alpha", type: "noop" }, { ...common, name: "b", id: "beta", type: "noop" }],
       sessions: { store: "memory", url: Option.none(), maxEntries: 100_000, ttlMs: 3_600_000 },
-      server: { apiKeys: [], metricsAuth: false }
+      server: { apiKeys: [], metricsAuth: false, timeouts: ServerTable.defaultTimeouts }
     }
     assert.strictEqual(DeploymentToml.summary(deployment), "server OK: alpha, beta")
     assert.deepStrictEqual(DeploymentToml.warnings(deployment), [])

@@ -11,7 +11,7 @@
  *
  * | field | sources |
  * |---|---|
- * | session id | `x-switchyard-session-id`, `x-claude-code-session-id`, `x-nemo-relay-session-id`, `x-session-id`, codex `session_id`, `session-id` |
+ * | session id | `x-switchyard-session-id`, `x-claude-code-session-id`, `x-nemo-relay-session-id`, `x-session-id`, codex `session_id`, `session-id`, `session_id` (pi's Responses provider) |
  * | agent id | `x-switchyard-agent-id`, `x-claude-code-agent-id`, `x-nemo-relay-subagent-id`, `x-dynamo-session-id`, codex `thread_id`, `thread-id` |
  * | parent agent id | `x-switchyard-parent-agent-id`, `x-dynamo-parent-session-id`, codex `parent_thread_id`, `x-codex-parent-thread-id`; for a Claude child `x-claude-code-parent-agent-id`, then its Claude session |
  * | harness kind | codex `subagent_kind`, `x-openai-subagent` (never `x-switchyard-agent-kind`, an operator's label) |
@@ -59,7 +59,8 @@ const sessionSources: ReadonlyArray<Source> = [
   "x-nemo-relay-session-id",
   "x-session-id",
   { codex: "session_id" },
-  "session-id"
+  "session-id",
+  "session_id"
 ]
 
 const agentSources: ReadonlyArray<Source> = [

@@ -29,7 +29,7 @@ import * as Schema from "effect/Schema"
 import * as Auth from "./internal/auth.js"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
-import type * as Edge from "./internal/edge.js"
+import * as Edge from "./internal/edge.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -185,7 +185,7 @@ const models = (router: Router["Type"]) => {
 }
 
 /**
- * `GET /health`: always 200 `{"status":"ok","breakers":{...}}`, with the state (`closed`, `open`,
+ * `GET /health` (and `HEAD /health`, the same without a body): always 200 `{"status":"ok","breakers":{...}}`, with the state (`closed`, `open`,
  * `half_open`) of every LLM client's circuit breaker; an open breaker is degraded service, not a
  * dead process.
  */
@@ -322,5 +322,10 @@ export const adminLayer = (options: Options = {}) =>
       "/metrics",
       (request) => enveloped(Codecs.openAiChat, guard?.metrics === true ? guard : undefined, request, scrape)
     )
-    yield* http.add("*", "*", notFound)
+    // The router takes no HEAD route, and this catch-all answers HEAD before its HEAD-as-GET fallback would.
+    yield* http.add(
+      "*",
+      "*",
+      (request) => request.method === "HEAD" && Edge.pathOf(request.url) === "/health" ? health(upstream) : notFound
+    )
   }))

@@ -11,6 +11,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as Deployment from "@switchyard-ts/config/Deployment"
+import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
@@ -199,7 +200,7 @@ const serveOn = (server: Server, options: Api.Options) =>
  * log is written; it is built first and closed last, so shutdown flushes it after the last request.
  */
 export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) => {
-  const server = createNodeServer(options.tls)
+  const server = createNodeServer(options.tls, deployment.server.timeouts)
   const api: Api.Options = { ...options, inboundAuth: options.inboundAuth ?? deployment.server }
   return Layer.merge(serveOn(server, api), drainOnShutdown(server, options.shutdownTimeoutMs)).pipe(
     Layer.provideMerge(
@@ -235,11 +236,22 @@ export const batchedLogger = Logger.replaceScoped(
 export const maxHeaderSize = 64 * 1024
 
 /**
- * The Node server behind {@link layer}, with the {@link maxHeaderSize} limit: HTTPS (`node:https`)
- * with `tls`, plain HTTP without.
+ * The Node server behind {@link layer}, with the {@link maxHeaderSize} limit and the connection
+ * `timeouts` (the `[server]` table's; default Node's own, `ServerTable.defaultTimeouts`): HTTPS
+ * (`node:https`) with `tls`, plain HTTP without.
  */
-export const createNodeServer = (tls?: TlsMaterial): Server =>
-  tls === undefined ? createServer({ maxHeaderSize }) : createHttpsServer({ maxHeaderSize, ...tls })
+export const createNodeServer = (
+  tls?: TlsMaterial,
+  timeouts: ServerTable.Timeouts = ServerTable.defaultTimeouts
+): Server => {
+  const options = {
+    maxHeaderSize,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    headersTimeout: timeouts.headersTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs
+  }
+  return tls === undefined ? createServer(options) : createHttpsServer({ ...options, ...tls })
+}
 
 /** Prints `listening on http://HOST:PORT` (`https://` with `tls`) once the server is bound. */
 export const listeningLine = (tls: boolean) =>

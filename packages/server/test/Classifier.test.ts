@@ -273,4 +273,37 @@ describe("sessions through the server", () => {
       assert.deepStrictEqual(yield* send([task], "s-2"), { status: 200, selected: "strong-model", source: "fail-open" })
       assert.strictEqual(yield* failOpenCount(client, judge, "upstream_5xx"), 2)
     }))
+
+  it.scopedLive("session_id (pi's Responses provider): a user_turn route judges the session once across its tool continuations", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(deployment(judge))
+      const send = (messages: ReadonlyArray<unknown>) =>
+        Effect.map(
+          client.execute(
+            HttpClientRequest.post("/v1/chat/completions").pipe(
+              HttpClientRequest.bodyUnsafeJson({ model: "auto-session", messages }),
+              HttpClientRequest.setHeader("session_id", "pi-session-1")
+            )
+          ),
+          (response) => ({ status: response.status, source: response.headers["x-switchyard-evidence-source"] })
+        )
+      const task = { role: "user", content: "refactor the parser" }
+      const call = (id: string) => ({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id, type: "function", function: { name: "read", arguments: "{}" } }]
+      })
+      const result = (id: string) => ({ role: "tool", tool_call_id: id, content: "file contents" })
+
+      yield* upstream.setBehaviour(judge, verdict(0.9))
+      assert.deepStrictEqual(yield* send([task]), { status: 200, source: "llm-classifier" })
+      assert.deepStrictEqual(yield* send([task, call("c1"), result("c1")]), { status: 200, source: "affinity" })
+      assert.deepStrictEqual(
+        yield* send([task, call("c1"), result("c1"), call("c2"), result("c2")]),
+        { status: 200, source: "affinity" }
+      )
+      const judged = (yield* upstream.requests).filter((r) => r.model === judge)
+      assert.strictEqual(judged.length, 1)
+    }))
 })

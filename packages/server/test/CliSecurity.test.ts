@@ -6,6 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cli from "@switchyard-ts/server/Cli"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -228,6 +229,33 @@ describe("CLI: TLS, backlog, inbound auth", () => {
       assert.strictEqual(yield* ok.exited, 0)
       assert.strictEqual(ok.stdout(), "server OK: fast\n")
       for (const cli of [missing, empty, ok]) assert.notInclude(cli.stdout() + cli.stderr(), inboundKey)
+    }))
+
+  it.scopedLive("--dry-run and check trim a provider key and refuse one that cannot be a header, naming the variable only", () =>
+    Effect.gen(function*() {
+      const file = writeToml(D.toToml({
+        llm_clients: {
+          sim: D.client("openai_chat", "http://127.0.0.1:1/v1", { api_key_env: "SWITCHYARD_CLI_PROVIDER" })
+        },
+        targets: { weak: D.target("weak-model", "sim") },
+        routes: { fast: D.passthrough("fast", "weak") }
+      }))
+      const providerKey = "sk-provider-0123456789"
+      for (const command of [["--config", file, "--dry-run"], ["check", "--config", file]]) {
+        const trailing = yield* run(command, { SWITCHYARD_CLI_PROVIDER: `${providerKey}\n` })
+        assert.strictEqual(yield* trailing.exited, 0)
+        assert.strictEqual(trailing.stdout(), "server OK: fast\n")
+        const inner = yield* run(command, { SWITCHYARD_CLI_PROVIDER: `${providerKey}\nsecond-line` })
+        assert.strictEqual(yield* inner.exited, 1)
+        assert.strictEqual(
+          inner.stderr(),
+          `invalid server config ${file}: llm_clients.sim.api_key_env: api_key_env SWITCHYARD_CLI_PROVIDER holds a character that cannot be sent in an HTTP header\n`
+        )
+        for (const cli of [trailing, inner]) {
+          assert.notInclude(cli.stdout() + cli.stderr(), providerKey)
+          assert.notInclude(cli.stdout() + cli.stderr(), "second-line")
+        }
+      }
     }))
 
   it.scopedLive("a non-loopback host without inbound auth is warned about on stderr at start-up", () =>

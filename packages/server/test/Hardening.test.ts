@@ -22,7 +22,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
-import { capabilityRoute, chatAndClaude, startServer } from "./harness.js"
+import { capabilityRoute, chatAndClaude, type RawReply, readReply, startServer } from "./harness.js"
 
 const deployment = (upstreamUrl: string): D.Deployment =>
   D.extend(chatAndClaude(upstreamUrl, { settings: { timeout_ms: 10000 } }), {
@@ -37,11 +37,7 @@ const verdict = FakeUpstream.ok(
   JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })
 )
 
-interface Reply {
-  readonly status: number
-  readonly headers: Http.IncomingHttpHeaders
-  readonly body: string
-}
+type Reply = RawReply
 
 /** One raw HTTP/1.1 request with exactly these headers and body bytes (no `fetch` rules applied). */
 const send = (
@@ -52,17 +48,11 @@ const send = (
   options: { readonly waitForContinue?: boolean } = {}
 ): Promise<Reply> =>
   new Promise((resolve, reject) => {
-    const request = Http.request(`${url}${path}`, { method: "POST", headers, agent: false }, (response) => {
-      const chunks: Array<Buffer> = []
-      response.on("data", (chunk: Buffer) => chunks.push(chunk))
-      response.on("end", () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          body: Buffer.concat(chunks).toString("utf8")
-        }))
-      response.on("error", reject)
-    })
+    const request = Http.request(
+      `${url}${path}`,
+      { method: "POST", headers, agent: false },
+      (response) => readReply(response).then(resolve, reject)
+    )
     request.on("error", reject)
     if (options.waitForContinue === true) {
       // As curl does: headers first, the body only once the server said `100 Continue`.

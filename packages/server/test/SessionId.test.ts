@@ -10,9 +10,10 @@ describe("sessionIdOf", () => {
       "x-nemo-relay-session-id": "nemo",
       "x-session-id": "generic",
       "x-codex-turn-metadata": JSON.stringify({ session_id: "codex" }),
-      "session-id": "plain"
+      "session-id": "plain",
+      "session_id": "underscore"
     }
-    const order = ["ours", "claude", "nemo", "generic", "codex", "plain"]
+    const order = ["ours", "claude", "nemo", "generic", "codex", "plain", "underscore"]
     const keys = Object.keys(all)
     order.forEach((expected, index) => {
       const headers = Object.fromEntries(Object.entries(all).filter(([key]) => keys.indexOf(key) >= index))

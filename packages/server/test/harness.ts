@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import type * as Http from "node:http"
 
 /**
  * A real switchyard server on a free loopback port, in front of a fresh fake upstream.
@@ -176,3 +177,24 @@ export const routedAnswer = (response: HttpClientResponse.HttpClientResponse) =>
     selected: response.headers["x-switchyard-selected-model"],
     source: response.headers["x-switchyard-evidence-source"]
   }))
+
+/** A response read whole off a raw `node:http` request. */
+export interface RawReply {
+  readonly status: number
+  readonly headers: Http.IncomingHttpHeaders
+  readonly body: string
+}
+
+/** Reads `response` to its end: status, headers and body text; rejects when it fails first. */
+export const readReply = (response: Http.IncomingMessage): Promise<RawReply> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    response.on("data", (chunk: Buffer) => chunks.push(chunk))
+    response.on("end", () =>
+      resolve({
+        status: response.statusCode ?? 0,
+        headers: response.headers,
+        body: Buffer.concat(chunks).toString("utf8")
+      }))
+    response.on("error", reject)
+  })

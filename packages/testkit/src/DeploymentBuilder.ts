@@ -218,10 +218,13 @@ export interface Sessions {
   readonly url?: string
 }
 
-/** `[server]`: inbound auth. */
+/** `[server]`: inbound auth and connection timeouts. */
 export interface Server {
   readonly api_keys_env?: string | ReadonlyArray<string>
   readonly metrics_auth?: boolean
+  readonly keep_alive_timeout_ms?: number
+  readonly headers_timeout_ms?: number
+  readonly request_timeout_ms?: number
 }
 
 /** A whole deployment file. */

@@ -88,8 +88,9 @@ export const lookupTarget = (targets: ReadonlyMap<string, Target>, path: Path, n
 
 /**
  * The value of the environment variable `variable`, named at `path` by the key `key`
- * (`api_key_env`, `api_keys_env`): the name must not be blank, the variable must be set and its
- * value not blank. Messages name the variable, never its value.
+ * (`api_key_env`, `api_keys_env`), with surrounding whitespace trimmed (a mounted secret file ends
+ * in a newline): the name must not be blank, the variable must be set and its value not blank.
+ * Messages name the variable, never its value.
  */
 export const readSecret = (
   path: Path,
@@ -103,6 +104,34 @@ export const readSecret = (
       Config.redacted(variable),
       () => failAt(path, `could not read ${key} ${variable}`)
     )
-    if (Redacted.value(value).trim() === "") return yield* failAt(path, `${key} ${variable} is empty`)
-    return value
+    const trimmed = Redacted.value(value).trim()
+    if (trimmed === "") return yield* failAt(path, `${key} ${variable} is empty`)
+    return Redacted.make(trimmed)
   })
+
+/** An HTTP header name: an RFC 9110 token, as Node and undici check it. */
+const headerToken = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** A character no HTTP header value may hold (a control other than tab, or past U+00FF), as Node and undici check it. */
+const headerValueChar = /[^\t\x20-\x7e\x80-\xff]/
+
+/** Whether `name` can be sent as an HTTP header name. */
+export const isHeaderName = (name: string): boolean => headerToken.test(name)
+
+/** Whether `value` can be sent as an HTTP header value. */
+export const isHeaderValue = (value: string): boolean => !headerValueChar.test(value)
+
+/**
+ * {@link readSecret} for a credential sent in an HTTP header (`api_key_env`): its trimmed value
+ * must also be a valid header value, else the load fails naming the variable, never its value.
+ */
+export const readHeaderSecret = (
+  path: Path,
+  key: string,
+  variable: string
+): Effect.Effect<Redacted.Redacted<string>, ParseResult.ParseIssue> =>
+  Effect.filterOrElse(
+    readSecret(path, key, variable),
+    (value) => isHeaderValue(Redacted.value(value)),
+    () => failAt(path, `${key} ${variable} holds a character that cannot be sent in an HTTP header`)
+  )

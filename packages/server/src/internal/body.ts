@@ -19,14 +19,42 @@ import type { IncomingMessage } from "node:http"
 export const defaultBodyLimit = 16 * 1024 * 1024
 
 /**
+ * How long a connection closing after a 413 keeps reading what the caller still sends (at most).
+ */
+const lingerMs = 5_000
+
+/**
+ * Past the limit: the rest of the body is read and dropped, so the caller still sending gets the
+ * 413 on a connection that stays usable. When Node closes the connection after the answer (the
+ * caller sent `connection: close`), it half-closes instead and keeps reading until the caller stops
+ * sending (at most {@link lingerMs}): closing a socket with unread bytes would reset it, and a
+ * reset can discard the 413 before the caller read it.
+ */
+const discardRest = (incoming: IncomingMessage): void => {
+  incoming.resume()
+  const socket = incoming.socket
+  // Node ends a `connection: close` exchange with `destroySoon()` (end, then destroy): replaced on this socket only.
+  socket.destroySoon = () => {
+    socket.end()
+    const timer = setTimeout(() => socket.destroy(), lingerMs).unref()
+    socket.once("end", () => socket.destroy())
+    socket.once("close", () => clearTimeout(timer))
+  }
+}
+
+/**
  * The raw body as it arrived (the chunks; `parseBody` joins them once), failing with
  * `RequestTooLarge` past `limit` bytes (declared or streamed). Past the limit the rest of the body
- * is discarded unread, so the 413 can still be answered on the same connection.
+ * is read and dropped ({@link discardRest}): every endpoint answers the 413 alike, and a caller
+ * still sending reads it whole.
  */
 export const readBody = (incoming: IncomingMessage, limit: number) =>
   Effect.suspend(() => {
     const declared = Number(incoming.headers["content-length"] ?? "0")
-    if (Number.isFinite(declared) && declared > limit) return Effect.fail(new RequestTooLarge({ limitBytes: limit }))
+    if (Number.isFinite(declared) && declared > limit) {
+      discardRest(incoming)
+      return Effect.fail(new RequestTooLarge({ limitBytes: limit }))
+    }
     return Effect.async<ReadonlyArray<Buffer>, RequestTooLarge | InvalidRequest>((resume) => {
       const chunks: Array<Buffer> = []
       let size = 0
@@ -40,7 +68,7 @@ export const readBody = (incoming: IncomingMessage, limit: number) =>
         if (size > limit) {
           cleanup()
           chunks.length = 0
-          incoming.resume()
+          discardRest(incoming)
           resume(Effect.fail(new RequestTooLarge({ limitBytes: limit })))
           return
         }

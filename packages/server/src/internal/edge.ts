@@ -154,11 +154,22 @@ export interface Handled {
 /** An LLM endpoint of the edge: its pipeline, from the request to the reply. */
 export type Endpoint = (request: EdgeRequest) => Effect.Effect<Handled>
 
-/** The path of a request target, without its query (`/v1/messages?beta=true` is `/v1/messages`). */
-const pathOf = (url: string | undefined): string => {
+/**
+ * The scheme and authority of an absolute-form request target, up to the path's `/`: the rule of
+ * the platform router that serves the admin endpoints, so every endpoint reads a target alike.
+ */
+const absoluteForm = /^https?:\/\/.*?\//
+
+/**
+ * The path of a request target, without its query (`/v1/messages?beta=true` is `/v1/messages`);
+ * an absolute-form target (`http://host/v1/messages`, RFC 9112 §3.2.2) is served at its path, as
+ * `new URL(req.url, base)` reads it.
+ */
+export const pathOf = (url: string | undefined): string => {
   if (url === undefined) return "/"
-  const query = url.indexOf("?")
-  return query === -1 ? url : url.slice(0, query)
+  const origin = url.charCodeAt(0) === 47 ? url : url.replace(absoluteForm, "/")
+  const query = origin.indexOf("?")
+  return query === -1 ? origin : origin.slice(0, query)
 }
 
 /**
