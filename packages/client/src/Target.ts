@@ -84,6 +84,12 @@ export interface Target {
   readonly client: LlmClient
   /** Top-level body fields added where the request lacks them. */
   readonly extraBody: Readonly<Record<string, unknown>>
+  /**
+   * The reasoning effort every request to this target is sent with, replacing the caller's: Chat
+   * `reasoning_effort`, Responses `reasoning.effort`. Never set on an `anthropic_messages` client
+   * (the deployment refuses it); absent: the caller's value, if any, as it came.
+   */
+  readonly reasoningEffort?: string
 }
 
 /** Headers whose values are credentials; never forwarded, never accepted in `extra_headers`. */

@@ -126,6 +126,32 @@ describe("UpstreamClient with an openai_responses target", () => {
       assert.isTrue(Option.isNone(answer.native))
     }))
 
+  it.effect("a target's reasoning_effort is the body's reasoning.effort, its other reasoning fields kept", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ "a.test": [Step.ok(response()), Step.ok(response())] })
+      const forced: Target = { ...responsesTarget("a"), reasoningEffort: "high" }
+      yield* fake.client.answer({
+        target: forced,
+        body: { model: "route", messages: [{ role: "user", content: "hi" }], reasoning_effort: "low" },
+        headers: {}
+      })
+      const native = {
+        model: "route",
+        input: [{ role: "user", content: "next" }],
+        reasoning: { effort: "minimal", summary: "auto" }
+      }
+      yield* fake.client.answer({
+        target: forced,
+        body: { model: "route", messages: [{ role: "user", content: "next" }] },
+        native: { format: "openai_responses", body: native },
+        headers: {}
+      })
+      const [translated, replayed] = yield* fake.requests
+      assert.strictEqual(record(record(translated?.body)["reasoning"])["effort"], "high")
+      assert.deepStrictEqual(record(replayed?.body)["reasoning"], { effort: "high", summary: "auto" })
+      assert.deepStrictEqual(native.reasoning, { effort: "minimal", summary: "auto" })
+    }))
+
   it.effect("the caller's native Responses body is replayed (model rewritten) and its answer kept as sent", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({ "a.test": [Step.ok(response({ vendor_field: 1 }))] })

@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -15,6 +16,7 @@ import { chatCompletionsUrl } from "../src/internal/prepare.js"
 import * as Sse from "../src/internal/sse.js"
 import * as Metrics from "../src/Metrics.js"
 import * as Relay from "../src/Relay.js"
+import type { Target } from "../src/Target.js"
 import { chunksOf } from "../src/UpstreamClient.js"
 import { apiKey, chunk, completion, makeFake, request, sseData, Step, target } from "./support.js"
 
@@ -44,6 +46,8 @@ const expectTag = <T extends UpstreamFailure["_tag"]>(
 ): Extract<UpstreamFailure, { _tag: T }> =>
   hasTag(failure, tag) ? failure : assert.fail(`expected ${tag}, got ${failure._tag}: ${JSON.stringify(failure)}`)
 
+const record = (value: unknown): Record<string, unknown> => (Predicate.isRecord(value) ? value : {})
+
 describe("UpstreamClient request preparation", () => {
   it.effect("rewrites model, merges extra_body where missing, forwards unknown fields, never mutates the input", () =>
     Effect.gen(function*() {
@@ -68,6 +72,19 @@ describe("UpstreamClient request preparation", () => {
       })
       assert.deepStrictEqual(body, snapshot)
       assert.deepStrictEqual(t.extraBody, { temperature: 0, top_k: 5, model: "nope" })
+    }))
+
+  it.effect("a target's reasoning_effort replaces the caller's; without one the caller's is forwarded as it came", () =>
+    Effect.gen(function*() {
+      const fake = yield* makeFake({ "a.test": [Step.ok(), Step.ok(), Step.ok()] })
+      const forced: Target = { ...target("a"), reasoningEffort: "high" }
+      yield* fake.client.complete({ target: forced, body: { ...request, reasoning_effort: "low" }, headers: {} })
+      yield* fake.client.complete({ target: forced, body: request, headers: {} })
+      yield* fake.client.complete({ target: target("a"), body: { ...request, reasoning_effort: "low" }, headers: {} })
+      const [replaced, added, kept] = yield* fake.requests
+      assert.strictEqual(record(replaced?.body)["reasoning_effort"], "high")
+      assert.strictEqual(record(added?.body)["reasoning_effort"], "high")
+      assert.strictEqual(record(kept?.body)["reasoning_effort"], "low")
     }))
 
   it.effect("stream calls set stream and include_usage unless the caller set it", () =>

@@ -1,6 +1,7 @@
 /**
  * `[targets.<name>]` (docs/configuration.md): which model (`id`) on which LLM client
- * (`llm_client`), with the `extra_body` fields added to requests that lack them.
+ * (`llm_client`), with the `extra_body` fields added to requests that lack them and the
+ * `reasoning_effort` every request is sent with (not on an `anthropic_messages` client).
  */
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
@@ -18,7 +19,8 @@ export interface Context {
 const keys = keysOf({
   id: TomlString,
   llm_client: TomlString,
-  extra_body: Schema.optional(TomlTable)
+  extra_body: Schema.optional(TomlTable),
+  reasoning_effort: Schema.optional(TomlString)
 })
 
 /**
@@ -34,7 +36,18 @@ export const table = Table.make(
         return yield* failAt(["llm_client"], `references unknown llm client ${JSON.stringify(keys.llm_client)}`)
       }
       const extraBody = keys.extra_body === undefined ? {} : yield* toJsonTable(keys.extra_body, ["extra_body"])
-      return { name: context.name, id: keys.id, client, extraBody }
+      const effort = keys.reasoning_effort
+      if (effort === undefined) return { name: context.name, id: keys.id, client, extraBody }
+      if (effort.trim() === "" || effort.trim() !== effort) {
+        return yield* failAt(["reasoning_effort"], "must be a non-empty effort name without surrounding whitespace")
+      }
+      if (client.format === "anthropic_messages") {
+        return yield* failAt(
+          ["reasoning_effort"],
+          `is not supported on anthropic_messages clients (llm client ${JSON.stringify(keys.llm_client)})`
+        )
+      }
+      return { name: context.name, id: keys.id, client, extraBody, reasoningEffort: effort }
     })
 )
 

@@ -213,6 +213,37 @@ describe("client, target and sessions table schemas", () => {
       })
     }))
 
+  it.effect("a target's reasoning_effort: kept as given; refused when blank or padded, and on an anthropic_messages client", () =>
+    Effect.gen(function*() {
+      const loaded = yield* load(deployment)
+      const hosted = named(loaded.clients, "hosted")
+      const anthropic = { ...hosted, name: "frontier", format: "anthropic_messages" as const }
+      const clients = new Map([["hosted", hosted], ["frontier", anthropic]])
+      const schema = TargetTable.schema({ name: "weak", clients })
+      const target = yield* Schema.decodeUnknown(schema)({ id: "m", llm_client: "hosted", reasoning_effort: "high" })
+      assert.strictEqual(target.reasoningEffort, "high")
+      const plain = yield* Schema.decodeUnknown(schema)({ id: "m", llm_client: "hosted" })
+      assert.isFalse("reasoningEffort" in plain)
+      for (const effort of ["", " high"]) {
+        assert.deepStrictEqual(
+          firstIssue(Schema.decodeUnknownEither(schema)({ id: "m", llm_client: "hosted", reasoning_effort: effort })),
+          {
+            path: "reasoning_effort",
+            tag: "Type",
+            message: "must be a non-empty effort name without surrounding whitespace"
+          }
+        )
+      }
+      assert.deepStrictEqual(
+        firstIssue(Schema.decodeUnknownEither(schema)({ id: "m", llm_client: "frontier", reasoning_effort: "high" })),
+        {
+          path: "reasoning_effort",
+          tag: "Type",
+          message: "is not supported on anthropic_messages clients (llm client \"frontier\")"
+        }
+      )
+    }))
+
   it.effect("an empty [sessions] table decodes to the defaults; redis needs a url", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* Schema.decodeUnknown(SessionsTable.schema)({}), {

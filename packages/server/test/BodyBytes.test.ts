@@ -59,6 +59,35 @@ describe("bodies forwarded as the caller's bytes", () => {
       assert.strictEqual(second?.bodyText, `{"model":"weak-model","messages":${messages},"temperature":0.5}`)
     }))
 
+  it.scoped("a target's reasoning_effort replaces the caller's in place; added at the end where the caller sent none", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* startServer((url) => {
+        const deployment = basicDeployment()(url)
+        return {
+          ...deployment,
+          targets: { ...deployment.targets, strong: D.target("strong-model", "sim", { reasoning_effort: "high" }) },
+          routes: D.byId(D.passthrough("deep", "strong"))
+        }
+      })
+      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("hi"))
+      const messages = `[{"role":"user","content":"plan"}]`
+      for (
+        const text of [
+          `{"model":"deep","reasoning_effort":"low","messages":${messages}}`,
+          `{"model":"deep","messages":${messages}}`
+        ]
+      ) {
+        const response = yield* client.execute(postText("/v1/chat/completions", text))
+        assert.strictEqual(response.status, 200)
+      }
+      const [replaced, added] = yield* upstream.requests
+      assert.strictEqual(
+        replaced?.bodyText,
+        `{"model":"strong-model","reasoning_effort":"high","messages":${messages}}`
+      )
+      assert.strictEqual(added?.bodyText, `{"model":"strong-model","messages":${messages},"reasoning_effort":"high"}`)
+    }))
+
   it.scoped("a body with a duplicate key is sent as routing read it: the last value, written once", () =>
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(basicDeployment())

@@ -42,6 +42,7 @@ export interface Target {
   readonly id: string
   readonly llm_client: string
   readonly extra_body?: TomlTable
+  readonly reasoning_effort?: string
 }
 
 /** What a judge failure does to the request: fail it, or route without a verdict. */

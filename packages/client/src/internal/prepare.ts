@@ -80,6 +80,25 @@ export const addExtraBody = (body: Record<string, unknown>, target: Target): voi
 }
 
 /**
+ * The target's `reasoning_effort`, when it has one, in place of the caller's: a Chat body's
+ * `reasoning_effort`, a Responses body's `reasoning.effort` (its other `reasoning` fields kept).
+ */
+export const forceReasoningEffort = (
+  body: Record<string, unknown>,
+  target: Target,
+  format: "chat" | "responses"
+): void => {
+  const effort = target.reasoningEffort
+  if (effort === undefined) return
+  if (format === "chat") {
+    body["reasoning_effort"] = effort
+  } else {
+    const reasoning = body["reasoning"]
+    body["reasoning"] = Predicate.isRecord(reasoning) ? { ...reasoning, effort } : { effort }
+  }
+}
+
+/**
  * The body sent upstream: a shallow copy of the caller's body with `model` = the target's id,
  * the target's `extra_body` keys added where the body lacks them, and the stream flags set:
  * streamed calls get `stream: true` and `stream_options.include_usage = true` unless the caller
@@ -92,6 +111,7 @@ export const prepareBody = (
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = { ...body, model: target.id }
   addExtraBody(out, target)
+  forceReasoningEffort(out, target, "chat")
   if (streaming) {
     out["stream"] = true
     const options = out["stream_options"]

@@ -56,6 +56,7 @@ export const prepareBody = (
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = { ...body, model: target.id }
   Prepare.addExtraBody(out, target)
+  Prepare.forceReasoningEffort(out, target, "responses")
   if (streaming) out["stream"] = true
   else {
     delete out["stream"]
