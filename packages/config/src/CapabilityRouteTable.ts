@@ -1,7 +1,8 @@
 /**
  * `[routes.<n>]` with `type = "llm_classifier"` and `mode = "capability"` (the default mode;
  * docs/configuration.md): a judge estimates p_solve and the request goes weak or strong by
- * threshold.
+ * threshold. `fail_open` (a boolean, the compatible system's key) is another way to write
+ * `judge_failure`: `true` is `"fail_open"`, `false` is `"error"`; giving both is a load error.
  */
 import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Effect from "effect/Effect"
@@ -10,7 +11,7 @@ import * as Schema from "effect/Schema"
 import { capabilityJudge, capabilityJudgeFields, weakStrong, weakStrongFields } from "./internal/judgeKeys.js"
 import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
 import * as Table from "./internal/table.js"
-import { keysOf, TomlVariant } from "./internal/toml.js"
+import { failAt, keysOf, TomlBoolean, TomlVariant } from "./internal/toml.js"
 
 /** A capability route, validated: `CapabilityRoute.make` takes it as it is. */
 export type Spec = RouteSpecOf<
@@ -22,7 +23,8 @@ const keys = keysOf({
   ...routeKeyFields("llm_classifier"),
   mode: Schema.optional(TomlVariant("capability")),
   ...weakStrongFields,
-  ...capabilityJudgeFields
+  ...capabilityJudgeFields,
+  fail_open: Schema.optional(TomlBoolean)
 })
 
 /** The capability route table: the common keys → the targets → the capability judge's keys. */
@@ -31,7 +33,12 @@ export const table = routeTable(
   (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
       const targets = yield* weakStrong(keys, context.targets)
-      const judge = yield* capabilityJudge(keys)
+      if (keys.fail_open !== undefined && keys.judge_failure !== undefined) {
+        return yield* failAt(["fail_open"], "fail_open and judge_failure are one setting: give one of them")
+      }
+      const judge = yield* capabilityJudge(
+        keys.fail_open === undefined ? keys : { ...keys, judge_failure: keys.fail_open ? "fail_open" : "error" }
+      )
       return { ...common, type: "llm_classifier", mode: "capability", ...targets, ...judge }
     })
 )

@@ -152,6 +152,30 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
       assert.isFalse(route.messageHashFallback)
     }))
 
+  it.effect("fail_open is judge_failure written as a boolean; both at once is a load error; neither is \"error\"", () =>
+    Effect.gen(function*() {
+      const open = classifierRoute(
+        yield* load(classifier({ route: "fail_open = true\njudge_timeout_ms = 1500\nlate_verdict_ms = 800" })),
+        "auto"
+      )
+      assert.strictEqual(open.judgeFailure, "fail_open")
+      assert.deepStrictEqual(open.lateVerdictMs, Option.some(800))
+      const closed = classifierRoute(yield* load(classifier({ route: "fail_open = false" })), "auto")
+      assert.strictEqual(closed.judgeFailure, "error")
+      assert.strictEqual(classifierRoute(yield* load(classifier()), "auto").judgeFailure, "error")
+      yield* expectInvalid(
+        classifier({ route: "fail_open = true\njudge_failure = \"fail_open\"" }),
+        `${at}.fail_open`,
+        "fail_open and judge_failure are one setting: give one of them"
+      )
+      yield* expectInvalid(classifier({ route: "fail_open = \"yes\"" }), `${at}.fail_open`, "a boolean")
+      yield* expectInvalid(
+        classifier({ route: "fail_open = false\njudge_timeout_ms = 1500\nlate_verdict_ms = 800" }),
+        `${at}.late_verdict_ms`,
+        "late_verdict_ms requires judge_failure = \"fail_open\""
+      )
+    }))
+
   it.effect("the unknown-route-type message lists llm_classifier", () =>
     expectInvalid(
       doc({ route: "" }).replace("type = \"noop\"", "type = \"classifier\""),
