@@ -15,6 +15,7 @@ import {
   integerOr,
   isHeaderName,
   isHeaderValue,
+  maxSafe,
   optionalInteger,
   positive,
   readHeaderSecret
@@ -47,7 +48,8 @@ const keys = keysOf({
   extra_headers: Schema.optional(tableOf(TomlString)),
   max_retries: Schema.optional(TomlInteger),
   timeout_ms: Schema.optional(TomlInteger),
-  breaker: Schema.optional(BreakerKeys)
+  breaker: Schema.optional(BreakerKeys),
+  failure_cooldown_ms: Schema.optional(TomlInteger)
 }).pipe(
   Schema.filter((keys) => isFormat(keys.format) || { path: ["format"], message: unknownFormat(keys.format) })
 )
@@ -100,10 +102,34 @@ const extraHeaders = (format: Format, forwardAuth: boolean, headers: Readonly<Re
     return headers
   })
 
+/** `breaker`, or `failure_cooldown_ms` as a breaker that opens on the first failed call. */
+const breakerOf = (
+  keys: { readonly breaker?: typeof BreakerKeys.Type | undefined; readonly failure_cooldown_ms?: bigint | undefined }
+) =>
+  Effect.gen(function*() {
+    if (keys.breaker !== undefined && keys.failure_cooldown_ms !== undefined) {
+      return yield* failAt(
+        ["failure_cooldown_ms"],
+        "failure_cooldown_ms and breaker are two ways to write one circuit breaker: give one of them"
+      )
+    }
+    if (keys.failure_cooldown_ms !== undefined) {
+      const cooldownMs = yield* integer(["failure_cooldown_ms"], keys.failure_cooldown_ms, { min: 0n, max: maxSafe })
+      return cooldownMs === 0 ? Option.none() : Option.some({ failureThreshold: 1, cooldownMs })
+    }
+    if (keys.breaker === undefined) return Option.none()
+    return Option.some({
+      failureThreshold: yield* integer(["breaker", "failure_threshold"], keys.breaker.failure_threshold, positive),
+      cooldownMs: yield* integer(["breaker", "cooldown_ms"], keys.breaker.cooldown_ms, positive)
+    })
+  })
+
 /**
  * The client table, in order: `base_url` → `max_retries` (0..10, default 2) → `timeout_ms`
  * (positive, unset by default) → `forward_auth` (not with `api_key_env`) → `api_key_env` →
- * `extra_headers` → `breaker` (both keys positive).
+ * `extra_headers` → `breaker` (both keys positive) or `failure_cooldown_ms` (the compatible
+ * system's form: `M` is `breaker = { failure_threshold = 1, cooldown_ms = M }`, `0` no breaker;
+ * not both).
  */
 export const table = Table.make(
   keys,
@@ -123,10 +149,7 @@ export const table = Table.make(
         ? Option.none()
         : Option.some(yield* readHeaderSecret(["api_key_env"], "api_key_env", keys.api_key_env))
       const headers = yield* extraHeaders(format, forwardAuth, keys.extra_headers ?? {})
-      const breaker = keys.breaker === undefined ? Option.none() : Option.some({
-        failureThreshold: yield* integer(["breaker", "failure_threshold"], keys.breaker.failure_threshold, positive),
-        cooldownMs: yield* integer(["breaker", "cooldown_ms"], keys.breaker.cooldown_ms, positive)
-      })
+      const breaker = yield* breakerOf(keys)
       return {
         name: context.name,
         format,

@@ -196,6 +196,30 @@ describe("client, target and sessions table schemas", () => {
       })
     }))
 
+  it.effect("failure_cooldown_ms is a breaker that opens on the first failed call; 0 is none; not with breaker", () =>
+    Effect.gen(function*() {
+      const schema = LlmClientTable.schema({ name: "hosted" })
+      const base = { format: "openai_chat", base_url: "http://h" }
+      const cooling = yield* Schema.decodeUnknown(schema)({ ...base, failure_cooldown_ms: 2500n })
+      assert.deepStrictEqual(cooling.breaker, Option.some({ failureThreshold: 1, cooldownMs: 2500 }))
+      const off = yield* Schema.decodeUnknown(schema)({ ...base, failure_cooldown_ms: 0n })
+      assert.deepStrictEqual(off.breaker, Option.none())
+      const both = firstIssue(
+        Schema.decodeUnknownEither(schema)({
+          ...base,
+          failure_cooldown_ms: 2500n,
+          breaker: { failure_threshold: 3n, cooldown_ms: 1000n }
+        })
+      )
+      assert.deepStrictEqual(both, {
+        path: "failure_cooldown_ms",
+        tag: "Type",
+        message: "failure_cooldown_ms and breaker are two ways to write one circuit breaker: give one of them"
+      })
+      const negative = firstIssue(Schema.decodeUnknownEither(schema)({ ...base, failure_cooldown_ms: -1n }))
+      assert.strictEqual(negative.path, "failure_cooldown_ms")
+    }))
+
   it.effect("a target joins its client from the given clients", () =>
     Effect.gen(function*() {
       const loaded = yield* load(deployment)
