@@ -57,7 +57,11 @@ const Identity = {
   /** The correlation id (`x-switchyard-request-id` → `x-request-id` → `x-client-request-id`). */
   request_id: Schema.NullOr(Schema.String),
   /** The route the request addressed (its `model`). */
-  route: Schema.String
+  route: Schema.String,
+  /** The same route id under the compatible system's name (absent from lines of older versions). */
+  route_id: Schema.optionalWith(Schema.String, { exact: true }),
+  /** `x-switchyard-origin`: the caller's own label for where the request came from (never inferred). */
+  origin: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 }
 
 /** A session's stored decision on a classifier route. */

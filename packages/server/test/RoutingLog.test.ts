@@ -68,7 +68,9 @@ const headersFor = (requestId: string) => ({
   "x-switchyard-session-id": "sess-rl",
   "x-switchyard-agent-id": "agent-7",
   "x-request-id": requestId,
-  "x-switchyard-trial-id": "trial-3"
+  "x-switchyard-trial-id": "trial-3",
+  // a blank origin is no origin
+  "x-switchyard-origin": requestId === "req-1" ? "  " : " nightly-eval "
 })
 
 const body = (model: string, extra: Record<string, unknown> = {}) => ({
@@ -126,7 +128,9 @@ const who = (requestId: string, route: string) => ({
   session_id: "sess-rl",
   agent_id: "agent-7",
   request_id: requestId,
-  route
+  route,
+  route_id: route,
+  origin: requestId === "req-1" ? null : "nightly-eval"
 })
 
 const noTokens = {

@@ -29,7 +29,10 @@ type Tokens = Pick<
   | "total_tokens"
 >
 
-type Identity = Pick<RoutingLog.JudgeLine, "task" | "trial_id" | "session_id" | "agent_id" | "request_id" | "route">
+type Identity = Pick<
+  RoutingLog.JudgeLine,
+  "task" | "trial_id" | "session_id" | "agent_id" | "request_id" | "route" | "route_id" | "origin"
+>
 
 /** The token fields of a line: those of the usage reported (all 0 without one). */
 const tokensOf = (usage: Usage | null | undefined): Tokens => {
@@ -64,7 +67,9 @@ const identityOf = (headers: Readonly<Record<string, string>>, route: string): I
   session_id: idOf(SessionIdentity.sessionIdOf(headers)) ?? firstOf(headers, ["proxy_x_session_id"]),
   agent_id: idOf(SessionIdentity.agentIdOf(headers)),
   request_id: firstOf(headers, ["x-switchyard-request-id", "x-request-id", "x-client-request-id"]),
-  route: clip(route, maxIdLength)
+  route: clip(route, maxIdLength),
+  route_id: clip(route, maxIdLength),
+  origin: firstOf(headers, ["x-switchyard-origin"])
 })
 
 const storedOf = (stored: Option.Option<SessionDecision>): RoutingLog.StoredDecision | null =>
