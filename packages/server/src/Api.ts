@@ -48,7 +48,12 @@ export interface Options {
   readonly inboundAuth?: ServerSpec
 }
 
-export { evidenceReasonHeader, evidenceSourceHeader, selectedModelHeader } from "./internal/pipeline.js"
+export {
+  compatibleSelectedModelHeader,
+  evidenceReasonHeader,
+  evidenceSourceHeader,
+  selectedModelHeader
+} from "./internal/pipeline.js"
 export { sessionHeader, sessionIdOf } from "./internal/session.js"
 
 /** A JSON response of an error. */

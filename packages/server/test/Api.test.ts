@@ -42,6 +42,7 @@ describe("chat completions", () => {
       })
       assert.strictEqual(response.status, 200)
       assert.strictEqual(response.headers["x-switchyard-selected-model"], "weak-model")
+      assert.strictEqual(response.headers["x-model-router-selected-model"], "weak-model")
       assert.strictEqual(response.headers["x-switchyard-evidence-source"], "passthrough")
       const completion = yield* Effect.flatMap(response.json, Schema.decodeUnknown(ChatCompletion, decodeOptions))
       assert.strictEqual(completion.choices[0]?.message.content, "hi from weak")
@@ -66,6 +67,7 @@ describe("chat completions", () => {
       assert.strictEqual(response.status, 200)
       assert.include(response.headers["content-type"] ?? "", "text/event-stream")
       assert.strictEqual(response.headers["x-switchyard-selected-model"], "weak-model")
+      assert.strictEqual(response.headers["x-model-router-selected-model"], "weak-model")
       const text = yield* response.text
       const events = text.split("\n\n").filter((e) => e.length > 0)
       assert.strictEqual(events[events.length - 1], "data: [DONE]")

@@ -31,6 +31,11 @@ import { sessionIdOf } from "./session.js"
 
 /** Header naming the model that served an answer. */
 export const selectedModelHeader = "x-switchyard-selected-model"
+/**
+ * The compatible system's header naming the model that served an answer (its clients, such as
+ * pi, read it): the same model, whitespace runs collapsed to one space, at most 512 characters.
+ */
+export const compatibleSelectedModelHeader = "x-model-router-selected-model"
 /** Header summarising the evidence source of an answer. */
 export const evidenceSourceHeader = "x-switchyard-evidence-source"
 /** Header giving the reason of a decision made without a verdict (`retained`, `fail-open`). */
@@ -54,6 +59,7 @@ export const servedModel = (decision: Decision.Decision, served: Option.Option<T
 
 const routingHeaders = (decision: Decision.Decision, model: string): Record<string, string> => ({
   [selectedModelHeader]: model,
+  [compatibleSelectedModelHeader]: model.replace(/\s+/g, " ").slice(0, 512),
   [evidenceSourceHeader]: decision.evidence.source,
   ...("reason" in decision.evidence ? { [evidenceReasonHeader]: decision.evidence.reason } : {})
 })
