@@ -173,6 +173,9 @@ const models = (router: Router["Type"]) => {
       created: 0,
       owned_by: "switchyard",
       display_name: route.id,
+      // the compatible system's fields: the route's algorithm, and its context window at the top level
+      route_type: route.algorithm,
+      context_length: Option.getOrNull(route.contextWindow),
       capabilities: {
         streaming: true,
         tool_calling: Option.getOrNull(route.toolCalling),

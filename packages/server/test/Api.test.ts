@@ -4,6 +4,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
 import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -308,13 +309,32 @@ describe("other endpoints", () => {
 
   it.scopedLive("/v1/models lists the routes in id order; /health answers ok", () =>
     Effect.gen(function*() {
-      const { client } = yield* startServer(basicDeployment())
+      const { client } = yield* startServer((url) => {
+        const deployment = basicDeployment()(url)
+        return {
+          ...deployment,
+          routes: { ...deployment.routes, ...D.byId(D.passthrough("wide", "strong", { context_window: 200_000 })) }
+        }
+      })
       const models = yield* Effect.flatMap(client.execute(HttpClientRequest.get("/v1/models")), (r) => r.json)
       const decoded = Schema.decodeUnknownSync(Schema.Struct({
         object: Schema.Literal("list"),
-        data: Schema.Array(Schema.Struct({ id: Schema.String, object: Schema.Literal("model") }))
+        data: Schema.Array(Schema.Struct({
+          id: Schema.String,
+          object: Schema.Literal("model"),
+          route_type: Schema.String,
+          context_length: Schema.NullOr(Schema.Number)
+        }))
       }))(models)
-      assert.deepStrictEqual(decoded.data.map((m) => m.id), ["fast", "mix", "ping", "unreachable"])
+      assert.deepStrictEqual(decoded.data.map((m) => m.id), ["fast", "mix", "ping", "unreachable", "wide"])
+      assert.deepStrictEqual(decoded.data.map((m) => m.route_type), [
+        "passthrough",
+        "random",
+        "noop",
+        "passthrough",
+        "passthrough"
+      ])
+      assert.deepStrictEqual(decoded.data.map((m) => m.context_length), [null, null, null, null, 200_000])
       const health = yield* client.execute(HttpClientRequest.get("/health"))
       assert.strictEqual(health.status, 200)
       assert.deepStrictEqual<unknown>(yield* health.json, { status: "ok", breakers: {} })
