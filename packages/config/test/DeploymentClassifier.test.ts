@@ -373,18 +373,21 @@ describe("DeploymentToml.parse llm_classifier judge keys", () => {
       "unknown variant \"sometimes\"; expected one of \"every_request\", \"user_turn\", \"new_session\""
     ))
 
-  it.effect("message_hash_fallback requires new_session (user_turn)", () =>
-    expectInvalid(
-      classifier({ route: "classify_trigger = \"user_turn\"\nmessage_hash_fallback = true" }),
-      `${at}.message_hash_fallback`,
-      "message_hash_fallback requires classify_trigger = new_session"
-    ))
+  it.effect("message_hash_fallback goes with user_turn as with new_session", () =>
+    Effect.gen(function*() {
+      const route = classifierRoute(
+        yield* load(classifier({ route: "classify_trigger = \"user_turn\"\nmessage_hash_fallback = true" })),
+        "auto"
+      )
+      assert.isTrue(route.messageHashFallback)
+      assert.strictEqual(route.classifyTrigger, "user_turn")
+    }))
 
-  it.effect("message_hash_fallback requires new_session (default trigger)", () =>
+  it.effect("message_hash_fallback requires a trigger that keeps sessions (default trigger)", () =>
     expectInvalid(
       classifier({ route: "message_hash_fallback = true" }),
       `${at}.message_hash_fallback`,
-      "message_hash_fallback requires classify_trigger = new_session"
+      "message_hash_fallback requires classify_trigger = new_session or user_turn"
     ))
 
   it.effect("message_hash_fallback is a boolean", () =>

@@ -213,7 +213,7 @@ describe("DeploymentToml.parse llm_classifier (custom) load errors", () => {
     expectInvalid(
       custom({ route: "message_hash_fallback = true" }),
       `${at}.message_hash_fallback`,
-      "message_hash_fallback requires classify_trigger = new_session"
+      "message_hash_fallback requires classify_trigger = new_session or user_turn"
     ))
 
   it.effect("recent_turn_window is non-negative", () =>

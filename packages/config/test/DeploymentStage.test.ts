@@ -379,7 +379,7 @@ describe("DeploymentToml.parse stage_router load errors (each names its key path
       "classifier message_hash_fallback without new_session",
       withClassifier("message_hash_fallback = true"),
       `${at}.classifier.message_hash_fallback`,
-      "message_hash_fallback requires classify_trigger = new_session"
+      "message_hash_fallback requires classify_trigger = new_session or user_turn"
     ],
     [
       "classifier negative recent_turn_window",

@@ -161,14 +161,19 @@ describe("CapabilityRoute: new_session with message_hash_fallback", () => {
       assert.strictEqual(yield* judge.calls, 2)
     }))
 
-  it.effect("the hash is a new_session identity only: under user_turn a continuation without a session id is judged", () =>
+  it.effect("under user_turn the hash keys the session too: a continuation keeps the tier, a new user turn is judged", () =>
     Effect.gen(function*() {
       const { judge, run } = yield* harness({ classifyTrigger: "user_turn", messageHashFallback: true })
       yield* run([user("rename the helper in utils.ts")], [weakVerdict])
       const continuation = decisionOf(
         yield* run(conversation("tool_continuation", "rename the helper in utils.ts"), [strongVerdict])
       )
-      assert.deepStrictEqual(summary(continuation), { target: "strong", source: "llm-classifier" })
+      assert.deepStrictEqual(summary(continuation), { target: "weak", source: "affinity" })
+      assert.strictEqual(yield* judge.calls, 1)
+      const nextTurn = decisionOf(
+        yield* run([user("rename the helper in utils.ts"), assistant("done"), user("now the tests")], [strongVerdict])
+      )
+      assert.deepStrictEqual(summary(nextTurn), { target: "strong", source: "llm-classifier" })
       assert.strictEqual(yield* judge.calls, 2)
     }))
 

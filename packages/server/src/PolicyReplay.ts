@@ -20,7 +20,7 @@
  * The session state is replayed too: lines are taken in file order, only a replayed verdict changes a
  * session's stored decision (as the routes do), and a session whose logged line found nothing
  * stored (expired, evicted, ended by `session_final`) starts afresh. Sessions are the lines'
- * `session_id`; a `new_session` route with `message_hash_fallback` keys requests without one by a
+ * `session_id`; a route with `message_hash_fallback` keys requests without one by a
  * message hash the log does not have, so those requests replay without a stored decision. Delegated
  * sub-agent requests (evidence `subagent: true`) are counted as logged.
  */

@@ -57,14 +57,17 @@ export const triggerFields = {
 
 /**
  * The triggers: `classify_trigger` (default `every_request`), `message_hash_fallback` (default
- * false; only with `new_session`), `recent_turn_window` (non-negative, unset by default).
+ * false; only with `new_session` or `user_turn`, whose sessions it keys), `recent_turn_window` (non-negative, unset by default).
  */
 export const triggers = (keys: Schema.Struct.Type<typeof triggerFields>) =>
   Effect.gen(function*() {
     const classifyTrigger = keys.classify_trigger ?? "every_request"
     const messageHashFallback = keys.message_hash_fallback ?? false
-    if (messageHashFallback && classifyTrigger !== "new_session") {
-      return yield* failAt(["message_hash_fallback"], "message_hash_fallback requires classify_trigger = new_session")
+    if (messageHashFallback && classifyTrigger === "every_request") {
+      return yield* failAt(
+        ["message_hash_fallback"],
+        "message_hash_fallback requires classify_trigger = new_session or user_turn"
+      )
     }
     const recentTurnWindow = yield* optionalInteger(["recent_turn_window"], keys.recent_turn_window, {
       min: 0n,

@@ -31,7 +31,7 @@ import { type SessionDecision, SessionStore } from "../SessionStore.js"
 import * as Warnings from "./warnings.js"
 
 /**
- * Whose selection the stored decision is: a session's (its session id; under `new_session` with
+ * Whose selection the stored decision is: a session's (its session id; with
  * `message_hash_fallback`, else a hash of its first user message), or — for a route's `subagents`
  * table — a sub-agent's: the pair (session id, agent id), both required, never a message hash.
  */
@@ -116,7 +116,7 @@ export const withoutVerdict = (routeId: string): RecordWithoutVerdict => {
 }
 
 /**
- * The identity a stored selection belongs to: the caller's session id, or (new_session +
+ * The identity a stored selection belongs to: the caller's session id, or (with
  * message_hash_fallback) a hash; for sub-agent affinity the (session id, agent id) pair. Prefixed
  * with the route id: the key in the session store. None under `every_request`.
  */
@@ -133,7 +133,7 @@ const keyOf = <V, S>(mode: Mode<V, S>) => (request: RoutedRequest): Effect.Effec
     ))
   }
   if (Option.isSome(request.sessionId)) return Effect.succeed(keyed(Option.some(`s:${request.sessionId.value}`)))
-  if (mode.rules.trigger === "new_session" && mode.messageHashFallback) {
+  if (mode.messageHashFallback) {
     return Effect.map(
       Conversation.messageHash(request.body.messages),
       (hash) => keyed(Option.map(hash, (h) => `h:${h}`))
