@@ -209,7 +209,9 @@ export const scan = (
           continue
         }
         case CLOSE_OBJECT:
-        case CLOSE_ARRAY: {
+        case CLOSE_ARRAY:
+        case COMMA: {
+          // a comma or a closing bracket ends the element or top-level member being read
           if (depth === 2 && elements !== undefined && elementStart >= 0) {
             elements.push({ start: elementStart, end: lastSignificantEnd })
             elementStart = -1
@@ -218,24 +220,15 @@ export const scan = (
             members.push(memberOf(chunks, memberKeyStart, memberKeyEnd, memberValueStart, lastSignificantEnd, elements))
             memberKeyStart = memberKeyEnd = memberValueStart = -1
             elements = undefined
+          }
+          if (c === COMMA) {
+            expectKey = kinds[depth] === 1
+            continue
           }
           if (depth === 1 && kinds[1] === 1 && rootEnd < 0) rootEnd = at + 1
           depth--
           expectKey = false
           lastSignificantEnd = at + 1
-          continue
-        }
-        case COMMA: {
-          if (depth === 2 && elements !== undefined && elementStart >= 0) {
-            elements.push({ start: elementStart, end: lastSignificantEnd })
-            elementStart = -1
-          }
-          if (depth === 1 && memberValueStart >= 0) {
-            members.push(memberOf(chunks, memberKeyStart, memberKeyEnd, memberValueStart, lastSignificantEnd, elements))
-            memberKeyStart = memberKeyEnd = memberValueStart = -1
-            elements = undefined
-          }
-          expectKey = kinds[depth] === 1
           continue
         }
         case COLON:

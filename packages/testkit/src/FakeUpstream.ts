@@ -305,47 +305,21 @@ export const make = (
         const id = yield* Ref.updateAndGet(sequence, (n) => n + 1)
         const connection = yield* connectionOf(req.socket)
         const at = Date.now()
-        const record: RequestRecord = Option.match(behaviour, {
-          onNone: () => ({
-            id,
-            model,
-            method,
-            path,
-            headers,
-            body,
-            bodyText: text.value,
-            at,
-            connection,
-            closedEarly: false
-          }),
-          onSome: (b) => ({
-            id,
-            model,
-            method,
-            path,
-            headers,
-            body,
-            bodyText: text.value,
-            at,
-            connection,
-            behaviour: b,
-            closedEarly: false
-          })
-        })
+        // what the request record and the exchange both say of the request
+        const seen = { id, model, method, path, headers, body, bodyText: text.value, at }
+        const record: RequestRecord = {
+          ...seen,
+          connection,
+          ...Option.match(behaviour, { onNone: () => ({}), onSome: (b) => ({ behaviour: b }) }),
+          closedEarly: false
+        }
         yield* SubscriptionRef.update(log, (records) => [...records, record])
 
         const exchange: Exchange = {
           api: api ?? "openai",
           req,
           res,
-          id,
-          model,
-          method,
-          path,
-          headers,
-          body,
-          bodyText: text.value,
-          at,
+          ...seen,
           stream: peek?.stream === true,
           includeUsage: peek?.stream_options?.include_usage === true,
           cutting: () => {
