@@ -175,9 +175,16 @@ export const make = (client: string, settings: Settings): Effect.Effect<Breaker>
 export interface Registry {
   /**
    * The breaker of `client`, created on first use from its `breaker` settings; `None` when the
-   * client has none. Clients are identified by name: the first settings seen for a name win.
+   * client has none. Clients are identified by name: the settings last registered for a name (else
+   * the first seen) win.
    */
   readonly forClient: (client: LlmClient) => Effect.Effect<Option.Option<Breaker>>
+  /**
+   * Make `client`'s `breaker` settings the ones of its name (a deployment's clients, at start and
+   * at each reload): a breaker with the same settings is kept with its state, one with other
+   * settings is replaced by a new, closed breaker, and a client without a `breaker` table has none.
+   */
+  readonly register: (client: LlmClient) => Effect.Effect<void>
   /** Every breaker created so far, sorted by client name. */
   readonly statuses: Effect.Effect<ReadonlyArray<Status>>
 }
@@ -201,11 +208,28 @@ export const makeRegistry: Effect.Effect<Registry> = Effect.gen(function*() {
     return Effect.flatMap(known, (breaker) => (Option.isSome(breaker) ? Effect.succeed(breaker) : create))
   }
 
+  const register = (client: LlmClient): Effect.Effect<void> =>
+    SynchronizedRef.updateEffect(breakers, (all) => {
+      const settings = client.breaker ?? Option.none()
+      const existing = all.get(client.name)
+      if (Option.isNone(settings)) {
+        if (existing === undefined) return Effect.succeed(all)
+        const rest = new Map(all)
+        rest.delete(client.name)
+        return Effect.succeed(rest)
+      }
+      const same = existing !== undefined &&
+        existing.settings.failureThreshold === settings.value.failureThreshold &&
+        existing.settings.cooldownMs === settings.value.cooldownMs
+      if (same) return Effect.succeed(all)
+      return Effect.map(make(client.name, settings.value), (created) => new Map([...all, [client.name, created]]))
+    })
+
   const statuses = Effect.flatMap(SynchronizedRef.get(breakers), (all) =>
     Effect.forEach(
       [...all.values()].sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0)),
       (breaker) => Effect.map(breaker.state, (state): Status => ({ client: breaker.client, state }))
     ))
 
-  return { forClient, statuses }
+  return { forClient, register, statuses }
 })

@@ -134,7 +134,9 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
   readonly countTokens: (options: CallOptions) => Effect.Effect<unknown, ClientFailure>
   /**
    * Creates the circuit breaker of `client` now, if it has a `breaker` table (it is otherwise
-   * created by the first call), so that `/health` and the state gauge show it from the start.
+   * created by the first call), so that `/health` and the state gauge show it from the start; on
+   * a reloaded deployment, keeps a breaker whose settings are unchanged (and its state), replaces
+   * one whose settings changed, and drops one whose client has no `breaker` table any more.
    */
   readonly register: (client: LlmClient) => Effect.Effect<void>
   /** The state of every breaker created so far, sorted by LLM client name. */
@@ -259,7 +261,7 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTranspor
             Call.logicalCall(transport, options, Wire.countTokensWire(options), false, Call.noStream, Buffered.readJson)
           )
           : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
-      register: (client) => Effect.asVoid(registry.forClient(client)),
+      register: registry.register,
       breakers: registry.statuses
     })
   }

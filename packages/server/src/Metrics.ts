@@ -22,6 +22,15 @@ export const authRequestsTotal = Metric.counter("switchyard_auth_requests_total"
   description: "Inbound auth checks by outcome"
 })
 
+/**
+ * Reloads of the deployment (`SIGHUP`), labelled `outcome`: `success` (the reloaded deployment is
+ * served) or `error` (it did not load; the running one is kept).
+ */
+export const configReloadsTotal = Metric.counter("switchyard_config_reloads_total", {
+  incremental: true,
+  description: "Reloads of the deployment file by outcome"
+})
+
 /** Constant 1, labelled `version`. */
 export const buildInfo = Metric.gauge("switchyard_build_info", { description: "Build information" })
 

@@ -27,6 +27,7 @@ import { Readable } from "node:stream"
 import * as Api from "./Api.js"
 import * as Auth from "./internal/auth.js"
 import * as Edge from "./internal/edge.js"
+import * as Reload from "./internal/reload.js"
 import * as Tracing from "./internal/tracing.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
 import * as RoutingLog from "./RoutingLog.js"
@@ -53,6 +54,11 @@ export interface Options extends Api.Options {
    * (`--shutdown-timeout`; default: until they end).
    */
   readonly shutdownTimeoutMs?: number | undefined
+  /**
+   * Reload the deployment on `SIGHUP` from this (the CLI: its `--config` file read and validated
+   * again; see `Deployment.Reloader`). Default: no reload (and no `SIGHUP` listener of its own).
+   */
+  readonly reload?: Effect.Effect<Deployment.Deployment, { readonly message: string }> | undefined
 }
 
 /**
@@ -210,7 +216,7 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
         backlog: options.backlog ?? defaultBacklog
       })
     ),
-    Layer.provide(Layer.provideMerge(routerLayer(deployment), statsLayer(deployment))),
+    Layer.provideMerge(Layer.provideMerge(routerLayer(deployment), statsLayer(deployment))),
     Layer.provide(options.telemetry ?? Telemetry.layer),
     Layer.provide(options.routingLog === undefined ? RoutingLog.layerNoop : RoutingLog.layer(options.routingLog))
   )
@@ -269,9 +275,13 @@ export const listeningLine = (tls: boolean) =>
  * The whole server bound to `options.host:options.port`, printing its `listening on` line. The
  * Node server sits between the API and the router so that, on shutdown, it stops accepting and
  * drains in-flight requests while the router and its upstream connection pool are still alive.
+ * With `options.reload`, `SIGHUP` reloads the deployment (`Deployment.Reloader`).
  */
 export const layer = (deployment: Deployment.Deployment, options: Options) =>
-  Layer.effectDiscard(listeningLine(options.tls !== undefined)).pipe(Layer.provide(layerApp(deployment, options)))
+  Layer.merge(
+    Layer.effectDiscard(listeningLine(options.tls !== undefined)),
+    options.reload === undefined ? Layer.empty : Reload.onHangup(options.reload)
+  ).pipe(Layer.provide(layerApp(deployment, options)))
 
 /**
  * The bounded drain, as a finalizer that runs before the Node server's own (which stops accepting

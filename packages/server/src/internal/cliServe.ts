@@ -207,7 +207,7 @@ export const program = (options: CliOptions, extension?: Extension) =>
     if (exposure !== undefined) yield* Console.error(exposure)
     yield* repeatedSignals
     const routingLog = options.routingLogFile === undefined ? undefined : { path: options.routingLogFile }
-    const server = Server.layer(deployment, { ...options, tls, routingLog })
+    const server = Server.layer(deployment, { ...options, tls, routingLog, reload: loadDeployment(options.config) })
     const app = extension === undefined ? server : Layer.merge(server, extension.layer(deployment, options))
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   }))
