@@ -16,10 +16,12 @@ import { keysOf } from "./internal/toml.js"
  * A custom classifier route, validated: `CustomRoute.make` takes it as it is (its selections keyed
  * by session, the default affinity).
  */
-export type Spec = RouteSpecOf<
-  Omit<CustomRoute.Options, "affinity">,
-  { readonly type: "llm_classifier"; readonly mode: "custom" }
->
+export type Spec =
+  & RouteSpecOf<
+    Omit<CustomRoute.Options, "affinity" | "groups">,
+    { readonly type: "llm_classifier"; readonly mode: "custom" }
+  >
+  & Pick<CustomRoute.Options, "groups">
 
 const keys = keysOf({ ...routeKeyFields("llm_classifier"), ...customFields })
 

@@ -5,7 +5,7 @@ import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
-import { expectInvalid, load } from "./support.js"
+import { doc, expectInvalid, load } from "./support.js"
 
 /**
  * A valid deployment with one custom classifier route `[routes.auto]`; `route` appends lines to
@@ -306,4 +306,114 @@ describe("DeploymentToml.parse llm_classifier (custom) load errors", () => {
 
   it.effect("judge_failure is error or fail_open", () =>
     expectInvalid(custom({ route: "judge_failure = \"retry\"" }), `${at}.judge_failure`, "unknown variant \"retry\""))
+})
+
+/** The group form: `custom()` with `models` in place of `classifier_target` and `targets`. */
+const grouped = (models: string, defaultTarget = "careful") =>
+  custom()
+    .replace("classifier_target = \"judge\"\n", "")
+    .replace("targets = [\"fast\", \"careful\"]\n", "")
+    .replace("default_target = \"careful\"", `default_target = "${defaultTarget}"\nmodels = { ${models} }`)
+
+const models = "judge = [\"judge\"], quick = [\"fast\"], deep = [\"careful\", \"fast\"], any = [\"fast\", \"careful\"]"
+
+describe("DeploymentToml.parse llm_classifier (custom), the group form", () => {
+  it.effect("the compatible system's example of model groups loads unchanged", () =>
+    Effect.gen(function*() {
+      const route = customRoute(
+        yield* load(fixture("llm-classifier-custom-groups.toml"), [["OPENROUTER_API_KEY", "k"]]),
+        "smart"
+      )
+      assert.strictEqual(route.judge.name, "classifier")
+      assert.deepStrictEqual(route.targets.map((t) => t.name), ["fast", "balanced", "reasoning", "premium"])
+      assert.strictEqual(route.defaultTarget.name, "premium")
+      assert.deepStrictEqual(
+        route.groups?.groups.map((g) => [g.label, g.candidates.map((t) => t.name)]),
+        [
+          ["any", ["fast", "balanced", "reasoning", "premium"]],
+          ["balanced", ["balanced", "fast", "reasoning", "premium"]],
+          ["fast", ["fast", "balanced", "reasoning", "premium"]],
+          ["premium", ["premium", "fast", "balanced", "reasoning"]],
+          ["reasoning", ["reasoning", "premium", "fast", "balanced"]]
+        ]
+      )
+      assert.strictEqual(route.groups?.defaultLabel, "premium")
+      assert.deepStrictEqual(route.selector.tokens, ["decision", "target"])
+    }))
+
+  it.effect("default_target names a group; the targets form has no groups", () =>
+    Effect.gen(function*() {
+      const route = customRoute(yield* load(grouped(models, "deep")), "auto")
+      assert.strictEqual(route.defaultTarget.name, "careful")
+      assert.strictEqual(route.groups?.defaultLabel, "deep")
+      assert.strictEqual(customRoute(yield* load(custom()), "auto").groups, undefined)
+    }))
+
+  it.effect("models.any and models.judge must hold a target", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(
+        grouped("judge = [\"judge\"], any = []"),
+        `${at}.models.any`,
+        "models.any must contain at least one target"
+      )
+      yield* expectInvalid(
+        grouped("any = [\"fast\", \"careful\"]", "any"),
+        `${at}.models.judge`,
+        "models.judge must contain at least one target"
+      )
+    }))
+
+  it.effect("default_target is a non-empty group other than judge", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(grouped(models, "judge"), `${at}.default_target`, "default_target cannot be judge")
+      yield* expectInvalid(
+        grouped(models, "missing"),
+        `${at}.models.missing`,
+        "models.missing must contain at least one target because it is the default_target"
+      )
+      yield* expectInvalid(grouped(models, " "), `${at}.default_target`, "has invalid default_target")
+    }))
+
+  it.effect("a group's targets must appear in models.any, and name configured targets", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(
+        grouped("judge = [\"judge\"], deep = [\"careful\"], any = [\"fast\"]", "deep"),
+        `${at}.models.deep[0]`,
+        "models.deep lists target careful, which must also appear in models.any"
+      )
+      yield* expectInvalid(
+        grouped("judge = [\"judge\"], any = [\"fast\", \"ghost\"]", "any"),
+        `${at}.models.any[1]`,
+        "references unknown target \"ghost\""
+      )
+    }))
+
+  it.effect("models goes with neither classifier_target nor targets, and judge holds one target", () =>
+    Effect.gen(function*() {
+      yield* expectInvalid(
+        grouped(models).replace("mode = \"custom\"", "mode = \"custom\"\nclassifier_target = \"judge\""),
+        `${at}.classifier_target`,
+        "mode custom cannot use capability or escalation fields and response_format_type must be 'json_schema'"
+      )
+      yield* expectInvalid(
+        grouped(models).replace("mode = \"custom\"", "mode = \"custom\"\ntargets = [\"fast\", \"careful\"]"),
+        `${at}.targets`,
+        "mode custom takes models groups or targets, not both"
+      )
+      yield* expectInvalid(
+        grouped("judge = [\"judge\", \"fast\"], any = [\"fast\", \"careful\"]", "any"),
+        `${at}.models.judge`,
+        "models.judge takes one target here"
+      )
+    }))
+
+  it.effect("capability and escalation routes refuse models", () =>
+    expectInvalid(
+      doc({ route: "" }).replace(
+        "type = \"noop\"",
+        "type = \"llm_classifier\"\nclassifier_target = \"weak\"\nweak_target = \"weak\"\nstrong_target = \"weak\"\nbase_threshold = 0.5\nmodels = { any = [\"weak\"] }"
+      ),
+      "routes.r.models",
+      "mode capability cannot use custom classifier fields"
+    ))
 })

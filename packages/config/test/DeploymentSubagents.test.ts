@@ -110,6 +110,25 @@ describe.each(["passthrough", "stage_router"] as const)("a %s route's subagents 
         assert.deepStrictEqual(table.selector.tokens, ["route"])
       }))
 
+    it.effect("a custom classifier in the group form (models) routes sub-agents to groups", () =>
+      Effect.gen(function*() {
+        const groupsForm = custom()
+          .replace("classifier_target = \"judge\"\n", "")
+          .replace(
+            /^targets = .*\n/m,
+            "models = { judge = [\"judge\"], review = [\"reviewer\"], any = [\"worker\", \"reviewer\"] }\n"
+          )
+          .replace(/^default_target = .*$/m, "default_target = \"review\"")
+        const table = subagentsOf(yield* load(withSubagents(groupsForm)))
+        if (table.type !== "llm_classifier") return assert.fail("expected a custom classifier")
+        assert.strictEqual(table.judge.name, "judge")
+        assert.strictEqual(table.groups?.defaultLabel, "review")
+        assert.deepStrictEqual(
+          table.groups?.groups.map((g) => [g.label, g.candidates.map((t) => t.name)]),
+          [["any", ["worker", "reviewer"]], ["review", ["reviewer", "worker"]]]
+        )
+      }))
+
     it.effect("every optional key of the custom classifier", () =>
       Effect.gen(function*() {
         const table = subagentsOf(

@@ -14,6 +14,7 @@
  * (`internal/classifierRoute.ts`).
  */
 import type { Target } from "@switchyard-ts/client/Target"
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -28,14 +29,34 @@ import type * as Posture from "./Posture.js"
 import type { Route } from "./Route.js"
 import type { SessionStore } from "./SessionStore.js"
 
+/** One group of the group form: its name (the label a verdict names) and its targets in serving order. */
+export interface Group {
+  readonly label: string
+  /** The group's own targets, then the `any` group's other targets: the answer call's candidates. */
+  readonly candidates: Arr.NonEmptyReadonlyArray<Target>
+}
+
+/** The group form of a custom route (`[routes.<n>.models]`, every group but `judge`). */
+export interface Groups {
+  /** In label order. */
+  readonly groups: ReadonlyArray<Group>
+  /** `default_target`: the label of a non-empty group. */
+  readonly defaultLabel: string
+}
+
 /** Options of a custom classifier route (its TOML keys, validated). */
 export interface Options extends CustomJudgeOptions, LateVerdict.Options {
   readonly id: string
   readonly name: string
-  /** `targets`: at least two, unique; each label is the target's table name. Route order. */
+  /**
+   * `targets`: at least two, unique; each label is the target's table name. Route order. In the
+   * group form: every routing target of the groups (`any`'s first), which are not labels.
+   */
   readonly targets: ReadonlyArray<Target>
-  /** `default_target`: one of `targets`. */
+  /** `default_target`: one of `targets` (in the group form: the default group's first target). */
   readonly defaultTarget: Target
+  /** The group form: labels are group names (default: each of `targets` is its own label). */
+  readonly groups?: Groups
   /** `policy.selector`: a JSON Pointer other than the root. */
   readonly selector: JsonPointer.JsonPointer
   readonly classifyTrigger: ClassifierCascade.ClassifyTrigger
@@ -57,6 +78,11 @@ export interface Settings {
   /** `targets`, by label (target table name). */
   readonly targets: ReadonlyArray<Pick<Target, "name">>
   readonly defaultTarget: Pick<Target, "name">
+  /** The group form: the labels are these groups' (see {@link Options.groups}). */
+  readonly groups?: {
+    readonly groups: ReadonlyArray<{ readonly label: string }>
+    readonly defaultLabel: string
+  }
   readonly selector: Pick<JsonPointer.JsonPointer, "text">
   readonly classifyTrigger: ClassifierCascade.ClassifyTrigger
 }
@@ -94,17 +120,51 @@ export const rules = (
   judged: (label) =>
     Option.match(Option.filter(label, (named) => isLabel(settings, named)), {
       onNone: () => ({
-        selection: settings.defaultTarget.name,
+        selection: defaultLabel(settings),
         evidence: { source: "abstained", selector: settings.selector.text, judge_model: judgeModel }
       }),
       onSome: (named) => ({ selection: named, evidence: { source: "llm-classifier", label: named } })
     }),
-  fallback: settings.defaultTarget.name
+  fallback: defaultLabel(settings)
 })
 
-/** Whether `label` names one of the route's targets. */
-export const isLabel = (settings: Pick<Settings, "targets">, label: string): boolean =>
-  settings.targets.some((target) => target.name === label)
+/** The label `default_target` names. */
+export const defaultLabel = (settings: Pick<Settings, "defaultTarget" | "groups">): string =>
+  settings.groups?.defaultLabel ?? settings.defaultTarget.name
+
+/** Whether `label` names one of the route's targets (in the group form: one of its groups). */
+export const isLabel = (settings: Pick<Settings, "targets" | "groups">, label: string): boolean =>
+  settings.groups === undefined
+    ? settings.targets.some((target) => target.name === label)
+    : settings.groups.groups.some((group) => group.label === label)
+
+/** What {@link candidatesOf} reads: a route's options, or a replay's settings (targets by name). */
+export interface Candidates<T extends { readonly name: string }> {
+  readonly targets: ReadonlyArray<T>
+  readonly defaultTarget: T
+  readonly groups?: {
+    readonly groups: ReadonlyArray<{ readonly label: string; readonly candidates: Arr.NonEmptyReadonlyArray<T> }>
+    readonly defaultLabel: string
+  } | undefined
+}
+
+/**
+ * The answer call's candidates for a selected label: its target, then the route's other targets in
+ * route order; in the group form, the group's candidates. An unknown label is `default_target`'s.
+ */
+export const candidatesOf = <T extends { readonly name: string }>(
+  options: Candidates<T>,
+  label: string
+): Arr.NonEmptyReadonlyArray<T> => {
+  const groups = options.groups
+  if (groups !== undefined) {
+    const group = groups.groups.find((g) => g.label === label) ??
+      groups.groups.find((g) => g.label === groups.defaultLabel)
+    return group === undefined ? [options.defaultTarget] : group.candidates
+  }
+  const selected = options.targets.find((target) => target.name === label) ?? options.defaultTarget
+  return [selected, ...options.targets.filter((target) => target.name !== selected.name)]
+}
 
 /**
  * Build a custom classifier route over the `Judge` and `SessionStore` services; its late judge
@@ -114,7 +174,6 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
   Effect.gen(function*() {
     const judge = yield* Judge
     const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-    const byLabel = (label: string) => options.targets.find((target) => target.name === label) ?? options.defaultTarget
 
     const classify = yield* ClassifierRoute.make<Option.Option<string>, string>({
       routeId: options.id,
@@ -145,13 +204,8 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) =>
         Effect.map(classify(request), ({ evidence, selection }) => {
-          const selected = byLabel(selection)
-          return Decision.routed({
-            route: info,
-            selected,
-            fallbacks: options.targets.filter((target) => target.name !== selected.name),
-            evidence
-          })
+          const [selected, ...fallbacks] = candidatesOf(options, selection)
+          return Decision.routed({ route: info, selected, fallbacks, evidence })
         })
     }
     return route

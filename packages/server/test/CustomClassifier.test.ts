@@ -164,3 +164,58 @@ describe("custom classifier through the server", () => {
       assert.strictEqual(yield* failOpenCount(client, judge, "parse_error"), 2)
     }))
 })
+
+describe("custom classifier, the group form ([routes.<n>.models])", () => {
+  const groups = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
+    judgeDeployment(upstreamUrl, {
+      judgeModel,
+      answers: { fast: "fast-model", reasoning: "reasoning-model", premium: "premium-model" },
+      routes: {
+        grouped: D.custom("grouped", {
+          models: {
+            judge: ["judge"],
+            fast: ["fast"],
+            reasoning: ["reasoning", "premium"],
+            premium: ["premium"],
+            any: ["fast", "reasoning", "premium"]
+          },
+          default_target: "premium",
+          prompt: "Name the group that should answer.",
+          response_schema: `{"type": "object", "properties": {"route": {"type": "string"}}, "required": ["route"]}`,
+          policy: { type: "target_selector", selector: "/route" },
+          judge_failure: "error"
+        })
+      }
+    })
+
+  it.scopedLive("a verdict names a group: its first target serves, then the group's others, then any's", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(groups(judge))
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok("{\"route\": \"reasoning\"}"))
+      const decided = Schema.decodeUnknownSync(DecisionBody)((yield* decision(client, "grouped")).json)
+      assert.strictEqual(decided.selected.target, "reasoning")
+      assert.deepStrictEqual(decided.fallbacks.map((f) => f.target), ["premium", "fast"])
+      assert.deepStrictEqual<unknown>(decided.evidence, { source: "llm-classifier", label: "reasoning" })
+      assert.strictEqual((yield* completion(client, "grouped")).selected, "reasoning-model")
+      // the group's first target unavailable: the group's next one answers
+      yield* upstream.script("reasoning-model", [FakeUpstream.status(503)])
+      assert.strictEqual((yield* completion(client, "grouped")).selected, "premium-model")
+    }))
+
+  it.scopedLive("judge is never routable; `any` is a group like the others; an unknown name abstains", () =>
+    Effect.gen(function*() {
+      const judge = uniqueJudge()
+      const { client, upstream } = yield* startServer(groups(judge))
+      const selectedFor = (route: string) =>
+        Effect.gen(function*() {
+          yield* upstream.setBehaviour(judge, FakeUpstream.ok(JSON.stringify({ route })))
+          const body = Schema.decodeUnknownSync(DecisionBody)((yield* decision(client, "grouped")).json)
+          return { target: body.selected.target, source: body.evidence["source"] }
+        })
+      assert.deepStrictEqual(yield* selectedFor("judge"), { target: "premium", source: "abstained" })
+      assert.deepStrictEqual(yield* selectedFor("any"), { target: "fast", source: "llm-classifier" })
+      assert.deepStrictEqual(yield* selectedFor("fast"), { target: "fast", source: "llm-classifier" })
+      assert.deepStrictEqual(yield* selectedFor("nobody"), { target: "premium", source: "abstained" })
+    }))
+})

@@ -87,13 +87,39 @@ interface CustomLogged {
   readonly defaultLabel: Label
   readonly classifyTrigger: PolicyReplay.CustomSettings["classifyTrigger"]
   readonly judgeFailure: PolicyReplay.CustomSettings["judgeFailure"]
+  /** The group form: each label a group whose first target is another label's (see {@link groupsOf}). */
+  readonly grouped?: boolean
 }
 
 const customSettingsArbitrary: FastCheck.Arbitrary<CustomLogged> = FastCheck.record({
   defaultLabel: FastCheck.constantFrom(...labels),
   classifyTrigger: FastCheck.constantFrom("every_request" as const, "user_turn" as const, "new_session" as const),
-  judgeFailure: FastCheck.constantFrom("error" as const, "fail_open" as const)
+  judgeFailure: FastCheck.constantFrom("error" as const, "fail_open" as const),
+  grouped: FastCheck.boolean()
 })
+
+/** In the group form, the group a label names is served first by this label's target. */
+const servedFirst: Readonly<Record<Label, Label>> = { alpha: "gamma", beta: "alpha", gamma: "beta" }
+
+/** The group form of `settings` (each group: its first target, then the others), if grouped. */
+const groupsOf = (settings: CustomLogged) =>
+  settings.grouped === true
+    ? {
+      groups: {
+        groups: labels.map((label) => {
+          const first = servedFirst[label]
+          return {
+            label,
+            candidates: [customTarget(first), ...labels.filter((l) => l !== first).map(customTarget)] as const
+          }
+        }),
+        defaultLabel: settings.defaultLabel
+      }
+    }
+    : {}
+
+const customDefault = (settings: CustomLogged) =>
+  customTarget(settings.grouped === true ? servedFirst[settings.defaultLabel] : settings.defaultLabel)
 
 const responseSchema = {
   type: "object",
@@ -121,7 +147,8 @@ const customLogOf = (steps: ReadonlyArray<CustomStep>, settings: CustomLogged) =
       maxOutputTokens: 64,
       recentTurnWindow: Option.none(),
       targets: customTargets,
-      defaultTarget: customTarget(settings.defaultLabel),
+      defaultTarget: customDefault(settings),
+      ...groupsOf(settings),
       selector: Either.getOrThrow(JsonPointer.parse("/route")),
       classifyTrigger: settings.classifyTrigger,
       messageHashFallback: false,
@@ -135,7 +162,8 @@ const customLogOf = (steps: ReadonlyArray<CustomStep>, settings: CustomLogged) =
 const customReplayer = (settings: CustomLogged, targets = customTargets) =>
   PolicyReplay.custom({
     targets,
-    defaultTarget: customTarget(settings.defaultLabel),
+    defaultTarget: customDefault(settings),
+    ...groupsOf(settings),
     classifyTrigger: settings.classifyTrigger,
     judgeFailure: settings.judgeFailure
   })

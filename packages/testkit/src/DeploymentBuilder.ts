@@ -81,8 +81,11 @@ export interface CapabilitySettings extends JudgeSettings {
 
 /** The keys of a custom classifier (a custom route, a `subagents` classifier). */
 export interface CustomSettings extends JudgeSettings {
-  readonly classifier_target: string
-  readonly targets: ReadonlyArray<string>
+  /** The targets form: the judge and the labelled targets (without `models`). */
+  readonly classifier_target?: string
+  readonly targets?: ReadonlyArray<string>
+  /** The group form: named groups of target names, `judge` and `any` among them. */
+  readonly models?: Readonly<Record<string, ReadonlyArray<string>>>
   readonly default_target: string
   readonly prompt: string
   /** The inner JSON Schema of the judge's reply, as text. */

@@ -15,6 +15,7 @@ const Head = Schema.Struct({
   mode: Schema.optional(TomlString),
   escalation: Schema.optional(Schema.Unknown),
   targets: Schema.optional(Schema.Unknown),
+  models: Schema.optional(Schema.Unknown),
   default_target: Schema.optional(Schema.Unknown),
   response_schema: Schema.optional(Schema.Unknown),
   policy: Schema.optional(Schema.Unknown),
@@ -29,7 +30,7 @@ const Head = Schema.Struct({
 type Head = typeof Head.Type
 
 const modes = ["capability", "escalation", "custom"] as const
-const customFields = ["targets", "default_target", "response_schema", "policy"] as const
+const customFields = ["targets", "models", "default_target", "response_schema", "policy"] as const
 const capabilityOrEscalationFields = [
   "strong_target",
   "weak_target",

@@ -22,15 +22,24 @@ import {
   triggers
 } from "./judgeKeys.js"
 import { lookupTarget } from "./rules.js"
-import { arrayOf, failAt, subtable, TomlString, TomlVariant } from "./toml.js"
+import { arrayOf, failAt, subtable, tableOf, TomlString, TomlVariant } from "./toml.js"
 
 /** A custom classifier's settings: every key of a custom route's options but the route-wide ones and the triggers. */
-export type CustomClassifierSettings = Required<
-  Omit<
-    CustomRoute.Options,
-    "id" | "name" | "contextWindow" | "toolCalling" | "affinity" | "classifyTrigger" | "messageHashFallback"
+export type CustomClassifierSettings =
+  & Required<
+    Omit<
+      CustomRoute.Options,
+      | "id"
+      | "name"
+      | "contextWindow"
+      | "toolCalling"
+      | "affinity"
+      | "classifyTrigger"
+      | "messageHashFallback"
+      | "groups"
+    >
   >
->
+  & Pick<CustomRoute.Options, "groups">
 
 /** `policy = { type = "target_selector", selector = "<JSON Pointer>" }` (or a `[routes.<n>.policy]` table). */
 const Policy = subtable({ type: TomlVariant("target_selector"), selector: TomlString })
@@ -38,8 +47,11 @@ const Policy = subtable({ type: TomlVariant("target_selector"), selector: TomlSt
 /** The keys of a custom classifier, after its `type`. */
 export const customFields = {
   mode: TomlVariant("custom"),
-  classifier_target: TomlString,
-  targets: arrayOf(TomlString),
+  // the targets form: the judge and the labelled targets
+  classifier_target: Schema.optional(TomlString),
+  targets: Schema.optional(arrayOf(TomlString)),
+  // the group form: named groups of targets, `judge` and `any` among them
+  models: Schema.optional(tableOf(arrayOf(TomlString))),
   default_target: TomlString,
   prompt: TomlString,
   response_schema: TomlString,
@@ -118,13 +130,21 @@ const selectorOf = (selector: string): Effect.Effect<JsonPointer.JsonPointer, Pa
     : Effect.succeed(parsed.right)
 }
 
-/**
- * The rules of a custom classifier, in order: `classifier_target` → `targets` → `default_target`
- * (one of `targets`) → triggers → `prompt` (required) → `response_schema` → `policy.selector` →
- * the judge call → late verdicts.
- */
-export const customClassifier = (keys: Keys, targets: ReadonlyMap<string, Target>) =>
+/** The targets form's judge, labelled targets and default: `classifier_target`, `targets`, `default_target`. */
+const targetsForm = (keys: Keys, targets: ReadonlyMap<string, Target>) =>
   Effect.gen(function*() {
+    if (keys.classifier_target === undefined) {
+      return yield* failAt(
+        ["classifier_target"],
+        "is missing (mode custom takes classifier_target and targets, or a models table)"
+      )
+    }
+    if (keys.targets === undefined) {
+      return yield* failAt(
+        ["targets"],
+        "is missing (mode custom takes classifier_target and targets, or a models table)"
+      )
+    }
     const judge = yield* lookupTarget(targets, ["classifier_target"], keys.classifier_target)
     const resolved = yield* labelledTargets(targets, keys.targets)
     const defaultLabel = keys.default_target.trim()
@@ -132,6 +152,99 @@ export const customClassifier = (keys: Keys, targets: ReadonlyMap<string, Target
     if (defaultTarget === undefined) {
       return yield* failAt(["default_target"], `default_target ${JSON.stringify(defaultLabel)} must be one of targets`)
     }
+    return { judge, targets: resolved, defaultTarget }
+  })
+
+/**
+ * The group form (`[routes.<n>.models]`, the compatible system's after 0.3.0): `any` and `judge`
+ * non-empty, `default_target` a non-empty group other than `judge`, every other group's targets in
+ * `any`. `judge` holds the one judge target (judge calls do not fall back to other targets). A
+ * group's candidates are its own targets, then `any`'s others; the route's targets are `any`'s.
+ */
+const groupsForm = (
+  keys: Keys,
+  models: Readonly<Record<string, ReadonlyArray<string>>>,
+  targets: ReadonlyMap<string, Target>
+) =>
+  Effect.gen(function*() {
+    if (keys.classifier_target !== undefined) {
+      return yield* failAt(
+        ["classifier_target"],
+        "mode custom cannot use capability or escalation fields and response_format_type must be 'json_schema'"
+      )
+    }
+    if (keys.targets !== undefined) {
+      return yield* failAt(["targets"], "mode custom takes models groups or targets, not both")
+    }
+    for (const required of ["any", "judge"]) {
+      if ((models[required] ?? []).length === 0) {
+        return yield* failAt(["models", required], `models.${required} must contain at least one target`)
+      }
+    }
+    const defaultLabel = keys.default_target.trim()
+    if (defaultLabel === "") return yield* failAt(["default_target"], "has invalid default_target: empty group name")
+    if (defaultLabel === "judge") return yield* failAt(["default_target"], "default_target cannot be judge")
+    if ((models[defaultLabel] ?? []).length === 0) {
+      return yield* failAt(
+        ["models", defaultLabel],
+        `models.${defaultLabel} must contain at least one target because it is the default_target`
+      )
+    }
+    const any = models["any"] ?? []
+    const resolved = new Map<string, Target>()
+    for (const [label, names] of Object.entries(models)) {
+      if (label.trim() === "") return yield* failAt(["models", label], "models group names must not be empty")
+      for (const [i, name] of names.entries()) {
+        if (label !== "judge" && label !== "any" && !any.includes(name)) {
+          return yield* failAt(
+            ["models", label, i],
+            `models.${label} lists target ${name}, which must also appear in models.any`
+          )
+        }
+        resolved.set(name, yield* lookupTarget(targets, ["models", label, i], name))
+      }
+    }
+    // every name was resolved above
+    const resolvedOf = (names: ReadonlyArray<string>): Array<Target> =>
+      names.flatMap((name) => resolved.get(name) ?? [])
+    const judgeNames = models["judge"] ?? []
+    if (judgeNames.length > 1) {
+      return yield* failAt(
+        ["models", "judge"],
+        "models.judge takes one target here: judge calls do not fall back to other targets (judge_failure decides what a failed judge means)"
+      )
+    }
+    const groups: Array<CustomRoute.Group> = []
+    for (const label of Object.keys(models).filter((name) => name !== "judge").sort()) {
+      const own = [...new Set(models[label] ?? [])]
+      const [first, ...rest] = resolvedOf([...own, ...any.filter((name) => !own.includes(name))])
+      if (first !== undefined) groups.push({ label, candidates: [first, ...rest] })
+    }
+    const anyTargets = resolvedOf([...new Set(any)])
+    const [judge] = resolvedOf(judgeNames)
+    const defaultTarget = groups.find((group) => group.label === defaultLabel)?.candidates[0]
+    if (judge === undefined || defaultTarget === undefined) {
+      return yield* failAt(["models"], "models.any and models.judge must contain at least one target")
+    }
+    return {
+      judge,
+      targets: anyTargets,
+      defaultTarget,
+      groups: { groups, defaultLabel }
+    }
+  })
+
+/**
+ * The rules of a custom classifier, in order: the targets form (`classifier_target` → `targets` →
+ * `default_target`, one of `targets`) or the group form (`models`, `default_target` a group) →
+ * triggers → `prompt` (required) → `response_schema` → `policy.selector` → the judge call → late
+ * verdicts.
+ */
+export const customClassifier = (keys: Keys, targets: ReadonlyMap<string, Target>) =>
+  Effect.gen(function*() {
+    const form = keys.models === undefined
+      ? yield* targetsForm(keys, targets)
+      : yield* groupsForm(keys, keys.models, targets)
     const { classifyTrigger, messageHashFallback, recentTurnWindow } = yield* triggers(keys)
     const prompt = yield* checkPrompt(keys.prompt)
     const schema = yield* responseSchema(keys.response_schema)
@@ -139,9 +252,7 @@ export const customClassifier = (keys: Keys, targets: ReadonlyMap<string, Target
     const call = yield* judgeCall(keys)
     const late = yield* lateVerdicts(keys, call)
     const settings: CustomClassifierSettings = {
-      judge,
-      targets: resolved,
-      defaultTarget,
+      ...form,
       prompt,
       ...schema,
       selector,

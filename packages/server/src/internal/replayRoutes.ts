@@ -225,10 +225,11 @@ export const capability = (settings: CapabilitySettings): Replayer => {
 }
 
 /** The settings of a custom classifier route that a replay changes; targets by label with their model ids. */
-export interface CustomSettings extends Omit<CustomRoute.Settings, "targets" | "defaultTarget" | "selector"> {
-  /** `targets`: label (target table name) → model id. */
-  readonly targets: ReadonlyArray<{ readonly name: string; readonly id: string }>
-  readonly defaultTarget: { readonly name: string; readonly id: string }
+export interface CustomSettings
+  extends
+    Omit<CustomRoute.Settings, "targets" | "defaultTarget" | "groups" | "selector">,
+    CustomRoute.Candidates<{ readonly name: string; readonly id: string }>
+{
   readonly judgeFailure: Posture.Posture
 }
 
@@ -246,9 +247,15 @@ const customVerdictOf = (evidence: Evidence.Evidence): Option.Option<string> | u
  */
 export const custom = (settings: CustomSettings): Replayer => {
   const logged = (line: Line) => tieredLogged(line, (l) => l.selected_model ?? undefined)
-  const rules = CustomRoute.rules({ ...settings, selector: { text: "" } }, "")
-  const idOf = (label: string) =>
-    settings.targets.find((target) => target.name === label)?.id ?? settings.defaultTarget.id
+  const groups = settings.groups
+  const rules = CustomRoute.rules({
+    targets: settings.targets,
+    defaultTarget: settings.defaultTarget,
+    classifyTrigger: settings.classifyTrigger,
+    ...(groups === undefined ? {} : { groups }),
+    selector: { text: "" }
+  }, "")
+  const idOf = (label: string) => CustomRoute.candidatesOf(settings, label)[0].id
   return {
     kind: "custom",
     algorithm: "llm_task_classifier",
