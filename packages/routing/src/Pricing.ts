@@ -1,0 +1,236 @@
+/**
+ * Prices and the cost of one model call, exactly: the pricing file's format (the compatible
+ * system's `--pricing-file`: served model id → USD per million tokens for `input`, `output`,
+ * `cache_read`, `cache_write` and optionally `cache_write_1h`), its validation, and the cost of a
+ * call's token counts — or the provider's own charge, which wins when reported (also when zero).
+ *
+ * Arithmetic is exact: a rate is held as an integer number of nano-dollars per million tokens
+ * (femto-dollars per token; rates with more than nine decimals are rounded to nine, half to even),
+ * a cost as an integer number of femto-dollars, and totals are sums of those integers, so no total
+ * drifts however many calls it adds up. `usd` turns one into a JavaScript number for display.
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+
+/** An amount of money, in femto-dollars (1e-15 USD). */
+export type Femto = bigint
+
+/** Femto-dollars per dollar. */
+const perUsd = 10n ** 15n
+
+/** The amount as US dollars (a number, for display and JSON; the amount itself stays exact). */
+export const usd = (amount: Femto): number => {
+  const whole = amount / perUsd
+  const fraction = amount % perUsd
+  return Number(whole) + Number(fraction) / 1e15
+}
+
+/** One model's rates, in nano-dollars per million tokens (= femto-dollars per token). */
+export interface Rates {
+  readonly input: bigint
+  readonly output: bigint
+  readonly cacheRead: bigint
+  readonly cacheWrite: bigint
+  /** Cache writes kept for an hour; unset: such writes cannot be priced. */
+  readonly cacheWrite1h?: bigint | undefined
+}
+
+/** A pricing table: served model id → its rates. */
+export type Table = ReadonlyMap<string, Rates>
+
+/** Why a pricing file was refused (the compatible system's messages). */
+export class PricingError extends Schema.TaggedError<PricingError>()("PricingError", {
+  message: Schema.String
+}) {}
+
+/** Largest rate, USD per million tokens. */
+export const maxRate = 10_000
+
+/**
+ * A rate in USD per million tokens as nano-dollars per million tokens: the number's shortest
+ * decimal form (the one JSON wrote), rounded half to even beyond nine decimals.
+ */
+export const nanoRate = (rate: number): bigint => {
+  const [mantissa = "0", exponent = "0"] = rate.toString().toLowerCase().split("e")
+  const [whole = "0", fraction = ""] = mantissa.split(".")
+  const digits = BigInt(`${whole}${fraction}`)
+  // value = digits × 10^(exp − fraction.length); nano = value × 10^9
+  const shift = Number(exponent) - fraction.length + 9
+  if (shift >= 0) return digits * 10n ** BigInt(shift)
+  const divisor = 10n ** BigInt(-shift)
+  const quotient = digits / divisor
+  const remainder = digits % divisor
+  const twice = remainder * 2n
+  return twice > divisor || (twice === divisor && quotient % 2n === 1n) ? quotient + 1n : quotient
+}
+
+const Rate = Schema.Number
+const Entry = Schema.Struct({
+  input: Rate,
+  output: Rate,
+  cache_read: Rate,
+  cache_write: Rate,
+  cache_write_1h: Schema.optional(Rate)
+})
+const decodeEntry = Schema.decodeUnknownEither(Entry, { onExcessProperty: "error" })
+
+const invalidEntry = (model: string) =>
+  new PricingError({
+    message: `invalid pricing for model ${
+      JSON.stringify(model)
+    }: use a nonempty model ID and rates from 0 to 10000 USD per million tokens`
+  })
+
+const validRate = (rate: number | undefined): boolean =>
+  rate === undefined || (Number.isFinite(rate) && rate >= 0 && rate <= maxRate)
+
+/**
+ * Reads a pricing file's JSON text (`path` names it in messages): an object of model id → rates.
+ * Refused: text that is not JSON or not an object (`invalid pricing file <path>: …`), a model id
+ * given twice (`duplicate pricing model "<id>"`), an entry with a missing, unknown or non-number
+ * field, and an empty or padded id or a rate outside 0–10000 (`invalid pricing for model "<id>":
+ * …`).
+ */
+export const parse = (text: string, path: string): Either.Either<Table, PricingError> => {
+  const invalidFile = (why: string) =>
+    Either.left(new PricingError({ message: `invalid pricing file ${path}: ${why}` }))
+  let document: unknown
+  try {
+    document = JSON.parse(text)
+  } catch (error) {
+    return invalidFile(error instanceof Error ? error.message : "not JSON")
+  }
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    return invalidFile("expected a JSON object of model id to rates")
+  }
+  const duplicate = duplicateKey(text)
+  if (duplicate !== undefined) {
+    return Either.left(new PricingError({ message: `duplicate pricing model ${JSON.stringify(duplicate)}` }))
+  }
+  const table = new Map<string, Rates>()
+  for (const [model, value] of Object.entries(document)) {
+    const entry = decodeEntry(value)
+    if (Either.isLeft(entry)) return Either.left(invalidEntry(model))
+    const rates = entry.right
+    const valid = model !== "" && model.trim() === model &&
+      [rates.input, rates.output, rates.cache_read, rates.cache_write, rates.cache_write_1h].every(validRate)
+    if (!valid) return Either.left(invalidEntry(model))
+    table.set(model, {
+      input: nanoRate(rates.input),
+      output: nanoRate(rates.output),
+      cacheRead: nanoRate(rates.cache_read),
+      cacheWrite: nanoRate(rates.cache_write),
+      cacheWrite1h: rates.cache_write_1h === undefined ? undefined : nanoRate(rates.cache_write_1h)
+    })
+  }
+  return Either.right(table)
+}
+
+/**
+ * The first top-level key that `text` (a JSON object) holds twice, if any: `JSON.parse` keeps the
+ * last silently, a pricing file must not.
+ */
+const duplicateKey = (text: string): string | undefined => {
+  const seen = new Set<string>()
+  let depth = 0
+  let expectKey = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c === "\"") {
+      let j = i + 1
+      while (j < text.length && text[j] !== "\"") j += text[j] === "\\" ? 2 : 1
+      if (depth === 1 && expectKey) {
+        const key: unknown = JSON.parse(text.slice(i, j + 1))
+        if (typeof key === "string") {
+          if (seen.has(key)) return key
+          seen.add(key)
+        }
+        expectKey = false
+      }
+      i = j
+    } else if (c === "{" || c === "[") {
+      depth++
+      expectKey = depth === 1 && c === "{"
+    } else if (c === "}" || c === "]") depth--
+    else if (c === "," && depth === 1) expectKey = true
+  }
+  return undefined
+}
+
+/** What a call's cost is read from: its token buckets (disjoint) and the provider's own charge. */
+export interface Counts {
+  /** Input tokens that were neither read from nor written to a cache. */
+  readonly input?: number | undefined
+  /** Output tokens (reasoning included). */
+  readonly output?: number | undefined
+  readonly cacheRead?: number | undefined
+  /** Every cache write (those kept for an hour included). */
+  readonly cacheWrite?: number | undefined
+  /** The cache writes kept for an hour. */
+  readonly cacheWrite1h?: number | undefined
+  /** The provider's charge for the call in USD (`usage.cost`), when it reported one. */
+  readonly providerUsd?: number | undefined
+}
+
+/** The cost of one call: how much, and whether the provider said so or the table priced it. */
+export interface Cost {
+  readonly femto: Femto
+  readonly source: "estimated" | "provider_reported"
+}
+
+const tokens = (count: number | undefined): bigint | undefined =>
+  count === undefined ? 0n : Number.isSafeInteger(count) && count >= 0 ? BigInt(count) : undefined
+
+/**
+ * The cost of a call of `model` with `counts` under `table`: the provider's finite, non-negative
+ * charge when reported (zero included); else the table's rates times the token buckets (missing
+ * cache counts are 0; writes not kept for an hour at `cache_write`, those kept at
+ * `cache_write_1h`). Unknown (`undefined`) without a rate for the model, without input or output
+ * counts, with more one-hour writes than writes, or with one-hour writes and no one-hour rate.
+ */
+export const costOf = (table: Table, model: string, counts: Counts): Cost | undefined => {
+  const reported = counts.providerUsd
+  if (reported !== undefined && Number.isFinite(reported) && reported >= 0) {
+    return { femto: nanoRate(reported) * 10n ** 6n, source: "provider_reported" }
+  }
+  const rates = table.get(model)
+  if (rates === undefined || counts.input === undefined || counts.output === undefined) return undefined
+  const input = tokens(counts.input)
+  const output = tokens(counts.output)
+  const read = tokens(counts.cacheRead)
+  const writes = tokens(counts.cacheWrite)
+  const long = tokens(counts.cacheWrite1h)
+  if (input === undefined || output === undefined || read === undefined || writes === undefined || long === undefined) {
+    return undefined
+  }
+  if (long > writes || (long > 0n && rates.cacheWrite1h === undefined)) return undefined
+  const femto = input * rates.input + output * rates.output + read * rates.cacheRead +
+    (writes - long) * rates.cacheWrite + long * (rates.cacheWrite1h ?? 0n)
+  return { femto, source: "estimated" }
+}
+
+/** Costs added up: what is known, and how many calls of each kind (an unknown one leaves the total unknown). */
+export interface Totals {
+  readonly knownFemto: Femto
+  readonly unknownCalls: number
+  readonly estimatedCalls: number
+  readonly providerReportedCalls: number
+}
+
+/** No calls. */
+export const noTotals: Totals = { knownFemto: 0n, unknownCalls: 0, estimatedCalls: 0, providerReportedCalls: 0 }
+
+/** `totals` with one more call of `cost` (`undefined`: an unpriced call). */
+export const add = (totals: Totals, cost: Cost | undefined): Totals =>
+  cost === undefined
+    ? { ...totals, unknownCalls: totals.unknownCalls + 1 }
+    : cost.source === "estimated"
+    ? { ...totals, knownFemto: totals.knownFemto + cost.femto, estimatedCalls: totals.estimatedCalls + 1 }
+    : {
+      ...totals,
+      knownFemto: totals.knownFemto + cost.femto,
+      providerReportedCalls: totals.providerReportedCalls + 1
+    }
+
+/** The whole total in USD, or `null` when any call was unpriced. */
+export const totalUsd = (totals: Totals): number | null => totals.unknownCalls > 0 ? null : usd(totals.knownFemto)
