@@ -26,7 +26,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { JudgeError } from "./Consultation.js"
+import { type JudgeError, reasonOf } from "./Consultation.js"
 import type * as Evidence from "./Evidence.js"
 import * as Metrics from "./Metrics.js"
 import type * as Posture from "./Posture.js"
@@ -113,8 +113,9 @@ export interface Runner {
    * What the request's observer hears of the call: on time (or cut by the caller), the call's own
    * report. Past the deadline, at once a judge call that ended in `timeout` after the time waited,
    * marked `late: "continues"` (or `"dropped"`); then, when a continuing call settles, the call's own
-   * report marked with its {@link Outcome} (and the verdict's evidence when valid). A call cut by
-   * shutdown is reported as the judge reports it (`interrupted`), unmarked.
+   * report (one made of its exit when the judge made none) marked with its {@link Outcome} and the
+   * verdict's evidence when valid. A call cut by shutdown is reported as the judge reports it
+   * (`interrupted`), unmarked.
    */
   readonly run: <A, R>(
     call: Effect.Effect<A, JudgeError, R>,
@@ -129,16 +130,33 @@ const expired = (exit: Exit.Exit<unknown, JudgeError>): boolean =>
   Exit.isFailure(exit) &&
   Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "DeadlineExceeded")
 
+/** How a call's exit is reported when its judge reported nothing (a judge of the host's own). */
+const outcomeOf = (exit: Exit.Exit<unknown, JudgeError>): RoutingFacts.JudgeOutcome =>
+  Exit.isSuccess(exit)
+    ? "ok"
+    : Option.match(Cause.failureOption(exit.cause), { onNone: () => "interrupted", onSome: reasonOf })
+
 /**
- * The observer a call runs with: the request's, except that the judge's report of the call is held
- * (`held()`), for the runner to pass on as it is or marked.
+ * The observer a call runs with: the request's, except that the judge's report of the call is held,
+ * for the runner to pass on as it is (`tell`) or marked with what the late call came to (`settled`).
  */
-const holding = (observer: RoutingFacts.Observer) => {
+const holding = (observer: RoutingFacts.Observer, judgeModel: string, startMs: number) => {
   let call: RoutingFacts.JudgeCall | undefined
-  const tell = (marked: (call: RoutingFacts.JudgeCall) => RoutingFacts.JudgeCall = (c) => c) =>
-    Effect.sync(() => {
-      if (call !== undefined) observer.judgeCall(marked(call))
-    })
+  const tell = Effect.sync(() => {
+    if (call !== undefined) observer.judgeCall(call)
+  })
+  const settled = (exit: Exit.Exit<unknown, JudgeError>, { outcome, verdict }: Settled) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.sync(() => {
+        const own: RoutingFacts.JudgeCall = call ?? {
+          judgeModel,
+          outcome: outcomeOf(exit),
+          latencyMs: now - startMs,
+          endedAtMs: now,
+          usage: Option.none()
+        }
+        observer.judgeCall({ ...own, late: outcome, ...(Option.isSome(verdict) ? { verdict: verdict.value } : {}) })
+      }))
   return {
     observer: {
       ...observer,
@@ -146,7 +164,8 @@ const holding = (observer: RoutingFacts.Observer) => {
         call = c
       }
     },
-    tell
+    tell,
+    settled
   }
 }
 
@@ -175,8 +194,8 @@ export const make = (settings: Settings, judgeModel: string): Effect.Effect<Runn
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           const observer = yield* RoutingFacts.Reporter
-          const held = holding(observer)
           const startMs = yield* Clock.currentTimeMillis
+          const held = holding(observer, judgeModel, startMs)
           const over = yield* track
           // Forked from an uninterruptible region: both background fibers are made interruptible again.
           const fiber = yield* FiberSet.run(
@@ -184,10 +203,10 @@ export const make = (settings: Settings, judgeModel: string): Effect.Effect<Runn
             Effect.interruptible(Effect.provideService(call, RoutingFacts.Reporter, held.observer))
           )
           const onTime = yield* restore(Fiber.await(fiber).pipe(Effect.timeoutOption(settings.deadlineMs))).pipe(
-            Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), Effect.zipRight(held.tell(), over)))
+            Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), Effect.zipRight(held.tell, over)))
           )
           if (Option.isSome(onTime)) {
-            yield* held.tell()
+            yield* held.tell
             yield* over
             return yield* onTime.value
           }
@@ -203,19 +222,17 @@ export const make = (settings: Settings, judgeModel: string): Effect.Effect<Runn
               background,
               Fiber.await(fiber).pipe(
                 Effect.flatMap((exit) =>
-                  expired(exit) ? Effect.succeed<Settled>({ outcome: "expired", verdict: Option.none() }) : settle(exit)
-                ),
-                Effect.tap(({ outcome, verdict }) =>
-                  held.tell((c) => ({
-                    ...c,
-                    late: outcome,
-                    ...(Option.isSome(verdict) ? { verdict: verdict.value } : {})
-                  }))
+                  Effect.tap(
+                    expired(exit)
+                      ? Effect.succeed<Settled>({ outcome: "expired", verdict: Option.none() })
+                      : settle(exit),
+                    (outcome) => held.settled(exit, outcome)
+                  )
                 ),
                 Effect.flatMap(({ outcome }) => record(judgeModel, outcome)),
                 // Shutdown: the call and this fiber are interrupted; the waiting call is no longer counted.
                 Effect.onExit(() => Effect.zipRight(Effect.sync(() => inFlight--), over)),
-                Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), held.tell())),
+                Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), held.tell)),
                 Effect.interruptible
               )
             )
