@@ -112,7 +112,7 @@ describe("policy replay", () => {
         logOf(steps, own, maxLateVerdicts),
         (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.capability(own), steps.length)
       ),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
 
   it.effect("worked example: the same traffic under fail_open and a higher threshold", () =>
