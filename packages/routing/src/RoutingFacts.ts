@@ -17,6 +17,7 @@ import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
 import type * as ClassifierCascade from "./ClassifierCascade.js"
 import type * as Evidence from "./Evidence.js"
+import type * as LateVerdict from "./LateVerdict.js"
 import type * as Posture from "./Posture.js"
 import type { SessionDecision } from "./SessionStore.js"
 
@@ -39,6 +40,17 @@ export interface JudgeCall {
   readonly endedAtMs: number
   /** The judge's reported token usage; none when it answered without one or did not answer. */
   readonly usage: Option.Option<Usage>
+  /**
+   * Late verdicts (`late_verdict_ms`) only, a call that missed its request's deadline: reported once
+   * at the deadline as the request's own judge fact (`outcome` `timeout`, `latencyMs` the time waited)
+   * marked `continues` (it goes on in the background) or `dropped` (the route already had
+   * `max_late_verdicts` in the background: it was aborted); a continuing call is reported again when
+   * it settles, marked with what it came to (`stored`, `superseded`, `invalid`, `failed`, `expired`).
+   * Absent for every other call.
+   */
+  readonly late?: "continues" | LateVerdict.Outcome
+  /** A late call's valid verdict (`stored`, `superseded`): the evidence it would have given its request. */
+  readonly verdict?: Evidence.Evidence
 }
 
 /** When a classifier route consults its judge (`classify_trigger`). */

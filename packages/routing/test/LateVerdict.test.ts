@@ -501,4 +501,56 @@ describe("late verdicts (TestClock)", () => {
       const counts = yield* lateCounts(judgeModel)
       assert.isTrue(outcomes.every((outcome) => counts[outcome] === 0), JSON.stringify(counts))
     }))
+
+  it.effect("the request's observer hears the deadline, marked, and then what the late call came to", () =>
+    Effect.gen(function*() {
+      const judgeModel = yield* uniqueJudgeModel
+      const judge = yield* makeFakeJudge(judgeModel)
+      judge.scripts.set("stored", { delayMs: 15, result: "weak" })
+      judge.scripts.set("invalid", { delayMs: 13, result: "invalid" })
+      judge.scripts.set("failed", { delayMs: 13, result: "fail" })
+      judge.scripts.set("expired", { delayMs: 30, result: "weak" })
+      judge.scripts.set("dropped", { delayMs: 30, result: "weak" })
+      const route = yield* lateRoute(judgeModel, { judge: judge.layer, store: SessionStore.layerTest }, {
+        trigger: "user_turn",
+        deadlineMs: 10,
+        lateMs: 10,
+        maxInFlight: 1
+      })
+      const heard: Array<{ readonly task: string; readonly call: RoutingFacts.JudgeCall }> = []
+      const routed = (task: string) =>
+        Effect.fork(
+          RoutingFacts.observe(route.decide(request(task, task)), {
+            ...RoutingFacts.ignored,
+            judgeCall: (call) => heard.push({ task, call })
+          })
+        )
+      const pastDeadline = (task: string) =>
+        Effect.gen(function*() {
+          const fiber = yield* routed(task)
+          yield* TestClock.adjust(10)
+          assert.strictEqual(tierOf(yield* Fiber.join(fiber)), "strong")
+        })
+      for (const task of ["stored", "invalid", "failed"]) {
+        yield* pastDeadline(task)
+        yield* TestClock.adjust(5)
+        yield* settle
+      }
+      // `expired` takes the route's one background slot, so `dropped` is aborted at its deadline.
+      yield* pastDeadline("expired")
+      yield* pastDeadline("dropped")
+      yield* tick
+      const facts = heard.map(({ call, task }) => [task, call.outcome, call.latencyMs, call.late, call.verdict?.source])
+      assert.deepStrictEqual(facts, [
+        ["stored", "timeout", 10, "continues", undefined],
+        ["stored", "ok", 15, "stored", "llm-classifier"],
+        ["invalid", "timeout", 10, "continues", undefined],
+        ["invalid", "parse_error", 13, "invalid", undefined],
+        ["failed", "timeout", 10, "continues", undefined],
+        ["failed", "upstream_5xx", 13, "failed", undefined],
+        ["expired", "timeout", 10, "continues", undefined],
+        ["dropped", "timeout", 10, "dropped", undefined],
+        ["expired", "timeout", 20, "expired", undefined]
+      ])
+    }).pipe(Effect.scoped))
 })

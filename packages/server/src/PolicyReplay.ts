@@ -22,7 +22,10 @@
  * stored (expired, evicted, ended by `session_final`) starts afresh. Sessions are the lines'
  * `session_id`; a route with `message_hash_fallback` keys requests without one by a
  * message hash the log does not have, so those requests replay without a stored decision. Delegated
- * sub-agent requests (evidence `subagent: true`) are counted as logged.
+ * sub-agent requests (evidence `subagent: true`) are counted as logged. Late verdicts
+ * (`late_verdict_ms`): a request that waited for one was routed on its logged timeout; a verdict the
+ * log says was stored late (its `judge` line, `late: "stored"`) is stored in the replay, held to the
+ * new settings, where the logged run's next request of the session found it (`stored_before.late`).
  */
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
 import * as Effect from "effect/Effect"
@@ -30,11 +33,17 @@ import * as Option from "effect/Option"
 import * as Replayers from "./internal/replayRoutes.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
-export type { CapabilitySettings, EscalationSettings, Outcome, Replayer } from "./internal/replayRoutes.js"
+export type {
+  CapabilitySettings,
+  EscalationSettings,
+  LateVerdicts,
+  Outcome,
+  Replayer
+} from "./internal/replayRoutes.js"
 export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
 
-/** Build replayers by hand (library use and tests). */
-export const { advisor, capability, custom, escalation, stage } = Replayers
+/** Build replayers by hand (library use and tests); `noLateVerdicts` steps a replayer through a log without any. */
+export const { advisor, capability, custom, escalation, noLateVerdicts, stage } = Replayers
 
 /** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
 export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
@@ -123,7 +132,10 @@ const same = (a: Replayers.Outcome, b: Replayers.Outcome): boolean =>
 
 /** A replay fed one log line at a time (a log need not fit in memory: only session state is kept). */
 export interface Replay {
-  /** The next line of the log, in file order (judge lines and other routes' lines are passed over). */
+  /**
+   * The next line of the log, in file order (a route's judge lines only feed its late verdicts;
+   * other routes' lines are passed over).
+   */
   readonly add: (line: RoutingLog.Line) => Effect.Effect<void>
   /** The reports so far, per route of the replayers that had a line. */
   readonly reports: () => ReadonlyArray<RouteReport>
@@ -134,6 +146,7 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
   const routes = new Map(
     [...replayers].filter(([id]) => route === undefined || id === route).map(([id, replayer]) => {
       const step = replayer.start()
+      const late = Replayers.lateVerdicts()
       const logged = tally(replayer.destinations)
       const replayed = tally(replayer.destinations)
       const changedSessions = new Set<string>()
@@ -144,7 +157,7 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
           return Effect.void
         }
         requests++
-        return Effect.map(step(line), (after) => {
+        return Effect.map(step(line, late), (after) => {
           const before = replayer.logged(line)
           logged.add(before, line.total_tokens)
           replayed.add(after, line.total_tokens)
@@ -164,13 +177,18 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
           changed,
           sessions_changed: changedSessions.size
         }]
-      return [id, { add, report }] as const
+      return [id, { add, late, report }] as const
     })
   )
   return {
     add: (line) => {
-      const route = line.kind === "response" ? routes.get(line.route) : undefined
-      return route === undefined || line.kind !== "response" ? Effect.void : route.add(line)
+      const route = routes.get(line.route)
+      if (route === undefined) return Effect.void
+      if (line.kind === "judge") {
+        route.late.add(line)
+        return Effect.void
+      }
+      return route.add(line)
     },
     reports: () => [...routes.values()].flatMap((entry) => entry.report())
   }

@@ -68,7 +68,9 @@ const Identity = {
 export const StoredDecision = Schema.Struct({
   target: Schema.String,
   tier: Schema.NullOr(Schema.String),
-  streak: Schema.NullOr(Schema.Number)
+  streak: Schema.NullOr(Schema.Number),
+  /** `true`: a late verdict stored it (`late_verdict_ms`); absent otherwise. */
+  late: Schema.optionalWith(Schema.Literal(true), { exact: true })
 })
 export type StoredDecision = typeof StoredDecision.Type
 
@@ -84,11 +86,24 @@ export type AdvisorFacts = typeof AdvisorFacts.Type
 /** How a judge call ended: `ok`, an evidence reason, or `interrupted`. */
 export const JudgeOutcome = Schema.Union(Schema.Literal("ok", "interrupted"), Evidence.Reason)
 
+/**
+ * What became of a judge call that missed its request's deadline on a route with `late_verdict_ms`
+ * (`LateVerdict.Outcome`, the `outcome` label of `switchyard_classifier_late_verdicts_total`).
+ */
+export const LateOutcome = Schema.Literal("stored", "superseded", "invalid", "failed", "expired", "dropped")
+
 /** The last judge call made while routing a request. */
 export const JudgeSummary = Schema.Struct({
   model: Schema.String,
   outcome: JudgeOutcome,
-  latency_ms: Schema.Number
+  latency_ms: Schema.Number,
+  /**
+   * Late verdicts only, a call that missed the deadline (`outcome` `timeout`, `latency_ms` the time
+   * waited): `continues` — it goes on in the background, and its `judge` line, written when it
+   * settles, says what it came to; `dropped` — the route had `max_late_verdicts` in the background,
+   * so it was aborted. Absent otherwise.
+   */
+  late: Schema.optionalWith(Schema.Literal("continues", "dropped"), { exact: true })
 })
 
 /**
@@ -158,6 +173,14 @@ export const JudgeLine = Schema.Struct({
   tier: Schema.Literal("classifier"),
   outcome: JudgeOutcome,
   latency_ms: Schema.Number,
+  /**
+   * Late verdicts only, a call that missed its request's deadline: what it came to — `stored`,
+   * `superseded`, `invalid`, `failed`, `expired` (written when it settled), `dropped` (aborted at the
+   * deadline, written then). Absent otherwise.
+   */
+  late: Schema.optionalWith(LateOutcome, { exact: true }),
+  /** A late call's valid verdict (`stored`, `superseded`): the evidence it would have given its request. */
+  evidence: Schema.optionalWith(Evidence.Evidence, { exact: true }),
   ...Tokens
 })
 export type JudgeLine = typeof JudgeLine.Type

@@ -30,13 +30,29 @@ interface Step {
   readonly session: "a" | "b" | null
   readonly userTurn: boolean
   readonly judge: CapabilityJudge
+  /** How long the judge takes to answer (default 0: at once). */
+  readonly judgeDelayMs?: number
+  /** How far the clock moves while the request is routed, before its answer is written (default 0). */
+  readonly gapMs?: number
 }
+
+/** The route's `judge_timeout_ms` in the property, and its `late_verdict_ms` when it has late verdicts. */
+const deadlineMs = 100
+const lateMs = 200
 
 const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
   session: FastCheck.constantFrom("a" as const, "b" as const, null),
   userTurn: FastCheck.boolean(),
-  judge: capabilityJudgeArbitrary
+  judge: capabilityJudgeArbitrary,
+  // On time, late within late_verdict_ms, late past it (expired); 0 is the most common.
+  judgeDelayMs: FastCheck.constantFrom(0, 0, 0, 50, 150, 250, 400),
+  // At least the deadline: the request is decided before its line is written; late answers land
+  // before or after the session's next request.
+  gapMs: FastCheck.constantFrom(deadlineMs, 2 * deadlineMs, 4 * deadlineMs)
 })
+
+/** `max_late_verdicts` when the route has late verdicts (`late_verdict_ms`; only under `fail_open`). */
+const maxLateArbitrary = FastCheck.option(FastCheck.constantFrom(1, 2), { nil: undefined })
 
 const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
   userTurn
@@ -47,8 +63,12 @@ const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
       { role: "tool", content: "file contents", tool_call_id: "call_1" }
     ]
 
-/** Route `steps` through the real capability route and judge, writing the routing log's lines. */
-const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings) =>
+/**
+ * Route `steps` through the real capability route and judge, writing the routing log's lines; the
+ * route has `judge_timeout_ms` when a step's judge takes time, and late verdicts with
+ * `maxLateVerdicts`.
+ */
+const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings, maxLateVerdicts?: number) =>
   ReplayLog.logOf(
     CapabilityRoute.make({
       id: ReplayLog.routeId,
@@ -61,11 +81,14 @@ const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySett
       weak: ReplayLog.target("weak", "weak-model"),
       strong: ReplayLog.target("strong", "strong-model"),
       messageHashFallback: false,
+      judgeTimeoutMs: steps.some((step) => (step.judgeDelayMs ?? 0) > 0) ? Option.some(deadlineMs) : Option.none(),
+      ...(maxLateVerdicts === undefined ? {} : { lateVerdictMs: Option.some(lateMs), maxLateVerdicts }),
       ...settings
     }),
     steps,
     (step) => ({ session: step.session, messages: messagesOf(step.userTurn) }),
-    (step) => capabilityJudgeReply(step.judge)
+    (step) => capabilityJudgeReply(step.judge),
+    { judgeDelayMs: (step) => step.judgeDelayMs ?? 0, gapMs: (step) => step.gapMs ?? 0 }
   )
 
 /** The settings the examples' logs are written under. */
@@ -78,14 +101,18 @@ const settings: PolicyReplay.CapabilitySettings = {
 
 describe("policy replay", () => {
   it.effect.prop(
-    "replaying a log under its own configuration reproduces every logged decision",
-    { steps: FastCheck.array(stepArbitrary, { maxLength: 12 }), settings: capabilitySettingsArbitrary },
-    ({ settings: own, steps }) =>
+    "replaying a log under its own configuration reproduces every logged decision, late verdicts included",
+    {
+      steps: FastCheck.array(stepArbitrary, { maxLength: 12 }),
+      settings: capabilitySettingsArbitrary,
+      maxLateVerdicts: maxLateArbitrary
+    },
+    ({ maxLateVerdicts, settings: own, steps }) =>
       Effect.flatMap(
-        logOf(steps, own),
+        logOf(steps, own, maxLateVerdicts),
         (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.capability(own), steps.length)
       ),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
 
   it.effect("worked example: the same traffic under fail_open and a higher threshold", () =>

@@ -8,8 +8,16 @@
 import { assert } from "@effect/vitest"
 import type { Target } from "@switchyard-ts/client/Target"
 import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { CircuitOpen, InvalidResponse, toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
-import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import {
+  CircuitOpen,
+  type ClientFailure,
+  DeadlineExceeded,
+  InvalidResponse,
+  toHttp,
+  TransportError,
+  UpstreamStatus
+} from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Judge from "@switchyard-ts/routing/Judge"
@@ -23,9 +31,12 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+import * as ReplayRoutes from "../src/internal/replayRoutes.js"
 import * as RoutingLine from "../src/internal/routingLine.js"
 
 const client = {
@@ -55,38 +66,31 @@ export type Reply =
   /** A 2xx body that is not a chat completion. */
   | { readonly _tag: "invalid" }
 
-/** An upstream answering each call as `reply` (by the called target's model id) says. */
-const scriptedUpstream = (reply: (targetId: string) => Reply): Layer.Layer<UpstreamClient> =>
+/**
+ * An upstream answering each call as `reply` (by the called target's model id) says, after
+ * `delayMs` of the clock when that is not 0; a delayed call honours the deadline it is given, as the
+ * upstream client does (`DeadlineExceeded` when it passes first).
+ */
+const scriptedUpstream = (
+  reply: (targetId: string) => Reply,
+  delayMs: (targetId: string) => number
+): Layer.Layer<UpstreamClient> =>
   Layer.succeed(
     UpstreamClient,
     ofChat({
-      complete: ({ target: called }) => {
-        const step = reply(called.id)
-        switch (step._tag) {
-          case "transport":
-            return Effect.fail(new TransportError({ target: called.id, reason: "connection refused" }))
-          case "status":
-            return Effect.fail(
-              new UpstreamStatus({
-                target: called.id,
-                status: step.status,
-                ...(step.contextWindowExceeded === true ? { contextWindowExceeded: true } : {})
-              })
-            )
-          case "refused":
-            return Effect.fail(new CircuitOpen({ target: called.id, client: client.name }))
-          case "invalid":
-            return Effect.fail(new InvalidResponse({ target: called.id, reason: "not a chat completion" }))
-          case "text":
-            return Effect.succeed({
-              id: "c",
-              object: "chat.completion",
-              created: 0,
-              model: called.id,
-              choices: [{ index: 0, message: { role: "assistant", content: step.text }, finish_reason: "stop" }],
-              usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }
+      complete: ({ target: called, timeoutMs }) => {
+        const answer = answerOf(called.id, reply(called.id))
+        const delay = delayMs(called.id)
+        if (delay === 0) return answer
+        const delayed = Effect.zipRight(Effect.sleep(delay), answer)
+        return Option.match(timeoutMs ?? Option.none(), {
+          onNone: () => delayed,
+          onSome: (ms) =>
+            Effect.timeoutFail(delayed, {
+              duration: ms,
+              onTimeout: () => new DeadlineExceeded({ target: called.id, afterMs: ms })
             })
-        }
+        })
       },
       stream: () => Effect.dieMessage("not used"),
       countTokens: () => Effect.dieMessage("not used"),
@@ -94,6 +98,35 @@ const scriptedUpstream = (reply: (targetId: string) => Reply): Layer.Layer<Upstr
       breakers: Effect.succeed([])
     })
   )
+
+/** What the scripted upstream answers a call to `targetId` with. */
+const answerOf = (targetId: string, step: Reply): Effect.Effect<ChatCompletion, ClientFailure> => {
+  switch (step._tag) {
+    case "transport":
+      return Effect.fail(new TransportError({ target: targetId, reason: "connection refused" }))
+    case "status":
+      return Effect.fail(
+        new UpstreamStatus({
+          target: targetId,
+          status: step.status,
+          ...(step.contextWindowExceeded === true ? { contextWindowExceeded: true } : {})
+        })
+      )
+    case "refused":
+      return Effect.fail(new CircuitOpen({ target: targetId, client: client.name }))
+    case "invalid":
+      return Effect.fail(new InvalidResponse({ target: targetId, reason: "not a chat completion" }))
+    case "text":
+      return Effect.succeed({
+        id: "c",
+        object: "chat.completion",
+        created: 0,
+        model: targetId,
+        choices: [{ index: 0, message: { role: "assistant", content: step.text }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }
+      })
+  }
+}
 
 /** A routing log that keeps its lines in memory. */
 const memoryLog = () => {
@@ -122,21 +155,41 @@ export interface Request {
 /** The route id every schedule addresses. */
 export const routeId = "auto"
 
+/** When each step's calls answer, on the TestClock (`logOf`). */
+export interface Timing<S> {
+  /** How long the judge takes to answer the step's call (0: at once). */
+  readonly judgeDelayMs: (step: S) => number
+  /**
+   * How far the clock is moved once the step's request is sent, before its answer is written (at
+   * least the route's `judge_timeout_ms`, so that it is decided by then); background calls settle
+   * meanwhile.
+   */
+  readonly gapMs: (step: S) => number
+}
+
+/** No step takes any time: each request is decided at once. */
+const instant: Timing<unknown> = { judgeDelayMs: () => 0, gapMs: () => 0 }
+
 /**
  * Route `steps` in order through the route `build` makes (over the real `Judge`, a memory session
- * store and an upstream whose calls `reply` scripts, given the step being routed), writing the
- * routing log's lines of each request as the server does; the lines in order.
+ * store and an upstream whose calls `reply` scripts, given the step being routed, answering the
+ * judge after `timing.judgeDelayMs`), writing the routing log's lines of each request as the server
+ * does; the lines in order. With a `timing`, each request is routed while the clock moves
+ * `timing.gapMs`, its response line written after that, and the clock is then moved on until every
+ * background call (late verdicts) has settled.
  */
 export const logOf = <S>(
   build: Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore | UpstreamClient | Scope.Scope>,
   steps: ReadonlyArray<S>,
   requestOf: (step: S) => Request,
-  reply: (step: S, targetId: string) => Reply
+  reply: (step: S, targetId: string) => Reply,
+  timing: Timing<S> = instant
 ): Effect.Effect<ReadonlyArray<RoutingLog.Line>> =>
   Effect.scoped(Effect.gen(function*() {
     let current: S | undefined
-    const upstream = scriptedUpstream((targetId) =>
-      current === undefined ? { _tag: "transport" } : reply(current, targetId)
+    const upstream = scriptedUpstream(
+      (targetId) => current === undefined ? { _tag: "transport" } : reply(current, targetId),
+      (targetId) => current === undefined || targetId !== judgeTarget.id ? 0 : timing.judgeDelayMs(current)
     )
     const route = yield* build.pipe(
       Effect.provide(
@@ -156,7 +209,7 @@ export const logOf = <S>(
         ...(request.final === true ? { [SessionIdentity.sessionFinalHeader]: "1" } : {})
       }
       const tally = RoutingLine.start(log, headers, routeId, Conversation.isUserTurn(request.messages))
-      const exit = yield* Effect.exit(
+      const routing = yield* Effect.fork(
         RoutingFacts.observe(tally.observer)(
           route.decide({
             body: { model: routeId, messages: request.messages },
@@ -165,6 +218,9 @@ export const logOf = <S>(
           })
         )
       )
+      const gap = timing.gapMs(step)
+      if (gap > 0) yield* TestClock.adjust(gap)
+      const exit = yield* Fiber.await(routing)
       const decision = Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none()
       const failure = Exit.isSuccess(exit) ? Option.none() : Option.map(Cause.failureOption(exit.cause), toHttp)
       const tokens = request.tokens
@@ -184,6 +240,7 @@ export const logOf = <S>(
         endedAtMs: 0
       })
     }
+    if (timing !== instant) yield* TestClock.adjust("1 hour")
     return lines
   }))
 
@@ -257,7 +314,14 @@ export const assertReproduced = (
     if (requests === 0) return report === undefined
     // Line by line first (reasons included), for a readable failure.
     const responses = lines.filter((line): line is RoutingLog.ResponseLine => line.kind === "response")
-    assert.deepStrictEqual(yield* Effect.forEach(responses, replayer.start()), responses.map(replayer.logged))
+    const step = replayer.start()
+    const late = ReplayRoutes.lateVerdicts()
+    const replayed = yield* Effect.forEach(lines, (line) => {
+      if (line.kind === "response") return Effect.asSome(step(line, late))
+      late.add(line)
+      return Effect.succeedNone
+    })
+    assert.deepStrictEqual(replayed.flatMap(Option.toArray), responses.map(replayer.logged))
     assert.isDefined(report)
     assert.strictEqual(report?.requests, requests)
     assert.strictEqual(report?.other_algorithm, 0)

@@ -174,17 +174,25 @@ const consultations = <V, S>(
     const settleLate = (key: string, seq: number) => (exit: Exit.Exit<V, Consultation.JudgeError>) =>
       Exit.match(exit, {
         onFailure: (cause) =>
-          Effect.succeed<LateVerdict.Outcome>(
-            Option.exists(Cause.failureOption(cause), (error) => error._tag === "InvalidVerdict") ? "invalid" : "failed"
-          ),
+          Effect.succeed<LateVerdict.Settled>({
+            outcome: Option.exists(Cause.failureOption(cause), (error) => error._tag === "InvalidVerdict")
+              ? "invalid"
+              : "failed",
+            verdict: Option.none()
+          }),
         onSuccess: (verdict) =>
           withSessionLock(
             Option.some(key),
             Effect.gen(function*() {
-              if ((pending.get(key)?.newest ?? -1) > seq) return "superseded" as const
-              yield* store.put(key, { ...mode.toStored(mode.rules.judged(verdict).selection), late: true })
+              const judged = mode.rules.judged(verdict)
+              const settled = (outcome: LateVerdict.Outcome): LateVerdict.Settled => ({
+                outcome,
+                verdict: Option.some(judged.evidence)
+              })
+              if ((pending.get(key)?.newest ?? -1) > seq) return settled("superseded")
+              yield* store.put(key, { ...mode.toStored(judged.selection), late: true })
               yield* stored(key, seq)
-              return "stored" as const
+              return settled("stored")
             })
           )
       })

@@ -42,6 +42,38 @@ export type Outcome =
   | { readonly _tag: "Failed"; readonly reason: string }
   | { readonly _tag: "Unknown" }
 
+/**
+ * The verdicts a log says arrived late and were stored for a session (`judge` lines with
+ * `late: "stored"`), as a replay meets them in file order.
+ */
+export interface LateVerdicts {
+  /** The evidence of the newest verdict stored late for `session` and not taken yet; taking it removes it. */
+  readonly take: (session: string) => Option.Option<Evidence.Evidence>
+}
+
+/** No late verdicts. */
+export const noLateVerdicts: LateVerdicts = { take: () => Option.none() }
+
+/**
+ * Late verdicts gathered from a route's `judge` lines in file order (`add`): the newest stored one
+ * per session, until a replay step takes it.
+ */
+export const lateVerdicts = (): LateVerdicts & { readonly add: (line: RoutingLog.JudgeLine) => void } => {
+  const stored = new Map<string, Evidence.Evidence>()
+  return {
+    add: (line) => {
+      if (line.late === "stored" && line.evidence !== undefined && line.session_id !== null) {
+        stored.set(line.session_id, line.evidence)
+      }
+    },
+    take: (session) => {
+      const evidence = Option.fromNullable(stored.get(session))
+      stored.delete(session)
+      return evidence
+    }
+  }
+}
+
 /** A route's replay procedure. */
 export interface Replayer {
   /** What kind of route it is (in the report). */
@@ -54,9 +86,10 @@ export interface Replayer {
   readonly logged: (line: Line) => Outcome
   /**
    * A fresh replay (its own session state): each call re-decides the route's next line, in file
-   * order, under this replayer's settings.
+   * order, under this replayer's settings; `late` holds the late verdicts of the route's `judge`
+   * lines read so far.
    */
-  readonly start: () => (line: Line) => Effect.Effect<Outcome>
+  readonly start: () => (line: Line, late: LateVerdicts) => Effect.Effect<Outcome>
 }
 
 const routed = (destination: string, source: string, reason?: string): Outcome =>
@@ -140,42 +173,62 @@ export const subagentDestination = "sub-agent (as logged)"
 
 /** `step` for the route's own lines; delegated lines keep their logged outcome. */
 const stepping =
-  (logged: (line: Line) => Outcome, step: (line: Line) => Effect.Effect<Outcome>) =>
-  (line: Line): Effect.Effect<Outcome> => delegated(line) ? Effect.succeed(logged(line)) : step(line)
+  (logged: (line: Line) => Outcome, step: (line: Line, late: LateVerdicts) => Effect.Effect<Outcome>) =>
+  (line: Line, late: LateVerdicts): Effect.Effect<Outcome> =>
+    delegated(line) ? Effect.succeed(logged(line)) : step(line, late)
 
 // ---------------------------------------------------------------------------------------------
 // Classifier routes (capability, custom, a stage router's classifier)
 
 /**
+ * Where the logged request found a verdict stored late (`stored_before.late`), the replay stores the
+ * newest late verdict the log holds for the session (its `judge` line came first), as its own rules
+ * judge it: what the logged request saw. Taken once; later requests see the replay's state.
+ */
+const storeLate = <V, S>(
+  rules: ClassifierCascade.Rules<V, S>,
+  state: Map<string, ClassifierCascade.Stored<S>>,
+  key: string,
+  line: Line,
+  late: LateVerdicts,
+  verdictOf: (evidence: Evidence.Evidence) => V | undefined
+) => {
+  if (line.stored_before?.late !== true) return
+  const verdict = Option.flatMap(late.take(key), (evidence) => Option.fromNullable(verdictOf(evidence)))
+  if (Option.isSome(verdict)) state.set(key, { selection: rules.judged(verdict.value).selection, late: true })
+}
+
+/**
  * One request through the classifier cascade's rules: `state` is the replay's session state (the
- * stored selections), `destinationOf` names a selection in the report.
+ * stored selections), `destinationOf` names a selection in the report, `verdictOf` reads a verdict
+ * from its evidence (the line's, a late verdict's).
  */
 const cascadeStep = <V, S>(
   rules: ClassifierCascade.Rules<V, S>,
   posture: Posture.Posture,
   destinationOf: (selection: S) => string,
-  state: Map<string, S>,
+  state: Map<string, ClassifierCascade.Stored<S>>,
   line: Line,
-  fact: JudgeFact<V>,
+  late: LateVerdicts,
+  verdictOf: (evidence: Evidence.Evidence) => V | undefined,
   source: (evidence: Evidence.Evidence) => string = (evidence) => evidence.source
 ): Effect.Effect<Outcome> => {
   // Whether the logged run read the session store: its logged trigger says.
   forget(state, line, line.trigger !== null && ClassifierCascade.keepsSessions(line.trigger))
   const key = ClassifierCascade.keepsSessions(rules.trigger) ? line.session_id : null
-  const stored = Option.map(
-    Option.fromNullable(key === null ? undefined : state.get(key)),
-    (selection): ClassifierCascade.Stored<S> => ({ selection, late: false })
-  )
+  if (key !== null) storeLate(rules, state, key, line, late, verdictOf)
+  const stored = Option.fromNullable(key === null ? undefined : state.get(key))
   const reused = ClassifierCascade.reuse(rules, stored, line.user_turn)
   if (Option.isSome(reused)) {
     return Effect.succeed(
       decided(destinationOf(reused.value.selection), reused.value.evidence, source(reused.value.evidence))
     )
   }
+  const fact = judgeFactOf(line, verdictOf)
   if (fact._tag === "None") return Effect.succeed(unknown)
   return consulted(posture, fact, (consultation) => {
     const next = ClassifierCascade.settle(rules, stored, consultation)
-    if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
+    if (key !== null && Option.isSome(next.store)) state.set(key, { selection: next.store.value, late: false })
     return decided(destinationOf(next.selection), next.evidence, source(next.evidence))
   })
 }
@@ -210,16 +263,12 @@ export const capability = (settings: CapabilitySettings): Replayer => {
     destinations: ["weak", "strong"],
     logged,
     start: () => {
-      const state = new Map<string, "weak" | "strong">()
-      return stepping(logged, (line) =>
-        cascadeStep(
-          rules,
-          settings.judgeFailure,
-          (tier) => tier,
-          state,
-          line,
-          judgeFactOf(line, capabilityVerdictOf)
-        ))
+      const state = new Map<string, ClassifierCascade.Stored<"weak" | "strong">>()
+      return stepping(
+        logged,
+        (line, late) =>
+          cascadeStep(rules, settings.judgeFailure, (tier) => tier, state, line, late, capabilityVerdictOf)
+      )
     }
   }
 }
@@ -262,10 +311,10 @@ export const custom = (settings: CustomSettings): Replayer => {
     destinations: [...new Set(settings.targets.map((target) => target.id))],
     logged,
     start: () => {
-      const state = new Map<string, string>()
+      const state = new Map<string, ClassifierCascade.Stored<string>>()
       return stepping(
         logged,
-        (line) => cascadeStep(rules, settings.judgeFailure, idOf, state, line, judgeFactOf(line, customVerdictOf))
+        (line, late) => cascadeStep(rules, settings.judgeFailure, idOf, state, line, late, customVerdictOf)
       )
     }
   }
@@ -312,8 +361,8 @@ export const stage = (settings: StageSettings): Replayer => {
     destinations: ["capable", "efficient"],
     logged,
     start: () => {
-      const state = new Map<string, StageSignals.Tier>()
-      return stepping(logged, (line) => {
+      const state = new Map<string, ClassifierCascade.Stored<StageSignals.Tier>>()
+      return stepping(logged, (line, late) => {
         const facts = stageFactsOf(line)
         if (facts === undefined) return Effect.succeed(unknown)
         const pick = StageSignals.decide(readingOf(facts), settings.confidenceThreshold)
@@ -325,7 +374,8 @@ export const stage = (settings: StageSettings): Replayer => {
           (tier) => tier,
           state,
           line,
-          judgeFactOf(line, capabilityVerdictOf),
+          late,
+          capabilityVerdictOf,
           StageRoute.classifierSource
         )
       })

@@ -2,7 +2,9 @@
  * The routing log lines of one request (see `RoutingLog`): a {@link Tally} made when its body is
  * decoded collects what routing reports (judge calls, classifier facts) and what its answer carried
  * (usage, how its stream ended); its judge lines are appended as the calls end, its response line
- * once the answer was written. Made only when the log is on.
+ * once the answer was written. A late call (`late_verdict_ms`) is the request's judge fact at the
+ * deadline (`timeout`, `late` `continues` / `dropped`) and has its judge line when it settles (or at
+ * once when dropped), marked with what it came to. Made only when the log is on.
  *
  * @internal
  */
@@ -75,7 +77,12 @@ const identityOf = (headers: Readonly<Record<string, string>>, route: string): I
 const storedOf = (stored: Option.Option<SessionDecision>): RoutingLog.StoredDecision | null =>
   Option.match(stored, {
     onNone: () => null,
-    onSome: (decision) => ({ target: decision.target, tier: decision.tier ?? null, streak: decision.streak ?? null })
+    onSome: (decision) => ({
+      target: decision.target,
+      tier: decision.tier ?? null,
+      streak: decision.streak ?? null,
+      ...(decision.late === true ? { late: true } : {})
+    })
   })
 
 const isoOf = (epochMs: number): string => new Date(epochMs).toISOString()
@@ -131,7 +138,17 @@ export const start = (
   let streamFailed = false
   const observer: RoutingFacts.Observer = {
     judgeCall: (call) => {
-      judgeSummary = { model: call.judgeModel, outcome: call.outcome, latency_ms: call.latencyMs }
+      const atDeadline = call.late === "continues" || call.late === "dropped" ? call.late : undefined
+      // A late call's record when it settles is a line of its own: the request was answered without it.
+      if (call.late === undefined || atDeadline !== undefined) {
+        judgeSummary = {
+          model: call.judgeModel,
+          outcome: call.outcome,
+          latency_ms: call.latencyMs,
+          ...(atDeadline === undefined ? {} : { late: atDeadline })
+        }
+      }
+      if (call.late === "continues") return
       log.unsafeAppend({
         kind: "judge",
         ts: isoOf(call.endedAtMs),
@@ -140,6 +157,8 @@ export const start = (
         tier: "classifier",
         outcome: call.outcome,
         latency_ms: call.latencyMs,
+        ...(call.late === undefined ? {} : { late: call.late }),
+        ...(call.verdict === undefined ? {} : { evidence: call.verdict }),
         ...tokensOf(Option.getOrUndefined(call.usage))
       })
     },
