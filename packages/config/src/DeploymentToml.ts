@@ -46,6 +46,7 @@ import type { Deployment, RouteCommon, RouteSpec, SubagentsSpec } from "./Deploy
 import * as EscalationRouteTable from "./EscalationRouteTable.js"
 import { settleRoute } from "./internal/classifierMode.js"
 import type { RouteContext } from "./internal/routeKeys.js"
+import * as SystemPrompts from "./internal/systemPrompts.js"
 import type { Table } from "./internal/table.js"
 import {
   decodeAt,
@@ -264,6 +265,7 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
     yield* checkDuplicateIds(raw.routes)
     const routes = yield* Effect.forEach(raw.routes, (route) => route.rules(targetsByName))
     yield* Effect.forEach(routes, checkForwardFamilies, { discard: true })
+    yield* Effect.forEach(routes, SystemPrompts.check, { discard: true })
     const sessions = yield* raw.sessions.rules(undefined)
     const server = yield* raw.server.rules(undefined)
     yield* checkInboundAuth(clients, server)

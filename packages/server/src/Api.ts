@@ -179,6 +179,7 @@ const models = (router: Router["Type"]) => {
       capabilities: {
         streaming: true,
         tool_calling: Option.getOrNull(route.toolCalling),
+        vision: Option.getOrNull(route.vision ?? Option.none()),
         context_window: Option.getOrNull(route.contextWindow),
         supported_inbound_formats: ["openai-chat-completions", "openai-responses", "anthropic-messages"]
       }

@@ -43,6 +43,7 @@ export interface Target {
   readonly llm_client: string
   readonly extra_body?: TomlTable
   readonly reasoning_effort?: string
+  readonly system_prompt?: string
 }
 
 /** What a judge failure does to the request: fail it, or route without a verdict. */
@@ -56,6 +57,8 @@ export interface RouteCommon {
   readonly id: string
   readonly context_window?: number
   readonly tool_calling?: boolean
+  readonly reasoning?: boolean
+  readonly vision?: boolean
   readonly request_timeout_ms?: number
 }
 
