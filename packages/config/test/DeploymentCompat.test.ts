@@ -1,7 +1,7 @@
 /**
- * The compatible system's keys of targets and routes: a target's `system_prompt`
- * and its two route-level load errors, and the route flags `reasoning`, `vision` and
- * `tool_calling` — each loading as documented, each load error word for word.
+ * The compatible system's keys of targets, routes and the top level: a target's `system_prompt`
+ * and its two route-level load errors, the route flags `reasoning`, `vision` and `tool_calling`,
+ * and `fallback_client` — each loading as documented, each load error word for word.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -136,4 +136,24 @@ describe("route flags reasoning, vision and tool_calling", () => {
       yield* expectInvalid(doc({ route: "vision = \"no\"" }), "routes.r.vision", "expected a boolean")
       yield* expectInvalid(doc({ route: "reasoning = 0" }), "routes.r.reasoning", "expected a boolean")
     }))
+})
+
+describe("fallback_client", () => {
+  it.effect("names an LLM client, which the deployment carries; absent, none", () =>
+    Effect.gen(function*() {
+      const loaded = yield* load(doc({ top: "fallback_client = \"hosted\"" }))
+      assert.strictEqual(loaded.fallbackClient?.name, "hosted")
+      assert.strictEqual(loaded.fallbackClient?.baseUrl, "https://api.example.com/v1")
+      assert.isUndefined((yield* load(doc())).fallbackClient)
+    }))
+
+  it.effect("an unknown client is a load error", () =>
+    expectInvalid(
+      doc({ top: "fallback_client = \"nope\"" }),
+      "fallback_client",
+      "fallback_client: references unknown llm client \"nope\""
+    ))
+
+  it.effect("must be a string", () =>
+    expectInvalid(doc({ top: "fallback_client = 1" }), "fallback_client", "expected a string"))
 })
