@@ -342,7 +342,14 @@ export const adminLayer = (options: Options = {}) =>
     const unmatched = fallbackClient === undefined
       ? () => notFound
       : (request: HttpServerRequest.HttpServerRequest) =>
-        enveloped(Codecs.openAiChat, guard, request, Forward.forward(fallbackClient.baseUrl, request))
+        enveloped(
+          Codecs.openAiChat,
+          guard,
+          request,
+          Effect.suspend(() =>
+            Forward.forward(fallbackClient.baseUrl, request, Auth.keyHeaders(guard, request.headers))
+          )
+        )
     // The router takes no HEAD route, and this catch-all answers HEAD before its HEAD-as-GET fallback would.
     yield* http.add(
       "*",

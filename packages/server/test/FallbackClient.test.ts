@@ -3,7 +3,7 @@
  * unmatched request forwarded raw (the URL rule, method, end-to-end headers with the caller's
  * `authorization`, hop-by-hop headers removed both ways, repeated response headers kept), bodies
  * streamed both ways (each side answers the other's first piece before the second is sent), inbound
- * auth checked first, a 502 without the URL when nothing listens; matched endpoints and the 404
+ * auth checked first (and the header carrying the router's own key withheld), a 502 without the URL when nothing listens; matched endpoints and the 404
  * without it unchanged. And the URL rule itself, case by case.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -164,7 +164,7 @@ describe("fallback_client", () => {
       assert.strictEqual(reply.body, "got one;got two;end")
     }))
 
-  it.scopedLive("inbound auth is checked first: a refused caller gets the 401 and nothing is forwarded", () =>
+  it.scopedLive("inbound auth first: a refused caller gets the 401, nothing forwarded; the router's key is withheld", () =>
     Effect.gen(function*() {
       const gateway = yield* loopbackUpstream
       const { url } = yield* withKey(
@@ -181,6 +181,16 @@ describe("fallback_client", () => {
       })
       assert.strictEqual(admitted.status, 201)
       assert.strictEqual(gateway.seen.length, 1)
+      // the router's own key never leaves it; a credential for the upstream beside it does
+      assert.isUndefined(gateway.seen[0]?.headers["authorization"])
+      const both = yield* request(url, {
+        method: "GET",
+        path: "/v1/files",
+        headers: { "x-api-key": routerKey, authorization: "Bearer upstream-token" }
+      })
+      assert.strictEqual(both.status, 201)
+      assert.isUndefined(gateway.seen[1]?.headers["x-api-key"])
+      assert.strictEqual(gateway.seen[1]?.headers["authorization"], "Bearer upstream-token")
     }))
 
   it.scopedLive("nothing listening: 502 in the OpenAI envelope, the URL not named", () =>

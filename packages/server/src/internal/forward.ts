@@ -1,9 +1,10 @@
 /**
  * The `fallback_client` forwarding of requests no endpoint matches (docs/http-api.md): the request
  * goes, raw, to the client's API root — same method, the caller's end-to-end headers (its
- * `authorization` included), the body streamed through — and the upstream's status, end-to-end
- * headers and body come back streamed. Redirects are not followed; nothing of the client but its
- * `base_url` is used (no key, `extra_headers`, retries or deadline). A transport failure before the
+ * `authorization` included, unless it carried the router's own inbound key), the body streamed
+ * through — and the upstream's status, end-to-end headers and body come back streamed. Redirects
+ * are not followed; nothing of the client but its `base_url` is used (no key, `extra_headers`,
+ * retries or deadline). A transport failure before the
  * upstream's headers, or a base URL that cannot be used, is a 502 in the OpenAI envelope that never
  * names the URL.
  *
@@ -57,12 +58,13 @@ const hopByHop: ReadonlySet<string> = new Set([
 ])
 
 /**
- * `headers` without the hop-by-hop ones, those their `connection` header names, and — for a
- * request — `host` (the upstream's own is sent). Repeated values stay as they came.
+ * `headers` without the hop-by-hop ones, those their `connection` header names, those of
+ * `withheld`, and — for a request — `host` (the upstream's own is sent). Repeated values stay as
+ * they came.
  */
 export const endToEnd = (
   headers: Http.IncomingHttpHeaders,
-  options: { readonly request: boolean }
+  options: { readonly request: boolean; readonly withheld?: ReadonlyArray<string> }
 ): Record<string, string | Array<string>> => {
   const listed = new Set<string>()
   const connection = headers["connection"]
@@ -71,7 +73,7 @@ export const endToEnd = (
   }
   const out: Record<string, string | Array<string>> = {}
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || hopByHop.has(name) || listed.has(name)) continue
+    if (value === undefined || hopByHop.has(name) || listed.has(name) || options.withheld?.includes(name)) continue
     if (options.request && name === "host") continue
     out[name] = value
   }
@@ -91,7 +93,8 @@ export const badGateway = HttpServerResponse.unsafeJson(
 )
 
 /**
- * Forward `request` to the API root of `baseUrl` and write the upstream's answer to the caller as
+ * Forward `request` to the API root of `baseUrl` (without the caller's headers named in `withheld`:
+ * those that carried the router's own inbound key) and write the upstream's answer to the caller as
  * it streams in. Succeeds once the answer was written (the response then already ended, and the
  * platform writes nothing more), with {@link badGateway} when the upstream could not be reached,
  * or is interrupted when the exchange broke after the upstream's headers (the caller's connection
@@ -100,7 +103,8 @@ export const badGateway = HttpServerResponse.unsafeJson(
  */
 export const forward = (
   baseUrl: string,
-  request: HttpServerRequest.HttpServerRequest
+  request: HttpServerRequest.HttpServerRequest,
+  withheld: ReadonlyArray<string> = []
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.async<HttpServerResponse.HttpServerResponse>((resume) => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
@@ -111,7 +115,10 @@ export const forward = (
       return
     }
     const send = url.protocol === "https:" ? Https.request : Http.request
-    const outgoing = send(url, { method: incoming.method, headers: endToEnd(incoming.headers, { request: true }) })
+    const outgoing = send(url, {
+      method: incoming.method,
+      headers: endToEnd(incoming.headers, { request: true, withheld })
+    })
     let settled = false
     const settle = (outcome: Effect.Effect<HttpServerResponse.HttpServerResponse>) => {
       if (settled) return
