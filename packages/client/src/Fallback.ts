@@ -149,7 +149,8 @@ export const complete = (
 ): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(
     UpstreamClient,
-    (client) => runCandidates(candidates, (target) => client.answer({ target, body, headers, native }), observe)
+    (client) =>
+      runCandidates(candidates, (target) => client.answer({ target, body, headers, native, completion: true }), observe)
   ).pipe(
     Effect.map(({ candidate, target, value }): Completed => ({
       target,
@@ -174,7 +175,9 @@ export const stream = (
 ): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
   Effect.flatMap(
     UpstreamClient,
-    (client) => runCandidates(candidates, (target) => client.answerStream({ target, body, headers, native }), observe)
+    (client) =>
+      runCandidates(candidates, (target) =>
+        client.answerStream({ target, body, headers, native, completion: true }), observe)
   ).pipe(
     Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
   )

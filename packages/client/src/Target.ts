@@ -90,6 +90,13 @@ export interface Target {
    * (the deployment refuses it); absent: the caller's value, if any, as it came.
    */
   readonly reasoningEffort?: string
+  /**
+   * `system_prompt`: prepended to the caller's instructions on every call that answers (or may
+   * answer) through this target — answer calls, an escalation's weak call, an advisor's executor
+   * call — never on judge, classifier or reviewer calls nor on token counting (see
+   * `UpstreamClient.CallOptions.completion`). Absent: the caller's instructions as they came.
+   */
+  readonly systemPrompt?: string
 }
 
 /** Headers whose values are credentials; never forwarded, never accepted in `extra_headers`. */

@@ -51,6 +51,12 @@ export interface CallOptions {
    * `DeadlineExceeded`, with `afterMs` = the deadline that applied.
    */
   readonly timeoutMs?: Option.Option<number>
+  /**
+   * The call answers (or may answer) the caller: an answer call, an escalation's weak call, an
+   * advisor's executor call. Only such a call is given the target's `system_prompt`; absent or
+   * false (judge, classifier and reviewer calls), the target's prompt is never sent.
+   */
+  readonly completion?: boolean
 }
 
 /**

@@ -64,8 +64,17 @@ type RouteServices = Judge.Judge | SessionStore.SessionStore | UpstreamClient.Up
  */
 export const route = (spec: RouteSpec): Effect.Effect<Route, never, RouteServices> => {
   const forwardAuth = DeploymentToml.forwardAuthFamily(spec)
-  /** The route with the spec's `request_timeout_ms` and the caller credential family it forwards. */
-  const bounded = (route: Route): Route => ({ ...route, requestTimeoutMs: spec.requestTimeoutMs, forwardAuth })
+  /**
+   * The route with the spec's `request_timeout_ms`, the caller credential family it forwards and
+   * its `reasoning` / `vision` flags.
+   */
+  const bounded = (route: Route): Route => ({
+    ...route,
+    requestTimeoutMs: spec.requestTimeoutMs,
+    forwardAuth,
+    reasoning: spec.reasoning ?? Option.none(),
+    vision: spec.vision ?? Option.none()
+  })
   /** `parent` with its `subagents` table, if any, routing delegated sub-agent work. */
   const withSubagents = (
     parent: Route,

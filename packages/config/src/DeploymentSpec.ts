@@ -61,4 +61,9 @@ export interface Deployment {
   readonly routes: ReadonlyArray<RouteSpec>
   readonly sessions: SessionsTable.Spec
   readonly server: ServerTable.Spec
+  /**
+   * `fallback_client`: the LLM client every request matching no endpoint is forwarded to as it
+   * came (only its `base_url` is used). Absent: such requests get the 404.
+   */
+  readonly fallbackClient?: LlmClient
 }

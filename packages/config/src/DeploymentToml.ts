@@ -46,6 +46,7 @@ import type { Deployment, RouteCommon, RouteSpec, SubagentsSpec } from "./Deploy
 import * as EscalationRouteTable from "./EscalationRouteTable.js"
 import { settleRoute } from "./internal/classifierMode.js"
 import type { RouteContext } from "./internal/routeKeys.js"
+import * as SystemPrompts from "./internal/systemPrompts.js"
 import type { Table } from "./internal/table.js"
 import {
   decodeAt,
@@ -82,7 +83,8 @@ const RawTop = Schema.Struct({
   targets: tableOf(TomlTable),
   routes: tableOf(TomlTable),
   sessions: Schema.optional(TomlTable),
-  server: Schema.optional(TomlTable)
+  server: Schema.optional(TomlTable),
+  fallback_client: Schema.optional(TomlString)
 })
 
 /**
@@ -173,7 +175,7 @@ const decodeStructure = (document: Toml.TomlTable) =>
     const routes = yield* Effect.forEach(routeTables, ([name, table]) => readRoute(name, table))
     const sessions = yield* readKeys(SessionsTable.table, ["sessions"], top.sessions ?? {})
     const server = yield* readKeys(ServerTable.table, ["server"], top.server ?? {})
-    return { clients, targets, routes, sessions, server }
+    return { clients, targets, routes, sessions, server, fallbackClient: top.fallback_client }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -226,6 +228,18 @@ const checkInboundAuth = (
     : Effect.void
 }
 
+/** `fallback_client`: the LLM client it names (`references unknown llm client "<name>"` otherwise). */
+const checkFallbackClient = (
+  name: string | undefined,
+  clients: ReadonlyMap<string, LlmClient>
+): Effect.Effect<LlmClient | undefined, InvalidConfig> => {
+  if (name === undefined) return Effect.succeed(undefined)
+  const client = clients.get(name)
+  return client === undefined
+    ? fail(["fallback_client"], `references unknown llm client ${JSON.stringify(name)}`)
+    : Effect.succeed(client)
+}
+
 const byName = <A extends { readonly name: string }>(items: ReadonlyArray<A>): ReadonlyMap<string, A> =>
   new Map(items.map((item) => [item.name, item]))
 
@@ -259,11 +273,13 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
     yield* checkNames(raw)
     const clients = yield* Effect.forEach(raw.clients, ({ name, rules }) => rules({ name }))
     const clientsByName = byName(clients)
+    const fallbackClient = yield* checkFallbackClient(raw.fallbackClient, clientsByName)
     const targets = yield* Effect.forEach(raw.targets, ({ name, rules }) => rules({ name, clients: clientsByName }))
     const targetsByName = byName(targets)
     yield* checkDuplicateIds(raw.routes)
     const routes = yield* Effect.forEach(raw.routes, (route) => route.rules(targetsByName))
     yield* Effect.forEach(routes, checkForwardFamilies, { discard: true })
+    yield* Effect.forEach(routes, SystemPrompts.check, { discard: true })
     const sessions = yield* raw.sessions.rules(undefined)
     const server = yield* raw.server.rules(undefined)
     yield* checkInboundAuth(clients, server)
@@ -272,7 +288,8 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
       targets,
       routes: Arr.sort(routes, Order.mapInput(Order.string, (route: RouteSpec) => route.id)),
       sessions,
-      server
+      server,
+      ...(fallbackClient === undefined ? {} : { fallbackClient })
     }
   }
 )

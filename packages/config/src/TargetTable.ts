@@ -1,7 +1,8 @@
 /**
  * `[targets.<name>]` (docs/configuration.md): which model (`id`) on which LLM client
- * (`llm_client`), with the `extra_body` fields added to requests that lack them and the
- * `reasoning_effort` every request is sent with (not on an `anthropic_messages` client).
+ * (`llm_client`), with the `extra_body` fields added to requests that lack them, the
+ * `reasoning_effort` every request is sent with (not on an `anthropic_messages` client) and the
+ * `system_prompt` its answer calls are given.
  */
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
@@ -20,7 +21,8 @@ const keys = keysOf({
   id: TomlString,
   llm_client: TomlString,
   extra_body: Schema.optional(TomlTable),
-  reasoning_effort: Schema.optional(TomlString)
+  reasoning_effort: Schema.optional(TomlString),
+  system_prompt: Schema.optional(TomlString)
 })
 
 /**
@@ -36,8 +38,15 @@ export const table = Table.make(
         return yield* failAt(["llm_client"], `references unknown llm client ${JSON.stringify(keys.llm_client)}`)
       }
       const extraBody = keys.extra_body === undefined ? {} : yield* toJsonTable(keys.extra_body, ["extra_body"])
+      const base = {
+        name: context.name,
+        id: keys.id,
+        client,
+        extraBody,
+        ...(keys.system_prompt === undefined ? {} : { systemPrompt: keys.system_prompt })
+      }
       const effort = keys.reasoning_effort
-      if (effort === undefined) return { name: context.name, id: keys.id, client, extraBody }
+      if (effort === undefined) return base
       if (effort.trim() === "" || effort.trim() !== effort) {
         return yield* failAt(["reasoning_effort"], "must be a non-empty effort name without surrounding whitespace")
       }
@@ -47,7 +56,7 @@ export const table = Table.make(
           `is not supported on anthropic_messages clients (llm client ${JSON.stringify(keys.llm_client)})`
         )
       }
-      return { name: context.name, id: keys.id, client, extraBody, reasoningEffort: effort }
+      return { ...base, reasoningEffort: effort }
     })
 )
 

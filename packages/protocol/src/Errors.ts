@@ -159,6 +159,27 @@ export class ForwardAuthMismatch extends Schema.TaggedError<ForwardAuthMismatch>
   }
 }
 
+/** A route flag that, set to `false`, refuses requests using that input (`reasoning`, `tool_calling`, `vision`). */
+export const Capability = Schema.Literal("reasoning", "tool_calling", "vision")
+export type Capability = typeof Capability.Type
+
+/**
+ * The request uses an input its route disables (`reasoning`, `tool_calling` or `vision` set to
+ * `false`): refused with 400 `unsupported_capability` before any upstream call.
+ */
+export class UnsupportedCapability extends Schema.TaggedError<UnsupportedCapability>()("UnsupportedCapability", {
+  /** The route id (public model name). */
+  route: Schema.String,
+  /** The first disabled capability the request uses, in the order reasoning, tool_calling, vision. */
+  capability: Capability
+}) {
+  override get message(): string {
+    return `route ${
+      clip(this.route)
+    } does not support ${this.capability} (${this.capability} = false), and the request uses it`
+  }
+}
+
 /** The request body is larger than the server's limit. */
 export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
   limitBytes: Schema.Number
@@ -248,6 +269,7 @@ export type RequestFailure =
   | TranslationError
   | ModelNotFound
   | ForwardAuthMismatch
+  | UnsupportedCapability
   | RequestTooLarge
   | Unauthorized
 
@@ -286,6 +308,8 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
     case "TranslationError":
     case "ForwardAuthMismatch":
       return { status: 400, type: "invalid_request_error", code: "invalid_request_error", message: failure.message }
+    case "UnsupportedCapability":
+      return { status: 400, type: "invalid_request_error", code: "unsupported_capability", message: failure.message }
     case "ModelNotFound":
       return { status: 404, type: "invalid_request_error", code: "model_not_found", message: failure.message }
     case "RequestTooLarge":

@@ -322,7 +322,10 @@ interface Gate {
 }
 
 const callExecutor = (gate: Gate, body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
-  recorded(gate.options.executor.id, gate.upstream.complete({ target: gate.options.executor, body, headers }))
+  recorded(
+    gate.options.executor.id,
+    gate.upstream.complete({ target: gate.options.executor, body, headers, completion: true })
+  )
 
 /** Take one review from the scope, atomically; why not when it has none left (another request raced us). */
 const reserve = (settings: Settings, scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>

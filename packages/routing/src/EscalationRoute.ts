@@ -179,7 +179,12 @@ const callWeak = (shell: Shell, request: RoutedRequest) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
     (start) =>
-      shell.upstream.complete({ target: shell.options.weak, body: request.body, headers: request.headers }).pipe(
+      shell.upstream.complete({
+        target: shell.options.weak,
+        body: request.body,
+        headers: request.headers,
+        completion: true
+      }).pipe(
         Effect.onExit((exit) =>
           refusedByBreaker(exit) ?
             Effect.void :

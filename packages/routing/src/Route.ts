@@ -54,8 +54,21 @@ export interface Route {
   readonly targets: ReadonlyArray<Target>
   /** Advertised by `/v1/models`. */
   readonly contextWindow: Option.Option<number>
-  /** Advertised by `/v1/models`. */
+  /**
+   * Advertised by `/v1/models`; `false` also refuses requests offering tools or carrying tool
+   * history (`Capabilities.refusal`).
+   */
   readonly toolCalling: Option.Option<boolean>
+  /**
+   * `reasoning`: `false` refuses requests carrying reasoning controls (`Capabilities.refusal`). None
+   * (or absent): never restricts. Not advertised.
+   */
+  readonly reasoning?: Option.Option<boolean>
+  /**
+   * `vision`: advertised by `/v1/models` (`capabilities.vision`); `false` refuses requests with
+   * images (`Capabilities.refusal`). None (or absent): never restricts.
+   */
+  readonly vision?: Option.Option<boolean>
   /**
    * `request_timeout_ms`: the `Router` bounds each request of this route (routing, judge and
    * answer call, retries included; a stream until its headers) and fails it with

@@ -1,13 +1,19 @@
 /**
  * The `Router` service: finds a request's route (refusing one that forwards caller credentials of
- * the other family than the request's endpoint, `Route.forwardAuthMismatch`), runs its algorithm,
+ * the other family than the request's endpoint, `Route.forwardAuthMismatch`, and a request using an
+ * input the route disables, `Capabilities.refusal`), runs its algorithm,
  * makes the answer call with candidate fallback — or takes the answer the route produced while
  * routing (an `Answered` decision, replayed as chunks to streaming callers) — bounds the whole run
  * by the route's `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call
  * metrics, the `Stats` recorder). How one request is run is `internal/routerRun.ts`.
  */
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import type { ForwardAuthMismatch, ModelNotFound, RequestDeadlineExceeded } from "@switchyard-ts/protocol/Errors"
+import type {
+  ForwardAuthMismatch,
+  ModelNotFound,
+  RequestDeadlineExceeded,
+  UnsupportedCapability
+} from "@switchyard-ts/protocol/Errors"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -30,7 +36,10 @@ export class Router extends Context.Tag("@switchyard-ts/routing/Router")<Router,
   readonly decide: (
     request: RoutedRequest,
     observer?: RoutingFacts.Observer
-  ) => Effect.Effect<Decision.Decision, RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded>
+  ) => Effect.Effect<
+    Decision.Decision,
+    RouteFailure | ModelNotFound | ForwardAuthMismatch | UnsupportedCapability | RequestDeadlineExceeded
+  >
   /** Route and make the buffered answer call; `observer` as for `decide`. */
   readonly complete: (
     request: RoutedRequest,
@@ -68,13 +77,13 @@ export const layer = (routes: ReadonlyArray<Route>): Layer.Layer<Router, never, 
 
 /**
  * Route a request without an answer call (judge calls included):
- * `Effect<Decision.Decision, RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded, Router>`.
+ * `Effect<Decision.Decision, RouteFailure | ModelNotFound | ForwardAuthMismatch | UnsupportedCapability | RequestDeadlineExceeded, Router>`.
  */
 export const decide = (
   request: RoutedRequest
 ): Effect.Effect<
   Decision.Decision,
-  RouteFailure | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded,
+  RouteFailure | ModelNotFound | ForwardAuthMismatch | UnsupportedCapability | RequestDeadlineExceeded,
   Router
 > => Effect.flatMap(Router, (router) => router.decide(request))
 

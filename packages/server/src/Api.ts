@@ -8,14 +8,14 @@
  * `GET /v1/session-stats` (and `/v1/routing/session-stats`) exists only with the routing log on.
  *
  * Inbound auth (`Options.inboundAuth`) is one check (`internal/auth.ts`) that both kinds of
- * endpoint run first: every `/v1/*` endpoint, and `/metrics` with `metrics_auth`; `/health` and the
- * 404 stay open.
+ * endpoint run first: every `/v1/*` endpoint, `/metrics` with `metrics_auth`, and the forwarding of
+ * unmatched requests to `fallback_client`; `/health` and the 404 stay open.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { Target } from "@switchyard-ts/client/Target"
+import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
@@ -30,6 +30,7 @@ import * as Auth from "./internal/auth.js"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
 import * as Edge from "./internal/edge.js"
+import * as Forward from "./internal/forward.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -46,6 +47,11 @@ export interface Options {
    * Absent or without keys: every endpoint is open.
    */
   readonly inboundAuth?: ServerSpec
+  /**
+   * The deployment's `fallback_client`: every request no endpoint matches is forwarded raw to its
+   * API root (`internal/forward.ts`), behind inbound auth. Absent: such requests get the 404.
+   */
+  readonly fallbackClient?: LlmClient
 }
 
 export {
@@ -179,6 +185,7 @@ const models = (router: Router["Type"]) => {
       capabilities: {
         streaming: true,
         tool_calling: Option.getOrNull(route.toolCalling),
+        vision: Option.getOrNull(route.vision ?? Option.none()),
         context_window: Option.getOrNull(route.contextWindow),
         supported_inbound_formats: ["openai-chat-completions", "openai-responses", "anthropic-messages"]
       }
@@ -298,7 +305,8 @@ const statsRoutes = (stats: Stats.Recorder, guard: Auth.Guard | undefined) => ({
 
 /**
  * Every other endpoint (token counting, decision, models, stats, health, metrics, session stats
- * when the routing log is on, the enveloped 404) as `HttpLayerRouter` routes. Requires the
+ * when the routing log is on, the enveloped 404 — or, with `fallbackClient`, the forwarding of every
+ * unmatched request behind inbound auth) as `HttpLayerRouter` routes. Requires the
  * `Router`, the `UpstreamClient` (breaker states for `/health`), the `RoutingLog` and the
  * telemetry reader when the layer is built, and reads the `Stats` recorder.
  */
@@ -330,10 +338,23 @@ export const adminLayer = (options: Options = {}) =>
       "/metrics",
       (request) => enveloped(Codecs.openAiChat, guard?.metrics === true ? guard : undefined, request, scrape)
     )
+    const fallbackClient = options.fallbackClient
+    const unmatched = fallbackClient === undefined
+      ? () => notFound
+      : (request: HttpServerRequest.HttpServerRequest) =>
+        enveloped(
+          Codecs.openAiChat,
+          guard,
+          request,
+          Effect.suspend(() =>
+            Forward.forward(fallbackClient.baseUrl, request, Auth.keyHeaders(guard, request.headers))
+          )
+        )
     // The router takes no HEAD route, and this catch-all answers HEAD before its HEAD-as-GET fallback would.
     yield* http.add(
       "*",
       "*",
-      (request) => request.method === "HEAD" && Edge.pathOf(request.url) === "/health" ? health(upstream) : notFound
+      (request) =>
+        request.method === "HEAD" && Edge.pathOf(request.url) === "/health" ? health(upstream) : unmatched(request)
     )
   }))

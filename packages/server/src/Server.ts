@@ -207,7 +207,12 @@ const serveOn = (server: Server, options: Api.Options) =>
  */
 export const layerApp = (deployment: Deployment.Deployment, options: AppOptions = {}) => {
   const server = createNodeServer(options.tls, deployment.server.timeouts)
-  const api: Api.Options = { ...options, inboundAuth: options.inboundAuth ?? deployment.server }
+  const fallbackClient = options.fallbackClient ?? deployment.fallbackClient
+  const api: Api.Options = {
+    ...options,
+    inboundAuth: options.inboundAuth ?? deployment.server,
+    ...(fallbackClient === undefined ? {} : { fallbackClient })
+  }
   return Layer.merge(serveOn(server, api), drainOnShutdown(server, options.shutdownTimeoutMs)).pipe(
     Layer.provideMerge(
       NodeHttpServer.layer(() => server, {

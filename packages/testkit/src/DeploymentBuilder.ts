@@ -43,6 +43,7 @@ export interface Target {
   readonly llm_client: string
   readonly extra_body?: TomlTable
   readonly reasoning_effort?: string
+  readonly system_prompt?: string
 }
 
 /** What a judge failure does to the request: fail it, or route without a verdict. */
@@ -56,6 +57,8 @@ export interface RouteCommon {
   readonly id: string
   readonly context_window?: number
   readonly tool_calling?: boolean
+  readonly reasoning?: boolean
+  readonly vision?: boolean
   readonly request_timeout_ms?: number
 }
 
@@ -235,6 +238,8 @@ export interface Server {
 export interface Deployment {
   /** `1` unless given (a test of another version writes its file by hand). */
   readonly schema_version?: number
+  /** `fallback_client`: the LLM client unmatched requests are forwarded to. */
+  readonly fallback_client?: string
   readonly server?: Server
   readonly sessions?: Sessions
   readonly llm_clients?: Readonly<Record<string, LlmClient>>
@@ -246,13 +251,19 @@ export interface Deployment {
 const routeSubTables = ["handoff_notes", "classifier", "subagents"]
 
 /**
- * The deployment as TOML text: `schema_version`, then `[server]`, `[sessions]`, every
- * `[llm_clients.*]`, `[targets.*]` and `[routes.*]` in the order given, each key on its own line
- * (`handoff_notes`, `classifier` and `subagents` as sub-sections, other tables inline). Strings
- * are escaped; integral numbers are written as integers, others as floats. Pure; never fails.
+ * The deployment as TOML text: `schema_version` (and `fallback_client` when given), then
+ * `[server]`, `[sessions]`, every `[llm_clients.*]`, `[targets.*]` and `[routes.*]` in the order
+ * given, each key on its own line (`handoff_notes`, `classifier` and `subagents` as sub-sections,
+ * other tables inline). Strings are escaped; integral numbers are written as integers, others as
+ * floats. Pure; never fails.
  */
 export const toToml = (deployment: Deployment): string => {
-  const sections = [section([], { schema_version: deployment.schema_version ?? 1 })]
+  const sections = [
+    section([], {
+      schema_version: deployment.schema_version ?? 1,
+      ...(deployment.fallback_client === undefined ? {} : { fallback_client: deployment.fallback_client })
+    })
+  ]
   if (deployment.server !== undefined) sections.push(section(["server"], toTable(deployment.server)))
   if (deployment.sessions !== undefined) sections.push(section(["sessions"], toTable(deployment.sessions)))
   for (const [name, client] of Object.entries(deployment.llm_clients ?? {})) {
@@ -377,13 +388,14 @@ export const byId = (...routes: ReadonlyArray<Route>): Readonly<Record<string, R
 
 /**
  * `deployment` with `more`'s clients, targets and routes added after its own (a name in both takes
- * `more`'s value) and `more`'s `[server]` / `[sessions]` tables when given.
+ * `more`'s value) and `more`'s `[server]` / `[sessions]` tables and `fallback_client` when given.
  */
 export const extend = (deployment: Deployment, more: Partial<Deployment>): Deployment => ({
   ...deployment,
   ...(more.schema_version === undefined ? {} : { schema_version: more.schema_version }),
   ...(more.server === undefined ? {} : { server: more.server }),
   ...(more.sessions === undefined ? {} : { sessions: more.sessions }),
+  ...(more.fallback_client === undefined ? {} : { fallback_client: more.fallback_client }),
   llm_clients: { ...deployment.llm_clients, ...more.llm_clients },
   targets: { ...deployment.targets, ...more.targets },
   routes: { ...deployment.routes, ...more.routes }

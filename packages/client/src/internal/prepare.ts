@@ -99,6 +99,45 @@ export const forceReasoningEffort = (
 }
 
 /**
+ * The target's `system_prompt`, when it has one, before the caller's own instructions, by the
+ * body's format: Chat — a `system` message first in `messages`; Messages — `system` becomes the
+ * prompt when absent, else a text block of the prompt followed by the caller's system (a string
+ * becoming one text block, blocks kept as they are); Responses — `instructions` becomes the prompt
+ * when absent, else the prompt, a blank line and the caller's instructions. Only answer calls are
+ * given a target with a prompt (see `Wire.chatWire`).
+ */
+export const prependSystemPrompt = (
+  body: Record<string, unknown>,
+  target: Target,
+  format: "chat" | "messages" | "responses"
+): void => {
+  const prompt = target.systemPrompt
+  if (prompt === undefined) return
+  switch (format) {
+    case "chat": {
+      const messages = body["messages"]
+      body["messages"] = [{ role: "system", content: prompt }, ...(Array.isArray(messages) ? messages : [])]
+      return
+    }
+    case "messages": {
+      const system = body["system"]
+      const block = { type: "text", text: prompt }
+      if (system === undefined || system === null) body["system"] = prompt
+      else if (typeof system === "string") body["system"] = [block, { type: "text", text: system }]
+      else if (Array.isArray(system)) body["system"] = [block, ...system]
+      return
+    }
+    case "responses": {
+      const instructions = body["instructions"]
+      body["instructions"] = typeof instructions === "string" && instructions !== ""
+        ? `${prompt}\n\n${instructions}`
+        : prompt
+      return
+    }
+  }
+}
+
+/**
  * The body sent upstream: a shallow copy of the caller's body with `model` = the target's id,
  * the target's `extra_body` keys added where the body lacks them, and the stream flags set:
  * streamed calls get `stream: true` and `stream_options.include_usage = true` unless the caller
@@ -112,6 +151,7 @@ export const prepareBody = (
   const out: Record<string, unknown> = { ...body, model: target.id }
   addExtraBody(out, target)
   forceReasoningEffort(out, target, "chat")
+  prependSystemPrompt(out, target, "chat")
   if (streaming) {
     out["stream"] = true
     const options = out["stream_options"]
@@ -190,6 +230,7 @@ export const prepareAnthropicBody = (
     })
   }
   addExtraBody(out, target)
+  prependSystemPrompt(out, target, "messages")
   const marked = out["messages"]
   if (Array.isArray(marked) && marked.length > 0 && countCacheMarkers(out) < maxCacheMarkers) {
     const last = markLastBlock(marked[marked.length - 1])

@@ -57,6 +57,7 @@ export const prepareBody = (
   const out: Record<string, unknown> = { ...body, model: target.id }
   Prepare.addExtraBody(out, target)
   Prepare.forceReasoningEffort(out, target, "responses")
+  Prepare.prependSystemPrompt(out, target, "responses")
   if (streaming) out["stream"] = true
   else {
     delete out["stream"]

@@ -14,7 +14,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { LlmClient } from "../Target.js"
+import type { LlmClient, Target } from "../Target.js"
 import type { CallOptions } from "../UpstreamClient.js"
 import * as Anthropic from "./anthropic.js"
 import * as Prepare from "./prepare.js"
@@ -44,14 +44,22 @@ const otherFormats = {
   openai_responses: { encodeBody: Responses.encodeBody, url: Prepare.responsesUrl }
 } as const
 
+/** `target` without its `system_prompt`: what a routing-only call (judge, reviewer) is prepared for. */
+const withoutSystemPrompt = (target: Target): Target => {
+  if (target.systemPrompt === undefined) return target
+  const { systemPrompt: _prompt, ...rest } = target
+  return rest
+}
+
 /**
- * The URL and body of a chat call to `options.target`, by the client's format: a chat request as
+ * The URL and body of a chat call to `options.target` (its `system_prompt` applied only when
+ * `options.completion` is set), by the client's format: a chat request as
  * prepared by `Prepare.prepareBody`, or a Messages or Responses body (`anthropic.ts`,
  * `responses.ts`), which fails with `TranslationError` when the request cannot be expressed in
  * that API (or when the caller's own body, of another format, cannot be sent to another format).
  */
 export const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
-  const { target } = options
+  const target = options.completion === true ? options.target : withoutSystemPrompt(options.target)
   const format = target.client.format
   const untranslatable = options.native?.untranslatable
   if (untranslatable !== undefined && options.native !== undefined && options.native.format !== format) {

@@ -1,6 +1,6 @@
 /**
  * The keys every `[routes.<n>]` table has (`id`, `type`, `context_window`, `tool_calling`,
- * `request_timeout_ms`), what a route table's rules are given (its table name and the deployment's
+ * `reasoning`, `vision`, `request_timeout_ms`), what a route table's rules are given (its table name and the deployment's
  * targets), and the shape of a route spec: the route module's options with every key set, plus
  * these common keys.
  */
@@ -29,8 +29,18 @@ export interface RouteCommon {
   readonly id: string
   /** Advertised by `/v1/models` only. */
   readonly contextWindow: Option.Option<number>
-  /** Advertised by `/v1/models` only. */
+  /** Advertised by `/v1/models`; `false` refuses requests with tools or tool history (400). */
   readonly toolCalling: Option.Option<boolean>
+  /**
+   * `reasoning`: `false` refuses requests with reasoning controls (400); not advertised. Absent
+   * when the key is unset.
+   */
+  readonly reasoning?: Option.Option<boolean>
+  /**
+   * `vision`: advertised by `/v1/models` (`capabilities.vision`); `false` refuses requests with
+   * images (400). Absent when the key is unset.
+   */
+  readonly vision?: Option.Option<boolean>
   /**
    * `request_timeout_ms` (positive integer, unset by default): bounds each request of the route —
    * routing, judge and answer call, retries included; a stream until its headers — with a 504.
@@ -52,6 +62,8 @@ export const routeKeyFields = <const Type extends string>(type: Type) => ({
   type: TomlVariant(type),
   context_window: Schema.optional(TomlInteger),
   tool_calling: Schema.optional(TomlBoolean),
+  reasoning: Schema.optional(TomlBoolean),
+  vision: Schema.optional(TomlBoolean),
   request_timeout_ms: Schema.optional(TomlInteger)
 })
 
@@ -61,6 +73,8 @@ const routeCommon = (
     readonly id: string
     readonly context_window?: bigint | undefined
     readonly tool_calling?: boolean | undefined
+    readonly reasoning?: boolean | undefined
+    readonly vision?: boolean | undefined
     readonly request_timeout_ms?: bigint | undefined
   },
   name: string
@@ -77,6 +91,8 @@ const routeCommon = (
       id: keys.id,
       contextWindow,
       toolCalling: Option.fromNullable(keys.tool_calling),
+      ...(keys.reasoning === undefined ? {} : { reasoning: Option.some(keys.reasoning) }),
+      ...(keys.vision === undefined ? {} : { vision: Option.some(keys.vision) }),
       requestTimeoutMs
     }
   })

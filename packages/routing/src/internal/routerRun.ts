@@ -17,6 +17,7 @@ import {
   type ForwardAuthMismatch,
   ModelNotFound,
   RequestDeadlineExceeded,
+  type UnsupportedCapability,
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Usage } from "@switchyard-ts/protocol/OpenAiChat"
@@ -28,6 +29,7 @@ import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as AnswerChunks from "../AnswerChunks.js"
+import * as Capabilities from "../Capabilities.js"
 import * as Decision from "../Decision.js"
 import * as Evidence from "../Evidence.js"
 import * as Metrics from "../Metrics.js"
@@ -41,6 +43,7 @@ export type RouterFailure =
   | ClientFailure
   | ModelNotFound
   | ForwardAuthMismatch
+  | UnsupportedCapability
   | RequestDeadlineExceeded
 
 /** A buffered answer and where it came from. */
@@ -205,15 +208,21 @@ const observeCandidate = (stats: Stats.Recorder): Fallback.CandidateObserver => 
 
 /**
  * The request's route (`ModelNotFound` when its model names none), refused when it forwards caller
- * credentials of the other family than the request's endpoint (`ForwardAuthMismatch`): both before
- * any call is made.
+ * credentials of the other family than the request's endpoint (`ForwardAuthMismatch`), then when
+ * the request uses an input the route disables (`UnsupportedCapability`): all before any call is
+ * made.
  */
-const findRoute = (deps: Deps, request: RoutedRequest): Effect.Effect<Route, ModelNotFound | ForwardAuthMismatch> => {
+const findRoute = (
+  deps: Deps,
+  request: RoutedRequest
+): Effect.Effect<Route, ModelNotFound | ForwardAuthMismatch | UnsupportedCapability> => {
   const model = request.body.model
   const found = deps.routes.get(model)
   if (found === undefined) return Effect.fail(new ModelNotFound({ model }))
   const mismatch = forwardAuthMismatch(found, request.inboundFormat)
-  return Option.isSome(mismatch) ? Effect.fail(mismatch.value) : Effect.succeed(found)
+  if (Option.isSome(mismatch)) return Effect.fail(mismatch.value)
+  const refused = Capabilities.refusal(found, request)
+  return Option.isSome(refused) ? Effect.fail(refused.value) : Effect.succeed(found)
 }
 
 /**
@@ -263,7 +272,7 @@ const run = <A, E extends RouterFailure>(
   request: RoutedRequest,
   terminal: boolean,
   body: (route: Route) => Effect.Effect<A, E>
-): Effect.Effect<A, E | ModelNotFound | ForwardAuthMismatch | RequestDeadlineExceeded> =>
+): Effect.Effect<A, E | ModelNotFound | ForwardAuthMismatch | UnsupportedCapability | RequestDeadlineExceeded> =>
   Effect.flatMap(findRoute(deps, request), (found) =>
     Effect.clockWith((clock) => {
       const start = millisOf(clock)

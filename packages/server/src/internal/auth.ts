@@ -74,6 +74,22 @@ export const check = (guard: Guard, headers: Readonly<Record<string, string | un
   return outcome
 }
 
+/**
+ * The caller's headers (`authorization`, `x-api-key`) that carry one of the guard's keys: the
+ * router's own key, which a forwarded request never takes along. None without a guard.
+ */
+export const keyHeaders = (
+  guard: Guard | undefined,
+  headers: Readonly<Record<string, string | undefined>>
+): ReadonlyArray<string> => {
+  if (guard === undefined) return []
+  const apiKey = headers["x-api-key"]?.trim()
+  return [
+    ["authorization", bearerKey(headers["authorization"])],
+    ["x-api-key", apiKey === "" ? undefined : apiKey]
+  ].flatMap(([name, key]) => key !== undefined && name !== undefined && matches(guard, key) ? [name] : [])
+}
+
 /** `undefined` when the caller may proceed (no guard, or a valid key), else the 401 failure. */
 export const refusal = (
   guard: Guard | undefined,
