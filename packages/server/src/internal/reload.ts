@@ -19,7 +19,8 @@ import * as Telemetry from "../Telemetry.js"
 /** The tables a reload cannot apply to a running server: they take effect at the next start. */
 const restartOnly = (running: Deployment.Deployment, next: Deployment.Deployment): ReadonlyArray<string> => [
   ...(Deployment.sameSpec(running.server, next.server) ? [] : ["[server]"]),
-  ...(Deployment.sameSpec(running.sessions, next.sessions) ? [] : ["[sessions]"])
+  ...(Deployment.sameSpec(running.sessions, next.sessions) ? [] : ["[sessions]"]),
+  ...(Deployment.sameSpec(running.fallbackClient, next.fallbackClient) ? [] : ["fallback_client"])
 ]
 
 const counted = (outcome: "success" | "error") =>
