@@ -1,7 +1,8 @@
 /**
  * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`)
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
- * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, decision,
+ * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, the
+ * Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`), decision,
  * models, stats, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
@@ -18,8 +19,14 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
-import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
+import {
+  InvalidRequest,
+  ModelNotFound,
+  type RequestFailure,
+  ResponsesAuxiliaryUnsupported
+} from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
+import * as ResponseState from "@switchyard-ts/routing/ResponseState"
 import { forwardAuthMismatch } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
@@ -29,6 +36,7 @@ import * as Schema from "effect/Schema"
 import * as Auth from "./internal/auth.js"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
+import * as Continuations from "./internal/continuations.js"
 import * as Edge from "./internal/edge.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
@@ -78,12 +86,34 @@ const enveloped = <E extends RequestFailure, R>(
     Effect.catchAllDefect((defect) => Effect.as(Pipeline.logDefect(defect), errorResponse(codec.internalError)))
   )
 
-/** The body of `POST /v1/messages/count_tokens` as far as routing needs it; the rest is forwarded. */
-const CountTokensRoute = Schema.Struct({
+/** The body of a forwarded endpoint's request as far as routing needs it; the rest is forwarded. */
+const ModelOnly = Schema.Struct({
   model: Schema.String.pipe(
     Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })
   )
 })
+
+/**
+ * The body of a forwarded endpoint's request (a JSON object) and the route its `model` names:
+ * `ModelNotFound` when none, `ForwardAuthMismatch` when the route forwards caller credentials of
+ * the other family than `inbound`'s (the router's own check).
+ */
+const routedBody = (
+  router: Router["Type"],
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number,
+  inbound: Codecs.Codec["format"]
+) =>
+  Effect.gen(function*() {
+    const text = yield* bodyText(request, limit)
+    const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
+    const { model } = yield* decodeValue(ModelOnly, body)
+    const route = router.routes.find((candidate) => candidate.id === model)
+    if (route === undefined) return yield* new ModelNotFound({ model })
+    const mismatch = forwardAuthMismatch(route, inbound)
+    if (Option.isSome(mismatch)) return yield* mismatch.value
+    return { body, route }
+  })
 
 /**
  * `POST /v1/messages/count_tokens`: forwarded (with `model` = the target's id) to the route's
@@ -100,13 +130,7 @@ const countTokens =
       guard,
       request,
       Effect.gen(function*() {
-        const text = yield* bodyText(request, limit)
-        const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
-        const { model } = yield* decodeValue(CountTokensRoute, body)
-        const route = router.routes.find((candidate) => candidate.id === model)
-        if (route === undefined) return yield* new ModelNotFound({ model })
-        const mismatch = forwardAuthMismatch(route, Codecs.anthropicMessages.format)
-        if (Option.isSome(mismatch)) return yield* mismatch.value
+        const { body, route } = yield* routedBody(router, request, limit, Codecs.anthropicMessages.format)
         const target = Messages.countTokensTarget(route)
         if (target === undefined) {
           return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
@@ -115,6 +139,34 @@ const countTokens =
         return HttpServerResponse.unsafeJson(counted)
       })
     )
+
+/**
+ * `POST /v1/responses/input_tokens` and `POST /v1/responses/compact` (`operation`): forwarded (with
+ * `model` = the target's id, that target's client credentials, retries and deadline) to the route's
+ * first `openai_responses` target; the upstream's JSON is returned as-is. A route without one → 400
+ * `responses_auxiliary_unsupported`; a route that forwards Anthropic caller credentials → 400
+ * `ForwardAuthMismatch` (this is an OpenAI endpoint). Errors use the OpenAI envelope.
+ */
+const responsesAuxiliary = (
+  router: Router["Type"],
+  upstream: UpstreamClient.UpstreamClient["Type"],
+  operation: UpstreamClient.ResponsesAuxiliary,
+  limit: number,
+  guard?: Auth.Guard
+) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(
+    Codecs.openAiChat,
+    guard,
+    request,
+    Effect.gen(function*() {
+      const { body, route } = yield* routedBody(router, request, limit, Codecs.openAiResponses.format)
+      const target = route.targets.find((candidate) => candidate.client.format === "openai_responses")
+      if (target === undefined) return yield* new ResponsesAuxiliaryUnsupported({ route: route.id })
+      const answer = yield* upstream.responsesAuxiliary({ target, body, headers: { ...request.headers } }, operation)
+      return HttpServerResponse.unsafeJson(answer)
+    })
+  )
 
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
 export const DecisionRequest = Schema.Struct({
@@ -135,32 +187,42 @@ const describeTarget = (target: Target) => ({
  * the decision. As there, a route that forwards caller credentials of the other family than
  * `input_format` is refused (400 `ForwardAuthMismatch`, by the router, before any judge call). A
  * route that answered while routing (noop, the advisor gate) returns its answer as `response`, in
- * `input_format`. Errors use the OpenAI envelope.
+ * `input_format`. A Responses request continues by id as on `/v1/responses` (`codecs`), and such a
+ * `response` is remembered as an answer would be. Errors use the OpenAI envelope.
  */
-const decision =
-  (router: Router["Type"], limit: number, guard?: Auth.Guard) => (request: HttpServerRequest.HttpServerRequest) =>
-    enveloped(
-      Codecs.openAiChat,
-      guard,
-      request,
-      Effect.gen(function*() {
-        const text = yield* bodyText(request, limit)
-        const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
-        const codec = Codecs.byFormat[envelope.input_format]
-        const headers = { ...request.headers }
-        const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
-        const decided = yield* router.decide(inbound.routed)
-        const selected = Decision.selected(decided)
-        return HttpServerResponse.unsafeJson({
-          selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
-          fallbacks: Decision.fallbacks(decided).map(describeTarget),
-          evidence: decided.evidence,
-          ...(decided._tag === "Answered"
-            ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
-            : {})
-        })
+const decision = (
+  router: Router["Type"],
+  codecs: Readonly<Record<Codecs.Codec["format"], Codecs.Codec>>,
+  limit: number,
+  guard?: Auth.Guard
+) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(
+    Codecs.openAiChat,
+    guard,
+    request,
+    Effect.gen(function*() {
+      const text = yield* bodyText(request, limit)
+      const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
+      const codec = codecs[envelope.input_format]
+      const headers = { ...request.headers }
+      const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
+      const decided = yield* router.decide(inbound.routed)
+      const selected = Decision.selected(decided)
+      const response = decided._tag === "Answered"
+        ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
+        : {}
+      if (decided._tag === "Answered" && inbound.encoder.retain !== undefined) {
+        yield* inbound.encoder.retain(decided, decided.servedBy)
+      }
+      return HttpServerResponse.unsafeJson({
+        selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
+        fallbacks: Decision.fallbacks(decided).map(describeTarget),
+        evidence: decided.evidence,
+        ...response
       })
-    )
+    })
+  )
 
 const models = (router: Router["Type"]) => {
   const ids = router.routes.map((route) => route.id)
@@ -254,17 +316,23 @@ export const llmEndpoints = (
   router: Router["Type"],
   stats: Stats.Recorder,
   options: Options = {},
-  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop
+  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop,
+  responses?: ResponseState.ResponseState["Type"]
 ): ReadonlyMap<string, Edge.Endpoint> => {
   const limit = options.bodyLimit ?? defaultBodyLimit
   const guard = Auth.make(options.inboundAuth)
+  const codecs = codecsOf(router, responses)
   const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, stats, limit, log))
   return new Map([
-    ["/v1/chat/completions", endpoint(Codecs.openAiChat)],
-    ["/v1/messages", endpoint(Codecs.anthropicMessages)],
-    ["/v1/responses", endpoint(Codecs.openAiResponses)]
+    ["/v1/chat/completions", endpoint(codecs.openai_chat)],
+    ["/v1/messages", endpoint(codecs.anthropic_messages)],
+    ["/v1/responses", endpoint(codecs.openai_responses)]
   ])
 }
+
+/** The codec of each format; Responses continuations by id over `responses` when given. */
+const codecsOf = (router: Router["Type"], responses: ResponseState.ResponseState["Type"] | undefined) =>
+  Codecs.byFormatWith(responses === undefined ? undefined : Continuations.make(responses, router.routes))
 
 /**
  * `endpoint` behind the inbound auth check of `guard` (none: `endpoint` itself): the check runs
@@ -299,18 +367,26 @@ const statsRoutes = (stats: Stats.Recorder, guard: Auth.Guard | undefined) => ({
 /**
  * Every other endpoint (token counting, decision, models, stats, health, metrics, session stats
  * when the routing log is on, the enveloped 404) as `HttpLayerRouter` routes. Requires the
- * `Router`, the `UpstreamClient` (breaker states for `/health`), the `RoutingLog` and the
- * telemetry reader when the layer is built, and reads the `Stats` recorder.
+ * `Router`, the `UpstreamClient` (breaker states for `/health`), the `RoutingLog`, the
+ * `ResponseState` (`/v1/decision`'s Responses continuations) and the telemetry reader when the
+ * layer is built, and reads the `Stats` recorder.
  */
 export const adminLayer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
     const router = yield* Router
     const upstream = yield* UpstreamClient.UpstreamClient
     const reader = yield* Telemetry.PrometheusReader
+    const responses = yield* ResponseState.ResponseState
     const limit = options.bodyLimit ?? defaultBodyLimit
     const guard = Auth.make(options.inboundAuth)
     yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit, guard))
-    yield* http.add("POST", "/v1/decision", decision(router, limit, guard))
+    yield* http.add(
+      "POST",
+      "/v1/responses/input_tokens",
+      responsesAuxiliary(router, upstream, "input_tokens", limit, guard)
+    )
+    yield* http.add("POST", "/v1/responses/compact", responsesAuxiliary(router, upstream, "compact", limit, guard))
+    yield* http.add("POST", "/v1/decision", decision(router, codecsOf(router, responses), limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
     const stats = statsRoutes(yield* Stats.Stats, guard)
     yield* http.add("GET", "/v1/stats", stats.read)

@@ -90,6 +90,7 @@ const scriptedUpstream = (reply: (targetId: string) => Reply): Layer.Layer<Upstr
       },
       stream: () => Effect.dieMessage("not used"),
       countTokens: () => Effect.dieMessage("not used"),
+      responsesAuxiliary: () => Effect.dieMessage("not used"),
       register: () => Effect.void,
       breakers: Effect.succeed([])
     })
