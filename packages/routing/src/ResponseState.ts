@@ -50,8 +50,9 @@ export class ResponseState extends Context.Tag("@switchyard-ts/routing/ResponseS
   /** What `route` remembers of `id`, if anything. */
   readonly lookup: (route: string, id: string) => Effect.Effect<Option.Option<Recorded>>
   /**
-   * Remember `recorded` under `id` on `route`. Fails with `ResponseStateConflict` when `id` is
-   * already held by another target; at capacity it keeps nothing (and says so once per route).
+   * Remember `recorded` under `id` on `route` (an id already held keeps its first record). Fails
+   * with `ResponseStateConflict` when `id` is already held by another target; at capacity it keeps
+   * nothing (and says so once per route).
    */
   readonly record: (route: string, id: string, recorded: Recorded) => Effect.Effect<void, ResponseStateConflict>
 }>() {}
@@ -97,7 +98,8 @@ export const make = (options: Options = {}): ResponseState["Type"] => {
         }
         const records = routes.get(route) ?? new Map<string, Recorded>()
         routes.set(route, records)
-        if (!records.has(id) && records.size >= limit) {
+        if (records.has(id)) return Effect.void
+        if (records.size >= limit) {
           if (warned.has(route)) return Effect.void
           warned.add(route)
           return Effect.logWarning("responses state at capacity: new continuations are not kept").pipe(
