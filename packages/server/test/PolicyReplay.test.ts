@@ -30,13 +30,16 @@ interface Step {
   readonly session: "a" | "b" | null
   readonly userTurn: boolean
   readonly judge: CapabilityJudge
+  /** It continues a Responses answer of this target by id (no judge call, no session change). */
+  readonly continuation?: "weak" | "strong"
 }
 
 const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
   session: FastCheck.constantFrom("a" as const, "b" as const, null),
   userTurn: FastCheck.boolean(),
-  judge: capabilityJudgeArbitrary
-})
+  judge: capabilityJudgeArbitrary,
+  continuation: FastCheck.constantFrom("weak" as const, "strong" as const)
+}, { requiredKeys: ["session", "userTurn", "judge"] })
 
 const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
   userTurn
@@ -64,7 +67,11 @@ const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySett
       ...settings
     }),
     steps,
-    (step) => ({ session: step.session, messages: messagesOf(step.userTurn) }),
+    (step) => ({
+      session: step.session,
+      messages: messagesOf(step.userTurn),
+      ...(step.continuation === undefined ? {} : { continuation: step.continuation })
+    }),
     (step) => capabilityJudgeReply(step.judge)
   )
 

@@ -10,6 +10,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import { ofChat, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { CircuitOpen, InvalidResponse, toHttp, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Continuation from "@switchyard-ts/routing/Continuation"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Judge from "@switchyard-ts/routing/Judge"
@@ -118,6 +119,8 @@ export interface Request {
   readonly final?: boolean
   /** The answer's usage (`prompt_tokens`) when routing succeeded; none (0 tokens) when absent. */
   readonly tokens?: number
+  /** It continues a Responses answer of this target (as the `Router` decides: `Continuation.decide`). */
+  readonly continuation?: string
 }
 
 /** The route id every schedule addresses. */
@@ -157,12 +160,17 @@ export const logOf = <S>(
         ...(request.final === true ? { [SessionIdentity.sessionFinalHeader]: "1" } : {})
       }
       const tally = RoutingLine.start(log, headers, routeId, Conversation.isUserTurn(request.messages))
+      const routed = {
+        body: { model: routeId, messages: request.messages },
+        headers,
+        sessionId: SessionIdentity.sessionIdOf(headers),
+        ...(request.continuation === undefined ? {} : { continuation: { target: request.continuation } })
+      }
       const exit = yield* Effect.exit(
         RoutingFacts.observe(tally.observer)(
-          route.decide({
-            body: { model: routeId, messages: request.messages },
-            headers,
-            sessionId: SessionIdentity.sessionIdOf(headers)
+          Option.match(Continuation.decide(route, routed), {
+            onNone: () => route.decide(routed),
+            onSome: (decision) => Effect.succeed<Decision.Decision>(decision)
           })
         )
       )
