@@ -20,6 +20,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import {
+  type ClientFailure,
   InvalidRequest,
   ModelNotFound,
   type RequestFailure,
@@ -27,7 +28,7 @@ import {
 } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as ResponseState from "@switchyard-ts/routing/ResponseState"
-import { forwardAuthMismatch } from "@switchyard-ts/routing/Route"
+import { forwardAuthMismatch, type Route } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
@@ -116,29 +117,43 @@ const routedBody = (
   })
 
 /**
+ * An endpoint forwarding its body to one target of the route its `model` names (`pick`; none →
+ * `missing`) through `call`, returning the upstream's JSON as-is; failures in `codec`'s envelope.
+ */
+const forwarded = (
+  codec: Codecs.Codec,
+  pick: (route: Route) => Target | undefined,
+  missing: (route: Route) => InvalidRequest | ResponsesAuxiliaryUnsupported,
+  call: (options: UpstreamClient.CallOptions) => Effect.Effect<unknown, ClientFailure>
+) =>
+(router: Router["Type"], limit: number, guard?: Auth.Guard) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(
+    codec,
+    guard,
+    request,
+    Effect.gen(function*() {
+      const { body, route } = yield* routedBody(router, request, limit, codec.format)
+      const target = pick(route)
+      if (target === undefined) return yield* Effect.fail(missing(route))
+      return HttpServerResponse.unsafeJson(yield* call({ target, body, headers: { ...request.headers } }))
+    })
+  )
+
+/**
  * `POST /v1/messages/count_tokens`: forwarded (with `model` = the target's id) to the route's
  * token-counting target (`Messages.countTokensTarget`); the upstream's JSON is returned as-is.
  * A route without an `anthropic_messages` target → 400 `route has no Anthropic target for token
  * counting`; a route that forwards OpenAI caller credentials → 400 `ForwardAuthMismatch` (the
  * same check as the router's: this is an Anthropic endpoint). Errors use the Anthropic envelope.
  */
-const countTokens =
-  (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number, guard?: Auth.Guard) =>
-  (request: HttpServerRequest.HttpServerRequest) =>
-    enveloped(
-      Codecs.anthropicMessages,
-      guard,
-      request,
-      Effect.gen(function*() {
-        const { body, route } = yield* routedBody(router, request, limit, Codecs.anthropicMessages.format)
-        const target = Messages.countTokensTarget(route)
-        if (target === undefined) {
-          return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
-        }
-        const counted = yield* upstream.countTokens({ target, body, headers: { ...request.headers } })
-        return HttpServerResponse.unsafeJson(counted)
-      })
-    )
+const countTokens = (upstream: UpstreamClient.UpstreamClient["Type"]) =>
+  forwarded(
+    Codecs.anthropicMessages,
+    Messages.countTokensTarget,
+    () => new InvalidRequest({ message: "route has no Anthropic target for token counting" }),
+    upstream.countTokens
+  )
 
 /**
  * `POST /v1/responses/input_tokens` and `POST /v1/responses/compact` (`operation`): forwarded (with
@@ -148,24 +163,14 @@ const countTokens =
  * `ForwardAuthMismatch` (this is an OpenAI endpoint). Errors use the OpenAI envelope.
  */
 const responsesAuxiliary = (
-  router: Router["Type"],
   upstream: UpstreamClient.UpstreamClient["Type"],
-  operation: UpstreamClient.ResponsesAuxiliary,
-  limit: number,
-  guard?: Auth.Guard
+  operation: UpstreamClient.ResponsesAuxiliary
 ) =>
-(request: HttpServerRequest.HttpServerRequest) =>
-  enveloped(
-    Codecs.openAiChat,
-    guard,
-    request,
-    Effect.gen(function*() {
-      const { body, route } = yield* routedBody(router, request, limit, Codecs.openAiResponses.format)
-      const target = route.targets.find((candidate) => candidate.client.format === "openai_responses")
-      if (target === undefined) return yield* new ResponsesAuxiliaryUnsupported({ route: route.id })
-      const answer = yield* upstream.responsesAuxiliary({ target, body, headers: { ...request.headers } }, operation)
-      return HttpServerResponse.unsafeJson(answer)
-    })
+  forwarded(
+    Codecs.openAiResponses,
+    (route) => route.targets.find((candidate) => candidate.client.format === "openai_responses"),
+    (route) => new ResponsesAuxiliaryUnsupported({ route: route.id }),
+    (options) => upstream.responsesAuxiliary(options, operation)
   )
 
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
@@ -379,13 +384,14 @@ export const adminLayer = (options: Options = {}) =>
     const responses = yield* ResponseState.ResponseState
     const limit = options.bodyLimit ?? defaultBodyLimit
     const guard = Auth.make(options.inboundAuth)
-    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit, guard))
-    yield* http.add(
-      "POST",
-      "/v1/responses/input_tokens",
-      responsesAuxiliary(router, upstream, "input_tokens", limit, guard)
-    )
-    yield* http.add("POST", "/v1/responses/compact", responsesAuxiliary(router, upstream, "compact", limit, guard))
+    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(upstream)(router, limit, guard))
+    for (const operation of ["input_tokens", "compact"] as const) {
+      yield* http.add(
+        "POST",
+        `/v1/responses/${operation}`,
+        responsesAuxiliary(upstream, operation)(router, limit, guard)
+      )
+    }
     yield* http.add("POST", "/v1/decision", decision(router, codecsOf(router, responses), limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
     const stats = statsRoutes(yield* Stats.Stats, guard)
