@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { client, scriptedUpstream } from "./fixtures.js"
 
@@ -114,10 +115,17 @@ describe("ResponseState", () => {
       assert.isTrue(Option.exists(kept, (r) => Option.isSome(r.transcript)))
     }))
 
-  it.effect("at capacity nothing new is kept on that route; other routes and known ids are unaffected", () =>
+  it.effect("at capacity nothing new is kept on that route (one warning); other routes and known ids are unaffected", () =>
     Effect.gen(function*() {
       const state = ResponseState.make({ capacity: 2 })
-      for (const id of ["1", "2", "3"]) yield* state.record("r", id, recorded("a"))
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        warnings.push(`${logLevel.label} ${String(message)}`)
+      })
+      yield* Effect.forEach(["1", "2", "3", "4"], (id) => state.record("r", id, recorded("a"))).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      assert.deepStrictEqual(warnings, ["WARN responses state at capacity: new continuations are not kept"])
       yield* state.record("s", "3", recorded("a"))
       assert.isTrue(Option.isNone(yield* state.lookup("r", "3")))
       assert.isTrue(Option.isSome(yield* state.lookup("s", "3")))
