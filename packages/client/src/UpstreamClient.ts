@@ -29,6 +29,8 @@ import * as Relay from "./Relay.js"
 import type { LlmClient, NativeBody, Target } from "./Target.js"
 import * as UpstreamTransport from "./UpstreamTransport.js"
 
+export type { ResponsesAuxiliary } from "./internal/wire.js"
+
 /** What to send to one target. */
 export interface CallOptions {
   readonly target: Target
@@ -138,6 +140,16 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
    * defect.
    */
   readonly countTokens: (options: CallOptions) => Effect.Effect<unknown, ClientFailure>
+  /**
+   * `POST …/responses/input_tokens` or `POST …/responses/compact` on an `openai_responses` target
+   * with `body` (the caller's request; `model` is set to the target's id), with the client's
+   * retries, deadline and breaker; succeeds with the upstream's JSON answer as-is. Calling it on
+   * another format is a defect.
+   */
+  readonly responsesAuxiliary: (
+    options: CallOptions,
+    operation: Wire.ResponsesAuxiliary
+  ) => Effect.Effect<unknown, ClientFailure>
   /**
    * Creates the circuit breaker of `client` now, if it has a `breaker` table (it is otherwise
    * created by the first call), so that `/health` and the state gauge show it from the start; on
@@ -267,6 +279,20 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTranspor
             Call.logicalCall(transport, options, Wire.countTokensWire(options), false, Call.noStream, Buffered.readJson)
           )
           : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
+      responsesAuxiliary: (options, operation) =>
+        options.target.client.format === "openai_responses"
+          ? guarded(
+            options,
+            Call.logicalCall(
+              transport,
+              options,
+              Wire.responsesAuxiliaryWire(options, operation),
+              false,
+              Call.noStream,
+              Buffered.readJson
+            )
+          )
+          : Effect.dieMessage(`${operation} needs an openai_responses target, got ${options.target.client.format}`),
       register: registry.register,
       breakers: registry.statuses
     })

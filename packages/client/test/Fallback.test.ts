@@ -209,6 +209,7 @@ const scripted = (outcomes: ReadonlyArray<Outcome>, calls: Ref.Ref<ReadonlyArray
     complete: ({ target: t }) => Effect.as(answer(t), completion(t.id)),
     stream: ({ target: t }) => Effect.as(answer(t), Stream.make(chunk(t.id))),
     countTokens: () => Effect.dieMessage("not used"),
+    responsesAuxiliary: () => Effect.dieMessage("not used"),
     register: () => Effect.void,
     breakers: Effect.succeed([])
   })

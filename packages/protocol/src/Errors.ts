@@ -259,6 +259,33 @@ export class AdvisorUnavailable extends Schema.TaggedError<AdvisorUnavailable>()
   }
 }
 
+/**
+ * A Responses continuation names state that two different models own: its `previous_response_id`
+ * and its `conversation` were served by different targets, or an upstream answered with a response
+ * id another target of the route already holds. Maps to 409 `response_state_conflict`.
+ */
+export class ResponseStateConflict extends Schema.TaggedError<ResponseStateConflict>()("ResponseStateConflict", {
+  route: Schema.String
+}) {
+  override get message(): string {
+    return `Responses state of route ${clip(this.route)} is held by different models`
+  }
+}
+
+/**
+ * A Responses auxiliary call (`/v1/responses/input_tokens`, `/v1/responses/compact`) on a route with
+ * no `openai_responses` target. Maps to 400 `responses_auxiliary_unsupported`.
+ */
+export class ResponsesAuxiliaryUnsupported
+  extends Schema.TaggedError<ResponsesAuxiliaryUnsupported>()("ResponsesAuxiliaryUnsupported", {
+    route: Schema.String
+  })
+{
+  override get message(): string {
+    return "route has no OpenAI Responses target"
+  }
+}
+
 /** Everything that can fail a routed request. */
 export type RequestFailure =
   | ClientFailure
@@ -272,6 +299,8 @@ export type RequestFailure =
   | UnsupportedCapability
   | RequestTooLarge
   | Unauthorized
+  | ResponseStateConflict
+  | ResponsesAuxiliaryUnsupported
 
 /** The OpenAI error envelope every error response uses. */
 export const ErrorEnvelope = Schema.Struct({
@@ -316,6 +345,15 @@ export const toHttp = (failure: RequestFailure): HttpMapping => {
       return { status: 413, type: "invalid_request_error", code: "request_too_large", message: failure.message }
     case "Unauthorized":
       return { status: 401, type: "invalid_request_error", code: "invalid_api_key", message: failure.message }
+    case "ResponseStateConflict":
+      return { status: 409, type: "invalid_request_error", code: "response_state_conflict", message: failure.message }
+    case "ResponsesAuxiliaryUnsupported":
+      return {
+        status: 400,
+        type: "invalid_request_error",
+        code: "responses_auxiliary_unsupported",
+        message: failure.message
+      }
     case "TransportError":
     case "InvalidResponse":
       return upstream(502, "upstream_error", failure.message)

@@ -62,6 +62,11 @@ const stage = Schema.optional(StageFacts)
 export const Passthrough = Schema.Struct({ source: Schema.Literal("passthrough") })
 /** A `random` route made a weighted pick. */
 export const Random = Schema.Struct({ source: Schema.Literal("random") })
+/**
+ * The request continued a Responses answer by id: it went back to the target that served that
+ * answer, without running the route's algorithm (no judge call).
+ */
+export const Continuation = Schema.Struct({ source: Schema.Literal("continuation") })
 /** A `noop` route answered by itself. */
 export const Noop = Schema.Struct({ source: Schema.Literal("noop") })
 /** A fresh valid verdict decided. */
@@ -197,6 +202,7 @@ export const Evidence = Schema.extend(
     Passthrough,
     Random,
     Noop,
+    Continuation,
     Classifier,
     CustomClassifier,
     Abstained,

@@ -36,6 +36,16 @@ export interface RoutedRequest {
    * ({@link forwardAuthMismatch}). Absent (a library caller with no endpoint): not checked.
    */
   readonly inboundFormat?: Format | undefined
+  /**
+   * The request continues a Responses answer this route recorded (`ResponseState`): the `Router`
+   * sends it back to that answer's target without running the route (`Continuation.decide`).
+   */
+  readonly continuation?: ContinuationPin | undefined
+}
+
+/** The target (table name) a continued Responses answer came from. */
+export interface ContinuationPin {
+  readonly target: string
 }
 
 /**

@@ -257,6 +257,7 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
               : Effect.sync(() => completion(target.id, ++executorCalls === 1 ? "All done." : "Revised.")),
           stream: () => Effect.dieMessage("not used"),
           countTokens: () => Effect.dieMessage("not used"),
+          responsesAuxiliary: () => Effect.dieMessage("not used"),
           register: () => Effect.void,
           breakers: Effect.succeed([])
         })

@@ -182,6 +182,7 @@ describe("Router", () => {
         complete: () => Effect.dieMessage("not used"),
         stream: () => Effect.dieMessage("not used"),
         countTokens: () => Effect.dieMessage("not used"),
+        responsesAuxiliary: () => Effect.dieMessage("not used"),
         register: () => Effect.void,
         breakers: Effect.succeed([])
       })

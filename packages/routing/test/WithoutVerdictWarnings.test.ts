@@ -167,6 +167,7 @@ describe("the advisor gate's WARN line is rate-limited per reason and trigger", 
               : Effect.succeed(completion(target.id, "All done.")),
           stream: () => Effect.dieMessage("not used"),
           countTokens: () => Effect.dieMessage("not used"),
+          responsesAuxiliary: () => Effect.dieMessage("not used"),
           register: () => Effect.void,
           breakers: Effect.succeed([])
         })

@@ -52,6 +52,7 @@ export const scriptedUpstream = (failures: ReadonlyMap<string, UpstreamFailure>)
               choices: [{ index: 0, delta: { content: c.choices[0]?.message.content ?? "" }, finish_reason: "stop" }]
             })),
         countTokens: () => Effect.dieMessage("not used"),
+        responsesAuxiliary: () => Effect.dieMessage("not used"),
         register: () => Effect.void,
         breakers: Effect.succeed([])
       })

@@ -1,7 +1,8 @@
 /**
  * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`)
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
- * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, decision,
+ * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, the
+ * Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`), decision,
  * models, stats, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
@@ -18,9 +19,16 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
-import { InvalidRequest, ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
+import {
+  type ClientFailure,
+  InvalidRequest,
+  ModelNotFound,
+  type RequestFailure,
+  ResponsesAuxiliaryUnsupported
+} from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
-import { forwardAuthMismatch } from "@switchyard-ts/routing/Route"
+import * as ResponseState from "@switchyard-ts/routing/ResponseState"
+import { forwardAuthMismatch, type Route } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
@@ -29,6 +37,7 @@ import * as Schema from "effect/Schema"
 import * as Auth from "./internal/auth.js"
 import { decodeJson, decodeValue, defaultBodyLimit, readText } from "./internal/body.js"
 import * as Codecs from "./internal/codecs.js"
+import * as Continuations from "./internal/continuations.js"
 import * as Edge from "./internal/edge.js"
 import * as Forward from "./internal/forward.js"
 import * as Messages from "./internal/messages.js"
@@ -84,12 +93,58 @@ const enveloped = <E extends RequestFailure, R>(
     Effect.catchAllDefect((defect) => Effect.as(Pipeline.logDefect(defect), errorResponse(codec.internalError)))
   )
 
-/** The body of `POST /v1/messages/count_tokens` as far as routing needs it; the rest is forwarded. */
-const CountTokensRoute = Schema.Struct({
+/** The body of a forwarded endpoint's request as far as routing needs it; the rest is forwarded. */
+const ModelOnly = Schema.Struct({
   model: Schema.String.pipe(
     Schema.filter((m) => m.trim().length > 0, { message: () => "model must be a non-empty string" })
   )
 })
+
+/**
+ * The body of a forwarded endpoint's request (a JSON object) and the route its `model` names:
+ * `ModelNotFound` when none, `ForwardAuthMismatch` when the route forwards caller credentials of
+ * the other family than `inbound`'s (the router's own check).
+ */
+const routedBody = (
+  router: Router["Type"],
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number,
+  inbound: Codecs.Codec["format"]
+) =>
+  Effect.gen(function*() {
+    const text = yield* bodyText(request, limit)
+    const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
+    const { model } = yield* decodeValue(ModelOnly, body)
+    const route = router.routes.find((candidate) => candidate.id === model)
+    if (route === undefined) return yield* new ModelNotFound({ model })
+    const mismatch = forwardAuthMismatch(route, inbound)
+    if (Option.isSome(mismatch)) return yield* mismatch.value
+    return { body, route }
+  })
+
+/**
+ * An endpoint forwarding its body to one target of the route its `model` names (`pick`; none →
+ * `missing`) through `call`, returning the upstream's JSON as-is; failures in `codec`'s envelope.
+ */
+const forwarded = (
+  codec: Codecs.Codec,
+  pick: (route: Route) => Target | undefined,
+  missing: (route: Route) => InvalidRequest | ResponsesAuxiliaryUnsupported,
+  call: (options: UpstreamClient.CallOptions) => Effect.Effect<unknown, ClientFailure>
+) =>
+(router: Router["Type"], limit: number, guard?: Auth.Guard) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(
+    codec,
+    guard,
+    request,
+    Effect.gen(function*() {
+      const { body, route } = yield* routedBody(router, request, limit, codec.format)
+      const target = pick(route)
+      if (target === undefined) return yield* Effect.fail(missing(route))
+      return HttpServerResponse.unsafeJson(yield* call({ target, body, headers: { ...request.headers } }))
+    })
+  )
 
 /**
  * `POST /v1/messages/count_tokens`: forwarded (with `model` = the target's id) to the route's
@@ -98,29 +153,31 @@ const CountTokensRoute = Schema.Struct({
  * counting`; a route that forwards OpenAI caller credentials → 400 `ForwardAuthMismatch` (the
  * same check as the router's: this is an Anthropic endpoint). Errors use the Anthropic envelope.
  */
-const countTokens =
-  (router: Router["Type"], upstream: UpstreamClient.UpstreamClient["Type"], limit: number, guard?: Auth.Guard) =>
-  (request: HttpServerRequest.HttpServerRequest) =>
-    enveloped(
-      Codecs.anthropicMessages,
-      guard,
-      request,
-      Effect.gen(function*() {
-        const text = yield* bodyText(request, limit)
-        const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
-        const { model } = yield* decodeValue(CountTokensRoute, body)
-        const route = router.routes.find((candidate) => candidate.id === model)
-        if (route === undefined) return yield* new ModelNotFound({ model })
-        const mismatch = forwardAuthMismatch(route, Codecs.anthropicMessages.format)
-        if (Option.isSome(mismatch)) return yield* mismatch.value
-        const target = Messages.countTokensTarget(route)
-        if (target === undefined) {
-          return yield* new InvalidRequest({ message: "route has no Anthropic target for token counting" })
-        }
-        const counted = yield* upstream.countTokens({ target, body, headers: { ...request.headers } })
-        return HttpServerResponse.unsafeJson(counted)
-      })
-    )
+const countTokens = (upstream: UpstreamClient.UpstreamClient["Type"]) =>
+  forwarded(
+    Codecs.anthropicMessages,
+    Messages.countTokensTarget,
+    () => new InvalidRequest({ message: "route has no Anthropic target for token counting" }),
+    upstream.countTokens
+  )
+
+/**
+ * `POST /v1/responses/input_tokens` and `POST /v1/responses/compact` (`operation`): forwarded (with
+ * `model` = the target's id, that target's client credentials, retries and deadline) to the route's
+ * first `openai_responses` target; the upstream's JSON is returned as-is. A route without one → 400
+ * `responses_auxiliary_unsupported`; a route that forwards Anthropic caller credentials → 400
+ * `ForwardAuthMismatch` (this is an OpenAI endpoint). Errors use the OpenAI envelope.
+ */
+const responsesAuxiliary = (
+  upstream: UpstreamClient.UpstreamClient["Type"],
+  operation: UpstreamClient.ResponsesAuxiliary
+) =>
+  forwarded(
+    Codecs.openAiResponses,
+    (route) => route.targets.find((candidate) => candidate.client.format === "openai_responses"),
+    (route) => new ResponsesAuxiliaryUnsupported({ route: route.id }),
+    (options) => upstream.responsesAuxiliary(options, operation)
+  )
 
 /** The body of `POST /v1/decision`; unknown keys are rejected. */
 export const DecisionRequest = Schema.Struct({
@@ -141,32 +198,42 @@ const describeTarget = (target: Target) => ({
  * the decision. As there, a route that forwards caller credentials of the other family than
  * `input_format` is refused (400 `ForwardAuthMismatch`, by the router, before any judge call). A
  * route that answered while routing (noop, the advisor gate) returns its answer as `response`, in
- * `input_format`. Errors use the OpenAI envelope.
+ * `input_format`. A Responses request continues by id as on `/v1/responses` (`codecs`), and such a
+ * `response` is remembered as an answer would be. Errors use the OpenAI envelope.
  */
-const decision =
-  (router: Router["Type"], limit: number, guard?: Auth.Guard) => (request: HttpServerRequest.HttpServerRequest) =>
-    enveloped(
-      Codecs.openAiChat,
-      guard,
-      request,
-      Effect.gen(function*() {
-        const text = yield* bodyText(request, limit)
-        const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
-        const codec = Codecs.byFormat[envelope.input_format]
-        const headers = { ...request.headers }
-        const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
-        const decided = yield* router.decide(inbound.routed)
-        const selected = Decision.selected(decided)
-        return HttpServerResponse.unsafeJson({
-          selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
-          fallbacks: Decision.fallbacks(decided).map(describeTarget),
-          evidence: decided.evidence,
-          ...(decided._tag === "Answered"
-            ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
-            : {})
-        })
+const decision = (
+  router: Router["Type"],
+  codecs: Readonly<Record<Codecs.Codec["format"], Codecs.Codec>>,
+  limit: number,
+  guard?: Auth.Guard
+) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(
+    Codecs.openAiChat,
+    guard,
+    request,
+    Effect.gen(function*() {
+      const text = yield* bodyText(request, limit)
+      const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
+      const codec = codecs[envelope.input_format]
+      const headers = { ...request.headers }
+      const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
+      const decided = yield* router.decide(inbound.routed)
+      const selected = Decision.selected(decided)
+      const response = decided._tag === "Answered"
+        ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
+        : {}
+      if (decided._tag === "Answered" && inbound.encoder.retain !== undefined) {
+        yield* inbound.encoder.retain(decided, decided.servedBy)
+      }
+      return HttpServerResponse.unsafeJson({
+        selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
+        fallbacks: Decision.fallbacks(decided).map(describeTarget),
+        evidence: decided.evidence,
+        ...response
       })
-    )
+    })
+  )
 
 const models = (router: Router["Type"]) => {
   const ids = router.routes.map((route) => route.id)
@@ -261,17 +328,23 @@ export const llmEndpoints = (
   router: Router["Type"],
   stats: Stats.Recorder,
   options: Options = {},
-  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop
+  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop,
+  responses?: ResponseState.ResponseState["Type"]
 ): ReadonlyMap<string, Edge.Endpoint> => {
   const limit = options.bodyLimit ?? defaultBodyLimit
   const guard = Auth.make(options.inboundAuth)
+  const codecs = codecsOf(router, responses)
   const endpoint = (codec: Codecs.Codec) => guarded(guard, codec, Pipeline.handle(codec, router, stats, limit, log))
   return new Map([
-    ["/v1/chat/completions", endpoint(Codecs.openAiChat)],
-    ["/v1/messages", endpoint(Codecs.anthropicMessages)],
-    ["/v1/responses", endpoint(Codecs.openAiResponses)]
+    ["/v1/chat/completions", endpoint(codecs.openai_chat)],
+    ["/v1/messages", endpoint(codecs.anthropic_messages)],
+    ["/v1/responses", endpoint(codecs.openai_responses)]
   ])
 }
+
+/** The codec of each format; Responses continuations by id over `responses` when given. */
+const codecsOf = (router: Router["Type"], responses: ResponseState.ResponseState["Type"] | undefined) =>
+  Codecs.byFormatWith(responses === undefined ? undefined : Continuations.make(responses, router.routes))
 
 /**
  * `endpoint` behind the inbound auth check of `guard` (none: `endpoint` itself): the check runs
@@ -307,18 +380,27 @@ const statsRoutes = (stats: Stats.Recorder, guard: Auth.Guard | undefined) => ({
  * Every other endpoint (token counting, decision, models, stats, health, metrics, session stats
  * when the routing log is on, the enveloped 404 — or, with `fallbackClient`, the forwarding of every
  * unmatched request behind inbound auth) as `HttpLayerRouter` routes. Requires the
- * `Router`, the `UpstreamClient` (breaker states for `/health`), the `RoutingLog` and the
- * telemetry reader when the layer is built, and reads the `Stats` recorder.
+ * `Router`, the `UpstreamClient` (breaker states for `/health`), the `RoutingLog`, the
+ * `ResponseState` (`/v1/decision`'s Responses continuations) and the telemetry reader when the
+ * layer is built, and reads the `Stats` recorder.
  */
 export const adminLayer = (options: Options = {}) =>
   HttpLayerRouter.use(Effect.fn(function*(http) {
     const router = yield* Router
     const upstream = yield* UpstreamClient.UpstreamClient
     const reader = yield* Telemetry.PrometheusReader
+    const responses = yield* ResponseState.ResponseState
     const limit = options.bodyLimit ?? defaultBodyLimit
     const guard = Auth.make(options.inboundAuth)
-    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(router, upstream, limit, guard))
-    yield* http.add("POST", "/v1/decision", decision(router, limit, guard))
+    yield* http.add("POST", "/v1/messages/count_tokens", countTokens(upstream)(router, limit, guard))
+    for (const operation of ["input_tokens", "compact"] as const) {
+      yield* http.add(
+        "POST",
+        `/v1/responses/${operation}`,
+        responsesAuxiliary(upstream, operation)(router, limit, guard)
+      )
+    }
+    yield* http.add("POST", "/v1/decision", decision(router, codecsOf(router, responses), limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
     const stats = statsRoutes(yield* Stats.Stats, guard)
     yield* http.add("GET", "/v1/stats", stats.read)

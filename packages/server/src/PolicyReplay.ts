@@ -22,7 +22,8 @@
  * stored (expired, evicted, ended by `session_final`) starts afresh. Sessions are the lines'
  * `session_id`; a route with `message_hash_fallback` keys requests without one by a
  * message hash the log does not have, so those requests replay without a stored decision. Delegated
- * sub-agent requests (evidence `subagent: true`) are counted as logged. Late verdicts
+ * sub-agent requests (evidence `subagent: true`) and Responses continuations by id (evidence
+ * `continuation`, under {@link continuationDestination}) are counted as logged. Late verdicts
  * (`late_verdict_ms`): a request that waited for one was routed on its logged timeout; a verdict the
  * log says was stored late (its `judge` line, `late: "stored"`) is stored in the replay, held to the
  * new settings, where the logged run's next request of the session found it (`stored_before.late`).
@@ -42,8 +43,42 @@ export type {
 } from "./internal/replayRoutes.js"
 export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
 
+/** The destination Responses continuations by id are counted under; they replay as logged. */
+export const continuationDestination = "continuation (as logged)"
+
+const asContinued: Replayers.Outcome = { _tag: "Routed", destination: continuationDestination, source: "continuation" }
+
+const continued = (line: RoutingLog.ResponseLine): boolean =>
+  line.evidence !== null && line.evidence.source === "continuation"
+
+/**
+ * `replayer` with Responses continuations by id (evidence `continuation`) counted as logged: such a
+ * request went back to the target of the answer it continued whatever the route's settings
+ * (`Continuation.decide`, applied by the `Router` before the route), so a replay neither re-decides
+ * it nor lets it touch the replayed session state.
+ */
+const continuing = (replayer: Replayers.Replayer): Replayers.Replayer => ({
+  ...replayer,
+  logged: (line) => continued(line) ? asContinued : replayer.logged(line),
+  start: () => {
+    const step = replayer.start()
+    return (line, late) => continued(line) ? Effect.succeed(asContinued) : step(line, late)
+  }
+})
+
 /** Build replayers by hand (library use and tests); `noLateVerdicts` steps a replayer through a log without any. */
-export const { advisor, capability, custom, escalation, noLateVerdicts, stage } = Replayers
+export const { noLateVerdicts } = Replayers
+
+/** A replayer built by hand: {@link continuing} over the route's own. */
+export const advisor = (settings: Replayers.AdvisorSettings) => continuing(Replayers.advisor(settings))
+/** @see {@link advisor} */
+export const capability = (settings: Replayers.CapabilitySettings) => continuing(Replayers.capability(settings))
+/** @see {@link advisor} */
+export const custom = (settings: Replayers.CustomSettings) => continuing(Replayers.custom(settings))
+/** @see {@link advisor} */
+export const escalation = (settings: Replayers.EscalationSettings) => continuing(Replayers.escalation(settings))
+/** @see {@link advisor} */
+export const stage = (settings: Replayers.StageSettings) => continuing(Replayers.stage(settings))
 
 /** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
 export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
@@ -51,15 +86,15 @@ export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> 
     case "llm_classifier":
       return Option.some(
         route.mode === "capability"
-          ? Replayers.capability(route)
+          ? capability(route)
           : route.mode === "custom"
-          ? Replayers.custom(route)
-          : Replayers.escalation(route)
+          ? custom(route)
+          : escalation(route)
       )
     case "advisor":
-      return Option.some(Replayers.advisor(route))
+      return Option.some(advisor(route))
     case "stage_router":
-      return Option.some(Replayers.stage({ ...route, classifier: Option.getOrUndefined(route.classifier) }))
+      return Option.some(stage({ ...route, classifier: Option.getOrUndefined(route.classifier) }))
     default:
       return Option.none()
   }

@@ -13,6 +13,7 @@ import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as ResponseState from "@switchyard-ts/routing/ResponseState"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Stats from "@switchyard-ts/routing/Stats"
@@ -133,13 +134,31 @@ export const upstreamTransportLayer = upstreamTransport()
  * upstream client (undici, keep-alive pool per origin, {@link upstreamConnectionsPerOrigin}
  * connections at most).
  */
-export const routerLayer = (deployment: Deployment.Deployment) =>
+export const routerLayer = (
+  deployment: Deployment.Deployment,
+  sessions: Layer.Layer<SessionStore.SessionStore> = sessionStoreLayer(deployment.sessions)
+) =>
   Deployment.layerWith(deployment).pipe(
-    Layer.provide(Layer.merge(Judge.layer, sessionStoreLayer(deployment.sessions))),
+    Layer.provide(Layer.merge(Judge.layer, sessions)),
     // also exposed: /health reads the circuit breaker states of the one UpstreamClient
     Layer.provideMerge(UpstreamClient.layerTransport),
     Layer.provide(upstreamTransportLayer)
   )
+
+/**
+ * The Responses continuation state of a deployment (`ResponseState`): in memory, its id → target
+ * records also in the session store `sessions` when that is Redis (shared by replicas).
+ */
+export const responseStateLayer = (
+  deployment: Deployment.Deployment,
+  sessions: Layer.Layer<SessionStore.SessionStore> = sessionStoreLayer(deployment.sessions)
+): Layer.Layer<ResponseState.ResponseState> =>
+  deployment.sessions.store === "redis"
+    ? Layer.effect(
+      ResponseState.ResponseState,
+      Effect.map(SessionStore.SessionStore, (shared) => ResponseState.make({ shared }))
+    ).pipe(Layer.provide(sessions))
+    : ResponseState.layer()
 
 /**
  * A fresh `/v1/stats` recorder for `deployment`, with the `algorithm_stats` blocks of its advisor
@@ -188,12 +207,13 @@ const serveOn = (server: Server, options: Api.Options) =>
     const router = yield* Router.Router
     const stats = yield* Stats.Stats
     const log = yield* RoutingLog.RoutingLog
+    const responses = yield* ResponseState.ResponseState
     yield* Telemetry.seed(router.routes)
     yield* Auth.seed(Auth.make(options.inboundAuth))
     const admin = yield* HttpLayerRouter.toHttpEffect(Api.adminLayer(options))
     const fallback = yield* NodeHttpServer.makeHandler(Tracing.parentFromHeaders(admin))
     const runtime = yield* Effect.runtime<never>()
-    const listener = Edge.listener(runtime, Api.llmEndpoints(router, stats, options, log), fallback)
+    const listener = Edge.listener(runtime, Api.llmEndpoints(router, stats, options, log, responses), fallback)
     server.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
   })))
@@ -213,6 +233,8 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
     inboundAuth: options.inboundAuth ?? deployment.server,
     ...(fallbackClient === undefined ? {} : { fallbackClient })
   }
+  // One session store (one Redis client) for the routes and the shared continuation records.
+  const sessions = sessionStoreLayer(deployment.sessions)
   return Layer.merge(serveOn(server, api), drainOnShutdown(server, options.shutdownTimeoutMs)).pipe(
     Layer.provideMerge(
       NodeHttpServer.layer(() => server, {
@@ -221,7 +243,8 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
         backlog: options.backlog ?? defaultBacklog
       })
     ),
-    Layer.provideMerge(Layer.provideMerge(routerLayer(deployment), statsLayer(deployment))),
+    Layer.provideMerge(Layer.provideMerge(routerLayer(deployment, sessions), statsLayer(deployment))),
+    Layer.provide(responseStateLayer(deployment, sessions)),
     Layer.provide(options.telemetry ?? Telemetry.layer),
     Layer.provide(options.routingLog === undefined ? RoutingLog.layerNoop : RoutingLog.layer(options.routingLog))
   )

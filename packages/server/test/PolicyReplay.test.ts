@@ -34,6 +34,8 @@ interface Step {
   readonly judgeDelayMs?: number
   /** How far the clock moves while the request is routed, before its answer is written (default 0). */
   readonly gapMs?: number
+  /** It continues a Responses answer of this target by id (no judge call, no session change). */
+  readonly continuation?: "weak" | "strong"
 }
 
 /** The route's `judge_timeout_ms` in the property, and its `late_verdict_ms` when it has late verdicts. */
@@ -48,8 +50,9 @@ const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
   judgeDelayMs: FastCheck.constantFrom(0, 0, 0, 50, 150, 250, 400),
   // At least the deadline: the request is decided before its line is written; late answers land
   // before or after the session's next request.
-  gapMs: FastCheck.constantFrom(deadlineMs, 2 * deadlineMs, 4 * deadlineMs)
-})
+  gapMs: FastCheck.constantFrom(deadlineMs, 2 * deadlineMs, 4 * deadlineMs),
+  continuation: FastCheck.constantFrom("weak" as const, "strong" as const)
+}, { requiredKeys: ["session", "userTurn", "judge", "judgeDelayMs", "gapMs"] })
 
 /** `max_late_verdicts` when the route has late verdicts (`late_verdict_ms`; only under `fail_open`). */
 const maxLateArbitrary = FastCheck.option(FastCheck.constantFrom(1, 2), { nil: undefined })
@@ -86,7 +89,11 @@ const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySett
       ...settings
     }),
     steps,
-    (step) => ({ session: step.session, messages: messagesOf(step.userTurn) }),
+    (step) => ({
+      session: step.session,
+      messages: messagesOf(step.userTurn),
+      ...(step.continuation === undefined ? {} : { continuation: step.continuation })
+    }),
     (step) => capabilityJudgeReply(step.judge),
     { judgeDelayMs: (step) => step.judgeDelayMs ?? 0, gapMs: (step) => step.gapMs ?? 0 }
   )

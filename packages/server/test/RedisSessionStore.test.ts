@@ -714,3 +714,71 @@ describe.skipIf(skipWithoutRedis)("session_final with the Redis store, through t
       assert.strictEqual(yield* judgeCalls(upstream, judgeModel), 4)
     }))
 })
+
+/** A capability route `route` between a Responses target and a Chat target on two clients, sessions in Redis. */
+const continuationDeployment = (route: string, judgeModel: string, redis: string) => (upstreamUrl: string) =>
+  D.extend(stickyDeployment(judgeModel, redis)(upstreamUrl), {
+    llm_clients: { resp: D.client("openai_responses", upstreamUrl, { max_retries: 0 }) },
+    targets: { gpt: D.target("gpt-resp", "resp") },
+    routes: D.byId(capabilityRoute(route, "judge", { weak_target: "gpt", strong_target: "strong" }))
+  })
+
+const responsesAt = (base: string, body: unknown) =>
+  Effect.promise(() =>
+    fetch(`${base}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body)
+    }).then(async (response) => ({
+      status: response.status,
+      selected: response.headers.get("x-switchyard-selected-model"),
+      source: response.headers.get("x-switchyard-evidence-source"),
+      body: await response.text()
+    }))
+  )
+
+describe.skipIf(skipWithoutRedis)("Responses continuation records in the shared Redis store", () => {
+  it.scopedLive(
+    "an id served on one replica goes back to its target on another, unjudged; transcripts stay with their replica",
+    () =>
+      Effect.gen(function*() {
+        const redis = yield* redisUrl
+        const raw = yield* rawClient
+        const route = unique("continued")
+        const judgeModel = unique("judge")
+        const ids: Array<string> = []
+        yield* cleanUp(raw, () => ids.map((id) => `switchyard:session:responses\u0000${route}\u0000${id}`))
+        const a = yield* startServer(continuationDeployment(route, judgeModel, redis))
+        const b = yield* startServer(continuationDeployment(route, judgeModel, redis))
+        yield* a.upstream.script(judgeModel, [verdict(0.9), verdict(0)])
+        const native = yield* responsesAt(a.url, { model: route, input: "hello" })
+        assert.strictEqual(native.selected, "gpt-resp")
+        const nativeId = String(JSON.parse(native.body).id)
+        ids.push(nativeId)
+        const translated = yield* responsesAt(a.url, { model: route, input: "something hard" })
+        assert.strictEqual(translated.selected, "strong-model")
+        const translatedId = String(JSON.parse(translated.body).id)
+        ids.push(translatedId)
+        const stored = yield* Effect.promise(() =>
+          raw.get(`switchyard:session:responses\u0000${route}\u0000${nativeId}`)
+        )
+        assert.deepStrictEqual(JSON.parse(stored ?? "null"), { target: "gpt" })
+
+        yield* b.upstream.setBehaviour(judgeModel, verdict(0))
+        const onB = yield* responsesAt(b.url, { model: route, previous_response_id: nativeId, input: "more" })
+        assert.deepStrictEqual([onB.status, onB.selected, onB.source], [200, "gpt-resp", "continuation"])
+        assert.strictEqual(yield* judgeCalls(b.upstream, judgeModel), 0)
+        // B knows where the translated answer went, but not its transcript: refused as on a Chat target.
+        const transcriptOnB = yield* responsesAt(b.url, {
+          model: route,
+          previous_response_id: translatedId,
+          input: "?"
+        })
+        assert.strictEqual(transcriptOnB.status, 400)
+        assert.strictEqual(yield* judgeCalls(b.upstream, judgeModel), 0)
+        const onA = yield* responsesAt(a.url, { model: route, previous_response_id: translatedId, input: "?" })
+        assert.deepStrictEqual([onA.status, onA.selected, onA.source], [200, "strong-model", "continuation"])
+      }),
+    30_000
+  )
+})

@@ -18,6 +18,7 @@ import {
   UpstreamStatus
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Continuation from "@switchyard-ts/routing/Continuation"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Judge from "@switchyard-ts/routing/Judge"
@@ -94,6 +95,7 @@ const scriptedUpstream = (
       },
       stream: () => Effect.dieMessage("not used"),
       countTokens: () => Effect.dieMessage("not used"),
+      responsesAuxiliary: () => Effect.dieMessage("not used"),
       register: () => Effect.void,
       breakers: Effect.succeed([])
     })
@@ -150,6 +152,8 @@ export interface Request {
   readonly final?: boolean
   /** The answer's usage (`prompt_tokens`) when routing succeeded; none (0 tokens) when absent. */
   readonly tokens?: number
+  /** It continues a Responses answer of this target (as the `Router` decides: `Continuation.decide`). */
+  readonly continuation?: string
 }
 
 /** The route id every schedule addresses. */
@@ -209,12 +213,17 @@ export const logOf = <S>(
         ...(request.final === true ? { [SessionIdentity.sessionFinalHeader]: "1" } : {})
       }
       const tally = RoutingLine.start(log, headers, routeId, Conversation.isUserTurn(request.messages))
+      const routed = {
+        body: { model: routeId, messages: request.messages },
+        headers,
+        sessionId: SessionIdentity.sessionIdOf(headers),
+        ...(request.continuation === undefined ? {} : { continuation: { target: request.continuation } })
+      }
       const routing = yield* Effect.fork(
         RoutingFacts.observe(tally.observer)(
-          route.decide({
-            body: { model: routeId, messages: request.messages },
-            headers,
-            sessionId: SessionIdentity.sessionIdOf(headers)
+          Option.match(Continuation.decide(route, routed), {
+            onNone: () => route.decide(routed),
+            onSome: (decision) => Effect.succeed<Decision.Decision>(decision)
           })
         )
       )

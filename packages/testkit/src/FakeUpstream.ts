@@ -6,8 +6,9 @@
  * serves three chat routes — `POST /v1/chat/completions` (also `/chat/completions`) in the OpenAI
  * Chat format, `POST /v1/messages` (also `/messages`) in the Anthropic format and
  * `POST /v1/responses` (also `/responses`) in the OpenAI Responses format — plus
- * `POST /v1/messages/count_tokens` (`{"input_tokens"}` estimated from the body size) and
- * `GET /v1/models`; anything else is a 404 with the OpenAI error envelope. What a chat request gets
+ * `POST /v1/messages/count_tokens` (`{"input_tokens"}` estimated from the body size), the Responses
+ * auxiliary calls `POST /v1/responses/input_tokens` and `/v1/responses/compact` (fixed-shape
+ * answers) and `GET /v1/models`; anything else is a 404 with the OpenAI error envelope. What a chat request gets
  * is a {@link Behaviour}, chosen by the request body's `model` whichever the route: the model's
  * one-shot {@link FakeUpstream.script | script} first, then its default
  * ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide default (an {@link Ok}

@@ -34,7 +34,7 @@ export interface Wire {
    * kept them (`RawJson.of`), are what is sent, with only what `body` changed spliced in.
    */
   readonly source: Readonly<Record<string, unknown>> | undefined
-  readonly operation: "chat" | "count_tokens"
+  readonly operation: "chat" | "count_tokens" | ResponsesAuxiliary
   readonly nativeReplay: boolean
 }
 
@@ -106,6 +106,18 @@ export const countTokensWire = (options: CallOptions): Wire => ({
   body: { ...options.body, model: options.target.id },
   source: options.body,
   operation: "count_tokens",
+  nativeReplay: true
+})
+
+/** The Responses auxiliary operations: `POST …/responses/input_tokens` and `POST …/responses/compact`. */
+export type ResponsesAuxiliary = "input_tokens" | "compact"
+
+/** `POST …/responses/<operation>` with the caller's body, `model` set to the target's id. */
+export const responsesAuxiliaryWire = (options: CallOptions, operation: ResponsesAuxiliary): Wire => ({
+  url: `${Prepare.responsesUrl(options.target.client.baseUrl)}/${operation}`,
+  body: { ...options.body, model: options.target.id },
+  source: options.body,
+  operation,
   nativeReplay: true
 })
 

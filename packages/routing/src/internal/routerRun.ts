@@ -30,6 +30,7 @@ import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as AnswerChunks from "../AnswerChunks.js"
 import * as Capabilities from "../Capabilities.js"
+import * as Continuation from "../Continuation.js"
 import * as Decision from "../Decision.js"
 import * as Evidence from "../Evidence.js"
 import * as Metrics from "../Metrics.js"
@@ -242,7 +243,13 @@ const routeOnce = (
     const start = millisOf(clock)
     const calls: Array<RoutingFacts.RoutingCall> = []
     const decided = Effect.tap(
-      RoutingFacts.observe(found.decide(request), terminal ? holding(observer, calls) : observer),
+      RoutingFacts.observe(
+        Option.match(Continuation.decide(found, request), {
+          onNone: () => found.decide(request),
+          onSome: Effect.succeed
+        }),
+        terminal ? holding(observer, calls) : observer
+      ),
       (decision) => {
         const overhead = millisOf(clock) - start
         observe(Metrics.routingOverheadMs, { algorithm: found.algorithm }, overhead)

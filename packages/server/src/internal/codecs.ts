@@ -7,11 +7,11 @@
  * @internal
  */
 import * as Relay from "@switchyard-ts/client/Relay"
-import type { Format, NativeBody } from "@switchyard-ts/client/Target"
+import type { Format, NativeBody, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
-import type { InvalidRequest, TranslationError } from "@switchyard-ts/protocol/Errors"
+import type { InvalidRequest, ResponseStateConflict, TranslationError } from "@switchyard-ts/protocol/Errors"
 import {
   type ChatCompletion,
   type ChatCompletionChunk,
@@ -21,6 +21,7 @@ import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
+import type * as Decision from "@switchyard-ts/routing/Decision"
 import type { RoutedRequest } from "@switchyard-ts/routing/Route"
 import type { Completed, Streamed } from "@switchyard-ts/routing/Router"
 import * as Effect from "effect/Effect"
@@ -29,6 +30,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { validateValue } from "./body.js"
+import type * as Continuations from "./continuations.js"
 import * as Messages from "./messages.js"
 
 /**
@@ -42,6 +44,15 @@ export interface Encoder {
   readonly stream: (streamed: Streamed, model: string) => StreamEncoding
   /** A route's own answer (noop, the advisor gate) as `/v1/decision` returns it in this format. */
   readonly decisionResponse: (answer: ChatCompletion, model: string) => unknown
+  /**
+   * Remember the answer {@link answer} or {@link decisionResponse} last wrote, for a later
+   * continuation by id (Responses callers only; a streamed answer is remembered by its encoding
+   * once it completed). Fails when another target holds its id.
+   */
+  readonly retain?: (
+    decision: Decision.Decision,
+    served: Option.Option<Target>
+  ) => Effect.Effect<void, ResponseStateConflict>
 }
 
 /** The SSE text of one streamed answer. */
@@ -75,14 +86,15 @@ export interface Codec {
    * `format` (the router's forward-auth family check reads it); `headers` are the caller's
    * (lower-case names). `raw`: the bytes `json` was parsed from, when it came from a request body —
    * remembered for the body a target of the caller's format is sent (`RawJson.remember`). Fails
-   * with `InvalidRequest` (schema, naming the field path) or `TranslationError`.
+   * with `InvalidRequest` (schema, naming the field path), `TranslationError`, or
+   * `ResponseStateConflict` (a Responses continuation naming state two models hold).
    */
   readonly decode: (
     json: unknown,
     headers: Readonly<Record<string, string>>,
     sessionId: RoutedRequest["sessionId"],
     raw?: RawJson.RawJson
-  ) => Effect.Effect<Inbound, InvalidRequest | TranslationError>
+  ) => Effect.Effect<Inbound, InvalidRequest | TranslationError | ResponseStateConflict>
   /** The status and envelope of a failure. */
   readonly error: (failure: RequestFailure) => ErrorResponse
   /** The status and envelope of a defect (a bug): 500 `internal error`. */
@@ -304,32 +316,112 @@ const responsesStreamError = (failure: UpstreamFailure): string =>
     JSON.stringify({ type: "error", error: { type: "SwitchyardError", message: toHttp(failure).message } })
   }\n\n`
 
-/** The Responses encoder of a request whose tools are `tools` (namespaced and custom calls restored). */
-const responsesEncoder = (tools: TranslateResponses.ToolMap): Encoder => {
-  const fromChat = (completion: ChatCompletion, model: string) => ({
-    ...TranslateResponses.toResponsesResponse(Translate.fromOpenAiResponse(completion), { tools }),
-    model
-  })
+/** The `error` event of a stream whose answer's id another target holds (its headers were sent). */
+const conflictEvent = (conflict: ResponseStateConflict): string => {
+  const mapping = toHttp(conflict)
+  return `event: error\ndata: ${
+    JSON.stringify({ type: "error", error: { type: "SwitchyardError", code: mapping.code, message: mapping.message } })
+  }\n\n`
+}
+
+/** The response object of a `response.completed` event, when `event` is one. */
+const completedResponse = (event: OpenAiResponses.StreamEvent): OpenAiResponses.ResponseObject | undefined =>
+  event.type === "response.completed" && "response" in event ? event.response : undefined
+
+/** The response id of an upstream's `response.completed` event, when `event` is one with an id. */
+const nativeCompletedId = (event: UpstreamClient.NativeEvent): string | undefined => {
+  const response = event.data["response"]
+  return event.event === "response.completed" && Predicate.isRecord(response) && typeof response["id"] === "string"
+    ? response["id"]
+    : undefined
+}
+
+/**
+ * `events`, then — once they ended — what `retainer` remembers of the stream's answer (`answer`,
+ * read then): nothing more, or one `error` event when another target holds its id.
+ */
+const retainedAfter = (
+  events: Relay.Relay<string, UpstreamFailure>,
+  streamed: Streamed,
+  retainer: Continuations.Retainer | undefined,
+  answer: () => Continuations.Answer | undefined
+): Relay.Relay<string, UpstreamFailure> =>
+  retainer === undefined ? events : Relay.concat(
+    events,
+    Effect.suspend(() => {
+      const completed = answer()
+      if (completed === undefined) return Effect.succeed([])
+      return retainer.retain(streamed.decision, streamed.served, completed).pipe(
+        Effect.as([]),
+        Effect.catchAll((conflict) => Effect.succeed([conflictEvent(conflict)]))
+      )
+    })
+  )
+
+/**
+ * The Responses encoder of a request whose tools are `tools` (namespaced and custom calls
+ * restored); with a `retainer`, translated answers carry its id and every completed answer is
+ * remembered for a continuation by id.
+ */
+const responsesEncoder = (tools: TranslateResponses.ToolMap, retainer?: Continuations.Retainer): Encoder => {
+  // What `answer` / `decisionResponse` last wrote (one request's encoder), for `retain`.
+  let written: Continuations.Answer | undefined
+  const fromChat = (completion: ChatCompletion, model: string) => {
+    const response = {
+      ...TranslateResponses.toResponsesResponse(Translate.fromOpenAiResponse(completion), { tools }),
+      model,
+      ...(retainer === undefined ? {} : { id: retainer.id })
+    }
+    written = { _tag: "Translated", response }
+    return response
+  }
   return {
     answer: (completed, model) =>
       Option.match(completed.native, {
         onNone: () => fromChat(completed.completion, model),
-        onSome: (native) => ({ ...native.body, model })
+        onSome: (native) => {
+          const id = native.body["id"]
+          written = { _tag: "Native", id: typeof id === "string" ? id : undefined }
+          return { ...native.body, model }
+        }
       }),
     stream: (streamed, model) => {
       if (servedIn(streamed, "openai_responses")) {
+        let id: string | undefined
+        const events = nativeEvents(streamed, (event) => {
+          id = nativeCompletedId(event) ?? id
+          return nativeResponsesEvent(event, model)
+        })
         return {
-          events: nativeEvents(streamed, (event) => nativeResponsesEvent(event, model)),
+          events: retainedAfter(events, streamed, retainer, () => ({ _tag: "Native", id })),
           streamError: responsesStreamError
         }
       }
-      const translator = TranslateResponses.chatToResponsesStream({ model, tools })
+      const translator = TranslateResponses.chatToResponsesStream({
+        model,
+        tools,
+        ...(retainer === undefined ? {} : { id: retainer.id })
+      })
+      let response: OpenAiResponses.ResponseObject | undefined
+      const events = translatedEvents(streamed, translator, (event) => {
+        response = completedResponse(event) ?? response
+        return responsesSse(event)
+      })
       return {
-        events: translatedEvents(streamed, translator, responsesSse),
+        events: retainedAfter(
+          events,
+          streamed,
+          retainer,
+          () => response === undefined ? undefined : { _tag: "Translated", response }
+        ),
         streamError: (failure) => translator.fail(toHttp(failure).message).map(responsesSse).join("")
       }
     },
-    decisionResponse: fromChat
+    decisionResponse: fromChat,
+    ...(retainer === undefined ? {} : {
+      retain: (decision: Decision.Decision, served: Option.Option<Target>) =>
+        written === undefined ? Effect.void : retainer.retain(decision, served, written)
+    })
   }
 }
 
@@ -385,34 +477,59 @@ const chatOf = (request: OpenAiResponses.ResponsesRequest) =>
  * `openai_responses` target (the caller's body was replayed there) is written as the upstream sent
  * it, only `model` restamped; any other answer is translated from the chat shape, namespaced and
  * custom tool calls restored. A request with something only a Responses server understands is
- * routed on what can be translated and fails 400 on a target of another format.
+ * routed on what can be translated and fails 400 on a target of another format. With
+ * `continuations`, what a request continues by id is looked up before it is translated and its
+ * answer is remembered (`continuations.ts`); without, ids are only forwarded.
  */
-export const openAiResponses: Codec = {
+export const openAiResponsesWith = (continuations: Continuations.Continuations | undefined): Codec => ({
   format: "openai_responses",
   decode: (json, headers, sessionId, raw) =>
-    Effect.flatMap(validated(OpenAiResponses.ResponsesRequest, isResponsesRequest, json, raw), (request) =>
-      Effect.map(
-        translatedOrViewed(request, chatOf, routingView),
-        ({ translated, untranslatable }): Inbound => ({
-          routed: {
-            body: translated.chat,
-            headers,
-            sessionId,
-            native: nativeBody("openai_responses", request, untranslatable),
-            inboundFormat: "openai_responses"
-          },
-          model: request.model,
-          streaming: request.stream === true,
-          encoder: responsesEncoder(TranslateResponses.toolMap(translated.neutral))
-        })
-      )),
+    Effect.flatMap(
+      validated(OpenAiResponses.ResponsesRequest, isResponsesRequest, json, raw),
+      (caller) =>
+        Effect.flatMap(
+          continuations === undefined ? Effect.succeed(undefined) : continuations.restore(caller),
+          (continuing) => {
+            const request = continuing?.request ?? caller
+            return Effect.map(
+              translatedOrViewed(request, chatOf, routingView),
+              ({ translated, untranslatable }): Inbound => ({
+                routed: {
+                  body: translated.chat,
+                  headers,
+                  sessionId,
+                  native: nativeBody("openai_responses", request, untranslatable),
+                  inboundFormat: "openai_responses",
+                  continuation: continuing?.pin
+                },
+                model: request.model,
+                streaming: request.stream === true,
+                encoder: responsesEncoder(
+                  TranslateResponses.toolMap(translated.neutral),
+                  continuations === undefined || continuing === undefined
+                    ? undefined
+                    : continuations.retainer(continuing)
+                )
+              })
+            )
+          }
+        )
+    ),
   error: openAiError,
   internalError: openAiInternalError
-}
+})
 
-/** The codec of each inbound format (`/v1/decision`'s `input_format`). */
-export const byFormat: Readonly<Record<Format, Codec>> = {
+/** {@link openAiResponsesWith} without continuations: ids are only forwarded. */
+export const openAiResponses: Codec = openAiResponsesWith(undefined)
+
+/** The codec of each inbound format, Responses with `continuations` (`/v1/decision`'s `input_format`). */
+export const byFormatWith = (
+  continuations: Continuations.Continuations | undefined
+): Readonly<Record<Format, Codec>> => ({
   openai_chat: openAiChat,
-  openai_responses: openAiResponses,
+  openai_responses: openAiResponsesWith(continuations),
   anthropic_messages: anthropicMessages
-}
+})
+
+/** The codec of each inbound format (`/v1/decision`'s `input_format`), Responses ids only forwarded. */
+export const byFormat: Readonly<Record<Format, Codec>> = byFormatWith(undefined)

@@ -181,11 +181,15 @@ const answer = (
   }
   return Effect.flatMap(router.complete(inbound.routed, observer), (completed) => {
     const model = servedModel(completed.decision, completed.served)
-    tally?.answered(() => completed.completion.usage)
-    return Effect.as(finished(model, completed.served, () => completed.completion.usage), {
-      facts: factsOf(inbound, completed.decision, model),
-      decision: Option.some<Decision.Decision>(completed.decision),
-      reply: Edge.json(inbound.encoder.answer(completed, model), 200, routingHeaders(completed.decision, model))
+    const body = inbound.encoder.answer(completed, model)
+    const retained = inbound.encoder.retain?.(completed.decision, completed.served) ?? Effect.void
+    return Effect.flatMap(retained, () => {
+      tally?.answered(() => completed.completion.usage)
+      return Effect.as(finished(model, completed.served, () => completed.completion.usage), {
+        facts: factsOf(inbound, completed.decision, model),
+        decision: Option.some<Decision.Decision>(completed.decision),
+        reply: Edge.json(body, 200, routingHeaders(completed.decision, model))
+      })
     })
   })
 }

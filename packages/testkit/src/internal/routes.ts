@@ -78,7 +78,10 @@ export const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void>
 /**
  * The answer of a request that gets no behaviour: a chat route whose body is not JSON (400 in its
  * API's envelope), `count_tokens` (`{"input_tokens"}` estimated from the body size; 400 when not
- * JSON), `GET /v1/models` (`models`, listed in the OpenAI format), anything else 404.
+ * JSON), the Responses auxiliary calls (`/v1/responses/input_tokens`: `{"object":
+ * "response.input_tokens","input_tokens"}` estimated alike; `/v1/responses/compact`: a
+ * `response.compaction` object with one `compaction` item; 400 when not JSON), `GET /v1/models`
+ * (`models`, listed in the OpenAI format), anything else 404.
  */
 export const answerOther = (
   request: {
@@ -107,6 +110,8 @@ export const answerOther = (
   if (isCountTokens) {
     return sendJson(res, 200, JSON.stringify({ input_tokens: Math.ceil(bodyText.length / 4) }))
   }
+  const auxiliary = method === "POST" ? responsesAuxiliaryOf(path) : undefined
+  if (auxiliary !== undefined) return answerResponsesAuxiliary(res, auxiliary, request.isJson, bodyText)
   if (method === "GET" && (path === "/v1/models" || path === "/models")) {
     return Effect.flatMap(models, (ids) =>
       sendJson(
@@ -119,4 +124,41 @@ export const answerOther = (
       ))
   }
   return sendJson(res, 404, errorEnvelope(`no route for ${method} ${path}`, "invalid_request_error", "not_found"))
+}
+
+/** The Responses auxiliary operation a path names (with or without the `/v1` prefix). */
+const responsesAuxiliaryOf = (path: string): "input_tokens" | "compact" | undefined => {
+  const operation = path.replace(/^\/v1/, "")
+  return operation === "/responses/input_tokens"
+    ? "input_tokens"
+    : operation === "/responses/compact"
+    ? "compact"
+    : undefined
+}
+
+/** The fake's answer to a Responses auxiliary call (see {@link answerOther}). */
+const answerResponsesAuxiliary = (
+  res: Http.ServerResponse,
+  operation: "input_tokens" | "compact",
+  isJson: boolean,
+  bodyText: string
+): Effect.Effect<void> => {
+  if (!isJson) {
+    return sendJson(res, 400, errorEnvelope("request body is not JSON", "invalid_request_error", "invalid_json"))
+  }
+  const inputTokens = Math.ceil(bodyText.length / 4)
+  if (operation === "input_tokens") {
+    return sendJson(res, 200, JSON.stringify({ object: "response.input_tokens", input_tokens: inputTokens }))
+  }
+  return sendJson(
+    res,
+    200,
+    JSON.stringify({
+      id: "resp_compact_fake",
+      object: "response.compaction",
+      created_at: 0,
+      output: [{ type: "compaction", id: "cmp_fake", encrypted_content: `compacted:${inputTokens}` }],
+      usage: { input_tokens: inputTokens, output_tokens: 0, total_tokens: inputTokens }
+    })
+  )
 }
