@@ -51,6 +51,14 @@ const bearerKey = (value: string | undefined): string | undefined => {
   return key === "" ? undefined : key
 }
 
+/** The keys a caller presents, by header: the token of `Authorization: Bearer`, then `x-api-key`. */
+const presentedKeys = (
+  headers: Readonly<Record<string, string | undefined>>
+): ReadonlyArray<readonly [string, string | undefined]> => {
+  const apiKey = headers["x-api-key"]?.trim()
+  return [["authorization", bearerKey(headers["authorization"])], ["x-api-key", apiKey === "" ? undefined : apiKey]]
+}
+
 /**
  * The outcome of the caller's credentials (`headers`: lower-case names): `ok` when the bearer
  * token or the `x-api-key` value is one of the guard's keys, `missing` when neither header carries
@@ -58,11 +66,8 @@ const bearerKey = (value: string | undefined): string | undefined => {
  * most, then one comparison per configured key.
  */
 export const check = (guard: Guard, headers: Readonly<Record<string, string | undefined>>): Outcome => {
-  const bearer = bearerKey(headers["authorization"])
-  const apiKey = headers["x-api-key"]?.trim()
-  const presented = [bearer, apiKey === "" ? undefined : apiKey]
   let outcome: Outcome = "missing"
-  for (const key of presented) {
+  for (const [, key] of presentedKeys(headers)) {
     if (key === undefined) continue
     if (matches(guard, key)) {
       outcome = "ok"
@@ -83,11 +88,7 @@ export const keyHeaders = (
   headers: Readonly<Record<string, string | undefined>>
 ): ReadonlyArray<string> => {
   if (guard === undefined) return []
-  const apiKey = headers["x-api-key"]?.trim()
-  return [
-    ["authorization", bearerKey(headers["authorization"])],
-    ["x-api-key", apiKey === "" ? undefined : apiKey]
-  ].flatMap(([name, key]) => key !== undefined && name !== undefined && matches(guard, key) ? [name] : [])
+  return presentedKeys(headers).flatMap(([name, key]) => key !== undefined && matches(guard, key) ? [name] : [])
 }
 
 /** `undefined` when the caller may proceed (no guard, or a valid key), else the 401 failure. */
