@@ -103,7 +103,7 @@ const scoredOf = (scenario: Scenario): Omit<Evidence.StageFacts, "decision_sourc
   const quiet = { score: 0, confidence: 0, severity: 0, spinning: 0, exploring: 0, production_intensity: 0 }
   switch (scenario) {
     case "critical":
-      return { ...quiet, confidence: 1, severity: 1 }
+      return { ...quiet, override_reason: "critical_error", confidence: 1, severity: 1 }
     case "settled":
       // the Write and the pytest (other) calls: one categorised call, a write
       return { ...quiet, production_intensity: 1 }

@@ -10,8 +10,11 @@
  *   `judge_failure`;
  * - custom classifier routes: `targets` (a logged label goes to the target of that name, else
  *   `default_target`), `default_target`, `classify_trigger`, `judge_failure`;
- * - stage routers: `confidence_threshold` (against each turn's logged scorer confidence), `picker`,
- *   and the `[classifier]` table's settings as a capability route's (or its absence);
+ * - stage routers (and `auto` routes): `confidence_threshold` (against each turn's logged scorer
+ *   confidence), `picker`, `capable_hold_turns`, and the `[classifier]` table's settings as a
+ *   capability route's (or its absence);
+ * - composite routes: the `[classifier]` table's settings as a capability route's, the `[stage]`
+ *   table's `confidence_threshold` and `capable_hold_turns`;
  * - escalation routes: `escalation.confirmations`, `judge_failure`;
  * - advisor routes: `max_reviews` (each scope's review budget re-run), `fail_open`.
  *
@@ -31,10 +34,10 @@ import * as Replayers from "./internal/replayRoutes.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
 export type { CapabilitySettings, EscalationSettings, Outcome, Replayer } from "./internal/replayRoutes.js"
-export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
+export type { AdvisorSettings, CompositeSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
 
 /** Build replayers by hand (library use and tests). */
-export const { advisor, capability, custom, escalation, stage } = Replayers
+export const { advisor, capability, composite, custom, escalation, stage } = Replayers
 
 /** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
 export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
@@ -50,7 +53,10 @@ export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> 
     case "advisor":
       return Option.some(Replayers.advisor(route))
     case "stage_router":
+    case "auto":
       return Option.some(Replayers.stage({ ...route, classifier: Option.getOrUndefined(route.classifier) }))
+    case "composite":
+      return Option.some(Replayers.composite(route))
     default:
       return Option.none()
   }
