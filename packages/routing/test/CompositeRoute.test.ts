@@ -1,18 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { CircuitOpen, toHttp, TransportError } from "@switchyard-ts/protocol/Errors"
 import type * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
-import * as Judge from "@switchyard-ts/routing/Judge"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
-import type { Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import { postures, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import { buildCompositeRoute, compositeOptions, compositeSchedule, runCompositeSchedule } from "./compositeModel.js"
 import { target } from "./scriptedJudge.js"
-import { conversationOf, type Scenario } from "./stageModel.js"
+import { conversationOf, countingJudge, type Scenario, verdict } from "./stageModel.js"
 
 const triggers: ReadonlyArray<CompositeRoute.ClassifyTrigger> = ["user_turn", "new_session"]
 
@@ -30,21 +27,6 @@ describe.concurrent("CompositeRoute: failure schedules against the model", () =>
     }
   }
 })
-
-const verdict = (p_solve: number): Effect.Effect<Verdict, Judge.JudgeError> =>
-  Effect.succeed({ crux: "c", primary_rule: "SUP-1" as const, capability_boundary: "supported" as const, p_solve })
-
-/** A judge that answers `answers` in order (the last one from then on) and counts its consultations. */
-const countingJudge = (answers: ReadonlyArray<Effect.Effect<Verdict, Judge.JudgeError>>) =>
-  Effect.map(Ref.make(0), (calls) => ({
-    calls: Ref.get(calls),
-    layer: Judge.layerTest(() =>
-      Effect.flatMap(
-        Ref.getAndUpdate(calls, (n) => n + 1),
-        (n) => answers[Math.min(n, answers.length - 1)] ?? verdict(1)
-      )
-    )
-  }))
 
 type Built = Effect.Effect.Success<ReturnType<typeof buildCompositeRoute>>
 

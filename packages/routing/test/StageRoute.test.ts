@@ -6,7 +6,6 @@ import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
-import type { Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -19,11 +18,13 @@ import { target } from "./scriptedJudge.js"
 import {
   buildStageRoute,
   conversationOf,
+  countingJudge,
   escalationNote,
   runStageSchedule,
   stageDecisions,
   stageOptions,
-  stageSchedule
+  stageSchedule,
+  verdict
 } from "./stageModel.js"
 
 describe.concurrent("StageRoute: failure schedules against the model", () => {
@@ -40,21 +41,6 @@ describe.concurrent("StageRoute: failure schedules against the model", () => {
     }
   }
 })
-
-const verdict = (p_solve: number) =>
-  Effect.succeed({ crux: "c", primary_rule: "SUP-1" as const, capability_boundary: "supported" as const, p_solve })
-
-/** A judge that answers `answers` in order and counts its consultations. */
-const countingJudge = (answers: ReadonlyArray<Effect.Effect<Verdict, Judge.JudgeError>>) =>
-  Effect.map(Ref.make(0), (calls) => ({
-    calls: Ref.get(calls),
-    layer: Judge.layerTest(() =>
-      Effect.flatMap(
-        Ref.getAndUpdate(calls, (n) => n + 1),
-        (n) => answers[Math.min(n, answers.length - 1)] ?? verdict(1)
-      )
-    )
-  }))
 
 const textsOf = (messages: ReadonlyArray<Message> | undefined): ReadonlyArray<string> =>
   (messages ?? []).map((message) =>

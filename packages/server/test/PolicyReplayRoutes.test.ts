@@ -223,33 +223,53 @@ const stageSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.StageSettings> = 
   classifier: FastCheck.option(capabilitySettingsArbitrary, { nil: undefined, freq: 4 })
 })
 
-const stageLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.StageSettings) =>
+/** A stage route's turn over the capable and efficient targets, without prompts or notes. */
+const turnOptions = {
+  id: ReplayLog.routeId,
+  name: ReplayLog.routeId,
+  capable: target("capable", "capable-model"),
+  efficient: target("efficient", "efficient-model"),
+  recentTurnWindow: 3,
+  capableSystemPrompt: Option.none(),
+  efficientSystemPrompt: Option.none(),
+  handoffNotes: Option.none()
+}
+
+/** A capability judge's options beside `settings` (the judge, its prompt and call). */
+const judgeOptions = {
+  judge: judgeTarget,
+  prompt: Option.none(),
+  responseFormatType: "json_schema",
+  maxOutputTokens: 64,
+  recentTurnWindow: Option.none(),
+  messageHashFallback: false
+} as const
+
+/** Route `steps` through a stage route `build` makes; the log's lines. */
+const turnLogOf = (
+  build: Parameters<typeof ReplayLog.logOf>[0],
+  steps: ReadonlyArray<StageStep>
+) =>
   ReplayLog.logOf(
-    StageRoute.make({
-      ...(settings.capableHoldTurns === undefined ? {} : { capableHoldTurns: settings.capableHoldTurns }),
-      id: ReplayLog.routeId,
-      name: ReplayLog.routeId,
-      capable: target("capable", "capable-model"),
-      efficient: target("efficient", "efficient-model"),
-      picker: settings.picker,
-      confidenceThreshold: settings.confidenceThreshold,
-      recentTurnWindow: 3,
-      capableSystemPrompt: Option.none(),
-      efficientSystemPrompt: Option.none(),
-      handoffNotes: Option.none(),
-      classifier: Option.map(Option.fromNullable(settings.classifier), (classifier) => ({
-        judge: judgeTarget,
-        prompt: Option.none(),
-        responseFormatType: "json_schema",
-        maxOutputTokens: 64,
-        recentTurnWindow: Option.none(),
-        messageHashFallback: false,
-        ...classifier
-      }))
-    }),
+    build,
     steps,
     (step) => ({ session: step.session, messages: histories[step.history], tokens: step.tokens }),
     (step) => capabilityJudgeReply(step.judge)
+  )
+
+const stageLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.StageSettings) =>
+  turnLogOf(
+    StageRoute.make({
+      ...turnOptions,
+      ...(settings.capableHoldTurns === undefined ? {} : { capableHoldTurns: settings.capableHoldTurns }),
+      picker: settings.picker,
+      confidenceThreshold: settings.confidenceThreshold,
+      classifier: Option.map(Option.fromNullable(settings.classifier), (classifier) => ({
+        ...judgeOptions,
+        ...classifier
+      }))
+    }),
+    steps
   )
 
 /** The stage facts of a stage router's response line: its evidence's, else the line's own (a failed request). */
@@ -573,32 +593,18 @@ const compositeSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.CompositeSett
 })
 
 const compositeLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.CompositeSettings) =>
-  ReplayLog.logOf(
+  turnLogOf(
     CompositeRoute.make({
-      id: ReplayLog.routeId,
-      name: ReplayLog.routeId,
-      capable: target("capable", "capable-model"),
-      efficient: target("efficient", "efficient-model"),
+      ...turnOptions,
       confidenceThreshold: settings.confidenceThreshold,
-      recentTurnWindow: 3,
       capableHoldTurns: settings.capableHoldTurns ?? 0,
-      capableSystemPrompt: Option.none(),
-      efficientSystemPrompt: Option.none(),
-      handoffNotes: Option.none(),
       classifier: {
-        judge: judgeTarget,
-        prompt: Option.none(),
-        responseFormatType: "json_schema",
-        maxOutputTokens: 64,
-        recentTurnWindow: Option.none(),
-        messageHashFallback: false,
+        ...judgeOptions,
         ...settings.classifier,
         classifyTrigger: settings.classifier.classifyTrigger === "new_session" ? "new_session" : "user_turn"
       }
     }),
-    steps,
-    (step) => ({ session: step.session, messages: histories[step.history], tokens: step.tokens }),
-    (step) => capabilityJudgeReply(step.judge)
+    steps
   )
 
 describe("policy replay of composite routes", () => {
