@@ -135,7 +135,7 @@ const modelStep = (
   }
   const key = step.session
   const remaining = key === null ? 0 : state.holds.get(key) ?? 0
-  const scored = step.scenario === "critical"
+  const scored: Omit<Evidence.StageFacts, "decision_source" | "tier" | "handoff_note"> = step.scenario === "critical"
     ? { ...quiet, override_reason: "critical_error" as const, confidence: 1, severity: 1 }
     : step.scenario === "settled"
     ? { ...quiet, production_intensity: 1 }
@@ -154,13 +154,7 @@ const modelStep = (
       0
     ]
   if (key !== null) state.holds.set(key, left)
-  const { override_reason, ...rest } = scored
-  const stage: Evidence.StageFacts = {
-    decision_source: source,
-    ...(override_reason === undefined ? {} : { override_reason }),
-    tier,
-    ...rest
-  }
+  const stage: Evidence.StageFacts = { decision_source: source, tier, ...scored }
   return {
     expected: {
       _tag: "Routes",
