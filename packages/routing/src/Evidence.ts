@@ -230,7 +230,8 @@ const stageAttributes = (facts: StageFacts | undefined): Record<string, string |
     "evidence.stage.tier": facts.tier,
     "evidence.stage.score": facts.score,
     "evidence.stage.confidence": facts.confidence,
-    ...(facts.handoff_note === undefined ? {} : { "evidence.stage.handoff_note": facts.handoff_note })
+    ...(facts.handoff_note === undefined ? {} : { "evidence.stage.handoff_note": facts.handoff_note }),
+    ...(facts.override_reason === undefined ? {} : { "evidence.stage.override_reason": facts.override_reason })
   }
 
 /**

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { CircuitOpen, toHttp } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
@@ -388,6 +389,12 @@ describe("StageRoute: the capable hold and tool_semantics", () => {
         decision._tag === "Routed" && "stage" in decision.evidence ? decision.evidence.stage : undefined
       assert.deepInclude(stageOf(first), { decision_source: "override", override_reason: "critical_error" })
       assert.deepInclude(stageOf(second), { decision_source: "capable_hold", override_reason: "critical_error" })
+      if (second._tag === "Routed") {
+        assert.include(Evidence.spanAttributes(second.evidence), {
+          "evidence.stage.decision_source": "capable_hold",
+          "evidence.stage.override_reason": "critical_error"
+        })
+      }
       const mutating: ReadonlyArray<Message> = [
         { role: "user", content: "restock" },
         {
