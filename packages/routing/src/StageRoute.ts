@@ -4,9 +4,11 @@
  *
  * Per request:
  *
- * 1. The signals decide when they can: a critical failure or a compacted context → capable
- *    (`override`); passing tests after a write → efficient (`tests_passed`); a scorer confidence at
- *    or above `confidence_threshold` → the score's tier (`dimensions`). Evidence `stage_router`.
+ * 1. The signals decide when they can: a critical failure, a repeated failure or a compacted
+ *    context → capable (`override`, with its `override_reason`); passing tests after a write →
+ *    efficient (`tests_passed`); an open capable hold → capable (`capable_hold`, see below); a
+ *    scorer confidence at or above `confidence_threshold` → the score's tier (`dimensions`).
+ *    Evidence `stage_router`.
  * 2. Otherwise, with a `[classifier]` table, the capability judge decides (through the classifier
  *    cascade every classifier mode shares, so `classify_trigger`, sessions, `Posture`, breakers and
  *    the fail-open counter are exactly a capability route's): its verdict's weak tier is efficient,
