@@ -113,9 +113,9 @@ const routeTypes = [
   "random",
   "llm_classifier",
   "stage_router",
+  "advisor",
   "auto",
-  "composite",
-  "advisor"
+  "composite"
 ] as const
 const TypeHead = Schema.Struct({ type: TomlString })
 const isRouteType = (type: string): type is Exclude<(typeof routeTypes)[number], "llm_classifier"> =>
