@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import { postures, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import { buildCompositeRoute, compositeOptions, compositeSchedule, runCompositeSchedule } from "./compositeModel.js"
 import { target } from "./scriptedJudge.js"
-import { conversationOf, countingJudge, type Scenario, verdict } from "./stageModel.js"
+import { conversationOf, countingJudge, decisionFacts as decide, verdict } from "./stageModel.js"
 
 const triggers: ReadonlyArray<CompositeRoute.ClassifyTrigger> = ["user_turn", "new_session"]
 
@@ -27,21 +27,6 @@ describe.concurrent("CompositeRoute: failure schedules against the model", () =>
     }
   }
 })
-
-type Built = Effect.Effect.Success<ReturnType<typeof buildCompositeRoute>>
-
-/** Tier, stage decision source and evidence source of one request. */
-const decide = (route: Built, session: string | null, scenario: Scenario) =>
-  Effect.map(
-    RoutingFacts.observe(
-      route.decide(routed(conversationOf(scenario), Option.fromNullable(session))),
-      RoutingFacts.ignored
-    ),
-    (decision) =>
-      decision._tag === "Routed" && "stage" in decision.evidence && decision.evidence.stage !== undefined
-        ? [decision.selected.name, decision.evidence.stage.decision_source, decision.evidence.source]
-        : ["answered"]
-  )
 
 describe("CompositeRoute", () => {
   it.effect("user_turn: the judge once per user turn sets the tier; the signals run inside the turn", () =>

@@ -20,6 +20,7 @@ import {
   buildStageRoute,
   conversationOf,
   countingJudge,
+  decisionFacts as decide,
   escalationNote,
   runStageSchedule,
   stageDecisions,
@@ -282,22 +283,6 @@ describe("StageRoute", () => {
 })
 
 describe("StageRoute: the capable hold and tool_semantics", () => {
-  const decide = (
-    route: Effect.Effect.Success<ReturnType<typeof buildStageRoute>>,
-    session: string | null,
-    scenario: Parameters<typeof conversationOf>[0]
-  ) =>
-    Effect.map(
-      RoutingFacts.observe(
-        route.decide(routed(conversationOf(scenario), Option.fromNullable(session))),
-        RoutingFacts.ignored
-      ),
-      (decision) =>
-        decision._tag === "Routed" && "stage" in decision.evidence && decision.evidence.stage !== undefined
-          ? [decision.selected.name, decision.evidence.stage.decision_source, decision.evidence.source]
-          : ["answered"]
-    )
-
   it.effect("after an override the session's next turns stay capable (capable_hold), without the classifier", () =>
     Effect.gen(function*() {
       const judge = yield* countingJudge([verdict(1)])

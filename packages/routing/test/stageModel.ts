@@ -18,6 +18,8 @@ import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
+import type { Route } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type * as StageSignals from "@switchyard-ts/routing/StageSignals"
@@ -411,6 +413,19 @@ export const countingJudge = (answers: ReadonlyArray<Effect.Effect<Verdict, Judg
       )
     )
   }))
+
+/** Tier, stage decision source and evidence source of one request of `scenario` through `route`. */
+export const decisionFacts = (route: Route, session: string | null, scenario: Scenario) =>
+  Effect.map(
+    RoutingFacts.observe(
+      route.decide(routed(conversationOf(scenario), Option.fromNullable(session))),
+      RoutingFacts.ignored
+    ),
+    (decision) =>
+      decision._tag === "Routed" && "stage" in decision.evidence && decision.evidence.stage !== undefined
+        ? [decision.selected.name, decision.evidence.stage.decision_source, decision.evidence.source]
+        : ["answered"]
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Generators
