@@ -7,6 +7,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import * as Judge from "@switchyard-ts/routing/Judge"
@@ -102,7 +103,10 @@ export const route = (spec: RouteSpec): Effect.Effect<Route, never, RouteService
           return Effect.map(CapabilityRoute.make(spec), bounded)
       }
     case "stage_router":
+    case "auto":
       return Effect.flatMap(StageRoute.make(spec), (parent) => withSubagents(parent, spec.subagents))
+    case "composite":
+      return Effect.flatMap(CompositeRoute.make(spec), (parent) => withSubagents(parent, spec.subagents))
     case "advisor":
       return Effect.map(AdvisorRoute.make(spec), bounded)
   }

@@ -8,7 +8,9 @@
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import type * as LateVerdict from "@switchyard-ts/routing/LateVerdict"
 import type * as AdvisorRouteTable from "./AdvisorRouteTable.js"
+import type * as AutoRouteTable from "./AutoRouteTable.js"
 import type * as CapabilityRouteTable from "./CapabilityRouteTable.js"
+import type * as CompositeRouteTable from "./CompositeRouteTable.js"
 import type * as CustomRouteTable from "./CustomRouteTable.js"
 import type * as EscalationRouteTable from "./EscalationRouteTable.js"
 import type * as NoopRouteTable from "./NoopRouteTable.js"
@@ -22,7 +24,9 @@ export type { ClassifyTrigger } from "@switchyard-ts/routing/CapabilityRoute"
 export type { Posture as JudgeFailurePosture } from "@switchyard-ts/routing/Posture"
 export type { HandoffNotes as HandoffNotesSpec } from "@switchyard-ts/routing/StageRoute"
 export type { Spec as AdvisorRouteSpec } from "./AdvisorRouteTable.js"
+export type { Spec as AutoRouteSpec } from "./AutoRouteTable.js"
 export type { Spec as ClassifierRouteSpec } from "./CapabilityRouteTable.js"
+export type { ClassifierSpec as CompositeClassifierSpec, Spec as CompositeRouteSpec } from "./CompositeRouteTable.js"
 export type { Spec as CustomClassifierRouteSpec } from "./CustomRouteTable.js"
 export type { Spec as EscalationClassifierRouteSpec } from "./EscalationRouteTable.js"
 export type { CustomClassifierSettings } from "./internal/customClassifier.js"
@@ -52,6 +56,8 @@ export type RouteSpec =
   | CustomRouteTable.Spec
   | EscalationRouteTable.Spec
   | StageRouteTable.Spec
+  | AutoRouteTable.Spec
+  | CompositeRouteTable.Spec
   | AdvisorRouteTable.Spec
 
 /** A validated deployment. Every list is sorted by table name (routes by route id). */

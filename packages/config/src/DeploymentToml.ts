@@ -40,7 +40,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Toml from "smol-toml"
 import * as AdvisorRouteTable from "./AdvisorRouteTable.js"
+import * as AutoRouteTable from "./AutoRouteTable.js"
 import * as CapabilityRouteTable from "./CapabilityRouteTable.js"
+import * as CompositeRouteTable from "./CompositeRouteTable.js"
 import * as CustomRouteTable from "./CustomRouteTable.js"
 import type { Deployment, RouteCommon, RouteSpec, SubagentsSpec } from "./DeploymentSpec.js"
 import * as EscalationRouteTable from "./EscalationRouteTable.js"
@@ -107,7 +109,16 @@ interface ReadRoute {
   readonly rules: (targets: ReadonlyMap<string, Target>) => Effect.Effect<RouteSpec, InvalidConfig>
 }
 
-const routeTypes = ["noop", "passthrough", "random", "llm_classifier", "stage_router", "advisor"] as const
+const routeTypes = [
+  "noop",
+  "passthrough",
+  "random",
+  "llm_classifier",
+  "stage_router",
+  "advisor",
+  "auto",
+  "composite"
+] as const
 const TypeHead = Schema.Struct({ type: TomlString })
 const isRouteType = (type: string): type is Exclude<(typeof routeTypes)[number], "llm_classifier"> =>
   type !== "llm_classifier" && Arr.contains(routeTypes, type)
@@ -139,6 +150,8 @@ const routeReaders = {
   custom: reader(CustomRouteTable.table),
   escalation: reader(EscalationRouteTable.table),
   stage_router: reader(StageRouteTable.table),
+  auto: reader(AutoRouteTable.table),
+  composite: reader(CompositeRouteTable.table),
   advisor: reader(AdvisorRouteTable.table)
 }
 
@@ -316,12 +329,15 @@ const callableTargets = (route: RouteSpec): ReadonlyArray<Target> => {
         ? [route.judge, ...route.targets, route.defaultTarget]
         : [route.judge, route.weak, route.strong]
     case "stage_router":
+    case "auto":
       return [
         route.capable,
         route.efficient,
         ...Option.match(route.classifier, { onNone: () => [], onSome: (classifier) => [classifier.judge] }),
         ...subagentTargets(route.subagents)
       ]
+    case "composite":
+      return [route.capable, route.efficient, route.classifier.judge, ...subagentTargets(route.subagents)]
     case "advisor":
       return [route.executor, route.advisor]
   }
@@ -382,7 +398,7 @@ const unboundedSubagentsJudge = (
 /**
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route (or `stage_router` route with a
- * `[classifier]`) whose judge's LLM client has no `timeout_ms` and which bounds its judge neither by
+ * `[classifier]`, or `composite` route) whose judge's LLM client has no `timeout_ms` and which bounds its judge neither by
  * `judge_timeout_ms` nor by `request_timeout_ms` (`route <table name>: judge client <client name>
  * has no timeout_ms; ...`), the same for a passthrough or stage router route's custom `subagents`
  * classifier (`route <n>: subagents judge client ...`, after the route's own lines), one per
@@ -410,6 +426,8 @@ export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
           }),
           ...unboundedSubagentsJudge(route)
         ]
+      case "composite":
+        return [...unboundedJudge(route, route.classifier), ...unboundedSubagentsJudge(route)]
       case "advisor":
         return Option.isNone(route.advisor.client.timeoutMs) && Option.isNone(route.requestTimeoutMs)
           ? [

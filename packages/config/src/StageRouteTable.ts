@@ -3,17 +3,19 @@
  * or the efficient target by its tool-result signals; undecided turns go to the optional
  * `[classifier]`, else the picker's default. Delegated sub-agent work goes per `subagents` instead.
  */
+import type { Target } from "@switchyard-ts/client/Target"
 import type * as StageRoute from "@switchyard-ts/routing/StageRoute"
-import type * as StageSignals from "@switchyard-ts/routing/StageSignals"
+import * as StageSignals from "@switchyard-ts/routing/StageSignals"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { capabilityJudge, capabilityJudgeFields, type CapabilityJudgeSpec } from "./internal/judgeKeys.js"
 import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
-import { integerOr, lookupTarget, maxSafe, optionalText, unitInterval } from "./internal/rules.js"
+import { integerOr, lookupTarget, maxSafe, maxU32, optionalText, unitInterval } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import {
+  arrayOf,
   failAt,
   keysOf,
   subtable,
@@ -52,16 +54,31 @@ const HandoffNotesKeys = subtable({
 /** `[routes.<n>.classifier]`: a capability judge's keys, `target` naming the judge. */
 const ClassifierKeys = subtable({ target: TomlString, ...capabilityJudgeFields })
 
-const keys = keysOf({
-  ...routeKeyFields("stage_router"),
+const ToolNames = Schema.optional(arrayOf(TomlString))
+
+/** `[tool_semantics]`: the four categories, each a list of tool names; no other key. */
+const ToolSemanticsKeys = subtable({ observe: ToolNames, mutate: ToolNames, plan: ToolNames, new: ToolNames })
+
+/**
+ * The keys of a stage router's turn: a `stage_router` route's (beside `picker`, `[classifier]` and
+ * `subagents`), and a `composite` route's `[stage]` table.
+ */
+export const turnFields = {
   capable_target: TomlString,
   efficient_target: TomlString,
-  picker: TomlVariant("efficient_first", "capable_first") satisfies Schema.Schema<StageSignals.Picker>,
   confidence_threshold: TomlNumber,
   recent_turn_window: Schema.optional(TomlInteger),
+  capable_hold_turns: Schema.optional(TomlInteger),
+  tool_semantics: Schema.optional(ToolSemanticsKeys),
   capable_system_prompt: Schema.optional(TomlString),
   efficient_system_prompt: Schema.optional(TomlString),
-  handoff_notes: Schema.optional(HandoffNotesKeys),
+  handoff_notes: Schema.optional(HandoffNotesKeys)
+}
+
+const keys = keysOf({
+  ...routeKeyFields("stage_router"),
+  ...turnFields,
+  picker: TomlVariant("efficient_first", "capable_first") satisfies Schema.Schema<StageSignals.Picker>,
   classifier: Schema.optional(ClassifierKeys),
   subagents: Schema.optional(SubagentsTable.table.keys)
 })
@@ -81,6 +98,118 @@ const handoffNotes = (notes: typeof HandoffNotesKeys.Type) =>
     return spec
   })
 
+/** An optional nested table's rules (issues under `key`). */
+const optionalNested = <K, A>(
+  key: string,
+  value: K | undefined,
+  rules: (value: K) => Effect.Effect<A, ParseResult.ParseIssue>
+): Effect.Effect<Option.Option<A>, ParseResult.ParseIssue> =>
+  value === undefined ? Effect.succeedNone : Effect.asSome(Table.nested([key], rules(value)))
+
+const categories = ["observe", "mutate", "plan", "new"] as const
+
+/**
+ * `[tool_semantics]`, category by category in the order `observe`, `mutate`, `plan`, `new`: no
+ * empty (or blank) name, no built-in tool name, no name (ASCII case-insensitive) in two categories.
+ * `label` starts each message (a composite route's `composite route <name>: `).
+ */
+const toolSemantics = (table: typeof ToolSemanticsKeys.Type, label: string) =>
+  Effect.gen(function*() {
+    const seen = new Map<string, string>()
+    for (const category of categories) {
+      for (const [index, name] of (table[category] ?? []).entries()) {
+        const path = ["tool_semantics", category, index]
+        if (name.trim() === "") {
+          return yield* failAt(path, `${label}tool_semantics.${category} names must not be empty`)
+        }
+        const key = name.replace(/[A-Z]/g, (c) => c.toLowerCase())
+        if (StageSignals.builtInToolNames.has(key)) {
+          return yield* failAt(
+            path,
+            `${label}tool_semantics.${category} names the built-in tool ${JSON.stringify(name)}, ` +
+              "which cannot be reclassified"
+          )
+        }
+        const other = seen.get(key)
+        if (other !== undefined && other !== category) {
+          return yield* failAt(
+            path,
+            `${label}tool_semantics lists ${JSON.stringify(name)} in both ${other} and ${category}`
+          )
+        }
+        seen.set(key, category)
+      }
+    }
+    const spec: StageSignals.ToolSemantics = {
+      observe: table.observe ?? [],
+      mutate: table.mutate ?? [],
+      plan: table.plan ?? [],
+      new: table.new ?? []
+    }
+    return spec
+  })
+
+/** A stage router's turn, validated (a `stage_router` route's, a `composite` route's `[stage]`). */
+export interface TurnSpec {
+  readonly capable: Target
+  readonly efficient: Target
+  readonly confidenceThreshold: number
+  readonly recentTurnWindow: number
+  readonly capableHoldTurns: number
+  readonly toolSemantics: StageSignals.ToolSemantics
+  readonly capableSystemPrompt: Option.Option<string>
+  readonly efficientSystemPrompt: Option.Option<string>
+  readonly handoffNotes: Option.Option<StageRoute.HandoffNotes>
+}
+
+/**
+ * A stage router's turn keys, in order: `capable_target` → `efficient_target` →
+ * `confidence_threshold` ([0, 1]) → `recent_turn_window` (>= 0, default 3) → `capable_hold_turns`
+ * (0..2^32-1, default 2) → `[tool_semantics]` → the system prompts (non-blank) →
+ * `[handoff_notes]`. `label` starts the messages of the threshold and tool semantics rules.
+ */
+export const turn = (
+  keys: Schema.Struct.Type<typeof turnFields>,
+  targets: RouteContext["targets"],
+  label = ""
+): Effect.Effect<TurnSpec, ParseResult.ParseIssue> =>
+  Effect.gen(function*() {
+    const capable = yield* lookupTarget(targets, ["capable_target"], keys.capable_target)
+    const efficient = yield* lookupTarget(targets, ["efficient_target"], keys.efficient_target)
+    const confidenceThreshold = yield* unitInterval(
+      ["confidence_threshold"],
+      keys.confidence_threshold,
+      `${label}confidence_threshold`
+    )
+    const recentTurnWindow = yield* integerOr(["recent_turn_window"], keys.recent_turn_window, {
+      min: 0n,
+      max: maxSafe
+    }, StageSignals.defaultRecentTurnWindow)
+    const capableHoldTurns = yield* integerOr(
+      ["capable_hold_turns"],
+      keys.capable_hold_turns,
+      { min: 0n, max: maxU32 },
+      StageSignals.defaultCapableHoldTurns
+    )
+    const semantics = keys.tool_semantics === undefined
+      ? StageSignals.emptyToolSemantics
+      : yield* toolSemantics(keys.tool_semantics, label)
+    const capableSystemPrompt = yield* optionalText(keys, "capable_system_prompt")
+    const efficientSystemPrompt = yield* optionalText(keys, "efficient_system_prompt")
+    const notes = yield* optionalNested("handoff_notes", keys.handoff_notes, handoffNotes)
+    return {
+      capable,
+      efficient,
+      confidenceThreshold,
+      recentTurnWindow,
+      capableHoldTurns,
+      toolSemantics: semantics,
+      capableSystemPrompt,
+      efficientSystemPrompt,
+      handoffNotes: notes
+    }
+  })
+
 /** `[classifier]`: `target`, then a capability judge's rules. */
 const classifier = (keys: typeof ClassifierKeys.Type, targets: RouteContext["targets"]) =>
   Effect.gen(function*() {
@@ -90,50 +219,22 @@ const classifier = (keys: typeof ClassifierKeys.Type, targets: RouteContext["tar
     return spec
   })
 
-/** An optional nested table's rules (issues under `key`). */
-const optionalNested = <K, A>(
-  key: string,
-  value: K | undefined,
-  rules: (value: K) => Effect.Effect<A, ParseResult.ParseIssue>
-): Effect.Effect<Option.Option<A>, ParseResult.ParseIssue> =>
-  value === undefined ? Effect.succeedNone : Effect.asSome(Table.nested([key], rules(value)))
-
 /**
- * The stage router table, in order: the common keys → `capable_target` → `efficient_target` →
- * `confidence_threshold` ([0, 1]) → `recent_turn_window` (>= 0, default 3) → the system prompts
- * (non-blank) → `[handoff_notes]` → `[classifier]` → `subagents`.
+ * The stage router table, in order: the common keys → the turn's keys ({@link turn}) →
+ * `[classifier]` → `subagents`.
  */
 export const table = routeTable(
   keys,
   (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
-      const capable = yield* lookupTarget(context.targets, ["capable_target"], keys.capable_target)
-      const efficient = yield* lookupTarget(context.targets, ["efficient_target"], keys.efficient_target)
-      const confidenceThreshold = yield* unitInterval(
-        ["confidence_threshold"],
-        keys.confidence_threshold,
-        "confidence_threshold"
-      )
-      const recentTurnWindow = yield* integerOr(["recent_turn_window"], keys.recent_turn_window, {
-        min: 0n,
-        max: maxSafe
-      }, 3)
-      const capableSystemPrompt = yield* optionalText(keys, "capable_system_prompt")
-      const efficientSystemPrompt = yield* optionalText(keys, "efficient_system_prompt")
-      const notes = yield* optionalNested("handoff_notes", keys.handoff_notes, handoffNotes)
+      const turnSpec = yield* turn(keys, context.targets)
       const judge = yield* optionalNested("classifier", keys.classifier, (table) => classifier(table, context.targets))
       const subagents = yield* SubagentsTable.optional(keys.subagents, context.targets)
       return {
         ...common,
         type: "stage_router",
-        capable,
-        efficient,
+        ...turnSpec,
         picker: keys.picker,
-        confidenceThreshold,
-        recentTurnWindow,
-        capableSystemPrompt,
-        efficientSystemPrompt,
-        handoffNotes: notes,
         classifier: judge,
         subagents
       }

@@ -3,7 +3,9 @@
  * (`*Table`: its Schema and its validated spec), `DeploymentToml` for a whole file.
  */
 export * as AdvisorRouteTable from "./AdvisorRouteTable.js"
+export * as AutoRouteTable from "./AutoRouteTable.js"
 export * as CapabilityRouteTable from "./CapabilityRouteTable.js"
+export * as CompositeRouteTable from "./CompositeRouteTable.js"
 export * as CustomRouteTable from "./CustomRouteTable.js"
 export * as Deployment from "./Deployment.js"
 export * as DeploymentSpec from "./DeploymentSpec.js"

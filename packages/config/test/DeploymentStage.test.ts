@@ -434,3 +434,95 @@ describe("DeploymentToml.parse stage_router load errors (each names its key path
     it.effect(name, () => expectInvalid(text, path, fragment))
   }
 })
+
+describe("DeploymentToml.parse stage_router: capable_hold_turns and tool_semantics", () => {
+  const semantics = (lines: string) => stage({ more: `[routes.stage.tool_semantics]\n${lines}` })
+
+  it.effect("capable_hold_turns defaults to 2 (0 turns the hold off); tool_semantics to none", () =>
+    Effect.gen(function*() {
+      const route = stageRoute(yield* load(stage()))
+      assert.strictEqual(route.capableHoldTurns, 2)
+      assert.deepStrictEqual(route.toolSemantics, { observe: [], mutate: [], plan: [], new: [] })
+      assert.strictEqual(stageRoute(yield* load(stage({ route: "capable_hold_turns = 0" }))).capableHoldTurns, 0)
+      assert.strictEqual(stageRoute(yield* load(stage({ route: "capable_hold_turns = 5" }))).capableHoldTurns, 5)
+    }))
+
+  it.effect("tool_semantics: the four lists as given (a name may repeat inside one list)", () =>
+    Effect.gen(function*() {
+      const route = stageRoute(
+        yield* load(semantics(`observe = ["KB_search", "get_customer_by_phone"]
+mutate = ["send_payment_request", "update_inventory"]
+plan = ["create_research_plan"]
+new = ["start_conversation", "start_conversation"]`))
+      )
+      assert.deepStrictEqual(route.toolSemantics, {
+        observe: ["KB_search", "get_customer_by_phone"],
+        mutate: ["send_payment_request", "update_inventory"],
+        plan: ["create_research_plan"],
+        new: ["start_conversation", "start_conversation"]
+      })
+      const partial = stageRoute(yield* load(semantics("observe = [\"lookup\"]")))
+      assert.deepStrictEqual(partial.toolSemantics, { observe: ["lookup"], mutate: [], plan: [], new: [] })
+    }))
+
+  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
+    ["capable_hold_turns negative", stage({ route: "capable_hold_turns = -1" }), `${at}.capable_hold_turns`, "got -1"],
+    [
+      "capable_hold_turns not an integer",
+      stage({ route: "capable_hold_turns = 1.5" }),
+      `${at}.capable_hold_turns`,
+      "expected an integer"
+    ],
+    [
+      "tool_semantics unknown category",
+      semantics("investigate = [\"lookup\"]"),
+      `${at}.tool_semantics.investigate`,
+      "unknown field"
+    ],
+    [
+      "tool_semantics empty name",
+      semantics("observe = [\"lookup\", \"\"]"),
+      `${at}.tool_semantics.observe[1]`,
+      "tool_semantics.observe names must not be empty"
+    ],
+    [
+      "tool_semantics blank name",
+      semantics("new = [\"  \"]"),
+      `${at}.tool_semantics.new[0]`,
+      "tool_semantics.new names must not be empty"
+    ],
+    [
+      "tool_semantics name in two categories (ASCII case-insensitive)",
+      semantics("observe = [\"lookup\"]\nplan = [\"LookUp\"]"),
+      `${at}.tool_semantics.plan[0]`,
+      "tool_semantics lists \"LookUp\" in both observe and plan"
+    ],
+    [
+      "tool_semantics built-in tool name",
+      semantics("mutate = [\"Read\"]"),
+      `${at}.tool_semantics.mutate[0]`,
+      "tool_semantics.mutate names the built-in tool \"Read\", which cannot be reclassified"
+    ],
+    [
+      "tool_semantics built-in shell tool",
+      semantics("observe = [\"bash\"]"),
+      `${at}.tool_semantics.observe[0]`,
+      "names the built-in tool \"bash\""
+    ],
+    [
+      "tool_semantics list of non-strings",
+      semantics("observe = [1]"),
+      `${at}.tool_semantics.observe[0]`,
+      "expected a string"
+    ],
+    [
+      "tool_semantics not a table",
+      stage({ route: "tool_semantics = \"observe\"" }),
+      `${at}.tool_semantics`,
+      "expected a table"
+    ]
+  ]
+  for (const [name, text, path, fragment] of cases) {
+    it.effect(name, () => expectInvalid(text, path, fragment))
+  }
+})

@@ -10,7 +10,14 @@ import * as Option from "effect/Option"
 import type { Evidence } from "./Evidence.js"
 
 /** Metric/span label of a route algorithm (the anchor's names). */
-export type Algorithm = "noop" | "passthrough" | "random" | "llm_task_classifier" | "stage_router" | "advisor_gate"
+export type Algorithm =
+  | "noop"
+  | "passthrough"
+  | "random"
+  | "llm_task_classifier"
+  | "stage_router"
+  | "composite"
+  | "advisor_gate"
 
 /** Which route decided. */
 export interface RouteInfo {

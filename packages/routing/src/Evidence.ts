@@ -23,27 +23,33 @@ export const Reason = Schema.Literal(
 export type Reason = typeof Reason.Type
 
 /**
- * What decided a `stage_router` turn (the `decision_source` label of
- * `switchyard_stage_router_routing_decisions_total`): a hard `override` (critical error or a
- * compacted context), a settled turn (`tests_passed`), the scorer past `confidence_threshold`
- * (`dimensions`), the classifier's verdict (`llm-classifier`, a fresh one or the session's stored
- * one), or nothing — the picker's default tier (`fall_open`).
+ * What decided a `stage_router` (or `auto`, or `composite`) turn (the `decision_source` label of
+ * `switchyard_stage_router_routing_decisions_total`): a hard `override` (critical error, repeated
+ * failure or a compacted context), a settled turn (`tests_passed`), the scorer past
+ * `confidence_threshold` (`dimensions`), the capable hold after a signal-driven escalation
+ * (`capable_hold`), the classifier's verdict (`llm-classifier`, a fresh one or the session's stored
+ * one), or nothing — the picker's default tier, or a composite route's tier without a verdict
+ * (`fall_open`).
  */
 export const StageDecisionSource = Schema.Literal(
   "override",
   "tests_passed",
   "dimensions",
   "llm-classifier",
-  "fall_open"
+  "fall_open",
+  "capable_hold"
 )
 export type StageDecisionSource = typeof StageDecisionSource.Type
 
 /**
  * A `stage_router` turn's facts: what decided it, the tier it went to, the scorer's signed `score`
- * and `confidence` and its four inputs, and the handoff note the answer call carries, if any.
+ * and `confidence` and its four inputs, the handoff note the answer call carries, if any, and when
+ * the signals forced the capable tier, why (`override_reason`; also on a turn the capable hold
+ * decided).
  */
 export const StageFacts = Schema.Struct({
   decision_source: StageDecisionSource,
+  override_reason: Schema.optional(Schema.Literal("repeated_failure", "critical_error", "compaction")),
   tier: Schema.Literal("capable", "efficient"),
   score: Schema.Number,
   confidence: Schema.Number,
@@ -105,7 +111,8 @@ export const Affinity = Schema.Struct({
 export const Retained = Schema.Struct({
   source: Schema.Literal("retained"),
   reason: Reason,
-  judge_model: Schema.String
+  judge_model: Schema.String,
+  stage
 })
 /**
  * The judge failed or its verdict was invalid; the route's default was chosen (capability: the
@@ -229,7 +236,8 @@ const stageAttributes = (facts: StageFacts | undefined): Record<string, string |
     "evidence.stage.tier": facts.tier,
     "evidence.stage.score": facts.score,
     "evidence.stage.confidence": facts.confidence,
-    ...(facts.handoff_note === undefined ? {} : { "evidence.stage.handoff_note": facts.handoff_note })
+    ...(facts.handoff_note === undefined ? {} : { "evidence.stage.handoff_note": facts.handoff_note }),
+    ...(facts.override_reason === undefined ? {} : { "evidence.stage.override_reason": facts.override_reason })
   }
 
 /**

@@ -192,8 +192,8 @@ export const recordLlmCall = (
     }))
 
 /**
- * Final `stage_router` decisions, labelled `decision_source` (`override`, `tests_passed`,
- * `dimensions`, `llm-classifier`, `fall_open`) and `target_name` (the selected target's model id,
+ * Final `stage_router` (and `auto`, `composite`) decisions, labelled `decision_source` (`override`, `tests_passed`,
+ * `dimensions`, `capable_hold`, `llm-classifier`, `fall_open`) and `target_name` (the selected target's model id,
  * as in the compatible system). Never counts a request its judge failed under `error`.
  */
 export const stageRouterRoutingDecisionsTotal = Metric.counter(stageRouterMetrics.decisions, {

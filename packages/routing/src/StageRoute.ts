@@ -4,9 +4,11 @@
  *
  * Per request:
  *
- * 1. The signals decide when they can: a critical failure or a compacted context → capable
- *    (`override`); passing tests after a write → efficient (`tests_passed`); a scorer confidence at
- *    or above `confidence_threshold` → the score's tier (`dimensions`). Evidence `stage_router`.
+ * 1. The signals decide when they can: a critical failure, a repeated failure or a compacted
+ *    context → capable (`override`, with its `override_reason`); passing tests after a write →
+ *    efficient (`tests_passed`); an open capable hold → capable (`capable_hold`, see below); a
+ *    scorer confidence at or above `confidence_threshold` → the score's tier (`dimensions`).
+ *    Evidence `stage_router`.
  * 2. Otherwise, with a `[classifier]` table, the capability judge decides (through the classifier
  *    cascade every classifier mode shares, so `classify_trigger`, sessions, `Posture`, breakers and
  *    the fail-open counter are exactly a capability route's): its verdict's weak tier is efficient,
@@ -26,8 +28,19 @@
  * efficient turn the signals drove (`tests_passed` / `dimensions`). Both ride in the answer call
  * only; the caller's conversation is not changed.
  *
+ * The capable hold (`capable_hold_turns`; 0 turns it off): after a turn the signals
+ * escalated (capable by `override` or `dimensions`), the next turns of the same session id stay
+ * capable (`capable_hold`) whatever the signals say, without the classifier; a clean test pass
+ * (`tests_passed`) ends it early. Requests without a session id have no hold. The hold is kept in
+ * this process, per route (bounded: the least recently escalated sessions go first).
+ * `tool_semantics` adds the route's tool names to the signals' vocabulary (`StageSignals`).
+ *
  * Session state is the classifier's: only a valid verdict writes the session's stored tier, and a
  * route with a classifier routes the requests of one session id one at a time, judge call included.
+ *
+ * `auto` routes are stage routers (the preset of `AutoRouteTable`); `composite` routes
+ * (`CompositeRoute`) run the same turn ({@link decideTurn}) with a classifier that sets the tier
+ * the turn falls open to.
  */
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
@@ -87,6 +100,13 @@ export interface Options {
   readonly efficientSystemPrompt: Option.Option<string>
   readonly handoffNotes: Option.Option<HandoffNotes>
   readonly classifier: Option.Option<ClassifierOptions>
+  /**
+   * `capable_hold_turns`: turns held capable after a signal-driven escalation (0: off). Unset here it
+   * is 0; a deployment file's default is 2 (`StageSignals.defaultCapableHoldTurns`).
+   */
+  readonly capableHoldTurns?: number
+  /** `tool_semantics`: tool names added to the signals' vocabulary (default none). */
+  readonly toolSemantics?: StageSignals.ToolSemantics
   readonly contextWindow?: Option.Option<number>
   readonly toolCalling?: Option.Option<boolean>
 }
@@ -141,14 +161,16 @@ export const amend = (
   return Option.some({ ...body, messages })
 }
 
-/** The evidence of a classifier decision with the turn's stage facts. */
-const withStage = (evidence: Evidence.Evidence, stage: Evidence.StageFacts): Evidence.Evidence => {
+/** The evidence of a classifier decision with the turn's stage facts (a capability classifier's kinds only). */
+export const withStage = (evidence: Evidence.Evidence, stage: Evidence.StageFacts): Evidence.Evidence => {
   switch (evidence.source) {
     case "llm-classifier":
       return "label" in evidence ? evidence : { ...evidence, stage }
     case "affinity":
       return { ...evidence, stage }
     case "fail-open":
+      return { ...evidence, stage }
+    case "retained":
       return { ...evidence, stage }
     case "circuit-open":
       return { ...evidence, stage }
@@ -165,6 +187,8 @@ export const classifierSource = (evidence: Evidence.Evidence): Source =>
 export interface Settings {
   readonly picker: StageSignals.Picker
   readonly confidenceThreshold: number
+  /** `capable_hold_turns` (unset: 0). */
+  readonly capableHoldTurns?: number
   readonly classifier: Option.Option<CapabilityRoute.Settings & { readonly judge: Pick<Target, "id"> }>
 }
 
@@ -203,23 +227,28 @@ const observeSignals = (score: number, confidence: number, dimensions: StageSign
     TaggedMetric.unsafeUpdate(Metrics.stageRouterProductionIntensity, {}, dimensions.production_intensity)
   })
 
-/** The classifier shell's decide of a stage router (see `internal/classifierRoute.ts`). */
-type Classify = (
+/** The classifier shell's decide of a stage route's classifier (see `internal/classifierRoute.ts`). */
+export type Classify = (
   request: RoutedRequest
 ) => Effect.Effect<ClassifierCascade.Selected<Tier>, JudgeUnavailable, RoutingFacts.Reporter>
 
 /** The target of a tier. */
-const targetOf = (options: Options, tier: Tier): Target => (tier === "capable" ? options.capable : options.efficient)
+const targetOf = (options: Pick<Options, "capable" | "efficient">, tier: Tier): Target =>
+  tier === "capable" ? options.capable : options.efficient
 
-/** The stage router's `[classifier]`, through the classifier shell every classifier mode shares. */
-const classifierOf = (
-  options: Options,
-  classifier: ClassifierOptions
+/**
+ * A capability classifier over a stage route's two tiers (a stage router's `[classifier]`, a
+ * composite route's), through the classifier shell every classifier mode shares, under `rules`.
+ */
+export const classifierOf = (
+  options: Pick<Options, "id" | "capable" | "efficient">,
+  classifier: ClassifierOptions,
+  rules: ClassifierCascade.Rules<CapabilityRoute.Judgement, Tier>
 ): Effect.Effect<Classify, never, Judge | SessionStore | Scope.Scope> =>
   Effect.flatMap(Judge, (judge) =>
     ClassifierRoute.make<CapabilityRoute.Judgement, Tier>({
       routeId: options.id,
-      rules: classifierRules(classifier, options.picker, classifier.judge.id),
+      rules,
       messageHashFallback: classifier.messageHashFallback,
       posture: classifier.judgeFailure,
       late: classifier,
@@ -238,62 +267,107 @@ const classifierOf = (
         )
     }))
 
+/** The settings of one turn: a stage router's options without its classifier and picker. */
+export type TurnOptions = Omit<Options, "classifier" | "picker"> & {
+  /** The route's algorithm label (`stage_router`, or `composite`). */
+  readonly algorithm: "stage_router" | "composite"
+}
+
 /** The routed decision of a tier with `evidence`: its target, the other one as the fallback. */
-const routedTo = (options: Options, tier: Tier, evidence: Evidence.Evidence): Decision.Routed => {
+export const routedTo = (options: TurnOptions, tier: Tier, evidence: Evidence.Evidence): Decision.Routed => {
   const selected = targetOf(options, tier)
   return Decision.routed({
-    route: { id: options.id, name: options.name, algorithm: "stage_router" },
+    route: { id: options.id, name: options.name, algorithm: options.algorithm },
     selected,
     fallbacks: [options.capable, options.efficient].filter((target) => target.name !== selected.name),
     evidence
   })
 }
 
-/** The tier and evidence of a turn the signals left undecided: the classifier's, else the picker's default. */
-const undecided = (
-  options: Options,
-  classify: Option.Option<Classify>,
+/** Sessions' capable holds: turns left by session id, bounded (the oldest entry goes first). */
+export interface Holds {
+  readonly get: (session: string) => number
+  readonly set: (session: string, remaining: number) => void
+}
+
+/** Sessions a route keeps a capable hold for at most. */
+const maxHolds = 100_000
+
+/** An empty {@link Holds}. */
+export const makeHolds = (): Holds => {
+  const holds = new Map<string, number>()
+  return {
+    get: (session) => holds.get(session) ?? 0,
+    set: (session, remaining) => {
+      holds.delete(session)
+      if (remaining <= 0) return
+      holds.set(session, remaining)
+      if (holds.size > maxHolds) {
+        const oldest = holds.keys().next()
+        if (oldest.done !== true) holds.delete(oldest.value)
+      }
+    }
+  }
+}
+
+/** A turn the signals (or the hold) left to the route: how it goes, given its stage facts. */
+export type Undecided = (
   request: RoutedRequest,
   facts: (source: Source, tier: Tier) => Evidence.StageFacts
-): Effect.Effect<
+) => Effect.Effect<
   { readonly decision: Decision.Routed; readonly source: Source },
   JudgeUnavailable,
   RoutingFacts.Reporter
-> =>
-  Option.match(classify, {
-    onNone: () => {
-      const fallbackTier = StageSignals.defaultTier(options.picker)
-      return Effect.succeed({
-        decision: routedTo(options, fallbackTier, { source: "stage_router", stage: facts("fall_open", fallbackTier) }),
-        source: "fall_open"
-      })
-    },
-    onSome: (decide) =>
-      Effect.map(decide(request), ({ evidence, selection }) => {
-        const source = classifierSource(evidence)
-        return { decision: routedTo(options, selection, withStage(evidence, facts(source, selection))), source }
-      })
-  })
+>
+
+/** How a stage route's turn is completed by its kind (stage router, or composite). */
+export interface TurnMode {
+  /** The evidence of a turn the signals or the hold decided (a stage router: `stage_router` with its facts). */
+  readonly decided: (stage: Evidence.StageFacts) => Evidence.Evidence
+  /** A turn the signals left undecided. */
+  readonly undecided: Undecided
+  /** The tier an undecided turn goes to when nothing else decides (the facts told before it is decided). */
+  readonly fallOpenTier: Tier
+}
+
+const stageOnly = (stage: Evidence.StageFacts): Evidence.Evidence => ({ source: "stage_router", stage })
 
 /**
- * One turn: the signals decide when they can, else the classifier or the picker's default; the
- * decision counted by source and target, and the tier's system prompt and handoff note put into the
- * answer call's body.
+ * One turn of a stage route (`stage_router`, `auto`, `composite`): the signals under the route's
+ * `tool_semantics`, the capable hold of the request's session (`holds`), then the signals' or the
+ * hold's decision, else `mode.undecided`; the decision counted by source and target, and the tier's
+ * system prompt and handoff note put into the answer call's body. The session's hold is written only
+ * when the turn is decided (a request the classifier's `error` posture fails leaves it as it was).
  */
-const decideFor = (
-  options: Options,
-  classify: Option.Option<Classify>,
+export const decideTurn = (
+  options: TurnOptions,
+  mode: TurnMode,
+  holds: Holds,
   request: RoutedRequest
 ): Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> =>
   Effect.gen(function*() {
-    const signals = StageSignals.signalsOf(request.body.messages, options.recentTurnWindow)
+    const signals = StageSignals.signalsOf(
+      request.body.messages,
+      options.recentTurnWindow,
+      options.toolSemantics ?? StageSignals.emptyToolSemantics
+    )
     const dimensions = StageSignals.dimensionsOf(signals)
-    const picked = StageSignals.pick(signals, options.confidenceThreshold)
+    const reading = StageSignals.readingOf(signals)
+    const session = Option.getOrUndefined(request.sessionId)
+    const holdTurns = session === undefined ? 0 : options.capableHoldTurns ?? 0
+    const held = StageSignals.hold(
+      reading,
+      options.confidenceThreshold,
+      session === undefined ? 0 : holds.get(session),
+      holdTurns
+    )
+    const picked = held.pick
     yield* observeSignals(picked.score, picked.confidence, dimensions)
     const note = (source: Source, tier: Tier) =>
       Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
     const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
       decision_source: source,
+      ...(reading._tag === "Override" ? { override_reason: reading.reason } : {}),
       tier,
       score: picked.score,
       confidence: picked.confidence,
@@ -303,16 +377,20 @@ const decideFor = (
 
     if (picked._tag === "Ambiguous") {
       // Told before the classifier runs: its `error` posture may fail the request (no evidence).
-      yield* RoutingFacts.report((observer) =>
-        observer.stage(facts("fall_open", StageSignals.defaultTier(options.picker)))
-      )
+      yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", mode.fallOpenTier)))
     }
     const { decision, source } = picked._tag === "Decided"
       ? {
-        decision: routedTo(options, picked.tier, { source: "stage_router", stage: facts(picked.source, picked.tier) }),
+        decision: routedTo(options, picked.tier, mode.decided(facts(picked.source, picked.tier))),
         source: picked.source
       }
-      : yield* undecided(options, classify, request, facts)
+      : picked._tag === "Held"
+      ? {
+        decision: routedTo(options, "capable", mode.decided(facts("capable_hold", "capable"))),
+        source: "capable_hold" as const
+      }
+      : yield* mode.undecided(request, facts)
+    if (session !== undefined) yield* Effect.sync(() => holds.set(session, held.remaining))
     const tier: Tier = decision.selected.name === options.capable.name ? "capable" : "efficient"
     yield* Metric.update(
       TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
@@ -329,14 +407,45 @@ const decideFor = (
     return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
   })
 
+/** A stage router's turn mode: its classifier's decision, else the picker's default tier. */
+const stageMode = (options: Options, classify: Option.Option<Classify>): TurnMode => {
+  const fallOpenTier = StageSignals.defaultTier(options.picker)
+  const turn = { ...options, algorithm: "stage_router" as const }
+  return {
+    decided: stageOnly,
+    fallOpenTier,
+    undecided: (request, facts) =>
+      Option.match(classify, {
+        onNone: () =>
+          Effect.succeed({
+            decision: routedTo(turn, fallOpenTier, stageOnly(facts("fall_open", fallOpenTier))),
+            source: "fall_open" as const
+          }),
+        onSome: (decide) =>
+          Effect.map(decide(request), ({ evidence, selection }) => {
+            const source = classifierSource(evidence)
+            return { decision: routedTo(turn, selection, withStage(evidence, facts(source, selection))), source }
+          })
+      })
+  }
+}
+
 /** Build a stage router route over the `Judge` and `SessionStore` services (used only with a classifier); late classifier calls run in `Scope`. */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
   Effect.gen(function*() {
     const classify = yield* Option.match(options.classifier, {
       onNone: () => Effect.succeedNone,
-      onSome: (classifier) => Effect.map(classifierOf(options, classifier), Option.some)
+      onSome: (classifier) =>
+        Effect.map(
+          classifierOf(options, classifier, classifierRules(classifier, options.picker, classifier.judge.id)),
+          Option.some
+        )
     })
     const withSessionLock = ClassifierRoute.sessionLocks()
+    const mode = stageMode(options, classify)
+    const holds = makeHolds()
+    const turn: TurnOptions = { ...options, algorithm: "stage_router" }
+    const decide = (request: RoutedRequest) => decideTurn(turn, mode, holds, request)
     const route: Route = {
       id: options.id,
       name: options.name,
@@ -346,8 +455,8 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) =>
         Option.isSome(classify)
-          ? withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decideFor(options, classify, request))
-          : decideFor(options, classify, request)
+          ? withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decide(request))
+          : decide(request)
     }
     return route
   })

@@ -18,9 +18,18 @@
  * The score is `tanh(5 × 0.1 × (severity / 0.7 + spinning + exploring − production_intensity))`:
  * positive points to capable, negative to efficient, and `confidence = |score|`. One full signal
  * alone gives about 0.46, so a threshold of 0.5 needs corroboration. Before the score, two hard
- * rules: a critical failure or a compacted context forces capable (`override`), and passing tests
- * after a write or edit with no failure in the window forces efficient (`tests_passed`). A score
- * whose confidence reaches the threshold decides (`dimensions`); otherwise the turn is ambiguous.
+ * rules: a critical failure, a repeated failure (the same call failing twice in a row) or a
+ * compacted context forces capable (`override`, with its reason), and passing tests after a write
+ * or edit with no failure in the window forces efficient (`tests_passed`). A score whose confidence
+ * reaches the threshold decides (`dimensions`); otherwise the turn is ambiguous.
+ *
+ * A route may extend the tool vocabulary (`tool_semantics`, {@link ToolSemantics}): exact tool
+ * names, ASCII case-insensitive, counted as reads (`observe`), writes (`mutate`), plans (`plan`), or
+ * as forward activity that keeps a deep run from reading as `spinning` / `exploring` without
+ * favouring a tier (`new`). The built-in names are not reclassified.
+ *
+ * {@link hold} is the capable hold (`capable_hold_turns`): after a signal-driven escalation the
+ * next turns of the session stay capable, a clean test pass ends it early.
  *
  * This is the compatible system's scorer (same weights, windows, rules and signal vocabulary, so
  * thresholds calibrated there carry over), written for chat requests.
@@ -56,6 +65,10 @@ export interface Signals {
   readonly recentEdits: number
   readonly recentReads: number
   readonly recentPlans: number
+  /** Calls of `tool_semantics.new` tools among the trailing window of tool calls. */
+  readonly recentNew: number
+  /** The two latest tool results both report a failure and answer the same call (tool name and arguments). */
+  readonly repeatedFailure: boolean
 }
 
 /** The scorer's four inputs, each in [0, 1]. */
@@ -117,7 +130,25 @@ const failureMarkers: ReadonlyArray<readonly [number, ReadonlyArray<string>]> = 
   [soft, ["exit code 1", "exit code 2", "exit status 1", "returned non-zero", "exited with code"]]
 ]
 
-type Activity = "write" | "edit" | "read" | "plan" | "other"
+type Activity = "write" | "edit" | "read" | "plan" | "new" | "other"
+
+/**
+ * A route's `tool_semantics`: exact tool names (matched ASCII case-insensitively) added to the
+ * built-in vocabulary. `observe` tools count as reads, `mutate` as writes, `plan` as plans, `new` as
+ * forward activity that is neither (it keeps a deep run from reading as a stall).
+ */
+export interface ToolSemantics {
+  readonly observe: ReadonlyArray<string>
+  readonly mutate: ReadonlyArray<string>
+  readonly plan: ReadonlyArray<string>
+  readonly new: ReadonlyArray<string>
+}
+
+/** No added tool names (the default). */
+export const emptyToolSemantics: ToolSemantics = { observe: [], mutate: [], plan: [], new: [] }
+
+/** `capable_hold_turns` when unset. */
+export const defaultCapableHoldTurns = 2
 
 const toolsByActivity: ReadonlyArray<readonly [Activity, ReadonlyArray<string>]> = [
   ["write", ["write", "create_file", "new_file", "write_file"]],
@@ -128,6 +159,15 @@ const toolsByActivity: ReadonlyArray<readonly [Activity, ReadonlyArray<string>]>
 
 /** Tools whose `command` argument is a shell command line, categorised by what it does. */
 const shellTools = ["bash", "shell_command", "shell", "local_shell_call", "terminal"]
+
+/**
+ * The tool names of the built-in vocabulary (lower case): the named writes, edits, reads and plans,
+ * and the shell tools categorised by their command. `tool_semantics` cannot reclassify them.
+ */
+export const builtInToolNames: ReadonlySet<string> = new Set([
+  ...toolsByActivity.flatMap(([, names]) => names),
+  ...shellTools
+])
 
 /** Shell command fragments by activity; redirection and in-place edits win over reading. */
 const commandsByActivity: ReadonlyArray<readonly [Activity, ReadonlyArray<string>]> = [
@@ -211,11 +251,34 @@ export const reportsPass = (text: string): boolean => {
 const CommandArgument = Schema.parseJson(Schema.Struct({ command: Schema.String }))
 const decodeCommand = Schema.decodeUnknownOption(CommandArgument)
 
-/** What one tool call was doing, from its name and (for shell tools) its `command` argument. */
-export const activityOf = (name: string, argumentsJson: string): Activity => {
+const semanticActivities: ReadonlyArray<readonly [keyof ToolSemantics, Activity]> = [
+  ["observe", "read"],
+  ["mutate", "write"],
+  ["plan", "plan"],
+  ["new", "new"]
+]
+
+/** ASCII lower case (tool names match without regard to ASCII case only). */
+const asciiLower = (name: string): string => name.replace(/[A-Z]/g, (c) => c.toLowerCase())
+
+/**
+ * What one tool call was doing, from its name and (for shell tools) its `command` argument; a name
+ * the built-in vocabulary does not know is looked up in the route's `semantics`.
+ */
+export const activityOf = (
+  name: string,
+  argumentsJson: string,
+  semantics: ToolSemantics = emptyToolSemantics
+): Activity => {
   const lower = name.toLowerCase()
   for (const [activity, names] of toolsByActivity) if (names.includes(lower)) return activity
-  if (!shellTools.includes(lower)) return "other"
+  if (!shellTools.includes(lower)) {
+    const ascii = asciiLower(name)
+    for (const [key, activity] of semanticActivities) {
+      if (semantics[key].some((configured) => asciiLower(configured) === ascii)) return activity
+    }
+    return "other"
+  }
   return Option.match(decodeCommand(argumentsJson), {
     onNone: (): Activity => "other",
     onSome: ({ command }) => {
@@ -234,10 +297,41 @@ const textParts = (content: Message["content"]): ReadonlyArray<string> => {
   return content.flatMap((part) => (part.type === "text" && "text" in part ? [part.text] : []))
 }
 
-/** The signals of a conversation, over the trailing `window` tool calls and tool results. */
-export const signalsOf = (messages: ReadonlyArray<Message>, window: number): Signals => {
-  const results: Array<string> = []
-  const calls: Array<Activity> = []
+/** One tool call as the signals read it: what it was doing, and what identifies a repeat of it. */
+interface Call {
+  readonly activity: Activity
+  readonly id: string
+  readonly fingerprint: string
+}
+
+/** One tool result: its text and the call it answers. */
+interface Result {
+  readonly text: string
+  readonly callId: string
+}
+
+/** Whether the two latest results both failed and answer the same call (tool name and arguments). */
+const repeatedFailureOf = (results: ReadonlyArray<Result>, calls: ReadonlyArray<Call>): boolean => {
+  const [previous, last] = results.slice(-2)
+  if (previous === undefined || last === undefined) return false
+  if (severityOf(previous.text) <= 0 || severityOf(last.text) <= 0) return false
+  const callOf = (result: Result) => calls.find((call) => call.id === result.callId)
+  const a = callOf(previous)
+  const b = callOf(last)
+  return a !== undefined && b !== undefined && a !== b && a.fingerprint === b.fingerprint
+}
+
+/**
+ * The signals of a conversation, over the trailing `window` tool calls and tool results, with the
+ * route's `semantics` added to the tool vocabulary.
+ */
+export const signalsOf = (
+  messages: ReadonlyArray<Message>,
+  window: number,
+  semantics: ToolSemantics = emptyToolSemantics
+): Signals => {
+  const results: Array<Result> = []
+  const calls: Array<Call> = []
   let compacted = false
   let turnDepth = 0
   for (const message of messages) {
@@ -245,7 +339,7 @@ export const signalsOf = (messages: ReadonlyArray<Message>, window: number): Sig
     turnDepth++
     if (message.role === "tool") {
       const text = textParts(message.content).join("\n")
-      if (text !== "") results.push(text)
+      if (text !== "") results.push({ text, callId: message.tool_call_id })
       continue
     }
     if (message.role === "user" || message.role === "assistant") {
@@ -253,18 +347,21 @@ export const signalsOf = (messages: ReadonlyArray<Message>, window: number): Sig
     }
     if (message.role === "assistant") {
       for (const call of message.tool_calls ?? []) {
-        calls.push(
-          call.type === "function"
-            ? activityOf(call.function.name, call.function.arguments)
-            : activityOf(call.custom.name, "")
-        )
+        const [name, args] = call.type === "function"
+          ? [call.function.name, call.function.arguments]
+          : [call.custom.name, ""]
+        calls.push({
+          activity: activityOf(name, args, semantics),
+          id: call.id,
+          fingerprint: JSON.stringify([name, args])
+        })
       }
     }
   }
   // Failures and passes persist for at least the last result; call counts use the window as given.
-  const recentResults = results.slice(Math.max(0, results.length - Math.max(window, 1)))
+  const recentResults = results.slice(Math.max(0, results.length - Math.max(window, 1))).map((r) => r.text)
   const recentCalls = window === 0 ? [] : calls.slice(Math.max(0, calls.length - window))
-  const count = (activity: Activity) => recentCalls.filter((call) => call === activity).length
+  const count = (activity: Activity) => recentCalls.filter((call) => call.activity === activity).length
   return {
     severity: recentResults.reduce((worst, text) => Math.max(worst, severityOf(text)), 0),
     testsPassed: recentResults.some(reportsPass),
@@ -273,7 +370,9 @@ export const signalsOf = (messages: ReadonlyArray<Message>, window: number): Sig
     recentWrites: count("write"),
     recentEdits: count("edit"),
     recentReads: count("read"),
-    recentPlans: count("plan")
+    recentPlans: count("plan"),
+    recentNew: count("new"),
+    repeatedFailure: repeatedFailureOf(results, calls)
   }
 }
 
@@ -285,7 +384,8 @@ export const signalsOf = (messages: ReadonlyArray<Message>, window: number): Sig
 export const dimensionsOf = (signals: Signals): Dimensions => {
   const produced = signals.recentWrites + signals.recentEdits
   const categorised = produced + signals.recentReads + signals.recentPlans
-  const stalled = signals.turnDepth >= stallDepth && produced === 0
+  // forward activity (`tool_semantics.new`) is not a stall
+  const stalled = signals.turnDepth >= stallDepth && produced === 0 && signals.recentNew === 0
   const investigating = signals.recentReads > 0 || signals.recentPlans > 0
   return {
     severity: signals.severity,
@@ -302,20 +402,26 @@ export const scoreOf = (d: Dimensions): { readonly score: number; readonly confi
   return { score, confidence: Math.abs(score) }
 }
 
+/** Why a turn's signals forced the capable tier (the stage facts' `override_reason`). */
+export type OverrideReason = "repeated_failure" | "critical_error" | "compaction"
+
 /**
- * What a turn's signals say before any threshold, first rule that fires: a critical failure or
- * compaction (`Override`); tests passing after a write or edit with no failure (`TestsPassed`);
- * else the scorer's signed score and confidence (`Scored`). A routing log keeps it (the stage facts'
- * decision source, score and confidence), so policy replay reads it back.
+ * What a turn's signals say before any threshold, first rule that fires: a critical failure, a
+ * repeated failure or compaction (`Override`, with its reason); tests passing after a write or edit
+ * with no failure (`TestsPassed`); else the scorer's signed score and confidence (`Scored`). A
+ * routing log keeps it (the stage facts' decision source, override reason, score and confidence),
+ * so policy replay reads it back.
  */
 export type Reading =
-  | { readonly _tag: "Override" }
+  | { readonly _tag: "Override"; readonly reason: OverrideReason }
   | { readonly _tag: "TestsPassed" }
   | { readonly _tag: "Scored"; readonly score: number; readonly confidence: number }
 
 /** The reading of a conversation's signals. */
 export const readingOf = (signals: Signals): Reading => {
-  if (signals.compacted || signals.severity >= critical) return { _tag: "Override" }
+  if (signals.severity >= critical) return { _tag: "Override", reason: "critical_error" }
+  if (signals.repeatedFailure) return { _tag: "Override", reason: "repeated_failure" }
+  if (signals.compacted) return { _tag: "Override", reason: "compaction" }
   if (signals.testsPassed && signals.recentWrites + signals.recentEdits > 0 && signals.severity <= 0) {
     return { _tag: "TestsPassed" }
   }
@@ -346,3 +452,29 @@ export const decide = (reading: Reading, confidenceThreshold: number): Pick => {
 /** The tier a turn's signals pick under `confidenceThreshold` ({@link decide} of their {@link readingOf}). */
 export const pick = (signals: Signals, confidenceThreshold: number): Pick =>
   decide(readingOf(signals), confidenceThreshold)
+
+/** A stage router turn's tier and decision source after the capable hold, and the hold it leaves. */
+export interface Held {
+  readonly pick: Pick | { readonly _tag: "Held"; readonly score: number; readonly confidence: number }
+  /** Turns of the hold left after this one (0: none). */
+  readonly remaining: number
+}
+
+/**
+ * The capable hold (`capable_hold_turns`) over one turn of a session whose hold has `remaining`
+ * turns left: a clean test pass (`TestsPassed`) ends it and decides as usual; an open hold keeps
+ * the turn capable (`Held`, decision source `capable_hold`) and spends one turn, whatever the
+ * signals say; otherwise the reading decides under `confidenceThreshold`, and a signal-driven
+ * escalation (capable by `override` or `dimensions`) opens a hold of `holdTurns`. The hold is not
+ * evidence: it only ever keeps the capable tier, and a held turn never opens a new hold.
+ */
+export const hold = (reading: Reading, confidenceThreshold: number, remaining: number, holdTurns: number): Held => {
+  const picked = decide(reading, confidenceThreshold)
+  if (reading._tag === "TestsPassed") return { pick: picked, remaining: 0 }
+  if (remaining > 0) {
+    return { pick: { _tag: "Held", score: picked.score, confidence: picked.confidence }, remaining: remaining - 1 }
+  }
+  const escalated = picked._tag === "Decided" && picked.tier === "capable" &&
+    (picked.source === "override" || picked.source === "dimensions")
+  return { pick: picked, remaining: escalated ? holdTurns : 0 }
+}

@@ -2,11 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { CircuitOpen, toHttp } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
-import type { Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -19,11 +19,14 @@ import { target } from "./scriptedJudge.js"
 import {
   buildStageRoute,
   conversationOf,
+  countingJudge,
+  decisionFacts as decide,
   escalationNote,
   runStageSchedule,
   stageDecisions,
   stageOptions,
-  stageSchedule
+  stageSchedule,
+  verdict
 } from "./stageModel.js"
 
 describe.concurrent("StageRoute: failure schedules against the model", () => {
@@ -40,21 +43,6 @@ describe.concurrent("StageRoute: failure schedules against the model", () => {
     }
   }
 })
-
-const verdict = (p_solve: number) =>
-  Effect.succeed({ crux: "c", primary_rule: "SUP-1" as const, capability_boundary: "supported" as const, p_solve })
-
-/** A judge that answers `answers` in order and counts its consultations. */
-const countingJudge = (answers: ReadonlyArray<Effect.Effect<Verdict, Judge.JudgeError>>) =>
-  Effect.map(Ref.make(0), (calls) => ({
-    calls: Ref.get(calls),
-    layer: Judge.layerTest(() =>
-      Effect.flatMap(
-        Ref.getAndUpdate(calls, (n) => n + 1),
-        (n) => answers[Math.min(n, answers.length - 1)] ?? verdict(1)
-      )
-    )
-  }))
 
 const textsOf = (messages: ReadonlyArray<Message> | undefined): ReadonlyArray<string> =>
   (messages ?? []).map((message) =>
@@ -291,6 +279,122 @@ describe("StageRoute", () => {
       const route = yield* buildStageRoute(stageOptions(target("judge", yield* uniqueJudgeModel)), layer)
       yield* RoutingFacts.observe(route.decide(routed(conversationOf("quiet_continuation"))), RoutingFacts.ignored)
       assert.include((yield* Ref.get(seen)).join("\n"), "fix the build")
+    }))
+})
+
+describe("StageRoute: the capable hold and tool_semantics", () => {
+  it.effect("after an override the session's next turns stay capable (capable_hold), without the classifier", () =>
+    Effect.gen(function*() {
+      const judge = yield* countingJudge([verdict(1)])
+      const route = yield* buildStageRoute(
+        stageOptions(target("judge", yield* uniqueJudgeModel), { capableHoldTurns: 2, handoffNotes: Option.none() }),
+        judge.layer
+      )
+      const turns = [
+        yield* decide(route, "s1", "critical"),
+        yield* decide(route, "s2", "quiet_turn"),
+        yield* decide(route, "s1", "quiet_continuation"),
+        yield* decide(route, null, "quiet_turn"),
+        yield* decide(route, "s1", "quiet_turn"),
+        yield* decide(route, "s1", "quiet_turn")
+      ]
+      assert.deepStrictEqual(turns, [
+        ["capable", "override", "stage_router"],
+        ["efficient", "llm-classifier", "llm-classifier"], // another session is not held
+        ["capable", "capable_hold", "stage_router"],
+        ["efficient", "llm-classifier", "llm-classifier"], // no session id: no hold
+        ["capable", "capable_hold", "stage_router"],
+        ["efficient", "llm-classifier", "llm-classifier"] // two turns held, then the classifier again
+      ])
+      assert.strictEqual(yield* judge.calls, 3)
+    }))
+
+  it.effect("a clean test pass ends the hold early; 0 turns (the library default) holds nothing", () =>
+    Effect.gen(function*() {
+      const judge = yield* countingJudge([verdict(1)])
+      const held = yield* buildStageRoute(
+        stageOptions(target("judge", yield* uniqueJudgeModel), {
+          capableHoldTurns: 3,
+          classifier: Option.none(),
+          handoffNotes: Option.none()
+        }),
+        judge.layer
+      )
+      assert.deepStrictEqual(
+        [
+          yield* decide(held, "s1", "critical"),
+          yield* decide(held, "s1", "settled"),
+          yield* decide(held, "s1", "quiet_turn")
+        ],
+        [
+          ["capable", "override", "stage_router"],
+          ["efficient", "tests_passed", "stage_router"],
+          ["efficient", "fall_open", "stage_router"]
+        ]
+      )
+      const none = yield* buildStageRoute(
+        stageOptions(target("judge", yield* uniqueJudgeModel), {
+          classifier: Option.none(),
+          handoffNotes: Option.none()
+        }),
+        judge.layer
+      )
+      assert.deepStrictEqual(
+        [yield* decide(none, "s1", "critical"), yield* decide(none, "s1", "quiet_turn")],
+        [["capable", "override", "stage_router"], ["efficient", "fall_open", "stage_router"]]
+      )
+      const counted = yield* stageDecisions("capable_hold", "capable-model")
+      yield* decide(held, "s9", "critical")
+      yield* decide(held, "s9", "quiet_turn")
+      assert.strictEqual((yield* stageDecisions("capable_hold", "capable-model")) - counted, 1)
+    }))
+
+  it.effect("a held override keeps its reason in the stage facts; tool_semantics feed the signals", () =>
+    Effect.gen(function*() {
+      const judge = yield* countingJudge([verdict(1)])
+      const route = yield* buildStageRoute(
+        stageOptions(target("judge", yield* uniqueJudgeModel), {
+          capableHoldTurns: 1,
+          classifier: Option.none(),
+          handoffNotes: Option.none(),
+          confidenceThreshold: 0.3,
+          toolSemantics: { observe: [], mutate: ["update_inventory"], plan: [], new: [] }
+        }),
+        judge.layer
+      )
+      const first = yield* RoutingFacts.observe(
+        route.decide(routed(conversationOf("critical"), Option.some("s1"))),
+        RoutingFacts.ignored
+      )
+      const second = yield* RoutingFacts.observe(
+        route.decide(routed(conversationOf("critical"), Option.some("s1"))),
+        RoutingFacts.ignored
+      )
+      const stageOf = (decision: typeof first) =>
+        decision._tag === "Routed" && "stage" in decision.evidence ? decision.evidence.stage : undefined
+      assert.deepInclude(stageOf(first), { decision_source: "override", override_reason: "critical_error" })
+      assert.deepInclude(stageOf(second), { decision_source: "capable_hold", override_reason: "critical_error" })
+      if (second._tag === "Routed") {
+        assert.include(Evidence.spanAttributes(second.evidence), {
+          "evidence.stage.decision_source": "capable_hold",
+          "evidence.stage.override_reason": "critical_error"
+        })
+      }
+      const mutating: ReadonlyArray<Message> = [
+        { role: "user", content: "restock" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "update_inventory", arguments: "{}" } }]
+        },
+        { role: "tool", tool_call_id: "c1", content: "done" }
+      ]
+      const produced = yield* RoutingFacts.observe(route.decide(routed(mutating)), RoutingFacts.ignored)
+      assert.deepInclude(stageOf(produced), {
+        decision_source: "dimensions",
+        tier: "efficient",
+        production_intensity: 1
+      })
     }))
 })
 

@@ -150,4 +150,97 @@ describe("StageSignals", () => {
     assert.strictEqual(StageSignals.defaultTier("efficient_first"), "efficient")
     assert.strictEqual(StageSignals.defaultTier("capable_first"), "capable")
   })
+
+  it("tool_semantics: configured names count as reads, writes, plans or forward activity; built-in names keep theirs", () => {
+    const semantics: StageSignals.ToolSemantics = {
+      observe: ["KB_search"],
+      mutate: ["update_inventory"],
+      plan: ["create_research_plan"],
+      new: ["send_message"]
+    }
+    assert.strictEqual(StageSignals.activityOf("kb_SEARCH", "{}", semantics), "read")
+    assert.strictEqual(StageSignals.activityOf("update_inventory", "{}", semantics), "write")
+    assert.strictEqual(StageSignals.activityOf("create_research_plan", "{}", semantics), "plan")
+    assert.strictEqual(StageSignals.activityOf("Send_Message", "{}", semantics), "new")
+    assert.strictEqual(StageSignals.activityOf("send_message", "{}"), "other")
+    assert.strictEqual(StageSignals.activityOf("lookup", "{}", semantics), "other")
+    // the built-in vocabulary first: a configured name never reclassifies it
+    assert.strictEqual(StageSignals.activityOf("Write", "{}", { ...semantics, observe: ["write"] }), "write")
+    assert.isTrue(StageSignals.builtInToolNames.has("bash"))
+    assert.isTrue(StageSignals.builtInToolNames.has("todowrite"))
+    assert.isFalse(StageSignals.builtInToolNames.has("kb_search"))
+  })
+
+  it("tool_semantics: forward activity keeps a deep run from reading as a stall, without counting as production", () => {
+    const semantics: StageSignals.ToolSemantics = { ...StageSignals.emptyToolSemantics, new: ["send_message"] }
+    const deep = agent([["send_message", "{}", "sent"], ["lookup", "{}", "found"]], 6)
+    const without = StageSignals.dimensionsOf(StageSignals.signalsOf(deep, 3))
+    assert.strictEqual(without.spinning, 1)
+    const withNew = StageSignals.signalsOf(deep, 3, semantics)
+    assert.strictEqual(withNew.recentNew, 1)
+    assert.deepStrictEqual(StageSignals.dimensionsOf(withNew), {
+      severity: 0,
+      spinning: 0,
+      exploring: 0,
+      production_intensity: 0
+    })
+    const mutating = StageSignals.signalsOf(agent([["update_inventory", "{}", "ok"]]), 3, {
+      ...StageSignals.emptyToolSemantics,
+      mutate: ["update_inventory"]
+    })
+    assert.strictEqual(StageSignals.dimensionsOf(mutating).production_intensity, 1)
+  })
+
+  it("a repeated failure (the same call failing twice in a row) is a hard override; its reason is read", () => {
+    const repeated = agent([["Bash", shell("make"), "exit code 2"], ["Bash", shell("make"), "exit code 2"]])
+    const signals = StageSignals.signalsOf(repeated, 3)
+    assert.isTrue(signals.repeatedFailure)
+    assert.deepStrictEqual(StageSignals.readingOf(signals), { _tag: "Override", reason: "repeated_failure" })
+    assert.deepInclude(StageSignals.pick(signals, 1), { tier: "capable", source: "override" })
+    // another call failing, or the same call succeeding in between, is not a repeat
+    const different = agent([["Bash", shell("make"), "exit code 2"], ["Bash", shell("make test"), "exit code 2"]])
+    assert.isFalse(StageSignals.signalsOf(different, 3).repeatedFailure)
+    const recovered = agent([
+      ["Bash", shell("make"), "exit code 2"],
+      ["Bash", shell("make"), "built"],
+      ["Bash", shell("make"), "exit code 2"]
+    ])
+    assert.isFalse(StageSignals.signalsOf(recovered, 3).repeatedFailure)
+    // the reasons of the other overrides
+    const critical = agent([["Bash", shell("pytest"), "Killed: out of memory"]])
+    assert.deepStrictEqual(StageSignals.readingOf(StageSignals.signalsOf(critical, 3)), {
+      _tag: "Override",
+      reason: "critical_error"
+    })
+    const compacted: ReadonlyArray<Message> = [{ role: "user", content: "This session is being continued." }]
+    assert.deepStrictEqual(StageSignals.readingOf(StageSignals.signalsOf(compacted, 3)), {
+      _tag: "Override",
+      reason: "compaction"
+    })
+  })
+
+  it("the capable hold: a signal-driven escalation holds the next turns capable; a clean test pass ends it", () => {
+    const override: StageSignals.Reading = { _tag: "Override", reason: "critical_error" }
+    const efficient: StageSignals.Reading = { _tag: "Scored", score: -0.7, confidence: 0.7 }
+    const quiet: StageSignals.Reading = { _tag: "Scored", score: 0, confidence: 0 }
+    const opened = StageSignals.hold(override, 0.5, 0, 2)
+    assert.deepInclude(opened.pick, { _tag: "Decided", tier: "capable", source: "override" })
+    assert.strictEqual(opened.remaining, 2)
+    // a confident efficient score is held, and so is a quiet turn; a held turn opens no new hold
+    const first = StageSignals.hold(efficient, 0.5, opened.remaining, 2)
+    assert.deepStrictEqual(first, { pick: { _tag: "Held", score: -0.7, confidence: 0.7 }, remaining: 1 })
+    const second = StageSignals.hold(override, 0.5, first.remaining, 2)
+    assert.deepStrictEqual(second, { pick: { _tag: "Held", score: 0, confidence: 1 }, remaining: 0 })
+    assert.deepInclude(StageSignals.hold(quiet, 0.5, second.remaining, 2), { remaining: 0 })
+    assert.strictEqual(StageSignals.hold(quiet, 0.5, 0, 2).pick._tag, "Ambiguous")
+    // a clean test pass ends the hold and decides efficient
+    assert.deepStrictEqual(StageSignals.hold({ _tag: "TestsPassed" }, 0.5, 2, 2), {
+      pick: { _tag: "Decided", tier: "efficient", source: "tests_passed", score: 0, confidence: 0 },
+      remaining: 0
+    })
+    // a confident capable score opens it too; an efficient decision or 0 turns does not
+    assert.strictEqual(StageSignals.hold({ _tag: "Scored", score: 0.7, confidence: 0.7 }, 0.5, 0, 3).remaining, 3)
+    assert.strictEqual(StageSignals.hold(efficient, 0.5, 0, 2).remaining, 0)
+    assert.strictEqual(StageSignals.hold(override, 0.5, 0, 0).remaining, 0)
+  })
 })

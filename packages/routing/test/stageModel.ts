@@ -15,18 +15,22 @@ import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
-import type * as Judge from "@switchyard-ts/routing/Judge"
+import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
+import type { Route } from "@switchyard-ts/routing/Route"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type * as StageSignals from "@switchyard-ts/routing/StageSignals"
+import type { Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import {
   assertJudgeUnavailable,
   type CallFailureTag,
@@ -103,7 +107,7 @@ const scoredOf = (scenario: Scenario): Omit<Evidence.StageFacts, "decision_sourc
   const quiet = { score: 0, confidence: 0, severity: 0, spinning: 0, exploring: 0, production_intensity: 0 }
   switch (scenario) {
     case "critical":
-      return { ...quiet, confidence: 1, severity: 1 }
+      return { ...quiet, override_reason: "critical_error", confidence: 1, severity: 1 }
     case "settled":
       // the Write and the pytest (other) calls: one categorised call, a write
       return { ...quiet, production_intensity: 1 }
@@ -393,6 +397,35 @@ export const runStageSchedule = (config: Omit<ModelConfig, "judgeModel">, steps:
     assert.strictEqual(total(yield* failOpenCounts(judgeModel)) - countsAtStart, withoutVerdict, "fail-open total")
     return true
   })
+
+/** A valid capability verdict with this `p_solve`. */
+export const verdict = (p_solve: number): Effect.Effect<Verdict, Judge.JudgeError> =>
+  Effect.succeed({ crux: "c", primary_rule: "SUP-1" as const, capability_boundary: "supported" as const, p_solve })
+
+/** A judge that answers `answers` in order (the last one from then on) and counts its consultations. */
+export const countingJudge = (answers: ReadonlyArray<Effect.Effect<Verdict, Judge.JudgeError>>) =>
+  Effect.map(Ref.make(0), (calls) => ({
+    calls: Ref.get(calls),
+    layer: Judge.layerTest(() =>
+      Effect.flatMap(
+        Ref.getAndUpdate(calls, (n) => n + 1),
+        (n) => answers[Math.min(n, answers.length - 1)] ?? verdict(1)
+      )
+    )
+  }))
+
+/** Tier, stage decision source and evidence source of one request of `scenario` through `route`. */
+export const decisionFacts = (route: Route, session: string | null, scenario: Scenario) =>
+  Effect.map(
+    RoutingFacts.observe(
+      route.decide(routed(conversationOf(scenario), Option.fromNullable(session))),
+      RoutingFacts.ignored
+    ),
+    (decision) =>
+      decision._tag === "Routed" && "stage" in decision.evidence && decision.evidence.stage !== undefined
+        ? [decision.selected.name, decision.evidence.stage.decision_source, decision.evidence.source]
+        : ["answered"]
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Generators

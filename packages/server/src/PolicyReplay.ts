@@ -10,8 +10,11 @@
  *   `judge_failure`;
  * - custom classifier routes: `targets` (a logged label goes to the target of that name, else
  *   `default_target`), `default_target`, `classify_trigger`, `judge_failure`;
- * - stage routers: `confidence_threshold` (against each turn's logged scorer confidence), `picker`,
- *   and the `[classifier]` table's settings as a capability route's (or its absence);
+ * - stage routers (and `auto` routes): `confidence_threshold` (against each turn's logged scorer
+ *   confidence), `picker`, `capable_hold_turns`, and the `[classifier]` table's settings as a
+ *   capability route's (or its absence);
+ * - composite routes: the `[classifier]` table's settings as a capability route's, the `[stage]`
+ *   table's `confidence_threshold` and `capable_hold_turns`;
  * - escalation routes: `escalation.confirmations`, `judge_failure`;
  * - advisor routes: `max_reviews` (each scope's review budget re-run), `fail_open`.
  *
@@ -41,7 +44,7 @@ export type {
   Outcome,
   Replayer
 } from "./internal/replayRoutes.js"
-export type { AdvisorSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
+export type { AdvisorSettings, CompositeSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
 
 /** The destination Responses continuations by id are counted under; they replay as logged. */
 export const continuationDestination = "continuation (as logged)"
@@ -79,6 +82,8 @@ export const custom = (settings: Replayers.CustomSettings) => continuing(Replaye
 export const escalation = (settings: Replayers.EscalationSettings) => continuing(Replayers.escalation(settings))
 /** @see {@link advisor} */
 export const stage = (settings: Replayers.StageSettings) => continuing(Replayers.stage(settings))
+/** @see {@link advisor} */
+export const composite = (settings: Replayers.CompositeSettings) => continuing(Replayers.composite(settings))
 
 /** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
 export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
@@ -94,7 +99,10 @@ export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> 
     case "advisor":
       return Option.some(advisor(route))
     case "stage_router":
+    case "auto":
       return Option.some(stage({ ...route, classifier: Option.getOrUndefined(route.classifier) }))
+    case "composite":
+      return Option.some(composite(route))
     default:
       return Option.none()
   }

@@ -167,7 +167,11 @@ export const responseStateLayer = (
 export const statsLayer = (deployment: Deployment.Deployment): Layer.Layer<Stats.Stats> =>
   Stats.layer(
     deployment.routes.flatMap((route) =>
-      route.type === "advisor" ? ["advisor_gate"] : route.type === "stage_router" ? ["stage_router"] : []
+      route.type === "advisor"
+        ? ["advisor_gate"]
+        : route.type === "stage_router" || route.type === "auto" || route.type === "composite"
+        ? ["stage_router"]
+        : []
     )
   )
 

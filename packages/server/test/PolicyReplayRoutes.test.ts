@@ -7,6 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
@@ -250,32 +251,53 @@ const stageSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.StageSettings> = 
   classifier: FastCheck.option(capabilitySettingsArbitrary, { nil: undefined, freq: 4 })
 })
 
-const stageLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.StageSettings) =>
+/** A stage route's turn over the capable and efficient targets, without prompts or notes. */
+const turnOptions = {
+  id: ReplayLog.routeId,
+  name: ReplayLog.routeId,
+  capable: target("capable", "capable-model"),
+  efficient: target("efficient", "efficient-model"),
+  recentTurnWindow: 3,
+  capableSystemPrompt: Option.none(),
+  efficientSystemPrompt: Option.none(),
+  handoffNotes: Option.none()
+}
+
+/** A capability judge's options beside `settings` (the judge, its prompt and call). */
+const judgeOptions = {
+  judge: judgeTarget,
+  prompt: Option.none(),
+  responseFormatType: "json_schema",
+  maxOutputTokens: 64,
+  recentTurnWindow: Option.none(),
+  messageHashFallback: false
+} as const
+
+/** Route `steps` through a stage route `build` makes; the log's lines. */
+const turnLogOf = (
+  build: Parameters<typeof ReplayLog.logOf>[0],
+  steps: ReadonlyArray<StageStep>
+) =>
   ReplayLog.logOf(
-    StageRoute.make({
-      id: ReplayLog.routeId,
-      name: ReplayLog.routeId,
-      capable: target("capable", "capable-model"),
-      efficient: target("efficient", "efficient-model"),
-      picker: settings.picker,
-      confidenceThreshold: settings.confidenceThreshold,
-      recentTurnWindow: 3,
-      capableSystemPrompt: Option.none(),
-      efficientSystemPrompt: Option.none(),
-      handoffNotes: Option.none(),
-      classifier: Option.map(Option.fromNullable(settings.classifier), (classifier) => ({
-        judge: judgeTarget,
-        prompt: Option.none(),
-        responseFormatType: "json_schema",
-        maxOutputTokens: 64,
-        recentTurnWindow: Option.none(),
-        messageHashFallback: false,
-        ...classifier
-      }))
-    }),
+    build,
     steps,
     (step) => ({ session: step.session, messages: histories[step.history], tokens: step.tokens }),
     (step) => capabilityJudgeReply(step.judge)
+  )
+
+const stageLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.StageSettings) =>
+  turnLogOf(
+    StageRoute.make({
+      ...turnOptions,
+      ...(settings.capableHoldTurns === undefined ? {} : { capableHoldTurns: settings.capableHoldTurns }),
+      picker: settings.picker,
+      confidenceThreshold: settings.confidenceThreshold,
+      classifier: Option.map(Option.fromNullable(settings.classifier), (classifier) => ({
+        ...judgeOptions,
+        ...classifier
+      }))
+    }),
+    steps
   )
 
 /** The stage facts of a stage router's response line: its evidence's, else the line's own (a failed request). */
@@ -530,6 +552,141 @@ describe("policy replay of stage routers", () => {
         changed: 4,
         sessions_changed: 2
       })
+    }))
+})
+
+describe("policy replay of stage routers with a capable hold", () => {
+  it.effect.prop(
+    "replaying a log under its own configuration reproduces every logged decision",
+    {
+      steps: FastCheck.array(stageStepArbitrary, { maxLength: 12 }),
+      settings: stageSettingsArbitrary,
+      holdTurns: FastCheck.constantFrom(1, 2)
+    },
+    ({ holdTurns, settings, steps }) =>
+      Effect.flatMap(
+        stageLogOf(steps, { ...settings, capableHoldTurns: holdTurns }),
+        (lines) =>
+          ReplayLog.assertReproduced(
+            lines,
+            PolicyReplay.stage({ ...settings, capableHoldTurns: holdTurns }),
+            steps.length
+          )
+      ),
+    runs
+  )
+
+  it.effect("worked example: the held turns of a log go back to the signals and the picker without the hold", () =>
+    Effect.gen(function*() {
+      const logged: PolicyReplay.StageSettings = {
+        picker: "efficient_first",
+        confidenceThreshold: 0.5,
+        capableHoldTurns: 2,
+        classifier: undefined
+      }
+      const none: CapabilityJudge = { _tag: "garbage" }
+      const lines = yield* stageLogOf([
+        { session: "a", history: "critical", judge: none, tokens: 1 },
+        { session: "a", history: "writing", judge: none, tokens: 10 },
+        { session: "a", history: "quiet_turn", judge: none, tokens: 100 },
+        { session: "a", history: "quiet_turn", judge: none, tokens: 1000 }
+      ], logged)
+      assert.deepStrictEqual(
+        lines.flatMap((line) => line.kind === "response" ? [[stageFactsOf(line)?.decision_source, line.tier]] : []),
+        [["override", "capable"], ["capable_hold", "capable"], ["capable_hold", "capable"], ["fall_open", "efficient"]]
+      )
+      assert.isTrue(yield* ReplayLog.assertReproduced(lines, PolicyReplay.stage(logged), 4))
+      const [report] = yield* PolicyReplay.replay(
+        lines,
+        new Map([[ReplayLog.routeId, PolicyReplay.stage({ ...logged, capableHoldTurns: 0 })]])
+      )
+      // Replayed without the hold: 2 efficient (writing: dimensions, -0.462 is below 0.5, so the picker's
+      // default), 3 efficient (the picker's default).
+      assert.deepStrictEqual(report?.replayed.routed, { capable: 1, efficient: 3 })
+      assert.deepStrictEqual(report?.replayed.tokens, { capable: 1, efficient: 1110 })
+      assert.strictEqual(report?.changed, 2)
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// Composite routes
+
+const compositeSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.CompositeSettings> = FastCheck.record({
+  confidenceThreshold: FastCheck.constantFrom(0.3, 0.5, 0.8),
+  capableHoldTurns: FastCheck.constantFrom(0, 1, 2),
+  classifier: capabilitySettingsArbitrary.map((settings) => ({
+    ...settings,
+    classifyTrigger: settings.classifyTrigger === "every_request" ? "user_turn" as const : settings.classifyTrigger
+  }))
+})
+
+const compositeLogOf = (steps: ReadonlyArray<StageStep>, settings: PolicyReplay.CompositeSettings) =>
+  turnLogOf(
+    CompositeRoute.make({
+      ...turnOptions,
+      confidenceThreshold: settings.confidenceThreshold,
+      capableHoldTurns: settings.capableHoldTurns ?? 0,
+      classifier: {
+        ...judgeOptions,
+        ...settings.classifier,
+        classifyTrigger: settings.classifier.classifyTrigger === "new_session" ? "new_session" : "user_turn"
+      }
+    }),
+    steps
+  )
+
+describe("policy replay of composite routes", () => {
+  it.effect.prop(
+    "replaying a log under its own configuration reproduces every logged decision",
+    { steps: FastCheck.array(stageStepArbitrary, { maxLength: 12 }), settings: compositeSettingsArbitrary },
+    ({ settings, steps }) =>
+      Effect.flatMap(
+        compositeLogOf(steps, settings),
+        (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.composite(settings), steps.length)
+      ),
+    runs
+  )
+
+  it.effect("worked example: another base_threshold moves the fall-open tier, not the turns the signals decide", () =>
+    Effect.gen(function*() {
+      const logged: PolicyReplay.CompositeSettings = {
+        confidenceThreshold: 0.5,
+        capableHoldTurns: 0,
+        classifier: { baseThreshold: 0.5, thresholdStep: 0, classifyTrigger: "user_turn", judgeFailure: "fail_open" }
+      }
+      const p = (value: number): CapabilityJudge => ({ _tag: "verdict", p: value, boundary: "supported" })
+      const lines = yield* compositeLogOf([
+        { session: "a", history: "quiet_turn", judge: p(0.6), tokens: 1 },
+        { session: "a", history: "quiet_continuation", judge: p(0.6), tokens: 10 },
+        { session: "a", history: "critical", judge: p(0.6), tokens: 100 },
+        { session: "b", history: "quiet_turn", judge: { _tag: "transport" }, tokens: 1000 }
+      ], logged)
+      assert.deepStrictEqual(
+        lines.flatMap((line) =>
+          line.kind === "response"
+            ? [[stageFactsOf(line)?.decision_source, line.evidence?.source ?? line.error, line.tier]]
+            : []
+        ),
+        [
+          ["llm-classifier", "llm-classifier", "efficient"], // p 0.6 >= 0.5
+          ["llm-classifier", "affinity", "efficient"], // a continuation: the stored tier
+          ["override", "affinity", "capable"], // the signals decide inside the turn
+          ["fall_open", "fail-open", "efficient"] // no verdict, nothing stored: efficient
+        ]
+      )
+      assert.isTrue(yield* ReplayLog.assertReproduced(lines, PolicyReplay.composite(logged), 4))
+      const [report] = yield* PolicyReplay.replay(
+        lines,
+        new Map([[
+          ReplayLog.routeId,
+          PolicyReplay.composite({ ...logged, classifier: { ...logged.classifier, baseThreshold: 0.7 } })
+        ]])
+      )
+      // p 0.6 < 0.7: the verdict is strong, so requests 1 and 2 go capable; 3 and 4 as logged
+      assert.strictEqual(report?.kind, "composite")
+      assert.deepStrictEqual(report?.replayed.routed, { capable: 3, efficient: 1 })
+      assert.deepStrictEqual(report?.replayed.without_verdict, { transport: 1 })
+      assert.strictEqual(report?.changed, 2)
     }))
 })
 

@@ -226,6 +226,8 @@ const stageDeployment = (judges: { readonly stage: string; readonly subagent: st
         efficient_target: "weak",
         picker: "efficient_first",
         confidence_threshold: 0.5,
+        // about sub-agents: the undecided parent turn after the critical ones is not held capable
+        capable_hold_turns: 0,
         capable_system_prompt: "CAPABLE-PROMPT",
         handoff_notes: { escalation_note: "ESCALATION-NOTE" },
         subagents: { type: "passthrough", target: "reviewer" }

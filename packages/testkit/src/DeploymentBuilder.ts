@@ -181,6 +181,13 @@ export interface StageRouterRoute extends RouteCommon {
   readonly picker: "efficient_first" | "capable_first"
   readonly confidence_threshold: number
   readonly recent_turn_window?: number
+  readonly capable_hold_turns?: number
+  readonly tool_semantics?: {
+    readonly observe?: ReadonlyArray<string>
+    readonly mutate?: ReadonlyArray<string>
+    readonly plan?: ReadonlyArray<string>
+    readonly new?: ReadonlyArray<string>
+  }
   readonly capable_system_prompt?: string
   readonly efficient_system_prompt?: string
   readonly handoff_notes?: HandoffNotes

@@ -23,6 +23,8 @@ const answerTargets = (route: RouteSpec): ReadonlyArray<Target> => {
     case "llm_classifier":
       return route.mode === "custom" ? [...route.targets, route.defaultTarget] : [route.weak, route.strong]
     case "stage_router":
+    case "auto":
+    case "composite":
       return [route.capable, route.efficient]
     case "advisor":
       return [route.executor]

@@ -4,7 +4,8 @@
  * verdict or the reason it gave none, a stage router turn's signal reading, an escalation verdict,
  * an advisor consultation. It decides nothing itself: every step runs the route module's own
  * rules (`ClassifierCascade` through `CapabilityRoute.rules` / `CustomRoute.rules` /
- * `StageRoute.classifierRules`, `StageSignals.decide`, `EscalationRoute`, `AdvisorRoute`) and folds
+ * `StageRoute.classifierRules` / `CompositeRoute.classifierRules`, `StageSignals.hold`,
+ * `EscalationRoute`, `AdvisorRoute`) and folds
  * a logged judge failure through `Consultation.run` with the posture combinator, exactly as the live
  * route does. Replaying a log under the settings that wrote it therefore reproduces it whenever the
  * log holds the facts (the property tests in `server/test/PolicyReplay*.test.ts` check the log's
@@ -15,6 +16,7 @@
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
+import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
@@ -77,7 +79,7 @@ export const lateVerdicts = (): LateVerdicts & { readonly add: (line: RoutingLog
 /** A route's replay procedure. */
 export interface Replayer {
   /** What kind of route it is (in the report). */
-  readonly kind: "capability" | "custom" | "stage_router" | "escalation" | "advisor"
+  readonly kind: "capability" | "custom" | "stage_router" | "composite" | "escalation" | "advisor"
   /** The `algorithm` its lines carry; lines of another algorithm are not replayed. */
   readonly algorithm: string
   /** Its destinations, in the order a report lists them. */
@@ -91,6 +93,9 @@ export interface Replayer {
    */
   readonly start: () => (line: Line, late: LateVerdicts) => Effect.Effect<Outcome>
 }
+
+/** A request the posture failed. */
+type Failed = Extract<Outcome, { readonly _tag: "Failed" }>
 
 const routed = (destination: string, source: string, reason?: string): Outcome =>
   reason === undefined ? { _tag: "Routed", destination, source } : { _tag: "Routed", destination, source, reason }
@@ -137,15 +142,15 @@ const judgeFactOf = <V>(line: Line, verdictOf: (evidence: Evidence.Evidence) => 
  * verdict, or the logged failure put back through `Consultation.run` with the posture combinator,
  * decided by `decide`; `Failed` when the posture fails the request.
  */
-const consulted = <V>(
+const consulted = <V, A>(
   posture: Posture.Posture,
   fact: Exclude<JudgeFact<V>, { readonly _tag: "None" }>,
-  decide: (outcome: Consultation.Outcome<V>) => Outcome
-): Effect.Effect<Outcome> =>
+  decide: (outcome: Consultation.Outcome<V>) => A
+): Effect.Effect<A | Failed> =>
   (fact._tag === "Verdict" ? Effect.succeed(fact.verdict) : Effect.fail(Consultation.failureOf(fact.reason, ""))).pipe(
     Consultation.run(Posture.fromConfig(posture)),
     Effect.mapError(Consultation.reasonOf),
-    Effect.match({ onFailure: (reason): Outcome => ({ _tag: "Failed", reason }), onSuccess: decide })
+    Effect.match({ onFailure: (reason): Failed => ({ _tag: "Failed", reason }), onSuccess: decide })
   )
 
 /** A line without evidence: the failure of its routing when the log says the judge caused it, else unknown. */
@@ -180,6 +185,12 @@ const stepping =
 // ---------------------------------------------------------------------------------------------
 // Classifier routes (capability, custom, a stage router's classifier)
 
+/** Where one request's classifier got: its selection, the failure of the request, or unknown. */
+type Cascaded<S> =
+  | { readonly _tag: "Selected"; readonly selected: ClassifierCascade.Selected<S> }
+  | Failed
+  | { readonly _tag: "Unknown" }
+
 /**
  * Where the logged request found a verdict stored late (`stored_before.late`), the replay stores the
  * newest late verdict the log holds for the session (its `judge` line came first), as its own rules
@@ -200,8 +211,39 @@ const storeLate = <V, S>(
 
 /**
  * One request through the classifier cascade's rules: `state` is the replay's session state (the
- * stored selections), `destinationOf` names a selection in the report, `verdictOf` reads a verdict
- * from its evidence (the line's, a late verdict's).
+ * stored selections), `verdictOf` reads a verdict from its evidence (the line's, a late verdict's).
+ */
+const cascade = <V, S>(
+  rules: ClassifierCascade.Rules<V, S>,
+  posture: Posture.Posture,
+  state: Map<string, ClassifierCascade.Stored<S>>,
+  line: Line,
+  late: LateVerdicts,
+  verdictOf: (evidence: Evidence.Evidence) => V | undefined
+): Effect.Effect<Cascaded<S>> => {
+  // Whether the logged run read the session store: its logged trigger says.
+  forget(state, line, line.trigger !== null && ClassifierCascade.keepsSessions(line.trigger))
+  const key = ClassifierCascade.keepsSessions(rules.trigger) ? line.session_id : null
+  if (key !== null) storeLate(rules, state, key, line, late, verdictOf)
+  const stored = Option.fromNullable(key === null ? undefined : state.get(key))
+  const reused = ClassifierCascade.reuse(rules, stored, line.user_turn)
+  if (Option.isSome(reused)) return Effect.succeed({ _tag: "Selected", selected: reused.value })
+  const fact = judgeFactOf(line, verdictOf)
+  if (fact._tag === "None") return Effect.succeed({ _tag: "Unknown" })
+  return consulted(posture, fact, (consultation): Cascaded<S> => {
+    const next = ClassifierCascade.settle(rules, stored, consultation)
+    if (key !== null && Option.isSome(next.store)) state.set(key, { selection: next.store.value, late: false })
+    return { _tag: "Selected", selected: next }
+  })
+}
+
+/** What a request comes to from where its classifier got: `selectedOutcome` of its selection. */
+const cascaded = <S>(result: Cascaded<S>, selectedOutcome: (selected: ClassifierCascade.Selected<S>) => Outcome) =>
+  result._tag === "Selected" ? selectedOutcome(result.selected) : result
+
+/**
+ * One request through the classifier cascade's rules (see {@link cascade}), `destinationOf` naming
+ * a selection in the report.
  */
 const cascadeStep = <V, S>(
   rules: ClassifierCascade.Rules<V, S>,
@@ -212,26 +254,15 @@ const cascadeStep = <V, S>(
   late: LateVerdicts,
   verdictOf: (evidence: Evidence.Evidence) => V | undefined,
   source: (evidence: Evidence.Evidence) => string = (evidence) => evidence.source
-): Effect.Effect<Outcome> => {
-  // Whether the logged run read the session store: its logged trigger says.
-  forget(state, line, line.trigger !== null && ClassifierCascade.keepsSessions(line.trigger))
-  const key = ClassifierCascade.keepsSessions(rules.trigger) ? line.session_id : null
-  if (key !== null) storeLate(rules, state, key, line, late, verdictOf)
-  const stored = Option.fromNullable(key === null ? undefined : state.get(key))
-  const reused = ClassifierCascade.reuse(rules, stored, line.user_turn)
-  if (Option.isSome(reused)) {
-    return Effect.succeed(
-      decided(destinationOf(reused.value.selection), reused.value.evidence, source(reused.value.evidence))
-    )
-  }
-  const fact = judgeFactOf(line, verdictOf)
-  if (fact._tag === "None") return Effect.succeed(unknown)
-  return consulted(posture, fact, (consultation) => {
-    const next = ClassifierCascade.settle(rules, stored, consultation)
-    if (key !== null && Option.isSome(next.store)) state.set(key, { selection: next.store.value, late: false })
-    return decided(destinationOf(next.selection), next.evidence, source(next.evidence))
-  })
-}
+): Effect.Effect<Outcome> =>
+  Effect.map(
+    cascade(rules, posture, state, line, late, verdictOf),
+    (result) =>
+      cascaded(
+        result,
+        ({ evidence, selection }) => decided(destinationOf(selection), evidence, source(evidence))
+      )
+  )
 
 /** What the log says a line with a tiered decision came to (`tier` of its decision). */
 const tieredLogged = (line: Line, tierOf: (line: Line) => string | undefined): Outcome => {
@@ -332,53 +363,140 @@ export interface StageSettings extends Omit<StageRoute.Settings, "classifier"> {
 const stageFactsOf = (line: Line): Evidence.StageFacts | undefined =>
   (line.evidence !== null && "stage" in line.evidence ? line.evidence.stage : undefined) ?? line.stage
 
-/** The signal reading a turn's logged stage facts hold. */
+/**
+ * The signal reading a turn's logged stage facts hold: an override (its reason is logged on the
+ * turns the capable hold decided too), a settled turn, else the logged score.
+ */
 const readingOf = (facts: Evidence.StageFacts): StageSignals.Reading =>
-  facts.decision_source === "override"
-    ? { _tag: "Override" }
+  facts.override_reason !== undefined
+    ? { _tag: "Override", reason: facts.override_reason }
+    : facts.decision_source === "override"
+    ? { _tag: "Override", reason: "critical_error" }
     : facts.decision_source === "tests_passed"
     ? { _tag: "TestsPassed" }
     : { _tag: "Scored", score: facts.score, confidence: facts.confidence }
 
+/** What the log says a stage route's line came to: its stage facts' tier and decision source. */
+const stageLogged = (line: Line): Outcome => {
+  if (delegated(line)) return routed(subagentDestination, line.evidence?.source ?? "")
+  const facts = stageFactsOf(line)
+  if (line.evidence === null || facts === undefined) return line.evidence === null ? failureOf(line) : unknown
+  return routed(facts.tier, facts.decision_source, reasonOf(line.evidence))
+}
+
 /**
- * A stage router's replay from each turn's logged signal facts: the reading decides under this
- * `confidence_threshold` when it can; else this classifier (with the logged verdict), else the
- * picker's default.
+ * The capable holds of a replay: one turn of a session (`line.session_id`; none: no hold) under
+ * `holdTurns` and `confidenceThreshold`, from its logged stage facts. `commit` records the hold the
+ * turn leaves once it is routed (a request that failed leaves it as it was, as on the route).
+ */
+const replayHolds = (holdTurns: number, confidenceThreshold: number) => {
+  const holds = new Map<string, number>()
+  return (line: Line, facts: Evidence.StageFacts) => {
+    const key = line.session_id
+    const held = StageSignals.hold(
+      readingOf(facts),
+      confidenceThreshold,
+      key === null ? 0 : holds.get(key) ?? 0,
+      key === null ? 0 : holdTurns
+    )
+    const commit = (outcome: Outcome): Outcome => {
+      if (key !== null && outcome._tag === "Routed") holds.set(key, held.remaining)
+      return outcome
+    }
+    return { pick: held.pick, commit }
+  }
+}
+
+/**
+ * A stage router's replay from each turn's logged signal facts: the capable hold of the session
+ * under this `capable_hold_turns`, then the reading under this `confidence_threshold` when it can
+ * decide; else this classifier (with the logged verdict), else the picker's default.
  */
 export const stage = (settings: StageSettings): Replayer => {
   const fallback = StageSignals.defaultTier(settings.picker)
-  const logged = (line: Line): Outcome => {
-    if (delegated(line)) return routed(subagentDestination, line.evidence?.source ?? "")
-    const facts = stageFactsOf(line)
-    if (line.evidence === null || facts === undefined) return line.evidence === null ? failureOf(line) : unknown
-    return routed(facts.tier, facts.decision_source, reasonOf(line.evidence))
-  }
   const classifier = settings.classifier
   const rules = classifier === undefined ? undefined : StageRoute.classifierRules(classifier, settings.picker, "")
   return {
     kind: "stage_router",
     algorithm: "stage_router",
     destinations: ["capable", "efficient"],
-    logged,
+    logged: stageLogged,
     start: () => {
       const state = new Map<string, ClassifierCascade.Stored<StageSignals.Tier>>()
-      return stepping(logged, (line, late) => {
+      const turn = replayHolds(settings.capableHoldTurns ?? 0, settings.confidenceThreshold)
+      return stepping(stageLogged, (line, late) => {
         const facts = stageFactsOf(line)
         if (facts === undefined) return Effect.succeed(unknown)
-        const pick = StageSignals.decide(readingOf(facts), settings.confidenceThreshold)
-        if (pick._tag === "Decided") return Effect.succeed(routed(pick.tier, pick.source))
-        if (classifier === undefined || rules === undefined) return Effect.succeed(routed(fallback, "fall_open"))
-        return cascadeStep(
-          rules,
-          classifier.judgeFailure,
-          (tier) => tier,
-          state,
-          line,
-          late,
-          capabilityVerdictOf,
-          StageRoute.classifierSource
+        const { commit, pick } = turn(line, facts)
+        if (pick._tag === "Decided") return Effect.succeed(commit(routed(pick.tier, pick.source)))
+        if (pick._tag === "Held") return Effect.succeed(commit(routed("capable", "capable_hold")))
+        if (classifier === undefined || rules === undefined) {
+          return Effect.succeed(commit(routed(fallback, "fall_open")))
+        }
+        return Effect.map(
+          cascadeStep(
+            rules,
+            classifier.judgeFailure,
+            (tier) => tier,
+            state,
+            line,
+            late,
+            capabilityVerdictOf,
+            StageRoute.classifierSource
+          ),
+          commit
         )
       })
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Composite routes
+
+/** The settings of a composite route that a replay changes: its `[stage]` thresholds and its `[classifier]`. */
+export interface CompositeSettings {
+  readonly confidenceThreshold: number
+  /** `capable_hold_turns` (unset: 0). */
+  readonly capableHoldTurns?: number
+  readonly classifier: CapabilitySettings
+}
+
+/**
+ * A composite route's replay: first its classifier, as a capability classifier's replay (the
+ * logged verdict, the session's stored tier under this `classify_trigger`, this `judge_failure`),
+ * whose tier is the turn's fall-open tier; then the turn from its logged stage facts, as a stage
+ * router's (the capable hold, then the reading under this `confidence_threshold`), the classifier's
+ * tier when the signals leave it undecided.
+ */
+export const composite = (settings: CompositeSettings): Replayer => {
+  const rules = CompositeRoute.classifierRules(settings.classifier, "")
+  return {
+    kind: "composite",
+    algorithm: "composite",
+    destinations: ["capable", "efficient"],
+    logged: stageLogged,
+    start: () => {
+      const state = new Map<string, ClassifierCascade.Stored<StageSignals.Tier>>()
+      const turn = replayHolds(settings.capableHoldTurns ?? 0, settings.confidenceThreshold)
+      return stepping(stageLogged, (line, late) =>
+        Effect.map(
+          cascade(rules, settings.classifier.judgeFailure, state, line, late, capabilityVerdictOf),
+          (result) =>
+            cascaded(result, ({ evidence, selection }) => {
+              const facts = stageFactsOf(line)
+              if (facts === undefined) return unknown
+              const { commit, pick } = turn(line, facts)
+              const reason = reasonOf(evidence)
+              return commit(
+                pick._tag === "Decided"
+                  ? routed(pick.tier, pick.source, reason)
+                  : pick._tag === "Held"
+                  ? routed("capable", "capable_hold", reason)
+                  : routed(selection, StageRoute.classifierSource(evidence), reason)
+              )
+            })
+        ))
     }
   }
 }
