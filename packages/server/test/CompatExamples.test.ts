@@ -1,0 +1,99 @@
+/**
+ * The compatible system's 0.3.0-era example deployments (anchor §6; `packages/config/test/fixtures`,
+ * each naming its source) load unchanged and serve a chat, a Messages and a Responses request on
+ * every route through the fake upstream (only the clients' `base_url` is pointed at it). A route that
+ * forwards an Anthropic caller credential serves Messages and refuses the OpenAI endpoints, as the
+ * compatible system does.
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, describe, it } from "@effect/vitest"
+import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Server from "@switchyard-ts/server/Server"
+import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { readFileSync } from "node:fs"
+
+const fixture = (name: string) => readFileSync(new URL(`../../config/test/fixtures/${name}`, import.meta.url), "utf8")
+
+interface Example {
+  readonly file: string
+  /** The clients' `base_url`s, pointed at the fake upstream. */
+  readonly baseUrls: ReadonlyArray<string>
+  readonly routes: ReadonlyArray<string>
+  /** The route forwards the caller's Anthropic key: Messages only. */
+  readonly anthropicOnly?: boolean
+}
+
+const examples: ReadonlyArray<Example> = [
+  {
+    file: "claude-routing-composite.toml",
+    baseUrls: ["https://api.anthropic.com"],
+    routes: ["switchyard"],
+    anthropicOnly: true
+  },
+  {
+    file: "server-readme-routes.toml",
+    baseUrls: ["https://example.com/v1"],
+    routes: ["switchyard/general", "switchyard/classified", "switchyard/passthrough", "switchyard/stage"]
+  },
+  { file: "auto-minimal.toml", baseUrls: ["https://api.example.com/v1"], routes: ["switchyard/auto"] },
+  { file: "composite-routing-doc.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["switchyard"] },
+  { file: "llm-classifier-custom-groups.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["smart"] }
+]
+
+const env = ConfigProvider.fromMap(new Map([["API_KEY", "k"], ["OPENROUTER_API_KEY", "k"]]))
+
+const serve = (example: Example) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream.make()
+    const text = example.baseUrls.reduce(
+      (toml, url) =>
+        toml.replaceAll(`"${url}"`, `"${upstream.url.replace(/\/v1$/, "")}${url.endsWith("/v1") ? "/v1" : ""}"`),
+      fixture(example.file)
+    )
+    const parsed = yield* DeploymentToml.parse(text).pipe(Effect.withConfigProvider(env))
+    const context = yield* Layer.build(Layer.merge(Server.layerApp(parsed, {}), NodeHttpClient.layerUndici))
+    const address = Context.get(context, HttpServer.HttpServer).address
+    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
+    return HttpClient.mapRequest(Context.get(context, HttpClient.HttpClient), HttpClientRequest.prependUrl(url))
+  })
+
+const requests = (route: string) => ({
+  "/v1/chat/completions": { model: route, messages: [{ role: "user", content: "fix the failing test" }] },
+  "/v1/messages": { model: route, max_tokens: 64, messages: [{ role: "user", content: "fix the failing test" }] },
+  "/v1/responses": { model: route, input: "fix the failing test" }
+})
+
+const statusOf = (client: HttpClient.HttpClient, path: string, body: unknown) =>
+  Effect.flatMap(
+    client.execute(
+      HttpClientRequest.post(path).pipe(
+        HttpClientRequest.setHeaders({ "x-api-key": "sk-caller", "anthropic-version": "2023-06-01" }),
+        HttpClientRequest.bodyUnsafeJson(body)
+      )
+    ),
+    (response) => Effect.map(response.text, (text) => ({ status: response.status, text }))
+  )
+
+describe("the compatible system's 0.3.0-era examples through the server", () => {
+  for (const example of examples) {
+    it.scopedLive(`${example.file}: every route serves chat, Messages and Responses`, () =>
+      Effect.gen(function*() {
+        const client = yield* serve(example)
+        for (const route of example.routes) {
+          for (const [path, body] of Object.entries(requests(route))) {
+            const answer = yield* statusOf(client, path, body)
+            const refused = example.anthropicOnly === true && path !== "/v1/messages"
+            assert.strictEqual(answer.status, refused ? 400 : 200, `${route} ${path}: ${answer.text}`)
+            if (refused) assert.include(answer.text, "forward")
+          }
+        }
+      }))
+  }
+})
