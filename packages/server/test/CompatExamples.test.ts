@@ -5,21 +5,11 @@
  * forwards an Anthropic caller credential serves Messages and refuses the OpenAI endpoints, as the
  * compatible system does.
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, it } from "@effect/vitest"
-import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import * as Server from "@switchyard-ts/server/Server"
-import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
-import * as ConfigProvider from "effect/ConfigProvider"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { readFileSync } from "node:fs"
-
-const fixture = (name: string) => readFileSync(new URL(`../../config/test/fixtures/${name}`, import.meta.url), "utf8")
+import { serveFixture } from "./harness.js"
 
 interface Example {
   readonly file: string
@@ -47,22 +37,7 @@ const examples: ReadonlyArray<Example> = [
   { file: "llm-classifier-custom-groups.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["smart"] }
 ]
 
-const env = ConfigProvider.fromMap(new Map([["API_KEY", "k"], ["OPENROUTER_API_KEY", "k"]]))
-
-const serve = (example: Example) =>
-  Effect.gen(function*() {
-    const upstream = yield* FakeUpstream.make()
-    const text = example.baseUrls.reduce(
-      (toml, url) =>
-        toml.replaceAll(`"${url}"`, `"${upstream.url.replace(/\/v1$/, "")}${url.endsWith("/v1") ? "/v1" : ""}"`),
-      fixture(example.file)
-    )
-    const parsed = yield* DeploymentToml.parse(text).pipe(Effect.withConfigProvider(env))
-    const context = yield* Layer.build(Layer.merge(Server.layerApp(parsed, {}), NodeHttpClient.layerUndici))
-    const address = Context.get(context, HttpServer.HttpServer).address
-    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
-    return HttpClient.mapRequest(Context.get(context, HttpClient.HttpClient), HttpClientRequest.prependUrl(url))
-  })
+const serve = (example: Example) => Effect.map(serveFixture(example.file, example.baseUrls), ({ client }) => client)
 
 const requests = (route: string) => ({
   "/v1/chat/completions": { model: route, messages: [{ role: "user", content: "fix the failing test" }] },

@@ -6,34 +6,13 @@
  * returns its evidence and stage facts, `/v1/models` names its algorithm, and the capable hold acts
  * on a session.
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, it } from "@effect/vitest"
-import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
-import * as Server from "@switchyard-ts/server/Server"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { readFileSync } from "node:fs"
-
-const fixture = (name: string) => readFileSync(new URL(`../../config/test/fixtures/${name}`, import.meta.url), "utf8")
-
-/** A server of the fixture `name` whose clients' `base_url` (each `from`) is the fake upstream's. */
-const serveFixture = (name: string, from: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const upstream = yield* FakeUpstream.make()
-    const text = from.reduce((toml, url) => toml.replaceAll(`"${url}"`, `"${upstream.url}"`), fixture(name))
-    const parsed = yield* DeploymentToml.parse(text)
-    const context = yield* Layer.build(Layer.merge(Server.layerApp(parsed, {}), NodeHttpClient.layerUndici))
-    const address = Context.get(context, HttpServer.HttpServer).address
-    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "http://invalid"
-    const client = HttpClient.mapRequest(Context.get(context, HttpClient.HttpClient), HttpClientRequest.prependUrl(url))
-    return { upstream, client }
-  })
+import { serveFixture } from "./harness.js"
 
 const post = (
   client: HttpClient.HttpClient,

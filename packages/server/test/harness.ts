@@ -8,25 +8,30 @@ import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Server from "@switchyard-ts/server/Server"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
 import type * as Http from "node:http"
 
 /**
- * A real switchyard server on a free loopback port, in front of a fresh fake upstream.
- * `deployment` receives the fake upstream's base URL.
+ * A real switchyard server on a free loopback port, in front of a fresh fake upstream, over the
+ * deployment TOML `toml` makes of the fake upstream's base URL (environment variables from `env`).
  */
-export const startServer = (
-  deployment: (upstreamUrl: string) => D.Deployment,
+export const startServerOfToml = (
+  toml: (upstreamUrl: string) => string,
   options: Server.AppOptions = {},
-  logger: Option.Option<Logger.Logger<unknown, void>> = Option.none()
+  logger: Option.Option<Logger.Logger<unknown, void>> = Option.none(),
+  env: ReadonlyMap<string, string> = new Map()
 ) =>
   Effect.gen(function*() {
     const upstream = yield* FakeUpstream.make()
-    const parsed = yield* DeploymentToml.parse(D.toToml(deployment(upstream.url)))
+    const parsed = yield* DeploymentToml.parse(toml(upstream.url)).pipe(
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
+    )
     const app = Layer.merge(Server.layerApp(parsed, options), NodeHttpClient.layerUndici)
     const context = yield* Layer.build(
       Option.match(logger, {
@@ -39,6 +44,32 @@ export const startServer = (
     const client = HttpClient.mapRequest(Context.get(context, HttpClient.HttpClient), HttpClientRequest.prependUrl(url))
     return { upstream, client, url, deployment: parsed }
   })
+
+/**
+ * A real switchyard server on a free loopback port, in front of a fresh fake upstream.
+ * `deployment` receives the fake upstream's base URL.
+ */
+export const startServer = (
+  deployment: (upstreamUrl: string) => D.Deployment,
+  options: Server.AppOptions = {},
+  logger: Option.Option<Logger.Logger<unknown, void>> = Option.none()
+) => startServerOfToml((upstreamUrl) => D.toToml(deployment(upstreamUrl)), options, logger)
+
+/** The text of the config tests' fixture `name` (a deployment file of the compatible system). */
+export const fixture = (name: string) =>
+  readFileSync(new URL(`../../config/test/fixtures/${name}`, import.meta.url), "utf8")
+
+/**
+ * A server of the fixture `name` whose clients' `base_url`s (each of `from`) are the fake
+ * upstream's; the API key variables the fixtures name are set.
+ */
+export const serveFixture = (name: string, from: ReadonlyArray<string>) =>
+  startServerOfToml(
+    (upstreamUrl) => from.reduce((toml, url) => toml.replaceAll(`"${url}"`, `"${upstreamUrl}"`), fixture(name)),
+    {},
+    Option.none(),
+    new Map([["API_KEY", "k"], ["OPENROUTER_API_KEY", "k"]])
+  )
 
 /** A deployment with one client on the fake upstream and the usual routes. */
 export const basicDeployment =
