@@ -19,19 +19,22 @@ import type * as Http from "node:http"
 
 /**
  * A real switchyard server on a free loopback port, in front of a fresh fake upstream, over the
- * deployment TOML `toml` makes of the fake upstream's base URL (environment variables from `env`).
+ * deployment TOML `toml` makes of the fake upstream's base URL (environment variables from `env`
+ * when given, else from the caller's ConfigProvider).
  */
 export const startServerOfToml = (
   toml: (upstreamUrl: string) => string,
   options: Server.AppOptions = {},
   logger: Option.Option<Logger.Logger<unknown, void>> = Option.none(),
-  env: ReadonlyMap<string, string> = new Map()
+  env?: ReadonlyMap<string, string>
 ) =>
   Effect.gen(function*() {
     const upstream = yield* FakeUpstream.make()
-    const parsed = yield* DeploymentToml.parse(toml(upstream.url)).pipe(
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env)))
-    )
+    const parse = DeploymentToml.parse(toml(upstream.url))
+    // without `env`, the caller's own ConfigProvider (a test's keys) is read
+    const parsed = yield* env === undefined
+      ? parse
+      : parse.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env))))
     const app = Layer.merge(Server.layerApp(parsed, options), NodeHttpClient.layerUndici)
     const context = yield* Layer.build(
       Option.match(logger, {
