@@ -220,9 +220,17 @@ class UndiciExchange implements DispatchHandler, TransportControl {
 
 const sizeOf = (pieces: ReadonlyArray<Uint8Array>): number => pieces.reduce((size, piece) => size + piece.length, 0)
 
+/**
+ * Bodies up to this size are joined and sent whole even to a {@link PiecewiseDispatcher}: copying a
+ * small body costs less than writing its pieces as a stream (one socket write instead of one per
+ * piece, and no stream machinery); larger bodies are written piece by piece, never copied whole.
+ */
+export const joinedUpTo = 64 * 1024
+
 /** Pieces joined into one array (the platform client and a plain dispatcher take one). */
-const joined = (pieces: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const out = new Uint8Array(sizeOf(pieces))
+const joined = (pieces: ReadonlyArray<Uint8Array>, size = sizeOf(pieces)): Uint8Array => {
+  if (pieces.length === 1 && pieces[0] !== undefined) return pieces[0]
+  const out = new Uint8Array(size)
   let at = 0
   for (const piece of pieces) {
     out.set(piece, at)
@@ -242,11 +250,14 @@ export const fromDispatcher = (dispatcher: Dispatcher): UpstreamTransport["Type"
       try {
         const { body, headers, method, origin, path } = request
         if (typeof body === "string") dispatcher.dispatch({ origin, path, method, headers, body }, exchange)
-        else if (isPiecewise(dispatcher)) {
-          // pieces are written as they are, with their total length (no chunked encoding)
-          const length = { ...headers, "content-length": String(sizeOf(body)) }
-          dispatcher.dispatchPieces({ origin, path, method, headers: length, body }, exchange)
-        } else dispatcher.dispatch({ origin, path, method, headers, body: joined(body) }, exchange)
+        else {
+          const size = sizeOf(body)
+          if (size > joinedUpTo && isPiecewise(dispatcher)) {
+            // pieces are written as they are, with their total length (no chunked encoding)
+            const length = { ...headers, "content-length": String(size) }
+            dispatcher.dispatchPieces({ origin, path, method, headers: length, body }, exchange)
+          } else dispatcher.dispatch({ origin, path, method, headers, body: joined(body, size) }, exchange)
+        }
       } catch (error) {
         if (!exchange.done) {
           exchange.done = true

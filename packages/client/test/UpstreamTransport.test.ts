@@ -291,6 +291,47 @@ describe("UpstreamTransport.perOrigin", () => {
     }))
 })
 
+describe("UpstreamTransport.fromDispatcher and a body in pieces", () => {
+  const recording = () => {
+    const whole: Array<Uint8Array> = []
+    const pieces: Array<{ readonly count: number; readonly length: string | undefined }> = []
+    const dispatcher: UpstreamTransport.PiecewiseDispatcher = {
+      dispatch: (options) => {
+        if (typeof options.body !== "string") whole.push(options.body)
+        return true
+      },
+      dispatchPieces: (options) => {
+        pieces.push({ count: options.body.length, length: options.headers["content-length"] })
+        return true
+      }
+    }
+    return { dispatcher, whole, pieces }
+  }
+  const send = (dispatcher: UpstreamTransport.Dispatcher, body: ReadonlyArray<Uint8Array>) =>
+    UpstreamTransport.fromDispatcher(dispatcher).dispatch(
+      { origin: "http://a.test", path: "/v1", method: "POST", headers: {}, body, fiberRefs: FiberRefs.empty() },
+      { onHeaders: () => {}, onData: () => {}, onComplete: () => {}, onError: () => {} }
+    )
+  const bytes = (text: string) => new TextEncoder().encode(text)
+
+  it("a body up to joinedUpTo is sent whole, its pieces joined in order; a larger one piece by piece with its length", () => {
+    const small = recording()
+    send(small.dispatcher, [bytes("{\"model\":"), bytes("\"m\""), bytes("}")])
+    assert.deepStrictEqual(small.pieces, [])
+    assert.deepStrictEqual(small.whole.map((body) => new TextDecoder().decode(body)), [`{"model":"m"}`])
+
+    const edge = recording()
+    const half = UpstreamTransport.joinedUpTo / 2
+    send(edge.dispatcher, [new Uint8Array(half), new Uint8Array(half)])
+    assert.deepStrictEqual(edge.whole.map((body) => body.length), [UpstreamTransport.joinedUpTo])
+
+    const large = recording()
+    send(large.dispatcher, [new Uint8Array(half), new Uint8Array(half + 1)])
+    assert.deepStrictEqual(large.whole, [])
+    assert.deepStrictEqual(large.pieces, [{ count: 2, length: String(UpstreamTransport.joinedUpTo + 1) }])
+  })
+})
+
 describe("PushSource", () => {
   const recording = () => {
     const calls: Array<string> = []

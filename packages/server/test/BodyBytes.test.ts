@@ -7,6 +7,7 @@
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
@@ -35,6 +36,25 @@ describe("bodies forwarded as the caller's bytes", () => {
         `{ "model" : "weak-model" ,\n  "messages": [ {"role":"user","content":"h\\u00e9llo \\"q\\" [{"} ],` +
           `\t"n": 1.0, "x_vendor": {"deep": [1, 2.50e1, null]},"temperature":0.5 }`
       )
+    }))
+
+  it.scoped("a body larger than the joined size is written piece by piece: it arrives byte for byte, with its length", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* startServer(basicDeployment())
+      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("hi"))
+      const turns = Array.from(
+        { length: 160 },
+        (_, i) => `{"role":"user","content":"turn ${i} \\u00e9 ${"x".repeat(600)}"}`
+      )
+      const messages = `[${turns.join(", ")}]`
+      const text = `{"messages": ${messages}, "model": "fast", "temperature": 0.5}`
+      assert.isAbove(text.length, UpstreamTransport.joinedUpTo)
+      const response = yield* client.execute(postText("/v1/chat/completions", text))
+      assert.strictEqual(response.status, 200)
+      const [seen] = yield* upstream.requests
+      const expected = `{"messages": ${messages}, "model": "weak-model", "temperature": 0.5}`
+      assert.strictEqual(seen?.bodyText, expected)
+      assert.strictEqual(seen?.headers["content-length"], String(Buffer.byteLength(expected)))
     }))
 
   it.scoped("streamed: stream_options added for usage; buffered: the caller's stream flags removed", () =>
