@@ -2,8 +2,9 @@
  * Spans that cost nothing when tracing is off. `Effect.withSpan` with the tracer disabled still
  * builds a no-op span, its attributes and a copy of the fiber's context per call; these helpers
  * check the fiber's `currentTracerEnabled` first and leave the effect as it is when tracing is off
- * (the server turns it off when no span exporter is configured). With tracing on they are
- * `Effect.withSpan` / `Effect.annotateSpans`, with the same names and attributes.
+ * (the server turns it off when no span exporter is configured), reading it from the running fiber
+ * in one step. With tracing on they are `Effect.withSpan` / `Effect.annotateSpans`, with the same
+ * names and attributes.
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -13,17 +14,15 @@ import type * as Tracer from "effect/Tracer"
 export const withSpan =
   (name: string, options: () => Tracer.SpanOptions) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(
-      FiberRef.get(FiberRef.currentTracerEnabled),
-      (enabled) => (enabled ? Effect.withSpan(self, name, options()) : self)
+    Effect.withFiberRuntime((fiber) =>
+      fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(self, name, options()) : self
     )
 
 /** `Effect.annotateSpans(attributes)` when tracing is on; `self` itself when it is off. */
 export const annotateSpans =
   (attributes: Readonly<Record<string, unknown>>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(
-      FiberRef.get(FiberRef.currentTracerEnabled),
-      (enabled) => (enabled ? Effect.annotateSpans(self, attributes) : self)
+    Effect.withFiberRuntime((fiber) =>
+      fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.annotateSpans(self, attributes) : self
     )
 
 /**
@@ -32,7 +31,6 @@ export const annotateSpans =
  * with its stack trace — and ignores it: a cost paid on every call.)
  */
 export const annotateCurrentSpan = (attributes: () => Readonly<Record<string, unknown>>): Effect.Effect<void> =>
-  Effect.flatMap(
-    FiberRef.get(FiberRef.currentTracerEnabled),
-    (enabled) => (enabled ? Effect.annotateCurrentSpan(attributes()) : Effect.void)
+  Effect.withFiberRuntime((fiber) =>
+    fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.annotateCurrentSpan(attributes()) : Effect.void
   )
