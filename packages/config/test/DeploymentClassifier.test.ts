@@ -373,6 +373,9 @@ describe("DeploymentToml.parse llm_classifier judge keys", () => {
       "unknown variant \"sometimes\"; expected one of \"every_request\", \"user_turn\", \"new_session\""
     ))
 
+  it.effect("session_affinity, removed in 0.3.0 in favour of classify_trigger, is an unknown field", () =>
+    expectInvalid(classifier({ route: "session_affinity = true" }), `${at}.session_affinity`, "unknown field"))
+
   it.effect("message_hash_fallback goes with user_turn as with new_session", () =>
     Effect.gen(function*() {
       const route = classifierRoute(

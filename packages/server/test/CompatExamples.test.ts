@@ -72,3 +72,45 @@ describe("the compatible system's 0.3.0-era examples through the server", () => 
       }))
   }
 })
+
+describe("the Codex auto-review passthrough (anchor §6 #3)", () => {
+  it.scopedLive("Responses and chat requests reach the Codex backend with the caller's bearer token; Messages is refused", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* serveFixture("codex-auto-review-passthrough.toml", [
+        "https://chatgpt.com/backend-api/codex"
+      ])
+      const post = (path: string, body: unknown, headers: Record<string, string>) =>
+        Effect.flatMap(
+          client.execute(
+            HttpClientRequest.post(path).pipe(
+              HttpClientRequest.setHeaders(headers),
+              HttpClientRequest.bodyUnsafeJson(body)
+            )
+          ),
+          (response) => Effect.map(response.text, (text) => ({ status: response.status, text }))
+        )
+      const bearer = { authorization: "Bearer sk-codex-caller" }
+      const review = yield* post("/v1/responses", { model: "codex-auto-review", input: "review this patch" }, bearer)
+      assert.strictEqual(review.status, 200, review.text)
+      const chat = yield* post("/v1/chat/completions", {
+        model: "codex-auto-review",
+        messages: [{ role: "user", content: "review this patch" }]
+      }, bearer)
+      assert.strictEqual(chat.status, 200, chat.text)
+      const seen = yield* upstream.requests
+      assert.deepStrictEqual(seen.map((request) => request.model), ["codex-auto-review", "codex-auto-review"])
+      assert.deepStrictEqual(seen.map((request) => request.path.endsWith("/responses")), [true, true])
+      assert.deepStrictEqual(seen.map((request) => request.headers.authorization), [
+        "Bearer sk-codex-caller",
+        "Bearer sk-codex-caller"
+      ])
+      const messages = yield* post("/v1/messages", {
+        model: "codex-auto-review",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "review this patch" }]
+      }, { "x-api-key": "sk-ant-caller", "anthropic-version": "2023-06-01" })
+      assert.strictEqual(messages.status, 400, messages.text)
+      assert.include(messages.text, "forward")
+      assert.strictEqual((yield* upstream.requests).length, 2)
+    }))
+})
