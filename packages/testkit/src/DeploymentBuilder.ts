@@ -195,6 +195,25 @@ export interface StageRouterRoute extends RouteCommon {
   readonly subagents?: Subagents
 }
 
+/** `[routes.<name>.stage]` of a composite route: the stage router's keys without its picker or classifier. */
+export interface CompositeStage {
+  readonly capable_target: string
+  readonly efficient_target: string
+  readonly confidence_threshold: number
+  readonly recent_turn_window?: number
+  readonly capable_hold_turns?: number
+  readonly tool_semantics?: StageRouterRoute["tool_semantics"]
+}
+
+/** `type = "composite"`: a capability classifier setting the tier a stage router falls open to. */
+export interface CompositeRoute extends RouteCommon {
+  readonly type: "composite"
+  readonly judge_failure?: JudgeFailure
+  readonly classifier: StageClassifier
+  readonly stage: CompositeStage
+  readonly subagents?: Subagents
+}
+
 /** `type = "advisor"`. */
 export interface AdvisorRoute extends RouteCommon {
   readonly type: "advisor"
@@ -222,6 +241,7 @@ export type Route =
   | CustomRoute
   | EscalationRoute
   | StageRouterRoute
+  | CompositeRoute
   | AdvisorRoute
 
 /** `[sessions]`. */
@@ -255,12 +275,12 @@ export interface Deployment {
 }
 
 /** Route keys written as `[routes.<name>.<key>]` sections rather than inline tables. */
-const routeSubTables = ["handoff_notes", "classifier", "subagents"]
+const routeSubTables = ["handoff_notes", "classifier", "subagents", "stage"]
 
 /**
  * The deployment as TOML text: `schema_version` (and `fallback_client` when given), then
  * `[server]`, `[sessions]`, every `[llm_clients.*]`, `[targets.*]` and `[routes.*]` in the order
- * given, each key on its own line (`handoff_notes`, `classifier` and `subagents` as sub-sections,
+ * given, each key on its own line (`handoff_notes`, `classifier`, `subagents` and `stage` as sub-sections,
  * other tables inline). Strings are escaped; integral numbers are written as integers, others as
  * floats. Pure; never fails.
  */
@@ -379,6 +399,13 @@ export const escalation = (id: string, settings: Omit<EscalationRoute, "id" | "t
 export const stageRouter = (id: string, settings: Omit<StageRouterRoute, "id" | "type">): StageRouterRoute => ({
   id,
   type: "stage_router",
+  ...settings
+})
+
+/** A `composite` route. */
+export const composite = (id: string, settings: Omit<CompositeRoute, "id" | "type">): CompositeRoute => ({
+  id,
+  type: "composite",
   ...settings
 })
 

@@ -191,6 +191,17 @@ const allRouteTypes = (upstreamUrl: string): D.Deployment => ({
       classifier: { target: "judge", base_threshold: 0.5, classify_trigger: "new_session" },
       subagents: { type: "passthrough", target: "weak" }
     }),
+    D.composite("combo", {
+      judge_failure: "fail_open",
+      classifier: { target: "judge", base_threshold: 0.5, classify_trigger: "user_turn" },
+      stage: {
+        capable_target: "strong",
+        efficient_target: "weak",
+        confidence_threshold: 0.5,
+        capable_hold_turns: 1,
+        tool_semantics: { observe: ["lookup"] }
+      }
+    }),
     D.passthrough("agents", "strong", {
       subagents: {
         type: "llm_classifier",
@@ -228,6 +239,6 @@ describe("DeploymentBuilder with the CLI", () => {
       const exit = yield* cli.exited
       assert.strictEqual(cli.stderr().split("\n").filter((l) => !l.startsWith("warning") && l !== "").join("\n"), "")
       assert.deepStrictEqual(exit, { code: 0, signal: null })
-      assert.strictEqual(cli.stdout(), "server OK: agents, auto, esc, fast, gated, mix, pick, ping, stage\n")
+      assert.strictEqual(cli.stdout(), "server OK: agents, auto, combo, esc, fast, gated, mix, pick, ping, stage\n")
     }))
 })

@@ -1,7 +1,8 @@
 // The e2e deployment: passthrough routes to an openai_chat, an anthropic_messages and an
 // openai_responses target (`e2e-chat`, `e2e-messages`, `e2e-responses`), two llm_classifier routes
 // whose judge is the same fake upstream (`e2e-auto`: a Chat judge; `e2e-auto-responses`: a Responses
-// judge and weak target), and a route named after a model of Codex's catalog (`gpt-5.5` by default)
+// judge and weak target), a composite route over the Chat and Messages targets with the Chat judge
+// (`e2e-composite`), and a route named after a model of Codex's catalog (`gpt-5.5` by default)
 // on the target a patch scenario tests.
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 
@@ -64,7 +65,14 @@ export const e2eDeployment = (
       codex_model: D.passthrough(codexModel, codexModelTarget),
       auto: auto("e2e-auto", "judge", "chat"),
       // The same over Responses: the judge (asked buffered) and the weak target are openai_responses.
-      auto_responses: auto("e2e-auto-responses", "judge_responses", "responses")
+      auto_responses: auto("e2e-auto-responses", "judge_responses", "responses"),
+      // The stage router over the Chat (efficient) and Messages (capable) targets, the chat judge's
+      // verdict (weak) setting the tier it falls open to, once per user turn.
+      composite: D.composite("e2e-composite", {
+        judge_failure: "error",
+        classifier: { target: "judge", base_threshold: 0.7, classify_trigger: "user_turn" },
+        stage: { capable_target: "messages", efficient_target: "chat", confidence_threshold: 0.5 }
+      })
     }
   }
 }

@@ -8,7 +8,7 @@
 //                                 packages/server/test/fixtures/claude-code-*.json
 //   --only a,b                    run only these scenarios or groups: `claude` (chat-plain,
 //                                 chat-tool, messages-plain, messages-tool, responses-plain,
-//                                 responses-tool, auto-turns), `codex` (codex-chat-tool,
+//                                 responses-tool, auto-turns, composite-tool), `codex` (codex-chat-tool,
 //                                 codex-messages-tool, codex-responses-tool, codex-chat-patch,
 //                                 codex-messages-patch, codex-responses-patch, codex-auto-turns);
 //                                 opt-in only: codex-catalog-plain (Codex on a route named
@@ -46,7 +46,8 @@ export const GROUPS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "messages-tool",
     "responses-plain",
     "responses-tool",
-    "auto-turns"
+    "auto-turns",
+    "composite-tool"
   ],
   codex: [
     "codex-chat-tool",

@@ -4,7 +4,7 @@
 import fs from "node:fs"
 import path from "node:path"
 import { describeRun, mkdtemp } from "../clis.js"
-import { fileProblem, kindsOf, modelOf, pathOf, type Scenario, since } from "../context.js"
+import { fileProblem, kindsOf, logMark, modelOf, pathOf, type Scenario, serverLines, since } from "../context.js"
 import { CHAT_MODEL, JUDGE_MODEL, MESSAGES_MODEL } from "../deployment.js"
 import { PLAIN_TEXT, TOOL_DONE_PREFIX } from "../upstream/plan.js"
 import { firstTurnProblems, secondTurnProblems } from "./turns.js"
@@ -117,5 +117,51 @@ export const autoScenario: Scenario = async (ctx) => {
     }; ${sessions.length} Claude Code session id(s)`,
     seen,
     run: r2 ?? r1
+  }
+}
+
+// A Write tool loop on the composite route: its classifier (the chat judge, `user_turn`) is asked
+// once for the user turn, not again on the tool-result continuation; the stage router serves both
+// answer calls (the verdict, weak, makes the efficient tier its fall-open tier); the server's request
+// lines carry the stage router's decision sources.
+export const compositeScenario: Scenario = async (ctx) => {
+  const home = mkdtemp("sy-e2e-home-")
+  const cwd = mkdtemp("sy-e2e-work-")
+  const file = path.join(cwd, "e2e-out.txt")
+  const content = "written-by-composite"
+  const before = ctx.upstream.requests.length
+  const mark = logMark(ctx.serverLogPath)
+  const r = await ctx.claude({
+    name: "composite-tool",
+    prompt: toolPrompt(file, content),
+    model: "e2e-composite",
+    cwd,
+    home
+  })
+  const seen = since(ctx, before)
+  const problems: Array<string> = []
+  const judge = seen.filter((q) => modelOf(q) === JUDGE_MODEL).length
+  const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL || modelOf(q) === MESSAGES_MODEL)
+  const kinds = kindsOf(answers)
+  if (r.code !== 0) problems.push(describeRun(r))
+  else {
+    problems.push(...fileProblem(file, content))
+    if (kinds !== "tool-call,tool-result") {
+      problems.push(`answer calls ${kinds || "none"}, expected tool-call,tool-result`)
+    }
+    if (judge !== 1) problems.push(`${judge} judge requests for one user turn and its continuation, expected 1`)
+  }
+  const lines = await serverLines(ctx.serverLogPath, "e2e-composite", mark)
+  const sources = lines.map((line) => /evidence_source=(\S*)/.exec(line)?.[1] ?? "?").join(",")
+  if (r.code === 0 && lines.length !== answers.length) {
+    problems.push(`${lines.length} server request lines for ${answers.length} answer calls`)
+  }
+  return {
+    problems,
+    detail: `${judge} judge request(s); answer calls ${kinds || "none"} on ${
+      answers.map(modelOf).join(",")
+    }; evidence ${sources || "none"}`,
+    seen,
+    run: r
   }
 }

@@ -1,7 +1,7 @@
 // Every scenario, in the order they run, and the ones that run only when named in --only.
 import type { Scenario } from "../context.js"
 import { CHAT_MODEL, MESSAGES_MODEL, RESPONSES_MODEL } from "../deployment.js"
-import { autoScenario, plainScenario, toolScenario } from "./claude.js"
+import { autoScenario, compositeScenario, plainScenario, toolScenario } from "./claude.js"
 import { codexAutoScenario, codexCatalogScenario, codexPatchScenario, codexToolScenario, type Format } from "./codex.js"
 
 const chat: Format = { target: "chat", api: "openai", path: "/v1/chat/completions", model: CHAT_MODEL }
@@ -16,6 +16,7 @@ export const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ["responses-plain", plainScenario("responses-plain", "e2e-responses", responses.path, responses.model)],
   ["responses-tool", toolScenario("responses-tool", "e2e-responses", responses.path, responses.model)],
   ["auto-turns", autoScenario],
+  ["composite-tool", compositeScenario],
   ["codex-chat-tool", codexToolScenario("codex-chat-tool", "e2e-chat", chat)],
   ["codex-messages-tool", codexToolScenario("codex-messages-tool", "e2e-messages", messages)],
   ["codex-responses-tool", codexToolScenario("codex-responses-tool", "e2e-responses", responses)],
