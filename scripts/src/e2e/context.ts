@@ -25,7 +25,9 @@ export interface Ctx {
   readonly claude: (
     call: Call & { readonly extraArgs?: ReadonlyArray<string>; readonly extraEnv?: Readonly<Record<string, string>> }
   ) => Promise<CliRun>
-  readonly codex: (call: Call & { readonly resume?: boolean }) => Promise<CliRun>
+  readonly codex: (
+    call: Call & { readonly resume?: boolean; readonly extraArgs?: ReadonlyArray<string> }
+  ) => Promise<CliRun>
 }
 
 export interface ScenarioResult {

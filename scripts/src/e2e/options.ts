@@ -10,7 +10,8 @@
 //                                 chat-tool, messages-plain, messages-tool, responses-plain,
 //                                 responses-tool, auto-turns, composite-tool), `codex` (codex-chat-tool,
 //                                 codex-messages-tool, codex-responses-tool, codex-chat-patch,
-//                                 codex-messages-patch, codex-responses-patch, codex-auto-turns);
+//                                 codex-messages-patch, codex-responses-patch, codex-auto-turns,
+//                                 codex-compact);
 //                                 opt-in only: codex-catalog-plain (Codex on a route named
 //                                 gpt-5.6-sol, a Chat target: its tools come in an
 //                                 `additional_tools` item, offered flattened; see
@@ -56,7 +57,8 @@ export const GROUPS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "codex-chat-patch",
     "codex-messages-patch",
     "codex-responses-patch",
-    "codex-auto-turns"
+    "codex-auto-turns",
+    "codex-compact"
   ]
 }
 

@@ -135,11 +135,11 @@ const makeCtx = (
       `claude-${name}.txt`,
       await runClaude(binary, { ...call, baseUrl, boundMs: boundMs(), extraEnv, ...(extraArgs ? { extraArgs } : {}) })
     ),
-  codex: async ({ baseUrl = serverUrl, name, ...call }) =>
+  codex: async ({ baseUrl = serverUrl, extraArgs = [], name, ...call }) =>
     keepRun(
       runDir,
       `codex-${name}.txt`,
-      await runCodex({ ...call, baseUrl, boundMs: boundMs(), extraArgs: options.codexExtraArgs })
+      await runCodex({ ...call, baseUrl, boundMs: boundMs(), extraArgs: [...options.codexExtraArgs, ...extraArgs] })
     )
 })
 

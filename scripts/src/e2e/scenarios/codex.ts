@@ -328,3 +328,48 @@ export const codexAutoScenario: Scenario = async (ctx) => {
     run: r2 ?? r1
   }
 }
+
+/** The text of every message or input item of a Chat request body, joined. */
+const chatText = (body: unknown): string => JSON.stringify(get(body, "messages") ?? "")
+
+// Codex compacting its context through a Chat target: with a tiny auto-compaction limit, `codex
+// exec` asks for a summary with an ordinary streamed request (its checkpoint prompt as the last user
+// message; no /v1/responses/compact call and no previous_response_id on a custom provider) and
+// continues with the summary handed over. Every request is served (status 200), the compaction
+// request and the continuation reach the Chat target, and the run ends normally.
+export const codexCompactScenario: Scenario = async (ctx) => {
+  const home = mkdtemp("sy-e2e-home-")
+  const cwd = mkdtemp("sy-e2e-work-")
+  const file = path.join(cwd, "e2e-out.txt")
+  const before = ctx.upstream.requests.length
+  const mark = logMark(ctx.serverLogPath)
+  const r = await ctx.codex({
+    name: "codex-compact",
+    prompt: toolPrompt(file, "written-by-codex-compact"),
+    model: "e2e-chat",
+    cwd,
+    home,
+    extraArgs: ["-c", "model_auto_compact_token_limit=50"]
+  })
+  const seen = since(ctx, before).filter((q) => modelOf(q) === CHAT_MODEL)
+  const problems: Array<string> = []
+  if (r.code !== 0) problems.push(describeRun(r))
+  const compactAt = seen.findIndex((q) => chatText(q.body).includes("CONTEXT CHECKPOINT COMPACTION"))
+  const handedOver = seen.findIndex((q, i) => i > compactAt && chatText(q.body).includes("produced a summary"))
+  if (compactAt < 0) problems.push("no compaction request reached the Chat target")
+  else if (handedOver < 0) problems.push("no request after the compaction carried its summary")
+  if (!seen.every((q) => pathOf(q) === "/v1/chat/completions")) problems.push(`upstream paths ${seen.map(pathOf)}`)
+  const lines = await serverLines(ctx.serverLogPath, "e2e-chat", mark)
+  problems.push(...statusProblems(lines, (line) => !/ status=200 /.test(line)))
+  if (lines.length !== seen.length) {
+    problems.push(`${lines.length} server request lines for ${seen.length} upstream calls`)
+  }
+  return {
+    problems,
+    detail: `${seen.length} Chat call(s): compaction request #${compactAt + 1}, summary handed over in #${
+      handedOver + 1
+    }`,
+    seen,
+    run: r
+  }
+}

@@ -2,7 +2,14 @@
 import type { Scenario } from "../context.js"
 import { CHAT_MODEL, MESSAGES_MODEL, RESPONSES_MODEL } from "../deployment.js"
 import { autoScenario, compositeScenario, plainScenario, toolScenario } from "./claude.js"
-import { codexAutoScenario, codexCatalogScenario, codexPatchScenario, codexToolScenario, type Format } from "./codex.js"
+import {
+  codexAutoScenario,
+  codexCatalogScenario,
+  codexCompactScenario,
+  codexPatchScenario,
+  codexToolScenario,
+  type Format
+} from "./codex.js"
 
 const chat: Format = { target: "chat", api: "openai", path: "/v1/chat/completions", model: CHAT_MODEL }
 const messages: Format = { target: "messages", api: "anthropic", path: "/v1/messages", model: MESSAGES_MODEL }
@@ -24,6 +31,7 @@ export const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ["codex-messages-patch", codexPatchScenario("codex-messages-patch", messages)],
   ["codex-responses-patch", codexPatchScenario("codex-responses-patch", responses)],
   ["codex-auto-turns", codexAutoScenario],
+  ["codex-compact", codexCompactScenario],
   ["codex-catalog-plain", codexCatalogScenario]
 ]
 
