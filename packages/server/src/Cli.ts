@@ -8,6 +8,8 @@
  *   summary (serve's `--dry-run`).
  * - `switchyard replay --log FILE --config OTHER.toml [--route ID] [--json]`: policy replay of a
  *   routing log (see `PolicyReplay`).
+ * - `switchyard status-line [--url URL] [--session-id ID] [--api-key-env NAME] [--timeout-ms MS]`:
+ *   one line about a coding-agent session from a running server (its session-stats).
  *
  * Exit codes: 0 done (also after a signal), 1 a file that cannot be read or is invalid or a server
  * failure (one line on stderr), 2 bad arguments. {@link main} is the one place that runs effects,
@@ -37,6 +39,7 @@ import * as Schema from "effect/Schema"
 import { fileURLToPath } from "node:url"
 import { replayCommand, replayUsage } from "./internal/cliReplay.js"
 import { checkCommand, checkUsage, type Extension, serveCommand, usage } from "./internal/cliServe.js"
+import { statusLineCommand, statusLineUsage } from "./internal/cliStatusLine.js"
 
 export { ConfigFileError, loadDeployment, loadTls, TlsFileError } from "./internal/cliFiles.js"
 export { UsageError } from "./internal/cliParse.js"
@@ -48,9 +51,22 @@ export {
   replayProgressEvery
 } from "./internal/cliReplay.js"
 export { type CliOptions, exposureWarning, type Extension, isLoopback, parseCli, program } from "./internal/cliServe.js"
+export {
+  dollars,
+  parseStatusLine,
+  renderStats,
+  statusLineDefaults,
+  type StatusLineOptions,
+  statusLineProgram
+} from "./internal/cliStatusLine.js"
 
 /** The usage line of each command, printed after its parse errors. */
-const usages: ReadonlyMap<string, string> = new Map([["serve", usage], ["check", checkUsage], ["replay", replayUsage]])
+const usages: ReadonlyMap<string, string> = new Map([
+  ["serve", usage],
+  ["check", checkUsage],
+  ["replay", replayUsage],
+  ["status-line", statusLineUsage]
+])
 
 /** Options of `switchyard` itself: without them, the help and version would be serve's. */
 const rootOptions: ReadonlySet<string> = new Set(["--help", "-h", "--version", "--wizard", "--completions"])
@@ -61,11 +77,13 @@ const withDefaultCommand = (argv: ReadonlyArray<string>): ReadonlyArray<string> 
   return first !== undefined && (usages.has(first) || rootOptions.has(first)) ? argv : ["serve", ...argv]
 }
 
-/** `switchyard` and its three commands; `extension` is launched beside the server by `serve`. */
+/** `switchyard` and its four commands; `extension` is launched beside the server by `serve`. */
 export const command = (extension?: Extension) =>
   Command.make("switchyard").pipe(
-    Command.withDescription("An LLM routing proxy: serve a deployment, check it, or replay a routing log under it."),
-    Command.withSubcommands([serveCommand(extension), checkCommand, replayCommand])
+    Command.withDescription(
+      "An LLM routing proxy: serve a deployment, check it, replay a routing log under it, or print a session's status line."
+    ),
+    Command.withSubcommands([serveCommand(extension), checkCommand, replayCommand, statusLineCommand])
   )
 
 /** The server package's version (`switchyard --version`). */
