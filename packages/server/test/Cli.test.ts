@@ -49,7 +49,7 @@ describe("switchyard CLI", () => {
     }))
 
   it.scopedLive(
-    "--help lists the three commands and exits 0; each command has its own --help",
+    "--help lists the four commands and exits 0; each command has its own --help",
     () =>
       Effect.gen(function*() {
         const help = yield* run(["--help"])
@@ -57,7 +57,7 @@ describe("switchyard CLI", () => {
         assert.strictEqual(yield* help.exited, 0)
         const text = plain(help.stdout())
         const commands = text.slice(text.indexOf("COMMANDS"))
-        for (const command of ["serve", "check", "replay"]) assert.match(commands, new RegExp(`^  - ${command} `, "m"))
+        for (const command of ["serve", "check", "replay", "status-line"]) assert.match(commands, new RegExp(`^  - ${command} `, "m"))
         assert.include(commands, "--config FILE")
         assert.include(commands, "--log FILE")
         assert.strictEqual(help.stderr(), "")
