@@ -50,4 +50,44 @@ describe("openai SDK as a client", () => {
         assert.notInclude(JSON.stringify(request.headers), "sk-caller-secret")
       }
     }))
+
+  it.scopedLive("responses.create continued by previous_response_id on a Chat target, buffered and streamed", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* startServer(basicDeployment())
+      yield* upstream.script("weak-model", [
+        FakeUpstream.ok("noted: 42"),
+        FakeUpstream.ok("the code is 42"),
+        FakeUpstream.ok("bye")
+      ])
+      const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: "sk-caller-secret", maxRetries: 0 })
+      const first = yield* Effect.promise(() =>
+        openai.responses.create({ model: "fast", input: "remember the code 42" })
+      )
+      assert.strictEqual(first.output_text, "noted: 42")
+      const second = yield* Effect.promise(() =>
+        openai.responses.create({ model: "fast", previous_response_id: first.id, input: "what is the code?" })
+      )
+      assert.strictEqual(second.output_text, "the code is 42")
+      const streamed = yield* Effect.promise(async () => {
+        const stream = await openai.responses.create({
+          model: "fast",
+          previous_response_id: second.id,
+          input: "thanks",
+          stream: true
+        })
+        let text = ""
+        for await (const event of stream) if (event.type === "response.output_text.delta") text += event.delta
+        return text
+      })
+      assert.strictEqual(streamed, "bye")
+      // each turn reached the Chat target with the stored transcript before it
+      const transcripts = (yield* upstream.requests).map((request) => JSON.stringify(request.body))
+      assert.strictEqual(transcripts.length, 3)
+      assert.include(transcripts[1] ?? "", "noted: 42")
+      assert.include(transcripts[2] ?? "", "remember the code 42")
+      assert.include(transcripts[2] ?? "", "the code is 42")
+      assert.include(transcripts[2] ?? "", "thanks")
+      // the id is the server's: a Chat target never sees it
+      for (const transcript of transcripts) assert.notInclude(transcript, "previous_response_id")
+    }))
 })
