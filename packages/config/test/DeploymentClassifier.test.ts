@@ -373,6 +373,9 @@ describe("DeploymentToml.parse llm_classifier judge keys", () => {
       "unknown variant \"sometimes\"; expected one of \"every_request\", \"user_turn\", \"new_session\""
     ))
 
+  it.effect("judge_max_images (an unconfirmed key of a later example) is an unknown field", () =>
+    expectInvalid(classifier({ route: "judge_max_images = 2" }), `${at}.judge_max_images`, "unknown field"))
+
   it.effect("session_affinity, removed in 0.3.0 in favour of classify_trigger, is an unknown field", () =>
     expectInvalid(classifier({ route: "session_affinity = true" }), `${at}.session_affinity`, "unknown field"))
 
