@@ -6,7 +6,7 @@
  *   a command line that does not start with a command name (`switchyard --config FILE`) is serve's.
  * - `switchyard check --config FILE [--tls-cert FILE --tls-key FILE]`: validate, print a one-line
  *   summary (serve's `--dry-run`).
- * - `switchyard replay --log FILE --config OTHER.toml [--route ID] [--json]`: policy replay of a
+ * - `switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--json]`: policy replay of a
  *   routing log (see `PolicyReplay`).
  * - `switchyard status-line [--url URL] [--session-id ID] [--api-key-env NAME] [--timeout-ms MS]`:
  *   one line about a coding-agent session from a running server (its session-stats).

@@ -10,9 +10,11 @@ import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Cli from "@switchyard-ts/server/Cli"
 import * as PolicyReplay from "@switchyard-ts/server/PolicyReplay"
+import * as RoutingLog from "@switchyard-ts/server/RoutingLog"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -213,31 +215,7 @@ describe("policy replay", () => {
       const log = path.join(dir, "routing.jsonl")
       writeFileSync(log, `${lines.map((line) => JSON.stringify(line)).join("\n")}\nnot a record\n`)
       const config = path.join(dir, "other.toml")
-      writeFileSync(
-        config,
-        `schema_version = 1
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-[targets.judge]
-id = "judge-model"
-llm_client = "sim"
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.7
-judge_failure = "fail_open"
-`
-      )
+      writeFileSync(config, otherToml("fail_open"))
       const bin = path.join(root, "packages/server/bin/switchyard.js")
       const text = spawnSync(process.execPath, [bin, "replay", "--log", log, "--config", config], { encoding: "utf8" })
       assert.strictEqual(text.status, 0)
@@ -271,4 +249,84 @@ judge_failure = "fail_open"
     }))
 })
 
+describe("replay of several replicas' logs", () => {
+  it.effect("one session served in turn by two replicas: their logs merged by time replay as the one log", () =>
+    Effect.gen(function*() {
+      const steps: ReadonlyArray<Step> = [
+        { session: "a", userTurn: true, judge: { _tag: "verdict", p: 0.9, boundary: "supported" }, gapMs: 1000 },
+        { session: "a", userTurn: false, judge: { _tag: "transport" }, gapMs: 1000 },
+        { session: "a", userTurn: true, judge: { _tag: "verdict", p: 0.2, boundary: "supported" }, gapMs: 1000 },
+        { session: "a", userTurn: true, judge: { _tag: "verdict", p: 0.9, boundary: "supported" }, gapMs: 1000 },
+        { session: "a", userTurn: false, judge: { _tag: "transport" }, gapMs: 1000 },
+        { session: "a", userTurn: true, judge: { _tag: "transport" }, gapMs: 1000 }
+      ]
+      const lines = yield* logOf(steps, settings)
+      // each request's lines (its judge lines, then its response line) on one replica: A, A, B, A, B, B
+      const replicaOf = ["A", "A", "B", "A", "B", "B"]
+      const byReplica = { A: new Array<string>(), B: new Array<string>() }
+      let request = 0
+      for (const line of lines) {
+        byReplica[replicaOf[request] === "B" ? "B" : "A"].push(JSON.stringify(line))
+        if (line.kind === "response") request++
+      }
+      assert.strictEqual(request, steps.length)
+      const dir = mkdtempSync(path.join(tmpdir(), "switchyard-replicas-"))
+      const file = (name: string, text: string) => {
+        const at = path.join(dir, name)
+        writeFileSync(at, text)
+        return at
+      }
+      const a = file("a.jsonl", `${byReplica.A.join("\n")}\n`)
+      const b = file("b.jsonl", `${byReplica.B.join("\n")}\n`)
+      const whole = file("whole.jsonl", `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`)
+      // a continuation keeps the tier its session's last user turn stored: the order of the turns matters
+      const config = file("other.toml", otherToml("error", "classify_trigger = \"user_turn\"\n"))
+      const printed = (log: string | ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const logged = vi.spyOn(console, "log").mockImplementation(() => {})
+          try {
+            yield* Effect.orDie(Cli.replayProgram({ log, config, json: true }))
+            return logged.mock.calls.map((call) => call.join(" ")).join("")
+          } finally {
+            logged.mockRestore()
+          }
+        })
+      const one = yield* printed(whole)
+      assert.strictEqual(yield* printed([a, b]), one)
+      assert.strictEqual(yield* printed([b, a]), one)
+      // the merge matters here: the two files one after the other replay otherwise
+      const other = yield* loadOther(config)
+      const concatenated = [...byReplica.A, ...byReplica.B].map((text) =>
+        Schema.decodeUnknownSync(Schema.parseJson(RoutingLog.Line))(text)
+      )
+      const [report] = yield* PolicyReplay.replay(concatenated, PolicyReplay.replayersOf(other))
+      assert.notStrictEqual(JSON.stringify([report]), one)
+    }))
+})
+
 const loadOther = (file: string) => Effect.orDie(Cli.loadDeployment(file))
+
+/** The other deployment of the command tests: the capability route `auto` with `judgeFailure` (and `more` keys). */
+const otherToml = (judgeFailure: "error" | "fail_open", more = "") =>
+  `schema_version = 1
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "http://127.0.0.1:9/v1"
+[targets.judge]
+id = "judge-model"
+llm_client = "sim"
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+[targets.strong]
+id = "strong-model"
+llm_client = "sim"
+[routes.auto]
+id = "auto"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.7
+judge_failure = "${judgeFailure}"
+${more}`

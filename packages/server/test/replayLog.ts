@@ -29,6 +29,7 @@ import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as PolicyReplay from "@switchyard-ts/server/PolicyReplay"
 import type * as RoutingLog from "@switchyard-ts/server/RoutingLog"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
@@ -246,7 +247,7 @@ export const logOf = <S>(
           ? ""
           : Option.match(failure, { onNone: () => "internal_error", onSome: (e) => e.code }),
         latencyMs: 1,
-        endedAtMs: 0
+        endedAtMs: yield* Clock.currentTimeMillis
       })
     }
     if (timing !== instant) yield* TestClock.adjust("1 hour")

@@ -21,7 +21,11 @@ import { parseWith, UsageError } from "./cliParse.js"
 
 /** Options of `switchyard replay`. */
 export interface ReplayOptions {
-  readonly log: string
+  /**
+   * The routing log, or the logs of several replicas of one deployment: replayed as one log, their
+   * lines merged by `ts` (each file's own order kept; equal times in the order the files are given).
+   */
+  readonly log: string | ReadonlyArray<string>
   readonly config: string
   readonly route?: string | undefined
   readonly json: boolean
@@ -36,7 +40,8 @@ export interface ReplayOptions {
 export const replayProgressEvery = 100_000
 
 /** The usage line of `switchyard replay`, printed after a usage error. */
-export const replayUsage = "usage: switchyard replay --log FILE --config OTHER.toml [--route ID] [--json]"
+export const replayUsage =
+  "usage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--json]"
 
 /** The routing log file could not be read. */
 export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileError", { message: Schema.String }) {}
@@ -59,6 +64,56 @@ const policyReplay = (deployment: Deployment, route: string | undefined) => {
 
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(RoutingLog.Line))
 
+/** One raw line of a log, decoded when it is a routing log record. */
+interface Read {
+  readonly raw: string
+  readonly line: Option.Option<RoutingLog.Line>
+}
+
+/** The time a record sorts by in a merge: its `ts`; a line without one keeps its place behind the others' heads. */
+const timeOf = (read: Read): number =>
+  Option.match(read.line, {
+    onNone: () => Number.NEGATIVE_INFINITY,
+    onSome: (line) => {
+      const at = Date.parse(line.ts)
+      return Number.isNaN(at) ? Number.NEGATIVE_INFINITY : at
+    }
+  })
+
+/** The non-blank lines of `path`, decoded. */
+async function* readLines(path: string): AsyncGenerator<Read> {
+  for await (const raw of createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Infinity })) {
+    if (raw.trim() !== "") yield { raw, line: decodeLine(raw) }
+  }
+}
+
+/**
+ * The lines of `paths` as one sequence: each file read in its own order; of the files' next lines
+ * the earliest `ts` comes first (a line that is not a record, or has no readable time, at once),
+ * ties in the order of `paths`. Holds one line per file.
+ */
+async function* mergedLines(paths: ReadonlyArray<string>): AsyncGenerator<Read> {
+  const sources = paths.map((path) => readLines(path))
+  const heads: Array<IteratorResult<Read>> = await Promise.all(sources.map((source) => source.next()))
+  for (;;) {
+    let next = -1
+    let nextAt = Number.POSITIVE_INFINITY
+    heads.forEach((head, index) => {
+      if (head.done === true) return
+      const at = timeOf(head.value)
+      if (next === -1 || at < nextAt) {
+        next = index
+        nextAt = at
+      }
+    })
+    const head = heads[next]
+    const source = sources[next]
+    if (head === undefined || head.done === true || source === undefined) return
+    yield head.value
+    heads[next] = await source.next()
+  }
+}
+
 /**
  * `switchyard replay`: load the other deployment, then read the routing log line by line (lines that
  * do not decode are skipped and counted on stderr) into a replay, and print the table (or `--json`).
@@ -72,16 +127,17 @@ export const replayProgram = (options: ReplayOptions) =>
     let read = 0
     let records = 0
     const every = options.progressEvery
+    const paths = typeof options.log === "string" ? [options.log] : options.log
     const lines = Stream.fromAsyncIterable(
-      createInterface({ input: createReadStream(options.log, "utf8"), crlfDelay: Infinity }),
+      mergedLines(paths),
       (error) =>
         new LogFileError({
-          message: `failed to read routing log ${options.log}: ${error instanceof Error ? error.message : "read error"}`
+          message: `failed to read routing log ${readFailurePath(error, paths)}: ${
+            error instanceof Error ? error.message : "read error"
+          }`
         })
     )
-    yield* Stream.runForEach(lines, (raw) => {
-      if (raw.trim() === "") return Effect.void
-      const line = decodeLine(raw)
+    yield* Stream.runForEach(lines, ({ line }) => {
       if (Option.isSome(line)) records++
       else skipped++
       read++
@@ -97,11 +153,19 @@ export const replayProgram = (options: ReplayOptions) =>
     yield* Console.log(replay.render(options.json))
   })
 
+/** The file a read failure is about: the one its message names, else the only one. */
+const readFailurePath = (error: unknown, paths: ReadonlyArray<string>): string => {
+  const named = error instanceof Error && "path" in error && typeof error.path === "string" ? error.path : undefined
+  return named ?? paths.join(", ")
+}
+
 const replayFlags = {
   log: Options.text("log").pipe(
     Options.withPseudoName("FILE"),
-    Options.withDescription("The routing log to replay (JSONL, as --routing-log-file writes it; required)."),
-    Options.optional
+    Options.withDescription(
+      "The routing log to replay (JSONL, as --routing-log-file writes it; required). Repeat it for the logs of several replicas: their lines are merged by time."
+    ),
+    Options.repeated
   ),
   config: Options.text("config").pipe(
     Options.withPseudoName("OTHER.toml"),
@@ -119,15 +183,17 @@ const replayFlags = {
 /** The options of parsed replay flags, or the `UsageError` the command prints. */
 const toReplayOptions = (
   flags: Command.Command.ParseConfig<typeof replayFlags>
-): Effect.Effect<ReplayOptions, UsageError> =>
-  Option.isSome(flags.log) && Option.isSome(flags.config)
+): Effect.Effect<ReplayOptions, UsageError> => {
+  const [first, ...more] = flags.log
+  return first !== undefined && Option.isSome(flags.config)
     ? Effect.succeed({
-      log: flags.log.value,
+      log: more.length === 0 ? first : flags.log,
       config: flags.config.value,
       route: Option.getOrUndefined(flags.route),
       json: flags.json
     })
     : new UsageError({ message: `--log and --config are required\n${replayUsage}` })
+}
 
 /** `switchyard replay`, reporting progress on stderr when it is a terminal. */
 export const replayCommand = Command.make("replay", replayFlags, (flags) =>
