@@ -38,7 +38,7 @@ import { fileURLToPath } from "node:url"
 import { replayCommand, replayUsage } from "./internal/cliReplay.js"
 import { checkCommand, checkUsage, type Extension, serveCommand, usage } from "./internal/cliServe.js"
 
-export { ConfigFileError, loadDeployment, loadTls, TlsFileError } from "./internal/cliFiles.js"
+export { ConfigFileError, loadDeployment, loadPricing, loadTls, TlsFileError } from "./internal/cliFiles.js"
 export { UsageError } from "./internal/cliParse.js"
 export {
   LogFileError,
@@ -97,6 +97,7 @@ export const run = (argv: ReadonlyArray<string>, extension?: Extension): Effect.
       UsageError: (error) => Effect.as(Console.error(error.message), 2),
       ConfigFileError: (error) => Effect.as(Console.error(error.message), 1),
       TlsFileError: (error) => Effect.as(Console.error(error.message), 1),
+      PricingError: (error) => Effect.as(Console.error(error.message), 1),
       LogFileError: (error) => Effect.as(Console.error(error.message), 1)
     }),
     Effect.catchAllCause((cause) =>
