@@ -24,7 +24,7 @@ import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { listening, type Run, run, tomlFor, writeToml } from "./cliProcess.js"
+import { listening, printed, run, tomlFor, writeToml } from "./cliProcess.js"
 import { capabilityRoute, startServer } from "./harness.js"
 
 const prices = {
@@ -405,17 +405,6 @@ const badFiles: ReadonlyArray<readonly [string, string]> = [
     "invalid pricing for model \"m\""
   ]
 ]
-
-/** Wait (bounded) until the process's stdout has printed `count` lines containing `marker`. */
-const printed = (cli: Run, marker: string, count = 1) =>
-  Effect.suspend(() =>
-    cli.stdout().split("\n").filter((line) => line.includes(marker)).length >= count
-      ? Effect.void
-      : Effect.fail("not yet")
-  ).pipe(
-    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(Duration.seconds(20)))),
-    Effect.orElse(() => Effect.dieMessage(`no "${marker}" line ×${count} in:\n${cli.stdout()}\n${cli.stderr()}`))
-  )
 
 const weakCost = (url: string) =>
   Effect.promise(() => fetch(`${url}/v1/stats`).then((response) => response.text())).pipe(
