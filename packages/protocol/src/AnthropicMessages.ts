@@ -232,12 +232,24 @@ export type MessagesRequest = typeof MessagesRequest.Type
 export const CountTokensRequest = Schema.Struct(requestFields)
 export type CountTokensRequest = typeof CountTokensRequest.Type
 
-/** Token usage of a message; `input_tokens` excludes the cached and cache-written prompt tokens. */
+/** The cache writes of a usage by how long they are kept (`cache_creation`). */
+export const CacheCreation = Schema.Struct({
+  ephemeral_5m_input_tokens: opt(NullOr(Schema.Number)),
+  ephemeral_1h_input_tokens: opt(NullOr(Schema.Number))
+})
+
+/**
+ * Token usage of a message; `input_tokens` excludes the cached and cache-written prompt tokens;
+ * `cache_creation` splits the writes by how long they are kept; `cost` is a provider's own charge
+ * in USD when one reports it (a gateway in front of the API).
+ */
 export const Usage = Schema.Struct({
   input_tokens: Schema.Number,
   output_tokens: Schema.Number,
   cache_creation_input_tokens: opt(NullOr(Schema.Number)),
-  cache_read_input_tokens: opt(NullOr(Schema.Number))
+  cache_read_input_tokens: opt(NullOr(Schema.Number)),
+  cache_creation: opt(NullOr(CacheCreation)),
+  cost: opt(NullOr(Schema.Number))
 })
 export type Usage = typeof Usage.Type
 
@@ -316,7 +328,9 @@ export const DeltaUsage = Schema.Struct({
   output_tokens: Schema.Number,
   input_tokens: opt(NullOr(Schema.Number)),
   cache_creation_input_tokens: opt(NullOr(Schema.Number)),
-  cache_read_input_tokens: opt(NullOr(Schema.Number))
+  cache_read_input_tokens: opt(NullOr(Schema.Number)),
+  cache_creation: opt(NullOr(CacheCreation)),
+  cost: opt(NullOr(Schema.Number))
 })
 export const MessageDeltaEvent = Schema.Struct({
   type: Schema.Literal("message_delta"),

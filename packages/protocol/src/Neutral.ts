@@ -273,8 +273,13 @@ export interface NeutralUsage {
   readonly inputTokens: number
   readonly outputTokens: number
   readonly cacheReadTokens?: number
+  /** Every cache write (those kept for an hour included). */
   readonly cacheCreationTokens?: number
+  /** The cache writes kept for an hour (Anthropic's `ephemeral_1h_input_tokens`). */
+  readonly cacheCreation1hTokens?: number
   readonly reasoningTokens?: number
+  /** The provider's own charge for the call in USD (`usage.cost`), when it reported one. */
+  readonly costUsd?: number
 }
 
 /** A block of a buffered response. */

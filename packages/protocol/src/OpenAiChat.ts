@@ -221,16 +221,25 @@ export const ChatCompletionRequest = Schema.Struct({
 })
 export type ChatCompletionRequest = typeof ChatCompletionRequest.Type
 
-/** Token usage of one completion. */
+/**
+ * Token usage of one completion. Cache writes are `prompt_tokens_details.cache_creation_tokens`
+ * (what switchyard writes) or `cache_write_tokens` (OpenRouter's name; read when the first is
+ * absent); `cache_write_1h_tokens` are those of them kept for an hour (switchyard's name for
+ * Anthropic's `cache_creation.ephemeral_1h_input_tokens`); `cost` is the provider's own charge for
+ * the call in USD, when it reports one (OpenRouter's `usage.cost`).
+ */
 export const Usage = Schema.Struct({
   prompt_tokens: Schema.Number,
   completion_tokens: Schema.Number,
   total_tokens: Schema.Number,
   prompt_tokens_details: opt(NullOr(Schema.Struct({
     cached_tokens: opt(NullOr(Schema.Number)),
-    cache_creation_tokens: opt(NullOr(Schema.Number))
+    cache_creation_tokens: opt(NullOr(Schema.Number)),
+    cache_write_tokens: opt(NullOr(Schema.Number)),
+    cache_write_1h_tokens: opt(NullOr(Schema.Number))
   }))),
-  completion_tokens_details: opt(NullOr(Schema.Struct({ reasoning_tokens: opt(NullOr(Schema.Number)) })))
+  completion_tokens_details: opt(NullOr(Schema.Struct({ reasoning_tokens: opt(NullOr(Schema.Number)) }))),
+  cost: opt(NullOr(Schema.Number))
 })
 export type Usage = typeof Usage.Type
 
@@ -239,16 +248,24 @@ export interface TokenCounts {
   readonly prompt: number
   readonly completion: number
   readonly cached: number
+  /** Every cache write (those kept for an hour included). */
   readonly cacheCreation: number
+  /** The cache writes kept for an hour. */
+  readonly cacheCreation1h: number
   readonly reasoning: number
 }
+
+/** The cache writes of `usage`: `cache_creation_tokens`, else `cache_write_tokens`. */
+export const cacheWrites = (usage: Usage): number | null | undefined =>
+  usage.prompt_tokens_details?.cache_creation_tokens ?? usage.prompt_tokens_details?.cache_write_tokens
 
 /** The token counts of `usage` (see {@link TokenCounts}). */
 export const tokenCounts = (usage: Usage): TokenCounts => ({
   prompt: usage.prompt_tokens,
   completion: usage.completion_tokens,
   cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
-  cacheCreation: usage.prompt_tokens_details?.cache_creation_tokens ?? 0,
+  cacheCreation: cacheWrites(usage) ?? 0,
+  cacheCreation1h: usage.prompt_tokens_details?.cache_write_1h_tokens ?? 0,
   reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0
 })
 

@@ -307,16 +307,22 @@ export type ResponsesRequest = typeof ResponsesRequest.Type
 // ---------------------------------------------------------------------------------------------
 // responses
 
-/** Token usage; `input_tokens` counts ALL prompt tokens, cached ones included. */
+/**
+ * Token usage; `input_tokens` counts ALL prompt tokens, cached ones included;
+ * `cache_write_1h_tokens` are the cache writes kept for an hour (switchyard's name, as in Chat);
+ * `cost` is the provider's own charge in USD when it reports one.
+ */
 export const Usage = Schema.Struct({
   input_tokens: Schema.Number,
   output_tokens: Schema.Number,
   total_tokens: Schema.Number,
   input_tokens_details: opt(NullOr(Schema.Struct({
     cached_tokens: opt(NullOr(Schema.Number)),
-    cache_write_tokens: opt(NullOr(Schema.Number))
+    cache_write_tokens: opt(NullOr(Schema.Number)),
+    cache_write_1h_tokens: opt(NullOr(Schema.Number))
   }))),
-  output_tokens_details: opt(NullOr(Schema.Struct({ reasoning_tokens: opt(NullOr(Schema.Number)) })))
+  output_tokens_details: opt(NullOr(Schema.Struct({ reasoning_tokens: opt(NullOr(Schema.Number)) }))),
+  cost: opt(NullOr(Schema.Number))
 })
 export type Usage = typeof Usage.Type
 

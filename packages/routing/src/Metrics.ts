@@ -240,3 +240,34 @@ export const stageRouterProductionIntensity = Metric.histogram(
   stageUnitBoundaries,
   "Stage router production intensity"
 )
+
+/**
+ * The known cost of model calls in USD, labelled `model` (the served model id) and `kind`
+ * (`answer`: calls that answered or tried to answer a request; `routing`: judge, classifier,
+ * advisor and escalation calls made while routing). A float counter for dashboards; the exact sums
+ * are the `cost` totals of `/v1/stats` and `/v1/session-stats`.
+ */
+export const costUsdTotal = Metric.counter("switchyard_cost_usd_total", {
+  incremental: true,
+  description: "Known cost of model calls in USD, by model and kind (answer or routing)"
+})
+
+/**
+ * Model calls whose cost is unknown (no price for the model, no usage reported, or the call failed
+ * before its usage was known), labelled `model` and `kind` as {@link costUsdTotal}.
+ */
+export const unpricedCallsTotal = Metric.counter("switchyard_unpriced_calls_total", {
+  incremental: true,
+  description: "Model calls whose cost is unknown, by model and kind (answer or routing)"
+})
+
+/** Count one call's cost (`undefined`: unknown) in {@link costUsdTotal} or {@link unpricedCallsTotal}. */
+export const unsafeRecordCost = (
+  model: string,
+  kind: "answer" | "routing",
+  cost: { readonly femto: bigint } | undefined
+): void => {
+  const labels = { model, kind }
+  if (cost === undefined) TaggedMetric.unsafeUpdate(unpricedCallsTotal, labels, 1)
+  else TaggedMetric.unsafeUpdate(costUsdTotal, labels, Number(cost.femto) / 1e15)
+}

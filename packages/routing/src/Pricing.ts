@@ -8,8 +8,17 @@
  * (femto-dollars per token; rates with more than nine decimals are rounded to nine, half to even),
  * a cost as an integer number of femto-dollars, and totals are sums of those integers, so no total
  * drifts however many calls it adds up. `usd` turns one into a JavaScript number for display.
+ *
+ * The table in force is the {@link Prices} service (replaced as a whole on a reload); `countsOf`
+ * reads a call's buckets off its Chat usage; `CallCost` and `TotalsJson` are the JSON forms the
+ * routing log and the HTTP API write.
  */
+import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /** An amount of money, in femto-dollars (1e-15 USD). */
@@ -22,7 +31,8 @@ const perUsd = 10n ** 15n
 export const usd = (amount: Femto): number => {
   const whole = amount / perUsd
   const fraction = amount % perUsd
-  return Number(whole) + Number(fraction) / 1e15
+  // the nearest double of the exact decimal (one rounding, not two)
+  return Number(`${whole}.${fraction.toString().padStart(15, "0")}`)
 }
 
 /** One model's rates, in nano-dollars per million tokens (= femto-dollars per token). */
@@ -50,12 +60,15 @@ export const maxRate = 10_000
  * A rate in USD per million tokens as nano-dollars per million tokens: the number's shortest
  * decimal form (the one JSON wrote), rounded half to even beyond nine decimals.
  */
-export const nanoRate = (rate: number): bigint => {
-  const [mantissa = "0", exponent = "0"] = rate.toString().toLowerCase().split("e")
+export const nanoRate = (rate: number): bigint => scaled(rate, 9)
+
+/** `value`'s shortest decimal form times 10^`decimals`, rounded half to even to an integer. */
+const scaled = (value: number, decimals: number): bigint => {
+  const [mantissa = "0", exponent = "0"] = value.toString().toLowerCase().split("e")
   const [whole = "0", fraction = ""] = mantissa.split(".")
   const digits = BigInt(`${whole}${fraction}`)
-  // value = digits × 10^(exp − fraction.length); nano = value × 10^9
-  const shift = Number(exponent) - fraction.length + 9
+  // value = digits × 10^(exp − fraction.length); result = value × 10^decimals
+  const shift = Number(exponent) - fraction.length + decimals
   if (shift >= 0) return digits * 10n ** BigInt(shift)
   const divisor = 10n ** BigInt(-shift)
   const quotient = digits / divisor
@@ -234,3 +247,114 @@ export const add = (totals: Totals, cost: Cost | undefined): Totals =>
 
 /** The whole total in USD, or `null` when any call was unpriced. */
 export const totalUsd = (totals: Totals): number | null => totals.unknownCalls > 0 ? null : usd(totals.knownFemto)
+
+/**
+ * The cost buckets of a Chat usage (`OpenAiChat.Usage`, the form every call's usage takes inside
+ * the router): input not read from or written to a cache (prompt − reads − writes; unknown when
+ * negative), output, reads, writes (one-hour ones apart) and the provider's charge.
+ */
+export const countsOf = (usage: Usage): Counts => {
+  const tokens = tokenCounts(usage)
+  const input = tokens.prompt - tokens.cached - tokens.cacheCreation
+  return {
+    input: input < 0 ? undefined : input,
+    output: tokens.completion,
+    cacheRead: tokens.cached,
+    cacheWrite: tokens.cacheCreation,
+    cacheWrite1h: tokens.cacheCreation1h,
+    providerUsd: usage.cost ?? undefined
+  }
+}
+
+/**
+ * The cost of one call of `model` that reported `usage` (none: the call failed, or answered
+ * without a usage — unknown, never zero).
+ */
+export const costOfUsage = (table: Table, model: string, usage: Usage | null | undefined): Cost | undefined =>
+  usage === null || usage === undefined ? undefined : costOf(table, model, countsOf(usage))
+
+/** A call's cost as the routing log writes it: `{usd, source}`, or `null` when unknown. */
+export const CallCost = Schema.NullOr(Schema.Struct({
+  usd: Schema.Number,
+  source: Schema.Literal("estimated", "provider_reported")
+}))
+export type CallCost = typeof CallCost.Type
+
+/** {@link CallCost} of a cost. */
+export const callCost = (cost: Cost | undefined): CallCost =>
+  cost === undefined ? null : { usd: usd(cost.femto), source: cost.source }
+
+/**
+ * Totals as the HTTP API reports them (`/v1/session-stats`, `/v1/stats`): `known_usd` the sum of
+ * the known costs, `total_usd` the same or `null` once any counted call is unknown (0 with no
+ * calls), and the calls of each kind.
+ */
+export const TotalsJson = Schema.Struct({
+  known_usd: Schema.Number,
+  total_usd: Schema.NullOr(Schema.Number),
+  unknown_calls: Schema.Number,
+  estimated_calls: Schema.Number,
+  provider_reported_calls: Schema.Number
+})
+export type TotalsJson = typeof TotalsJson.Type
+
+/** {@link TotalsJson} of totals. */
+export const totalsJson = (totals: Totals): TotalsJson => ({
+  known_usd: usd(totals.knownFemto),
+  total_usd: totalUsd(totals),
+  unknown_calls: totals.unknownCalls,
+  estimated_calls: totals.estimatedCalls,
+  provider_reported_calls: totals.providerReportedCalls
+})
+
+/** Two totals added up. */
+export const sum = (a: Totals, b: Totals): Totals => ({
+  knownFemto: a.knownFemto + b.knownFemto,
+  unknownCalls: a.unknownCalls + b.unknownCalls,
+  estimatedCalls: a.estimatedCalls + b.estimatedCalls,
+  providerReportedCalls: a.providerReportedCalls + b.providerReportedCalls
+})
+
+/**
+ * A USD amount's femto-dollars, read from its shortest decimal form (what a routing log line
+ * holds), rounded half to even beyond 15 decimals: exact for any amount a line wrote from fewer
+ * than 16 significant digits.
+ */
+export const femtoOfUsd = (amount: number): Femto => scaled(amount, 15)
+
+/** The empty table: every model unpriced. */
+export const emptyTable: Table = new Map()
+
+/**
+ * The pricing table in force, read synchronously by whatever prices a call (the `/v1/stats`
+ * recorder, the server's routing log) and replaced as a whole (the server's `SIGHUP` reload): a call
+ * is priced by the table current when it is recorded.
+ */
+export class Prices extends Context.Tag("@switchyard-ts/routing/Pricing/Prices")<Prices, {
+  readonly current: () => Table
+  readonly replace: (table: Table) => Effect.Effect<void>
+}>() {}
+
+/** A {@link Prices} holding `table` until replaced. */
+export const makePrices = (table: Table): Prices["Type"] => {
+  let current = table
+  return Prices.of({
+    current: () => current,
+    replace: (next) =>
+      Effect.sync(() => {
+        current = next
+      })
+  })
+}
+
+/** {@link makePrices} as a layer (a fresh holder per build). */
+export const layer = (table: Table): Layer.Layer<Prices> => Layer.sync(Prices, () => makePrices(table))
+
+/**
+ * The table reader of the provided {@link Prices}, or of the empty table without one (every call
+ * unpriced): how the recorders that price calls find it without requiring it.
+ */
+export const currentTable: Effect.Effect<() => Table> = Effect.map(
+  Effect.serviceOption(Prices),
+  Option.match({ onNone: () => () => emptyTable, onSome: (prices) => prices.current })
+)

@@ -12,13 +12,21 @@
  * recent {@link maxSamples} values in a ring (the oldest overwritten first); `p50_ms` and `p99_ms`
  * are the values at ranks `floor(n / 2)` and `min(n - 1, floor(n * 0.99))` of the sorted ring,
  * sorted only when a snapshot is taken. Every reported value is rounded to 2 decimals.
+ *
+ * Costs (`cost` per model and per section) are priced with the table of `Pricing.Prices` current
+ * when the call is recorded: an answer when its full answer is out, a failed candidate or a stream
+ * failed after its headers as an unknown cost, a routing-time call when its run settles. Each is
+ * also counted in `switchyard_cost_usd_total` / `switchyard_unpriced_calls_total`.
  */
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
+import * as Metrics from "./Metrics.js"
+import * as Pricing from "./Pricing.js"
 import type * as RoutingFacts from "./RoutingFacts.js"
 
 /** Most samples a latency summary keeps. */
@@ -126,6 +134,8 @@ export interface ModelSnapshot {
   readonly theoretical_cache_hit_rate: number
   readonly model_call_latency: LatencySnapshot
   readonly total_latency: LatencySnapshot
+  /** The cost of the model's calls (see `Pricing.TotalsJson`). */
+  readonly cost: Pricing.TotalsJson
 }
 
 /** `algorithm_stats.advisor_gate`. */
@@ -163,6 +173,8 @@ export interface StatsSnapshot {
   readonly total_requests: number
   readonly total_errors: number
   readonly total_tokens: TokenTotals
+  /** The cost of the answer calls (the sum of `models.<id>.cost`). */
+  readonly cost: Pricing.TotalsJson
   readonly models: Readonly<Record<string, ModelSnapshot>>
   readonly routing_overhead: LatencySnapshot
   readonly routing_fallbacks: { readonly context_window: number; readonly unavailable: number }
@@ -170,6 +182,8 @@ export interface StatsSnapshot {
     readonly total_requests: number
     readonly total_errors: number
     readonly total_tokens: TokenTotals
+    /** The cost of the routing-time calls (the sum of `classifier.models.<id>.cost`). */
+    readonly cost: Pricing.TotalsJson
     readonly models: Readonly<Record<string, ModelSnapshot>>
   }
   readonly algorithm_stats: {
@@ -215,6 +229,7 @@ class ModelStats {
   cacheCreation = 0
   reasoning = 0
   maxContext = 0
+  cost: Pricing.Totals = Pricing.noTotals
   readonly callLatency = new LatencySummary()
   readonly totalLatency = new LatencySummary()
 
@@ -241,7 +256,9 @@ const statsOf = (models: Map<string, ModelStats>, model: string): ModelStats => 
 
 const sectionOf = (models: Map<string, ModelStats>, totalRequests: number) => {
   let prompt = 0, completion = 0, cached = 0, cacheCreation = 0, reasoning = 0
+  let cost = Pricing.noTotals
   for (const stats of models.values()) {
+    cost = Pricing.sum(cost, stats.cost)
     prompt += stats.prompt
     completion += stats.completion
     cached += stats.cached
@@ -270,11 +287,13 @@ const sectionOf = (models: Map<string, ModelStats>, totalRequests: number) => {
       cache_hit_rate: stats.prompt === 0 ? 0 : round4(stats.cached / stats.prompt),
       theoretical_cache_hit_rate: 0,
       model_call_latency: stats.callLatency.snapshot(),
-      total_latency: stats.totalLatency.snapshot()
+      total_latency: stats.totalLatency.snapshot(),
+      cost: Pricing.totalsJson(stats.cost)
     }
   }
   return {
     tokens: { prompt, completion, cached, cache_creation: cacheCreation, reasoning, total },
+    cost: Pricing.totalsJson(cost),
     models: entries
   }
 }
@@ -382,12 +401,27 @@ const stageRouterOf = (series: ReadonlyArray<Series>): StageRouterSnapshot => {
   }
 }
 
+/** Add one call's cost to `stats` and to the Prometheus cost counters. */
+const priced = (
+  stats: ModelStats,
+  model: string,
+  kind: "answer" | "routing",
+  cost: Pricing.Cost | undefined
+): void => {
+  stats.cost = Pricing.add(stats.cost, cost)
+  Metrics.unsafeRecordCost(model, kind, cost)
+}
+
 /**
  * A fresh recorder. `algorithms` are the deployment's route algorithms: `advisor_gate` and
  * `stage_router` among them turn on the matching `algorithm_stats` block, computed as the change of
- * that algorithm's Prometheus series since the recorder was made or last reset.
+ * that algorithm's Prometheus series since the recorder was made or last reset. `prices` reads the
+ * pricing table in force (default: none, every call unpriced).
  */
-export const make = (algorithms: Iterable<string> = []): Recorder => {
+export const make = (
+  algorithms: Iterable<string> = [],
+  prices: () => Pricing.Table = () => Pricing.emptyTable
+): Recorder => {
   const names = new Set(algorithms)
   const withAdvisor = names.has("advisor_gate")
   const withStage = names.has("stage_router")
@@ -409,6 +443,7 @@ export const make = (algorithms: Iterable<string> = []): Recorder => {
     } else {
       totalErrors += 1
       stats.errors += 1
+      priced(stats, model, "answer", undefined)
     }
   }
 
@@ -424,18 +459,22 @@ export const make = (algorithms: Iterable<string> = []): Recorder => {
       judgeErrors += 1
       stats.errors += 1
     }
+    priced(stats, call.model, "routing", Pricing.costOfUsage(prices(), call.model, call.usage))
   }
 
   return {
     answerCall,
     streamError: (model) => {
       totalErrors += 1
-      statsOf(models, model).errors += 1
+      const stats = statsOf(models, model)
+      stats.errors += 1
+      priced(stats, model, "answer", undefined)
     },
     answered: (model, usage, totalLatencyMs) => {
       const stats = statsOf(models, model)
       if (usage !== null && usage !== undefined) stats.addUsage(usage)
       stats.totalLatency.record(totalLatencyMs)
+      priced(stats, model, "answer", Pricing.costOfUsage(prices(), model, usage))
     },
     routingOverhead: (ms) => overhead.record(ms),
     settle: (calls, answeredBy) => {
@@ -457,6 +496,7 @@ export const make = (algorithms: Iterable<string> = []): Recorder => {
         total_requests: totalRequests,
         total_errors: totalErrors,
         total_tokens: answers.tokens,
+        cost: answers.cost,
         models: answers.models,
         routing_overhead: overhead.snapshot(),
         routing_fallbacks: { context_window: 0, unavailable: 0 },
@@ -464,6 +504,7 @@ export const make = (algorithms: Iterable<string> = []): Recorder => {
           total_requests: judgeRequests,
           total_errors: judgeErrors,
           total_tokens: classifier.tokens,
+          cost: classifier.cost,
           models: classifier.models
         },
         algorithm_stats: {
@@ -502,8 +543,12 @@ export const disabled: Recorder = {
  */
 export class Stats extends Context.Tag("@switchyard-ts/routing/Stats")<Stats, Recorder>() {}
 
-/** A fresh recorder for a deployment whose routes run `algorithms`. */
-export const layer = (algorithms: Iterable<string>): Layer.Layer<Stats> => Layer.sync(Stats, () => make(algorithms))
+/**
+ * A fresh recorder for a deployment whose routes run `algorithms`, pricing calls with the provided
+ * `Pricing.Prices` (without one, every call is unpriced).
+ */
+export const layer = (algorithms: Iterable<string>): Layer.Layer<Stats> =>
+  Layer.effect(Stats, Effect.map(Pricing.currentTable, (prices) => make(algorithms, prices)))
 
 /** A recorder that keeps nothing ({@link disabled}). */
 export const layerDisabled: Layer.Layer<Stats> = Layer.succeed(Stats, disabled)

@@ -41,7 +41,7 @@ import { replayCommand, replayUsage } from "./internal/cliReplay.js"
 import { checkCommand, checkUsage, type Extension, serveCommand, usage } from "./internal/cliServe.js"
 import { statusLineCommand, statusLineUsage } from "./internal/cliStatusLine.js"
 
-export { ConfigFileError, loadDeployment, loadTls, TlsFileError } from "./internal/cliFiles.js"
+export { ConfigFileError, loadDeployment, loadPricing, loadTls, TlsFileError } from "./internal/cliFiles.js"
 export { UsageError } from "./internal/cliParse.js"
 export {
   LogFileError,
@@ -115,6 +115,7 @@ export const run = (argv: ReadonlyArray<string>, extension?: Extension): Effect.
       UsageError: (error) => Effect.as(Console.error(error.message), 2),
       ConfigFileError: (error) => Effect.as(Console.error(error.message), 1),
       TlsFileError: (error) => Effect.as(Console.error(error.message), 1),
+      PricingError: (error) => Effect.as(Console.error(error.message), 1),
       LogFileError: (error) => Effect.as(Console.error(error.message), 1)
     }),
     Effect.catchAllCause((cause) =>

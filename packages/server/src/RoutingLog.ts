@@ -16,9 +16,11 @@
  * message content.
  */
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
+import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Posture from "@switchyard-ts/routing/Posture"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -32,14 +34,21 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import { type FileHandle, open } from "node:fs/promises"
 
-/** Token counts of a line (absent fields of the usage count 0; `total_tokens` = prompt + completion). */
+/**
+ * Token counts of a line (absent fields of the usage count 0; `total_tokens` = prompt + completion)
+ * and the call's cost: `{usd, source}` (`estimated` from the pricing table, `provider_reported`
+ * from the usage's own `cost`), or `null` when unknown — no price for the model, no usage (the call
+ * failed, or answered without one), no pricing file. Lines of older versions have no `cost`: they
+ * decode with `null`.
+ */
 const Tokens = {
   prompt_tokens: Schema.Number,
   cached_tokens: Schema.Number,
   cache_creation_tokens: Schema.Number,
   completion_tokens: Schema.Number,
   reasoning_tokens: Schema.Number,
-  total_tokens: Schema.Number
+  total_tokens: Schema.Number,
+  cost: Schema.optionalWith(Pricing.CallCost, { default: () => null })
 }
 
 /** Who sent the request a line is about, and which route it addressed. */
@@ -195,11 +204,16 @@ export const ModelStats = Schema.Struct({
   prompt_tokens: Schema.Number,
   cached_tokens: Schema.Number,
   cache_creation_tokens: Schema.Number,
-  completion_tokens: Schema.Number
+  completion_tokens: Schema.Number,
+  cost: Pricing.TotalsJson
 })
 export type ModelStats = typeof ModelStats.Type
 
-/** The body of `GET /v1/session-stats`: totals are the sums over `models`. */
+/**
+ * The body of `GET /v1/session-stats`: totals are the sums over `models`; `cost` is the cost of
+ * every counted call, `answer_cost` that of the response lines, `routing_cost` that of the judge
+ * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`).
+ */
 export const SessionStats = Schema.Struct({
   session_id: Schema.String,
   total_calls: Schema.Number,
@@ -207,6 +221,9 @@ export const SessionStats = Schema.Struct({
   total_cached_tokens: Schema.Number,
   total_cache_creation_tokens: Schema.Number,
   total_completion_tokens: Schema.Number,
+  cost: Pricing.TotalsJson,
+  answer_cost: Pricing.TotalsJson,
+  routing_cost: Pricing.TotalsJson,
   models: Schema.Record({ key: Schema.String, value: ModelStats })
 })
 export type SessionStats = typeof SessionStats.Type
@@ -229,9 +246,16 @@ export class RoutingLog extends Context.Tag("@switchyard-ts/server/RoutingLog")<
   readonly enabled: boolean
   /**
    * Add a line to the session aggregates and offer it to the write queue, at once (inside an
-   * `Effect.sync`); a full queue drops it and counts it. Never blocks, never fails.
+   * `Effect.sync`); a full queue drops it and counts it. Never blocks, never fails. `cost` is the
+   * line's exact cost when the caller priced it (the aggregates then add it to the femto-dollar);
+   * without it they read the line's `cost.usd` back (exact below 4 USD a call).
    */
-  readonly unsafeAppend: (line: Line) => void
+  readonly unsafeAppend: (line: Line, cost?: Pricing.Cost) => void
+  /**
+   * The cost of one call of `model` reporting `usage`, by the pricing table in force
+   * (`Pricing.Prices`; unknown without one).
+   */
+  readonly costOf: (model: string, usage: Usage | null | undefined) => Pricing.Cost | undefined
   /** The aggregates of a session's lines; none when no line names it (or it was evicted). */
   readonly sessionStats: (sessionId: string) => Effect.Effect<Option.Option<SessionStats>>
 }>() {}
@@ -244,6 +268,8 @@ export interface Options {
   readonly capacity?: number
   /** Most sessions aggregated for session-stats (default {@link defaultMaxSessions}); the least recently updated go first. */
   readonly maxSessions?: number
+  /** The prices of the lines' costs (default: the provided `Pricing.Prices`, else none: every cost `null`). */
+  readonly prices?: Pricing.Prices["Type"] | undefined
 }
 
 /** Default write-queue capacity, in lines. */
@@ -261,6 +287,7 @@ const flushTimeout = "5 seconds"
 export const noop: RoutingLog["Type"] = RoutingLog.of({
   enabled: false,
   unsafeAppend: () => undefined,
+  costOf: () => undefined,
   sessionStats: () => Effect.succeedNone
 })
 
@@ -277,48 +304,76 @@ const codeOf = (cause: unknown): WriteFailed =>
       : "unknown"
   })
 
-const emptyModel = (): { -readonly [K in keyof ModelStats]: ModelStats[K] } => ({
+interface ModelTally {
+  calls: number
+  prompt_tokens: number
+  cached_tokens: number
+  cache_creation_tokens: number
+  completion_tokens: number
+  cost: Pricing.Totals
+}
+
+const emptyModel = (): ModelTally => ({
   calls: 0,
   prompt_tokens: 0,
   cached_tokens: 0,
   cache_creation_tokens: 0,
-  completion_tokens: 0
+  completion_tokens: 0,
+  cost: Pricing.noTotals
 })
+
+/** A session's aggregates: per model, and the cost of its answer and routing (judge) lines. */
+interface SessionTally {
+  readonly models: Map<string, ModelTally>
+  answer: Pricing.Totals
+  routing: Pricing.Totals
+}
+
+/** The exact cost of `line`: `cost` when given, else read back from the line's `cost.usd`. */
+const exactCost = (line: Line, cost: Pricing.Cost | undefined): Pricing.Cost | undefined =>
+  cost ?? (line.cost === null ? undefined : { femto: Pricing.femtoOfUsd(line.cost.usd), source: line.cost.source })
 
 /**
  * Per-session aggregates, at most `maxSessions` (a Map in update order: the least recently
  * updated session is evicted first). Every response line counts, and every judge line whose call
- * succeeded (as the compatible system logs only successful judge calls).
+ * succeeded (as the compatible system logs only successful judge calls); the cost totals count the
+ * same lines.
  */
 const makeSessions = (maxSessions: number) => {
-  const sessions = new Map<string, Map<string, ReturnType<typeof emptyModel>>>()
-  const add = (line: Line): void => {
+  const sessions = new Map<string, SessionTally>()
+  const add = (line: Line, priced: Pricing.Cost | undefined): void => {
     if (line.session_id === null || (line.kind === "judge" && line.outcome !== "ok")) return
-    const models = sessions.get(line.session_id) ?? new Map<string, ReturnType<typeof emptyModel>>()
+    const session = sessions.get(line.session_id) ??
+      { models: new Map<string, ModelTally>(), answer: Pricing.noTotals, routing: Pricing.noTotals }
     sessions.delete(line.session_id)
-    sessions.set(line.session_id, models)
+    sessions.set(line.session_id, session)
     if (sessions.size > maxSessions) {
       for (const oldest of sessions.keys()) {
         sessions.delete(oldest)
         break
       }
     }
+    const cost = exactCost(line, priced)
+    if (line.kind === "judge") session.routing = Pricing.add(session.routing, cost)
+    else session.answer = Pricing.add(session.answer, cost)
     const name = line.model === "" ? "unknown" : line.model
-    const stats = models.get(name) ?? emptyModel()
-    models.set(name, stats)
+    const stats = session.models.get(name) ?? emptyModel()
+    session.models.set(name, stats)
     stats.calls += 1
     stats.prompt_tokens += line.prompt_tokens
     stats.cached_tokens += line.cached_tokens
     stats.cache_creation_tokens += line.cache_creation_tokens
     stats.completion_tokens += line.completion_tokens
+    stats.cost = Pricing.add(stats.cost, cost)
   }
   const get = (sessionId: string): Option.Option<SessionStats> => {
-    const models = sessions.get(sessionId)
-    if (models === undefined) return Option.none()
+    const session = sessions.get(sessionId)
+    if (session === undefined) return Option.none()
     const byModel: Record<string, ModelStats> = {}
     const total = emptyModel()
-    for (const [name, stats] of [...models].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      byModel[name] = { ...stats }
+    const byName = [...session.models].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    for (const [name, stats] of byName) {
+      byModel[name] = { ...stats, cost: Pricing.totalsJson(stats.cost) }
       total.calls += stats.calls
       total.prompt_tokens += stats.prompt_tokens
       total.cached_tokens += stats.cached_tokens
@@ -332,6 +387,9 @@ const makeSessions = (maxSessions: number) => {
       total_cached_tokens: total.cached_tokens,
       total_cache_creation_tokens: total.cache_creation_tokens,
       total_completion_tokens: total.completion_tokens,
+      cost: Pricing.totalsJson(Pricing.sum(session.answer, session.routing)),
+      answer_cost: Pricing.totalsJson(session.answer),
+      routing_cost: Pricing.totalsJson(session.routing),
       models: byModel
     })
   }
@@ -347,6 +405,7 @@ export const make = (options: Options) =>
   Effect.gen(function*() {
     const queue = yield* Queue.dropping<Line>(options.capacity ?? defaultCapacity)
     const sessions = makeSessions(options.maxSessions ?? defaultMaxSessions)
+    const prices = options.prices?.current ?? (yield* Pricing.currentTable)
     let file: FileHandle | undefined
     let reopen = false
     let lastWarnMs = Number.NEGATIVE_INFINITY
@@ -423,10 +482,11 @@ export const make = (options: Options) =>
 
     return RoutingLog.of({
       enabled: true,
-      unsafeAppend: (line) => {
-        sessions.add(line)
+      unsafeAppend: (line, cost) => {
+        sessions.add(line, cost)
         if (!queue.unsafeOffer(line)) TaggedMetric.unsafeUpdate(droppedTotal, {}, 1)
       },
+      costOf: (model, usage) => Pricing.costOfUsage(prices(), model, usage),
       sessionStats: (sessionId) => Effect.sync(() => sessions.get(sessionId))
     })
   })

@@ -13,6 +13,7 @@ import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as ResponseState from "@switchyard-ts/routing/ResponseState"
 import * as Router from "@switchyard-ts/routing/Router"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
@@ -50,6 +51,8 @@ export interface Options extends Api.Options {
   readonly backlog?: number | undefined
   /** Write the routing log (`--routing-log-file`) with these options (default: no routing log). */
   readonly routingLog?: RoutingLog.Options | undefined
+  /** The model prices (`--pricing-file`; see `AppOptions.prices`). */
+  readonly prices?: Pricing.Table | undefined
   /**
    * How long shutdown lets in-flight requests run before closing their connections
    * (`--shutdown-timeout`; default: until they end).
@@ -60,6 +63,12 @@ export interface Options extends Api.Options {
    * again; see `Deployment.Reloader`). Default: no reload (and no `SIGHUP` listener of its own).
    */
   readonly reload?: Effect.Effect<Deployment.Deployment, { readonly message: string }> | undefined
+  /**
+   * Re-read the pricing table from this on `SIGHUP`, with the deployment (the CLI: its
+   * `--pricing-file` read and validated again): a reload applies both or, when either fails,
+   * neither. Only with `reload`.
+   */
+  readonly reloadPrices?: Effect.Effect<Pricing.Table, { readonly message: string }> | undefined
 }
 
 /**
@@ -194,6 +203,12 @@ export interface AppOptions extends Api.Options {
    * interrupts them (default: until they end).
    */
   readonly shutdownTimeoutMs?: number | undefined
+  /**
+   * The model prices (`--pricing-file`, `Pricing.parse`) that cost every call in the routing log,
+   * `/v1/session-stats`, `/v1/stats` and the cost metrics (default: none, every cost unknown). The
+   * server's `Pricing.Prices` holds it; a reload replaces it.
+   */
+  readonly prices?: Pricing.Table | undefined
 }
 
 /** The default `listen` backlog (as the compatible system's `--backlog`). */
@@ -250,7 +265,9 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
     Layer.provideMerge(Layer.provideMerge(routerLayer(deployment, sessions), statsLayer(deployment))),
     Layer.provide(responseStateLayer(deployment, sessions)),
     Layer.provide(options.telemetry ?? Telemetry.layer),
-    Layer.provide(options.routingLog === undefined ? RoutingLog.layerNoop : RoutingLog.layer(options.routingLog))
+    Layer.provide(options.routingLog === undefined ? RoutingLog.layerNoop : RoutingLog.layer(options.routingLog)),
+    // one holder for the stats, the routing log and a reload
+    Layer.provideMerge(Pricing.layer(options.prices ?? Pricing.emptyTable))
   )
 }
 
@@ -307,12 +324,13 @@ export const listeningLine = (tls: boolean) =>
  * The whole server bound to `options.host:options.port`, printing its `listening on` line. The
  * Node server sits between the API and the router so that, on shutdown, it stops accepting and
  * drains in-flight requests while the router and its upstream connection pool are still alive.
- * With `options.reload`, `SIGHUP` reloads the deployment (`Deployment.Reloader`).
+ * With `options.reload`, `SIGHUP` reloads the deployment (`Deployment.Reloader`), and with
+ * `options.reloadPrices` the pricing table too.
  */
 export const layer = (deployment: Deployment.Deployment, options: Options) =>
   Layer.merge(
     Layer.effectDiscard(listeningLine(options.tls !== undefined)),
-    options.reload === undefined ? Layer.empty : Reload.onHangup(options.reload)
+    options.reload === undefined ? Layer.empty : Reload.onHangup(options.reload, options.reloadPrices)
   ).pipe(Layer.provide(layerApp(deployment, options)))
 
 /**

@@ -7,11 +7,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
 import { writeFileSync } from "node:fs"
-import { listening, type Run, run, writeToml } from "./cliProcess.js"
+import { listening, printed, run, writeToml } from "./cliProcess.js"
 
 /** A passthrough route `fast` and a capability route `judged` whose judge is down, under `posture`. */
 const deployment = (upstreamUrl: string, posture: "error" | "fail_open"): string =>
@@ -44,17 +42,6 @@ const post = (url: string, model: string, stream = false) =>
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hello" }] })
     }).then(async (response) => ({ status: response.status, text: await response.text() }))
-  )
-
-/** Wait (bounded) until the process's stdout has printed `count` lines containing `marker`. */
-const printed = (cli: Run, marker: string, count = 1) =>
-  Effect.suspend(() =>
-    cli.stdout().split("\n").filter((line) => line.includes(marker)).length >= count
-      ? Effect.void
-      : Effect.fail("not yet")
-  ).pipe(
-    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(Duration.seconds(20)))),
-    Effect.orElse(() => Effect.dieMessage(`no "${marker}" line ×${count} in:\n${cli.stdout()}\n${cli.stderr()}`))
   )
 
 const reloadsCounted = (url: string) =>

@@ -139,7 +139,9 @@ const noTokens = {
   cache_creation_tokens: 0,
   completion_tokens: 0,
   reasoning_tokens: 0,
-  total_tokens: 0
+  total_tokens: 0,
+  // no pricing file: every cost is unknown
+  cost: null
 }
 
 const tokens = (prompt: number, completion: number, cached = 0) => ({
@@ -148,6 +150,14 @@ const tokens = (prompt: number, completion: number, cached = 0) => ({
   cached_tokens: cached,
   completion_tokens: completion,
   total_tokens: prompt + completion
+})
+
+const unknownCost = (calls: number) => ({
+  known_usd: 0,
+  total_usd: null,
+  unknown_calls: calls,
+  estimated_calls: 0,
+  provider_reported_calls: 0
 })
 
 const noClassifier = { posture: null, trigger: null, judge: null, stored_before: null, stored_after: null }
@@ -189,28 +199,42 @@ describe("routing log", () => {
           total_cached_tokens: 2,
           total_cache_creation_tokens: 0,
           total_completion_tokens: 13,
+          // no pricing file: every counted call (7: 1 routing, 6 answers) is unknown
+          cost: unknownCost(7),
+          answer_cost: unknownCost(6),
+          routing_cost: unknownCost(1),
           models: {
             "rl-judge": {
               calls: 1,
               prompt_tokens: 20,
               cached_tokens: 0,
               cache_creation_tokens: 0,
-              completion_tokens: 5
+              completion_tokens: 5,
+              cost: unknownCost(1)
             },
             "strong-model": {
               calls: 1,
               prompt_tokens: 5,
               cached_tokens: 0,
               cache_creation_tokens: 0,
-              completion_tokens: 1
+              completion_tokens: 1,
+              cost: unknownCost(1)
             },
-            unknown: { calls: 1, prompt_tokens: 0, cached_tokens: 0, cache_creation_tokens: 0, completion_tokens: 0 },
+            unknown: {
+              calls: 1,
+              prompt_tokens: 0,
+              cached_tokens: 0,
+              cache_creation_tokens: 0,
+              completion_tokens: 0,
+              cost: unknownCost(1)
+            },
             "weak-model": {
               calls: 4,
               prompt_tokens: 22,
               cached_tokens: 2,
               cache_creation_tokens: 0,
-              completion_tokens: 7
+              completion_tokens: 7,
+              cost: unknownCost(4)
             }
           }
         })

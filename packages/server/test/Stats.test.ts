@@ -104,14 +104,22 @@ const assertLatency = (latency: typeof Latency.Type | undefined, count: number) 
 
 const emptyTokens = { prompt: 0, completion: 0, cached: 0, cache_creation: 0, reasoning: 0, total: 0 }
 const emptyLatency = { count: 0, total_ms: 0, min_ms: 0, max_ms: 0, avg_ms: 0, p50_ms: 0, p99_ms: 0 }
+const cost = (unknown: number) => ({
+  known_usd: 0,
+  total_usd: unknown === 0 ? 0 : null,
+  unknown_calls: unknown,
+  estimated_calls: 0,
+  provider_reported_calls: 0
+})
 const emptyStats = {
   total_requests: 0,
   total_errors: 0,
   total_tokens: emptyTokens,
+  cost: cost(0),
   models: {},
   routing_overhead: emptyLatency,
   routing_fallbacks: { context_window: 0, unavailable: 0 },
-  classifier: { total_requests: 0, total_errors: 0, total_tokens: emptyTokens, models: {} },
+  classifier: { total_requests: 0, total_errors: 0, total_tokens: emptyTokens, cost: cost(0), models: {} },
   algorithm_stats: {}
 }
 
@@ -180,7 +188,9 @@ describe("/v1/stats", () => {
         avg_prompt_tokens: 7.5,
         avg_completion_tokens: 3.75,
         cache_hit_rate: 0,
-        theoretical_cache_hit_rate: 0
+        theoretical_cache_hit_rate: 0,
+        // no pricing: 3 full answers and the cut stream, all unknown
+        cost: cost(4)
       })
       assertLatency(weakCall, 4) // the cut stream's headers came: a call
       assertLatency(weakTotal, 3) // but no full answer
@@ -200,7 +210,8 @@ describe("/v1/stats", () => {
         avg_prompt_tokens: 20,
         avg_completion_tokens: 7,
         cache_hit_rate: 0.2,
-        theoretical_cache_hit_rate: 0
+        theoretical_cache_hit_rate: 0,
+        cost: cost(4)
       })
       assertLatency(strongCall, 4)
       assertLatency(strongTotal, 4)

@@ -7,6 +7,7 @@
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as Cli from "@switchyard-ts/server/Cli"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
@@ -14,6 +15,7 @@ import * as ServerProcess from "@switchyard-ts/testkit/ServerProcess"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { spawn } from "node:child_process"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -75,11 +77,11 @@ const claudeStatus = (sessionId: string) =>
     cost: { total_cost_usd: 0.01, total_duration_ms: 1000 }
   })
 
-const totals = (known: number, total: number | null, unknown: number) => ({
+const totals = (known: number, total: number | null, unknown: number, estimated = 1) => ({
   known_usd: known,
   total_usd: total,
   unknown_calls: unknown,
-  estimated_calls: 0,
+  estimated_calls: estimated,
   provider_reported_calls: 0
 })
 
@@ -88,6 +90,11 @@ describe("Cli.renderStats", () => {
 
   it("without prices: calls and tokens", () => {
     assert.strictEqual(Cli.renderStats(base), "switchyard: 12 calls, 48.2k in / 3100 out tokens")
+    // a server without a pricing file counts every call unpriced
+    assert.strictEqual(
+      Cli.renderStats({ ...base, cost: totals(0, null, 12, 0), routing_cost: totals(0, 0, 0, 0) }),
+      "switchyard: 12 calls, 48.2k in / 3100 out tokens"
+    )
     assert.strictEqual(
       Cli.renderStats({ ...base, total_calls: 1, total_prompt_tokens: 11, total_completion_tokens: 3 }),
       "switchyard: 1 call, 11 in / 3 out tokens"
@@ -102,6 +109,10 @@ describe("Cli.renderStats", () => {
     assert.strictEqual(
       Cli.renderStats({ ...base, cost: totals(2.5, 2.5, 0), routing_cost: totals(0, 0, 0) }),
       "switchyard: 12 calls, $2.50"
+    )
+    assert.strictEqual(
+      Cli.renderStats({ ...base, cost: totals(0.000026, 0.000026, 0), routing_cost: totals(0.000004, 0.000004, 0) }),
+      "switchyard: 12 calls, $0.000026, routing $0.000004 15%"
     )
   })
 
@@ -161,6 +172,57 @@ describe("switchyard status-line against the server", () => {
       })
       assert.deepStrictEqual(bin, { stdout: "switchyard: 1 call, 11 in / 3 out tokens\n", stderr: "", code: 0 })
       assert.notInclude(bin.stdout, inboundKey)
+    }))
+
+  it.scopedLive("a server that prices calls: the session's cost and the judge's share of it", () =>
+    Effect.gen(function*() {
+      const table = Either.getOrThrow(Pricing.parse(
+        JSON.stringify({
+          "weak-model": { input: 1000, output: 5000, cache_read: 0, cache_write: 0 },
+          "judge-model": { input: 100, output: 100, cache_read: 0, cache_write: 0 }
+        }),
+        "prices.json"
+      ))
+      const file = path.join(mkdtempSync(path.join(tmpdir(), "switchyard-status-")), "routing.jsonl")
+      const { client, upstream, url } = yield* startServer((upstreamUrl) => ({
+        llm_clients: { sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }) },
+        targets: {
+          weak: D.target("weak-model", "sim"),
+          strong: D.target("strong-model", "sim"),
+          judge: D.target("judge-model", "sim")
+        },
+        routes: D.byId(D.capability("auto", {
+          classifier_target: "judge",
+          weak_target: "weak",
+          strong_target: "strong",
+          base_threshold: 0.5
+        }))
+      }), { routingLog: { path: file }, prices: table })
+      yield* upstream.setBehaviour(
+        "judge-model",
+        FakeUpstream.ok(
+          JSON.stringify({ crux: "a typo", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 }),
+          { usage: { prompt_tokens: 30, completion_tokens: 10, total_tokens: 40 } }
+        )
+      )
+      yield* upstream.setBehaviour(
+        "weak-model",
+        FakeUpstream.ok("done", { usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } })
+      )
+      const answered = yield* client.execute(
+        HttpClientRequest.post("/v1/chat/completions").pipe(
+          HttpClientRequest.setHeaders({ "x-claude-code-session-id": "sess-priced" }),
+          HttpClientRequest.bodyUnsafeJson({ model: "auto", messages: [{ role: "user", content: "fix the typo" }] })
+        )
+      )
+      assert.strictEqual(answered.status, 200)
+      // answer 11 × $1000/M + 3 × $5000/M = $0.026; judge 40 × $100/M = $0.004; 2 calls
+      const bin = yield* runBin(["status-line", "--url", url], claudeStatus("sess-priced"))
+      assert.deepStrictEqual(bin, {
+        stdout: "switchyard: 2 calls, $0.0300, routing $0.0040 13%\n",
+        stderr: "",
+        code: 0
+      })
     }))
 
   it.scopedLive("a stopped server or a status without a session id: one short line, exit 0", () =>

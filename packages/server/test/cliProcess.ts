@@ -5,7 +5,9 @@
  */
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as ServerProcess from "@switchyard-ts/testkit/ServerProcess"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -48,6 +50,17 @@ export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, st
  * exits first (or prints nothing for a minute).
  */
 export const listening = (cli: Run) => cli.listeningOn
+
+/** Wait (bounded) until the process's stdout has printed `count` lines containing `marker`. */
+export const printed = (cli: Run, marker: string, count = 1) =>
+  Effect.suspend(() =>
+    cli.stdout().split("\n").filter((line) => line.includes(marker)).length >= count
+      ? Effect.void
+      : Effect.fail("not yet")
+  ).pipe(
+    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(Duration.seconds(20)))),
+    Effect.orElse(() => Effect.dieMessage(`no "${marker}" line ×${count} in:\n${cli.stdout()}\n${cli.stderr()}`))
+  )
 
 /** Write a deployment file into a fresh temporary folder and return its path. */
 export const writeToml = (text: string) => {

@@ -139,6 +139,7 @@ const memoryLog = () => {
     unsafeAppend: (line: RoutingLog.Line) => {
       lines.push(line)
     },
+    costOf: () => undefined,
     sessionStats: () => Effect.succeedNone
   }
   return { lines, log }

@@ -1,11 +1,12 @@
 /**
  * The files the `switchyard` commands read before doing anything else: the deployment TOML
- * (`--config`) and the TLS certificate and key (`--tls-cert`, `--tls-key`), each failing with the
- * one line the command prints.
+ * (`--config`), the TLS certificate and key (`--tls-cert`, `--tls-key`) and the pricing file
+ * (`--pricing-file`), each failing with the one line the command prints.
  *
  * @internal
  */
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
@@ -65,3 +66,15 @@ export const loadTls = (files: { readonly cert: string; readonly key: string }) 
     })
     return material
   })
+
+/**
+ * Read and validate the pricing file (`--pricing-file`): a `Pricing.PricingError` with the
+ * compatible system's one line (`failed to read pricing file <path>: …`, `invalid pricing file
+ * <path>: …`, `duplicate pricing model "<id>"`, `invalid pricing for model "<id>": …`).
+ */
+export const loadPricing = (path: string): Effect.Effect<Pricing.Table, Pricing.PricingError> =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (error) =>
+      new Pricing.PricingError({ message: `failed to read pricing file ${path}: ${reason(error, "read error")}` })
+  }).pipe(Effect.flatMap((text) => Pricing.parse(text, path)))

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Server from "../Server.js"
-import { loadDeployment, loadTls } from "./cliFiles.js"
+import { loadDeployment, loadPricing, loadTls } from "./cliFiles.js"
 import { parseWith, UsageError } from "./cliParse.js"
 
 /** Parsed command-line options. */
@@ -33,6 +33,11 @@ export interface CliOptions {
    * on SIGHUP, and serve `/v1/session-stats`.
    */
   readonly routingLogFile?: string | undefined
+  /**
+   * `--pricing-file`: the model prices (JSON, see `Pricing.parse`) that cost every call in the
+   * routing log, `/v1/session-stats`, `/v1/stats` and the metrics; re-read on SIGHUP.
+   */
+  readonly pricingFile?: string | undefined
 }
 
 /**
@@ -47,10 +52,10 @@ export interface Extension {
 /** The usage line of `switchyard serve`, printed after a usage error. */
 export const usage =
   "usage: switchyard --config FILE [--host 127.0.0.1] [--port 4000] [--dry-run] [--shutdown-timeout 30]" +
-  " [--backlog 65535] [--tls-cert FILE --tls-key FILE] [--routing-log-file PATH]"
+  " [--backlog 65535] [--tls-cert FILE --tls-key FILE] [--routing-log-file PATH] [--pricing-file PATH]"
 
 /** The usage line of `switchyard check`. */
-export const checkUsage = "usage: switchyard check --config FILE [--tls-cert FILE --tls-key FILE]"
+export const checkUsage = "usage: switchyard check --config FILE [--tls-cert FILE --tls-key FILE] [--pricing-file PATH]"
 
 /** Largest `--backlog` (the kernel caps it further, at `net.core.somaxconn` on Linux). */
 const maxBacklog = 2 ** 31 - 1
@@ -88,6 +93,11 @@ const flags = {
     "routing-log-file",
     "PATH",
     "Append the routing log (JSONL) to this file, reopened on SIGHUP, and serve /v1/session-stats."
+  ).pipe(Options.optional),
+  pricingFile: text(
+    "pricing-file",
+    "PATH",
+    "Model prices (JSON: model id to USD per million tokens) for the cost of every call; re-read on SIGHUP."
   ).pipe(Options.optional)
 }
 
@@ -129,6 +139,10 @@ const toCliOptions = (
     if (routingLogFile !== undefined && routingLogFile.trim() === "") {
       return yield* new UsageError({ message: `--routing-log-file needs a path\n${usageText}` })
     }
+    const pricingFile = Option.getOrUndefined(flags.pricingFile)
+    if (pricingFile !== undefined && pricingFile.trim() === "") {
+      return yield* new UsageError({ message: `--pricing-file needs a path\n${usageText}` })
+    }
     const cert = Option.getOrUndefined(flags.tlsCert)
     const key = Option.getOrUndefined(flags.tlsKey)
     if ((cert === undefined) !== (key === undefined)) {
@@ -146,7 +160,8 @@ const toCliOptions = (
       shutdownTimeoutMs,
       backlog,
       tlsFiles: cert !== undefined && key !== undefined ? { cert, key } : undefined,
-      routingLogFile
+      routingLogFile,
+      pricingFile
     }
   })
 
@@ -190,8 +205,8 @@ const repeatedSignals = Effect.acquireRelease(
 )
 
 /**
- * The program behind `serve` and `check`: load and validate the deployment (printing its warnings)
- * and the TLS files; then either print the one-line summary (`dryRun`), or serve until interrupted,
+ * The program behind `serve` and `check`: load and validate the deployment (printing its warnings),
+ * the TLS files and the pricing file; then either print the one-line summary (`dryRun`), or serve until interrupted,
  * the server's bounded drain running as a finalizer.
  */
 export const program = (options: CliOptions, extension?: Extension) =>
@@ -199,6 +214,8 @@ export const program = (options: CliOptions, extension?: Extension) =>
     const deployment = yield* loadDeployment(options.config)
     for (const warning of DeploymentToml.warnings(deployment)) yield* Console.error(`warning: ${warning}`)
     const tls = options.tlsFiles === undefined ? undefined : yield* loadTls(options.tlsFiles)
+    const pricingFile = options.pricingFile
+    const prices = pricingFile === undefined ? undefined : yield* loadPricing(pricingFile)
     if (options.dryRun) {
       yield* Console.log(DeploymentToml.summary(deployment))
       return
@@ -207,7 +224,13 @@ export const program = (options: CliOptions, extension?: Extension) =>
     if (exposure !== undefined) yield* Console.error(exposure)
     yield* repeatedSignals
     const routingLog = options.routingLogFile === undefined ? undefined : { path: options.routingLogFile }
-    const server = Server.layer(deployment, { ...options, tls, routingLog, reload: loadDeployment(options.config) })
+    const server = Server.layer(deployment, {
+      ...options,
+      tls,
+      routingLog,
+      reload: loadDeployment(options.config),
+      ...(pricingFile === undefined || prices === undefined ? {} : { prices, reloadPrices: loadPricing(pricingFile) })
+    })
     const app = extension === undefined ? server : Layer.merge(server, extension.layer(deployment, options))
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   }))

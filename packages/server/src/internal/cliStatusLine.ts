@@ -2,8 +2,8 @@
  * `switchyard status-line`: one line about a coding-agent session, for Claude Code's `statusLine`
  * setting (or any agent's prompt): it reads the session id from the status-line JSON on standard
  * input (`session_id`) or `--session-id`, asks a running server's `GET /v1/session-stats`, and prints
- * the session's calls and — when the server prices calls (`--pricing-file`) — its cost and the
- * share of it spent on routing (judge and classifier calls).
+ * the session's calls and — once a call of it was priced (`--pricing-file`, or a provider's own
+ * `usage.cost`) — its cost and the share of it spent on routing (judge and classifier calls).
  *
  * Every outcome is one short line on stdout and exit code 0 (a status line shows stdout; a stack or
  * a non-zero exit would only blank it): a server that is down or slow, a refused key, an unknown
@@ -16,6 +16,7 @@ import * as Options from "@effect/cli/Options"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
@@ -51,26 +52,20 @@ export const statusLineDefaults = {
 /** What the command reads of Claude Code's status-line JSON (every other field is ignored). */
 const AgentStatus = Schema.Struct({ session_id: Schema.optional(Schema.String) })
 
-/** One cost total of `/v1/session-stats` (present when the server prices calls). */
-const CostTotals = Schema.Struct({
-  known_usd: Schema.Number,
-  total_usd: Schema.NullOr(Schema.Number),
-  unknown_calls: Schema.Number
-})
-type CostTotals = typeof CostTotals.Type
+type CostTotals = Pricing.TotalsJson
 
 /** What the command reads of the session-stats body. */
 const SessionStatsView = Schema.Struct({
   total_calls: Schema.Number,
   total_prompt_tokens: Schema.Number,
   total_completion_tokens: Schema.Number,
-  cost: Schema.optional(CostTotals),
-  routing_cost: Schema.optional(CostTotals)
+  cost: Schema.optional(Pricing.TotalsJson),
+  routing_cost: Schema.optional(Pricing.TotalsJson)
 })
 type SessionStatsView = typeof SessionStatsView.Type
 
-/** Dollars as a status line shows them: cents above a dollar, else four significant decimals. */
-export const dollars = (usd: number): string => usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`
+/** Dollars as a status line shows them: cents from a dollar, four decimals from a tenth of a cent, else six. */
+export const dollars = (usd: number): string => `$${usd.toFixed(usd >= 1 ? 2 : usd >= 0.001 || usd === 0 ? 4 : 6)}`
 
 /** Token counts in thousands above 10,000. */
 const tokens = (n: number): string => n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n)
@@ -85,13 +80,17 @@ const costPart = (cost: CostTotals, routing: CostTotals | undefined): string => 
   return `${total}, routing ${dollars(routing.known_usd)}${share}`
 }
 
-/** The line for a session's stats. */
+/** Whether any counted call was priced (the server has a pricing file, or a provider reported a cost). */
+const priced = (cost: CostTotals | undefined): cost is CostTotals =>
+  cost !== undefined && cost.estimated_calls + cost.provider_reported_calls > 0
+
+/** The line for a session's stats: its cost once a call of it was priced, else its tokens. */
 export const renderStats = (stats: SessionStatsView): string => {
   const calls = `${stats.total_calls} ${stats.total_calls === 1 ? "call" : "calls"}`
   const usage = `${tokens(stats.total_prompt_tokens)} in / ${tokens(stats.total_completion_tokens)} out`
-  return stats.cost === undefined
-    ? `switchyard: ${calls}, ${usage} tokens`
-    : `switchyard: ${calls}, ${costPart(stats.cost, stats.routing_cost)}`
+  return priced(stats.cost)
+    ? `switchyard: ${calls}, ${costPart(stats.cost, stats.routing_cost)}`
+    : `switchyard: ${calls}, ${usage} tokens`
 }
 
 /** Standard input, whole, when it is not a terminal (else empty); bounded by the command's timeout. */

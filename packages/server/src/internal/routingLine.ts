@@ -12,6 +12,7 @@ import { clip } from "@switchyard-ts/protocol/Excerpt"
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
 import type { SessionDecision } from "@switchyard-ts/routing/SessionStore"
@@ -29,6 +30,7 @@ type Tokens = Pick<
   | "completion_tokens"
   | "reasoning_tokens"
   | "total_tokens"
+  | "cost"
 >
 
 type Identity = Pick<
@@ -36,8 +38,8 @@ type Identity = Pick<
   "task" | "trial_id" | "session_id" | "agent_id" | "request_id" | "route" | "route_id" | "origin"
 >
 
-/** The token fields of a line: those of the usage reported (all 0 without one). */
-const tokensOf = (usage: Usage | null | undefined): Tokens => {
+/** The token fields of a line: those of the usage reported (all 0 without one), and its `cost`. */
+const tokensOf = (usage: Usage | null | undefined, cost: Pricing.Cost | undefined): Tokens => {
   const tokens = usage === null || usage === undefined ? undefined : tokenCounts(usage)
   const prompt = tokens?.prompt ?? 0
   const completion = tokens?.completion ?? 0
@@ -47,7 +49,8 @@ const tokensOf = (usage: Usage | null | undefined): Tokens => {
     cache_creation_tokens: tokens?.cacheCreation ?? 0,
     completion_tokens: completion,
     reasoning_tokens: tokens?.reasoning ?? 0,
-    total_tokens: prompt + completion
+    total_tokens: prompt + completion,
+    cost: Pricing.callCost(cost)
   }
 }
 
@@ -149,6 +152,8 @@ export const start = (
         }
       }
       if (call.late === "continues") return
+      const usage = Option.getOrUndefined(call.usage)
+      const cost = log.costOf(call.judgeModel, usage)
       log.unsafeAppend({
         kind: "judge",
         ts: isoOf(call.endedAtMs),
@@ -159,8 +164,8 @@ export const start = (
         latency_ms: call.latencyMs,
         ...(call.late === undefined ? {} : { late: call.late }),
         ...(call.verdict === undefined ? {} : { evidence: call.verdict }),
-        ...tokensOf(Option.getOrUndefined(call.usage))
-      })
+        ...tokensOf(usage, cost)
+      }, cost)
     },
     classified: (facts) => {
       classified = facts
@@ -187,6 +192,10 @@ export const start = (
     respond: (response) => {
       const decision = Option.getOrUndefined(response.decision)
       const evidence = decision?.evidence ?? null
+      const usage = usageOf()
+      // an answer the caller did not get whole (an error, a failed or abandoned stream) is priced
+      // only by the usage it reported before it ended, if any
+      const cost = response.model === "" ? undefined : log.costOf(response.model, usage)
       const stageTier = evidence !== null && "stage" in evidence && evidence.stage !== undefined
         ? evidence.stage.tier
         : null
@@ -228,8 +237,8 @@ export const start = (
           }
         }),
         latency_ms: response.latencyMs,
-        ...tokensOf(usageOf())
-      })
+        ...tokensOf(usage, cost)
+      }, cost)
     }
   }
 }

@@ -148,7 +148,9 @@ export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
           input_tokens: u.input_tokens ?? usage.input_tokens,
           output_tokens: u.output_tokens,
           cache_read_input_tokens: u.cache_read_input_tokens ?? usage.cache_read_input_tokens,
-          cache_creation_input_tokens: u.cache_creation_input_tokens ?? usage.cache_creation_input_tokens
+          cache_creation_input_tokens: u.cache_creation_input_tokens ?? usage.cache_creation_input_tokens,
+          cache_creation: u.cache_creation ?? usage.cache_creation,
+          cost: u.cost ?? usage.cost
         }
         return [...start(), ...finish()]
       }

@@ -139,6 +139,7 @@ export const openAiToAnthropicStream = (
     closeOpen(out)
     flushTools(out)
     const neutral = fromOpenAiUsage(usage)
+    const { cache_creation, cost } = toAnthropicUsage(neutral)
     out.push({
       type: "message_delta",
       delta: { stop_reason: fromFinishReason(finishReason) ?? "end_turn", stop_sequence: null },
@@ -148,7 +149,9 @@ export const openAiToAnthropicStream = (
         ...(neutral.cacheReadTokens !== undefined ? { cache_read_input_tokens: neutral.cacheReadTokens } : {}),
         ...(neutral.cacheCreationTokens !== undefined
           ? { cache_creation_input_tokens: neutral.cacheCreationTokens }
-          : {})
+          : {}),
+        ...(cache_creation === undefined ? {} : { cache_creation }),
+        ...(cost === undefined ? {} : { cost })
       }
     })
     out.push({ type: "message_stop" })

@@ -4,6 +4,7 @@
  */
 import type * as N from "../../Neutral.js"
 import type * as R from "../../OpenAiResponses.js"
+import { costOf, longWrites } from "./chatMeta.js"
 import { present } from "./shared.js"
 
 /** Neutral usage of Responses usage (`input_tokens` already counts cached tokens). */
@@ -11,31 +12,41 @@ export const fromResponsesUsage = (usage: R.Usage | null | undefined): N.Neutral
   if (!present(usage)) return { inputTokens: 0, outputTokens: 0 }
   const cached = usage.input_tokens_details?.cached_tokens
   const written = usage.input_tokens_details?.cache_write_tokens
+  const long = usage.input_tokens_details?.cache_write_1h_tokens
   const reasoning = usage.output_tokens_details?.reasoning_tokens
   return {
     inputTokens: usage.input_tokens,
     outputTokens: usage.output_tokens,
     ...(present(cached) ? { cacheReadTokens: cached } : {}),
     ...(present(written) ? { cacheCreationTokens: written } : {}),
-    ...(present(reasoning) ? { reasoningTokens: reasoning } : {})
+    ...(present(long) ? { cacheCreation1hTokens: long } : {}),
+    ...(present(reasoning) ? { reasoningTokens: reasoning } : {}),
+    ...costOf(usage.cost)
   }
 }
 
 /** Responses usage of neutral usage; the details objects only when they have a count. */
-export const toResponsesUsage = (usage: N.NeutralUsage): R.Usage => ({
-  input_tokens: usage.inputTokens,
-  output_tokens: usage.outputTokens,
-  total_tokens: usage.inputTokens + usage.outputTokens,
-  ...(usage.cacheReadTokens !== undefined || usage.cacheCreationTokens !== undefined
-    ? {
-      input_tokens_details: {
-        ...(usage.cacheReadTokens !== undefined ? { cached_tokens: usage.cacheReadTokens } : {}),
-        ...(usage.cacheCreationTokens !== undefined ? { cache_write_tokens: usage.cacheCreationTokens } : {})
+export const toResponsesUsage = (usage: N.NeutralUsage): R.Usage => {
+  const long = longWrites(usage)
+  return {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    ...(usage.cacheReadTokens !== undefined || usage.cacheCreationTokens !== undefined
+      ? {
+        input_tokens_details: {
+          ...(usage.cacheReadTokens !== undefined ? { cached_tokens: usage.cacheReadTokens } : {}),
+          ...(usage.cacheCreationTokens !== undefined ? { cache_write_tokens: usage.cacheCreationTokens } : {}),
+          ...(long !== undefined ? { cache_write_1h_tokens: long } : {})
+        }
       }
-    }
-    : {}),
-  ...(usage.reasoningTokens !== undefined ? { output_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {})
-})
+      : {}),
+    ...(usage.reasoningTokens !== undefined
+      ? { output_tokens_details: { reasoning_tokens: usage.reasoningTokens } }
+      : {}),
+    ...(usage.costUsd !== undefined ? { cost: usage.costUsd } : {})
+  }
+}
 
 /**
  * `resp_…` ids stay; a `chatcmpl` / `msg_` prefix is replaced by `resp_`; any other id gets the
