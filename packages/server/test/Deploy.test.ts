@@ -12,10 +12,12 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -366,7 +368,12 @@ const scrapeAfterTraffic = Effect.gen(function*() {
     weak: unique("weak"),
     strong: unique("strong")
   }
-  const { client, upstream } = yield* withKey(startServer(deployment(ids), {}, Option.some(Logger.none)))
+  // the answer models priced, the judges not: both cost families appear
+  const rate = { input: 1, output: 2, cache_read: 0, cache_write: 0 }
+  const prices = Either.getOrThrow(
+    Pricing.parse(JSON.stringify({ [ids.weak]: rate, [ids.strong]: rate }), "prices.json")
+  )
+  const { client, upstream } = yield* withKey(startServer(deployment(ids), { prices }, Option.some(Logger.none)))
   yield* upstream.setBehaviour(
     ids.judge,
     FakeUpstream.ok(
@@ -450,7 +457,14 @@ describe("deploy/ against the real exposition", () => {
     Effect.gen(function*() {
       const exposed = families(yield* scrapeAfterTraffic)
       // The exposition really is the one the queries need: these families only appear after traffic.
-      for (const name of ["switchyard_classifier_fail_open_total", "switchyard_stage_router_routing_decisions_total"]) {
+      for (
+        const name of [
+          "switchyard_classifier_fail_open_total",
+          "switchyard_stage_router_routing_decisions_total",
+          "switchyard_cost_usd_total",
+          "switchyard_unpriced_calls_total"
+        ]
+      ) {
         assert.isTrue(exposed.has(name), `${name} is exposed`)
       }
       const found: Array<string> = []
