@@ -39,6 +39,7 @@
  * A reply the route holds (the weak reply, a judged strong turn's answer) travels in an `Answered`
  * decision: the `Router` replays it to streaming callers.
  */
+import * as Fallback from "@switchyard-ts/client/Fallback"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { type ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
