@@ -640,7 +640,8 @@ const replayWeakTurn = (
 export const escalation = (settings: EscalationSettings): Replayer => {
   const logged = (line: Line): Outcome => {
     const evidence = line.evidence
-    if (evidence === null) return weakCallFailed(line) ? unknown : failureOf(line)
+    // A strong turn's answer calls failed it (its judge never fails a request): not the judge's doing.
+    if (evidence === null) return weakCallFailed(line) || strongPhase(line) ? unknown : failureOf(line)
     if (evidence.source === "escalation") return routed(loggedTier(line, evidence), evidence.verdict)
     return routed(line.tier === "strong" ? "strong" : "weak", evidence.source, reasonOf(evidence))
   }
