@@ -585,6 +585,28 @@ const decideFor = (shell: Shell, request: RoutedRequest, key: Option.Option<stri
     }
   })
 
+/**
+ * Once per route: a request without a session id on a route whose state spans requests
+ * (`confirmations` > 1, or a `deescalation` table) is routed with a state that lasts one request.
+ */
+const withoutSessionWarning = (options: Options): Effect.Effect<void> => {
+  const deescalating = Option.isSome(deescalationOf(options))
+  if (options.confirmations <= 1 && !deescalating) return Effect.void
+  let warned = false
+  return Effect.suspend(() => {
+    if (warned) return Effect.void
+    warned = true
+    return Effect.logWarning("stateful escalation has no session ID; routing state will not persist").pipe(
+      Effect.annotateLogs({
+        route: options.id,
+        confirmations: options.confirmations,
+        deescalation: deescalating,
+        required_header: SessionIdentity.sessionHeader
+      })
+    )
+  })
+}
+
 /** Build an escalation route over the `Judge`, the `SessionStore` and the `UpstreamClient` (the weak call). */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient> =>
   Effect.gen(function*() {
@@ -598,6 +620,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       recordWithoutVerdict: ClassifierRoute.withoutVerdict(options.id)
     }
     const withSessionLock = ClassifierRoute.sessionLocks()
+    const warnWithoutSession = withoutSessionWarning(options)
     const route: Route = {
       id: options.id,
       name: options.name,
@@ -607,10 +630,11 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) => {
         const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
+        const warned = Option.isNone(key) ? warnWithoutSession : Effect.void
         const forget = Option.match(key, { onNone: () => Effect.void, onSome: shell.store.remove })
-        return withSessionLock(
-          key,
-          SessionIdentity.forgetOnFinal(decideFor(shell, request, key), request.headers, forget)
+        return Effect.zipRight(
+          warned,
+          withSessionLock(key, SessionIdentity.forgetOnFinal(decideFor(shell, request, key), request.headers, forget))
         )
       }
     }

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { conversation, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import {
@@ -439,5 +440,35 @@ describe("Escalation.transcript", () => {
       const text = JSON.stringify((yield* judge.requests)[0]?.body)
       assert.notInclude(text, "EFFICIENT_EVALUATION")
       assert.notInclude(text, "STRONG_EVALUATION")
+    }))
+
+  it.effect("a stateful route warns once about requests without a session id; a one-confirmation route never does", () =>
+    Effect.gen(function*() {
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel.label === "WARN") warnings.push(String(message))
+      })
+      const judge = yield* makeEscalationJudge
+      const upstream = yield* makeWeakUpstream
+      const judgeTarget = target("judge", yield* uniqueJudgeModel)
+      const run = (confirmations: number) =>
+        Effect.gen(function*() {
+          const route = yield* buildEscalationRoute(
+            escalationOptions(judgeTarget, { confirmations }),
+            judge.layer,
+            upstream.layer
+          )
+          yield* judge.script([
+            { _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" },
+            { _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" }
+          ])
+          for (let i = 0; i < 2; i++) {
+            yield* RoutingFacts.observe(route.decide(routed(conversation("user_turn", "t"))), RoutingFacts.ignored)
+          }
+        }).pipe(Effect.provide(Logger.add(logger)))
+      yield* run(1)
+      assert.deepStrictEqual(warnings, [])
+      yield* run(2)
+      assert.deepStrictEqual(warnings, ["stateful escalation has no session ID; routing state will not persist"])
     }))
 })
