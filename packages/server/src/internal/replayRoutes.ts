@@ -19,7 +19,7 @@ import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
-import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
+import * as EscalationPhases from "@switchyard-ts/routing/EscalationPhases"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
@@ -505,7 +505,7 @@ export const composite = (settings: CompositeSettings): Replayer => {
 // Escalation routes
 
 /** The settings of an escalation route that a replay changes. */
-export interface EscalationSettings extends EscalationRoute.Settings {
+export interface EscalationSettings extends EscalationPhases.Settings {
   readonly judgeFailure: Posture.Posture
 }
 
@@ -524,7 +524,7 @@ const strongPhaseVerdicts: ReadonlySet<EscalationEvidence["verdict"]> = new Set(
 const voteOf = (among: ReadonlyArray<EscalationEvidence["verdict"]>) =>
 (
   evidence: Evidence.Evidence
-): EscalationRoute.Vote | undefined =>
+): EscalationPhases.Vote | undefined =>
   evidence.source === "escalation" && among.includes(evidence.verdict)
     ? {
       escalate: evidence.verdict === "escalate" || evidence.verdict === "retain",
@@ -545,7 +545,7 @@ const strongPhase = (line: Line): boolean => {
 }
 
 /** An escalation decision's outcome: the tier, and its verdict as the source (else its evidence source). */
-const escalated = (decision: EscalationRoute.Decided): Outcome =>
+const escalated = (decision: EscalationPhases.Decided): Outcome =>
   decided(
     decision.tier,
     decision.evidence,
@@ -572,8 +572,8 @@ const loggedTier = (line: Line, evidence: EscalationEvidence): "weak" | "strong"
   }
 }
 
-type StrongState = Extract<EscalationRoute.State, { _tag: "Strong" }>
-type WeakState = Extract<EscalationRoute.State, { _tag: "Unlatched" }>
+type StrongState = Extract<EscalationPhases.State, { _tag: "Strong" }>
+type WeakState = Extract<EscalationPhases.State, { _tag: "Unlatched" }>
 
 /**
  * A replayed strong-phase request that the new settings judge: what the logged strong-phase turn
@@ -584,12 +584,12 @@ const replayStrongReview = (settings: EscalationSettings, line: Line, state: Str
   const evidence = line.evidence
   if (!strongPhase(line) || evidence === null) return undefined
   if (evidence.source === "escalation" && evidence.verdict === "strong_fallback") {
-    return EscalationRoute.strongFallback(settings, state)
+    return EscalationPhases.strongFallback(settings, state)
   }
   const vote = strongVoteOf(evidence)
-  if (vote !== undefined) return EscalationRoute.reviewed(settings, "", state, Consultation.Verdict({ verdict: vote }))
+  if (vote !== undefined) return EscalationPhases.reviewed(settings, "", state, Consultation.Verdict({ verdict: vote }))
   const without = (reason: Evidence.Reason) =>
-    EscalationRoute.reviewed(settings, "", state, Consultation.WithoutVerdict({ reason }))
+    EscalationPhases.reviewed(settings, "", state, Consultation.WithoutVerdict({ reason }))
   return evidence.source === "retained"
     ? without(evidence.reason)
     : evidence.source === "circuit-open"
@@ -606,22 +606,22 @@ const replayWeakTurn = (
   line: Line,
   state: WeakState,
   hasState: boolean,
-  store: (next: EscalationRoute.State) => void
+  store: (next: EscalationPhases.State) => void
 ): Effect.Effect<Outcome> => {
   if (strongPhase(line) || weakCallFailed(line)) return Effect.succeed(unknown)
   const evidence = line.evidence
   if (evidence !== null && evidence.source === "escalation" && evidence.verdict === "weak_failed") {
-    return Effect.succeed(escalated(EscalationRoute.weakFailed(settings, state.streak)))
+    return Effect.succeed(escalated(EscalationPhases.weakFailed(settings, state.streak)))
   }
   if ((state.cooldown ?? 0) > 0) {
-    const cooled = EscalationRoute.cooledDown(settings, state)
+    const cooled = EscalationPhases.cooledDown(settings, state)
     if (Option.isSome(cooled.store)) store(cooled.store.value)
     return Effect.succeed(escalated(cooled))
   }
   const fact = judgeFactOf(line, weakVoteOf)
   if (fact._tag === "None") return Effect.succeed(unknown)
   return consulted(settings.judgeFailure, fact, (consultation) => {
-    const next = EscalationRoute.judged(settings, "", state, hasState, consultation)
+    const next = EscalationPhases.judged(settings, "", state, hasState, consultation)
     if (Option.isSome(next.store)) store(next.store.value)
     return escalated(next)
   })
@@ -651,22 +651,22 @@ export const escalation = (settings: EscalationSettings): Replayer => {
     destinations: ["weak", "strong"],
     logged,
     start: () => {
-      const sessions = new Map<string, EscalationRoute.State>()
+      const sessions = new Map<string, EscalationPhases.State>()
       return (line) => {
         const key = line.session_id
         if (key !== null) forget(sessions, line, line.posture !== null)
         const stored = key === null ? undefined : sessions.get(key)
-        const store = (next: EscalationRoute.State) => {
+        const store = (next: EscalationPhases.State) => {
           if (key !== null) sessions.set(key, next)
         }
-        const state = EscalationRoute.begin(settings, stored ?? { _tag: "Unlatched", streak: 0 })
+        const state = EscalationPhases.begin(settings, stored ?? { _tag: "Unlatched", streak: 0 })
         switch (state._tag) {
           case "Latched":
-            return Effect.succeed(escalated(EscalationRoute.latched(settings)))
+            return Effect.succeed(escalated(EscalationPhases.latched(settings)))
           case "Strong": {
-            const next = EscalationRoute.reviews(settings, state)
+            const next = EscalationPhases.reviews(settings, state)
               ? replayStrongReview(settings, line, state)
-              : EscalationRoute.strongHeld(settings, state)
+              : EscalationPhases.strongHeld(settings, state)
             if (next === undefined) return Effect.succeed(unknown)
             if (Option.isSome(next.store)) store(next.store.value)
             return Effect.succeed(escalated(next))
