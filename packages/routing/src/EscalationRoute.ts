@@ -225,6 +225,25 @@ interface Step {
   ) => Effect.Effect<Decision.Decision, never, RoutingFacts.Reporter>
 }
 
+/** The judge's vote on a finished turn (`reply`), its input marked with `phase` when set. */
+const askJudge = (shell: Shell, request: RoutedRequest, reply: ChatCompletion, phase: Escalation.Phase | undefined) =>
+  shell.judge.escalate({
+    options: shell.options,
+    messages: request.body.messages,
+    reply,
+    headers: request.headers,
+    ...(phase === undefined ? {} : { phase })
+  }).pipe(Effect.map(voteOf))
+
+/** Count a consultation that came to no verdict; whether the judge was called (not an open breaker). */
+const settle = (shell: Shell, outcome: Consultation.Outcome<Vote>) =>
+  Effect.as(
+    outcome._tag === "WithoutVerdict"
+      ? shell.recordWithoutVerdict(shell.options.judge.id, outcome.reason)
+      : Effect.void,
+    outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+  )
+
 /**
  * A strong-phase request that reaches `strong_min_calls`: strong answers buffered (the weak target
  * on a fallback-worthy failure: not judged), and the judge reads the strong turn. Its failures never
@@ -244,15 +263,8 @@ const reviewStrong = (
     if (served.tier === "weak") {
       return yield* step.apply(strongFallback(options, state), false, Option.some(served.answer))
     }
-    const outcome = yield* shell.judge.escalate({
-      options,
-      messages: request.body.messages,
-      reply: served.answer,
-      headers: request.headers,
-      phase: "strong"
-    }).pipe(Effect.map(voteOf), Consultation.run(Posture.failOpen))
-    if (outcome._tag === "WithoutVerdict") yield* shell.recordWithoutVerdict(options.judge.id, outcome.reason)
-    const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+    const outcome = yield* askJudge(shell, request, served.answer, "strong").pipe(Consultation.run(Posture.failOpen))
+    const consulted = yield* settle(shell, outcome)
     return yield* step.apply(reviewed(options, options.judge.id, state, outcome), consulted, Option.some(served.answer))
   })
 
@@ -277,22 +289,13 @@ const judgeWeak = (
     if (Option.isNone(reply)) return yield* step.apply(weakFailed(options, state.streak), false, Option.none())
     if ((state.cooldown ?? 0) > 0) return yield* step.apply(cooledDown(options, state), false, reply)
 
-    const outcome = yield* shell.judge.escalate({
-      options,
-      messages: request.body.messages,
-      reply: reply.value,
-      headers: request.headers,
-      ...(Option.isSome(deescalationOf(options)) ? { phase: "efficient" as const } : {})
-    }).pipe(
-      Effect.map(voteOf),
+    const phase = Option.isSome(deescalationOf(options)) ? "efficient" as const : undefined
+    const outcome = yield* askJudge(shell, request, reply.value, phase).pipe(
       Consultation.run(shell.posture),
       Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
       Effect.tapError(() => report(options, true, step.stored, step.stored, Option.none()))
     )
-    if (outcome._tag === "WithoutVerdict") {
-      yield* shell.recordWithoutVerdict(judgeModel, outcome.reason)
-    }
-    const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+    const consulted = yield* settle(shell, outcome)
     const decided = judged(options, judgeModel, state, Option.isSome(step.stored), outcome)
     return yield* step.apply(decided, consulted, decided.tier === "weak" ? reply : Option.none())
   })

@@ -21,19 +21,22 @@ let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `escalation-judge-${process.pid}-${++judgeCounter}`
 
-const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
-  judgeDeployment(upstreamUrl, {
-    judgeModel,
-    answers: { weak: "weak-model", strong: "strong-model" },
-    routes: postureRoutes("esc", (id, judge_failure, judge) =>
-      D.escalation(id, {
-        classifier_target: judge,
-        weak_target: "weak",
-        strong_target: "strong",
-        judge_failure,
-        escalation: { confirmations: 2 }
-      }))
-  })
+/** Escalation routes `<prefix>-<posture>[-stopped]` with the `escalation` table given (confirmations 2 by default). */
+const deployment =
+  (judgeModel: string, escalation: D.Escalation = { confirmations: 2 }, prefix = "esc") =>
+  (upstreamUrl: string): D.Deployment =>
+    judgeDeployment(upstreamUrl, {
+      judgeModel,
+      answers: { weak: "weak-model", strong: "strong-model" },
+      routes: postureRoutes(prefix, (id, judge_failure, judge) =>
+        D.escalation(id, {
+          classifier_target: judge,
+          weak_target: "weak",
+          strong_target: "strong",
+          judge_failure,
+          escalation
+        }))
+    })
 
 const chat = (model: string, stream = false) => ({
   model,
@@ -169,20 +172,9 @@ describe("escalation classifier through the server", () => {
     }))
 })
 
-/** Escalation routes that latch on one verdict and release on one decline after one strong turn. */
-const deescalating = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
-  judgeDeployment(upstreamUrl, {
-    judgeModel,
-    answers: { weak: "weak-model", strong: "strong-model" },
-    routes: postureRoutes("deesc", (id, judge_failure, judge) =>
-      D.escalation(id, {
-        classifier_target: judge,
-        weak_target: "weak",
-        strong_target: "strong",
-        judge_failure,
-        escalation: { confirmations: 1, deescalation: { strong_min_calls: 1, confirmations: 1 } }
-      }))
-  })
+/** Escalation routes (`deesc-…`) that latch on one verdict and release on one decline after one strong turn. */
+const deescalating = (judgeModel: string) =>
+  deployment(judgeModel, { confirmations: 1, deescalation: { strong_min_calls: 1, confirmations: 1 } }, "deesc")
 
 const verdictText = (escalate: boolean) =>
   JSON.stringify({ escalate, category: escalate ? "drift" : "none", new_evidence: escalate, reason: "r" })
@@ -205,13 +197,19 @@ const decide = (client: HttpClient.HttpClient, model: string, session: string) =
     (response) => Effect.flatMap(response.json, Schema.decodeUnknown(DecisionBody))
   )
 
+/** A server of {@link deescalating} routes whose weak and strong targets answer. */
+const deescalatingServer = Effect.gen(function*() {
+  const judge = uniqueJudge()
+  const { client, upstream } = yield* startServer(deescalating(judge))
+  yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+  yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+  return { client, judge, upstream }
+})
+
 describe("escalation classifier with a deescalation table through the server", () => {
   it.scopedLive("one cycle: escalate, a judged strong turn that declines, then weak again", () =>
     Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deescalating(judge))
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
-      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      const { client, judge, upstream } = yield* deescalatingServer
 
       yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
       const escalated = yield* completion(client, "deesc-error", "s-cycle")
@@ -239,10 +237,7 @@ describe("escalation classifier with a deescalation table through the server", (
 
   it.scopedLive("/v1/decision runs the strong phase too and returns the judged strong turn as response", () =>
     Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deescalating(judge))
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
-      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      const { client, judge, upstream } = yield* deescalatingServer
       yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
       const first = yield* decide(client, "deesc-error", "s-decision")
       assert.deepStrictEqual([first.evidence.source, first.evidence.verdict], ["escalation", "escalate"])
@@ -254,10 +249,7 @@ describe("escalation classifier with a deescalation table through the server", (
 
   it.scopedLive("under error, a failing judge on a strong turn serves the strong answer and keeps strong (retained)", () =>
     Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deescalating(judge))
-      yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
-      yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+      const { client, judge, upstream } = yield* deescalatingServer
       yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
       assert.strictEqual((yield* completion(client, "deesc-error", "s-down")).selected, "strong-model")
 
