@@ -1,10 +1,12 @@
 /**
  * `[routes.<n>]` with `type = "llm_classifier"` and `mode = "escalation"` — or no `mode` and an
  * `escalation` table (docs/configuration.md): the weak target answers, the judge reads the finished
- * turn, and a session latches to strong after `confirmations` consecutive escalate verdicts.
+ * turn, and a session latches to strong after `confirmations` consecutive escalate verdicts; an
+ * `escalation.deescalation` table makes the latch a strong phase that the judge may end.
  */
 import type * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import {
@@ -17,7 +19,7 @@ import {
   weakStrongFields
 } from "./internal/judgeKeys.js"
 import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "./internal/routeKeys.js"
-import { integerOr, maxSafe } from "./internal/rules.js"
+import { integer, integerOr, maxSafe, optionalInteger } from "./internal/rules.js"
 import * as Table from "./internal/table.js"
 import { keysOf, subtable, TomlInteger, TomlNumber, TomlString, TomlVariant } from "./internal/toml.js"
 
@@ -27,11 +29,20 @@ export type Spec = RouteSpecOf<
   { readonly type: "llm_classifier"; readonly mode: "escalation" }
 >
 
+/** `[routes.<n>.escalation.deescalation]`: the strong phase's release rules. */
+const DeescalationKeys = subtable({
+  strong_min_calls: TomlInteger,
+  confirmations: TomlInteger,
+  strong_max_calls: Schema.optional(TomlInteger),
+  weak_cooldown_calls: Schema.optional(TomlInteger)
+})
+
 /** `[routes.<n>.escalation]` (or an inline table): the escalation mode's own keys. */
 const EscalationKeys = subtable({
   confirmations: Schema.optional(TomlInteger),
   recent_turn_window: Schema.optional(TomlInteger),
-  window_message_chars: Schema.optional(TomlInteger)
+  window_message_chars: Schema.optional(TomlInteger),
+  deescalation: Schema.optional(DeescalationKeys)
 })
 
 const keys = keysOf({
@@ -71,7 +82,39 @@ const escalationSettings = (table: typeof EscalationKeys.Type) =>
       min: 50n,
       max: maxSafe
     }, 500)
-    return { confirmations, recentTurnWindow, windowMessageChars }
+    const deescalation = table.deescalation === undefined
+      ? Option.none()
+      : Option.some(yield* deescalationSettings(table.deescalation))
+    return { confirmations, recentTurnWindow, windowMessageChars, deescalation }
+  })
+
+/**
+ * The de-escalation table: `strong_min_calls` >= 1 and `confirmations` >= 1 (both required),
+ * `strong_max_calls` >= `strong_min_calls` (unset by default), `weak_cooldown_calls` >= 0 (default 0).
+ */
+const deescalationSettings = (table: typeof DeescalationKeys.Type) =>
+  Effect.gen(function*() {
+    const at = (key: string) => ["escalation", "deescalation", key]
+    const strongMinCalls = yield* integer(at("strong_min_calls"), table.strong_min_calls, {
+      min: 1n,
+      max: maxSafe,
+      belowMin: "deescalation.strong_min_calls must be at least 1"
+    })
+    const confirmations = yield* integer(at("confirmations"), table.confirmations, {
+      min: 1n,
+      max: maxSafe,
+      belowMin: "deescalation.confirmations must be at least 1"
+    })
+    const strongMaxCalls = yield* optionalInteger(at("strong_max_calls"), table.strong_max_calls, {
+      min: BigInt(strongMinCalls),
+      max: maxSafe,
+      belowMin: "deescalation.strong_max_calls must be at least deescalation.strong_min_calls"
+    })
+    const weakCooldownCalls = yield* integerOr(at("weak_cooldown_calls"), table.weak_cooldown_calls, {
+      min: 0n,
+      max: maxSafe
+    }, 0)
+    return { strongMinCalls, confirmations, strongMaxCalls, weakCooldownCalls }
   })
 
 /** The escalation route table: the common keys → the targets → the escalation table → `prompt` → the judge call. */

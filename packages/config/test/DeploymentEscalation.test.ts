@@ -219,3 +219,97 @@ describe("DeploymentToml.parse llm_classifier (escalation) load errors", () => {
       "nope"
     ))
 })
+
+describe("DeploymentToml.parse llm_classifier (escalation): the deescalation table", () => {
+  const deesc = (lines: string) =>
+    escalation({ table: `confirmations = 2\n\n[routes.auto.escalation.deescalation]\n${lines}` })
+
+  it.effect("the compatible system's documented de-escalation example loads unchanged", () =>
+    Effect.gen(function*() {
+      const text = readFileSync(new URL("./fixtures/escalation-deescalation-example.toml", import.meta.url), "utf8")
+      const deployment = yield* load(text, [["OPENROUTER_API_KEY", "sk-or-test"]])
+      const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "agent")
+      if (route?.type !== "llm_classifier" || route.mode !== "escalation") {
+        return assert.fail("no escalation route agent")
+      }
+      assert.strictEqual(route.confirmations, 2)
+      assert.deepStrictEqual(
+        route.deescalation,
+        Option.some({ strongMinCalls: 3, confirmations: 2, strongMaxCalls: Option.some(6), weakCooldownCalls: 8 })
+      )
+      assert.strictEqual(DeploymentToml.summary(deployment), "server OK: agent")
+    }))
+
+  it.effect("absent, a latch is permanent; present with the required keys only, the defaults apply", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(escalationRoute(yield* load(escalation())).deescalation, Option.none())
+      assert.deepStrictEqual(
+        escalationRoute(yield* load(deesc("strong_min_calls = 1\nconfirmations = 1"))).deescalation,
+        Option.some({ strongMinCalls: 1, confirmations: 1, strongMaxCalls: Option.none(), weakCooldownCalls: 0 })
+      )
+    }))
+
+  it.effect("an inline table inside an inline escalation table loads too", () =>
+    Effect.gen(function*() {
+      const route = escalationRoute(
+        yield* load(
+          escalation({
+            table: "",
+            route: "escalation = { deescalation = { strong_min_calls = 2, confirmations = 1, strong_max_calls = 2 } }"
+          }).replace("[routes.auto.escalation]", "")
+        )
+      )
+      assert.deepStrictEqual(
+        route.deescalation,
+        Option.some({ strongMinCalls: 2, confirmations: 1, strongMaxCalls: Option.some(2), weakCooldownCalls: 0 })
+      )
+    }))
+
+  const where = `${at}.escalation.deescalation`
+  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
+    [
+      "strong_min_calls 0",
+      "strong_min_calls = 0\nconfirmations = 1",
+      `${where}.strong_min_calls`,
+      "deescalation.strong_min_calls must be at least 1, got 0"
+    ],
+    [
+      "confirmations 0",
+      "strong_min_calls = 1\nconfirmations = 0",
+      `${where}.confirmations`,
+      "deescalation.confirmations must be at least 1, got 0"
+    ],
+    [
+      "strong_max_calls below strong_min_calls",
+      "strong_min_calls = 3\nconfirmations = 1\nstrong_max_calls = 2",
+      `${where}.strong_max_calls`,
+      "deescalation.strong_max_calls must be at least deescalation.strong_min_calls, got 2"
+    ],
+    [
+      "a negative weak_cooldown_calls",
+      "strong_min_calls = 1\nconfirmations = 1\nweak_cooldown_calls = -1",
+      `${where}.weak_cooldown_calls`,
+      "must be at least 0, got -1"
+    ],
+    ["a missing strong_min_calls", "confirmations = 1", `${where}.strong_min_calls`, "missing"],
+    ["a missing confirmations", "strong_min_calls = 1", `${where}.confirmations`, "missing"],
+    [
+      "an unknown key",
+      "strong_min_calls = 1\nconfirmations = 1\nstrong_calls = 2",
+      `${where}.strong_calls`,
+      "unknown field"
+    ],
+    [
+      "strong_min_calls as a float",
+      "strong_min_calls = 1.5\nconfirmations = 1",
+      `${where}.strong_min_calls`,
+      "expected an integer"
+    ]
+  ]
+  for (const [name, lines, path, fragment] of cases) {
+    it.effect(name, () => expectInvalid(deesc(lines), path, fragment))
+  }
+
+  it.effect("not a table", () =>
+    expectInvalid(escalation({ table: "deescalation = 3" }), `${where}`, "expected a table"))
+})

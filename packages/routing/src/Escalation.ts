@@ -1,6 +1,9 @@
 /**
- * What an escalation judge reads and answers: the condensed transcript of a finished weak turn and
- * the verdict `{"escalate": boolean, "reason": string}` (structured-output name `EscalationVerdict`).
+ * What an escalation judge reads and answers: the condensed transcript of a finished turn and the
+ * verdict `{"escalate", "category", "new_evidence", "reason"}` (structured-output name
+ * `EscalationVerdict`; `category` and `new_evidence` may be missing from an older judge's reply).
+ * With a `deescalation` table the transcript opens with the phase marker (`EFFICIENT_EVALUATION`
+ * on a weak turn, `STRONG_EVALUATION` on a strong turn) and the prompt gains the phase contract.
  *
  * The transcript has fixed caps (not configurable): each system/developer anchor 1,000 characters,
  * the first user message 2,000, the whole transcript 18,000. The trailing window holds the last
@@ -12,18 +15,36 @@ import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Conversation from "./Conversation.js"
+import * as Evidence from "./Evidence.js"
 import { invalid, type InvalidVerdict, stripFences } from "./Verdict.js"
 
-/** The verdict on a finished weak turn. */
-export const EscalationVerdict = Schema.Struct({ escalate: Schema.Boolean, reason: Schema.String })
+/** The bounded trouble pattern an escalate verdict names (`none` when it names none). */
+export const Category = Evidence.EscalationCategory
+export type Category = typeof Category.Type
+
+/**
+ * The verdict on a finished turn. `category` and `new_evidence` are optional so that a judge
+ * prompted for the older `{"escalate", "reason"}` verdict keeps working (see {@link nextStreak}).
+ */
+export const EscalationVerdict = Schema.Struct({
+  escalate: Schema.Boolean,
+  category: Schema.optionalWith(Category, { exact: true }),
+  new_evidence: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  reason: Schema.String
+})
 export type EscalationVerdict = typeof EscalationVerdict.Type
 
 /** The inner JSON Schema of the verdict, as sent to the judge. */
 export const jsonSchema = {
   type: "object",
   additionalProperties: false,
-  required: ["escalate", "reason"],
-  properties: { escalate: { type: "boolean" }, reason: { type: "string" } }
+  required: ["escalate", "category", "new_evidence", "reason"],
+  properties: {
+    escalate: { type: "boolean" },
+    category: { type: "string", enum: Category.literals },
+    new_evidence: { type: "boolean" },
+    reason: { type: "string" }
+  }
 } as const
 
 /** The `response_format` of a `json_schema` escalation judge request. */
@@ -38,8 +59,59 @@ export const packagedPrompt = [
   "Decide whether the conversation should move to a stronger assistant from now on: escalate when",
   "the reply is wrong, incomplete, evasive, or shows that the task is beyond the assistant; do not",
   "escalate when the reply handles the request adequately.",
-  "Answer with one JSON object: {\"escalate\": true|false, \"reason\": \"<one short sentence>\"}."
+  "Name the kind of trouble as category: repetition (the same attempt again), false_progress",
+  "(claims of success the results do not show), drift (away from the task), desperation (random or",
+  "destructive attempts), capability_gap (the task is beyond the assistant), none (no trouble).",
+  "Set new_evidence to true only when the latest reply itself shows the trouble; false when you",
+  "rely on what earlier turns already showed.",
+  "Answer with one JSON object: {\"escalate\": true|false, \"category\": \"<category>\",",
+  "\"new_evidence\": true|false, \"reason\": \"<one short sentence>\"}."
 ].join("\n")
+
+/** Which tier's finished turn a de-escalating route's judge reads. */
+export type Phase = "efficient" | "strong"
+
+/** The marker that opens the transcript of a de-escalating route's judge. */
+export const phaseMarker = (phase: Phase): string =>
+  phase === "efficient" ? "EFFICIENT_EVALUATION" : "STRONG_EVALUATION"
+
+/** Appended to the prompt (packaged or the route's own) of a de-escalating route's judge. */
+export const phaseContract = [
+  "The transcript opens with a phase marker.",
+  "EFFICIENT_EVALUATION: the latest reply is the fast assistant's; escalate as described above.",
+  "STRONG_EVALUATION: the conversation was moved to the stronger assistant and the latest reply is",
+  "its own. Answer escalate: true while the trouble that caused the move still shows in the recent",
+  "results, or the fix is not yet verified; answer escalate: false once it is resolved and",
+  "verified, so the conversation may return to the fast assistant."
+].join("\n")
+
+/** The prompt a judge gets: `prompt`, with the phase contract when the route de-escalates. */
+export const promptFor = (prompt: string, phase: Phase | undefined): string =>
+  phase === undefined ? prompt : `${prompt.trimEnd()}\n\n${phaseContract}`
+
+/** A session's escalate streak and the category of the vote that last moved it. */
+export interface Streak {
+  readonly streak: number
+  readonly category?: Category | undefined
+}
+
+/**
+ * The streak after a verdict: a decline, or an escalate without fresh evidence
+ * (`new_evidence: false`), resets it to 0; an escalate with fresh evidence in the category of the
+ * previous vote adds one, in another category restarts at 1. A verdict without `new_evidence`
+ * counts as fresh evidence, and a missing category (on either vote) as the same category, so an
+ * older judge's verdicts count as they always did: every escalate adds one.
+ */
+export const nextStreak = (
+  previous: Streak,
+  verdict: Pick<EscalationVerdict, "escalate" | "category" | "new_evidence">
+): Streak => {
+  if (!verdict.escalate || verdict.new_evidence === false) return { streak: 0 }
+  const category = verdict.category ?? previous.category
+  const same = previous.streak === 0 || verdict.category === undefined || previous.category === undefined ||
+    verdict.category === previous.category
+  return { streak: same ? previous.streak + 1 : 1, category }
+}
 
 /** Fixed caps of the condensed transcript. */
 export const caps = {
@@ -71,8 +143,21 @@ export interface TranscriptOptions {
 
 const line = (label: string, text: string, max: number) => `[${label}] ${middle(text, max - label.length - 3)}`
 
-/** The condensed transcript of `messages` followed by the weak target's `reply`. */
+/**
+ * The condensed transcript of `messages` followed by the finished `reply`, opened by the phase
+ * marker when `phase` is set (the marker does not count against the transcript's cap).
+ */
 export const transcript = (
+  messages: ReadonlyArray<Message>,
+  reply: ChatCompletion,
+  options: TranscriptOptions,
+  phase?: Phase
+): string => {
+  const body = condensed(messages, reply, options)
+  return phase === undefined ? body : `${phaseMarker(phase)}\n${body}`
+}
+
+const condensed = (
   messages: ReadonlyArray<Message>,
   reply: ChatCompletion,
   options: TranscriptOptions

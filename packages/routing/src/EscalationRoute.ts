@@ -1,7 +1,7 @@
 /**
  * The `llm_classifier` route in `escalation` mode: serve the weak target, judge the finished weak
  * turn, and latch the session to the strong target after `confirmations` consecutive escalate
- * verdicts.
+ * verdicts — for good, or, with a `deescalation` table, into a strong phase the judge may end.
  *
  * Per request (requests of one session are routed one at a time, judge call included):
  *
@@ -10,22 +10,36 @@
  *    transport failure routes to strong instead (`weak_failed`, streak unchanged); any other weak
  *    failure fails the request as it is.
  * 3. The judge reads a condensed transcript of the conversation and the weak reply (`Escalation`)
- *    and answers `{"escalate", "reason"}`, through `Consultation.run` with the route's `Posture`:
- *    - escalate → streak + 1; at `confirmations` the session latches, the weak reply is discarded
- *      and strong answers (fallback `[weak]`); below it the weak reply is served;
- *    - decline → streak 0, the weak reply is served;
+ *    and answers `{"escalate", "category", "new_evidence", "reason"}`, through `Consultation.run`
+ *    with the route's `Posture`:
+ *    - escalate with fresh evidence → streak + 1 in the category of the previous vote, 1 in another
+ *      (`Escalation.nextStreak`); at `confirmations` the session latches, the weak reply is
+ *      discarded and strong answers (fallback `[weak]`); below it the weak reply is served;
+ *    - decline, or escalate without fresh evidence → streak 0, the weak reply is served;
  *    - no verdict (an invalid reply under both postures; a call failure under `fail_open`; an open
  *      breaker under `fail_open`) → the weak reply is served, the streak is unchanged, one
  *      fail-open count (evidence `retained` when the session has state, else `fail-open`;
  *      `circuit-open` for the breaker);
  *    - a call failure under `error` → `JudgeUnavailable` (502 / 504; 503 for an open breaker).
  *
- * Only a valid verdict writes the session's state (its streak, or the latch). Without a session id
- * the state lives for one request only (so only `confirmations = 1` can escalate). A request whose
+ * With a `deescalation` table (judge input marked `EFFICIENT_EVALUATION` / `STRONG_EVALUATION`)
+ * the latch starts a strong phase (the escalating turn is its first strong turn): strong turns
+ * below `strong_min_calls` route to strong unjudged; from then on strong answers buffered
+ * (candidates `[strong, weak]`) and the judge reads the strong turn (`reviewed`): declines release
+ * the session from its next request once `deescalation.confirmations` are consecutive; a judge
+ * failure never fails the request, whatever the posture (strong stays); a weak fallback answer is
+ * not judged (`strongFallback`). After `strong_max_calls` strong turns the next request returns to
+ * weak (`begin`), its first `weak_cooldown_calls` weak turns served unjudged (`cooledDown`).
+ *
+ * Only a valid verdict writes the session's escalate streak or latch (the strong phase's counts are
+ * written by every strong turn). Without a session id the state lives for one request only (so
+ * only `confirmations = 1` can escalate, and the de-escalation table is inert). A request whose
  * headers say `session_final` (`x-switchyard-session-final`, else `x-dynamo-session-final`) removes
- * the session's state once it is routed: the next request of that id starts unlatched, streak 0. The weak reply
- * travels in an `Answered` decision: the `Router` replays it to streaming callers.
+ * the session's state once it is routed: the next request of that id starts unlatched, streak 0.
+ * A reply the route holds (the weak reply, a judged strong turn's answer) travels in an `Answered`
+ * decision: the `Router` replays it to streaming callers.
  */
+import * as Fallback from "@switchyard-ts/client/Fallback"
 import type { Target } from "@switchyard-ts/client/Target"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { type ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
@@ -37,7 +51,27 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Consultation from "./Consultation.js"
 import * as Decision from "./Decision.js"
-import type * as Evidence from "./Evidence.js"
+import type * as Escalation from "./Escalation.js"
+import {
+  begin,
+  cooledDown,
+  type Decided,
+  type Deescalation,
+  deescalationOf,
+  judged,
+  latched,
+  next,
+  reviewed,
+  reviews,
+  type Settings,
+  type State,
+  stateOf,
+  strongFallback,
+  strongHeld,
+  toStored,
+  type Vote,
+  weakFailed
+} from "./EscalationPhases.js"
 import * as ClassifierRoute from "./internal/classifierRoute.js"
 import { type EscalationJudgeOptions, Judge } from "./Judge.js"
 import * as Metrics from "./Metrics.js"
@@ -47,8 +81,6 @@ import * as RoutingFacts from "./RoutingFacts.js"
 import * as SessionIdentity from "./SessionIdentity.js"
 import { type SessionDecision, SessionStore } from "./SessionStore.js"
 
-type EscalationEvidence = typeof Evidence.Escalation.Type
-
 /** Options of an escalation route (its TOML keys, validated). */
 export interface Options extends EscalationJudgeOptions {
   readonly id: string
@@ -57,98 +89,29 @@ export interface Options extends EscalationJudgeOptions {
   readonly strong: Target
   /** `escalation.confirmations` >= 1 (default 2): consecutive escalate verdicts that latch a session. */
   readonly confirmations: number
+  /** `escalation.deescalation`; none (the default): a latch is permanent. */
+  readonly deescalation?: Option.Option<Deescalation>
   readonly judgeFailure: Posture.Posture
   readonly contextWindow?: Option.Option<number>
   readonly toolCalling?: Option.Option<boolean>
 }
 
-/** A session's escalation state. */
-export type State =
-  | { readonly _tag: "Unlatched"; readonly streak: number }
-  | { readonly _tag: "Latched" }
-
-/** The state a stored decision holds; none stored is a fresh session (streak 0). */
-export const stateOf = (stored: Option.Option<SessionDecision>, strong: Target): State =>
-  Option.match(stored, {
-    onNone: () => ({ _tag: "Unlatched", streak: 0 }),
-    onSome: (decision) =>
-      decision.target === strong.name && decision.streak === undefined
-        ? { _tag: "Latched" }
-        : { _tag: "Unlatched", streak: decision.streak ?? 0 }
-  })
-
-/** The state after a valid verdict. */
-export const next = (streak: number, escalate: boolean, confirmations: number): State => {
-  if (!escalate) return { _tag: "Unlatched", streak: 0 }
-  return streak + 1 >= confirmations ? { _tag: "Latched" } : { _tag: "Unlatched", streak: streak + 1 }
+/** The decision rules, with the route (see `EscalationPhases`). */
+export {
+  begin,
+  cooledDown,
+  judged,
+  latched,
+  next,
+  reviewed,
+  reviews,
+  stateOf,
+  strongFallback,
+  strongHeld,
+  toStored,
+  weakFailed
 }
-
-/** The settings the decision rules read (a route's options, or a deployment's route spec). */
-export type Settings = Pick<Options, "confirmations">
-
-/** Which target answers a request, why, and the state to store (none: keep what is stored). */
-export interface Decided {
-  /** `strong`: the strong target answers; `weak`: the weak target's reply is served. */
-  readonly tier: "weak" | "strong"
-  readonly evidence: Evidence.Evidence
-  readonly store: Option.Option<State>
-}
-
-const escalationEvidence = (
-  settings: Settings,
-  verdict: EscalationEvidence["verdict"],
-  streak: number
-): EscalationEvidence => ({ source: "escalation", verdict, streak, confirmations: settings.confirmations })
-
-/** A latched session: strong, no weak call, no judge call (evidence `latched`). */
-export const latched = (settings: Settings): Decided => ({
-  tier: "strong",
-  evidence: escalationEvidence(settings, "latched", settings.confirmations),
-  store: Option.none()
-})
-
-/** The weak call failed in a way that routes to strong (context overflow, transport): `weak_failed`, streak unchanged. */
-export const weakFailed = (settings: Settings, streak: number): Decided => ({
-  tier: "strong",
-  evidence: escalationEvidence(settings, "weak_failed", streak),
-  store: Option.none()
-})
-
-/**
- * After the judge read the weak turn of an unlatched session with `streak` (`hasState`: the session
- * had stored state): a verdict moves the streak ({@link next}) and is stored — latched, strong
- * answers; else the weak reply is served. Without a verdict the weak reply is served and nothing
- * is stored (`retained` when the session had state, else `fail-open`; `circuit-open` for the breaker).
- */
-export const judged = (
-  settings: Settings,
-  judgeModel: string,
-  streak: number,
-  hasState: boolean,
-  outcome: Consultation.Outcome<boolean>
-): Decided => {
-  if (outcome._tag === "Verdict") {
-    const escalate = outcome.verdict
-    const after = next(streak, escalate, settings.confirmations)
-    return after._tag === "Latched"
-      ? { tier: "strong", evidence: escalationEvidence(settings, "escalate", streak + 1), store: Option.some(after) }
-      : {
-        tier: "weak",
-        evidence: escalationEvidence(settings, escalate ? "escalate" : "decline", after.streak),
-        store: Option.some(after)
-      }
-  }
-  const reason = outcome.reason
-  return {
-    tier: "weak",
-    evidence: reason === "circuit_open"
-      ? { source: "circuit-open", judge_model: judgeModel }
-      : hasState
-      ? { source: "retained", reason, judge_model: judgeModel }
-      : { source: "fail-open", reason, judge_model: judgeModel },
-    store: Option.none()
-  }
-}
+export type { Decided, Deescalation, Settings, State, Vote }
 
 const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
@@ -156,12 +119,6 @@ const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
 /** A weak failure that routes to strong instead of failing the request. */
 const strongInstead = (error: ClientFailure): boolean =>
   error._tag === "TransportError" || (error._tag === "UpstreamStatus" && error.contextWindowExceeded === true)
-
-/** What the session store holds for a state. */
-const toStored = (options: Options, state: State): SessionDecision =>
-  state._tag === "Latched"
-    ? { target: options.strong.name, tier: "strong" }
-    : { target: options.weak.name, tier: "weak", streak: state.streak }
 
 /** What one escalation route routes requests with. */
 interface Shell {
@@ -174,32 +131,45 @@ interface Shell {
   readonly recordWithoutVerdict: ClassifierRoute.RecordWithoutVerdict
 }
 
-/** The weak target's reply; none when its failure routes to strong instead. */
-const callWeak = (shell: Shell, request: RoutedRequest) =>
+/** One buffered call to `target` while routing, counted as an LLM call of the route (a breaker's refusal is not). */
+const callTarget = (shell: Shell, target: Target, request: RoutedRequest) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
     (start) =>
-      shell.upstream.complete({
-        target: shell.options.weak,
-        body: request.body,
-        headers: request.headers,
-        completion: true
-      }).pipe(
+      shell.upstream.complete({ target, body: request.body, headers: request.headers, completion: true }).pipe(
         Effect.onExit((exit) =>
           refusedByBreaker(exit) ?
             Effect.void :
             Effect.flatMap(Clock.currentTimeMillis, (end) =>
               Metrics.recordLlmCall(
                 "llm_task_classifier",
-                shell.options.weak.id,
+                target.id,
                 Exit.isSuccess(exit) ? "ok" : "error",
                 end - start,
                 Exit.isSuccess(exit) ? exit.value.usage : undefined
               ))
-        ),
-        Effect.map(Option.some),
-        Effect.catchIf(strongInstead, () => Effect.succeedNone)
+        )
       )
+  )
+
+/** The weak target's reply; none when its failure routes to strong instead. */
+const callWeak = (shell: Shell, request: RoutedRequest) =>
+  callTarget(shell, shell.options.weak, request).pipe(
+    Effect.map(Option.some),
+    Effect.catchIf(strongInstead, () => Effect.succeedNone)
+  )
+
+/**
+ * A judged strong turn's answer: the strong target, then the weak one when the strong target's
+ * failure is fallback-worthy (as an answer call's candidates `[strong, weak]`).
+ */
+const callStrong = (shell: Shell, request: RoutedRequest) =>
+  callTarget(shell, shell.options.strong, request).pipe(
+    Effect.map((answer) => ({ tier: "strong" as const, answer })),
+    Effect.catchIf(
+      Fallback.isFallbackWorthy,
+      () => Effect.map(callTarget(shell, shell.options.weak, request), (answer) => ({ tier: "weak" as const, answer }))
+    )
   )
 
 /** Tell the request's observer the session's state before and after, and the tier that answers. */
@@ -221,13 +191,13 @@ const report = (
     })
   )
 
-/** The decision of what the rules decided: strong answers, or the weak reply is served. */
+/** The decision of what the rules decided: the reply the route holds is served, else strong answers. */
 const decisionOf = (shell: Shell, decided: Decided, reply: Option.Option<ChatCompletion>): Decision.Decision =>
-  decided.tier === "weak" && Option.isSome(reply)
+  Option.isSome(reply)
     ? Decision.answered({
       route: shell.info,
       answer: reply.value,
-      servedBy: Option.some(shell.options.weak),
+      servedBy: Option.some(decided.tier === "weak" ? shell.options.weak : shell.options.strong),
       evidence: decided.evidence
     })
     : Decision.routed({
@@ -237,51 +207,151 @@ const decisionOf = (shell: Shell, decided: Decided, reply: Option.Option<ChatCom
       evidence: decided.evidence
     })
 
+/** A judge consultation's verdict as the rules read it. */
+const voteOf = (verdict: Escalation.EscalationVerdict): Vote => ({
+  escalate: verdict.escalate,
+  ...(verdict.category === undefined ? {} : { category: verdict.category }),
+  ...(verdict.new_evidence === undefined ? {} : { new_evidence: verdict.new_evidence })
+})
+
+/** The steps of one request, over the session's stored state. */
+interface Step {
+  readonly stored: Option.Option<SessionDecision>
+  /** Store what the rules decided (with a session), report it, and decide. */
+  readonly apply: (
+    decided: Decided,
+    consulted: boolean,
+    reply: Option.Option<ChatCompletion>
+  ) => Effect.Effect<Decision.Decision, never, RoutingFacts.Reporter>
+}
+
+/** The judge's vote on a finished turn (`reply`), its input marked with `phase` when set. */
+const askJudge = (shell: Shell, request: RoutedRequest, reply: ChatCompletion, phase: Escalation.Phase | undefined) =>
+  shell.judge.escalate({
+    options: shell.options,
+    messages: request.body.messages,
+    reply,
+    headers: request.headers,
+    ...(phase === undefined ? {} : { phase })
+  }).pipe(Effect.map(voteOf))
+
+/** Count a consultation that came to no verdict; whether the judge was called (not an open breaker). */
+const settle = (shell: Shell, outcome: Consultation.Outcome<Vote>) =>
+  Effect.as(
+    outcome._tag === "WithoutVerdict"
+      ? shell.recordWithoutVerdict(shell.options.judge.id, outcome.reason)
+      : Effect.void,
+    outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+  )
+
 /**
- * One request of a session (`key`): its state, then the rules — latched, or the weak call and the
- * judge's verdict on it through the posture — and what they decide stored, reported and decided.
+ * A strong-phase request that reaches `strong_min_calls`: strong answers buffered (the weak target
+ * on a fallback-worthy failure: not judged), and the judge reads the strong turn. Its failures never
+ * fail the request, whatever the posture: strong stays (see {@link reviewed}).
+ */
+const reviewStrong = (
+  shell: Shell,
+  request: RoutedRequest,
+  step: Step,
+  state: Extract<State, { _tag: "Strong" }>
+) =>
+  Effect.gen(function*() {
+    const { options } = shell
+    const served = yield* callStrong(shell, request).pipe(
+      Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("strong")))
+    )
+    if (served.tier === "weak") {
+      return yield* step.apply(strongFallback(options, state), false, Option.some(served.answer))
+    }
+    const outcome = yield* askJudge(shell, request, served.answer, "strong").pipe(Consultation.run(Posture.failOpen))
+    const consulted = yield* settle(shell, outcome)
+    return yield* step.apply(reviewed(options, options.judge.id, state, outcome), consulted, Option.some(served.answer))
+  })
+
+/**
+ * A weak-phase request: the weak call, then (outside a cooldown) the judge's verdict on it through
+ * the route's posture.
+ */
+const judgeWeak = (
+  shell: Shell,
+  request: RoutedRequest,
+  step: Step,
+  state: Extract<State, { _tag: "Unlatched" }>
+) =>
+  Effect.gen(function*() {
+    const { options } = shell
+    const judgeModel = options.judge.id
+    // A weak failure that fails the request is reported too: the routing log's line then says the
+    // store was read (a replay learns that a `session_final` ended the session before it).
+    const reply = yield* callWeak(shell, request).pipe(
+      Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("weak")))
+    )
+    if (Option.isNone(reply)) return yield* step.apply(weakFailed(options, state.streak), false, Option.none())
+    if ((state.cooldown ?? 0) > 0) return yield* step.apply(cooledDown(options, state), false, reply)
+
+    const phase = Option.isSome(deescalationOf(options)) ? "efficient" as const : undefined
+    const outcome = yield* askJudge(shell, request, reply.value, phase).pipe(
+      Consultation.run(shell.posture),
+      Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
+      Effect.tapError(() => report(options, true, step.stored, step.stored, Option.none()))
+    )
+    const consulted = yield* settle(shell, outcome)
+    const decided = judged(options, judgeModel, state, Option.isSome(step.stored), outcome)
+    return yield* step.apply(decided, consulted, decided.tier === "weak" ? reply : Option.none())
+  })
+
+/**
+ * One request of a session (`key`): its state (a strong phase past `strong_max_calls` returns to
+ * weak first), then the rules of its phase, and what they decide stored, reported and decided.
  */
 const decideFor = (shell: Shell, request: RoutedRequest, key: Option.Option<string>) =>
   Effect.gen(function*() {
     const { options, store } = shell
-    const judgeModel = options.judge.id
     const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
-    const state = stateOf(stored, options.strong)
-    /** Apply what the rules decided: store its state (with a session), report, decide. */
-    const apply = (decided: Decided, consulted: boolean, reply: Option.Option<ChatCompletion>) =>
-      Effect.gen(function*() {
-        const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
-        if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
-        yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
-        return decisionOf(shell, decided, reply)
-      })
-    if (state._tag === "Latched") return yield* apply(latched(options), false, Option.none())
-    const streak = state.streak
-
-    // A weak failure that fails the request is reported too: the routing log's line then says the
-    // store was read (a replay learns that a `session_final` ended the session before it).
-    const reply = yield* callWeak(shell, request).pipe(
-      Effect.tapError(() => report(options, false, stored, stored, Option.some("weak")))
-    )
-    if (Option.isNone(reply)) return yield* apply(weakFailed(options, streak), false, Option.none())
-
-    const outcome = yield* shell.judge.escalate({
-      options,
-      messages: request.body.messages,
-      reply: reply.value,
-      headers: request.headers
-    }).pipe(
-      Effect.map((verdict) => verdict.escalate),
-      Consultation.run(shell.posture),
-      Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
-      Effect.tapError(() => report(options, true, stored, stored, Option.none()))
-    )
-    if (outcome._tag === "WithoutVerdict") {
-      yield* shell.recordWithoutVerdict(judgeModel, outcome.reason)
+    const state = begin(options, stateOf(stored, options.strong, options))
+    const step: Step = {
+      stored,
+      apply: (decided, consulted, reply) =>
+        Effect.gen(function*() {
+          const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
+          if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
+          yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
+          return decisionOf(shell, decided, reply)
+        })
     }
-    const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
-    return yield* apply(judged(options, judgeModel, streak, Option.isSome(stored), outcome), consulted, reply)
+    switch (state._tag) {
+      case "Latched":
+        return yield* step.apply(latched(options), false, Option.none())
+      case "Strong":
+        return reviews(options, state)
+          ? yield* reviewStrong(shell, request, step, state)
+          : yield* step.apply(strongHeld(options, state), false, Option.none())
+      case "Unlatched":
+        return yield* judgeWeak(shell, request, step, state)
+    }
   })
+
+/**
+ * Once per route: a request without a session id on a route whose state spans requests
+ * (`confirmations` > 1, or a `deescalation` table) is routed with a state that lasts one request.
+ */
+const withoutSessionWarning = (options: Options): Effect.Effect<void> => {
+  const deescalating = Option.isSome(deescalationOf(options))
+  if (options.confirmations <= 1 && !deescalating) return Effect.void
+  let warned = false
+  return Effect.suspend(() => {
+    if (warned) return Effect.void
+    warned = true
+    return Effect.logWarning("stateful escalation has no session ID; routing state will not persist").pipe(
+      Effect.annotateLogs({
+        route: options.id,
+        confirmations: options.confirmations,
+        deescalation: deescalating,
+        required_header: SessionIdentity.sessionHeader
+      })
+    )
+  })
+}
 
 /** Build an escalation route over the `Judge`, the `SessionStore` and the `UpstreamClient` (the weak call). */
 export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient> =>
@@ -296,6 +366,7 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       recordWithoutVerdict: ClassifierRoute.withoutVerdict(options.id)
     }
     const withSessionLock = ClassifierRoute.sessionLocks()
+    const warnWithoutSession = withoutSessionWarning(options)
     const route: Route = {
       id: options.id,
       name: options.name,
@@ -305,10 +376,11 @@ export const make = (options: Options): Effect.Effect<Route, never, Judge | Sess
       toolCalling: options.toolCalling ?? Option.none(),
       decide: (request) => {
         const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
+        const warned = Option.isNone(key) ? warnWithoutSession : Effect.void
         const forget = Option.match(key, { onNone: () => Effect.void, onSome: shell.store.remove })
-        return withSessionLock(
-          key,
-          SessionIdentity.forgetOnFinal(decideFor(shell, request, key), request.headers, forget)
+        return Effect.zipRight(
+          warned,
+          withSessionLock(key, SessionIdentity.forgetOnFinal(decideFor(shell, request, key), request.headers, forget))
         )
       }
     }

@@ -147,17 +147,48 @@ export const StageRouter = Schema.Struct({
   stage: StageFacts
 })
 
+/** The bounded trouble pattern an escalation verdict names (`none` when it names none). */
+export const EscalationCategory = Schema.Literal(
+  "none",
+  "repetition",
+  "false_progress",
+  "drift",
+  "desperation",
+  "capability_gap"
+)
+
 /**
  * An escalation route: `escalate` / `decline` — the judge's verdict on the weak turn (`streak`:
  * consecutive escalate verdicts after it; at `confirmations` the session latched and strong
- * answered); `latched` — the session was already latched, strong answered with no judge call;
- * `weak_failed` — the weak target overflowed its context or its transport failed, strong answered.
+ * answered; `category` / `new_evidence` as the verdict gave them); `latched` — the session was
+ * already latched, strong answered with no judge call; `weak_failed` — the weak target overflowed
+ * its context or its transport failed, strong answered. With a `deescalation` table: `cooldown` —
+ * a weak turn served unjudged after a forced return (`cooldown`: such turns left); `retain` /
+ * `pending` / `release` — the judge's verdict on a strong turn (escalate; a decline below, or at,
+ * `deescalation.confirmations`, `release_streak` counting them; `release` returns the next request
+ * to weak); `strong_fallback` — the strong target failed and the weak one answered, unjudged.
+ * Strong-phase evidence carries `strong_calls` (strong turns so far, this one included).
  */
 export const Escalation = Schema.Struct({
   source: Schema.Literal("escalation"),
-  verdict: Schema.Literal("escalate", "decline", "latched", "weak_failed"),
+  verdict: Schema.Literal(
+    "escalate",
+    "decline",
+    "latched",
+    "weak_failed",
+    "cooldown",
+    "retain",
+    "pending",
+    "release",
+    "strong_fallback"
+  ),
   streak: Schema.Number,
-  confirmations: Schema.Number
+  confirmations: Schema.Number,
+  category: Schema.optionalWith(EscalationCategory, { exact: true }),
+  new_evidence: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  strong_calls: Schema.optionalWith(Schema.Number, { exact: true }),
+  release_streak: Schema.optionalWith(Schema.Number, { exact: true }),
+  cooldown: Schema.optionalWith(Schema.Number, { exact: true })
 })
 
 /** What made the advisor gate review a turn (also the `trigger` label of the review metric). */

@@ -97,12 +97,17 @@ export interface EscalationJudgeOptions extends Escalation.TranscriptOptions {
   readonly judgeTimeoutMs?: Option.Option<number>
 }
 
-/** One escalation consultation: the caller's conversation, the weak target's finished reply, the headers. */
+/**
+ * One escalation consultation: the caller's conversation, the finished reply (the weak target's, or
+ * the strong target's in a de-escalating route's strong phase), the headers, and — on a route with
+ * a `deescalation` table — the phase whose marker opens the transcript.
+ */
 export interface EscalationConsultation {
   readonly options: EscalationJudgeOptions
   readonly messages: ReadonlyArray<Message>
   readonly reply: ChatCompletion
   readonly headers: Readonly<Record<string, string>>
+  readonly phase?: Escalation.Phase
 }
 
 /** Everything a consultation can fail with (defined by `Consultation`). */
@@ -164,7 +169,10 @@ export const customRequestBody = (consultation: CustomConsultation): Readonly<Re
 /** The chat request sent to an escalation judge: its prompt, the condensed transcript, the verdict format. */
 export const escalationRequestBody = (consultation: EscalationConsultation): Readonly<Record<string, unknown>> => {
   const options = consultation.options
-  const prompt = Option.getOrElse(options.prompt, () => Escalation.packagedPrompt)
+  const prompt = Escalation.promptFor(
+    Option.getOrElse(options.prompt, () => Escalation.packagedPrompt),
+    consultation.phase
+  )
   return {
     model: options.judge.id,
     messages: [
@@ -174,7 +182,10 @@ export const escalationRequestBody = (consultation: EscalationConsultation): Rea
           ? `${prompt}\n\n${JudgePrompt.jsonObjectInstruction}\n${JSON.stringify(Escalation.jsonSchema, null, 2)}`
           : prompt
       },
-      { role: "user", content: Escalation.transcript(consultation.messages, consultation.reply, options) }
+      {
+        role: "user",
+        content: Escalation.transcript(consultation.messages, consultation.reply, options, consultation.phase)
+      }
     ],
     response_format: options.responseFormatType === "json_object"
       ? { type: "json_object" }

@@ -1,6 +1,6 @@
 /**
  * The `SessionStore` service: the stored decision of each (route, session) — the target chosen by
- * the last valid verdict, or an escalation route's streak and latch. The in-memory store is bounded: least recently used entries are evicted
+ * the last valid verdict, or an escalation route's streak, latch or strong phase. The in-memory store is bounded: least recently used entries are evicted
  * beyond `maxEntries`, and an entry idle for longer than `ttlMs` is forgotten (by the `Clock`, so
  * tests drive it with `TestClock`).
  */
@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type { Category } from "./Escalation.js"
 import type { Tier } from "./Policy.js"
 
 /** What a session remembers on a route. */
@@ -22,6 +23,14 @@ export interface SessionDecision {
    * weak target); absent once latched (`target` is the strong target).
    */
   readonly streak?: number
+  /** Escalation mode, unlatched: the category of the vote that last moved `streak` (absent: none named). */
+  readonly category?: Category
+  /** Escalation mode, unlatched: weak turns still served unjudged after a forced return (absent: none). */
+  readonly cooldown?: number
+  /** Escalation mode with de-escalation, strong phase: strong turns so far (`target` is the strong target). */
+  readonly strongCalls?: number
+  /** Escalation mode with de-escalation, strong phase: consecutive declines on strong turns. */
+  readonly releaseStreak?: number
   /** Stored by a verdict that landed after its request's deadline (`late_verdict_ms`); absent otherwise. */
   readonly late?: true
 }

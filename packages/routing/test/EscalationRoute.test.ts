@@ -12,13 +12,18 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { conversation, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import {
   buildEscalationRoute,
+  deescalationSchedule,
+  deescalationTable,
   escalationOptions,
+  type EscalationOutcome,
   escalationSchedule,
   makeEscalationJudge,
+  makeTieredUpstream,
   makeWeakUpstream,
   runEscalationSchedule
 } from "./escalationModel.js"
@@ -34,6 +39,59 @@ describe.concurrent("EscalationRoute: failure schedules against the model", () =
         { fastCheck: { numRuns: 60 }, timeout: 120_000 }
       )
     }
+  }
+})
+
+describe.concurrent("EscalationRoute with a deescalation table: failure schedules against the model", () => {
+  for (const posture of ["error", "fail_open"] as const) {
+    for (const confirmations of [1, 2]) {
+      it.effect.prop(
+        `${posture} × confirmations ${confirmations}`,
+        { steps: deescalationSchedule, table: deescalationTable },
+        ({ steps, table }) => runEscalationSchedule({ posture, confirmations, deescalation: table }, steps),
+        { fastCheck: { numRuns: 60 }, timeout: 120_000 }
+      )
+    }
+  }
+})
+
+const verdict = (escalate: boolean, category = "drift", fresh = true): EscalationOutcome => ({
+  _tag: "reply",
+  text: JSON.stringify({ escalate, category, new_evidence: fresh, reason: "r" })
+})
+
+describe("EscalationRoute with a deescalation table: schedules against the model", () => {
+  const table = { strongMinCalls: 2, confirmations: 2, strongMaxCalls: 4, weakCooldownCalls: 1 }
+  const s1 = (outcome: EscalationOutcome, strongFails = false) => ({ session: "s1", outcome, strongFails })
+  for (const posture of ["error", "fail_open"] as const) {
+    it.effect(`${posture}: a failed strong-turn judge breaks the release streak; the hard limit returns to weak with a cooldown`, () =>
+      runEscalationSchedule({ posture, confirmations: 1, deescalation: table }, [
+        s1(verdict(true)), // escalates: strong turn 1
+        s1(verdict(true)), // strong turn 2, unjudged (strong_min_calls 2)
+        s1(verdict(false)), // strong turn 3: decline, pending
+        s1({ _tag: "garbage" }), // strong turn 4: no verdict, strong stays, streak reset
+        s1(verdict(true)), // the hard limit: weak again, cooldown turn (unjudged)
+        s1(verdict(true)), // weak turn judged: escalates
+        s1(verdict(false)), // strong turn 2, unjudged
+        s1(verdict(false)), // strong turn 3: decline
+        s1(verdict(false), true), // the strong target fails: weak answers, unjudged, streak reset
+        s1(verdict(false)), // strong turn 4: decline, pending
+        s1({ _tag: "refuse" }) // the hard limit again
+      ]))
+    it.effect(`${posture}: two declines release the session from its next request`, () =>
+      runEscalationSchedule({ posture, confirmations: 2, deescalation: { ...table, strongMaxCalls: undefined } }, [
+        s1(verdict(true)),
+        s1(verdict(true, "repetition")), // another category: restarts at 1
+        s1(verdict(true, "repetition", false)), // stale evidence: 0
+        s1(verdict(true, "repetition")),
+        s1(verdict(true, "repetition")), // latches
+        s1(verdict(true)),
+        s1(verdict(false)),
+        s1({ _tag: "stall" }), // a stalled judge on a strong turn: strong stays, never 504
+        s1(verdict(false)),
+        s1(verdict(false)), // released
+        s1(verdict(false)) // a weak turn again
+      ]))
   }
 })
 
@@ -68,6 +126,9 @@ describe("EscalationRoute", () => {
       assert.include(text, "EscalationVerdict")
       assert.include(text, "[first user message] the task")
       assert.include(text, "the weak target's answer")
+      // without a deescalation table: no phase marker, no phase contract
+      assert.notInclude(text, "EFFICIENT_EVALUATION")
+      assert.notInclude(text, "STRONG_EVALUATION")
     }))
 
   it.effect("a weak context overflow routes to strong without consulting the judge; other weak failures fail", () =>
@@ -269,4 +330,132 @@ describe("Escalation.transcript", () => {
       assert.isTrue(Either.isLeft(decoded) && decoded.left.reason === "parse_error", text)
     }
   })
+
+  it("decodes {escalate, category, new_evidence, reason}; an unknown category or a non-boolean new_evidence is parse_error", () => {
+    assert.deepStrictEqual(
+      Escalation.decode("{\"escalate\":true,\"category\":\"drift\",\"new_evidence\":false,\"reason\":\"r\"}"),
+      Either.right({ escalate: true, category: "drift", new_evidence: false, reason: "r" })
+    )
+    for (
+      const text of [
+        "{\"escalate\":true,\"category\":\"sideways\",\"new_evidence\":true,\"reason\":\"r\"}",
+        "{\"escalate\":true,\"category\":\"drift\",\"new_evidence\":\"yes\",\"reason\":\"r\"}"
+      ]
+    ) {
+      const decoded = Escalation.decode(text)
+      assert.isTrue(Either.isLeft(decoded) && decoded.left.reason === "parse_error", text)
+    }
+  })
+
+  it("the streak rule: fresh evidence in the previous vote's category adds one, another category restarts at 1, stale evidence or a decline resets", () => {
+    const step = (
+      previous: Escalation.Streak,
+      escalate: boolean,
+      fields: { readonly category?: Escalation.Category; readonly new_evidence?: boolean } = {}
+    ) => Escalation.nextStreak(previous, { escalate, ...fields })
+    assert.deepStrictEqual(step({ streak: 0 }, true, { category: "drift", new_evidence: true }), {
+      streak: 1,
+      category: "drift"
+    })
+    assert.deepStrictEqual(step({ streak: 1, category: "drift" }, true, { category: "drift", new_evidence: true }), {
+      streak: 2,
+      category: "drift"
+    })
+    assert.deepStrictEqual(
+      step({ streak: 2, category: "drift" }, true, { category: "repetition", new_evidence: true }),
+      { streak: 1, category: "repetition" }
+    )
+    assert.deepStrictEqual(step({ streak: 2, category: "drift" }, true, { category: "drift", new_evidence: false }), {
+      streak: 0
+    })
+    assert.deepStrictEqual(step({ streak: 2, category: "drift" }, false, { category: "drift", new_evidence: true }), {
+      streak: 0
+    })
+    // An older judge's verdict (no category, no new_evidence) counts as before: every escalate adds one.
+    assert.deepStrictEqual(step({ streak: 2, category: "drift" }, true), { streak: 3, category: "drift" })
+    assert.deepStrictEqual(step({ streak: 1 }, true, { category: "drift" }), { streak: 2, category: "drift" })
+  })
+
+  it.effect("with a deescalation table the judge's input is marked EFFICIENT_EVALUATION, then STRONG_EVALUATION, and its prompt carries the phase contract", () =>
+    Effect.gen(function*() {
+      const judge = yield* makeEscalationJudge
+      const upstream = yield* makeTieredUpstream
+      const route = yield* buildEscalationRoute(
+        escalationOptions(target("judge", yield* uniqueJudgeModel), {
+          confirmations: 1,
+          deescalation: Option.some({
+            strongMinCalls: 2,
+            confirmations: 1,
+            strongMaxCalls: Option.none(),
+            weakCooldownCalls: 0
+          })
+        }),
+        judge.layer,
+        upstream.layer
+      )
+      const escalate = "{\"escalate\":true,\"category\":\"drift\",\"new_evidence\":true,\"reason\":\"r\"}"
+      const decline = "{\"escalate\":false,\"category\":\"none\",\"new_evidence\":false,\"reason\":\"fixed\"}"
+      yield* judge.script([{ _tag: "reply", text: escalate }, { _tag: "reply", text: decline }])
+      const decide = () =>
+        RoutingFacts.observe(
+          route.decide(routed(conversation("user_turn", "the task"), Option.some("s"))),
+          RoutingFacts.ignored
+        )
+      const first = yield* decide()
+      assert.strictEqual(first._tag, "Routed")
+      const second = yield* decide()
+      assert.strictEqual(second._tag, "Answered")
+      assert.deepStrictEqual(second.evidence, {
+        source: "escalation",
+        verdict: "release",
+        streak: 1,
+        confirmations: 1,
+        category: "none",
+        new_evidence: false,
+        strong_calls: 2,
+        release_streak: 1
+      })
+      const [weakTurn, strongTurn] = (yield* judge.requests).map((seen) => JSON.stringify(seen.body))
+      assert.include(weakTurn, "EFFICIENT_EVALUATION\\n")
+      assert.include(weakTurn, "STRONG_EVALUATION:")
+      assert.include(weakTurn, "the weak target's answer")
+      assert.include(strongTurn, "STRONG_EVALUATION\\n")
+      assert.include(strongTurn, "the strong target's answer")
+      assert.include(strongTurn, "new_evidence")
+      // released: the next request is a weak turn again
+      yield* judge.script([{ _tag: "reply", text: decline }])
+      const third = yield* decide()
+      assert.strictEqual(third._tag, "Answered")
+      assert.strictEqual(third.evidence.source === "escalation" ? third.evidence.verdict : "", "decline")
+    }))
+
+  it.effect("a stateful route warns once about requests without a session id; a one-confirmation route never does", () =>
+    Effect.gen(function*() {
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel.label === "WARN") warnings.push(String(message))
+      })
+      const judge = yield* makeEscalationJudge
+      const upstream = yield* makeWeakUpstream
+      const judgeTarget = target("judge", yield* uniqueJudgeModel)
+      const run = (confirmations: number) =>
+        Effect.gen(function*() {
+          const route = yield* buildEscalationRoute(
+            escalationOptions(judgeTarget, { confirmations }),
+            judge.layer,
+            upstream.layer
+          )
+          yield* judge.script([
+            { _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" },
+            { _tag: "reply", text: "{\"escalate\":false,\"reason\":\"fine\"}" }
+          ])
+          for (let i = 0; i < 2; i++) {
+            yield* RoutingFacts.observe(route.decide(routed(conversation("user_turn", "t"))), RoutingFacts.ignored)
+          }
+        }).pipe(Effect.provide(Logger.add(logger)))
+      yield* run(1)
+      assert.deepStrictEqual(warnings, [])
+      yield* run(2)
+      assert.deepStrictEqual(warnings, ["stateful escalation has no session ID; routing state will not persist"])
+    }))
 })

@@ -128,7 +128,8 @@ describe("the judge's WARN line is rate-limited per judge model and reason", () 
       const failure = yield* Ref.make<JudgeCallFailure>(transport)
       const weak = yield* makeWeakUpstream
       const route = yield* buildEscalationRoute(
-        escalationOptions(target("judge", judgeModel), { judgeFailure: "fail_open" }),
+        // One confirmation: a route whose state lasts one request, so no session-id warning joins these lines.
+        escalationOptions(target("judge", judgeModel), { judgeFailure: "fail_open", confirmations: 1 }),
         Judge.layerTest(() => Effect.dieMessage("not used"), undefined, () =>
           Effect.flatMap(Ref.get(failure), Effect.fail)),
         weak.layer

@@ -1,10 +1,15 @@
 /**
  * An independent model of escalation routes (weak `weak`, strong `strong`, `confirmations` N): the
  * weak target answers (a scripted upstream), the judge (real `Judge.layer` over a scripted judge
- * upstream) reads the finished turn. A valid escalate verdict adds one to the session's streak, a
- * decline resets it, N in a row latch the session to strong (no judge call after); "no verdict"
- * serves the weak reply with the streak unchanged; `error` fails exactly on transport / deadline /
- * status. `runEscalationSchedule` drives a schedule through the real route and checks every request.
+ * upstream) reads the finished turn. A valid escalate verdict with fresh evidence adds one to the
+ * session's streak (restarts at 1 in another category), a decline or stale evidence resets it, N
+ * latch the session to strong (no judge call after); "no verdict" serves the weak reply with the
+ * streak unchanged; `error` fails exactly on transport / deadline / status. With a de-escalation
+ * table the latch is a strong phase instead: unjudged strong turns below `strongMinCalls`, then
+ * strong answers buffered and is judged (a failing strong target falls back to weak, unjudged),
+ * consecutive declines release the session, `strongMaxCalls` forces it back with a cooldown of
+ * unjudged weak turns; judge failures there keep strong under either posture.
+ * `runEscalationSchedule` drives a schedule through the real route and checks every request.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -56,6 +61,36 @@ export const makeWeakUpstream = Effect.gen(function*() {
   return { calls: Ref.get(calls), layer }
 })
 
+export const strongReply = "the strong target's answer"
+
+/**
+ * An `UpstreamClient` over both tiers: the weak target answers `weakReply`, the strong target
+ * `strongReply` — or 503 while `failStrong` is set; counts each tier's calls.
+ */
+export const makeTieredUpstream = Effect.gen(function*() {
+  const weakCalls = yield* Ref.make(0)
+  const strongCalls = yield* Ref.make(0)
+  const failStrong = yield* Ref.make(false)
+  const http = HttpClient.make((request) =>
+    request.url.includes("strong.test")
+      ? Effect.zipRight(
+        Ref.update(strongCalls, (n) => n + 1),
+        Effect.map(Ref.get(failStrong), (fails) =>
+          fails
+            ? json(request, 503, { error: { message: "down", type: "server_error" } })
+            : json(request, 200, judgeCompletion("strong-model", strongReply)))
+      )
+      : Effect.as(Ref.update(weakCalls, (n) => n + 1), json(request, 200, judgeCompletion("weak-model", weakReply)))
+  )
+  const layer = Layer.fresh(UpstreamClient.layer).pipe(Layer.provide(Layer.succeed(HttpClient.HttpClient, http)))
+  return {
+    weakCalls: Ref.get(weakCalls),
+    strongCalls: Ref.get(strongCalls),
+    failStrong: (fails: boolean) => Ref.set(failStrong, fails),
+    layer
+  }
+})
+
 export const escalationOptions = (
   judge: Target,
   overrides: Partial<EscalationRoute.Options> = {}
@@ -91,10 +126,20 @@ type CallFailureTag = "TransportError" | "DeadlineExceeded" | "UpstreamStatus"
 export interface Step {
   readonly session: string | null
   readonly outcome: EscalationOutcome
+  /** The strong target answers 503 on this request (a judged strong turn falls back to weak). */
+  readonly strongFails?: boolean
+}
+
+const categories = ["none", "repetition", "false_progress", "drift", "desperation", "capability_gap"]
+
+interface ModelVote {
+  readonly escalate: boolean
+  readonly category: string | undefined
+  readonly newEvidence: boolean | undefined
 }
 
 type Judged =
-  | { readonly _tag: "Verdict"; readonly escalate: boolean }
+  | { readonly _tag: "Verdict"; readonly vote: ModelVote }
   | { readonly _tag: "NoVerdict"; readonly reason: Evidence.Reason }
   | {
     readonly _tag: "CallFailed"
@@ -103,7 +148,10 @@ type Judged =
     readonly reason: Evidence.Reason
   }
 
-/** The model's own reading of a reply: exactly `escalate` (boolean) and `reason` (string). */
+/**
+ * The model's own reading of a reply: `escalate` (boolean) and `reason` (string), optionally
+ * `category` (one of six) and `new_evidence` (boolean), nothing else.
+ */
 const readReply = (text: string): Judged => {
   let body = text.trim()
   if (body.startsWith("```json\n") && body.endsWith("```")) body = body.slice(8, -3).trim()
@@ -116,13 +164,27 @@ const readReply = (text: string): Judged => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { _tag: "NoVerdict", reason: "parse_error" }
   }
-  const keys = Object.keys(value).sort()
+  const allowed = ["escalate", "reason", "category", "new_evidence"]
   const escalate: unknown = "escalate" in value ? value.escalate : undefined
   const reason: unknown = "reason" in value ? value.reason : undefined
-  if (keys.join(",") !== "escalate,reason" || typeof escalate !== "boolean" || typeof reason !== "string") {
+  const category: unknown = "category" in value ? value.category : undefined
+  const newEvidence: unknown = "new_evidence" in value ? value.new_evidence : undefined
+  if (
+    Object.keys(value).some((key) => !allowed.includes(key)) || typeof escalate !== "boolean" ||
+    typeof reason !== "string" || ("category" in value && !categories.includes(String(category))) ||
+    ("category" in value && typeof category !== "string") ||
+    ("new_evidence" in value && typeof newEvidence !== "boolean")
+  ) {
     return { _tag: "NoVerdict", reason: "parse_error" }
   }
-  return { _tag: "Verdict", escalate }
+  return {
+    _tag: "Verdict",
+    vote: {
+      escalate,
+      category: typeof category === "string" ? category : undefined,
+      newEvidence: typeof newEvidence === "boolean" ? newEvidence : undefined
+    }
+  }
 }
 
 const judgedOf = (outcome: EscalationOutcome): Judged => {
@@ -149,93 +211,245 @@ const judgedOf = (outcome: EscalationOutcome): Judged => {
   }
 }
 
-/** A session in the model: its streak, or latched. */
-type ModelState = number | "latched"
+/** A session in the model: its streak (and cooldown), latched, or in its strong phase. */
+type ModelState =
+  | {
+    readonly _tag: "weak"
+    readonly streak: number
+    readonly category: string | undefined
+    readonly cooldown: number
+  }
+  | { readonly _tag: "latched" }
+  | { readonly _tag: "strong"; readonly calls: number; readonly release: number }
+
+const fresh: ModelState = { _tag: "weak", streak: 0, category: undefined, cooldown: 0 }
 
 type Expected =
   | { readonly _tag: "Fails"; readonly failure: CallFailureTag; readonly status: Option.Option<number> }
   | {
     readonly _tag: "Serves"
-    /** `weak`: the buffered weak reply (Answered); `strong`: routed to strong, fallback weak. */
-    readonly by: "weak" | "strong"
+    /**
+     * `weak`: the buffered weak reply (Answered); `strong`: routed to strong, fallback weak;
+     * `strong-answer`: the buffered strong answer (Answered).
+     */
+    readonly by: "weak" | "strong" | "strong-answer"
     readonly evidence: Evidence.Evidence
     readonly withoutVerdict: Option.Option<Evidence.Reason>
   }
+
+/** A de-escalation table in the model. */
+export interface ModelDeescalation {
+  readonly strongMinCalls: number
+  readonly confirmations: number
+  readonly strongMaxCalls: number | undefined
+  readonly weakCooldownCalls: number
+}
 
 export interface ModelConfig {
   readonly posture: Posture.Posture
   readonly confirmations: number
   readonly judgeModel: string
+  readonly deescalation?: ModelDeescalation | undefined
 }
 
-const modelStep = (
-  config: ModelConfig,
-  sessions: Map<string, ModelState>,
-  step: Step
-): {
+interface Calls {
+  readonly judge: number
+  readonly weak: number
+  readonly strong: number
+}
+
+interface Modelled {
   readonly expected: Expected
-  readonly judgeCalls: number
-  readonly weakCalls: number
+  readonly calls: Calls
   readonly writes: boolean
-} => {
-  const known = step.session === null ? undefined : sessions.get(step.session)
-  const state: ModelState = known ?? 0
-  const esc = (verdict: "escalate" | "decline" | "latched", streak: number): Evidence.Evidence => ({
-    source: "escalation",
-    verdict,
-    streak,
-    confirmations: config.confirmations
-  })
-  if (state === "latched") {
-    return {
-      expected: {
-        _tag: "Serves",
-        by: "strong",
-        evidence: esc("latched", config.confirmations),
-        withoutVerdict: Option.none()
-      },
-      judgeCalls: 0,
-      weakCalls: 0,
-      writes: false
-    }
+}
+
+const escEvidence = (
+  config: ModelConfig,
+  verdict: typeof Evidence.Escalation.Type["verdict"],
+  streak: number,
+  extra: Record<string, string | number | boolean> = {}
+): Evidence.Evidence => ({ source: "escalation", verdict, streak, confirmations: config.confirmations, ...extra })
+
+const voteExtra = (vote: ModelVote): Record<string, string | boolean> => ({
+  ...(vote.category === undefined ? {} : { category: vote.category }),
+  ...(vote.newEvidence === undefined ? {} : { new_evidence: vote.newEvidence })
+})
+
+const serves = (
+  by: "weak" | "strong" | "strong-answer",
+  evidence: Evidence.Evidence,
+  calls: Calls,
+  writes: boolean
+) => ({
+  expected: { _tag: "Serves" as const, by, evidence, withoutVerdict: Option.none() },
+  calls,
+  writes
+})
+
+/** A strong-phase request of the model (`table` set). */
+const strongStep = (
+  config: ModelConfig,
+  table: ModelDeescalation,
+  state: Extract<ModelState, { _tag: "strong" }>,
+  step: Step,
+  set: (state: ModelState) => void
+): Modelled => {
+  const writes = step.session !== null
+  const calls = state.calls + 1
+  const facts = (c: number, r: number) => ({ strong_calls: c, release_streak: r })
+  if (calls < table.strongMinCalls) {
+    set({ _tag: "strong", calls, release: state.release })
+    return serves(
+      "strong",
+      escEvidence(config, "latched", config.confirmations, facts(calls, state.release)),
+      { judge: 0, weak: 0, strong: 0 },
+      writes
+    )
+  }
+  if (step.strongFails === true) {
+    set({ _tag: "strong", calls: state.calls, release: 0 })
+    return serves(
+      "weak",
+      escEvidence(config, "strong_fallback", config.confirmations, facts(state.calls, 0)),
+      { judge: 0, weak: 1, strong: 1 },
+      writes
+    )
   }
   const judged = judgedOf(step.outcome)
-  if (judged._tag === "Verdict") {
-    const streak = judged.escalate ? state + 1 : 0
-    const latched = streak >= config.confirmations
-    if (step.session !== null) sessions.set(step.session, latched ? "latched" : streak)
+  const made = { judge: 1, weak: 0, strong: 1 }
+  if (judged._tag !== "Verdict") {
+    set({ _tag: "strong", calls, release: 0 })
     return {
       expected: {
         _tag: "Serves",
-        by: latched ? "strong" : "weak",
-        evidence: esc(judged.escalate ? "escalate" : "decline", streak),
-        withoutVerdict: Option.none()
+        by: "strong-answer",
+        evidence: { source: "retained", reason: judged.reason, judge_model: config.judgeModel },
+        withoutVerdict: Option.some(judged.reason)
       },
-      judgeCalls: 1,
-      weakCalls: 1,
-      writes: step.session !== null
+      calls: made,
+      writes
     }
   }
+  const vote = judged.vote
+  if (vote.escalate) {
+    set({ _tag: "strong", calls, release: 0 })
+    return serves(
+      "strong-answer",
+      escEvidence(config, "retain", config.confirmations, { ...voteExtra(vote), ...facts(calls, 0) }),
+      made,
+      writes
+    )
+  }
+  const release = state.release + 1
+  const released = release >= table.confirmations
+  set(released ? fresh : { _tag: "strong", calls, release })
+  return serves(
+    "strong-answer",
+    escEvidence(config, released ? "release" : "pending", config.confirmations, {
+      ...voteExtra(vote),
+      ...facts(calls, release)
+    }),
+    made,
+    writes
+  )
+}
+
+/** A weak-phase request of the model. */
+const weakStep = (
+  config: ModelConfig,
+  state: Extract<ModelState, { _tag: "weak" }>,
+  known: boolean,
+  step: Step,
+  set: (state: ModelState) => void
+): Modelled => {
+  const writes = step.session !== null
+  if (state.cooldown > 0) {
+    const left = state.cooldown - 1
+    set({ ...state, cooldown: left })
+    return serves(
+      "weak",
+      escEvidence(config, "cooldown", state.streak, { cooldown: left }),
+      { judge: 0, weak: 1, strong: 0 },
+      writes
+    )
+  }
+  const made = { judge: 1, weak: 1, strong: 0 }
+  const judged = judgedOf(step.outcome)
+  if (judged._tag === "Verdict") {
+    const vote = judged.vote
+    const stale = !vote.escalate || vote.newEvidence === false
+    const other = state.streak > 0 && vote.category !== undefined && state.category !== undefined &&
+      vote.category !== state.category
+    const streak = stale ? 0 : other ? 1 : state.streak + 1
+    const category = stale ? undefined : vote.category ?? state.category
+    const latches = streak >= config.confirmations
+    set(
+      !latches
+        ? { _tag: "weak", streak, category, cooldown: 0 }
+        : config.deescalation === undefined
+        ? { _tag: "latched" }
+        : { _tag: "strong", calls: 1, release: 0 }
+    )
+    return serves(
+      latches ? "strong" : "weak",
+      escEvidence(config, vote.escalate ? "escalate" : "decline", streak, {
+        ...voteExtra(vote),
+        ...(latches && config.deescalation !== undefined ? { strong_calls: 1, release_streak: 0 } : {})
+      }),
+      made,
+      writes
+    )
+  }
   if (judged._tag === "CallFailed" && config.posture === "error") {
-    return {
-      expected: { _tag: "Fails", failure: judged.failure, status: judged.status },
-      judgeCalls: 1,
-      weakCalls: 1,
-      writes: false
-    }
+    return { expected: { _tag: "Fails", failure: judged.failure, status: judged.status }, calls: made, writes: false }
   }
   return {
     expected: {
       _tag: "Serves",
       by: "weak",
-      evidence: known === undefined
-        ? { source: "fail-open", reason: judged.reason, judge_model: config.judgeModel }
-        : { source: "retained", reason: judged.reason, judge_model: config.judgeModel },
+      evidence: known
+        ? { source: "retained", reason: judged.reason, judge_model: config.judgeModel }
+        : { source: "fail-open", reason: judged.reason, judge_model: config.judgeModel },
       withoutVerdict: Option.some(judged.reason)
     },
-    judgeCalls: 1,
-    weakCalls: 1,
+    calls: made,
     writes: false
+  }
+}
+
+const modelStep = (config: ModelConfig, sessions: Map<string, ModelState>, step: Step): Modelled => {
+  const known = step.session === null ? undefined : sessions.get(step.session)
+  const set = (state: ModelState) => {
+    if (step.session !== null) sessions.set(step.session, state)
+  }
+  const table = config.deescalation
+  let state: ModelState = known ?? fresh
+  if (
+    table !== undefined && state._tag === "strong" && table.strongMaxCalls !== undefined &&
+    state.calls >= table.strongMaxCalls
+  ) {
+    state = { _tag: "weak", streak: 0, category: undefined, cooldown: table.weakCooldownCalls }
+  }
+  switch (state._tag) {
+    case "latched":
+      return serves(
+        "strong",
+        escEvidence(config, "latched", config.confirmations),
+        { judge: 0, weak: 0, strong: 0 },
+        false
+      )
+    case "strong":
+      return table === undefined
+        ? serves(
+          "strong",
+          escEvidence(config, "latched", config.confirmations),
+          { judge: 0, weak: 0, strong: 0 },
+          false
+        )
+        : strongStep(config, table, state, step, set)
+    case "weak":
+      return weakStep(config, state, known !== undefined, step, set)
   }
 }
 
@@ -280,11 +494,21 @@ export const runEscalationSchedule = (config: Omit<ModelConfig, "judgeModel">, s
     const judgeModel = yield* uniqueJudgeModel
     const model: ModelConfig = { ...config, judgeModel }
     const judge = yield* makeEscalationJudge
-    const upstream = yield* makeWeakUpstream
+    const upstream = yield* makeTieredUpstream
     const store = yield* countingStore
     const judgeTarget = target("judge", judgeModel, { timeoutMs: Option.some(3000) })
+    const table = config.deescalation
     const route = yield* buildEscalationRoute(
-      escalationOptions(judgeTarget, { confirmations: config.confirmations, judgeFailure: config.posture }),
+      escalationOptions(judgeTarget, {
+        confirmations: config.confirmations,
+        judgeFailure: config.posture,
+        deescalation: table === undefined ? Option.none() : Option.some({
+          strongMinCalls: table.strongMinCalls,
+          confirmations: table.confirmations,
+          strongMaxCalls: Option.fromNullable(table.strongMaxCalls),
+          weakCooldownCalls: table.weakCooldownCalls
+        })
+      }),
       judge.layer,
       upstream.layer,
       store.layer
@@ -297,22 +521,25 @@ export const runEscalationSchedule = (config: Omit<ModelConfig, "judgeModel">, s
 
     for (const [i, step] of steps.entries()) {
       const where = `request ${i} (${JSON.stringify(step)})`
-      const { expected, judgeCalls, weakCalls, writes } = modelStep(model, sessions, step)
+      const { calls, expected, writes } = modelStep(model, sessions, step)
       yield* judge.script([step.outcome])
+      yield* upstream.failStrong(step.strongFails === true)
       const judgeBefore = yield* judge.calls
-      const weakBefore = yield* upstream.calls
+      const weakBefore = yield* upstream.weakCalls
+      const strongBefore = yield* upstream.strongCalls
       const writesBefore = yield* store.writes
       const countsBefore = total(yield* failOpenCounts(judgeModel))
 
       const exit = yield* decideEscalation(
         route,
         routed(conversation("user_turn", "task"), Option.fromNullable(step.session)),
-        judgeCalls > 0 && step.outcome._tag === "stall",
+        calls.judge > 0 && step.outcome._tag === "stall",
         judge.calls
       )
 
-      assert.strictEqual((yield* judge.calls) - judgeBefore, judgeCalls, `judge calls, ${where}`)
-      assert.strictEqual((yield* upstream.calls) - weakBefore, weakCalls, `weak calls, ${where}`)
+      assert.strictEqual((yield* judge.calls) - judgeBefore, calls.judge, `judge calls, ${where}`)
+      assert.strictEqual((yield* upstream.weakCalls) - weakBefore, calls.weak, `weak calls, ${where}`)
+      assert.strictEqual((yield* upstream.strongCalls) - strongBefore, calls.strong, `strong calls, ${where}`)
       assert.strictEqual((yield* store.writes) - writesBefore, writes ? 1 : 0, `session writes, ${where}`)
       const counted = total(yield* failOpenCounts(judgeModel)) - countsBefore
       assert.strictEqual(
@@ -326,29 +553,38 @@ export const runEscalationSchedule = (config: Omit<ModelConfig, "judgeModel">, s
         assertJudgeUnavailable(exit, expected, where)
       } else {
         assert.isTrue(Exit.isSuccess(exit), `expected a decision, ${where}`)
-        if (Exit.isSuccess(exit)) {
-          const decision = exit.value
-          assert.deepStrictEqual(decision.evidence, expected.evidence, `evidence, ${where}`)
-          if (expected.by === "weak") {
-            assert.strictEqual(decision._tag, "Answered", where)
-            assert.deepStrictEqual(
-              Option.map(Decision.answerOf(decision), (a) => a.choices[0]?.message.content),
-              Option.some(weakReply),
-              where
-            )
-            assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "weak", where)
-          } else {
-            assert.strictEqual(decision._tag, "Routed", where)
-            assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "strong", where)
-            assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), ["weak"], where)
-          }
-        }
+        if (Exit.isSuccess(exit)) assertServed(exit.value, expected, where)
         if (Option.isSome(expected.withoutVerdict)) withoutVerdict++
       }
     }
     assert.strictEqual(total(yield* failOpenCounts(judgeModel)) - countsAtStart, withoutVerdict, "fail-open total")
     return true
   })
+
+const assertServed = (
+  decision: Decision.Decision,
+  expected: Extract<Expected, { _tag: "Serves" }>,
+  where: string
+) => {
+  assert.deepStrictEqual(decision.evidence, expected.evidence, `evidence, ${where}`)
+  if (expected.by === "strong") {
+    assert.strictEqual(decision._tag, "Routed", where)
+    assert.strictEqual(Option.getOrThrow(Decision.selected(decision)).name, "strong", where)
+    assert.deepStrictEqual(Decision.fallbacks(decision).map((t) => t.name), ["weak"], where)
+    return
+  }
+  assert.strictEqual(decision._tag, "Answered", where)
+  assert.deepStrictEqual(
+    Option.map(Decision.answerOf(decision), (a) => a.choices[0]?.message.content),
+    Option.some(expected.by === "weak" ? weakReply : strongReply),
+    where
+  )
+  assert.strictEqual(
+    Option.getOrThrow(Decision.selected(decision)).name,
+    expected.by === "weak" ? "weak" : "strong",
+    where
+  )
+}
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -360,11 +596,27 @@ const replyText: FastCheck.Arbitrary<string> = FastCheck.record({
     { arbitrary: FastCheck.constantFrom<unknown>("yes", 1, null), weight: 1 }
   ),
   reason: FastCheck.option(FastCheck.constantFrom("too hard", ""), { freq: 8 }),
+  category: FastCheck.option(
+    FastCheck.oneof(
+      { arbitrary: FastCheck.constantFrom<unknown>("repetition", "drift", "capability_gap"), weight: 8 },
+      { arbitrary: FastCheck.constantFrom<unknown>("sideways", 3), weight: 1 }
+    ),
+    { freq: 3 }
+  ),
+  newEvidence: FastCheck.option(
+    FastCheck.oneof(
+      { arbitrary: FastCheck.boolean().map((b): unknown => b), weight: 8 },
+      { arbitrary: FastCheck.constant<unknown>("yes"), weight: 1 }
+    ),
+    { freq: 3 }
+  ),
   extra: FastCheck.integer({ min: 0, max: 6 }).map((n) => n === 0),
   fenced: FastCheck.boolean()
-}).map(({ escalate, extra, fenced, reason }) => {
+}).map(({ category, escalate, extra, fenced, newEvidence, reason }) => {
   const value: Record<string, unknown> = { escalate }
   if (reason !== null) value.reason = reason
+  if (category !== null) value.category = category
+  if (newEvidence !== null) value.new_evidence = newEvidence
   if (extra) value.confidence = 0.5
   const text = JSON.stringify(value)
   return fenced ? "```json\n" + text + "\n```" : text
@@ -393,3 +645,36 @@ export const escalationSchedule = FastCheck.array(
   }),
   { minLength: 1, maxLength: 10 }
 )
+
+/** Well-formed verdicts, mostly with fresh evidence in one of two categories. */
+const wellFormed: FastCheck.Arbitrary<EscalationOutcome> = FastCheck.record({
+  escalate: FastCheck.boolean(),
+  category: FastCheck.constantFrom("drift", "drift", "repetition"),
+  new_evidence: FastCheck.integer({ min: 0, max: 5 }).map((n) => n !== 0)
+}).map((verdict): EscalationOutcome => ({ _tag: "reply", text: JSON.stringify({ ...verdict, reason: "r" }) }))
+
+/**
+ * Longer schedules with strong-target outages, for de-escalating routes (mostly one session, half
+ * the outcomes well-formed verdicts so that sessions reach and leave the strong phase).
+ */
+export const deescalationSchedule = FastCheck.array(
+  FastCheck.record({
+    session: FastCheck.option(FastCheck.constantFrom("s1", "s2"), { freq: 8 }),
+    outcome: FastCheck.oneof(wellFormed, outcomeArb),
+    strongFails: FastCheck.integer({ min: 0, max: 7 }).map((n) => n === 0)
+  }),
+  { minLength: 1, maxLength: 24, size: "max" }
+)
+
+/** De-escalation tables (`strongMaxCalls` unset or >= `strongMinCalls`). */
+export const deescalationTable: FastCheck.Arbitrary<ModelDeescalation> = FastCheck.record({
+  strongMinCalls: FastCheck.integer({ min: 1, max: 3 }),
+  confirmations: FastCheck.integer({ min: 1, max: 3 }),
+  extra: FastCheck.option(FastCheck.integer({ min: 0, max: 3 }), { freq: 2 }),
+  weakCooldownCalls: FastCheck.integer({ min: 0, max: 2 })
+}).map(({ confirmations, extra, strongMinCalls, weakCooldownCalls }) => ({
+  strongMinCalls,
+  confirmations,
+  strongMaxCalls: extra === null ? undefined : strongMinCalls + extra,
+  weakCooldownCalls
+}))

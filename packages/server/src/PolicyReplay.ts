@@ -3,7 +3,8 @@
  * settings of that route, without calling any model, through the route's own decision rules (the
  * pure functions its live Effect shell calls too) and the posture combinator. Judge outcomes come from the routing log: a
  * logged verdict keeps its p_solve and boundary (a custom classifier's: its label; an escalation
- * judge's: escalate or decline), a failed judge stays failed, an invalid verdict stays invalid, a
+ * judge's: escalate or decline, with its category and fresh-evidence flag, on a weak or a strong
+ * turn), a failed judge stays failed, an invalid verdict stays invalid, a
  * call the breaker refused stays refused. What each route type replays:
  *
  * - capability classifier routes: `base_threshold`, `threshold_step`, `classify_trigger`,
@@ -15,7 +16,8 @@
  *   capability route's (or its absence);
  * - composite routes: the `[classifier]` table's settings as a capability route's, the `[stage]`
  *   table's `confidence_threshold` and `capable_hold_turns`;
- * - escalation routes: `escalation.confirmations`, `judge_failure`;
+ * - escalation routes: `escalation.confirmations`, `judge_failure`, and the
+ *   `escalation.deescalation` table (its strong phase, release, hard limit and cooldown);
  * - advisor routes: `max_reviews` (each scope's review budget re-run), `fail_open`.
  *
  * A request the new settings would decide from a judge verdict the log does not have (its original

@@ -5,8 +5,9 @@
  * selects it (see `Server.sessionStoreLayer`).
  *
  * - Keys are `<keyPrefix><store key>` (prefix `switchyard:session:` by default); the value is the
- *   JSON of the `SessionDecision` (target, tier, escalation streak, late mark), encoded and decoded with
- *   Schema: an undecodable value reads as absent. `remove` deletes the key (`DEL`).
+ *   JSON of the `SessionDecision` (target, tier, escalation streak, its category, cooldown and strong
+ *   phase, late mark), encoded and decoded with Schema: an undecodable value reads as absent; a value
+ *   written before a field existed decodes without it. `remove` deletes the key (`DEL`).
  * - `ttlMs` is each key's expiry, refreshed on every read (`GETEX … PX`, Redis >= 6.2) and write
  *   (`SET … PX`): the same idle TTL as the in-memory store. Redis bounds the number of keys itself
  *   (`maxmemory`); there is no `max_entries` here.
@@ -24,6 +25,7 @@
  *   never for request paths. It reads 0 when Redis cannot be reached.
  */
 import * as Spans from "@switchyard-ts/client/Spans"
+import * as Evidence from "@switchyard-ts/routing/Evidence"
 import { type SessionDecision, SessionStore } from "@switchyard-ts/routing/SessionStore"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -69,6 +71,10 @@ const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
   target: Schema.String,
   tier: Schema.optionalWith(Schema.Literal("weak", "strong"), { exact: true }),
   streak: Schema.optionalWith(Schema.NonNegativeInt, { exact: true }),
+  category: Schema.optionalWith(Evidence.EscalationCategory, { exact: true }),
+  cooldown: Schema.optionalWith(Schema.NonNegativeInt, { exact: true }),
+  strongCalls: Schema.optionalWith(Schema.NonNegativeInt, { exact: true }),
+  releaseStreak: Schema.optionalWith(Schema.NonNegativeInt, { exact: true }),
   late: Schema.optionalWith(Schema.Literal(true), { exact: true })
 })
 const encodeStored = Schema.encodeSync(Schema.parseJson(StoredDecision))

@@ -4,7 +4,9 @@
  * latches to strong after `confirmations` escalate verdicts (later turns skip the judge), a
  * streaming caller gets the buffered weak reply replayed as a stream, and a dead judge under both
  * postures (502 under `error`; the weak reply, `fail-open` / `transport`, counted once under
- * `fail_open`).
+ * `fail_open`). With a `deescalation` table: one cycle — escalate, a judged strong phase (the judge
+ * reads `STRONG_EVALUATION`), release, weak again — also through `/v1/decision`, and a failing
+ * judge on a strong turn under `error` (the strong answer is served, strong stays).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -19,19 +21,22 @@ let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `escalation-judge-${process.pid}-${++judgeCounter}`
 
-const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
-  judgeDeployment(upstreamUrl, {
-    judgeModel,
-    answers: { weak: "weak-model", strong: "strong-model" },
-    routes: postureRoutes("esc", (id, judge_failure, judge) =>
-      D.escalation(id, {
-        classifier_target: judge,
-        weak_target: "weak",
-        strong_target: "strong",
-        judge_failure,
-        escalation: { confirmations: 2 }
-      }))
-  })
+/** Escalation routes `<prefix>-<posture>[-stopped]` with the `escalation` table given (confirmations 2 by default). */
+const deployment =
+  (judgeModel: string, escalation: D.Escalation = { confirmations: 2 }, prefix = "esc") =>
+  (upstreamUrl: string): D.Deployment =>
+    judgeDeployment(upstreamUrl, {
+      judgeModel,
+      answers: { weak: "weak-model", strong: "strong-model" },
+      routes: postureRoutes(prefix, (id, judge_failure, judge) =>
+        D.escalation(id, {
+          classifier_target: judge,
+          weak_target: "weak",
+          strong_target: "strong",
+          judge_failure,
+          escalation
+        }))
+    })
 
 const chat = (model: string, stream = false) => ({
   model,
@@ -164,5 +169,104 @@ describe("escalation classifier through the server", () => {
       assert.strictEqual(open.reason, "transport")
       assert.include(open.text, "weak answer")
       assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 1)
+    }))
+})
+
+/** Escalation routes (`deesc-…`) that latch on one verdict and release on one decline after one strong turn. */
+const deescalating = (judgeModel: string) =>
+  deployment(judgeModel, { confirmations: 1, deescalation: { strong_min_calls: 1, confirmations: 1 } }, "deesc")
+
+const verdictText = (escalate: boolean) =>
+  JSON.stringify({ escalate, category: escalate ? "drift" : "none", new_evidence: escalate, reason: "r" })
+
+const DecisionBody = Schema.Struct({
+  evidence: Schema.Struct({ source: Schema.String, verdict: Schema.optional(Schema.String) }),
+  response: Schema.optional(
+    Schema.Struct({ choices: Schema.Array(Schema.Struct({ message: Schema.Struct({ content: Schema.String }) })) })
+  )
+})
+
+const decide = (client: HttpClient.HttpClient, model: string, session: string) =>
+  Effect.flatMap(
+    client.execute(
+      HttpClientRequest.post("/v1/decision").pipe(
+        HttpClientRequest.setHeader("x-switchyard-session-id", session),
+        HttpClientRequest.bodyUnsafeJson({ input_format: "openai_chat", request: chat(model) })
+      )
+    ),
+    (response) => Effect.flatMap(response.json, Schema.decodeUnknown(DecisionBody))
+  )
+
+/** A server of {@link deescalating} routes whose weak and strong targets answer. */
+const deescalatingServer = Effect.gen(function*() {
+  const judge = uniqueJudge()
+  const { client, upstream } = yield* startServer(deescalating(judge))
+  yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("weak answer"))
+  yield* upstream.setBehaviour("strong-model", FakeUpstream.ok("strong answer"))
+  return { client, judge, upstream }
+})
+
+describe("escalation classifier with a deescalation table through the server", () => {
+  it.scopedLive("one cycle: escalate, a judged strong turn that declines, then weak again", () =>
+    Effect.gen(function*() {
+      const { client, judge, upstream } = yield* deescalatingServer
+
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
+      const escalated = yield* completion(client, "deesc-error", "s-cycle")
+      assert.strictEqual(escalated.status, 200)
+      assert.strictEqual(escalated.selected, "strong-model")
+      assert.include(escalated.text, "strong answer")
+
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(false)))
+      const reviewed = yield* completion(client, "deesc-error", "s-cycle")
+      assert.strictEqual(reviewed.status, 200)
+      assert.strictEqual(reviewed.selected, "strong-model")
+      assert.include(reviewed.text, "strong answer")
+      const judged = (yield* upstream.requests).filter((r) => r.model === judge).map((r) => JSON.stringify(r.body))
+      assert.strictEqual(judged.length, 2)
+      assert.include(judged[0], "EFFICIENT_EVALUATION")
+      assert.include(judged[1], "STRONG_EVALUATION\\n")
+      assert.include(judged[1], "strong answer")
+      // strong answered both strong turns (the escalating one, then the judged one)
+      assert.strictEqual(yield* callsTo(upstream, "strong-model"), 2)
+
+      const released = yield* completion(client, "deesc-error", "s-cycle")
+      assert.strictEqual(released.selected, "weak-model")
+      assert.include(released.text, "weak answer")
+    }))
+
+  it.scopedLive("/v1/decision runs the strong phase too and returns the judged strong turn as response", () =>
+    Effect.gen(function*() {
+      const { client, judge, upstream } = yield* deescalatingServer
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
+      const first = yield* decide(client, "deesc-error", "s-decision")
+      assert.deepStrictEqual([first.evidence.source, first.evidence.verdict], ["escalation", "escalate"])
+      assert.isUndefined(first.response)
+      const second = yield* decide(client, "deesc-error", "s-decision")
+      assert.deepStrictEqual([second.evidence.source, second.evidence.verdict], ["escalation", "retain"])
+      assert.strictEqual(second.response?.choices[0]?.message.content, "strong answer")
+    }))
+
+  it.scopedLive("under error, a failing judge on a strong turn serves the strong answer and keeps strong (retained)", () =>
+    Effect.gen(function*() {
+      const { client, judge, upstream } = yield* deescalatingServer
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
+      assert.strictEqual((yield* completion(client, "deesc-error", "s-down")).selected, "strong-model")
+
+      yield* upstream.setBehaviour(judge, FakeUpstream.status(500, { message: "judge down" }))
+      const before = yield* failOpenCount(client, judge, "upstream_5xx")
+      const served = yield* completion(client, "deesc-error", "s-down")
+      assert.strictEqual(served.status, 200)
+      assert.strictEqual(served.selected, "strong-model")
+      assert.strictEqual(served.source, "retained")
+      assert.strictEqual(served.reason, "upstream_5xx")
+      assert.include(served.text, "strong answer")
+      assert.strictEqual((yield* failOpenCount(client, judge, "upstream_5xx")) - before, 1)
+
+      // strong stays: the next turn is a strong turn again (judged), never the weak target
+      yield* upstream.setBehaviour(judge, FakeUpstream.ok(verdictText(true)))
+      const next = yield* completion(client, "deesc-error", "s-down")
+      assert.strictEqual(next.selected, "strong-model")
+      assert.strictEqual(yield* callsTo(upstream, "weak-model"), 1)
     }))
 })

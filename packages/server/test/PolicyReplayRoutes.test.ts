@@ -314,7 +314,16 @@ const stageFactsOf = (line: RoutingLog.Line) =>
 /** What the weak target does: answer, fail over to strong (transport, context overflow), or fail the request. */
 type Weak = "answer" | "transport" | "overflow" | "status_500" | "refused"
 
-type EscalationJudge = { readonly _tag: "escalate" } | { readonly _tag: "decline" } | Failure
+/** A verdict's optional category and fresh-evidence flag (absent: an older judge's verdict). */
+interface VerdictFacts {
+  readonly category?: "drift" | "repetition"
+  readonly fresh?: boolean
+}
+
+type EscalationJudge =
+  | { readonly _tag: "escalate" } & VerdictFacts
+  | { readonly _tag: "decline" } & VerdictFacts
+  | Failure
 
 interface EscalationStep {
   readonly session: "a" | "b" | null
@@ -322,6 +331,8 @@ interface EscalationStep {
   readonly weak: Weak
   readonly judge: EscalationJudge
   readonly tokens: number
+  /** What the strong target does when the route calls it (a judged strong turn); absent: it answers. */
+  readonly strong?: Weak
 }
 
 const escalationStepArbitrary: FastCheck.Arbitrary<EscalationStep> = FastCheck.record({
@@ -345,6 +356,57 @@ const escalationSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.EscalationSe
   judgeFailure: FastCheck.constantFrom("error" as const, "fail_open" as const)
 })
 
+const verdictFactsArbitrary: FastCheck.Arbitrary<VerdictFacts> = FastCheck.record({
+  category: FastCheck.constantFrom("drift" as const, "repetition" as const),
+  fresh: FastCheck.constantFrom(true, true, true, false)
+}, { requiredKeys: [] })
+
+/** Steps of de-escalating routes: verdicts with categories and fresh-evidence flags, strong-target failures. */
+const deescalationStepArbitrary: FastCheck.Arbitrary<EscalationStep> = FastCheck.record({
+  session: FastCheck.constantFrom("a" as const, "a" as const, "b" as const, null),
+  final: FastCheck.constantFrom(false, false, false, false, false, true),
+  weak: FastCheck.oneof(
+    { arbitrary: FastCheck.constant("answer" as const), weight: 8 },
+    { arbitrary: FastCheck.constantFrom("transport" as const, "overflow" as const), weight: 1 },
+    { arbitrary: FastCheck.constantFrom("status_500" as const, "refused" as const), weight: 1 }
+  ),
+  judge: FastCheck.oneof(
+    {
+      arbitrary: verdictFactsArbitrary.map((facts): EscalationJudge => ({ _tag: "escalate", ...facts })),
+      weight: 3
+    },
+    {
+      arbitrary: verdictFactsArbitrary.map((facts): EscalationJudge => ({ _tag: "decline", ...facts })),
+      weight: 3
+    },
+    { arbitrary: failureArbitrary, weight: 1 }
+  ),
+  tokens: tokensArbitrary,
+  strong: FastCheck.oneof(
+    { arbitrary: FastCheck.constant("answer" as const), weight: 8 },
+    { arbitrary: FastCheck.constantFrom("status_500" as const, "refused" as const, "transport" as const), weight: 1 }
+  )
+})
+
+/** Settings with a de-escalation table (`strongMaxCalls` unset or >= `strongMinCalls`). */
+const deescalationSettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.EscalationSettings> = FastCheck.record({
+  confirmations: FastCheck.integer({ min: 1, max: 2 }),
+  judgeFailure: FastCheck.constantFrom("error" as const, "fail_open" as const),
+  strongMinCalls: FastCheck.integer({ min: 1, max: 3 }),
+  release: FastCheck.integer({ min: 1, max: 2 }),
+  extra: FastCheck.option(FastCheck.integer({ min: 0, max: 2 })),
+  cooldown: FastCheck.integer({ min: 0, max: 2 })
+}).map(({ confirmations, cooldown, extra, judgeFailure, release, strongMinCalls }) => ({
+  confirmations,
+  judgeFailure,
+  deescalation: Option.some({
+    strongMinCalls,
+    confirmations: release,
+    strongMaxCalls: extra === null ? Option.none() : Option.some(strongMinCalls + extra),
+    weakCooldownCalls: cooldown
+  })
+}))
+
 const weakReply = (weak: Weak): Reply => {
   switch (weak) {
     case "answer":
@@ -362,8 +424,18 @@ const weakReply = (weak: Weak): Reply => {
 
 const escalationJudgeReply = (judge: EscalationJudge): Reply =>
   judge._tag === "escalate" || judge._tag === "decline"
-    ? { _tag: "text", text: JSON.stringify({ escalate: judge._tag === "escalate", reason: "r" }) }
+    ? {
+      _tag: "text",
+      text: JSON.stringify({
+        escalate: judge._tag === "escalate",
+        ...(judge.category === undefined ? {} : { category: judge.category }),
+        ...(judge.fresh === undefined ? {} : { new_evidence: judge.fresh }),
+        reason: "r"
+      })
+    }
     : failureReply(judge)
+
+const strongTarget = target("strong", "strong-model")
 
 const weakTarget = target("weak", "weak-model")
 
@@ -379,12 +451,17 @@ const escalationLogOf = (steps: ReadonlyArray<EscalationStep>, settings: PolicyR
       recentTurnWindow: 28,
       windowMessageChars: 500,
       weak: weakTarget,
-      strong: target("strong", "strong-model"),
+      strong: strongTarget,
       ...settings
     }),
     steps,
     (step) => ({ session: step.session, messages: [ask], final: step.final, tokens: step.tokens }),
-    (step, called) => called === weakTarget.id ? weakReply(step.weak) : escalationJudgeReply(step.judge)
+    (step, called) =>
+      called === weakTarget.id
+        ? weakReply(step.weak)
+        : called === strongTarget.id
+        ? weakReply(step.strong ?? "answer")
+        : escalationJudgeReply(step.judge)
   )
 
 // ---------------------------------------------------------------------------------------------
@@ -694,6 +771,20 @@ describe("policy replay of escalation routes", () => {
   it.effect.prop(
     "replaying a log under its own configuration reproduces every logged decision",
     { steps: FastCheck.array(escalationStepArbitrary, { maxLength: 12 }), settings: escalationSettingsArbitrary },
+    ({ settings, steps }) =>
+      Effect.flatMap(
+        escalationLogOf(steps, settings),
+        (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.escalation(settings), steps.length)
+      ),
+    runs
+  )
+
+  it.effect.prop(
+    "with a deescalation table, replaying a log under its own configuration reproduces every logged decision",
+    {
+      steps: FastCheck.array(deescalationStepArbitrary, { maxLength: 24, size: "max" }),
+      settings: deescalationSettingsArbitrary
+    },
     ({ settings, steps }) =>
       Effect.flatMap(
         escalationLogOf(steps, settings),

@@ -323,6 +323,30 @@ describe.skipIf(skipWithoutRedis)("RedisSessionStore against a real redis-server
       assert.strictEqual(yield* errorCount("remove"), errorsBefore)
     }))
 
+  it.scopedLive("de-escalation state round-trips (category, cooldown, strong phase); a value written before it still decodes", () =>
+    Effect.gen(function*() {
+      const raw = yield* rawClient
+      const key = `esc\u0000s:${unique("deesc")}`
+      yield* cleanUp(raw, () => [`switchyard:session:${key}`])
+      const store = yield* storeFor({ ttlMs: 60_000 })
+      const states = [
+        { target: "weak", tier: "weak", streak: 1, category: "repetition", cooldown: 3 },
+        { target: "strong", tier: "strong", strongCalls: 4, releaseStreak: 1 }
+      ] as const
+      for (const state of states) {
+        yield* store.put(key, state)
+        assert.deepStrictEqual(yield* store.get(key), Option.some(state))
+      }
+      yield* Effect.promise(() =>
+        raw.set(`switchyard:session:${key}`, "{\"target\":\"weak\",\"tier\":\"weak\",\"streak\":1}")
+      )
+      assert.deepStrictEqual(yield* store.get(key), Option.some({ target: "weak", tier: "weak", streak: 1 }))
+      yield* Effect.promise(() =>
+        raw.set(`switchyard:session:${key}`, "{\"target\":\"weak\",\"streak\":1,\"category\":\"sideways\"}")
+      )
+      assert.isTrue(Option.isNone(yield* store.get(key)), "an unknown category reads as absent")
+    }))
+
   it.scopedLive("size counts this store's live keys only (SCAN over its prefix)", () =>
     Effect.gen(function*() {
       const raw = yield* rawClient

@@ -136,11 +136,20 @@ export interface CustomRoute extends RouteCommon, CustomSettings {
   readonly mode: "custom"
 }
 
+/** `escalation.deescalation = { ... }`: the strong phase's release rules. */
+export interface Deescalation {
+  readonly strong_min_calls: number
+  readonly confirmations: number
+  readonly strong_max_calls?: number
+  readonly weak_cooldown_calls?: number
+}
+
 /** `escalation = { ... }` of an escalation classifier. */
 export interface Escalation {
   readonly confirmations?: number
   readonly recent_turn_window?: number
   readonly window_message_chars?: number
+  readonly deescalation?: Deescalation
 }
 
 /** `type = "llm_classifier"` in escalation mode (explicit, or implied by the `escalation` table). */

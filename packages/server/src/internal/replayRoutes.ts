@@ -19,7 +19,7 @@ import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
-import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
+import * as EscalationPhases from "@switchyard-ts/routing/EscalationPhases"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Posture from "@switchyard-ts/routing/Posture"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
@@ -505,17 +505,47 @@ export const composite = (settings: CompositeSettings): Replayer => {
 // Escalation routes
 
 /** The settings of an escalation route that a replay changes. */
-export interface EscalationSettings extends EscalationRoute.Settings {
+export interface EscalationSettings extends EscalationPhases.Settings {
   readonly judgeFailure: Posture.Posture
 }
 
-const escalationVerdictOf = (evidence: Evidence.Evidence): boolean | undefined =>
-  evidence.source === "escalation" && (evidence.verdict === "escalate" || evidence.verdict === "decline")
-    ? evidence.verdict === "escalate"
+type EscalationEvidence = typeof Evidence.Escalation.Type
+
+/** The verdicts of a de-escalating route's strong phase (its turns make no weak call). */
+const strongPhaseVerdicts: ReadonlySet<EscalationEvidence["verdict"]> = new Set([
+  "latched",
+  "retain",
+  "pending",
+  "release",
+  "strong_fallback"
+])
+
+/** The logged verdict's vote, on a line whose evidence is an escalation verdict `among`. */
+const voteOf = (among: ReadonlyArray<EscalationEvidence["verdict"]>) =>
+(
+  evidence: Evidence.Evidence
+): EscalationPhases.Vote | undefined =>
+  evidence.source === "escalation" && among.includes(evidence.verdict)
+    ? {
+      escalate: evidence.verdict === "escalate" || evidence.verdict === "retain",
+      ...(evidence.category === undefined ? {} : { category: evidence.category }),
+      ...(evidence.new_evidence === undefined ? {} : { new_evidence: evidence.new_evidence })
+    }
     : undefined
 
+const weakVoteOf = voteOf(["escalate", "decline"])
+const strongVoteOf = voteOf(["retain", "pending", "release"])
+
+/** Whether the logged line is a strong-phase turn (no weak call was made; the judge, if any, read a strong turn). */
+const strongPhase = (line: Line): boolean => {
+  const evidence = line.evidence
+  if (evidence === null) return line.tier === "strong" && line.judge === null
+  if (evidence.source === "escalation") return strongPhaseVerdicts.has(evidence.verdict)
+  return line.tier === "strong"
+}
+
 /** An escalation decision's outcome: the tier, and its verdict as the source (else its evidence source). */
-const escalated = (decision: EscalationRoute.Decided): Outcome =>
+const escalated = (decision: EscalationPhases.Decided): Outcome =>
   decided(
     decision.tier,
     decision.evidence,
@@ -528,23 +558,92 @@ const escalated = (decision: EscalationRoute.Decided): Outcome =>
  */
 const weakCallFailed = (line: Line) => line.evidence === null && line.tier === "weak"
 
+/** Where a logged escalation decision went: strong for a latch and the strong phase's judged turns. */
+const loggedTier = (line: Line, evidence: EscalationEvidence): "weak" | "strong" => {
+  switch (evidence.verdict) {
+    case "decline":
+    case "cooldown":
+    case "strong_fallback":
+      return "weak"
+    case "escalate":
+      return evidence.streak >= evidence.confirmations ? "strong" : "weak"
+    default:
+      return line.tier === "weak" ? "weak" : "strong"
+  }
+}
+
+type StrongState = Extract<EscalationPhases.State, { _tag: "Strong" }>
+type WeakState = Extract<EscalationPhases.State, { _tag: "Unlatched" }>
+
 /**
- * An escalation route's replay: the logged escalate / decline verdicts on the weak turns drive each
- * session's streak to these `confirmations`; a judge failure goes by this posture. A turn a latched
- * session answered with strong (no weak turn, no verdict logged) is unknown when the replay has the
- * session unlatched; so is a request the weak target's failure failed, unless the replay has the
- * session latched (then no weak call is made).
+ * A replayed strong-phase request that the new settings judge: what the logged strong-phase turn
+ * says — its fallback, its verdict, or the judge's failure (strong stays whatever the posture) —
+ * else unknown (the logged run judged a weak turn, or none).
+ */
+const replayStrongReview = (settings: EscalationSettings, line: Line, state: StrongState) => {
+  const evidence = line.evidence
+  if (!strongPhase(line) || evidence === null) return undefined
+  if (evidence.source === "escalation" && evidence.verdict === "strong_fallback") {
+    return EscalationPhases.strongFallback(settings, state)
+  }
+  const vote = strongVoteOf(evidence)
+  if (vote !== undefined) return EscalationPhases.reviewed(settings, "", state, Consultation.Verdict({ verdict: vote }))
+  const without = (reason: Evidence.Reason) =>
+    EscalationPhases.reviewed(settings, "", state, Consultation.WithoutVerdict({ reason }))
+  return evidence.source === "retained"
+    ? without(evidence.reason)
+    : evidence.source === "circuit-open"
+    ? without("circuit_open")
+    : undefined
+}
+
+/**
+ * A replayed weak-phase request: the weak call's logged failure, the cooldown (the logged run's weak
+ * call answered), or the logged verdict on the weak turn through the posture.
+ */
+const replayWeakTurn = (
+  settings: EscalationSettings,
+  line: Line,
+  state: WeakState,
+  hasState: boolean,
+  store: (next: EscalationPhases.State) => void
+): Effect.Effect<Outcome> => {
+  if (strongPhase(line) || weakCallFailed(line)) return Effect.succeed(unknown)
+  const evidence = line.evidence
+  if (evidence !== null && evidence.source === "escalation" && evidence.verdict === "weak_failed") {
+    return Effect.succeed(escalated(EscalationPhases.weakFailed(settings, state.streak)))
+  }
+  if ((state.cooldown ?? 0) > 0) {
+    const cooled = EscalationPhases.cooledDown(settings, state)
+    if (Option.isSome(cooled.store)) store(cooled.store.value)
+    return Effect.succeed(escalated(cooled))
+  }
+  const fact = judgeFactOf(line, weakVoteOf)
+  if (fact._tag === "None") return Effect.succeed(unknown)
+  return consulted(settings.judgeFailure, fact, (consultation) => {
+    const next = EscalationPhases.judged(settings, "", state, hasState, consultation)
+    if (Option.isSome(next.store)) store(next.store.value)
+    return escalated(next)
+  })
+}
+
+/**
+ * An escalation route's replay: the logged verdicts on the weak turns drive each session's streak
+ * (by category and fresh evidence) to these `confirmations`; a judge failure on a weak turn goes by
+ * this posture. With a `deescalation` table the strong phase is replayed too: unjudged strong turns
+ * below `strong_min_calls`, the logged verdicts on strong turns against these release
+ * `confirmations`, `strong_max_calls` and the cooldown after it. A turn the replay has in another
+ * phase than the logged run (a latched or strong turn logged where the replay judges a weak one, a
+ * weak turn logged where the replay judges a strong one) is unknown; so is a request the weak
+ * target's failure failed, unless the replay makes no weak call for it.
  */
 export const escalation = (settings: EscalationSettings): Replayer => {
   const logged = (line: Line): Outcome => {
     const evidence = line.evidence
-    if (evidence === null) return weakCallFailed(line) ? unknown : failureOf(line)
-    if (evidence.source === "escalation") {
-      const strong = evidence.verdict === "latched" || evidence.verdict === "weak_failed" ||
-        (evidence.verdict === "escalate" && evidence.streak >= evidence.confirmations)
-      return routed(strong ? "strong" : "weak", evidence.verdict)
-    }
-    return routed("weak", evidence.source, reasonOf(evidence))
+    // A strong turn's answer calls failed it (its judge never fails a request): not the judge's doing.
+    if (evidence === null) return weakCallFailed(line) || strongPhase(line) ? unknown : failureOf(line)
+    if (evidence.source === "escalation") return routed(loggedTier(line, evidence), evidence.verdict)
+    return routed(line.tier === "strong" ? "strong" : "weak", evidence.source, reasonOf(evidence))
   }
   return {
     kind: "escalation",
@@ -552,28 +651,29 @@ export const escalation = (settings: EscalationSettings): Replayer => {
     destinations: ["weak", "strong"],
     logged,
     start: () => {
-      const state = new Map<string, EscalationRoute.State>()
+      const sessions = new Map<string, EscalationPhases.State>()
       return (line) => {
         const key = line.session_id
-        if (key !== null) forget(state, line, line.posture !== null)
-        const current = key === null ? undefined : state.get(key)
-        if (current?._tag === "Latched") return Effect.succeed(escalated(EscalationRoute.latched(settings)))
-        if (weakCallFailed(line)) return Effect.succeed(unknown)
-        const streak = current === undefined ? 0 : current.streak
-        const evidence = line.evidence
-        if (evidence !== null && evidence.source === "escalation") {
-          if (evidence.verdict === "latched") return Effect.succeed(unknown)
-          if (evidence.verdict === "weak_failed") {
-            return Effect.succeed(escalated(EscalationRoute.weakFailed(settings, streak)))
-          }
+        if (key !== null) forget(sessions, line, line.posture !== null)
+        const stored = key === null ? undefined : sessions.get(key)
+        const store = (next: EscalationPhases.State) => {
+          if (key !== null) sessions.set(key, next)
         }
-        const fact = judgeFactOf(line, escalationVerdictOf)
-        if (fact._tag === "None") return Effect.succeed(unknown)
-        return consulted(settings.judgeFailure, fact, (consultation) => {
-          const next = EscalationRoute.judged(settings, "", streak, current !== undefined, consultation)
-          if (key !== null && Option.isSome(next.store)) state.set(key, next.store.value)
-          return escalated(next)
-        })
+        const state = EscalationPhases.begin(settings, stored ?? { _tag: "Unlatched", streak: 0 })
+        switch (state._tag) {
+          case "Latched":
+            return Effect.succeed(escalated(EscalationPhases.latched(settings)))
+          case "Strong": {
+            const next = EscalationPhases.reviews(settings, state)
+              ? replayStrongReview(settings, line, state)
+              : EscalationPhases.strongHeld(settings, state)
+            if (next === undefined) return Effect.succeed(unknown)
+            if (Option.isSome(next.store)) store(next.store.value)
+            return Effect.succeed(escalated(next))
+          }
+          case "Unlatched":
+            return replayWeakTurn(settings, line, state, stored !== undefined, store)
+        }
       }
     }
   }
