@@ -57,7 +57,9 @@ describe("switchyard CLI", () => {
         assert.strictEqual(yield* help.exited, 0)
         const text = plain(help.stdout())
         const commands = text.slice(text.indexOf("COMMANDS"))
-        for (const command of ["serve", "check", "replay", "status-line"]) assert.match(commands, new RegExp(`^  - ${command} `, "m"))
+        for (const command of ["serve", "check", "replay", "status-line"]) {
+          assert.match(commands, new RegExp(`^  - ${command} `, "m"))
+        }
         assert.include(commands, "--config FILE")
         assert.include(commands, "--log FILE")
         assert.strictEqual(help.stderr(), "")
