@@ -35,7 +35,8 @@ const examples: ReadonlyArray<Example> = [
   { file: "auto-minimal.toml", baseUrls: ["https://api.example.com/v1"], routes: ["switchyard/auto"] },
   { file: "composite-routing-doc.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["switchyard"] },
   { file: "llm-classifier-custom-groups.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["smart"] },
-  { file: "escalation-deescalation-example.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["agent"] }
+  { file: "escalation-deescalation-example.toml", baseUrls: ["https://openrouter.ai/api/v1"], routes: ["agent"] },
+  { file: "noop-only.toml", baseUrls: [], routes: ["noop"] }
 ]
 
 const serve = (example: Example) => Effect.map(serveFixture(example.file, example.baseUrls), ({ client }) => client)
