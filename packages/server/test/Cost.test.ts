@@ -10,6 +10,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
+import * as Cli from "@switchyard-ts/server/Cli"
 import * as RoutingLog from "@switchyard-ts/server/RoutingLog"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
@@ -24,7 +25,7 @@ import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { listening, printed, run, tomlFor, writeToml } from "./cliProcess.js"
+import { listening, printed, root, run, tomlFor, writeToml } from "./cliProcess.js"
 import { capabilityRoute, startServer } from "./harness.js"
 
 const prices = {
@@ -423,6 +424,15 @@ const postFast = (url: string) =>
 const rates = (input: number) => JSON.stringify({ "weak-model": { input, output: 5, cache_read: 0, cache_write: 0 } })
 
 describe("--pricing-file", () => {
+  it.effect("the README tour's examples/demo-prices.json prices every model of examples/demo.toml", () =>
+    Effect.gen(function*() {
+      const table = yield* Cli.loadPricing(path.join(root, "examples/demo-prices.json"))
+      const deployment = yield* Cli.loadDeployment(path.join(root, "examples/demo.toml"))
+      const models = deployment.targets.map((target) => target.id)
+      assert.isAbove(models.length, 0)
+      for (const model of models) assert.isTrue(table.has(model), `${model} is priced`)
+    }).pipe(Effect.orDie))
+
   it.scopedLive(
     "bad files are refused at start and by --dry-run and check, exit 1, with the rule's words",
     () =>
