@@ -75,6 +75,10 @@
  * reason by {@link toGeminiFinishReason} (a refusal is `SAFETY`, tool calls end with `STOP` as
  * Gemini does), usage by {@link toGeminiUsage} (thoughts and cache reads included).
  *
+ * Token counting: {@link countTokensBody} is the request a `countTokens` body counts (read it with
+ * `fromGeminiRequest`); {@link toCountTokensRequest} writes a neutral request as one for a Gemini
+ * upstream.
+ *
  * Streams: see {@link chatToGeminiStream} and {@link geminiToChatStream}.
  *
  * This module is the entry point; the code lives in `internal/translate/` (not importable on its
@@ -83,7 +87,12 @@
  * (parts ⇄ blocks, ids, finish reasons, usage).
  */
 export { type ChatToGeminiStream, chatToGeminiStream } from "./internal/translate/geminiFromChatStream.js"
-export { fromGeminiRequest, geminiSchemaName, openApiToJsonSchema } from "./internal/translate/geminiFromRequest.js"
+export {
+  countTokensBody,
+  fromGeminiRequest,
+  geminiSchemaName,
+  openApiToJsonSchema
+} from "./internal/translate/geminiFromRequest.js"
 export {
   fromGeminiFinishReason,
   fromGeminiUsage,
@@ -98,4 +107,4 @@ export {
 } from "./internal/translate/geminiParts.js"
 export { firstCandidate, fromGeminiResponse, toGeminiResponse } from "./internal/translate/geminiResponse.js"
 export { type GeminiToChatStream, geminiToChatStream } from "./internal/translate/geminiToChatStream.js"
-export { toGeminiRequest } from "./internal/translate/geminiToRequest.js"
+export { toCountTokensRequest, toGeminiRequest } from "./internal/translate/geminiToRequest.js"

@@ -48,14 +48,10 @@ export const chatToGeminiStream = (options: { readonly model?: string } = {}): C
   let done = false
   let finishReason: string | null | undefined
   let usage: OpenAi.Usage | undefined
-  let thoughtOpen = false
-  let heldSignature: string | undefined
+  const thinking = thoughtParts()
   const calls = new Map<number, PendingToolCall>()
 
-  const event = (
-    parts: ReadonlyArray<G.Part>,
-    last?: { readonly finishReason: string | undefined; readonly usageMetadata: G.UsageMetadata }
-  ): G.StreamEvent => ({
+  const event = (parts: ReadonlyArray<G.Part>, last?: LastFields): G.StreamEvent => ({
     candidates: [{
       content: { role: "model", parts },
       ...(last?.finishReason !== undefined ? { finishReason: last.finishReason } : {}),
@@ -65,40 +61,13 @@ export const chatToGeminiStream = (options: { readonly model?: string } = {}): C
     modelVersion: model,
     responseId: id
   })
-  const flushSignature = (parts: Array<G.Part>) => {
-    if (heldSignature !== undefined) parts.push({ text: "", thought: true, thoughtSignature: heldSignature })
-    heldSignature = undefined
-  }
-  const takeSignature = (): { readonly thoughtSignature?: string } => {
-    const signature = heldSignature
-    heldSignature = undefined
-    return signature !== undefined ? { thoughtSignature: signature } : {}
-  }
-  const thought = (parts: Array<G.Part>, text: string) => {
-    if (text === "") return
-    flushSignature(parts)
-    parts.push({ text, thought: true })
-    thoughtOpen = true
-  }
-  const signature = (parts: Array<G.Part>, value: string) => {
-    flushSignature(parts)
-    if (thoughtOpen) parts.push({ text: "", thought: true, thoughtSignature: value })
-    else heldSignature = value
-    thoughtOpen = false
-  }
 
   const final = (): ReadonlyArray<G.StreamEvent> => {
     done = true
-    const callParts = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]): G.Part => {
-      const input = parseArguments(call.pending)
-      return {
-        functionCall: { id: call.id ?? "", name: call.name ?? "", args: Predicate.isRecord(input) ? input : {} }
-      }
-    })
     const parts: Array<G.Part> = []
-    const first = callParts[0]
-    if (first !== undefined) parts.push({ ...first, ...takeSignature() }, ...callParts.slice(1))
-    else flushSignature(parts)
+    const [first, ...rest] = callParts(calls)
+    if (first !== undefined) parts.push({ ...first, ...thinking.take() }, ...rest)
+    else thinking.flush(parts)
     return [event(parts, {
       finishReason: toGeminiFinishReason(fromFinishReason(finishReason ?? (calls.size > 0 ? "tool_calls" : "stop"))),
       usageMetadata: toGeminiUsage(fromOpenAiUsage(usage))
@@ -117,36 +86,11 @@ export const chatToGeminiStream = (options: { readonly model?: string } = {}): C
     const choice = chunk.choices.find((c) => c.index === 0)
     if (choice !== undefined) {
       const delta = choice.delta
-      const entries = delta.thinking_blocks ?? []
-      const known = entries.filter((b) => isOpenAiThinkingText(b) || isOpenAiRedactedThinking(b))
-      for (const entry of known) {
-        if (isOpenAiThinkingText(entry)) {
-          thought(parts, entry.thinking)
-          if (entry.signature !== undefined && entry.signature !== null && entry.signature !== "") {
-            signature(parts, entry.signature)
-          }
-        } else {
-          flushSignature(parts)
-          thoughtOpen = false
-        }
-      }
-      if (known.length === 0 && present(delta.reasoning_content)) thought(parts, delta.reasoning_content)
+      deltaThinking(delta, parts, thinking)
       for (const text of [delta.content ?? "", delta.refusal ?? ""]) {
-        if (text === "") continue
-        parts.push({ text, ...takeSignature() })
-        thoughtOpen = false
+        if (text !== "") parts.push({ text, ...thinking.take() })
       }
-      for (const fragment of delta.tool_calls ?? []) {
-        pushToolCallFragment(calls, fragment, {
-          start: (_key, call) => {
-            call.started = true
-          },
-          append: (key, args) => {
-            const call = calls.get(key)
-            if (call !== undefined) call.pending += args
-          }
-        })
-      }
+      for (const fragment of delta.tool_calls ?? []) pushCallFragment(calls, fragment)
       if (present(choice.finish_reason)) finishReason = choice.finish_reason
     }
     const out: Array<G.StreamEvent> = parts.length > 0 ? [event(parts)] : []
@@ -156,3 +100,84 @@ export const chatToGeminiStream = (options: { readonly model?: string } = {}): C
   const end = (): ReadonlyArray<G.StreamEvent> => done || !started ? [] : final()
   return { push, end }
 }
+
+interface LastFields {
+  readonly finishReason: string | undefined
+  readonly usageMetadata: G.UsageMetadata
+}
+
+/**
+ * The thought parts of a stream and the signature rule of {@link chatToGeminiStream}: a signature
+ * after thought text is a signature-only thought part; one with no thought text before it is held
+ * for the next text part or call (`take`), else sent as such a part (`flush`).
+ */
+const thoughtParts = () => {
+  let open = false
+  let held: string | undefined
+  const flush = (parts: Array<G.Part>) => {
+    if (held !== undefined) parts.push({ text: "", thought: true, thoughtSignature: held })
+    held = undefined
+  }
+  return {
+    flush: (parts: Array<G.Part>) => {
+      flush(parts)
+      open = false
+    },
+    take: (): { readonly thoughtSignature?: string } => {
+      const signature = held
+      held = undefined
+      open = false
+      return signature !== undefined ? { thoughtSignature: signature } : {}
+    },
+    text: (parts: Array<G.Part>, text: string) => {
+      if (text === "") return
+      flush(parts)
+      parts.push({ text, thought: true })
+      open = true
+    },
+    signature: (parts: Array<G.Part>, signature: string) => {
+      flush(parts)
+      if (open) parts.push({ text: "", thought: true, thoughtSignature: signature })
+      else held = signature
+      open = false
+    }
+  }
+}
+
+/** Thinking of a delta: its `thinking_blocks` when they hold a known entry, else `reasoning_content`. */
+const deltaThinking = (
+  delta: OpenAi.ChatCompletionChunk["choices"][number]["delta"],
+  parts: Array<G.Part>,
+  thinking: ReturnType<typeof thoughtParts>
+): void => {
+  const known = (delta.thinking_blocks ?? []).filter((b) => isOpenAiThinkingText(b) || isOpenAiRedactedThinking(b))
+  for (const entry of known) {
+    if (!isOpenAiThinkingText(entry)) {
+      // redacted thinking has no Gemini part: it only ends the thought before it
+      thinking.flush(parts)
+      continue
+    }
+    thinking.text(parts, entry.thinking)
+    if (present(entry.signature) && entry.signature !== "") thinking.signature(parts, entry.signature)
+  }
+  if (known.length === 0 && present(delta.reasoning_content)) thinking.text(parts, delta.reasoning_content)
+}
+
+/** Adds a tool-call fragment to `calls`; the arguments are read whole at the end. */
+const pushCallFragment = (calls: Map<number, PendingToolCall>, fragment: typeof OpenAi.ToolCallDelta.Type) =>
+  pushToolCallFragment(calls, fragment, {
+    start: (_key, call) => {
+      call.started = true
+    },
+    append: (key, args) => {
+      const call = calls.get(key)
+      if (call !== undefined) call.pending += args
+    }
+  })
+
+/** The assembled calls as `functionCall` parts, in `index` order (arguments that are not an object as `{}`). */
+const callParts = (calls: ReadonlyMap<number, PendingToolCall>): ReadonlyArray<G.Part> =>
+  [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]): G.Part => {
+    const input = parseArguments(call.pending)
+    return { functionCall: { id: call.id ?? "", name: call.name ?? "", args: Predicate.isRecord(input) ? input : {} } }
+  })

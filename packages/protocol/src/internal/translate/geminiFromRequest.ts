@@ -195,3 +195,13 @@ export const fromGeminiRequest = (
     ...(generation.responseFormat !== undefined ? { responseFormat: generation.responseFormat } : {})
   }
 }
+
+/**
+ * The request a `countTokens` body counts: its `generateContentRequest` (without `model`), else its
+ * `contents` alone. Read it with {@link fromGeminiRequest} like a generate request.
+ */
+export const countTokensBody = (req: G.CountTokensRequest): G.GenerateContentRequest => {
+  if (req.generateContentRequest === undefined) return { contents: req.contents ?? [] }
+  const { model: _model, ...body } = req.generateContentRequest
+  return body
+}

@@ -168,3 +168,11 @@ export const toGeminiRequest = (n: N.NeutralRequest): Either.Either<G.GenerateCo
       ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {})
     }
   })
+
+/**
+ * A neutral request as a Gemini `countTokens` body for the model `n.model`:
+ * `{"generateContentRequest": {"model": "models/<model>", …the generate request}}`; fails as
+ * {@link toGeminiRequest} does.
+ */
+export const toCountTokensRequest = (n: N.NeutralRequest): Either.Either<G.CountTokensRequest, TranslationError> =>
+  Either.map(toGeminiRequest(n), (body) => ({ generateContentRequest: { model: `models/${n.model}`, ...body } }))
