@@ -12,10 +12,10 @@
  *   Image (base64); anything else (`fileData`, other `inlineData`, unknown parts) → opaque.
  *   model parts: a thought (`thought: true`) → Thinking with its `thoughtSignature` as signature;
  *   text → Text; `functionCall` → ToolUse (`args` as input, `{}` when absent); image `inlineData` →
- *   Image; anything else → opaque. A `thoughtSignature` on a non-thought part (Gemini signs text
- *   and function calls too) → a signature-only Thinking (`text: ""`) right before that part's
- *   block, so the signature crosses Chat (`thinking_blocks`) and Anthropic (signed thinking) and
- *   comes back onto the part.
+ *   Image; anything else → opaque (keeping its own signature). A `thoughtSignature` on a text,
+ *   function call or image part (Gemini signs text and function calls too) → a signature-only
+ *   Thinking (`text: ""`) right before that part's block, so the signature crosses Chat
+ *   (`thinking_blocks`) and Anthropic (signed thinking) and comes back onto the part.
  * - **Function-call ids.** A `functionCall` without `id` gets {@link requestCallId}
  *   `gemini_call_<content index>_<part index>`: derived from its position, so every later request
  *   of the conversation (which repeats the history) derives the same id. A `functionResponse` pairs

@@ -61,9 +61,22 @@ export const modelPart: A<G.Part> = FastCheck.oneof(
   ) => ({ functionCall: { ...(id !== undefined ? { id } : {}), name, args }, ...signed(signature) }))
 )
 
+/** A model part of a request's history: also images and parts only Gemini knows, maybe signed. */
+const requestModelPart: A<G.Part> = FastCheck.oneof(
+  modelPart,
+  FastCheck.record({ data: base64, signature: opt(Arb.signature) }).map(({ data, signature }) => ({
+    inlineData: { mimeType: "image/png", data },
+    ...signed(signature)
+  })),
+  FastCheck.record({ code: Arb.text, signature: opt(Arb.signature) }).map(({ code, signature }) => ({
+    executableCode: { language: "PYTHON", code },
+    ...signed(signature)
+  }))
+)
+
 const content: A<G.Content> = FastCheck.oneof(
   FastCheck.array(userPart, { minLength: 1, maxLength: 3 }).map((parts) => ({ role: "user" as const, parts })),
-  FastCheck.array(modelPart, { minLength: 1, maxLength: 3 }).map((parts) => ({ role: "model" as const, parts }))
+  FastCheck.array(requestModelPart, { minLength: 1, maxLength: 3 }).map((parts) => ({ role: "model" as const, parts }))
 )
 
 const declaration: A<G.FunctionDeclaration> = FastCheck.oneof(

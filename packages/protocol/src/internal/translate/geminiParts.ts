@@ -136,8 +136,13 @@ export const modelPartBlocks = (part: G.Part, callId: () => string): ReadonlyArr
     return [...signed, ...(part.text === "" ? [] : [{ _tag: "Text" as const, text: part.text }])]
   }
   const image = part.inlineData !== undefined ? inlineImage(part.inlineData) : undefined
-  return [...signed, image ?? opaquePart(part)]
+  // an opaque part keeps its own signature
+  return image !== undefined ? [...signed, image] : [opaquePart(part)]
 }
+
+/** A block whose Gemini part takes the signature of a signature-only Thinking right before it. */
+const carriesSignature = (block: N.Block | undefined): boolean =>
+  block?._tag === "Text" || block?._tag === "ToolUse" || block?._tag === "Image"
 
 /** A thought part. */
 const thoughtPart = (text: string, signature: string | undefined): G.Part => ({
@@ -168,7 +173,7 @@ const callOf = (block: N.ToolUse, alwaysId: boolean): Either.Either<G.FunctionCa
 
 /**
  * The parts of a model turn (a request's assistant message, or an answer): thinking as thought
- * parts, except that a signature-only Thinking right before a Text or ToolUse becomes that part's
+ * parts, except that a signature-only Thinking right before a Text, ToolUse or Image becomes that part's
  * `thoughtSignature`; RedactedThinking is dropped; Reasoning is a thought part of its summary texts
  * (none when empty); tool calls are `functionCall` parts (ids as {@link callOf} says); images are
  * `inlineData` / `fileData`; Gemini opaque parts are written as they are; other formats' opaque
@@ -190,9 +195,7 @@ export const modelParts = (
       switch (block._tag) {
         case "Thinking": {
           const next = blocks[i + 1]
-          if (
-            block.text === "" && block.signature !== undefined && (next?._tag === "Text" || next?._tag === "ToolUse")
-          ) {
+          if (block.text === "" && block.signature !== undefined && carriesSignature(next)) {
             carried = block.signature
           } else parts.push(thoughtPart(block.text, block.signature))
           break
@@ -209,7 +212,7 @@ export const modelParts = (
           parts.push({ functionCall: yield* callOf(block, options.alwaysId), ...signed })
           break
         case "Image":
-          parts.push(imagePart(block))
+          parts.push({ ...imagePart(block), ...signed })
           break
         case "Opaque":
           parts.push(yield* opaqueToPart(block))
