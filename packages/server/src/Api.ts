@@ -16,7 +16,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { LlmClient, Target } from "@switchyard-ts/client/Target"
+import type { Format, LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import {
@@ -40,6 +40,7 @@ import * as Codecs from "./internal/codecs.js"
 import * as Continuations from "./internal/continuations.js"
 import * as Edge from "./internal/edge.js"
 import * as Forward from "./internal/forward.js"
+import * as Gemini from "./internal/gemini.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -203,7 +204,7 @@ const describeTarget = (target: Target) => ({
  */
 const decision = (
   router: Router["Type"],
-  codecs: Readonly<Record<Codecs.Codec["format"], Codecs.Codec>>,
+  codecs: Readonly<Record<Format, Codecs.Codec>>,
   limit: number,
   guard?: Auth.Guard
 ) =>
@@ -342,6 +343,50 @@ export const llmEndpoints = (
   ])
 }
 
+/**
+ * Where the LLM endpoints are, as the lean edge dispatches: the exact paths of
+ * {@link llmEndpoints}, then the Gemini model endpoints (`/v1beta/models/<model>:generateContent`,
+ * `:streamGenerateContent`, `:countTokens`; `upstream` counts tokens), every one behind inbound auth.
+ */
+export const llmDispatch = (
+  router: Router["Type"],
+  stats: Stats.Recorder,
+  upstream: UpstreamClient.UpstreamClient["Type"],
+  options: Options = {},
+  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop,
+  responses?: ResponseState.ResponseState["Type"]
+): Edge.Dispatch => {
+  const exact = llmEndpoints(router, stats, options, log, responses)
+  const deps = {
+    router,
+    upstream,
+    stats,
+    limit: options.bodyLimit ?? defaultBodyLimit,
+    log,
+    guard: Auth.make(options.inboundAuth)
+  }
+  const geminiPrefix = `${Gemini.modelsPath}/`
+  return (path) => exact.get(path) ?? (path.startsWith(geminiPrefix) ? Gemini.endpoint(path, deps) : undefined)
+}
+
+/**
+ * `GET /v1beta/models`: a Gemini `ListModelsResponse` with one entry per route, behind inbound auth
+ * (`x-goog-api-key` and `?key=` count); errors use the Gemini envelope.
+ */
+const geminiModels = (router: Router["Type"], guard: Auth.Guard | undefined) => {
+  const body = Gemini.modelsList(router)
+  return (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(
+      Gemini.plain,
+      undefined,
+      request,
+      Effect.as(
+        Auth.admit(guard, Gemini.authHeaders({ ...request.headers }, request.url), true),
+        HttpServerResponse.unsafeJson(body)
+      )
+    )
+}
+
 /** The codec of each format; Responses continuations by id over `responses` when given. */
 const codecsOf = (router: Router["Type"], responses: ResponseState.ResponseState["Type"] | undefined) =>
   Codecs.byFormatWith(responses === undefined ? undefined : Continuations.make(responses, router.routes))
@@ -402,6 +447,7 @@ export const adminLayer = (options: Options = {}) =>
     }
     yield* http.add("POST", "/v1/decision", decision(router, codecsOf(router, responses), limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
+    yield* http.add("GET", Gemini.modelsPath, geminiModels(router, guard))
     const stats = statsRoutes(yield* Stats.Stats, guard)
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)
