@@ -1,9 +1,11 @@
 /**
- * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`)
+ * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`,
+ * and Gemini's `/v1beta/models/{model}:generateContent` / `:streamGenerateContent` / `:countTokens`)
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
- * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, the
- * Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`), decision,
- * models, stats, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
+ * (`internal/codecs.ts`, `internal/gemini.ts`), served by the lean edge (`internal/edge.ts`); token
+ * counting, the Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`),
+ * decision, models (`/v1/models`, `/v1beta/models`), stats, health, metrics, and an enveloped 404
+ * for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
  * `GET /v1/session-stats` (and `/v1/routing/session-stats`) exists only with the routing log on.
