@@ -238,6 +238,10 @@ describe("Gemini endpoints over raw HTTP", () => {
           .join(""),
         "array streamed answer"
       )
+      // Both streams count in /v1/stats like any other format's answers.
+      const stats = JSON.parse((yield* get(url, "/v1/stats")).text)
+      assert.strictEqual(stats.total_requests, 2)
+      assert.isAbove(stats.total_tokens.total, 0)
     }))
 
   it.scopedLive("a stream failing after its headers ends with the error envelope", () =>
