@@ -1,6 +1,6 @@
 /**
- * The neutral request and response: one in-memory shape that OpenAI Chat and Anthropic Messages
- * both translate into and out of (see {@link module:Translate}). Plain readonly data, no wire
+ * The neutral request and response: one in-memory shape that every wire format (OpenAI Chat,
+ * Anthropic Messages, OpenAI Responses, Gemini) translates into and out of (see {@link module:Translate}). Plain readonly data, no wire
  * quirks:
  *
  * - client system / developer content given before the conversation (Anthropic `system`, OpenAI
@@ -21,11 +21,15 @@
  * - a tool of a Responses `namespace` is a plain tool whose `name` is flattened to fit Chat's and
  *   Messages' tool-name rules; `namespaced` keeps the original pair, and Responses `custom`
  *   (free-form) tools and calls are function tools and calls of one string property `input`,
- *   marked `custom` (see {@link module:TranslateResponses} for both rules).
+ *   marked `custom` (see {@link module:TranslateResponses} for both rules);
+ * - a Gemini thought is {@link Thinking} (its `thoughtSignature` the signature), and a signature
+ *   Gemini puts on a text or function call part is a signature-only Thinking right before it; the
+ *   Gemini-only parts of a request are in {@link GeminiOnly} and the `gemini` markers of tools,
+ *   tool calls and tool results (see {@link module:TranslateGemini}).
  */
 
 /** The wire format a raw JSON value came from. */
-export type WireFormat = "openai_chat" | "anthropic_messages" | "openai_responses"
+export type WireFormat = "openai_chat" | "anthropic_messages" | "openai_responses" | "gemini_generate_content"
 
 /** Text. `cacheControl` is an Anthropic prompt-cache marker (raw JSON), kept for Anthropic only. */
 export interface Text {
@@ -69,6 +73,11 @@ export interface ToolUse {
   readonly custom?: boolean
   /** The OpenAI Responses item id of the call (`fc_…`, `ctc_…`), Responses only. */
   readonly itemId?: string
+  /**
+   * Set when the call came from a Gemini `functionCall` part (Gemini only): the `id` Gemini sent,
+   * absent when it sent none (`id` is then derived, see {@link module:TranslateGemini}).
+   */
+  readonly gemini?: { readonly id?: string }
 }
 
 /** The namespace and tool name of a tool declared inside an OpenAI Responses `namespace` tool. */
@@ -89,6 +98,11 @@ export interface ToolResult {
   readonly cacheControl?: unknown
   /** The result of an OpenAI Responses custom tool call (`custom_tool_call_output`), Responses only. */
   readonly custom?: boolean
+  /**
+   * Set when the result came from a Gemini `functionResponse` part (Gemini only): its `name` and
+   * the `id` it carried, if any (`toolUseId` is the id of the call it pairs with).
+   */
+  readonly gemini?: { readonly id?: string; readonly name: string }
 }
 
 /**
@@ -175,6 +189,8 @@ export interface NeutralTool {
    * one string property `input`; `format` is its input format (raw JSON), when given.
    */
   readonly custom?: { readonly format?: unknown }
+  /** The Gemini function declaration as sent (Gemini only), written back verbatim to Gemini. */
+  readonly gemini?: unknown
 }
 
 /** A tool definition only `format` understands (OpenAI custom tool, Anthropic server tool), as raw JSON. */
@@ -234,6 +250,21 @@ export interface NeutralRequest {
   readonly extra: { readonly [key: string]: unknown }
   /** What only an OpenAI Responses upstream understands (set when the request came from Responses). */
   readonly responses?: ResponsesOnly
+  /** What only a Gemini upstream understands (set when the request came from Gemini). */
+  readonly gemini?: GeminiOnly
+}
+
+/**
+ * The parts of a Gemini `generateContent` request with no neutral slot and no meaning for the other
+ * formats; only `toGeminiRequest` writes them.
+ */
+export interface GeminiOnly {
+  /**
+   * Top-level Gemini fields verbatim (`safetySettings`, `cachedContent`, `labels`, …); a
+   * `generationConfig` or `toolConfig` here holds only the keys with no neutral slot
+   * (`thinkingConfig`, `responseModalities`, `retrievalConfig`, …).
+   */
+  readonly fields: { readonly [key: string]: unknown }
 }
 
 /**

@@ -220,29 +220,7 @@ describe("Responses buffered responses (properties)", () => {
   it("Chat completion → neutral → Responses → neutral keeps text, calls, thinking text (as summaries), stop reason and usage", () => {
     FastCheck.assert(
       FastCheck.property(Arb.completion, (c) => {
-        const neutral = Translate.fromOpenAiResponse({
-          id: "chatcmpl-1",
-          model: "up",
-          choices: [{
-            index: 0,
-            finish_reason: c.finishReason,
-            message: {
-              role: "assistant",
-              content: c.text,
-              ...Arb.openAiThinkingFields(c.thinking),
-              ...(c.toolCalls.length > 0
-                ? {
-                  tool_calls: c.toolCalls.map((t) => ({
-                    id: t.id,
-                    type: "function" as const,
-                    function: { name: t.name, arguments: t.arguments }
-                  }))
-                }
-                : {})
-            }
-          }],
-          usage: Arb.openAiUsage(c.usage)
-        })
+        const neutral = Translate.fromOpenAiResponse(Arb.chatCompletion(c, Arb.openAiUsage(c.usage)))
         const response = TR.toResponsesResponse(neutral)
         assert.isTrue(isResponseObject(response))
         const back = TR.fromResponsesResponse(response)
@@ -319,28 +297,7 @@ describe("Responses streams (properties)", () => {
         assert.strictEqual(agg.status, incomplete ? "incomplete" : "completed")
 
         // the stream carries what the buffered translation of the same completion does
-        const buffered = TR.toResponsesResponse(Translate.fromOpenAiResponse({
-          id: "chatcmpl-1",
-          model: "up",
-          choices: [{
-            index: 0,
-            finish_reason: c.finishReason,
-            message: {
-              role: "assistant",
-              content: c.text,
-              ...Arb.openAiThinkingFields(c.thinking),
-              ...(c.toolCalls.length > 0
-                ? {
-                  tool_calls: c.toolCalls.map((t) => ({
-                    id: t.id,
-                    type: "function" as const,
-                    function: { name: t.name, arguments: t.arguments }
-                  }))
-                }
-                : {})
-            }
-          }]
-        }))
+        const buffered = TR.toResponsesResponse(Translate.fromOpenAiResponse(Arb.chatCompletion(c)))
         assert.deepStrictEqual(agg.output, buffered.output)
 
         const back = runResponsesToChat(events)

@@ -440,6 +440,31 @@ export const completion: Arb<Completion> = FastCheck.record({
   usage: counts
 })
 
+/** The buffered chat completion of `c` (id `chatcmpl-1`, model `up`), with `usage` when given. */
+export const chatCompletion = (c: Completion, usage?: OpenAi.Usage): OpenAi.ChatCompletion => ({
+  id: "chatcmpl-1",
+  model: "up",
+  choices: [{
+    index: 0,
+    finish_reason: c.finishReason,
+    message: {
+      role: "assistant",
+      content: c.text,
+      ...openAiThinkingFields(c.thinking),
+      ...(c.toolCalls.length > 0
+        ? {
+          tool_calls: c.toolCalls.map((t) => ({
+            id: t.id,
+            type: "function" as const,
+            function: { name: t.name, arguments: t.arguments }
+          }))
+        }
+        : {})
+    }
+  }],
+  ...(usage !== undefined ? { usage } : {})
+})
+
 /** Splits `s` into 1..4 consecutive non-empty pieces (or none for `""`). */
 export const pieces = (s: string): Arb<ReadonlyArray<string>> =>
   s.length === 0

@@ -1,7 +1,7 @@
 /**
  * The contract of a route algorithm, and the request it routes.
  */
-import { credentialFamily, type Format, type NativeBody, type Target } from "@switchyard-ts/client/Target"
+import { credentialFamily, type NativeBody, type Target } from "@switchyard-ts/client/Target"
 import {
   type AdvisorUnavailable,
   type ClientFailure,
@@ -10,6 +10,7 @@ import {
   type JudgeUnavailable
 } from "@switchyard-ts/protocol/Errors"
 import type { SessionId } from "@switchyard-ts/protocol/Ids"
+import type { WireFormat } from "@switchyard-ts/protocol/Neutral"
 import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -35,7 +36,7 @@ export interface RoutedRequest {
    * the `Router` refuses a route that forwards caller credentials of the other family
    * ({@link forwardAuthMismatch}). Absent (a library caller with no endpoint): not checked.
    */
-  readonly inboundFormat?: Format | undefined
+  readonly inboundFormat?: WireFormat | undefined
   /**
    * The request continues a Responses answer this route recorded (`ResponseState`): the `Router`
    * sends it back to that answer's target without running the route (`Continuation.decide`).
@@ -106,17 +107,18 @@ export const distinctTargets = (targets: ReadonlyArray<Target>): ReadonlyArray<T
 /**
  * Why `route` refuses a request that came in on an endpoint of format `inbound` (anchor §2.1
  * step 7): a route that forwards Anthropic caller credentials is called on `/v1/messages`, one that
- * forwards OpenAI ones on `/v1/chat/completions` or `/v1/responses`. None when the route forwards
- * no credential, when the families agree, or when `inbound` is unknown (no endpoint). Field reads
- * only: the route's family was computed when it was built.
+ * forwards OpenAI ones on `/v1/chat/completions` or `/v1/responses`; a Gemini caller's key is of
+ * neither family, so every route that forwards a credential refuses it. None when the route
+ * forwards no credential, when the families agree, or when `inbound` is unknown (no endpoint).
+ * Field reads only: the route's family was computed when it was built.
  */
 export const forwardAuthMismatch = (
   route: Route,
-  inbound: Format | undefined
+  inbound: WireFormat | undefined
 ): Option.Option<ForwardAuthMismatch> => {
   const family = route.forwardAuth
   if (family === undefined || Option.isNone(family) || inbound === undefined) return Option.none()
-  return family.value === credentialFamily(inbound)
+  return inbound !== "gemini_generate_content" && family.value === credentialFamily(inbound)
     ? Option.none()
     : Option.some(new ForwardAuthMismatch({ route: route.id, family: family.value }))
 }

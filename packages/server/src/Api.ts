@@ -1,9 +1,11 @@
 /**
- * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`)
+ * The HTTP endpoints. The LLM endpoints (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`,
+ * and Gemini's `/v1beta/models/{model}:generateContent` / `:streamGenerateContent` / `:countTokens`)
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
- * (`internal/codecs.ts`), served by the lean edge (`internal/edge.ts`); token counting, the
- * Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`), decision,
- * models, stats, health, metrics, and an enveloped 404 for everything else are `HttpLayerRouter` routes.
+ * (`internal/codecs.ts`, `internal/gemini.ts`), served by the lean edge (`internal/edge.ts`); token
+ * counting, the Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`),
+ * decision, models (`/v1/models`, `/v1beta/models`), stats, health, metrics, and an enveloped 404
+ * for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
  * `GET /v1/session-stats` (and `/v1/routing/session-stats`) exists only with the routing log on.
@@ -16,7 +18,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { LlmClient, Target } from "@switchyard-ts/client/Target"
+import type { Format, LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import {
@@ -40,6 +42,7 @@ import * as Codecs from "./internal/codecs.js"
 import * as Continuations from "./internal/continuations.js"
 import * as Edge from "./internal/edge.js"
 import * as Forward from "./internal/forward.js"
+import * as Gemini from "./internal/gemini.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -203,7 +206,7 @@ const describeTarget = (target: Target) => ({
  */
 const decision = (
   router: Router["Type"],
-  codecs: Readonly<Record<Codecs.Codec["format"], Codecs.Codec>>,
+  codecs: Readonly<Record<Format, Codecs.Codec>>,
   limit: number,
   guard?: Auth.Guard
 ) =>
@@ -342,6 +345,50 @@ export const llmEndpoints = (
   ])
 }
 
+/**
+ * Where the LLM endpoints are, as the lean edge dispatches: the exact paths of
+ * {@link llmEndpoints}, then the Gemini model endpoints (`/v1beta/models/<model>:generateContent`,
+ * `:streamGenerateContent`, `:countTokens`; `upstream` counts tokens), every one behind inbound auth.
+ */
+export const llmDispatch = (
+  router: Router["Type"],
+  stats: Stats.Recorder,
+  upstream: UpstreamClient.UpstreamClient["Type"],
+  options: Options = {},
+  log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop,
+  responses?: ResponseState.ResponseState["Type"]
+): Edge.Dispatch => {
+  const exact = llmEndpoints(router, stats, options, log, responses)
+  const deps = {
+    router,
+    upstream,
+    stats,
+    limit: options.bodyLimit ?? defaultBodyLimit,
+    log,
+    guard: Auth.make(options.inboundAuth)
+  }
+  const geminiPrefix = `${Gemini.modelsPath}/`
+  return (path) => exact.get(path) ?? (path.startsWith(geminiPrefix) ? Gemini.endpoint(path, deps) : undefined)
+}
+
+/**
+ * `GET /v1beta/models`: a Gemini `ListModelsResponse` with one entry per route, behind inbound auth
+ * (`x-goog-api-key` and `?key=` count); errors use the Gemini envelope.
+ */
+const geminiModels = (router: Router["Type"], guard: Auth.Guard | undefined) => {
+  const body = Gemini.modelsList(router)
+  return (request: HttpServerRequest.HttpServerRequest) =>
+    enveloped(
+      Gemini.plain,
+      undefined,
+      request,
+      Effect.as(
+        Auth.admit(guard, Gemini.authHeaders({ ...request.headers }, request.url), true),
+        HttpServerResponse.unsafeJson(body)
+      )
+    )
+}
+
 /** The codec of each format; Responses continuations by id over `responses` when given. */
 const codecsOf = (router: Router["Type"], responses: ResponseState.ResponseState["Type"] | undefined) =>
   Codecs.byFormatWith(responses === undefined ? undefined : Continuations.make(responses, router.routes))
@@ -402,6 +449,7 @@ export const adminLayer = (options: Options = {}) =>
     }
     yield* http.add("POST", "/v1/decision", decision(router, codecsOf(router, responses), limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
+    yield* http.add("GET", Gemini.modelsPath, geminiModels(router, guard))
     const stats = statsRoutes(yield* Stats.Stats, guard)
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)

@@ -232,7 +232,9 @@ const serveOn = (server: Server, options: Api.Options) =>
     const admin = yield* HttpLayerRouter.toHttpEffect(Api.adminLayer(options))
     const fallback = yield* NodeHttpServer.makeHandler(Tracing.parentFromHeaders(admin))
     const runtime = yield* Effect.runtime<never>()
-    const listener = Edge.listener(runtime, Api.llmEndpoints(router, stats, options, log, responses), fallback)
+    const upstream = yield* UpstreamClient.UpstreamClient
+    const endpoints = Api.llmDispatch(router, stats, upstream, options, log, responses)
+    const listener = Edge.listener(runtime, endpoints, fallback)
     server.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
   })))

@@ -1,7 +1,8 @@
 /**
  * Inbound auth (`[server] api_keys_env`): the one check every protected endpoint runs, on the lean
  * edge and on the platform router alike. A caller presents a key as `Authorization: Bearer <key>`
- * or `x-api-key: <key>`; the key's SHA-256 is compared with the SHA-256 of every configured key
+ * or `x-api-key: <key>` — on the Gemini endpoints also `x-goog-api-key: <key>` or `?key=<key>`;
+ * the key's SHA-256 is compared with the SHA-256 of every configured key
  * by `crypto.timingSafeEqual` (equal-length digests, every key compared, no early exit), so the
  * time taken says nothing about how much of a key matched nor which one. Each check is counted in
  * `switchyard_auth_requests_total{outcome}`; no key is ever logged or echoed.
@@ -51,23 +52,42 @@ const bearerKey = (value: string | undefined): string | undefined => {
   return key === "" ? undefined : key
 }
 
-/** The keys a caller presents, by header: the token of `Authorization: Bearer`, then `x-api-key`. */
+/** A header's value trimmed, none when absent or empty. */
+const headerKey = (value: string | undefined): string | undefined => {
+  const key = value?.trim()
+  return key === "" ? undefined : key
+}
+
+/**
+ * The keys a caller presents, by header: the token of `Authorization: Bearer`, then `x-api-key`,
+ * then — on the Gemini endpoints only (`gemini`) — `x-goog-api-key` (into which they read `?key=`).
+ * Elsewhere `x-goog-api-key` is no credential of ours.
+ */
 const presentedKeys = (
-  headers: Readonly<Record<string, string | undefined>>
+  headers: Readonly<Record<string, string | undefined>>,
+  gemini = false
 ): ReadonlyArray<readonly [string, string | undefined]> => {
-  const apiKey = headers["x-api-key"]?.trim()
-  return [["authorization", bearerKey(headers["authorization"])], ["x-api-key", apiKey === "" ? undefined : apiKey]]
+  const keys: Array<readonly [string, string | undefined]> = [
+    ["authorization", bearerKey(headers["authorization"])],
+    ["x-api-key", headerKey(headers["x-api-key"])]
+  ]
+  if (gemini) keys.push(["x-goog-api-key", headerKey(headers["x-goog-api-key"])])
+  return keys
 }
 
 /**
  * The outcome of the caller's credentials (`headers`: lower-case names): `ok` when the bearer
- * token or the `x-api-key` value is one of the guard's keys, `missing` when neither header carries
- * a key, `invalid` otherwise. Counted in the metric. Synchronous and cheap: two SHA-256 digests at
- * most, then one comparison per configured key.
+ * token, the `x-api-key` or (`gemini`) the `x-goog-api-key` value is one of the guard's keys,
+ * `missing` when no such header carries a key, `invalid` otherwise. Counted in the metric.
+ * Synchronous and cheap: three SHA-256 digests at most, then one comparison per configured key.
  */
-export const check = (guard: Guard, headers: Readonly<Record<string, string | undefined>>): Outcome => {
+export const check = (
+  guard: Guard,
+  headers: Readonly<Record<string, string | undefined>>,
+  gemini = false
+): Outcome => {
   let outcome: Outcome = "missing"
-  for (const [, key] of presentedKeys(headers)) {
+  for (const [, key] of presentedKeys(headers, gemini)) {
     if (key === undefined) continue
     if (matches(guard, key)) {
       outcome = "ok"
@@ -91,23 +111,28 @@ export const keyHeaders = (
   return presentedKeys(headers).flatMap(([name, key]) => key !== undefined && matches(guard, key) ? [name] : [])
 }
 
-/** `undefined` when the caller may proceed (no guard, or a valid key), else the 401 failure. */
+/**
+ * `undefined` when the caller may proceed (no guard, or a valid key), else the 401 failure;
+ * `gemini`: `x-goog-api-key` counts too (see {@link check}).
+ */
 export const refusal = (
   guard: Guard | undefined,
-  headers: Readonly<Record<string, string | undefined>>
+  headers: Readonly<Record<string, string | undefined>>,
+  gemini = false
 ): Unauthorized | undefined => {
   if (guard === undefined) return undefined
-  const outcome = check(guard, headers)
+  const outcome = check(guard, headers, gemini)
   return outcome === "ok" ? undefined : new Unauthorized({ reason: outcome })
 }
 
 /** {@link refusal} as an Effect: succeeds when the caller may proceed, fails with `Unauthorized`. */
 export const admit = (
   guard: Guard | undefined,
-  headers: Readonly<Record<string, string | undefined>>
+  headers: Readonly<Record<string, string | undefined>>,
+  gemini = false
 ): Effect.Effect<void, Unauthorized> =>
   Effect.suspend(() => {
-    const refused = refusal(guard, headers)
+    const refused = refusal(guard, headers, gemini)
     return refused === undefined ? Effect.void : Effect.fail(refused)
   })
 

@@ -12,6 +12,7 @@ import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { type RequestFailure, toEnvelope, toHttp, type UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { InvalidRequest, ResponseStateConflict, TranslationError } from "@switchyard-ts/protocol/Errors"
+import type { WireFormat } from "@switchyard-ts/protocol/Neutral"
 import {
   type ChatCompletion,
   type ChatCompletionChunk,
@@ -61,6 +62,8 @@ export interface StreamEncoding {
   readonly events: Relay.Relay<string, UpstreamFailure>
   /** The last SSE events of this stream when it fails after its headers were sent. */
   readonly streamError: (failure: UpstreamFailure) => string
+  /** The stream's `content-type` when it is not SSE (Gemini's JSON array). */
+  readonly contentType?: string
 }
 
 /** What a codec reads from a request body. */
@@ -80,7 +83,8 @@ export interface ErrorResponse {
 
 /** The wire format of one inbound API. */
 export interface Codec {
-  readonly format: Format
+  /** The inbound wire format: the `wire_format` of the request's log line, its `inboundFormat`. */
+  readonly format: WireFormat
   /**
    * The routed request of a parsed JSON body (an object), its `inboundFormat` this codec's
    * `format` (the router's forward-auth family check reads it); `headers` are the caller's
@@ -101,7 +105,8 @@ export interface Codec {
   readonly internalError: ErrorResponse
 }
 
-const sseData = (data: string) => `data: ${data}\n\n`
+/** One SSE event of `data` alone (`data: <data>` and the blank line). */
+export const sseData = (data: string) => `data: ${data}\n\n`
 
 /**
  * The relay behind a streamed answer's pieces: the router's own (`Relay.fromStream` hands it back
@@ -223,7 +228,7 @@ const nativeEvents = (
   })
 
 /** The SSE text of a stream's chat chunks through a stateful translator, its closing events last. */
-const translatedEvents = <Event>(
+export const translatedEvents = <Event>(
   streamed: Streamed,
   translator: {
     readonly push: (chunk: ChatCompletionChunk) => ReadonlyArray<Event>

@@ -35,6 +35,7 @@ export type Reply =
   }
   | {
     readonly _tag: "Sse"
+    /** Its headers; `content-type` is `text/event-stream` unless they set one. */
     readonly headers: Readonly<Record<string, string>>
     /** The SSE text in order; failures are already encoded as the format's error events. */
     readonly events: Relay.Relay<string, never>
@@ -121,7 +122,7 @@ export const write = (
       recorded = true
       return record
     })
-    res.writeHead(200, { ...reply.headers, "content-type": "text/event-stream" })
+    res.writeHead(200, { "content-type": "text/event-stream", ...reply.headers })
     // One write per batch of events (all the events one upstream read produced), not per event.
     const written = Relay.runForEach(reply.events, (texts) => {
       if (res.destroyed) return Effect.interrupt
@@ -173,19 +174,25 @@ export const pathOf = (url: string | undefined): string => {
 }
 
 /**
- * The server's request listener: `POST` to a path of `endpoints` runs that endpoint as one fiber on
- * `runtime` (the caller's `traceparent` or B3 headers, when present, as the parent span); anything
- * else goes to `fallback` (the admin endpoints). A response closed before it was ended (the caller
- * went away) interrupts the fiber, which aborts the upstream call it is in.
+ * Where the LLM endpoints are: the endpoint of a `POST` to a request path, if any. An exact path is
+ * one map lookup; a path family (the Gemini models) is asked only when that misses.
+ */
+export type Dispatch = (path: string) => Endpoint | undefined
+
+/**
+ * The server's request listener: `POST` to a path `dispatch` knows runs that endpoint as one fiber
+ * on `runtime` (the caller's `traceparent` or B3 headers, when present, as the parent span);
+ * anything else goes to `fallback` (the admin endpoints). A response closed before it was ended
+ * (the caller went away) interrupts the fiber, which aborts the upstream call it is in.
  */
 export const listener = <R>(
   runtime: Runtime.Runtime<R>,
-  endpoints: ReadonlyMap<string, Endpoint>,
+  dispatch: Dispatch,
   fallback: (incoming: IncomingMessage, res: ServerResponse) => void
 ) => {
   const runFork = Runtime.runFork(runtime)
   return (incoming: IncomingMessage, res: ServerResponse): void => {
-    const endpoint = incoming.method === "POST" ? endpoints.get(pathOf(incoming.url)) : undefined
+    const endpoint = incoming.method === "POST" ? dispatch(pathOf(incoming.url)) : undefined
     if (endpoint === undefined) {
       fallback(incoming, res)
       return

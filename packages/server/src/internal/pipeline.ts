@@ -175,7 +175,11 @@ const answer = (
       return {
         facts: factsOf(inbound, streamed.decision, model),
         decision: Option.some(streamed.decision),
-        reply: Edge.sse(events, { "cache-control": "no-cache", ...routingHeaders(streamed.decision, model) })
+        reply: Edge.sse(events, {
+          "cache-control": "no-cache",
+          ...routingHeaders(streamed.decision, model),
+          ...(encoding.contentType === undefined ? {} : { "content-type": encoding.contentType })
+        })
       }
     })
   }
@@ -278,14 +282,29 @@ export const handle = (
   })
 
 /**
+ * An LLM endpoint's answer that is not routed (Gemini token counting) or a refusal: `reply`, every
+ * typed failure in `codec`'s envelope and every defect a 500 in it, logged and counted like any
+ * request.
+ */
+export const respond = (codec: Codec, reply: Effect.Effect<Edge.Reply, RequestFailure>): Effect.Effect<Edge.Handled> =>
+  Effect.flatMap(nowMs, (startMs) =>
+    reply.pipe(
+      Effect.map((ok) => ({ reply: ok, error: "" })),
+      Effect.catchAll((failure) =>
+        Effect.succeed({ reply: errorReply(codec.error(failure)), error: toHttp(failure).code })
+      ),
+      Effect.catchAllDefect((defect) =>
+        Effect.as(logDefect(defect), { reply: errorReply(codec.internalError), error: "" })
+      ),
+      Effect.map(({ error, reply }): Edge.Handled => ({
+        reply,
+        record: recordRequest(codec.format, { ...noFacts, error }, Edge.statusOf(reply), startMs)
+      }))
+    ))
+
+/**
  * What an LLM endpoint in `codec`'s format answers a caller that inbound auth refused (see
  * `Api.llmEndpoints`): the 401 in the codec's envelope, logged and counted like any request.
  */
 export const refuse = (codec: Codec, failure: Unauthorized): Effect.Effect<Edge.Handled> =>
-  Effect.map(nowMs, (startMs) => {
-    const reply = errorReply(codec.error(failure))
-    return {
-      reply,
-      record: recordRequest(codec.format, { ...noFacts, error: toHttp(failure).code }, Edge.statusOf(reply), startMs)
-    }
-  })
+  respond(codec, Effect.fail(failure))

@@ -43,6 +43,20 @@ export const typeOf = (value: unknown): string => {
   return Predicate.isString(type) ? type : "unknown"
 }
 
+/** How an error message names a wire format's block: `an OpenAI Chat`, `an Anthropic`, `a Responses`, `a Gemini`. */
+export const formatLabel = (format: N.WireFormat): string => {
+  switch (format) {
+    case "openai_chat":
+      return "an OpenAI Chat"
+    case "anthropic_messages":
+      return "an Anthropic"
+    case "openai_responses":
+      return "a Responses"
+    case "gemini_generate_content":
+      return "a Gemini"
+  }
+}
+
 /** A value that is neither `undefined` nor `null`. */
 export const present = <A>(value: A | null | undefined): value is A => value !== undefined && value !== null
 

@@ -15,7 +15,7 @@ import * as Translate from "../../Translate.js"
 import { openAiUser } from "./constants.js"
 import { callItem, reasoningItem, syntheticReasoningPrefix } from "./responsesItems.js"
 import { type ToolMap, toolMap } from "./responsesToolNames.js"
-import { extraFields, fail, imageUrl, singleChoice, typeOf } from "./shared.js"
+import { extraFields, fail, formatLabel, imageUrl, singleChoice, typeOf } from "./shared.js"
 
 const isNamespaceTool = Schema.is(R.NamespaceTool)
 const isHostedTool = Schema.is(R.HostedTool)
@@ -43,9 +43,7 @@ export const chatOnlyFields: ReadonlyArray<string> = [
 ]
 
 const describeForeign = (format: N.WireFormat, value: unknown): string =>
-  `${format === "openai_chat" ? "an OpenAI Chat" : format === "anthropic_messages" ? "an Anthropic" : "a Responses"} ${
-    clip(typeOf(value))
-  } block`
+  `${formatLabel(format)} ${clip(typeOf(value))} block`
 
 const inputText = (text: string): R.InputText => ({ type: "input_text", text })
 
