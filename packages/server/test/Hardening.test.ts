@@ -12,6 +12,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import { ErrorEnvelope } from "@switchyard-ts/protocol/Errors"
+import * as Gemini from "@switchyard-ts/protocol/Gemini"
 import * as Telemetry from "@switchyard-ts/server/Telemetry"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
@@ -349,7 +350,29 @@ const responsesBody = (model: string, stream: boolean): Json => ({
   max_output_tokens: 64
 })
 
-type Api = "openai" | "anthropic"
+/** A Gemini body (the model is in the path): every kind of part, tools and settings. */
+const geminiBody = (): Json => ({
+  systemInstruction: { parts: [{ text: "be brief" }] },
+  contents: [
+    {
+      role: "user",
+      parts: [{ text: "fix the typo in README" }, { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }]
+    },
+    {
+      role: "model",
+      parts: [{ text: "reading", thought: true }, { functionCall: { name: "read", args: { path: "README" } } }]
+    },
+    { role: "user", parts: [{ functionResponse: { name: "read", response: { output: "teh" } } }] }
+  ],
+  tools: [{
+    functionDeclarations: [{ name: "read", parameters: { type: "OBJECT", properties: { path: { type: "STRING" } } } }]
+  }],
+  toolConfig: { functionCallingConfig: { mode: "AUTO" } },
+  generationConfig: { temperature: 0.2, maxOutputTokens: 64, stopSequences: ["END"] },
+  safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }]
+})
+
+type Api = "openai" | "anthropic" | "gemini"
 
 interface Endpoint {
   readonly path: string
@@ -378,7 +401,12 @@ const endpoints: ReadonlyArray<Endpoint> = [
     path: "/v1/decision",
     api: "openai",
     body: (model, stream) => ({ input_format: "anthropic_messages", request: messagesBody(model, stream) })
-  }
+  },
+  // Gemini: the route is in the path, one per endpoint form
+  { path: "/v1beta/models/fast:generateContent", api: "gemini", body: geminiBody },
+  { path: "/v1beta/models/auto:streamGenerateContent?alt=sse", api: "gemini", body: geminiBody },
+  { path: "/v1beta/models/claude:streamGenerateContent", api: "gemini", body: geminiBody },
+  { path: "/v1beta/models/ping:countTokens", api: "gemini", body: geminiBody }
 ]
 
 /** A mutated valid body: 0–3 mutations at random paths of a valid body for the endpoint. */
@@ -454,6 +482,7 @@ const oddHeaders = FastCheck.record(
 
 const OpenAiEnvelope = Schema.decodeUnknownEither(Schema.parseJson(ErrorEnvelope))
 const AnthropicEnvelope = Schema.decodeUnknownEither(Schema.parseJson(AnthropicMessages.ErrorBody))
+const GeminiEnvelope = Schema.decodeUnknownEither(Schema.parseJson(Gemini.ErrorBody))
 
 /** The properties every reply must have; returns a description of the first broken one. */
 const check = (endpoint: Endpoint, request: Buffer, reply: Reply): string | undefined => {
@@ -461,7 +490,9 @@ const check = (endpoint: Endpoint, request: Buffer, reply: Reply): string | unde
   if (reply.status >= 200 && reply.status < 300) return undefined
   const enveloped = endpoint.api === "openai"
     ? Either.isRight(OpenAiEnvelope(reply.body))
-    : Either.isRight(AnthropicEnvelope(reply.body))
+    : endpoint.api === "anthropic"
+    ? Either.isRight(AnthropicEnvelope(reply.body))
+    : Either.isRight(GeminiEnvelope(reply.body))
   if (!enveloped) return `status ${reply.status} without the ${endpoint.api} envelope: ${reply.body.slice(0, 300)}`
   const bytes = Buffer.from(reply.body, "utf8")
   if (bytes.length > 2_048) return `error body of ${bytes.length} bytes`
