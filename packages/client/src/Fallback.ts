@@ -81,10 +81,10 @@ export type CandidateObserver = (target: Target, ok: boolean, durationMs: number
 
 /** `call` timed for `observe` (see {@link CandidateObserver}). */
 const observed = <A>(
-  call: Effect.Effect<A, ClientFailure, UpstreamClient>,
+  call: Effect.Effect<A, ClientFailure>,
   target: Target,
   observe: CandidateObserver
-): Effect.Effect<A, ClientFailure, UpstreamClient> =>
+): Effect.Effect<A, ClientFailure> =>
   Effect.clockWith((clock) => {
     const start = clock.unsafeCurrentTimeNanos()
     return Effect.onExit(call, (exit) =>
@@ -97,19 +97,14 @@ const observed = <A>(
 
 const runCandidates = <A>(
   candidates: Array.NonEmptyReadonlyArray<Target>,
-  call: (target: Target) => Effect.Effect<A, ClientFailure, UpstreamClient>,
+  call: (target: Target) => Effect.Effect<A, ClientFailure>,
   observe: CandidateObserver | undefined
-): Effect.Effect<
-  { readonly target: Target; readonly candidate: number; readonly value: A },
-  ClientFailure,
-  UpstreamClient
-> => {
+): Effect.Effect<{ readonly target: Target; readonly candidate: number; readonly value: A }, ClientFailure> => {
   const count = candidates.length
-  const from = (index: number, target: Target): Effect.Effect<
-    { readonly target: Target; readonly candidate: number; readonly value: A },
-    ClientFailure,
-    UpstreamClient
-  > =>
+  const from = (
+    index: number,
+    target: Target
+  ): Effect.Effect<{ readonly target: Target; readonly candidate: number; readonly value: A }, ClientFailure> =>
     (observe === undefined ? call(target) : observed(call(target), target, observe)).pipe(
       Effect.map((value) => ({ target, candidate: index + 1, value })),
       Spans.annotateSpans({ "switchyard.candidate": index + 1, "switchyard.candidate_count": count }),
@@ -134,12 +129,31 @@ const runCandidates = <A>(
 }
 
 /**
- * A buffered answer call over `candidates` (`[selected, ...fallbacks]`). Succeeds with the first
- * candidate that answers; moves on only when {@link isFallbackWorthy}; fails at once on
+ * A buffered answer call over `candidates` (`[selected, ...fallbacks]`) by `client`. Succeeds with
+ * the first candidate that answers; moves on only when {@link isFallbackWorthy}; fails at once on
  * `DeadlineExceeded` or any other final failure; when every candidate failed, fails with the last
  * candidate's error (`CircuitOpen` when the last candidate's breaker is open). `observe` is told
  * about every candidate call (see {@link CandidateObserver}).
  */
+export const completeWith = (
+  client: UpstreamClient["Type"],
+  candidates: Array.NonEmptyReadonlyArray<Target>,
+  body: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, string>>,
+  native?: NativeBody,
+  observe?: CandidateObserver
+): Effect.Effect<Completed, ClientFailure> =>
+  Effect.map(
+    runCandidates(candidates, (target) => client.answer({ target, body, headers, native, completion: true }), observe),
+    ({ candidate, target, value }): Completed => ({
+      target,
+      candidate,
+      completion: value.completion,
+      native: value.native
+    })
+  )
+
+/** {@link completeWith} by the `UpstreamClient` of the context. */
 export const complete = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
@@ -147,25 +161,29 @@ export const complete = (
   native?: NativeBody,
   observe?: CandidateObserver
 ): Effect.Effect<Completed, ClientFailure, UpstreamClient> =>
-  Effect.flatMap(
-    UpstreamClient,
-    (client) =>
-      runCandidates(candidates, (target) => client.answer({ target, body, headers, native, completion: true }), observe)
-  ).pipe(
-    Effect.map(({ candidate, target, value }): Completed => ({
-      target,
-      candidate,
-      completion: value.completion,
-      native: value.native
-    }))
-  )
+  Effect.flatMap(UpstreamClient, (client) => completeWith(client, candidates, body, headers, native, observe))
 
 /**
- * A streamed answer call over `candidates`, with the rules of {@link complete} applied until a
- * candidate's response headers arrive; from then on candidate selection is over and the returned
- * stream's failures are the caller's to handle. `observe` is told about every candidate call, a
- * stream's once its headers arrived.
+ * A streamed answer call over `candidates` by `client`, with the rules of {@link completeWith}
+ * applied until a candidate's response headers arrive; from then on candidate selection is over
+ * and the returned stream's failures are the caller's to handle. `observe` is told about every
+ * candidate call, a stream's once its headers arrived.
  */
+export const streamWith = (
+  client: UpstreamClient["Type"],
+  candidates: Array.NonEmptyReadonlyArray<Target>,
+  body: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, string>>,
+  native?: NativeBody,
+  observe?: CandidateObserver
+): Effect.Effect<Streamed, ClientFailure> =>
+  Effect.map(
+    runCandidates(candidates, (target) =>
+      client.answerStream({ target, body, headers, native, completion: true }), observe),
+    ({ candidate, target, value }): Streamed => ({ target, candidate, stream: value })
+  )
+
+/** {@link streamWith} by the `UpstreamClient` of the context. */
 export const stream = (
   candidates: Array.NonEmptyReadonlyArray<Target>,
   body: Readonly<Record<string, unknown>>,
@@ -173,11 +191,4 @@ export const stream = (
   native?: NativeBody,
   observe?: CandidateObserver
 ): Effect.Effect<Streamed, ClientFailure, UpstreamClient> =>
-  Effect.flatMap(
-    UpstreamClient,
-    (client) =>
-      runCandidates(candidates, (target) =>
-        client.answerStream({ target, body, headers, native, completion: true }), observe)
-  ).pipe(
-    Effect.map(({ candidate, target, value }): Streamed => ({ target, candidate, stream: value }))
-  )
+  Effect.flatMap(UpstreamClient, (client) => streamWith(client, candidates, body, headers, native, observe))

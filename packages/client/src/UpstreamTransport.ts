@@ -46,6 +46,7 @@ export interface TransportRequest {
   /**
    * The calling fiber's `FiberRefs` (services, current span, tracer settings). A transport that
    * runs Effects (the `HttpClient` adapter) runs them with these; the undici one ignores them.
+   * Read it inside `dispatch`: it is the calling fiber's state at that moment, copied on each read.
    */
   readonly fiberRefs: FiberRefs.FiberRefs
 }

@@ -743,3 +743,98 @@ describe("Expect: 100-continue", () => {
       for (const record of records) assert.isUndefined(record.headers["expect"])
     }))
 })
+
+describe("objects with a field named toString or valueOf", () => {
+  // `JSON.parse` makes them; Effect's union decoding turns a value into a property key and throws
+  // on them. Every decode of wire data reads them as a mismatch at their path instead.
+  const unreadable = { toString: {} }
+  it.scopedLive("in a request: a 400 naming the path on each endpoint; in an answer or a chunk: a 502, never a 500", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* startServer(deployment)
+      const post = (path: string, body: unknown) =>
+        Effect.promise(() =>
+          send(url, path, { "content-type": "application/json" }, Buffer.from(JSON.stringify(body), "utf8"))
+        )
+      const requests: ReadonlyArray<{ path: string; body: unknown; needle: string }> = [
+        {
+          path: "/v1/chat/completions",
+          body: { model: "fast", messages: [{ role: unreadable, content: "x" }] },
+          needle: "messages[0].role"
+        },
+        {
+          path: "/v1/messages",
+          body: { model: "claude", max_tokens: 5, messages: [{ role: "user", content: [{ type: unreadable }] }] },
+          needle: "messages[0].content"
+        },
+        {
+          path: "/v1/responses",
+          body: { model: "fast", input: [{ type: "message", role: unreadable, content: "x" }] },
+          needle: "input"
+        },
+        {
+          path: "/v1/decision",
+          body: {
+            input_format: "openai_chat",
+            request: { model: "fast", messages: [{ role: unreadable, content: "x" }] }
+          },
+          needle: "messages[0].role"
+        },
+        {
+          path: "/v1beta/models/fast:generateContent",
+          body: { contents: [{ role: "user", parts: [{ text: "x", thought: unreadable }] }] },
+          needle: "contents[0].parts[0]"
+        }
+      ]
+      for (const { body, needle, path } of requests) {
+        const reply = yield* post(path, body)
+        assert.strictEqual(reply.status, 400, `${path}: ${reply.body.slice(0, 300)}`)
+        assert.include(reply.body, needle, path)
+      }
+      assert.lengthOf(yield* upstream.requests, 0, "no request went upstream")
+
+      const answer = JSON.stringify({
+        id: "c1",
+        model: "local-coder",
+        choices: [{
+          index: 0,
+          message: {
+            role: "assistant",
+            tool_calls: [{ id: "t", type: unreadable, function: { name: "f", arguments: "{}" } }]
+          },
+          finish_reason: "tool_calls"
+        }]
+      })
+      const chunk = JSON.stringify({
+        id: "c1",
+        model: "local-coder",
+        choices: [{ index: 0, delta: { thinking_blocks: [{ type: unreadable }] } }]
+      })
+      yield* upstream.setBehaviour("local-coder", FakeUpstream.Raw.make({ body: answer, events: [{ data: chunk }] }))
+      const buffered = yield* post("/v1/chat/completions", {
+        model: "fast",
+        messages: [{ role: "user", content: "x" }]
+      })
+      assert.strictEqual(buffered.status, 502, buffered.body.slice(0, 300))
+      assert.include(buffered.body, "does not match the expected schema")
+      const streamed = yield* post("/v1/chat/completions", {
+        model: "fast",
+        stream: true,
+        messages: [{ role: "user", content: "x" }]
+      })
+      assert.strictEqual(streamed.status, 200)
+      assert.include(streamed.body, "stream chunk does not match the expected schema")
+      const event = JSON.stringify({ type: unreadable })
+      yield* upstream.setBehaviour(
+        "claude-sonnet",
+        FakeUpstream.Raw.make({ body: "{}", events: [{ event: "x", data: event }] })
+      )
+      const messages = yield* post("/v1/messages", {
+        model: "claude",
+        max_tokens: 5,
+        stream: true,
+        messages: [{ role: "user", content: "x" }]
+      })
+      assert.strictEqual(messages.status, 200)
+      assert.include(messages.body, "event: error")
+    }))
+})

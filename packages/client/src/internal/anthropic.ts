@@ -9,11 +9,11 @@
 import * as AnthropicMessages from "@switchyard-ts/protocol/AnthropicMessages"
 import type { InvalidResponse, TranslationError, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
 import type { NativeBody, Target } from "../Target.js"
 import * as Failure from "./failure.js"
 import * as Prepare from "./prepare.js"
@@ -58,7 +58,7 @@ export const decodeAnswer = (
     body: message
   }))
 
-const decodeEvent = Schema.decodeUnknownEither(AnthropicMessages.StreamEvent, decodeOptions)
+const decodeEvent = Plain.decoder(AnthropicMessages.StreamEvent, decodeOptions)
 
 /**
  * What one streamed Messages event means for the chunk stream: its chunks, and the event itself

@@ -153,7 +153,14 @@ export const exchange = <S>(
             settle(Effect.fail(Failure.transport(options.target, reason)))
           }
         }
-        control.bind(transport.dispatch({ ...request, fiberRefs: fiber.getFiberRefs() }, handler))
+        // The fiber's refs are copied only for a transport that reads them (the undici one does not).
+        const sent: TransportRequest = {
+          ...request,
+          get fiberRefs() {
+            return fiber.getFiberRefs()
+          }
+        }
+        control.bind(transport.dispatch(sent, handler))
         if (!settled && Option.isSome(remaining) && Option.isSome(options.deadline)) {
           const afterMs = options.deadline.value.afterMs
           timer = Timers.schedule(clock, remaining.value, () => {

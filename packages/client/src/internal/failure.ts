@@ -11,6 +11,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import { DeadlineExceeded, InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { decodeOptions, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -64,7 +65,7 @@ export const redact = (text: string, secrets: ReadonlyArray<string>): string =>
   secrets.reduce((acc, secret) => (secret.length >= 4 ? acc.split(secret).join("[REDACTED]") : acc), text)
 
 const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
-const decodeErrorBody = Schema.decodeUnknownEither(UpstreamErrorBody, decodeOptions)
+const decodeErrorBody = Plain.decoder(UpstreamErrorBody, decodeOptions)
 
 /** The JSON value of a text, if it is JSON. */
 export const jsonOf = (text: string): Option.Option<unknown> => Option.getRight(parseJson(text))
@@ -198,7 +199,7 @@ export const schemaMismatch = (target: string, what: string, error: ParseResult.
  * mismatch to `InvalidResponse` for the given target.
  */
 export const decodeJsonText = <A, I>(schema: Schema.Schema<A, I>, what: string) => {
-  const decode = Schema.decodeUnknownEither(schema, decodeOptions)
+  const decode = Plain.decoder(schema, decodeOptions)
   return (target: string, text: string): Either.Either<A, InvalidResponse> =>
     Option.match(jsonOf(text), {
       onNone: () => Either.left(invalidResponse(target, `${what} is not valid JSON`)),

@@ -9,6 +9,7 @@
 import type { InvalidResponse, TranslationError } from "@switchyard-ts/protocol/Errors"
 import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
 import * as Either from "effect/Either"
@@ -109,7 +110,7 @@ export const decodeAnswer = (
     body: response
   }))
 
-const decodeEvent = Schema.decodeUnknownEither(OpenAiResponses.StreamEvent, decodeOptions)
+const decodeEvent = Plain.decoder(OpenAiResponses.StreamEvent, decodeOptions)
 
 const failureMessage = (json: Readonly<Record<string, unknown>>): string => {
   const direct = json["message"]

@@ -8,10 +8,10 @@
  */
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import type * as Clock from "effect/Clock"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Relay from "../Relay.js"
 import type { StreamPiece } from "../UpstreamClient.js"
 import * as Anthropic from "./anthropic.js"
@@ -28,7 +28,7 @@ const oneLineData = (item: Sse.SseItem): string | undefined =>
 const sseField = (sse: string | undefined): { readonly sse?: string } => (sse === undefined ? {} : { sse })
 const textField = (text: string | undefined): { readonly text?: string } => (text === undefined ? {} : { text })
 
-const decodeChunkJson = Schema.decodeUnknownEither(ChatCompletionChunk, decodeOptions)
+const decodeChunkJson = Plain.decoder(ChatCompletionChunk, decodeOptions)
 
 /** Decodes one SSE `data` payload: a chunk, an in-band error (→ 502), or an `InvalidResponse`. */
 const decodeSseItem =

@@ -11,7 +11,7 @@ import * as Relay from "@switchyard-ts/client/Relay"
 import * as Spans from "@switchyard-ts/client/Spans"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { NativeBody, Target } from "@switchyard-ts/client/Target"
-import { type StreamPiece, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
+import type { StreamPiece, UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import {
   type ClientFailure,
   type ForwardAuthMismatch,
@@ -322,7 +322,7 @@ const routeAndAnswer = <A>(
   byUpstream: (
     decision: Decision.Routed,
     candidates: readonly [Target, ...Array<Target>]
-  ) => Effect.Effect<A, ClientFailure, UpstreamClient>
+  ) => Effect.Effect<A, ClientFailure>
 ) =>
   run(deps, request, true, (found) =>
     Effect.flatMap(routeOnce(deps, found, request, observer, true), (decision) => {
@@ -336,7 +336,6 @@ const routeAndAnswer = <A>(
       return Effect.clockWith((clock) => {
         const start = millisOf(clock)
         return byUpstream(decision, [decision.selected, ...decision.fallbacks]).pipe(
-          Effect.provideService(UpstreamClient, deps.upstream),
           Effect.tap(() => Effect.sync(() => recordCall(decision, "ok", millisOf(clock) - start))),
           Effect.tapError(() => Effect.sync(() => recordCall(decision, "error", millisOf(clock) - start)))
         )
@@ -357,7 +356,8 @@ export const complete = (deps: Deps, request: RoutedRequest, observer: RoutingFa
     }),
     (decision, candidates) =>
       Effect.flatMap(
-        Fallback.complete(
+        Fallback.completeWith(
+          deps.upstream,
           candidates,
           decision.body ?? request.body,
           request.headers,
@@ -393,7 +393,8 @@ export const stream = (deps: Deps, request: RoutedRequest, observer: RoutingFact
     }),
     (decision, candidates) =>
       Effect.map(
-        Fallback.stream(
+        Fallback.streamWith(
+          deps.upstream,
           candidates,
           decision.body ?? request.body,
           request.headers,

@@ -5,12 +5,13 @@
 import { InvalidRequest, RequestTooLarge } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
 import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import type { ParseOptions } from "effect/SchemaAST"
 import { Buffer, isUtf8 } from "node:buffer"
 import type { IncomingMessage } from "node:http"
@@ -260,23 +261,21 @@ export const decodeJson = <A, I>(
 ) => Effect.flatMap(parseJsonObject(text), (json) => decodeValue(schema, json, options))
 
 /**
- * An already-parsed value of an identity schema (its `Type` is its `Encoded`), checked without
- * copying it: the value itself when it is one (`Schema.is`), else the decode's `InvalidRequest`
- * naming the field paths.
+ * An already-parsed value checked by `decode` (a `Plain.decoder`: the value itself when the schema
+ * holds, without a copy), a violation an `InvalidRequest` naming the field paths.
  */
-export const validateValue = <A, I>(
-  schema: Schema.Schema<A, I, never>,
-  is: (value: unknown) => value is A,
+export const validateValue = <A>(
+  decode: (value: unknown) => Either.Either<A, ParseResult.ParseError>,
   value: unknown
-): Effect.Effect<A, InvalidRequest> => is(value) ? Effect.succeed(value) : decodeValue(schema, value)
+): Effect.Effect<A, InvalidRequest> =>
+  Either.match(decode(value), {
+    onLeft: (error) => Effect.fail(new InvalidRequest({ message: formatParseError(error) })),
+    onRight: Effect.succeed
+  })
 
 /** Decode an already-parsed value; a violation is an `InvalidRequest` naming the field path. */
 export const decodeValue = <A, I>(
   schema: Schema.Schema<A, I, never>,
   value: unknown,
   options: ParseOptions = decodeOptions
-) =>
-  Either.match(Schema.decodeUnknownEither(schema, options)(value), {
-    onLeft: (error) => Effect.fail(new InvalidRequest({ message: formatParseError(error) })),
-    onRight: Effect.succeed
-  })
+) => validateValue(Plain.decoder(schema, options), value)

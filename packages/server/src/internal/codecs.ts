@@ -16,9 +16,11 @@ import type { WireFormat } from "@switchyard-ts/protocol/Neutral"
 import {
   type ChatCompletion,
   type ChatCompletionChunk,
-  ChatCompletionRequest
+  ChatCompletionRequest,
+  decodeOptions
 } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as RawJson from "@switchyard-ts/protocol/RawJson"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
@@ -28,6 +30,7 @@ import type { Completed, Streamed } from "@switchyard-ts/routing/Router"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import type { ParseError } from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { validateValue } from "./body.js"
@@ -188,25 +191,24 @@ const chatEncoder: Encoder = {
  * parsed from remembered for it (the upstream client sends a same-format target those bytes with
  * what changes spliced in).
  */
-const validated = <A extends object, I>(
-  schema: Schema.Schema<A, I, never>,
-  is: (value: unknown) => value is A,
+const validated = <A extends object>(
+  decode: (value: unknown) => Either.Either<A, ParseError>,
   json: unknown,
   raw: RawJson.RawJson | undefined
 ): Effect.Effect<A, InvalidRequest> =>
-  Effect.tap(validateValue(schema, is, json), (body) => {
+  Effect.tap(validateValue(decode, json), (body) => {
     if (raw !== undefined && body === json) RawJson.remember(body, raw)
   })
 
-const isChatRequest = Schema.is(ChatCompletionRequest)
-const isMessagesRequest = Schema.is(AnthropicMessages.MessagesRequest)
-const isResponsesRequest = Schema.is(OpenAiResponses.ResponsesRequest)
+const decodeChatRequest = Plain.decoder(ChatCompletionRequest, decodeOptions)
+const decodeMessagesRequest = Plain.decoder(AnthropicMessages.MessagesRequest, decodeOptions)
+const decodeResponsesBody = Plain.decoder(OpenAiResponses.ResponsesRequest, decodeOptions)
 
 /** OpenAI Chat Completions: `/v1/chat/completions`, the OpenAI error envelope. */
 export const openAiChat: Codec = {
   format: "openai_chat",
   decode: (json, headers, sessionId, raw) =>
-    Effect.map(validated(ChatCompletionRequest, isChatRequest, json, raw), (body) => ({
+    Effect.map(validated(decodeChatRequest, json, raw), (body) => ({
       routed: { body, headers, sessionId, inboundFormat: "openai_chat" },
       model: body.model,
       streaming: body.stream === true,
@@ -274,7 +276,7 @@ const messagesEncoder: Encoder = {
 export const anthropicMessages: Codec = {
   format: "anthropic_messages",
   decode: (json, headers, sessionId, raw) =>
-    Effect.flatMap(validated(AnthropicMessages.MessagesRequest, isMessagesRequest, json, raw), (native) =>
+    Effect.flatMap(validated(decodeMessagesRequest, json, raw), (native) =>
       Effect.map(
         translatedOrViewed(native, Messages.chatRequestOf, Messages.routingView),
         ({ translated, untranslatable }): Inbound => ({
@@ -490,7 +492,7 @@ export const openAiResponsesWith = (continuations: Continuations.Continuations |
   format: "openai_responses",
   decode: (json, headers, sessionId, raw) =>
     Effect.flatMap(
-      validated(OpenAiResponses.ResponsesRequest, isResponsesRequest, json, raw),
+      validated(decodeResponsesBody, json, raw),
       (caller) =>
         Effect.flatMap(
           continuations === undefined ? Effect.succeed(undefined) : continuations.restore(caller),

@@ -15,6 +15,7 @@ import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import * as Gemini from "@switchyard-ts/protocol/Gemini"
 import type * as Neutral from "@switchyard-ts/protocol/Neutral"
 import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateGemini from "@switchyard-ts/protocol/TranslateGemini"
 import { forwardAuthMismatch } from "@switchyard-ts/routing/Route"
@@ -22,7 +23,6 @@ import type { Router } from "@switchyard-ts/routing/Router"
 import type * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as RoutingLog from "../RoutingLog.js"
 import * as Auth from "./auth.js"
 import { decodeValue, parseBody, readBody, validateValue } from "./body.js"
@@ -120,7 +120,7 @@ const encoder = (sse: boolean): Encoder => ({
   }
 })
 
-const isGenerateContentRequest = Schema.is(Gemini.GenerateContentRequest)
+const decodeGenerateContentRequest = Plain.decoder(Gemini.GenerateContentRequest, Gemini.decodeOptions)
 
 /** The chat request of a neutral one, streamed with usage when the caller streams. */
 const chatOf = (neutral: Neutral.NeutralRequest, stream: boolean): ChatCompletionRequest => {
@@ -136,7 +136,7 @@ const chatOf = (neutral: Neutral.NeutralRequest, stream: boolean): ChatCompletio
 export const codec = (model: string, stream: boolean, sse: boolean): Codec => ({
   format: "gemini_generate_content",
   decode: (json, headers, sessionId) =>
-    Effect.map(validateValue(Gemini.GenerateContentRequest, isGenerateContentRequest, json), (body) => ({
+    Effect.map(validateValue(decodeGenerateContentRequest, json), (body) => ({
       routed: {
         body: chatOf(TranslateGemini.fromGeminiRequest(body, { model, stream }), stream),
         headers,

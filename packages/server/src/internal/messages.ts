@@ -15,12 +15,12 @@ import {
   type UpstreamFailure
 } from "@switchyard-ts/protocol/Errors"
 import { type ChatCompletion, type ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Either from "effect/Either"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
 
 /**
  * The chat request of a Messages request (Anthropic → neutral → OpenAI). A streamed request asks
@@ -48,7 +48,7 @@ const withTranslatableResults = (block: unknown): unknown =>
     ? { ...block, content: block["content"].filter(translatableResultItem) }
     : block
 
-const decodeRequest = Schema.decodeUnknownEither(AnthropicMessages.MessagesRequest, decodeOptions)
+const decodeRequest = Plain.decoder(AnthropicMessages.MessagesRequest, decodeOptions)
 
 /**
  * What routing sees of a Messages request whose translation failed: its `tool_result` blocks

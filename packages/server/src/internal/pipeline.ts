@@ -18,7 +18,7 @@ import type * as Decision from "@switchyard-ts/routing/Decision"
 import * as RoutingMetrics from "@switchyard-ts/routing/Metrics"
 import type { Router } from "@switchyard-ts/routing/Router"
 import type * as Stats from "@switchyard-ts/routing/Stats"
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
@@ -41,7 +41,8 @@ export const evidenceSourceHeader = "x-switchyard-evidence-source"
 /** Header giving the reason of a decision made without a verdict (`retained`, `fail-open`). */
 export const evidenceReasonHeader = "x-switchyard-evidence-reason"
 
-const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
+/** The time now by `clock`, in milliseconds with sub-millisecond precision. */
+const msOf = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1e6
 
 /**
  * Read, parse and decode a request body with `codec`: the routed request (its session id from the
@@ -113,9 +114,9 @@ const errorReply = ({ body, status }: ErrorResponse): Edge.Reply => Edge.json(bo
  * model, evidence source and reason, whether the route's `subagents` table decided, status, latency. INFO for 2xx, WARN for other non-5xx, ERROR
  * for 5xx. No body, header value or upstream error text is logged; the route is clipped.
  */
-const recordRequest = (format: string, facts: Facts, status: number, startMs: number) =>
-  Effect.flatMap(nowMs, (endMs) => {
-    const latencyMs = Math.round((endMs - startMs) * 100) / 100
+const recordRequest = (format: string, facts: Facts, status: number, clock: Clock.Clock, startMs: number) =>
+  Effect.suspend(() => {
+    const latencyMs = Math.round((msOf(clock) - startMs) * 100) / 100
     const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
     TaggedMetric.unsafeUpdate(
       Metrics.clientResponsesTotal,
@@ -148,15 +149,16 @@ const answer = (
   router: Router["Type"],
   stats: Stats.Recorder,
   inbound: Inbound,
+  clock: Clock.Clock,
   startMs: number,
   tally: RoutingLine.Tally | undefined
 ) => {
   const finished = (model: string, served: Option.Option<Target>, usage: () => Usage | null | undefined) =>
-    Effect.flatMap(nowMs, (end) =>
-      Effect.sync(() => {
-        TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, end - startMs)
-        if (Option.isSome(served)) stats.answered(model, usage(), end - startMs)
-      }))
+    Effect.sync(() => {
+      const elapsed = msOf(clock) - startMs
+      TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, elapsed)
+      if (Option.isSome(served)) stats.answered(model, usage(), elapsed)
+    })
   const observer = tally?.observer
   if (inbound.streaming) {
     return Effect.map(router.stream(inbound.routed, observer), (streamed) => {
@@ -205,21 +207,22 @@ const settle = (
   facts: Facts,
   decision: Option.Option<Decision.Decision>,
   status: number,
+  clock: Clock.Clock,
   startMs: number
 ) =>
-  Effect.flatMap(nowMs, (endMs) =>
-    Effect.sync(() =>
-      tally.respond({
-        decision,
-        model: facts.selectedModel,
-        wireFormat: format,
-        streaming: facts.streaming,
-        status,
-        error: facts.error,
-        latencyMs: Math.round((endMs - startMs) * 100) / 100,
-        endedAtMs: Math.floor(endMs)
-      })
-    ))
+  Effect.sync(() => {
+    const endMs = msOf(clock)
+    tally.respond({
+      decision,
+      model: facts.selectedModel,
+      wireFormat: format,
+      streaming: facts.streaming,
+      status,
+      error: facts.error,
+      latencyMs: Math.round((endMs - startMs) * 100) / 100,
+      endedAtMs: Math.floor(endMs)
+    })
+  })
 
 /**
  * The handler of an LLM endpoint in `codec`'s format: decode → route → decide → answer → encode,
@@ -236,7 +239,8 @@ export const handle = (
   log: RoutingLog.RoutingLog["Type"] = RoutingLog.noop
 ): Edge.Endpoint =>
 (request) =>
-  Effect.flatMap(nowMs, (startMs) => {
+  Effect.clockWith((clock) => {
+    const startMs = msOf(clock)
     let tally: RoutingLine.Tally | undefined
     const failed = (facts: Facts) => (failure: RequestFailure) =>
       Effect.succeed({
@@ -256,7 +260,7 @@ export const handle = (
               Conversation.isUserTurn(inbound.routed.body.messages)
             )
           }
-          return answer(router, stats, inbound, startMs, tally).pipe(
+          return answer(router, stats, inbound, clock, startMs, tally).pipe(
             Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
           )
         }
@@ -272,10 +276,10 @@ export const handle = (
         const status = Edge.statusOf(handled.reply)
         return {
           reply: handled.reply,
-          record: recordRequest(codec.format, handled.facts, status, startMs),
+          record: recordRequest(codec.format, handled.facts, status, clock, startMs),
           settle: tally === undefined
             ? undefined
-            : settle(tally, codec.format, handled.facts, handled.decision, status, startMs)
+            : settle(tally, codec.format, handled.facts, handled.decision, status, clock, startMs)
         }
       })
     )
@@ -287,8 +291,9 @@ export const handle = (
  * request.
  */
 export const respond = (codec: Codec, reply: Effect.Effect<Edge.Reply, RequestFailure>): Effect.Effect<Edge.Handled> =>
-  Effect.flatMap(nowMs, (startMs) =>
-    reply.pipe(
+  Effect.clockWith((clock) => {
+    const startMs = msOf(clock)
+    return reply.pipe(
       Effect.map((ok) => ({ reply: ok, error: "" })),
       Effect.catchAll((failure) =>
         Effect.succeed({ reply: errorReply(codec.error(failure)), error: toHttp(failure).code })
@@ -298,9 +303,10 @@ export const respond = (codec: Codec, reply: Effect.Effect<Edge.Reply, RequestFa
       ),
       Effect.map(({ error, reply }): Edge.Handled => ({
         reply,
-        record: recordRequest(codec.format, { ...noFacts, error }, Edge.statusOf(reply), startMs)
+        record: recordRequest(codec.format, { ...noFacts, error }, Edge.statusOf(reply), clock, startMs)
       }))
-    ))
+    )
+  })
 
 /**
  * What an LLM endpoint in `codec`'s format answers a caller that inbound auth refused (see
