@@ -31,8 +31,10 @@ import {
   cleanUp,
   closedPort,
   errorCount,
+  handshakeThenHang,
   ownRedis,
   pingUntilUp,
+  portOf,
   rawClient,
   redisUrl,
   skipWithoutRedis,
@@ -58,79 +60,6 @@ const hungServer = Effect.acquireRelease(
       server.close(() => resume(Effect.void))
     })
 )
-
-/**
- * The client commands (RESP arrays of bulk strings) at the start of `buffer` (latin1, one char per
- * byte), and what is left of an incomplete one.
- */
-const parseCommands = (
-  buffer: string
-): { readonly commands: ReadonlyArray<ReadonlyArray<string>>; readonly rest: string } => {
-  const commands: Array<ReadonlyArray<string>> = []
-  let pos = 0
-  for (;;) {
-    const header = buffer.indexOf("\r\n", pos)
-    if (buffer[pos] !== "*" || header < 0) break
-    const args: Array<string> = []
-    let at = header + 2
-    for (let i = Number(buffer.slice(pos + 1, header)); i > 0; i--) {
-      const lengthEnd = buffer.indexOf("\r\n", at)
-      if (buffer[at] !== "$" || lengthEnd < 0) break
-      const length = Number(buffer.slice(at + 1, lengthEnd))
-      if (buffer.length < lengthEnd + 2 + length + 2) break
-      args.push(buffer.slice(lengthEnd + 2, lengthEnd + 2 + length))
-      at = lengthEnd + 2 + length + 2
-    }
-    if (args.length !== Number(buffer.slice(pos + 1, header))) break
-    commands.push(args)
-    pos = at
-  }
-  return { commands, rest: buffer.slice(pos) }
-}
-
-/**
- * A TCP server speaking just enough Redis for ioredis to become ready (CLIENT, INFO, SELECT, PING),
- * then never answering any other command: a Redis that hangs mid-life. Each unanswered command's
- * name goes to `unanswered` as it arrives (an event a test can wait for); QUIT closes the socket.
- */
-const handshakeThenHang = Effect.acquireRelease(
-  Effect.gen(function*() {
-    const unanswered = yield* Queue.unbounded<string>()
-    const sockets: Array<Socket> = []
-    const info = "# Server\r\nredis_version:7.2.0\r\nloading:0\r\n"
-    const server = createServer((socket) => {
-      sockets.push(socket)
-      let pending = ""
-      socket.on("error", () => {})
-      socket.on("data", (data) => {
-        const { commands, rest } = parseCommands(pending + data.toString("latin1"))
-        pending = rest
-        for (const [name = "", ...args] of commands) {
-          const command = name.toUpperCase()
-          if (command === "CLIENT" || command === "SELECT") socket.write("+OK\r\n")
-          else if (command === "PING") socket.write("+PONG\r\n")
-          else if (command === "INFO") socket.write(`$${Buffer.byteLength(info)}\r\n${info}\r\n`)
-          else if (command === "QUIT") socket.destroy()
-          else Queue.unsafeOffer(unanswered, [command, ...args].join(" "))
-        }
-      })
-    })
-    yield* Effect.async<void>((resume) => {
-      server.listen(0, "127.0.0.1", () => resume(Effect.void))
-    })
-    return { server, sockets, unanswered }
-  }),
-  ({ server, sockets }) =>
-    Effect.async<void>((resume) => {
-      for (const socket of sockets) socket.destroy()
-      server.close(() => resume(Effect.void))
-    })
-)
-
-const portOf = (server: Server) => {
-  const address = server.address()
-  return typeof address === "object" && address !== null ? address.port : 0
-}
 
 const weak = { target: "weak", tier: "weak" } as const
 const strong = { target: "strong", tier: "strong" } as const

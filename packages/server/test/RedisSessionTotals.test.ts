@@ -29,11 +29,14 @@ import * as path from "node:path"
 import { vi } from "vitest"
 import { capabilityRoute, startServer } from "./harness.js"
 import {
+  capturingLogs,
   cleanUp,
   closedPort,
   errorCount,
+  handshakeThenHang,
   ownRedis,
   pingUntilUp,
+  portOf,
   rawClient,
   redisUrl,
   skipWithoutRedis,
@@ -212,6 +215,35 @@ describe.skipIf(skipWithoutRedis)("RedisSessionTotals against a real redis-serve
         assert.isTrue(Option.isNone(expired))
       })
   )
+})
+
+describe.skipIf(skipWithoutRedis)("RedisSessionTotals against a hung Redis", () => {
+  it.scopedLive("add never waits; past maxInFlight a line is lost at once (counted, one warning), the rest after the timeout", () =>
+    Effect.gen(function*() {
+      const hung = yield* handshakeThenHang
+      const warnings: Array<string> = []
+      const totals = yield* Effect.gen(function*() {
+        const url = Redacted.make(`redis://127.0.0.1:${portOf(hung.server)}`)
+        const connection = yield* RedisSessionStore.connect({ url, commandTimeoutMs: 300 })
+        return yield* RedisSessionTotals.make(connection, { ttlMs: 60_000, maxInFlight: 2 })
+      }).pipe(capturingLogs(warnings))
+      const line = lineOf({ kind: "response", session: "hung", model: "m", cost: undefined })
+      const before = yield* errorCount("totals_add")
+      const started = Date.now()
+      for (let i = 0; i < 5; i++) totals.add(line)
+      assert.isBelow(Date.now() - started, 200)
+      // 2 in flight, 3 lost at once
+      assert.strictEqual(yield* errorCount("totals_add"), before + 3)
+      // the 2 in flight fail after the command timeout
+      assert.strictEqual(yield* until(errorCount("totals_add"), (n) => n >= before + 5), before + 5)
+      const tooMany = warnings.filter((w) => w.includes("too many session totals updates in flight"))
+      assert.lengthOf(tooMany, 1)
+      assert.include(tooMany[0], "\"max_in_flight\":2")
+      assert.lengthOf(warnings.filter((w) => w.includes("a line was not added") && w.includes("Command timed out")), 2)
+      // nothing in flight any more: the next line is sent, not lost at once
+      totals.add(line)
+      assert.strictEqual(yield* errorCount("totals_add"), before + 5)
+    }))
 })
 
 // ---------------------------------------------------------------------------------------------

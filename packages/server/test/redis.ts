@@ -1,17 +1,18 @@
 /**
  * The test Redis of the server tests (`SWITCHYARD_TEST_REDIS_URL`), shared by the Redis session
  * store and session totals tests: when to skip, a raw client, per-run key names and their clean-up,
- * a redis-server of a test's own (to stop it mid-test), a closed port, the store's error counts and
- * a capturing logger.
+ * a redis-server of a test's own (to stop it mid-test), a closed port, a Redis that hangs after its
+ * handshake, the store's error counts and a capturing logger.
  */
 import * as RedisSessionStore from "@switchyard-ts/server/RedisSessionStore"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
+import * as Queue from "effect/Queue"
 import { Redis } from "ioredis"
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:net"
+import { createServer, type Server, type Socket } from "node:net"
 
 export const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
 /** No Redis here and none required: skip (with one visible line) rather than fail. */
@@ -120,3 +121,76 @@ export const capturingLogs = (lines: Array<string>) =>
       })
     )
   )
+
+/**
+ * The client commands (RESP arrays of bulk strings) at the start of `buffer` (latin1, one char per
+ * byte), and what is left of an incomplete one.
+ */
+export const parseCommands = (
+  buffer: string
+): { readonly commands: ReadonlyArray<ReadonlyArray<string>>; readonly rest: string } => {
+  const commands: Array<ReadonlyArray<string>> = []
+  let pos = 0
+  for (;;) {
+    const header = buffer.indexOf("\r\n", pos)
+    if (buffer[pos] !== "*" || header < 0) break
+    const args: Array<string> = []
+    let at = header + 2
+    for (let i = Number(buffer.slice(pos + 1, header)); i > 0; i--) {
+      const lengthEnd = buffer.indexOf("\r\n", at)
+      if (buffer[at] !== "$" || lengthEnd < 0) break
+      const length = Number(buffer.slice(at + 1, lengthEnd))
+      if (buffer.length < lengthEnd + 2 + length + 2) break
+      args.push(buffer.slice(lengthEnd + 2, lengthEnd + 2 + length))
+      at = lengthEnd + 2 + length + 2
+    }
+    if (args.length !== Number(buffer.slice(pos + 1, header))) break
+    commands.push(args)
+    pos = at
+  }
+  return { commands, rest: buffer.slice(pos) }
+}
+
+/**
+ * A TCP server speaking just enough Redis for ioredis to become ready (CLIENT, INFO, SELECT, PING),
+ * then never answering any other command: a Redis that hangs mid-life. Each unanswered command's
+ * name goes to `unanswered` as it arrives (an event a test can wait for); QUIT closes the socket.
+ */
+export const handshakeThenHang = Effect.acquireRelease(
+  Effect.gen(function*() {
+    const unanswered = yield* Queue.unbounded<string>()
+    const sockets: Array<Socket> = []
+    const info = "# Server\r\nredis_version:7.2.0\r\nloading:0\r\n"
+    const server = createServer((socket) => {
+      sockets.push(socket)
+      let pending = ""
+      socket.on("error", () => {})
+      socket.on("data", (data) => {
+        const { commands, rest } = parseCommands(pending + data.toString("latin1"))
+        pending = rest
+        for (const [name = "", ...args] of commands) {
+          const command = name.toUpperCase()
+          if (command === "CLIENT" || command === "SELECT") socket.write("+OK\r\n")
+          else if (command === "PING") socket.write("+PONG\r\n")
+          else if (command === "INFO") socket.write(`$${Buffer.byteLength(info)}\r\n${info}\r\n`)
+          else if (command === "QUIT") socket.destroy()
+          else Queue.unsafeOffer(unanswered, [command, ...args].join(" "))
+        }
+      })
+    })
+    yield* Effect.async<void>((resume) => {
+      server.listen(0, "127.0.0.1", () => resume(Effect.void))
+    })
+    return { server, sockets, unanswered }
+  }),
+  ({ server, sockets }) =>
+    Effect.async<void>((resume) => {
+      for (const socket of sockets) socket.destroy()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+export const portOf = (server: Server) => {
+  const address = server.address()
+  return typeof address === "object" && address !== null ? address.port : 0
+}
