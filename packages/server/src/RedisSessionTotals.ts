@@ -76,7 +76,7 @@ const costFields = (prefix: string, totals: Pricing.Totals): ReadonlyArray<Incre
 /** The hash increments of a tally (fields that would add 0 left out). */
 export const incrementsOf = (tally: SessionTotals.Tally): ReadonlyArray<Increment> => {
   const fields: Array<Increment> = []
-  for (const name of SessionTotals.bucketNames) fields.push(...costFields(`b:${name}:`, tally.buckets[name]))
+  for (const [name, totals] of tally.buckets) fields.push(...costFields(`b:${name}:`, totals))
   for (const [model, stats] of tally.models) {
     const prefix = `m:${model}:`
     fields.push(
@@ -119,7 +119,7 @@ export const tallyOf = (hash: Readonly<Record<string, string>>): Option.Option<S
   const tally = SessionTotals.emptyTally()
   for (const name of SessionTotals.bucketNames) {
     const stats = owners.get(`b:${name}:`)
-    if (stats !== undefined) tally.buckets[name] = costOf(stats)
+    if (stats !== undefined) tally.buckets.set(name, costOf(stats))
   }
   for (const [owner, stats] of owners) {
     if (!owner.startsWith("m:")) continue

@@ -73,21 +73,21 @@ export interface Bucket {
   readonly inCost: boolean
 }
 
-/**
- * The cost buckets of a session, by name: `answer` (the response lines), `routing` (the judge
- * lines). A bucket is one entry here plus its `<name>_cost` field in {@link SessionStats} and
- * {@link statsOf}; both stores (and the Redis hash's fields) follow this table.
- */
-export const buckets = {
-  answer: { of: (line, priced) => line.kind === "response" ? Option.some(priced) : Option.none(), inCost: true },
-  routing: { of: (line, priced) => line.kind === "judge" ? Option.some(priced) : Option.none(), inCost: true }
-} as const satisfies Record<string, Bucket>
+/** The cost buckets of a session, in a fixed order: `answer` (the response lines), `routing` (the judge lines). */
+export const bucketNames = ["answer", "routing"] as const
 
 /** The name of a cost bucket. */
-export type BucketName = keyof typeof buckets
+export type BucketName = typeof bucketNames[number]
 
-/** The bucket names, in a fixed order. */
-export const bucketNames: ReadonlyArray<BucketName> = ["answer", "routing"]
+/**
+ * What each cost bucket counts. A bucket is its name in {@link bucketNames}, its rule here, and its
+ * `<name>_cost` field in {@link SessionStats} and {@link statsOf}; both stores (and the Redis
+ * hash's fields) follow these.
+ */
+export const buckets: { readonly [Name in BucketName]: Bucket } = {
+  answer: { of: (line, priced) => line.kind === "response" ? Option.some(priced) : Option.none(), inCost: true },
+  routing: { of: (line, priced) => line.kind === "judge" ? Option.some(priced) : Option.none(), inCost: true }
+}
 
 /** One model's running totals. */
 export interface ModelTally {
@@ -109,17 +109,17 @@ export const emptyModel = (): ModelTally => ({
   cost: Pricing.noTotals
 })
 
-/** A session's running totals: per model, and per cost bucket. */
+/** A session's running totals: per model, and per cost bucket (a bucket absent: nothing counted). */
 export interface Tally {
   readonly models: Map<string, ModelTally>
-  readonly buckets: Record<BucketName, Pricing.Totals>
+  readonly buckets: Map<BucketName, Pricing.Totals>
 }
 
 /** A session with nothing counted. */
-export const emptyTally = (): Tally => ({
-  models: new Map(),
-  buckets: { answer: Pricing.noTotals, routing: Pricing.noTotals }
-})
+export const emptyTally = (): Tally => ({ models: new Map(), buckets: new Map() })
+
+/** The totals of a tally's bucket. */
+export const bucketOf = (tally: Tally, name: BucketName): Pricing.Totals => tally.buckets.get(name) ?? Pricing.noTotals
 
 /** The exact cost of `line`: `cost` when given, else read back from the line's `cost.usd`. */
 const exactCost = (line: Line, cost: Pricing.Cost | undefined): Pricing.Cost | undefined =>
@@ -140,7 +140,7 @@ export const addLine = (tally: Tally, line: Line, priced: Pricing.Cost | undefin
   const cost = exactCost(line, priced)
   for (const name of bucketNames) {
     const counted = buckets[name].of(line, cost)
-    if (Option.isSome(counted)) tally.buckets[name] = Pricing.add(tally.buckets[name], counted.value)
+    if (Option.isSome(counted)) tally.buckets.set(name, Pricing.add(bucketOf(tally, name), counted.value))
   }
   const name = modelOf(line)
   const stats = tally.models.get(name) ?? emptyModel()
@@ -167,7 +167,7 @@ export const statsOf = (sessionId: string, tally: Tally): SessionStats => {
     total.completion_tokens += stats.completion_tokens
   }
   const spent = bucketNames.reduce(
-    (sum, name) => buckets[name].inCost ? Pricing.sum(sum, tally.buckets[name]) : sum,
+    (sum, name) => buckets[name].inCost ? Pricing.sum(sum, bucketOf(tally, name)) : sum,
     Pricing.noTotals
   )
   return {
@@ -178,8 +178,8 @@ export const statsOf = (sessionId: string, tally: Tally): SessionStats => {
     total_cache_creation_tokens: total.cache_creation_tokens,
     total_completion_tokens: total.completion_tokens,
     cost: Pricing.totalsJson(spent),
-    answer_cost: Pricing.totalsJson(tally.buckets.answer),
-    routing_cost: Pricing.totalsJson(tally.buckets.routing),
+    answer_cost: Pricing.totalsJson(bucketOf(tally, "answer")),
+    routing_cost: Pricing.totalsJson(bucketOf(tally, "routing")),
     models: byModel
   }
 }
