@@ -34,6 +34,7 @@ import { forwardAuthMismatch, type Route } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Auth from "./internal/auth.js"
@@ -285,7 +286,8 @@ const health = (upstream: UpstreamClient.UpstreamClient["Type"]) =>
  * `GET /v1/session-stats?session_id=ID` (also at the compatible system's
  * `/v1/routing/session-stats`): the routing log's aggregates of one session (`RoutingLog.SessionStats`).
  * No or an empty `session_id` → 400 `invalid_query`; a session with no line (or evicted from the
- * bounded aggregates) → 404 `routing_session_not_found`. Errors use the OpenAI envelope.
+ * bounded aggregates) → 404 `routing_session_not_found`; totals kept in Redis that cannot be read →
+ * 503 `session_totals_unavailable`. Errors use the OpenAI envelope.
  */
 const sessionStats =
   (log: RoutingLog.RoutingLog["Type"], guard?: Auth.Guard) => (request: HttpServerRequest.HttpServerRequest) =>
@@ -305,8 +307,13 @@ const sessionStats =
             }
           }, { status: 400 })
         }
-        const stats = yield* log.sessionStats(sessionId)
-        return Option.match(stats, {
+        const stats = yield* log.sessionStats(sessionId).pipe(Effect.either)
+        if (Either.isLeft(stats)) {
+          return HttpServerResponse.unsafeJson({
+            error: { message: stats.left.message, type: "server_error", code: "session_totals_unavailable" }
+          }, { status: 503 })
+        }
+        return Option.match(stats.right, {
           onNone: () =>
             HttpServerResponse.unsafeJson({
               error: { message: "Routing session not found", type: "not_found", code: "routing_session_not_found" }

@@ -23,10 +23,13 @@
  * - `size` counts this store's keys with `SCAN MATCH <prefix>* COUNT 1000` (deduplicated, expired
  *   keys excluded): its cost grows with the whole database, so it is for tests and the benchmark,
  *   never for request paths. It reads 0 when Redis cannot be reached.
+ * - One {@link Connection} (client, bounded commands, these failure rules) can serve the store and
+ *   the session totals of `RedisSessionTotals` ({@link layerConnection}, {@link layerOver}).
  */
 import * as Spans from "@switchyard-ts/client/Spans"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
 import { type SessionDecision, SessionStore } from "@switchyard-ts/routing/SessionStore"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -37,19 +40,8 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Redis } from "ioredis"
 
-/** Options of the Redis store. */
-export interface Options {
-  /** A `redis://` or `rediss://` URL (it may carry a password, hence Redacted). */
-  readonly url: Redacted.Redacted<string>
-  /** Idle TTL of a session, refreshed on every read and write. */
-  readonly ttlMs: number
-  /** Prefix of every key (default {@link defaultKeyPrefix}). */
-  readonly keyPrefix?: string
-  /** Bound of each Redis command (default {@link defaultCommandTimeoutMs}). */
-  readonly commandTimeoutMs?: number
-  /** Bound of the first connection attempt at start (default {@link defaultConnectTimeoutMs}). */
-  readonly connectTimeoutMs?: number
-}
+/** Options of the Redis store: its connection's and its own. */
+export interface Options extends ConnectionOptions, StoreOptions {}
 
 /** Keys are namespaced `switchyard:session:<route id>\0<identity>`. */
 export const defaultKeyPrefix = "switchyard:session:"
@@ -65,7 +57,7 @@ export const errorsTotal = Metric.counter("switchyard_session_store_errors_total
 })
 
 /** The operations counted by {@link errorsTotal}. */
-export type Operation = "get" | "put" | "remove" | "size"
+export type Operation = "get" | "put" | "remove" | "size" | "totals_add" | "totals_get"
 
 const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
   target: Schema.String,
@@ -96,8 +88,41 @@ const globPrefix = (prefix: string): string => `${prefix.replace(/[*?[\]\\]/g, (
 const scanCount = 1_000
 const maxScanCalls = 100_000
 
-/** Build the store; the connection lives as long as the `Scope`. Never fails (see the module doc). */
-export const make = (options: Options) =>
+/** Options of a Redis connection ({@link connect}). */
+export interface ConnectionOptions {
+  /** A `redis://` or `rediss://` URL (it may carry a password, hence Redacted). */
+  readonly url: Redacted.Redacted<string>
+  /** Bound of each Redis command (default {@link defaultCommandTimeoutMs}). */
+  readonly commandTimeoutMs?: number
+  /** Bound of the first connection attempt at start (default {@link defaultConnectTimeoutMs}). */
+  readonly connectTimeoutMs?: number
+}
+
+/**
+ * One Redis connection with the store's failure rules, shared by the session store and the session
+ * totals (`RedisSessionTotals`) of one server.
+ */
+export class Connection extends Context.Tag("@switchyard-ts/server/RedisSessionStore/Connection")<Connection, {
+  readonly client: Redis
+  /**
+   * One command, bounded by the command timeout; a failure is counted in {@link errorsTotal} under
+   * `operation`, logged as a warning (the Redis host, never the URL's credentials), and fails with
+   * its reason.
+   */
+  readonly command: <A>(operation: Operation, run: () => Promise<A>) => Effect.Effect<A, string>
+}>() {}
+
+const degraded: Record<Operation, string> = {
+  get: "session store unavailable; routing as if the session had no stored decision",
+  put: "session store unavailable; the session decision was not stored",
+  remove: "session store unavailable; the session's state was not removed (it expires after ttl_ms)",
+  size: "session store unavailable; size reads 0",
+  totals_add: "session store unavailable; a line was not added to its session's totals",
+  totals_get: "session store unavailable; the session's totals were not read"
+}
+
+/** Connect (see the module doc); the connection lives as long as the `Scope`. Never fails. */
+export const connect = (options: ConnectionOptions) =>
   Effect.gen(function*() {
     const url = Redacted.value(options.url)
     const where = describeUrl(url)
@@ -114,7 +139,6 @@ export const make = (options: Options) =>
       const text = error instanceof Error ? error.message : "unknown error"
       return secrets.reduce((acc, secret) => acc.split(secret).join("<redacted>"), text)
     }
-    const prefix = options.keyPrefix ?? defaultKeyPrefix
     const commandTimeoutMs = options.commandTimeoutMs ?? defaultCommandTimeoutMs
     const connectTimeoutMs = options.connectTimeoutMs ?? defaultConnectTimeoutMs
 
@@ -150,37 +174,50 @@ export const make = (options: Options) =>
         Effect.annotateLogs({ session_store: "redis", redis: where, error: connected.left })
       )
     }
+
+    const command = <A>(operation: Operation, run: () => Promise<A>): Effect.Effect<A, string> =>
+      Effect.tryPromise({ try: run, catch: describeError }).pipe(
+        // ioredis bounds the command too; this bound also holds should a promise never settle.
+        Effect.timeoutFail({ duration: Duration.millis(commandTimeoutMs + 50), onTimeout: () => "Command timed out" }),
+        Effect.tapError((error) =>
+          Effect.zipRight(
+            Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 1),
+            Effect.logWarning(degraded[operation]).pipe(
+              Effect.annotateLogs({ session_store: "redis", operation, redis: where, error })
+            )
+          )
+        )
+      )
+
+    return Connection.of({ client, command })
+  })
+
+/** {@link connect} as a scoped layer (connected while the layer lives). */
+export const layerConnection = (options: ConnectionOptions): Layer.Layer<Connection> =>
+  Layer.scoped(Connection, connect(options))
+
+/** Options of the store over a connection ({@link makeStore}). */
+export interface StoreOptions {
+  /** Idle TTL of a session, refreshed on every read and write. */
+  readonly ttlMs: number
+  /** Prefix of every key (default {@link defaultKeyPrefix}). */
+  readonly keyPrefix?: string
+}
+
+/** The store over `connection` (see the module doc). */
+export const makeStore = (connection: Connection["Type"], options: StoreOptions) =>
+  Effect.gen(function*() {
+    const { client } = connection
+    const prefix = options.keyPrefix ?? defaultKeyPrefix
     yield* Effect.forEach(
       ["get", "put", "remove"] as const,
       (operation) => Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 0),
       { discard: true }
     )
 
-    const degraded: Record<Operation, string> = {
-      get: "session store unavailable; routing as if the session had no stored decision",
-      put: "session store unavailable; the session decision was not stored",
-      remove: "session store unavailable; the session's state was not removed (it expires after ttl_ms)",
-      size: "session store unavailable; size reads 0"
-    }
-
-    /** One bounded command; a failure is logged and counted, and reads as `None`. */
+    /** One bounded command; a failure (logged and counted) reads as `None`. */
     const command = <A>(operation: Operation, run: () => Promise<A>): Effect.Effect<Option.Option<A>> =>
-      Effect.tryPromise({ try: run, catch: describeError }).pipe(
-        // ioredis bounds the command too; this bound also holds should a promise never settle.
-        Effect.timeoutFail({ duration: Duration.millis(commandTimeoutMs + 50), onTimeout: () => "Command timed out" }),
-        Effect.asSome,
-        Effect.catchAll((error) =>
-          Effect.zipRight(
-            Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 1),
-            Effect.as(
-              Effect.logWarning(degraded[operation]).pipe(
-                Effect.annotateLogs({ session_store: "redis", operation, redis: where, error })
-              ),
-              Option.none()
-            )
-          )
-        )
-      )
+      Effect.option(connection.command(operation, run))
 
     const get = (key: string): Effect.Effect<Option.Option<SessionDecision>> =>
       command("get", () => client.getex(prefix + key, "PX", options.ttlMs)).pipe(
@@ -225,5 +262,13 @@ export const make = (options: Options) =>
     return SessionStore.of({ get, put, remove, size })
   })
 
+/** Build the store; the connection lives as long as the `Scope`. Never fails (see the module doc). */
+export const make = (options: Options) =>
+  Effect.flatMap(connect(options), (connection) => makeStore(connection, options))
+
 /** The Redis store as a scoped layer (connected while the layer lives). */
 export const layer = (options: Options): Layer.Layer<SessionStore> => Layer.scoped(SessionStore, make(options))
+
+/** The store over the provided {@link Connection} (one connection for the store and the session totals). */
+export const layerOver = (options: StoreOptions): Layer.Layer<SessionStore, never, Connection> =>
+  Layer.effect(SessionStore, Effect.flatMap(Connection, (connection) => makeStore(connection, options)))

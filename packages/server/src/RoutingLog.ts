@@ -1,10 +1,11 @@
 /**
  * The routing log (`--routing-log-file PATH`): one JSON line per routed response, written once its
  * answer is sent (a stream: once its writing ended), and one per judge call, in the JSONL format of
- * docs/operations.md ({@link Line}); plus the per-session aggregates of `GET /v1/session-stats`.
+ * docs/operations.md ({@link Line}); and it feeds the per-session totals of `GET /v1/session-stats`
+ * (`SessionTotals`: the provided store, else one in memory).
  *
- * Appending never blocks a request: {@link RoutingLog.unsafeAppend} updates the session aggregates
- * and offers the record to a bounded in-memory queue, synchronously; one writer fiber drains the
+ * Appending never blocks a request: {@link RoutingLog.unsafeAppend} adds the line to the session
+ * totals (which never block either) and offers the record to a bounded in-memory queue, synchronously; one writer fiber drains the
  * queue in batches and appends them to the file. A full queue drops the record
  * (`switchyard_routing_log_dropped_total`); a failed open or write loses that batch
  * (`switchyard_routing_log_write_errors_total`, one WARN per minute at most) and never reaches a
@@ -33,6 +34,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import { type FileHandle, open } from "node:fs/promises"
+import * as SessionTotals from "./SessionTotals.js"
 
 /**
  * Token counts of a line (absent fields of the usage count 0; `total_tokens` = prompt + completion)
@@ -198,35 +200,13 @@ export type JudgeLine = typeof JudgeLine.Type
 export const Line = Schema.Union(ResponseLine, JudgeLine)
 export type Line = typeof Line.Type
 
-/** One model's share of a session's calls. */
-export const ModelStats = Schema.Struct({
-  calls: Schema.Number,
-  prompt_tokens: Schema.Number,
-  cached_tokens: Schema.Number,
-  cache_creation_tokens: Schema.Number,
-  completion_tokens: Schema.Number,
-  cost: Pricing.TotalsJson
-})
-export type ModelStats = typeof ModelStats.Type
+/** One model's share of a session's calls (`SessionTotals.ModelStats`). */
+export const ModelStats = SessionTotals.ModelStats
+export type ModelStats = SessionTotals.ModelStats
 
-/**
- * The body of `GET /v1/session-stats`: totals are the sums over `models`; `cost` is the cost of
- * every counted call, `answer_cost` that of the response lines, `routing_cost` that of the judge
- * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`).
- */
-export const SessionStats = Schema.Struct({
-  session_id: Schema.String,
-  total_calls: Schema.Number,
-  total_prompt_tokens: Schema.Number,
-  total_cached_tokens: Schema.Number,
-  total_cache_creation_tokens: Schema.Number,
-  total_completion_tokens: Schema.Number,
-  cost: Pricing.TotalsJson,
-  answer_cost: Pricing.TotalsJson,
-  routing_cost: Pricing.TotalsJson,
-  models: Schema.Record({ key: Schema.String, value: ModelStats })
-})
-export type SessionStats = typeof SessionStats.Type
+/** The body of `GET /v1/session-stats` (`SessionTotals.SessionStats`). */
+export const SessionStats = SessionTotals.SessionStats
+export type SessionStats = SessionTotals.SessionStats
 
 /** Records dropped because the queue was full. */
 export const droppedTotal = Metric.counter("switchyard_routing_log_dropped_total", {
@@ -256,8 +236,13 @@ export class RoutingLog extends Context.Tag("@switchyard-ts/server/RoutingLog")<
    * (`Pricing.Prices`; unknown without one).
    */
   readonly costOf: (model: string, usage: Usage | null | undefined) => Pricing.Cost | undefined
-  /** The aggregates of a session's lines; none when no line names it (or it was evicted). */
-  readonly sessionStats: (sessionId: string) => Effect.Effect<Option.Option<SessionStats>>
+  /**
+   * The totals of a session's lines (`SessionTotals`); none when no line names it (or it was
+   * evicted or expired); fails when a shared store cannot be read.
+   */
+  readonly sessionStats: (
+    sessionId: string
+  ) => Effect.Effect<Option.Option<SessionStats>, SessionTotals.TotalsUnavailable>
 }>() {}
 
 /** Options of {@link layer}. */
@@ -266,7 +251,10 @@ export interface Options {
   readonly path: string
   /** Most lines queued for writing (default {@link defaultCapacity}); past it, lines are dropped. */
   readonly capacity?: number
-  /** Most sessions aggregated for session-stats (default {@link defaultMaxSessions}); the least recently updated go first. */
+  /**
+   * Most sessions aggregated for session-stats in memory (default {@link defaultMaxSessions}); the
+   * least recently updated go first. Unused when a `SessionTotals` is provided.
+   */
   readonly maxSessions?: number
   /** The prices of the lines' costs (default: the provided `Pricing.Prices`, else none: every cost `null`). */
   readonly prices?: Pricing.Prices["Type"] | undefined
@@ -274,8 +262,8 @@ export interface Options {
 
 /** Default write-queue capacity, in lines. */
 export const defaultCapacity = 10_000
-/** Default number of sessions whose aggregates are kept. */
-export const defaultMaxSessions = 10_000
+/** Default number of sessions whose aggregates are kept in memory. */
+export const defaultMaxSessions = SessionTotals.defaultMaxSessions
 /** Most lines written in one append. */
 const batchSize = 1_024
 /** At most one WARN per this many ms for failed writes. */
@@ -304,98 +292,6 @@ const codeOf = (cause: unknown): WriteFailed =>
       : "unknown"
   })
 
-interface ModelTally {
-  calls: number
-  prompt_tokens: number
-  cached_tokens: number
-  cache_creation_tokens: number
-  completion_tokens: number
-  cost: Pricing.Totals
-}
-
-const emptyModel = (): ModelTally => ({
-  calls: 0,
-  prompt_tokens: 0,
-  cached_tokens: 0,
-  cache_creation_tokens: 0,
-  completion_tokens: 0,
-  cost: Pricing.noTotals
-})
-
-/** A session's aggregates: per model, and the cost of its answer and routing (judge) lines. */
-interface SessionTally {
-  readonly models: Map<string, ModelTally>
-  answer: Pricing.Totals
-  routing: Pricing.Totals
-}
-
-/** The exact cost of `line`: `cost` when given, else read back from the line's `cost.usd`. */
-const exactCost = (line: Line, cost: Pricing.Cost | undefined): Pricing.Cost | undefined =>
-  cost ?? (line.cost === null ? undefined : { femto: Pricing.femtoOfUsd(line.cost.usd), source: line.cost.source })
-
-/**
- * Per-session aggregates, at most `maxSessions` (a Map in update order: the least recently
- * updated session is evicted first). Every response line counts, and every judge line whose call
- * succeeded (as the compatible system logs only successful judge calls); the cost totals count the
- * same lines.
- */
-const makeSessions = (maxSessions: number) => {
-  const sessions = new Map<string, SessionTally>()
-  const add = (line: Line, priced: Pricing.Cost | undefined): void => {
-    if (line.session_id === null || (line.kind === "judge" && line.outcome !== "ok")) return
-    const session = sessions.get(line.session_id) ??
-      { models: new Map<string, ModelTally>(), answer: Pricing.noTotals, routing: Pricing.noTotals }
-    sessions.delete(line.session_id)
-    sessions.set(line.session_id, session)
-    if (sessions.size > maxSessions) {
-      for (const oldest of sessions.keys()) {
-        sessions.delete(oldest)
-        break
-      }
-    }
-    const cost = exactCost(line, priced)
-    if (line.kind === "judge") session.routing = Pricing.add(session.routing, cost)
-    else session.answer = Pricing.add(session.answer, cost)
-    const name = line.model === "" ? "unknown" : line.model
-    const stats = session.models.get(name) ?? emptyModel()
-    session.models.set(name, stats)
-    stats.calls += 1
-    stats.prompt_tokens += line.prompt_tokens
-    stats.cached_tokens += line.cached_tokens
-    stats.cache_creation_tokens += line.cache_creation_tokens
-    stats.completion_tokens += line.completion_tokens
-    stats.cost = Pricing.add(stats.cost, cost)
-  }
-  const get = (sessionId: string): Option.Option<SessionStats> => {
-    const session = sessions.get(sessionId)
-    if (session === undefined) return Option.none()
-    const byModel: Record<string, ModelStats> = {}
-    const total = emptyModel()
-    const byName = [...session.models].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    for (const [name, stats] of byName) {
-      byModel[name] = { ...stats, cost: Pricing.totalsJson(stats.cost) }
-      total.calls += stats.calls
-      total.prompt_tokens += stats.prompt_tokens
-      total.cached_tokens += stats.cached_tokens
-      total.cache_creation_tokens += stats.cache_creation_tokens
-      total.completion_tokens += stats.completion_tokens
-    }
-    return Option.some({
-      session_id: sessionId,
-      total_calls: total.calls,
-      total_prompt_tokens: total.prompt_tokens,
-      total_cached_tokens: total.cached_tokens,
-      total_cache_creation_tokens: total.cache_creation_tokens,
-      total_completion_tokens: total.completion_tokens,
-      cost: Pricing.totalsJson(Pricing.sum(session.answer, session.routing)),
-      answer_cost: Pricing.totalsJson(session.answer),
-      routing_cost: Pricing.totalsJson(session.routing),
-      models: byModel
-    })
-  }
-  return { add, get }
-}
-
 /**
  * The routing log writing to `options.path` (see the module documentation). Requires a `Scope`: the
  * writer fiber and the SIGHUP handler live in it; closing it writes what is queued (bounded by 5 s)
@@ -404,7 +300,10 @@ const makeSessions = (maxSessions: number) => {
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const queue = yield* Queue.dropping<Line>(options.capacity ?? defaultCapacity)
-    const sessions = makeSessions(options.maxSessions ?? defaultMaxSessions)
+    const sessions = Option.getOrElse(
+      yield* Effect.serviceOption(SessionTotals.SessionTotals),
+      () => SessionTotals.makeMemory(options.maxSessions ?? defaultMaxSessions)
+    )
     const prices = options.prices?.current ?? (yield* Pricing.currentTable)
     let file: FileHandle | undefined
     let reopen = false
@@ -487,7 +386,7 @@ export const make = (options: Options) =>
         if (!queue.unsafeOffer(line)) TaggedMetric.unsafeUpdate(droppedTotal, {}, 1)
       },
       costOf: (model, usage) => Pricing.costOfUsage(prices(), model, usage),
-      sessionStats: (sessionId) => Effect.sync(() => sessions.get(sessionId))
+      sessionStats: sessions.get
     })
   })
 

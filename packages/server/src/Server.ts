@@ -32,7 +32,9 @@ import * as Edge from "./internal/edge.js"
 import * as Reload from "./internal/reload.js"
 import * as Tracing from "./internal/tracing.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
+import * as RedisSessionTotals from "./RedisSessionTotals.js"
 import * as RoutingLog from "./RoutingLog.js"
+import type * as SessionTotals from "./SessionTotals.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** A certificate chain and its private key (PEM), to serve HTTPS. */
@@ -77,12 +79,27 @@ export interface Options extends Api.Options {
  * A `redis` spec without a URL (impossible after `DeploymentToml.parse`) is a defect.
  */
 export const sessionStoreLayer = (sessions: Deployment.SessionsSpec): Layer.Layer<SessionStore.SessionStore> =>
-  sessions.store === "redis"
-    ? Option.match(sessions.url, {
-      onNone: () => Layer.die(new Error("[sessions] store = \"redis\" needs a url")),
-      onSome: (url) => RedisSessionStore.layer({ url, ttlMs: sessions.ttlMs })
-    })
-    : SessionStore.layerMemory(sessions)
+  sessionLayers(sessions).store
+
+/**
+ * The session store and, when it is Redis, the session totals of `/v1/session-stats` kept beside
+ * it (`RedisSessionTotals`, same `ttl_ms`) over one connection; with the memory store, no totals
+ * layer (the routing log keeps them in memory).
+ */
+export const sessionLayers = (sessions: Deployment.SessionsSpec): {
+  readonly store: Layer.Layer<SessionStore.SessionStore>
+  readonly totals: Option.Option<Layer.Layer<SessionTotals.SessionTotals>>
+} => {
+  if (sessions.store !== "redis") return { store: SessionStore.layerMemory(sessions), totals: Option.none() }
+  const connection = Option.match(sessions.url, {
+    onNone: () => Layer.die(new Error("[sessions] store = \"redis\" needs a url")),
+    onSome: (url) => RedisSessionStore.layerConnection({ url })
+  })
+  return {
+    store: RedisSessionStore.layerOver({ ttlMs: sessions.ttlMs }).pipe(Layer.provide(connection)),
+    totals: Option.some(RedisSessionTotals.layer({ ttlMs: sessions.ttlMs }).pipe(Layer.provide(connection)))
+  }
+}
 
 /** Options of {@link upstreamTransport}. */
 export interface UpstreamPoolOptions {
@@ -254,8 +271,15 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
     inboundAuth: options.inboundAuth ?? deployment.server,
     ...(fallbackClient === undefined ? {} : { fallbackClient })
   }
-  // One session store (one Redis client) for the routes and the shared continuation records.
-  const sessions = sessionStoreLayer(deployment.sessions)
+  // One session store (one Redis client) for the routes, the shared continuation records and the session totals.
+  const { store: sessions, totals } = sessionLayers(deployment.sessions)
+  const logOptions = options.routingLog
+  const routingLog = logOptions === undefined
+    ? RoutingLog.layerNoop
+    : Option.match(totals, {
+      onNone: () => RoutingLog.layer(logOptions),
+      onSome: (shared) => RoutingLog.layer(logOptions).pipe(Layer.provide(shared))
+    })
   return Layer.merge(serveOn(server, api), drainOnShutdown(server, options.shutdownTimeoutMs)).pipe(
     Layer.provideMerge(
       NodeHttpServer.layer(() => server, {
@@ -267,7 +291,7 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
     Layer.provideMerge(Layer.provideMerge(routerLayer(deployment, sessions), statsLayer(deployment))),
     Layer.provide(responseStateLayer(deployment, sessions)),
     Layer.provide(options.telemetry ?? Telemetry.layer),
-    Layer.provide(options.routingLog === undefined ? RoutingLog.layerNoop : RoutingLog.layer(options.routingLog)),
+    Layer.provide(routingLog),
     // one holder for the stats, the routing log and a reload
     Layer.provideMerge(Pricing.layer(options.prices ?? Pricing.emptyTable))
   )

@@ -27,6 +27,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { listening, printed, root, run, tomlFor, writeToml } from "./cliProcess.js"
 import { capabilityRoute, startServer } from "./harness.js"
+import { lineOf as lineWith } from "./lines.js"
 
 const prices = {
   "cost-weak": { input: 1, output: 5, cache_read: 0.1, cache_write: 2, cache_write_1h: 3 },
@@ -293,49 +294,9 @@ describe("the cost of every call", () => {
     }))
 })
 
-/** A line of session `s` of `kind` with `cost` (and what it says of it). */
-const lineOf = (kind: "judge" | "response", cost: Pricing.Cost | undefined): RoutingLog.Line => {
-  const base = {
-    ts: "2026-01-01T00:00:00.000Z",
-    task: null,
-    trial_id: null,
-    session_id: "prop",
-    agent_id: null,
-    request_id: null,
-    route: "r",
-    origin: null,
-    latency_ms: 1,
-    prompt_tokens: 1,
-    cached_tokens: 0,
-    cache_creation_tokens: 0,
-    completion_tokens: 1,
-    reasoning_tokens: 0,
-    total_tokens: 2,
-    cost: Pricing.callCost(cost)
-  }
-  return kind === "judge"
-    ? { ...base, kind, model: "j", tier: "classifier", outcome: "ok" }
-    : {
-      ...base,
-      kind,
-      algorithm: null,
-      model: "m",
-      selected_model: null,
-      tier: null,
-      wire_format: "openai_chat",
-      streaming: false,
-      user_turn: true,
-      status: 200,
-      outcome: "ok",
-      error: null,
-      evidence: null,
-      posture: null,
-      trigger: null,
-      judge: null,
-      stored_before: null,
-      stored_after: null
-    }
-}
+/** A line of session `prop` of `kind` with `cost` (and what it says of it). */
+const lineOf = (kind: "judge" | "response", cost: Pricing.Cost | undefined): RoutingLog.Line =>
+  lineWith({ kind, session: "prop", model: kind === "judge" ? "j" : "m", cost, prompt: 1, completion: 1 })
 
 const CostArb = FastCheck.option(
   FastCheck.record({
