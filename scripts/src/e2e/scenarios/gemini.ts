@@ -1,0 +1,204 @@
+// Gemini CLI scenarios (`gemini -p … -m <route> --approval-mode yolo`, throwaway HOME whose
+// settings.json the harness writes, GOOGLE_GEMINI_BASE_URL at the tap in front of the server): a
+// plain answer and a tool loop (write_file, then run_shell_command printing the file, then the
+// answer) on the Chat passthrough route, and both as two user turns (`--resume latest`) on the
+// `user_turn` classifier route keyed by message hash (the judge asked once per user turn). Every
+// scenario checks what the server was sent (POST `…:streamGenerateContent?alt=sse` on the route,
+// the CLI's key in `x-goog-api-key`) and that the key never reached the upstream.
+import path from "node:path"
+import { type CliRun, describeRun, GEMINI_KEY, mkdtemp } from "../clis.js"
+import {
+  type Ctx,
+  fileProblem,
+  kindsOf,
+  logMark,
+  modelOf,
+  pathOf,
+  type Scenario,
+  serverLines,
+  since
+} from "../context.js"
+import { CHAT_MODEL, JUDGE_MODEL, MESSAGES_MODEL } from "../deployment.js"
+import { arr, get, last, str } from "../json.js"
+import type { TapEntry } from "../tap.js"
+import { PLAIN_TEXT, SHELL_DONE } from "../upstream/plan.js"
+import type { RequestEntry } from "../upstream/server.js"
+import { secondTurnProblems } from "./turns.js"
+
+/** The prompt of the tool loop: write_file writes `file`, then run_shell_command prints it. */
+const toolPrompt = (file: string, content: string) =>
+  `Create the file ${file} containing exactly ${content}, then print it. [e2e:write ${file} ${content}] [e2e:then-shell]`
+
+/** The problems with what the CLI sent the server since `before` (an index of the tap's log), and its endpoint count. */
+const serverSeenProblems = (
+  ctx: Ctx,
+  before: number,
+  route: string
+): { readonly problems: Array<string>; readonly calls: ReadonlyArray<TapEntry> } => {
+  const calls = ctx.tap.requests.slice(before)
+  const endpoint = `/v1beta/models/${route}:streamGenerateContent?alt=sse`
+  const problems: Array<string> = []
+  const other = calls.filter((q) => q.method !== "POST" || q.path !== endpoint)
+  if (other.length > 0) problems.push(`server sent ${other.map((q) => `${q.method} ${q.path}`).join(", ")}`)
+  if (calls.length === 0) problems.push("no request reached the server")
+  if (!calls.every((q) => q.headers["x-goog-api-key"] === GEMINI_KEY)) problems.push("a request without the CLI's key")
+  return { problems, calls }
+}
+
+/** The problem of the CLI's key reaching the upstream, if it did. */
+const keyLeak = (seen: ReadonlyArray<RequestEntry>): ReadonlyArray<string> =>
+  seen.some((q) => JSON.stringify([q.path, q.headers, q.body]).includes(GEMINI_KEY))
+    ? ["the CLI's Google key reached the upstream"]
+    : []
+
+/** The text of the last tool message of a Chat request (what a tool's result became). */
+const lastToolText = (q: RequestEntry | undefined): string => {
+  const tool = last(arr(get(q?.body, "messages")).filter((m) => get(m, "role") === "tool"))
+  return str(get(tool, "content")) ?? JSON.stringify(get(tool, "content"))
+}
+
+/**
+ * The problems of a tool loop's answer calls: write_file, run_shell_command, the answer; the file
+ * written; the shell's output (the file's content) returned to the model with the last call.
+ */
+const toolLoopProblems = (
+  answers: ReadonlyArray<RequestEntry>,
+  { content, file }: { readonly file: string; readonly content: string }
+): Array<string> => {
+  const problems: Array<string> = []
+  const kinds = kindsOf(answers)
+  if (kinds !== "tool-call,shell-call,tool-result") {
+    problems.push(`upstream answer calls ${kinds || "none"}, expected tool-call,shell-call,tool-result`)
+  }
+  const calls = answers.flatMap((q) => (q.plan?.kind === "tool" ? [q.plan.name] : []))
+  if (calls.join(",") !== "write_file,run_shell_command") problems.push(`tool calls ${calls.join(",") || "none"}`)
+  problems.push(...fileProblem(file, content))
+  const shellOutput = lastToolText(answers.find((q) => q.plan?.why === "tool-result"))
+  if (!shellOutput.includes(content)) {
+    problems.push(`the shell's result returned upstream is ${JSON.stringify(shellOutput.slice(0, 200))}`)
+  }
+  return problems
+}
+
+/** A plain answer on `route`, answered by the Chat target. */
+export const geminiPlainScenario = (name: string, route: string): Scenario => async (ctx) => {
+  const home = mkdtemp("sy-e2e-home-")
+  const cwd = mkdtemp("sy-e2e-work-")
+  const before = ctx.upstream.requests.length
+  const tapped = ctx.tap.requests.length
+  const r = await ctx.gemini({ name, prompt: "Reply with a short greeting.", model: route, cwd, home })
+  const seen = since(ctx, before)
+  const problems: Array<string> = []
+  if (r.code !== 0) problems.push(describeRun(r, "gemini"))
+  else if (r.stdout.trim() !== PLAIN_TEXT) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
+  const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL)
+  if (r.code === 0 && kindsOf(answers) !== "plain") problems.push(`upstream answer calls ${kindsOf(answers) || "none"}`)
+  if (!answers.every((q) => pathOf(q) === "/v1/chat/completions")) {
+    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  }
+  const server = serverSeenProblems(ctx, tapped, route)
+  problems.push(...server.problems, ...keyLeak(seen))
+  return {
+    problems,
+    detail: `${server.calls.length} streamGenerateContent?alt=sse call(s), ${answers.length} upstream Chat call(s)`,
+    seen,
+    run: r
+  }
+}
+
+/** The write_file + run_shell_command loop on `route`, answered by the Chat target. */
+export const geminiToolScenario = (name: string, route: string): Scenario => async (ctx) => {
+  const home = mkdtemp("sy-e2e-home-")
+  const cwd = mkdtemp("sy-e2e-work-")
+  const file = path.join(cwd, "e2e-out.txt")
+  const content = `written-by-${name}`
+  const before = ctx.upstream.requests.length
+  const tapped = ctx.tap.requests.length
+  const r = await ctx.gemini({ name, prompt: toolPrompt(file, content), model: route, cwd, home })
+  const seen = since(ctx, before)
+  const problems: Array<string> = []
+  const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL)
+  if (r.code !== 0) problems.push(describeRun(r, "gemini"))
+  else {
+    if (r.stdout.trim() !== SHELL_DONE) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
+    problems.push(...toolLoopProblems(answers, { file, content }))
+  }
+  if (!answers.every((q) => pathOf(q) === "/v1/chat/completions")) {
+    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
+  }
+  const server = serverSeenProblems(ctx, tapped, route)
+  problems.push(...server.problems, ...keyLeak(seen))
+  return {
+    problems,
+    detail: `upstream answer calls: ${
+      kindsOf(answers) || "none"
+    }; ${server.calls.length} streamGenerateContent?alt=sse call(s)`,
+    seen,
+    run: r
+  }
+}
+
+const AUTO_ROUTE = "e2e-auto-gemini"
+
+// Two user turns of one Gemini CLI session on the `user_turn` classifier route keyed by message hash:
+// the tool loop (a user turn and its two tool-result continuations), then `--resume latest` with a
+// plain prompt. The judge must be asked once per user turn: 2 judge requests for 4 answer requests,
+// the continuations routed by the stored tier (`affinity`).
+export const geminiAutoScenario: Scenario = async (ctx) => {
+  const home = mkdtemp("sy-e2e-home-")
+  const cwd = mkdtemp("sy-e2e-work-")
+  const file = path.join(cwd, "e2e-out.txt")
+  const content = "written-by-gemini-auto-turns"
+  const before = ctx.upstream.requests.length
+  const tapped = ctx.tap.requests.length
+  const mark = logMark(ctx.serverLogPath)
+  const problems: Array<string> = []
+  const r1 = await ctx.gemini({ name: "auto-turns-1", prompt: toolPrompt(file, content), model: AUTO_ROUTE, cwd, home })
+  const afterFirst = ctx.upstream.requests.length
+  if (r1.code !== 0) problems.push(`turn 1: ${describeRun(r1, "gemini")}`)
+  else if (r1.stdout.trim() !== SHELL_DONE) problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
+  const r2: CliRun | undefined = r1.code !== 0 ? undefined : await ctx.gemini({
+    name: "auto-turns-2",
+    prompt: "Reply with a short greeting.",
+    model: AUTO_ROUTE,
+    cwd,
+    home,
+    resume: true
+  })
+  problems.push(...secondTurnProblems(r2, "gemini"))
+  const seen = since(ctx, before)
+  const isJudge = (q: RequestEntry) => modelOf(q) === JUDGE_MODEL
+  const judge1 = ctx.upstream.requests.slice(before, afterFirst).filter(isJudge).length
+  const judge = seen.filter(isJudge).length
+  const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL || modelOf(q) === MESSAGES_MODEL)
+  const turns = r2 === undefined ? 1 : 2
+  if (r1.code === 0) {
+    problems.push(...toolLoopProblems(ctx.upstream.requests.slice(before, afterFirst).filter((q) => !isJudge(q)), {
+      file,
+      content
+    }))
+    if (judge1 !== 1) {
+      problems.push(`turn 1 (user turn + 2 tool-result continuations): ${judge1} judge requests, expected 1`)
+    }
+    if (judge !== turns) problems.push(`${judge} judge requests for ${turns} user turns`)
+    if (!answers.every((q) => modelOf(q) === CHAT_MODEL)) {
+      problems.push(`answers went to ${answers.map(modelOf)} (verdict says weak = ${CHAT_MODEL})`)
+    }
+  }
+  const lines = await serverLines(ctx.serverLogPath, AUTO_ROUTE, mark)
+  const evidence = lines.map((line) => /evidence_source=(\S*)/.exec(line)?.[1] ?? "?").join(",")
+  const expected = turns === 2 ? "llm-classifier,affinity,affinity,llm-classifier" : "llm-classifier,affinity,affinity"
+  if (r1.code === 0 && evidence !== expected) {
+    problems.push(`server evidence ${evidence || "none"}, expected ${expected}`)
+  }
+  const server = serverSeenProblems(ctx, tapped, AUTO_ROUTE)
+  problems.push(...server.problems, ...keyLeak(seen))
+  return {
+    problems,
+    detail: `${judge} judge request(s) for ${turns} user turn(s); answer calls ${
+      kindsOf(answers) || "none"
+    }, evidence ${evidence || "none"}; ${server.calls.length} streamGenerateContent?alt=sse call(s)`,
+    seen,
+    run: r2 ?? r1
+  }
+}
