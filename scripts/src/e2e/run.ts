@@ -24,7 +24,8 @@
 //    stopped by PID (a CLI run is its own process group, killed by that group id on a timeout).
 //
 // Flags and environment: ./options.ts. Artifacts of each run (server logs, upstream request log,
-// claude / codex outputs, summary.json) go to e2e/runs/<timestamp>/ (git-ignored).
+// what the gemini runs sent the server, claude / codex / gemini outputs, summary.json) go to
+// e2e/runs/<timestamp>/ (git-ignored).
 import fs from "node:fs"
 import path from "node:path"
 import { tmpDirs } from "./children.js"
