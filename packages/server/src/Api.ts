@@ -4,7 +4,7 @@
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
  * (`internal/codecs.ts`, `internal/gemini.ts`), served by the lean edge (`internal/edge.ts`); token
  * counting, the Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`),
- * decision, models (`/v1/models`, `/v1beta/models`), stats, health, metrics, and an enveloped 404
+ * decision, models (`/v1/models`, `/v1beta/models`, `/v1beta/models/{model}`), stats, health, metrics, and an enveloped 404
  * for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *

@@ -3,6 +3,7 @@
 // piped through unchanged, streams included. The Gemini CLI scenarios point the CLI at it to check
 // the endpoint and the key it calls the server with.
 import http from "node:http"
+import { listenOnLoopback } from "./upstream/server.js"
 
 /** One request a CLI sent the server. */
 export interface TapEntry {
@@ -43,18 +44,5 @@ export const startTap = (target: string) =>
       })
       req.pipe(forwarded)
     })
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const listening = typeof address === "object" && address !== null ? address.port : 0
-      resolve({
-        url: `http://127.0.0.1:${listening}`,
-        requests,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      })
-    })
+    listenOnLoopback(server).then(({ close, url }) => resolve({ url, requests, close }), reject)
   })

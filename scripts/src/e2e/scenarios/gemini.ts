@@ -29,28 +29,6 @@ import { secondTurnProblems } from "./turns.js"
 const toolPrompt = (file: string, content: string) =>
   `Create the file ${file} containing exactly ${content}, then print it. [e2e:write ${file} ${content}] [e2e:then-shell]`
 
-/** The problems with what the CLI sent the server since `before` (an index of the tap's log), and its endpoint count. */
-const serverSeenProblems = (
-  ctx: Ctx,
-  before: number,
-  route: string
-): { readonly problems: Array<string>; readonly calls: ReadonlyArray<TapEntry> } => {
-  const calls = ctx.tap.requests.slice(before)
-  const endpoint = `/v1beta/models/${route}:streamGenerateContent?alt=sse`
-  const problems: Array<string> = []
-  const other = calls.filter((q) => q.method !== "POST" || q.path !== endpoint)
-  if (other.length > 0) problems.push(`server sent ${other.map((q) => `${q.method} ${q.path}`).join(", ")}`)
-  if (calls.length === 0) problems.push("no request reached the server")
-  if (!calls.every((q) => q.headers["x-goog-api-key"] === GEMINI_KEY)) problems.push("a request without the CLI's key")
-  return { problems, calls }
-}
-
-/** The problem of the CLI's key reaching the upstream, if it did. */
-const keyLeak = (seen: ReadonlyArray<RequestEntry>): ReadonlyArray<string> =>
-  seen.some((q) => JSON.stringify([q.path, q.headers, q.body]).includes(GEMINI_KEY))
-    ? ["the CLI's Google key reached the upstream"]
-    : []
-
 /** The text of the last tool message of a Chat request (what a tool's result became). */
 const lastToolText = (q: RequestEntry | undefined): string => {
   const tool = last(arr(get(q?.body, "messages")).filter((m) => get(m, "role") === "tool"))
@@ -80,42 +58,81 @@ const toolLoopProblems = (
   return problems
 }
 
-/** A plain answer on `route`, answered by the Chat target. */
-export const geminiPlainScenario = (name: string, route: string): Scenario => async (ctx) => {
-  const home = mkdtemp("sy-e2e-home-")
-  const cwd = mkdtemp("sy-e2e-work-")
+/** One gemini run in a new workspace (`cwd`, `home`, or fresh ones) and what it caused. */
+interface GeminiRun {
+  readonly r: CliRun
+  readonly cwd: string
+  readonly home: string
+  /** What the upstream received during the run. */
+  readonly seen: ReadonlyArray<RequestEntry>
+  /** What the CLI sent the server during the run. */
+  readonly calls: ReadonlyArray<TapEntry>
+}
+
+const runGemini = async (
+  ctx: Ctx,
+  call: { readonly name: string; readonly prompt: string; readonly model: string; readonly resume?: boolean },
+  dirs: { readonly cwd: string; readonly home: string } = {
+    cwd: mkdtemp("sy-e2e-work-"),
+    home: mkdtemp("sy-e2e-home-")
+  }
+): Promise<GeminiRun> => {
   const before = ctx.upstream.requests.length
   const tapped = ctx.tap.requests.length
-  const r = await ctx.gemini({ name, prompt: "Reply with a short greeting.", model: route, cwd, home })
-  const seen = since(ctx, before)
+  const r = await ctx.gemini({ ...call, ...dirs })
+  return { r, ...dirs, seen: since(ctx, before), calls: ctx.tap.requests.slice(tapped) }
+}
+
+/**
+ * The problems with what the CLI sent the server (anything but POST
+ * `/v1beta/models/<route>:streamGenerateContent?alt=sse` carrying its key in `x-goog-api-key`), and
+ * with its key reaching the upstream.
+ */
+const wireProblems = (runs: ReadonlyArray<GeminiRun>, route: string): Array<string> => {
+  const calls = runs.flatMap((run) => run.calls)
+  const endpoint = `/v1beta/models/${route}:streamGenerateContent?alt=sse`
+  const problems: Array<string> = []
+  const other = calls.filter((q) => q.method !== "POST" || q.path !== endpoint)
+  if (other.length > 0) problems.push(`server sent ${other.map((q) => `${q.method} ${q.path}`).join(", ")}`)
+  if (calls.length === 0) problems.push("no request reached the server")
+  if (!calls.every((q) => q.headers["x-goog-api-key"] === GEMINI_KEY)) problems.push("a request without the CLI's key")
+  if (runs.some((run) => run.seen.some((q) => JSON.stringify([q.path, q.headers, q.body]).includes(GEMINI_KEY)))) {
+    problems.push("the CLI's Google key reached the upstream")
+  }
+  return problems
+}
+
+/** How many `alt=sse` calls the runs made, for a detail line. */
+const sseCalls = (runs: ReadonlyArray<GeminiRun>): string =>
+  `${runs.reduce((n, run) => n + run.calls.length, 0)} streamGenerateContent?alt=sse call(s)`
+
+/** The problem of a run's answers not all on the Chat target's path. */
+const chatPathProblems = (answers: ReadonlyArray<RequestEntry>): ReadonlyArray<string> =>
+  answers.every((q) => pathOf(q) === "/v1/chat/completions") ? [] : [`upstream paths ${answers.map((q) => q.path)}`]
+
+/** A plain answer on `route`, answered by the Chat target. */
+export const geminiPlainScenario = (name: string, route: string): Scenario => async (ctx) => {
+  const run = await runGemini(ctx, { name, prompt: "Reply with a short greeting.", model: route })
+  const { r, seen } = run
   const problems: Array<string> = []
   if (r.code !== 0) problems.push(describeRun(r, "gemini"))
   else if (r.stdout.trim() !== PLAIN_TEXT) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
   const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL)
   if (r.code === 0 && kindsOf(answers) !== "plain") problems.push(`upstream answer calls ${kindsOf(answers) || "none"}`)
-  if (!answers.every((q) => pathOf(q) === "/v1/chat/completions")) {
-    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
-  }
-  const server = serverSeenProblems(ctx, tapped, route)
-  problems.push(...server.problems, ...keyLeak(seen))
-  return {
-    problems,
-    detail: `${server.calls.length} streamGenerateContent?alt=sse call(s), ${answers.length} upstream Chat call(s)`,
-    seen,
-    run: r
-  }
+  problems.push(...chatPathProblems(answers), ...wireProblems([run], route))
+  return { problems, detail: `${sseCalls([run])}, ${answers.length} upstream Chat call(s)`, seen, run: r }
 }
 
 /** The write_file + run_shell_command loop on `route`, answered by the Chat target. */
 export const geminiToolScenario = (name: string, route: string): Scenario => async (ctx) => {
-  const home = mkdtemp("sy-e2e-home-")
   const cwd = mkdtemp("sy-e2e-work-")
   const file = path.join(cwd, "e2e-out.txt")
   const content = `written-by-${name}`
-  const before = ctx.upstream.requests.length
-  const tapped = ctx.tap.requests.length
-  const r = await ctx.gemini({ name, prompt: toolPrompt(file, content), model: route, cwd, home })
-  const seen = since(ctx, before)
+  const run = await runGemini(ctx, { name, prompt: toolPrompt(file, content), model: route }, {
+    cwd,
+    home: mkdtemp("sy-e2e-home-")
+  })
+  const { r, seen } = run
   const problems: Array<string> = []
   const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL)
   if (r.code !== 0) problems.push(describeRun(r, "gemini"))
@@ -123,82 +140,71 @@ export const geminiToolScenario = (name: string, route: string): Scenario => asy
     if (r.stdout.trim() !== SHELL_DONE) problems.push(`stdout ${JSON.stringify(r.stdout.trim())}`)
     problems.push(...toolLoopProblems(answers, { file, content }))
   }
-  if (!answers.every((q) => pathOf(q) === "/v1/chat/completions")) {
-    problems.push(`upstream paths ${answers.map((q) => q.path)}`)
-  }
-  const server = serverSeenProblems(ctx, tapped, route)
-  problems.push(...server.problems, ...keyLeak(seen))
-  return {
-    problems,
-    detail: `upstream answer calls: ${
-      kindsOf(answers) || "none"
-    }; ${server.calls.length} streamGenerateContent?alt=sse call(s)`,
-    seen,
-    run: r
-  }
+  problems.push(...chatPathProblems(answers), ...wireProblems([run], route))
+  return { problems, detail: `upstream answer calls: ${kindsOf(answers) || "none"}; ${sseCalls([run])}`, seen, run: r }
 }
 
 const AUTO_ROUTE = "e2e-auto-gemini"
+
+/** The judge's requests among `requests`. */
+const judged = (requests: ReadonlyArray<RequestEntry>): number =>
+  requests.filter((q) => modelOf(q) === JUDGE_MODEL).length
 
 // Two user turns of one Gemini CLI session on the `user_turn` classifier route keyed by message hash:
 // the tool loop (a user turn and its two tool-result continuations), then `--resume latest` with a
 // plain prompt. The judge must be asked once per user turn: 2 judge requests for 4 answer requests,
 // the continuations routed by the stored tier (`affinity`).
 export const geminiAutoScenario: Scenario = async (ctx) => {
-  const home = mkdtemp("sy-e2e-home-")
   const cwd = mkdtemp("sy-e2e-work-")
+  const dirs = { cwd, home: mkdtemp("sy-e2e-home-") }
   const file = path.join(cwd, "e2e-out.txt")
   const content = "written-by-gemini-auto-turns"
-  const before = ctx.upstream.requests.length
-  const tapped = ctx.tap.requests.length
   const mark = logMark(ctx.serverLogPath)
   const problems: Array<string> = []
-  const r1 = await ctx.gemini({ name: "auto-turns-1", prompt: toolPrompt(file, content), model: AUTO_ROUTE, cwd, home })
-  const afterFirst = ctx.upstream.requests.length
-  if (r1.code !== 0) problems.push(`turn 1: ${describeRun(r1, "gemini")}`)
-  else if (r1.stdout.trim() !== SHELL_DONE) problems.push(`turn 1 stdout ${JSON.stringify(r1.stdout.trim())}`)
-  const r2: CliRun | undefined = r1.code !== 0 ? undefined : await ctx.gemini({
-    name: "auto-turns-2",
-    prompt: "Reply with a short greeting.",
-    model: AUTO_ROUTE,
-    cwd,
-    home,
-    resume: true
-  })
-  problems.push(...secondTurnProblems(r2, "gemini"))
-  const seen = since(ctx, before)
-  const isJudge = (q: RequestEntry) => modelOf(q) === JUDGE_MODEL
-  const judge1 = ctx.upstream.requests.slice(before, afterFirst).filter(isJudge).length
-  const judge = seen.filter(isJudge).length
+  const first = await runGemini(
+    ctx,
+    { name: "auto-turns-1", prompt: toolPrompt(file, content), model: AUTO_ROUTE },
+    dirs
+  )
+  const ok = first.r.code === 0
+  if (!ok) problems.push(`turn 1: ${describeRun(first.r, "gemini")}`)
+  else if (first.r.stdout.trim() !== SHELL_DONE) problems.push(`turn 1 stdout ${JSON.stringify(first.r.stdout.trim())}`)
+  const second = ok
+    ? await runGemini(ctx, {
+      name: "auto-turns-2",
+      prompt: "Reply with a short greeting.",
+      model: AUTO_ROUTE,
+      resume: true
+    }, dirs)
+    : undefined
+  problems.push(...secondTurnProblems(second?.r, "gemini"))
+  const runs = second === undefined ? [first] : [first, second]
+  const seen = runs.flatMap((run) => run.seen)
+  const judge = judged(seen)
   const answers = seen.filter((q) => modelOf(q) === CHAT_MODEL || modelOf(q) === MESSAGES_MODEL)
-  const turns = r2 === undefined ? 1 : 2
-  if (r1.code === 0) {
-    problems.push(...toolLoopProblems(ctx.upstream.requests.slice(before, afterFirst).filter((q) => !isJudge(q)), {
-      file,
-      content
-    }))
-    if (judge1 !== 1) {
-      problems.push(`turn 1 (user turn + 2 tool-result continuations): ${judge1} judge requests, expected 1`)
+  if (ok) {
+    problems.push(...toolLoopProblems(first.seen.filter((q) => modelOf(q) !== JUDGE_MODEL), { file, content }))
+    if (judged(first.seen) !== 1) {
+      problems.push(
+        `turn 1 (user turn + 2 tool-result continuations): ${judged(first.seen)} judge requests, expected 1`
+      )
     }
-    if (judge !== turns) problems.push(`${judge} judge requests for ${turns} user turns`)
+    if (judge !== runs.length) problems.push(`${judge} judge requests for ${runs.length} user turns`)
     if (!answers.every((q) => modelOf(q) === CHAT_MODEL)) {
       problems.push(`answers went to ${answers.map(modelOf)} (verdict says weak = ${CHAT_MODEL})`)
     }
   }
   const lines = await serverLines(ctx.serverLogPath, AUTO_ROUTE, mark)
   const evidence = lines.map((line) => /evidence_source=(\S*)/.exec(line)?.[1] ?? "?").join(",")
-  const expected = turns === 2 ? "llm-classifier,affinity,affinity,llm-classifier" : "llm-classifier,affinity,affinity"
-  if (r1.code === 0 && evidence !== expected) {
-    problems.push(`server evidence ${evidence || "none"}, expected ${expected}`)
-  }
-  const server = serverSeenProblems(ctx, tapped, AUTO_ROUTE)
-  problems.push(...server.problems, ...keyLeak(seen))
+  const expected = ["llm-classifier,affinity,affinity", "llm-classifier"].slice(0, runs.length).join(",")
+  if (ok && evidence !== expected) problems.push(`server evidence ${evidence || "none"}, expected ${expected}`)
+  problems.push(...wireProblems(runs, AUTO_ROUTE))
   return {
     problems,
-    detail: `${judge} judge request(s) for ${turns} user turn(s); answer calls ${
+    detail: `${judge} judge request(s) for ${runs.length} user turn(s); answer calls ${
       kindsOf(answers) || "none"
-    }, evidence ${evidence || "none"}; ${server.calls.length} streamGenerateContent?alt=sse call(s)`,
+    }, evidence ${evidence || "none"}; ${sseCalls(runs)}`,
     seen,
-    run: r2 ?? r1
+    run: (second ?? first).r
   }
 }
