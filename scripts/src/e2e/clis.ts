@@ -179,16 +179,14 @@ const geminiSettings = {
  * with `home` as HOME, whose `.gemini/settings.json` this writes ({@link geminiSettings}), the server
  * as `GOOGLE_GEMINI_BASE_URL`, {@link GEMINI_KEY} as `GEMINI_API_KEY`, the workspace trusted
  * (`GEMINI_CLI_TRUST_WORKSPACE`). yolo: headless Gemini CLI offers no tool that needs an approval
- * otherwise (write_file, run_shell_command). Any traffic not to 127.0.0.1 goes to a dead proxy on
- * 127.0.0.1:9.
+ * otherwise (write_file, run_shell_command). Any traffic not to 127.0.0.1 goes to `proxy`.
  */
 export const runGemini = (
-  call: CliCall & { readonly resume?: boolean; readonly extraArgs: ReadonlyArray<string> }
+  call: CliCall & { readonly resume?: boolean; readonly extraArgs: ReadonlyArray<string>; readonly proxy: string }
 ): Promise<CliRun> => {
   const settingsDir = path.join(call.home, ".gemini")
   fs.mkdirSync(settingsDir, { recursive: true })
   fs.writeFileSync(path.join(settingsDir, "settings.json"), `${JSON.stringify(geminiSettings, null, 2)}\n`)
-  const deadProxy = "http://127.0.0.1:9"
   const env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: call.home,
@@ -198,9 +196,9 @@ export const runGemini = (
     GOOGLE_GEMINI_BASE_URL: call.baseUrl,
     GEMINI_API_KEY: GEMINI_KEY,
     GEMINI_CLI_TRUST_WORKSPACE: "true",
-    HTTP_PROXY: deadProxy,
-    HTTPS_PROXY: deadProxy,
-    ALL_PROXY: deadProxy,
+    HTTP_PROXY: call.proxy,
+    HTTPS_PROXY: call.proxy,
+    ALL_PROXY: call.proxy,
     NO_PROXY: "127.0.0.1,localhost"
   }
   const argv = [

@@ -4,7 +4,7 @@ import fs from "node:fs"
 import type { CliRun } from "./clis.js"
 import type { E2eTarget } from "./deployment.js"
 import type { E2eServer } from "./server.js"
-import type { Tap } from "./tap.js"
+import type { Sink, Tap } from "./tap.js"
 import type { FakeUpstream, RequestEntry } from "./upstream/server.js"
 
 /** One CLI run of a scenario; `name` names its output file in the run folder. */
@@ -23,6 +23,8 @@ export interface Ctx {
   readonly serverLogPath: string
   /** The pass-through in front of the server, what the gemini runs call. */
   readonly tap: Tap
+  /** The gemini runs' proxy: what they would send anywhere but 127.0.0.1 connects to it. */
+  readonly sink: Sink
   /** A second server whose Codex catalog route (`model`, gpt-5.5 by default) goes to `target`. */
   readonly serverFor: (target: E2eTarget, model?: string) => Promise<E2eServer>
   readonly claude: (

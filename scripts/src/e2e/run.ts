@@ -39,7 +39,7 @@ import { parseE2eOptions } from "./options.js"
 import { E2E_DIR, ROOT } from "./paths.js"
 import { OPT_IN, SCENARIOS } from "./scenarios/index.js"
 import { startE2eServer } from "./server.js"
-import { startTap, type Tap } from "./tap.js"
+import { type Sink, startSink, startTap, type Tap } from "./tap.js"
 import { type FakeUpstream, type RequestEntry, startFakeUpstream } from "./upstream/server.js"
 
 const options = parseE2eOptions(process.argv.slice(2))
@@ -120,18 +120,20 @@ const runOne = async (ctx: Ctx, name: string, scenario: Scenario): Promise<Outco
 
 /** The scenarios' context: the upstream, the server's log, the tap, more servers, the three CLIs writing their output into `runDir`. */
 const makeCtx = (
-  { binary, runDir, serverLogPath, serverUrl, tap, upstream }: {
+  { binary, runDir, serverLogPath, serverUrl, sink, tap, upstream }: {
     readonly runDir: string
     readonly binary: string
     readonly upstream: FakeUpstream
     readonly serverLogPath: string
     readonly serverUrl: string
     readonly tap: Tap
+    readonly sink: Sink
   }
 ): Ctx => ({
   upstream,
   serverLogPath,
   tap,
+  sink,
   serverFor: (target, model = CODEX_MODEL) => {
     const toml = path.join(runDir, `deployment-${model}-${target}.toml`)
     fs.writeFileSync(toml, e2eToml(upstream.url, target, model))
@@ -150,7 +152,11 @@ const makeCtx = (
       await runCodex({ ...call, baseUrl, boundMs: boundMs(), extraArgs: [...options.codexExtraArgs, ...extraArgs] })
     ),
   gemini: async ({ baseUrl = tap.url, name, ...call }) =>
-    keepRun(runDir, `gemini-${name}.txt`, await runGemini({ ...call, baseUrl, boundMs: boundMs(), extraArgs: [] }))
+    keepRun(
+      runDir,
+      `gemini-${name}.txt`,
+      await runGemini({ ...call, baseUrl, boundMs: boundMs(), extraArgs: [], proxy: sink.url })
+    )
 })
 
 /** The summary.json of the run, and the server's complaints when something failed. */
@@ -221,7 +227,8 @@ const main = async (): Promise<number> => {
   const serverLogPath = path.join(runDir, "server.log")
   const server = await startE2eServer(tomlPath, serverLogPath)
   const tap = await startTap(server.url)
-  const ctx = makeCtx({ runDir, binary, upstream, serverLogPath, serverUrl: server.url, tap })
+  const sink = await startSink()
+  const ctx = makeCtx({ runDir, binary, upstream, serverLogPath, serverUrl: server.url, tap, sink })
   const results: Array<Outcome> = []
   try {
     for (const [name, scenario] of SCENARIOS) {
@@ -234,6 +241,7 @@ const main = async (): Promise<number> => {
     }
   } finally {
     await tap.close()
+    await sink.close()
     await server.stop()
     await upstream.close()
     fs.writeFileSync(path.join(runDir, "upstream-requests.json"), `${JSON.stringify(upstream.requests, null, 1)}\n`)

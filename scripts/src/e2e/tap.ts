@@ -1,8 +1,10 @@
 // A recording pass-through in front of the server (plain node:http, 127.0.0.1 only): what a CLI
 // sends the server (method, path with its query, headers, body) is logged, and the request and answer are
 // piped through unchanged, streams included. The Gemini CLI scenarios point the CLI at it to check
-// the endpoint and the key it calls the server with.
+// the endpoint and the key it calls the server with, and give it a sink on the loopback as its
+// proxy, counting the connections of anything it would send elsewhere.
 import http from "node:http"
+import net from "node:net"
 import { listenOnLoopback } from "./upstream/server.js"
 
 /** One request a CLI sent the server. */
@@ -45,4 +47,33 @@ export const startTap = (target: string) =>
       req.pipe(forwarded)
     })
     listenOnLoopback(server).then(({ close, url }) => resolve({ url, requests, close }), reject)
+  })
+
+/** A proxy that answers nothing: it counts the connections made to it and closes them at once. */
+export interface Sink {
+  /** `http://127.0.0.1:PORT`. */
+  readonly url: string
+  /** The connections made so far. */
+  readonly connections: () => number
+  readonly close: () => Promise<void>
+}
+
+/** Starts the sink on a free loopback port. */
+export const startSink = () =>
+  new Promise<Sink>((resolve, reject) => {
+    let connections = 0
+    const server = net.createServer((socket) => {
+      connections++
+      socket.destroy()
+    })
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        connections: () => connections,
+        close: () => new Promise<void>((done) => server.close(() => done()))
+      })
+    })
   })

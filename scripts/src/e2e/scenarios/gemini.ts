@@ -58,7 +58,7 @@ const toolLoopProblems = (
   return problems
 }
 
-/** One gemini run in a new workspace (`cwd`, `home`, or fresh ones) and what it caused. */
+/** One gemini run (its working directory and HOME) and what it caused. */
 interface GeminiRun {
   readonly r: CliRun
   readonly cwd: string
@@ -67,8 +67,11 @@ interface GeminiRun {
   readonly seen: ReadonlyArray<RequestEntry>
   /** What the CLI sent the server during the run. */
   readonly calls: ReadonlyArray<TapEntry>
+  /** The connections it made to its proxy (anything not to 127.0.0.1) during the run. */
+  readonly proxied: number
 }
 
+/** Runs gemini in `dirs` (a fresh working directory and HOME by default). */
 const runGemini = async (
   ctx: Ctx,
   call: { readonly name: string; readonly prompt: string; readonly model: string; readonly resume?: boolean },
@@ -79,14 +82,16 @@ const runGemini = async (
 ): Promise<GeminiRun> => {
   const before = ctx.upstream.requests.length
   const tapped = ctx.tap.requests.length
+  const proxied = ctx.sink.connections()
   const r = await ctx.gemini({ ...call, ...dirs })
-  return { r, ...dirs, seen: since(ctx, before), calls: ctx.tap.requests.slice(tapped) }
+  const calls = ctx.tap.requests.slice(tapped)
+  return { r, ...dirs, seen: since(ctx, before), calls, proxied: ctx.sink.connections() - proxied }
 }
 
 /**
  * The problems with what the CLI sent the server (anything but POST
- * `/v1beta/models/<route>:streamGenerateContent?alt=sse` carrying its key in `x-goog-api-key`), and
- * with its key reaching the upstream.
+ * `/v1beta/models/<route>:streamGenerateContent?alt=sse` carrying its key in `x-goog-api-key`), with
+ * its key reaching the upstream, and with anything it sent elsewhere (through its proxy).
  */
 const wireProblems = (runs: ReadonlyArray<GeminiRun>, route: string): Array<string> => {
   const calls = runs.flatMap((run) => run.calls)
@@ -99,6 +104,8 @@ const wireProblems = (runs: ReadonlyArray<GeminiRun>, route: string): Array<stri
   if (runs.some((run) => run.seen.some((q) => JSON.stringify([q.path, q.headers, q.body]).includes(GEMINI_KEY)))) {
     problems.push("the CLI's Google key reached the upstream")
   }
+  const proxied = runs.reduce((n, run) => n + run.proxied, 0)
+  if (proxied > 0) problems.push(`${proxied} connection(s) to the proxy: traffic not to 127.0.0.1`)
   return problems
 }
 
