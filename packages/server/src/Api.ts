@@ -4,7 +4,7 @@
  * are each the one request pipeline (`internal/pipeline.ts`) with its format's codec
  * (`internal/codecs.ts`, `internal/gemini.ts`), served by the lean edge (`internal/edge.ts`); token
  * counting, the Responses auxiliary calls (`/v1/responses/input_tokens`, `/v1/responses/compact`),
- * decision, models (`/v1/models`, `/v1beta/models`), stats, health, metrics, and an enveloped 404
+ * decision, models (`/v1/models`, `/v1beta/models`, `/v1beta/models/{model}`), stats, health, metrics, and an enveloped 404
  * for everything else are `HttpLayerRouter` routes.
  * Every failure is mapped to an error envelope here, never left to the platform's defaults.
  *
@@ -379,21 +379,34 @@ export const llmDispatch = (
 }
 
 /**
- * `GET /v1beta/models`: a Gemini `ListModelsResponse` with one entry per route, behind inbound auth
- * (`x-goog-api-key` and `?key=` count); errors use the Gemini envelope.
+ * A Gemini `GET` endpoint: `handler`'s body behind inbound auth (`x-goog-api-key` and `?key=`
+ * count); every failure in the Gemini envelope.
+ */
+const geminiGet = (
+  guard: Auth.Guard | undefined,
+  handler: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<unknown, RequestFailure>
+) =>
+(request: HttpServerRequest.HttpServerRequest) =>
+  enveloped(
+    Gemini.plain,
+    undefined,
+    request,
+    Effect.zipRight(
+      Auth.admit(guard, Gemini.authHeaders({ ...request.headers }, request.url), true),
+      Effect.map(handler(request), (body) => HttpServerResponse.unsafeJson(body))
+    )
+  )
+
+/**
+ * `GET /v1beta/models`: a Gemini `ListModelsResponse` with one entry per route; `GET
+ * /v1beta/models/{model}`: one `Model` entry, Gemini's 404 for an unknown route.
  */
 const geminiModels = (router: Router["Type"], guard: Auth.Guard | undefined) => {
   const body = Gemini.modelsList(router)
-  return (request: HttpServerRequest.HttpServerRequest) =>
-    enveloped(
-      Gemini.plain,
-      undefined,
-      request,
-      Effect.as(
-        Auth.admit(guard, Gemini.authHeaders({ ...request.headers }, request.url), true),
-        HttpServerResponse.unsafeJson(body)
-      )
-    )
+  return {
+    list: geminiGet(guard, () => Effect.succeed(body)),
+    get: geminiGet(guard, (request) => Gemini.modelGet(router, Edge.pathOf(request.url)))
+  }
 }
 
 /** The codec of each format; Responses continuations by id over `responses` when given. */
@@ -456,7 +469,9 @@ export const adminLayer = (options: Options = {}) =>
     }
     yield* http.add("POST", "/v1/decision", decision(router, codecsOf(router, responses), limit, guard))
     yield* http.add("GET", "/v1/models", (request) => enveloped(Codecs.openAiChat, guard, request, models(router)))
-    yield* http.add("GET", Gemini.modelsPath, geminiModels(router, guard))
+    const gemini = geminiModels(router, guard)
+    yield* http.add("GET", Gemini.modelsPath, gemini.list)
+    yield* http.add("GET", `${Gemini.modelsPath}/*`, gemini.get)
     const stats = statsRoutes(yield* Stats.Stats, guard)
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)

@@ -1,6 +1,6 @@
 /**
  * Gemini clients through the real server: the official `@google/genai` SDK (buffered, streamed, a
- * function-calling round trip, `countTokens`, `models.list`) on a Chat and a Messages target, a
+ * function-calling round trip, `countTokens`, `models.list`, `models.get`) on a Chat and a Messages target, a
  * capability route whose judge is down under both postures, and raw HTTP for what the SDK does not
  * show (the JSON-array stream, `?key=`, the error envelopes, the caller's key kept to itself).
  */
@@ -298,6 +298,57 @@ describe("Gemini endpoints over raw HTTP", () => {
       assert.strictEqual(JSON.parse(reply.text).candidates[0].content.parts[0].text, "decoded")
     }))
 
+  it.scopedLive("GET /v1beta/models/{model}: one Model entry (raw HTTP and models.get), 404 envelope for an unknown one", () =>
+    Effect.gen(function*() {
+      const { upstream, url } = yield* startServer((upstreamUrl) =>
+        D.extend(chatAndClaude(upstreamUrl), { routes: { "team/fast": D.passthrough("team/fast", "local") } })
+      )
+      const entry = {
+        name: "models/fast",
+        baseModelId: "fast",
+        displayName: "fast",
+        supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"]
+      }
+      const raw = yield* get(url, "/v1beta/models/fast")
+      assert.strictEqual(raw.status, 200, raw.text)
+      assert.include(raw.contentType, "application/json")
+      assert.deepStrictEqual(JSON.parse(raw.text), entry)
+      // The route id is URL-decoded, a slash encoded or not, as the POST endpoints read it.
+      for (const path of ["/v1beta/models/team%2Ffast", "/v1beta/models/team/fast"]) {
+        const team = yield* get(url, path)
+        assert.strictEqual(team.status, 200, path)
+        assert.strictEqual(JSON.parse(team.text).name, "models/team/fast")
+      }
+
+      const fetched = yield* Effect.promise(() => sdk(url).models.get({ model: "claude" }))
+      assert.strictEqual(fetched.name, "models/claude")
+      assert.deepStrictEqual(fetched.supportedActions, entry.supportedGenerationMethods)
+      // The SDK adds Google's `models/` prefix to a bare name and keeps one it is given.
+      assert.strictEqual(
+        (yield* Effect.promise(() => sdk(url).models.get({ model: "models/fast" }))).name,
+        "models/fast"
+      )
+      assert.strictEqual(
+        (yield* Effect.promise(() => sdk(url).models.get({ model: "team/fast" }))).name,
+        "models/team/fast"
+      )
+
+      for (
+        const path of ["/v1beta/models/nope", "/v1beta/models/fast/extra"]
+      ) {
+        const missing = yield* get(url, path)
+        assert.strictEqual(missing.status, 404, path)
+        const envelope = JSON.parse(missing.text)
+        assert.deepStrictEqual([envelope.error.code, envelope.error.status], [404, "NOT_FOUND"], path)
+      }
+      assert.include(JSON.parse((yield* get(url, "/v1beta/models/nope")).text).error.message, "nope")
+      const unknown = yield* Effect.promise(() =>
+        sdk(url).models.get({ model: "nope" }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.isTrue(Predicate.hasProperty(unknown, "status") && unknown.status === 404, String(unknown))
+      assert.strictEqual((yield* upstream.requests).length, 0)
+    }))
+
   it.scopedLive("inbound auth: x-goog-api-key or ?key= admit, none or a wrong one → 401 envelope", () =>
     Effect.gen(function*() {
       const { url } = yield* withKeys(startServer(protectedDeployment))
@@ -306,6 +357,8 @@ describe("Gemini endpoints over raw HTTP", () => {
       assert.strictEqual((yield* post(url, `${path}?key=${routerKey}`, hello)).status, 200)
       assert.strictEqual((yield* post(url, path, hello, { authorization: `Bearer ${routerKey}` })).status, 200)
       assert.strictEqual((yield* get(url, `/v1beta/models?key=${routerKey}`)).status, 200)
+      assert.strictEqual((yield* get(url, `/v1beta/models/fast?key=${routerKey}`)).status, 200)
+      assert.strictEqual((yield* get(url, "/v1beta/models/fast", { "x-goog-api-key": routerKey })).status, 200)
       assert.strictEqual(
         (yield* post(url, "/v1beta/models/claude:countTokens", hello, { "x-goog-api-key": routerKey })).status,
         200
@@ -316,10 +369,12 @@ describe("Gemini endpoints over raw HTTP", () => {
           [path, { "x-goog-api-key": "wrong-key" }],
           [`${path}?key=wrong-key`, {}],
           ["/v1beta/models", {}],
+          ["/v1beta/models/fast", {}],
+          ["/v1beta/models/fast?key=wrong-key", {}],
           ["/v1beta/models/fast:countTokens", {}]
         ] as const
       ) {
-        const refused = target === "/v1beta/models"
+        const refused = target.startsWith("/v1beta/models") && !target.includes(":")
           ? yield* get(url, target, headers)
           : yield* post(url, target, hello, headers)
         assert.strictEqual(refused.status, 401, target)
@@ -358,6 +413,7 @@ describe("Gemini endpoints over raw HTTP", () => {
         }
       }
       bodies.push((yield* get(url, `/v1beta/models?key=${routerKey}`)).text)
+      bodies.push((yield* get(url, `/v1beta/models/fast?key=${routerKey}`)).text)
       assert.isTrue(logs.some((line) => line.includes("gemini_generate_content")), "request lines were logged")
       const upstreamSeen = (yield* upstream.requests).map((r) => JSON.stringify([r.path, r.headers, r.bodyText]))
       assert.isAbove(upstreamSeen.length, 0)

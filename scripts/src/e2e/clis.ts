@@ -1,12 +1,13 @@
-// Running the real CLIs: `claude -p … --model <route>` and `codex exec` (or `codex exec resume
-// --last`), each with a throwaway HOME (and CODEX_HOME) and TMPDIR, in a process group of its own,
-// bounded in time (killed by its group id), never rejecting.
+// Running the real CLIs: `claude -p … --model <route>`, `codex exec` (or `codex exec resume
+// --last`) and `gemini -p … -m <route>` (or with `--resume latest`), each with a throwaway HOME (and
+// CODEX_HOME) and TMPDIR, in a process group of its own, bounded in time (killed by its group id),
+// never rejecting.
 import { spawn } from "node:child_process"
 import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import { killGroup, tmpDirs, trackGroup } from "./children.js"
-import { CODEX_JS } from "./install.js"
+import { CODEX_JS, GEMINI_JS } from "./install.js"
 
 /** How a CLI run ended, and what it printed. */
 export interface CliRun {
@@ -160,10 +161,64 @@ export const runCodex = (
   return runBounded(process.execPath, argv, { cwd: call.cwd, env, boundMs: call.boundMs })
 }
 
-/** One line about a run that went wrong (with codex's stderr tail on a non-zero exit). */
-export const describeRun = (r: CliRun, cli: "claude" | "codex" = "claude"): string =>
+/** The Google API key every gemini run sends (`GEMINI_API_KEY`): the server must never forward it. */
+export const GEMINI_KEY = "AIza-e2e-dummy-not-a-key-7f3c"
+
+// Gemini CLI's settings: the API-key auth, and nothing that would reach the network on its own — no
+// usage statistics (with them on it posts to Google's Clearcut at every run), no telemetry, no
+// update check or update notification.
+const geminiSettings = {
+  security: { auth: { selectedType: "gemini-api-key" } },
+  privacy: { usageStatisticsEnabled: false },
+  telemetry: { enabled: false },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false }
+}
+
+/**
+ * `gemini -p prompt -m model --approval-mode yolo` (with `--resume latest` when `resume`) in `cwd`,
+ * with `home` as HOME, whose `.gemini/settings.json` this writes ({@link geminiSettings}), the server
+ * as `GOOGLE_GEMINI_BASE_URL`, {@link GEMINI_KEY} as `GEMINI_API_KEY`, the workspace trusted
+ * (`GEMINI_CLI_TRUST_WORKSPACE`). yolo: headless Gemini CLI offers no tool that needs an approval
+ * otherwise (write_file, run_shell_command). Any traffic not to 127.0.0.1 goes to `proxy`.
+ */
+export const runGemini = (
+  call: CliCall & { readonly resume?: boolean; readonly extraArgs: ReadonlyArray<string>; readonly proxy: string }
+): Promise<CliRun> => {
+  const settingsDir = path.join(call.home, ".gemini")
+  fs.mkdirSync(settingsDir, { recursive: true })
+  fs.writeFileSync(path.join(settingsDir, "settings.json"), `${JSON.stringify(geminiSettings, null, 2)}\n`)
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: call.home,
+    TMPDIR: mkdtemp("sy-e2e-tmp-"),
+    LANG: "C.UTF-8",
+    NO_COLOR: "1",
+    GOOGLE_GEMINI_BASE_URL: call.baseUrl,
+    GEMINI_API_KEY: GEMINI_KEY,
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+    HTTP_PROXY: call.proxy,
+    HTTPS_PROXY: call.proxy,
+    ALL_PROXY: call.proxy,
+    NO_PROXY: "127.0.0.1,localhost"
+  }
+  const argv = [
+    GEMINI_JS,
+    "-p",
+    call.prompt,
+    "-m",
+    call.model,
+    "--approval-mode",
+    "yolo",
+    ...(call.resume === true ? ["--resume", "latest"] : []),
+    ...call.extraArgs
+  ]
+  return runBounded(process.execPath, argv, { cwd: call.cwd, env, boundMs: call.boundMs })
+}
+
+/** One line about a run that went wrong (with codex's and gemini's stderr tail on a non-zero exit). */
+export const describeRun = (r: CliRun, cli: "claude" | "codex" | "gemini" = "claude"): string =>
   r.timedOut
     ? `${cli} timed out after ${r.ms} ms`
     : `${cli} exit ${r.code ?? r.signal}, stdout ${JSON.stringify(r.stdout.trim().slice(0, 300))}${
-      r.code !== 0 && cli === "codex" ? `, stderr tail ${JSON.stringify(r.stderr.trim().slice(-400))}` : ""
+      r.code !== 0 && cli !== "claude" ? `, stderr tail ${JSON.stringify(r.stderr.trim().slice(-400))}` : ""
     }`

@@ -1,9 +1,10 @@
-// What a scenario gets (the fake upstream, the server's log, a way to start another server, the two
-// CLIs with the run's settings) and gives back (its problems, a detail line, what the upstream saw).
+// What a scenario gets (the fake upstream, the server's log, the recording pass-through in front of
+// the server, a way to start another server, the three CLIs with the run's settings) and gives back (its problems, a detail line, what the upstream saw).
 import fs from "node:fs"
 import type { CliRun } from "./clis.js"
 import type { E2eTarget } from "./deployment.js"
 import type { E2eServer } from "./server.js"
+import type { Sink, Tap } from "./tap.js"
 import type { FakeUpstream, RequestEntry } from "./upstream/server.js"
 
 /** One CLI run of a scenario; `name` names its output file in the run folder. */
@@ -20,6 +21,10 @@ export interface Call {
 export interface Ctx {
   readonly upstream: FakeUpstream
   readonly serverLogPath: string
+  /** The pass-through in front of the server, what the gemini runs call. */
+  readonly tap: Tap
+  /** The gemini runs' proxy: what they would send anywhere but 127.0.0.1 connects to it. */
+  readonly sink: Sink
   /** A second server whose Codex catalog route (`model`, gpt-5.5 by default) goes to `target`. */
   readonly serverFor: (target: E2eTarget, model?: string) => Promise<E2eServer>
   readonly claude: (
@@ -28,6 +33,8 @@ export interface Ctx {
   readonly codex: (
     call: Call & { readonly resume?: boolean; readonly extraArgs?: ReadonlyArray<string> }
   ) => Promise<CliRun>
+  /** `gemini -p` against the tap by default. */
+  readonly gemini: (call: Call & { readonly resume?: boolean }) => Promise<CliRun>
 }
 
 export interface ScenarioResult {

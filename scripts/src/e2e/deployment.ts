@@ -1,7 +1,8 @@
 // The e2e deployment: passthrough routes to an openai_chat, an anthropic_messages and an
 // openai_responses target (`e2e-chat`, `e2e-messages`, `e2e-responses`), two llm_classifier routes
 // whose judge is the same fake upstream (`e2e-auto`: a Chat judge; `e2e-auto-responses`: a Responses
-// judge and weak target), a composite route over the Chat and Messages targets with the Chat judge
+// judge and weak target; `e2e-auto-gemini`: the Chat judge with `message_hash_fallback`, for
+// Gemini CLI, which sends no session header), a composite route over the Chat and Messages targets with the Chat judge
 // (`e2e-composite`), and a route named after a model of Codex's catalog (`gpt-5.5` by default)
 // on the target a patch scenario tests.
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
@@ -34,14 +35,15 @@ export const e2eDeployment = (
     D.client(format, base_url, { max_retries: 0, timeout_ms })
   // weak = the Chat target, strong = the Messages target; the fake judge answers p_solve 0.9 (weak).
   // judge_failure = "error": a judge that cannot be consulted fails the turn instead of hiding.
-  const auto = (id: string, classifier_target: string, weak_target: string) =>
+  const auto = (id: string, classifier_target: string, weak_target: string, message_hash_fallback = false) =>
     D.capability(id, {
       classifier_target,
       weak_target,
       strong_target: "messages",
       base_threshold: 0.7,
       classify_trigger: "user_turn",
-      judge_failure: "error"
+      judge_failure: "error",
+      ...(message_hash_fallback ? { message_hash_fallback } : {})
     })
   return {
     llm_clients: {
@@ -66,6 +68,10 @@ export const e2eDeployment = (
       auto: auto("e2e-auto", "judge", "chat"),
       // The same over Responses: the judge (asked buffered) and the weak target are openai_responses.
       auto_responses: auto("e2e-auto-responses", "judge_responses", "responses"),
+      // Gemini CLI sends no session header: its requests are keyed by their first user message (its
+      // session context, naming the workspace, and the first prompt), so a tool continuation keeps
+      // the tier its user turn got.
+      auto_gemini: auto("e2e-auto-gemini", "judge", "chat", true),
       // The stage router over the Chat (efficient) and Messages (capable) targets, the chat judge's
       // verdict (weak) setting the tier it falls open to, once per user turn.
       composite: D.composite("e2e-composite", {

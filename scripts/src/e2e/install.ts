@@ -7,7 +7,11 @@ import fs from "node:fs"
 import path from "node:path"
 import { E2E_DIR, ROOT } from "./paths.js"
 
-const CLIS = ["@anthropic-ai/claude-code", "@openai/codex"] as const
+/** The pinned CLIs: the key each version is reported under, and its package. */
+const CLIS = { claude: "@anthropic-ai/claude-code", codex: "@openai/codex", gemini: "@google/gemini-cli" } as const
+
+/** The version of each pinned CLI. */
+export type Versions = { readonly [K in keyof typeof CLIS]: string }
 
 const Lock = Schema.parseJson(Schema.Struct({
   packages: Schema.Record({ key: Schema.String, value: Schema.Struct({ version: Schema.optional(Schema.String) }) })
@@ -32,8 +36,8 @@ const installedVersion = (pkg: string): string | undefined => {
 }
 
 /** Installs the pinned CLIs when needed; their versions. */
-export const ensureInstalled = (): { readonly claude: string; readonly codex: string } => {
-  const stale = CLIS.filter((pkg) => installedVersion(pkg) !== lockedVersion(pkg))
+export const ensureInstalled = (): Versions => {
+  const stale = Object.values(CLIS).filter((pkg) => installedVersion(pkg) !== lockedVersion(pkg))
   if (stale.length > 0) {
     console.log(`e2e: installing ${stale.map((pkg) => `${pkg}@${lockedVersion(pkg)}`).join(", ")} into e2e/ (npm ci)`)
     execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: E2E_DIR, stdio: "inherit", timeout: 600_000 })
@@ -41,7 +45,11 @@ export const ensureInstalled = (): { readonly claude: string; readonly codex: st
   if (!fs.existsSync(path.join(ROOT, "packages/server/dist/Cli.js"))) {
     throw new Error("packages/server/dist is missing: run `npm ci` (or `npm run build`) at the repository root first")
   }
-  return { claude: lockedVersion(CLIS[0]), codex: lockedVersion(CLIS[1]) }
+  return {
+    claude: lockedVersion(CLIS.claude),
+    codex: lockedVersion(CLIS.codex),
+    gemini: lockedVersion(CLIS.gemini)
+  }
 }
 
 const Report = Schema.Struct({
@@ -65,3 +73,6 @@ export const claudeBinary = (): string => {
 
 /** Codex's JavaScript entry. */
 export const CODEX_JS = path.join(E2E_DIR, "node_modules/@openai/codex/bin/codex.js")
+
+/** Gemini CLI's JavaScript entry (its bundle; the package has no native part it needs). */
+export const GEMINI_JS = path.join(E2E_DIR, "node_modules/@google/gemini-cli/bundle/gemini.js")

@@ -11,7 +11,8 @@
 //                                 responses-tool, auto-turns, composite-tool), `codex` (codex-chat-tool,
 //                                 codex-messages-tool, codex-responses-tool, codex-chat-patch,
 //                                 codex-messages-patch, codex-responses-patch, codex-auto-turns,
-//                                 codex-compact);
+//                                 codex-compact), `gemini` (gemini-chat-plain, gemini-chat-tool,
+//                                 gemini-auto-turns);
 //                                 opt-in only: codex-catalog-plain (Codex on a route named
 //                                 gpt-5.6-sol, a Chat target: its tools come in an
 //                                 `additional_tools` item, offered flattened; see
@@ -21,7 +22,7 @@
 //   E2E_CLAUDE_EXTRA_ENV   JSON object of extra environment variables for every claude run
 //   E2E_CODEX_EXTRA_ARGS   JSON array of extra `codex exec` arguments (e.g. ["-c", "key=value"])
 //   E2E_TIMEOUT_S          bound on the whole run after installation (default 300)
-//   E2E_CLAUDE_TIMEOUT_S   bound on one claude or codex run (default 90)
+//   E2E_CLAUDE_TIMEOUT_S   bound on one claude, codex or gemini run (default 90)
 //   E2E_KEEP_TMP=1         keep the temporary HOMEs and working directories
 import * as Schema from "effect/Schema"
 
@@ -59,7 +60,8 @@ export const GROUPS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "codex-responses-patch",
     "codex-auto-turns",
     "codex-compact"
-  ]
+  ],
+  gemini: ["gemini-chat-plain", "gemini-chat-tool", "gemini-auto-turns"]
 }
 
 const KNOWN = new Set(["--workaround-mid-conv-system", "--capture-fixtures", "--only"])

@@ -1,39 +1,45 @@
-// `npm run e2e`: the real Claude Code and Codex CLIs against the real switchyard server, offline.
+// `npm run e2e`: the real Claude Code, Codex and Gemini CLIs against the real switchyard server,
+// offline.
 //
-// 1. Installs e2e/'s dependencies (`npm ci` there, the pinned @anthropic-ai/claude-code and
-//    @openai/codex) when they are missing or not the locked versions (./install.ts).
+// 1. Installs e2e/'s dependencies (`npm ci` there, the pinned @anthropic-ai/claude-code,
+//    @openai/codex and @google/gemini-cli) when they are missing or not the locked versions
+//    (./install.ts).
 // 2. Starts a scripted upstream on 127.0.0.1 (./upstream/, in this process) speaking OpenAI Chat,
 //    Anthropic Messages and OpenAI Responses, and the built switchyard CLI with the deployment of
 //    ./deployment.ts: `e2e-chat`, `e2e-messages`, `e2e-responses` (passthrough to an openai_chat,
 //    an anthropic_messages and an openai_responses target), `e2e-auto` (llm_classifier,
 //    classify_trigger = "user_turn", judge_failure = "error", the judge an openai_chat target on the
 //    same fake upstream), `e2e-auto-responses` (the same with the judge and the weak target
-//    openai_responses) and `gpt-5.5` (a passthrough named after a model of Codex's catalog so Codex
+//    openai_responses), `e2e-auto-gemini` (the Chat judge with message_hash_fallback, for Gemini
+//    CLI, which sends no session header) and `gpt-5.5` (a passthrough named after a model of Codex's catalog so Codex
 //    offers its freeform apply_patch tool; the patch scenarios start one more server each with it on
 //    their target).
 // 3. Claude Code scenarios run `claude -p ... --model <route>`, Codex scenarios `codex exec ...`
-//    with `model = <route>` and a `wire_api = "responses"` model provider pointing at the server
-//    (./clis.ts), each with a temporary HOME (and CODEX_HOME) and working directory, and check the
-//    exit code, the output, the file written by the tool, and what reached the upstream
-//    (./scenarios/).
+//    with `model = <route>` and a `wire_api = "responses"` model provider pointing at the server,
+//    Gemini CLI scenarios `gemini -p ... -m <route>` with GOOGLE_GEMINI_BASE_URL at a recording
+//    pass-through in front of the server (./tap.ts) (./clis.ts), each with a temporary HOME (and
+//    CODEX_HOME) and working directory, and check the exit code, the output, the file written by
+//    the tool, what the server was sent and what reached the upstream (./scenarios/).
 // 4. Prints one PASS/FAIL line per scenario; exits 1 when any failed. Everything it started is
 //    stopped by PID (a CLI run is its own process group, killed by that group id on a timeout).
 //
 // Flags and environment: ./options.ts. Artifacts of each run (server logs, upstream request log,
-// claude / codex outputs, summary.json) go to e2e/runs/<timestamp>/ (git-ignored).
+// what the gemini runs sent the server, claude / codex / gemini outputs, summary.json) go to
+// e2e/runs/<timestamp>/ (git-ignored).
 import fs from "node:fs"
 import path from "node:path"
 import { tmpDirs } from "./children.js"
-import { type CliRun, runClaude, runCodex } from "./clis.js"
+import { type CliRun, runClaude, runCodex, runGemini } from "./clis.js"
 import type { Ctx, Scenario, ScenarioResult } from "./context.js"
 import { CODEX_MODEL, e2eToml, JUDGES } from "./deployment.js"
 import { captureRequestFixtures } from "./fixtures.js"
-import { claudeBinary, ensureInstalled } from "./install.js"
+import { claudeBinary, ensureInstalled, type Versions } from "./install.js"
 import { arr, get } from "./json.js"
 import { parseE2eOptions } from "./options.js"
 import { E2E_DIR, ROOT } from "./paths.js"
 import { OPT_IN, SCENARIOS } from "./scenarios/index.js"
 import { startE2eServer } from "./server.js"
+import { type Sink, startSink, startTap, type Tap } from "./tap.js"
 import { type FakeUpstream, type RequestEntry, startFakeUpstream } from "./upstream/server.js"
 
 const options = parseE2eOptions(process.argv.slice(2))
@@ -112,18 +118,22 @@ const runOne = async (ctx: Ctx, name: string, scenario: Scenario): Promise<Outco
   }
 }
 
-/** The scenarios' context: the upstream, the server's log, more servers, the two CLIs writing their output into `runDir`. */
+/** The scenarios' context: the upstream, the server's log, the tap, more servers, the three CLIs writing their output into `runDir`. */
 const makeCtx = (
-  { binary, runDir, serverLogPath, serverUrl, upstream }: {
+  { binary, runDir, serverLogPath, serverUrl, sink, tap, upstream }: {
     readonly runDir: string
     readonly binary: string
     readonly upstream: FakeUpstream
     readonly serverLogPath: string
     readonly serverUrl: string
+    readonly tap: Tap
+    readonly sink: Sink
   }
 ): Ctx => ({
   upstream,
   serverLogPath,
+  tap,
+  sink,
   serverFor: (target, model = CODEX_MODEL) => {
     const toml = path.join(runDir, `deployment-${model}-${target}.toml`)
     fs.writeFileSync(toml, e2eToml(upstream.url, target, model))
@@ -140,6 +150,12 @@ const makeCtx = (
       runDir,
       `codex-${name}.txt`,
       await runCodex({ ...call, baseUrl, boundMs: boundMs(), extraArgs: [...options.codexExtraArgs, ...extraArgs] })
+    ),
+  gemini: async ({ baseUrl = tap.url, name, ...call }) =>
+    keepRun(
+      runDir,
+      `gemini-${name}.txt`,
+      await runGemini({ ...call, baseUrl, boundMs: boundMs(), extraArgs: [], proxy: sink.url })
     )
 })
 
@@ -149,7 +165,7 @@ const writeSummary = (
   { results, totalMs, versions }: {
     readonly results: ReadonlyArray<Outcome>
     readonly totalMs: number
-    readonly versions: { readonly claude: string; readonly codex: string }
+    readonly versions: Versions
   }
 ): number => {
   const failed = results.filter((r) => !r.ok).length
@@ -160,6 +176,7 @@ const writeSummary = (
         {
           version: versions.claude,
           codexVersion: versions.codex,
+          geminiVersion: versions.gemini,
           codexExtraArgs: options.codexExtraArgs,
           workaround: options.workaround,
           extraEnv: options.extraEnv,
@@ -194,7 +211,9 @@ const main = async (): Promise<number> => {
   fs.mkdirSync(runDir, { recursive: true })
   const { codexExtraArgs, extraEnv, workaround } = options
   console.log(
-    `e2e: Claude Code ${version} (${path.relative(ROOT, binary)}), Codex ${versions.codex}${
+    `e2e: Claude Code ${version} (${
+      path.relative(ROOT, binary)
+    }), Codex ${versions.codex}, Gemini CLI ${versions.gemini}${
       codexExtraArgs.length > 0 ? ` (extra args ${JSON.stringify(codexExtraArgs)})` : ""
     }, mode ${workaround ? "workaround (-mid_conv_system)" : "default settings"}${
       Object.keys(extraEnv).length > 0 ? `, extra env ${JSON.stringify(extraEnv)}` : ""
@@ -207,7 +226,9 @@ const main = async (): Promise<number> => {
   fs.writeFileSync(tomlPath, e2eToml(upstream.url))
   const serverLogPath = path.join(runDir, "server.log")
   const server = await startE2eServer(tomlPath, serverLogPath)
-  const ctx = makeCtx({ runDir, binary, upstream, serverLogPath, serverUrl: server.url })
+  const tap = await startTap(server.url)
+  const sink = await startSink()
+  const ctx = makeCtx({ runDir, binary, upstream, serverLogPath, serverUrl: server.url, tap, sink })
   const results: Array<Outcome> = []
   try {
     for (const [name, scenario] of SCENARIOS) {
@@ -219,9 +240,12 @@ const main = async (): Promise<number> => {
       results.push(await runOne(ctx, "capture-fixtures", (c) => captureRequestFixtures(c, version)))
     }
   } finally {
+    await tap.close()
+    await sink.close()
     await server.stop()
     await upstream.close()
     fs.writeFileSync(path.join(runDir, "upstream-requests.json"), `${JSON.stringify(upstream.requests, null, 1)}\n`)
+    fs.writeFileSync(path.join(runDir, "server-requests.json"), `${JSON.stringify(tap.requests, null, 1)}\n`)
     if (!options.keepTmp) {
       for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
     }

@@ -55,9 +55,15 @@ export const parsePath = (path: string): { readonly model: string; readonly meth
   if (colon <= 0) return undefined
   const method = rest.slice(colon + 1)
   if (!isMethod(method)) return undefined
+  const model = decodeModel(rest.slice(0, colon))
+  return model === undefined ? undefined : { model, method }
+}
+
+/** A model as a path holds it, URL-decoded; none when empty or not valid percent-encoding. */
+const decodeModel = (raw: string): string | undefined => {
   try {
-    const model = decodeURIComponent(rest.slice(0, colon))
-    return model === "" ? undefined : { model, method }
+    const model = decodeURIComponent(raw)
+    return model === "" ? undefined : model
   } catch {
     return undefined
   }
@@ -210,6 +216,20 @@ const json200 = (body: Gemini.CountTokensResponse): Edge.Reply => ({ _tag: "Json
 export const modelsList = (router: Router["Type"]): Gemini.ListModelsResponse => ({
   models: router.routes.map((route) => Gemini.modelEntry(route.id))
 })
+
+/**
+ * `GET /v1beta/models/{model}`: the `Model` entry of the route `{model}` names — the rest of the
+ * path (`/v1beta/models/<model>`, no query) URL-decoded, as the model endpoints read it, so
+ * `team%2Ffast` and `team/fast` are the route `team/fast`. `ModelNotFound` (Gemini's 404) when no
+ * route has that id, the model is empty, or it is not valid percent-encoding.
+ */
+export const modelGet = (router: Router["Type"], path: string): Effect.Effect<Gemini.Model, ModelNotFound> => {
+  const raw = path.startsWith(modelsPrefix) ? path.slice(modelsPrefix.length) : ""
+  const model = decodeModel(raw)
+  return model !== undefined && router.routes.some((route) => route.id === model)
+    ? Effect.succeed(Gemini.modelEntry(model))
+    : Effect.fail(new ModelNotFound({ model: model ?? raw }))
+}
 
 /**
  * The caller's headers as inbound auth reads them: a `?key=` query parameter counts as an

@@ -10,6 +10,7 @@ import {
   codexToolScenario,
   type Format
 } from "./codex.js"
+import { geminiAutoScenario, geminiPlainScenario, geminiToolScenario } from "./gemini.js"
 
 const chat: Format = { target: "chat", api: "openai", path: "/v1/chat/completions", model: CHAT_MODEL }
 const messages: Format = { target: "messages", api: "anthropic", path: "/v1/messages", model: MESSAGES_MODEL }
@@ -32,6 +33,9 @@ export const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ["codex-responses-patch", codexPatchScenario("codex-responses-patch", responses)],
   ["codex-auto-turns", codexAutoScenario],
   ["codex-compact", codexCompactScenario],
+  ["gemini-chat-plain", geminiPlainScenario("gemini-chat-plain", "e2e-chat")],
+  ["gemini-chat-tool", geminiToolScenario("gemini-chat-tool", "e2e-chat")],
+  ["gemini-auto-turns", geminiAutoScenario],
   ["codex-catalog-plain", codexCatalogScenario]
 ]
 

@@ -7,7 +7,7 @@ import { PLAIN_TEXT } from "../upstream/plan.js"
 /** The problems of turn 1: its exit, its output (`stdoutOk`), and the file it wrote. */
 export const firstTurnProblems = (
   r: CliRun,
-  cli: "claude" | "codex",
+  cli: "claude" | "codex" | "gemini",
   stdoutOk: (stdout: string) => boolean,
   { content, file }: { readonly file: string; readonly content: string }
 ): Array<string> => {
@@ -21,7 +21,7 @@ export const firstTurnProblems = (
 }
 
 /** The problems of turn 2, a plain answer (none when it did not run). */
-export const secondTurnProblems = (r: CliRun | undefined, cli: "claude" | "codex"): Array<string> =>
+export const secondTurnProblems = (r: CliRun | undefined, cli: "claude" | "codex" | "gemini"): Array<string> =>
   r === undefined
     ? []
     : r.code !== 0

@@ -8,7 +8,8 @@
 //   the request offers tools and the
 //   last user text has a marker
 //   `[e2e:write <abs path> <content>]` -> one tool call, the first offered of: Write {file_path,
-//                                         content} (Claude Code), Bash {command: printf ... > path},
+//                                         content} (Claude Code), write_file {file_path, content}
+//                                         (Gemini CLI), Bash {command: printf ... > path},
 //                                         exec_command {cmd: printf ... > path && cat path} (Codex),
 //                                         shell {command: [bash, -lc, ...]}
 //   the last user text also has
@@ -18,6 +19,11 @@
 //                                         `multi_agent_v1__close_agent` on Chat / Messages) for a
 //                                         made-up agent; once its result is back, the final text
 //                                         `E2E-TOOLS-DONE exec_command multi_agent_v1.close_agent`
+//   the last user text also has
+//   `[e2e:then-shell]` and the last
+//   result is write_file's             -> (Gemini CLI) a second call: run_shell_command {command: cat
+//                                         path}; once its result is back, the final text
+//                                         `E2E-TOOLS-DONE write_file run_shell_command`
 //   `[e2e:patch <abs path> <content>]` -> (Codex with its freeform apply_patch tool) apply_patch adding
 //                                         the file (a custom_tool_call on Responses, a function
 //                                         with one string argument `input` on Chat / Messages)
@@ -27,6 +33,7 @@ import { arr, get, isObject, str } from "../json.js"
 export const PLAIN_TEXT = "E2E-PLAIN-OK"
 export const TOOL_DONE_PREFIX = "E2E-TOOL-DONE"
 export const CHAIN_DONE = "E2E-TOOLS-DONE exec_command multi_agent_v1.close_agent"
+export const SHELL_DONE = "E2E-TOOLS-DONE write_file run_shell_command"
 export const NO_SUCH_AGENT = "e2e-no-such-agent"
 export const VERDICT = {
   crux: "Writing one small file is a routine, directly visible change.",
@@ -37,12 +44,13 @@ export const VERDICT = {
 const MARKER = /\[e2e:write (\S+) (\S+)\]/
 const PATCH_MARKER = /\[e2e:patch (\S+) (\S+)\]/
 const NAMESPACE_MARKER = "[e2e:then-namespace]"
+const SHELL_MARKER = "[e2e:then-shell]"
 
 /** The upstream API a request came on. */
 export type Api = "openai" | "anthropic" | "responses"
 
 /** Why an answer was chosen (what the scenarios check, in order). */
-export type Why = "judge" | "tool-result" | "tool-call" | "patch-call" | "namespace-call" | "plain"
+export type Why = "judge" | "tool-result" | "tool-call" | "patch-call" | "namespace-call" | "shell-call" | "plain"
 
 /** The answer planned for one chat request. */
 export type Answer =
@@ -134,8 +142,26 @@ const lastToolName = (api: Api, messages: ReadonlyArray<unknown>): string => {
   return "?"
 }
 
+/** The Gemini CLI shell step after write_file (`[e2e:then-shell]`); undefined: not this step. */
+const shellStep = (api: Api, body: unknown, userText: string, lastTool: string | undefined): Answer | undefined => {
+  const marker = MARKER.exec(userText)
+  if (marker === null || !userText.includes(SHELL_MARKER)) return undefined
+  if (lastTool === "write_file" && toolNames(api, body).includes("run_shell_command")) {
+    const command = `cat '${marker[1] ?? ""}'`
+    return {
+      kind: "tool",
+      name: "run_shell_command",
+      input: { command, description: "Print the file" },
+      why: "shell-call"
+    }
+  }
+  return lastTool === "run_shell_command" ? { kind: "text", text: SHELL_DONE, why: "tool-result" } : undefined
+}
+
 /** The Codex-only steps (`[e2e:patch ...]`, `[e2e:then-namespace]`); undefined: the generic rules. */
 const chainStep = (api: Api, body: unknown, userText: string, lastTool: string | undefined): Answer | undefined => {
+  const shell = shellStep(api, body, userText, lastTool)
+  if (shell !== undefined) return shell
   const tools = arr(get(body, "tools"))
   const patch = PATCH_MARKER.exec(userText)
   if (patch !== null && lastTool === undefined && toolNames(api, body).includes("apply_patch")) {
@@ -169,6 +195,9 @@ const writeCall = (tools: ReadonlyArray<string>, filePath: string, content: stri
   const write = `printf %s '${content}' > '${filePath}'`
   if (tools.includes("Write")) {
     return { kind: "tool", name: "Write", input: { file_path: filePath, content }, why: "tool-call" }
+  }
+  if (tools.includes("write_file")) {
+    return { kind: "tool", name: "write_file", input: { file_path: filePath, content }, why: "tool-call" }
   }
   if (tools.includes("Bash")) {
     return { kind: "tool", name: "Bash", input: { command: write, description: "Write the file" }, why: "tool-call" }

@@ -78,19 +78,26 @@ export const startFakeUpstream = ({ judgeModels }: { readonly judgeModels: Reado
         else answerResponses(res, body, answer, entry.seq)
       })
     })
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      resolve({
-        port,
-        url: `http://127.0.0.1:${port}`,
-        requests,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      })
-    })
+    listenOnLoopback(server).then((listening) => resolve({ ...listening, requests }), reject)
   })
+
+/** A server of the run listening on a free loopback port: where, and how to close it (its connections too). */
+export const listenOnLoopback = (server: http.Server) =>
+  new Promise<{ readonly port: number; readonly url: string; readonly close: () => Promise<void> }>(
+    (resolve, reject) => {
+      server.once("error", reject)
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resolve({
+          port,
+          url: `http://127.0.0.1:${port}`,
+          close: () =>
+            new Promise<void>((done) => {
+              server.closeAllConnections()
+              server.close(() => done())
+            })
+        })
+      })
+    }
+  )
