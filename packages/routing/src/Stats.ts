@@ -17,6 +17,11 @@
  * when the call is recorded: an answer when its full answer is out, a failed candidate or a stream
  * failed after its headers as an unknown cost, a routing-time call when its run settles. Each is
  * also counted in `switchyard_cost_usd_total` / `switchyard_unpriced_calls_total`.
+ *
+ * Per route (`routes`), what routing saves: each request's answer cost and its baseline (the answer
+ * priced at the route's baseline model, `Pricing.baselineCostOf`), the routing-time calls of its
+ * runs, and savings = baseline − (answer + routing); also counted in
+ * `switchyard_route_cost_usd_total` and `switchyard_baseline_cost_usd_total`.
  */
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Context from "effect/Context"
@@ -168,6 +173,22 @@ export interface StageRouterSnapshot {
   }
 }
 
+/** One route's entry in `routes`: its requests, their cost, their baseline and the savings. */
+export interface RouteSnapshot {
+  /** Requests of the route that were answered or failed after it was found. */
+  readonly requests: number
+  /** `answer_cost` + `routing_cost`. */
+  readonly cost: Pricing.TotalsJson
+  /** The answers (a failed request: one unknown call). */
+  readonly answer_cost: Pricing.TotalsJson
+  /** The routing-time calls of the route's runs (judges, classifiers, escalated weak turns, advisor reviews). */
+  readonly routing_cost: Pricing.TotalsJson
+  /** The answers priced at the route's baseline model (a failed request: unknown). */
+  readonly baseline_cost: Pricing.TotalsJson
+  /** `baseline_cost` − `cost`. */
+  readonly savings: Pricing.SavingsJson
+}
+
 /** The body of `GET /v1/stats`. */
 export interface StatsSnapshot {
   readonly total_requests: number
@@ -186,6 +207,8 @@ export interface StatsSnapshot {
     readonly cost: Pricing.TotalsJson
     readonly models: Readonly<Record<string, ModelSnapshot>>
   }
+  /** Per route id: cost, baseline and savings. */
+  readonly routes: Readonly<Record<string, RouteSnapshot>>
   readonly algorithm_stats: {
     readonly advisor_gate?: AdvisorGateSnapshot
     readonly stage_router?: StageRouterSnapshot
@@ -213,7 +236,15 @@ export interface Recorder {
    * (the model whose routing-time answer was served) counts as that model's answer call, every
    * other call goes to `classifier`.
    */
-  readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined) => void
+  readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined, route?: string) => void
+  /**
+   * A request of `route` was answered by `model` with `usage`: its answer's cost and its baseline
+   * (`model`'s answer priced at `baseline`, the route's baseline model) count in the route's entry.
+   * `route` must be a configured route id (it labels a metric).
+   */
+  readonly routeAnswered: (route: string, model: string, baseline: string, usage: Usage | null | undefined) => void
+  /** A request of the configured route `route` failed after it was found: an unknown answer and baseline. */
+  readonly routeFailed: (route: string) => void
   /** The current snapshot. */
   readonly snapshot: () => StatsSnapshot
   /** Clear everything and re-baseline `algorithm_stats`. */
@@ -412,6 +443,40 @@ const priced = (
   Metrics.unsafeRecordCost(model, kind, cost)
 }
 
+/** A route's running totals. */
+interface RouteTally {
+  requests: number
+  answer: Pricing.Totals
+  routing: Pricing.Totals
+  baseline: Pricing.Totals
+}
+
+const routeOf = (routes: Map<string, RouteTally>, route: string): RouteTally => {
+  let tally = routes.get(route)
+  if (tally === undefined) {
+    tally = { requests: 0, answer: Pricing.noTotals, routing: Pricing.noTotals, baseline: Pricing.noTotals }
+    routes.set(route, tally)
+  }
+  return tally
+}
+
+const routesOf = (routes: Map<string, RouteTally>): Record<string, RouteSnapshot> => {
+  const entries: Record<string, RouteSnapshot> = {}
+  for (const id of [...routes.keys()].sort()) {
+    const tally = routeOf(routes, id)
+    const cost = Pricing.sum(tally.answer, tally.routing)
+    entries[id] = {
+      requests: tally.requests,
+      cost: Pricing.totalsJson(cost),
+      answer_cost: Pricing.totalsJson(tally.answer),
+      routing_cost: Pricing.totalsJson(tally.routing),
+      baseline_cost: Pricing.totalsJson(tally.baseline),
+      savings: Pricing.savingsJson(tally.baseline, cost)
+    }
+  }
+  return entries
+}
+
 /**
  * A fresh recorder. `algorithms` are the deployment's route algorithms: `advisor_gate` and
  * `stage_router` among them turn on the matching `algorithm_stats` block, computed as the change of
@@ -427,6 +492,7 @@ export const make = (
   const withStage = names.has("stage_router")
   let models = new Map<string, ModelStats>()
   let judges = new Map<string, ModelStats>()
+  let routes = new Map<string, RouteTally>()
   let totalRequests = 0
   let totalErrors = 0
   let judgeRequests = 0
@@ -447,7 +513,7 @@ export const make = (
     }
   }
 
-  const routingCall = (call: RoutingCall): void => {
+  const routingCall = (call: RoutingCall, route: string | undefined): void => {
     judgeRequests += 1
     const stats = statsOf(judges, call.model)
     if (call.ok) {
@@ -459,7 +525,12 @@ export const make = (
       judgeErrors += 1
       stats.errors += 1
     }
-    priced(stats, call.model, "routing", Pricing.costOfUsage(prices(), call.model, call.usage))
+    const cost = Pricing.costOfUsage(prices(), call.model, call.usage)
+    priced(stats, call.model, "routing", cost)
+    if (route === undefined) return
+    const tally = routeOf(routes, route)
+    tally.routing = Pricing.add(tally.routing, cost)
+    Metrics.unsafeRecordRouteCost(route, "routing", cost)
   }
 
   return {
@@ -477,16 +548,33 @@ export const make = (
       priced(stats, model, "answer", Pricing.costOfUsage(prices(), model, usage))
     },
     routingOverhead: (ms) => overhead.record(ms),
-    settle: (calls, answeredBy) => {
+    settle: (calls, answeredBy, route) => {
       let answer = answeredBy
       for (const call of calls) {
         if (answer !== undefined && call.model === answer) {
           answerCall(call.model, call.ok, call.latencyMs)
           answer = undefined
         } else {
-          routingCall(call)
+          routingCall(call, route)
         }
       }
+    },
+    routeAnswered: (route, model, baseline, usage) => {
+      const table = prices()
+      const cost = Pricing.costOfUsage(table, model, usage)
+      const baselineCost = Pricing.baselineCostOf(table, baseline, model, usage, cost)
+      const tally = routeOf(routes, route)
+      tally.requests += 1
+      tally.answer = Pricing.add(tally.answer, cost)
+      tally.baseline = Pricing.add(tally.baseline, baselineCost)
+      Metrics.unsafeRecordRouteCost(route, "answer", cost)
+      Metrics.unsafeRecordBaselineCost(route, baselineCost)
+    },
+    routeFailed: (route) => {
+      const tally = routeOf(routes, route)
+      tally.requests += 1
+      tally.answer = Pricing.add(tally.answer, undefined)
+      tally.baseline = Pricing.add(tally.baseline, undefined)
     },
     snapshot: () => {
       const answers = sectionOf(models, totalRequests)
@@ -507,6 +595,7 @@ export const make = (
           cost: classifier.cost,
           models: classifier.models
         },
+        routes: routesOf(routes),
         algorithm_stats: {
           ...(withAdvisor ? { advisor_gate: advisorGateOf(grown) } : {}),
           ...(withStage ? { stage_router: stageRouterOf(grown) } : {})
@@ -516,6 +605,7 @@ export const make = (
     reset: () => {
       models = new Map()
       judges = new Map()
+      routes = new Map()
       totalRequests = 0
       totalErrors = 0
       judgeRequests = 0
@@ -533,6 +623,8 @@ export const disabled: Recorder = {
   answered: () => {},
   routingOverhead: () => {},
   settle: () => {},
+  routeAnswered: () => {},
+  routeFailed: () => {},
   snapshot: () => make().snapshot(),
   reset: () => {}
 }

@@ -169,7 +169,19 @@ export const ResponseLine = Schema.Struct({
   advisor: Schema.optionalWith(AdvisorFacts, { exact: true }),
   /** From the request's arrival to the end of its answer. */
   latency_ms: Schema.Number,
-  ...Tokens
+  ...Tokens,
+  /**
+   * The model the answer is measured against (`Route.baseline`: the route's `baseline_target` or its
+   * default; the served model when the route has none); null without a decided route. Absent from
+   * lines of older versions.
+   */
+  baseline_model: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /**
+   * What the answer would have cost at `baseline_model` with the same token counts
+   * (`Pricing.baselineCostOf`: always `estimated`, unless the baseline model served it), or `null`
+   * when unknown. Absent from lines of older versions (unknown).
+   */
+  baseline_cost: Schema.optionalWith(Pricing.CallCost, { exact: true })
 })
 export type ResponseLine = typeof ResponseLine.Type
 
@@ -212,7 +224,9 @@ export type ModelStats = typeof ModelStats.Type
 /**
  * The body of `GET /v1/session-stats`: totals are the sums over `models`; `cost` is the cost of
  * every counted call, `answer_cost` that of the response lines, `routing_cost` that of the judge
- * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`).
+ * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`); `baseline_cost` what the
+ * response lines' answers would have cost at their baseline models, and `savings` =
+ * `baseline_cost` − `cost` (null once any of them is unpriced).
  */
 export const SessionStats = Schema.Struct({
   session_id: Schema.String,
@@ -224,6 +238,8 @@ export const SessionStats = Schema.Struct({
   cost: Pricing.TotalsJson,
   answer_cost: Pricing.TotalsJson,
   routing_cost: Pricing.TotalsJson,
+  baseline_cost: Pricing.TotalsJson,
+  savings: Pricing.SavingsJson,
   models: Schema.Record({ key: Schema.String, value: ModelStats })
 })
 export type SessionStats = typeof SessionStats.Type
@@ -248,14 +264,25 @@ export class RoutingLog extends Context.Tag("@switchyard-ts/server/RoutingLog")<
    * Add a line to the session aggregates and offer it to the write queue, at once (inside an
    * `Effect.sync`); a full queue drops it and counts it. Never blocks, never fails. `cost` is the
    * line's exact cost when the caller priced it (the aggregates then add it to the femto-dollar);
-   * without it they read the line's `cost.usd` back (exact below 4 USD a call).
+   * without it they read the line's `cost.usd` back (exact below 4 USD a call). `baseline` is a
+   * response line's exact `baseline_cost` in the same way.
    */
-  readonly unsafeAppend: (line: Line, cost?: Pricing.Cost) => void
+  readonly unsafeAppend: (line: Line, cost?: Pricing.Cost, baseline?: Pricing.Cost) => void
   /**
    * The cost of one call of `model` reporting `usage`, by the pricing table in force
    * (`Pricing.Prices`; unknown without one).
    */
   readonly costOf: (model: string, usage: Usage | null | undefined) => Pricing.Cost | undefined
+  /**
+   * What an answer of `served` reporting `usage` (its own cost `answer`) would have cost at the
+   * `baseline` model, by the same table (`Pricing.baselineCostOf`).
+   */
+  readonly baselineCostOf: (
+    baseline: string,
+    served: string,
+    usage: Usage | null | undefined,
+    answer: Pricing.Cost | undefined
+  ) => Pricing.Cost | undefined
   /** The aggregates of a session's lines; none when no line names it (or it was evicted). */
   readonly sessionStats: (sessionId: string) => Effect.Effect<Option.Option<SessionStats>>
 }>() {}
@@ -288,6 +315,7 @@ export const noop: RoutingLog["Type"] = RoutingLog.of({
   enabled: false,
   unsafeAppend: () => undefined,
   costOf: () => undefined,
+  baselineCostOf: () => undefined,
   sessionStats: () => Effect.succeedNone
 })
 
@@ -322,16 +350,20 @@ const emptyModel = (): ModelTally => ({
   cost: Pricing.noTotals
 })
 
-/** A session's aggregates: per model, and the cost of its answer and routing (judge) lines. */
+/** A session's aggregates: per model, the cost of its answer and routing (judge) lines, and their answers' baseline. */
 interface SessionTally {
   readonly models: Map<string, ModelTally>
   answer: Pricing.Totals
   routing: Pricing.Totals
+  baseline: Pricing.Totals
 }
 
-/** The exact cost of `line`: `cost` when given, else read back from the line's `cost.usd`. */
-const exactCost = (line: Line, cost: Pricing.Cost | undefined): Pricing.Cost | undefined =>
-  cost ?? (line.cost === null ? undefined : { femto: Pricing.femtoOfUsd(line.cost.usd), source: line.cost.source })
+/** The exact cost `given`, else read back from a line's `cost` (`null`, absent: unknown). */
+const exactCost = (logged: Pricing.CallCost | undefined, given: Pricing.Cost | undefined): Pricing.Cost | undefined =>
+  given ??
+    (logged === null || logged === undefined
+      ? undefined
+      : { femto: Pricing.femtoOfUsd(logged.usd), source: logged.source })
 
 /**
  * Per-session aggregates, at most `maxSessions` (a Map in update order: the least recently
@@ -341,10 +373,15 @@ const exactCost = (line: Line, cost: Pricing.Cost | undefined): Pricing.Cost | u
  */
 const makeSessions = (maxSessions: number) => {
   const sessions = new Map<string, SessionTally>()
-  const add = (line: Line, priced: Pricing.Cost | undefined): void => {
+  const add = (line: Line, priced: Pricing.Cost | undefined, baseline: Pricing.Cost | undefined): void => {
     if (line.session_id === null || (line.kind === "judge" && line.outcome !== "ok")) return
     const session = sessions.get(line.session_id) ??
-      { models: new Map<string, ModelTally>(), answer: Pricing.noTotals, routing: Pricing.noTotals }
+      {
+        models: new Map<string, ModelTally>(),
+        answer: Pricing.noTotals,
+        routing: Pricing.noTotals,
+        baseline: Pricing.noTotals
+      }
     sessions.delete(line.session_id)
     sessions.set(line.session_id, session)
     if (sessions.size > maxSessions) {
@@ -353,9 +390,12 @@ const makeSessions = (maxSessions: number) => {
         break
       }
     }
-    const cost = exactCost(line, priced)
+    const cost = exactCost(line.cost, priced)
     if (line.kind === "judge") session.routing = Pricing.add(session.routing, cost)
-    else session.answer = Pricing.add(session.answer, cost)
+    else {
+      session.answer = Pricing.add(session.answer, cost)
+      session.baseline = Pricing.add(session.baseline, exactCost(line.baseline_cost, baseline))
+    }
     const name = line.model === "" ? "unknown" : line.model
     const stats = session.models.get(name) ?? emptyModel()
     session.models.set(name, stats)
@@ -390,6 +430,8 @@ const makeSessions = (maxSessions: number) => {
       cost: Pricing.totalsJson(Pricing.sum(session.answer, session.routing)),
       answer_cost: Pricing.totalsJson(session.answer),
       routing_cost: Pricing.totalsJson(session.routing),
+      baseline_cost: Pricing.totalsJson(session.baseline),
+      savings: Pricing.savingsJson(session.baseline, Pricing.sum(session.answer, session.routing)),
       models: byModel
     })
   }
@@ -482,11 +524,13 @@ export const make = (options: Options) =>
 
     return RoutingLog.of({
       enabled: true,
-      unsafeAppend: (line, cost) => {
-        sessions.add(line, cost)
+      unsafeAppend: (line, cost, baseline) => {
+        sessions.add(line, cost, baseline)
         if (!queue.unsafeOffer(line)) TaggedMetric.unsafeUpdate(droppedTotal, {}, 1)
       },
       costOf: (model, usage) => Pricing.costOfUsage(prices(), model, usage),
+      baselineCostOf: (baseline, served, usage, answer) =>
+        Pricing.baselineCostOf(prices(), baseline, served, usage, answer),
       sessionStats: (sessionId) => Effect.sync(() => sessions.get(sessionId))
     })
   })

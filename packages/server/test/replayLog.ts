@@ -140,6 +140,7 @@ const memoryLog = () => {
       lines.push(line)
     },
     costOf: () => undefined,
+    baselineCostOf: () => undefined,
     sessionStats: () => Effect.succeedNone
   }
   return { lines, log }
@@ -238,9 +239,10 @@ export const logOf = <S>(
       if (Exit.isSuccess(exit) && tokens !== undefined) {
         tally.answered(() => ({ prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }))
       }
+      const model = Option.match(Option.flatMap(decision, Decision.selected), { onNone: () => "", onSome: (t) => t.id })
       tally.respond({
         decision,
-        model: Option.match(Option.flatMap(decision, Decision.selected), { onNone: () => "", onSome: (t) => t.id }),
+        model,
         wireFormat: "openai_chat",
         streaming: false,
         status: Exit.isSuccess(exit) ? 200 : Option.match(failure, { onNone: () => 500, onSome: (e) => e.status }),
@@ -248,7 +250,10 @@ export const logOf = <S>(
           ? ""
           : Option.match(failure, { onNone: () => "internal_error", onSome: (e) => e.code }),
         latencyMs: 1,
-        endedAtMs: yield* Clock.currentTimeMillis
+        endedAtMs: yield* Clock.currentTimeMillis,
+        baselineModel: Option.isNone(decision)
+          ? null
+          : Option.match(route.baseline ?? Option.none(), { onNone: () => model, onSome: (t) => t.id })
       })
     }
     if (timing !== instant) yield* TestClock.adjust("1 hour")
