@@ -19,6 +19,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -110,6 +111,8 @@ const sample = (text: string, name: string, labels: ReadonlyArray<string>): numb
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1))
 }
 
+const hasPromtool = spawnSync("promtool", ["--version"], { stdio: "ignore" }).status === 0
+
 // Prices of the script below, in USD:
 // a judge call (20 in, 5 out): 20 × 0.5 + 5 × 1.5 = 17.5 µ$; a pricey one: 20 × 100 + 5 × 100 = 2500 µ$
 // an answer of 100 in, 10 out: weak 100 × 1 + 10 × 5 = 150 µ$, strong 100 × 10 + 10 × 50 = 1500 µ$
@@ -199,6 +202,15 @@ describe("savings against the baseline", () => {
       )
       assert.include(metrics, "# TYPE switchyard_baseline_cost_usd_total counter")
       assert.include(metrics, "# TYPE switchyard_route_cost_usd_total counter")
+      if (hasPromtool) {
+        const checked = spawnSync("promtool", ["check", "metrics"], { input: metrics, encoding: "utf8" })
+        const problems = `${checked.stdout}${checked.stderr}`.split("\n").filter((l) =>
+          l.includes("switchyard_route_cost") || l.includes("switchyard_baseline_cost")
+        )
+        assert.deepStrictEqual(problems, [])
+      } else {
+        console.log("skipping promtool check metrics of the savings metrics: no promtool on the PATH")
+      }
       // the existing cost series keep their labels
       assert.closeTo(
         metric("switchyard_cost_usd_total", "model=\"save-judge\"", "kind=\"routing\""),
