@@ -261,6 +261,9 @@ export const unpricedCallsTotal = Metric.counter("switchyard_unpriced_calls_tota
   description: "Model calls whose cost is unknown, by model and kind (answer or routing)"
 })
 
+/** A cost in USD, as the float counters add it. */
+const usdOf = (cost: { readonly femto: bigint }): number => Number(cost.femto) / 1e15
+
 /** Count one call's cost (`undefined`: unknown) in {@link costUsdTotal} or {@link unpricedCallsTotal}. */
 export const unsafeRecordCost = (
   model: string,
@@ -269,7 +272,7 @@ export const unsafeRecordCost = (
 ): void => {
   const labels = { model, kind }
   if (cost === undefined) TaggedMetric.unsafeUpdate(unpricedCallsTotal, labels, 1)
-  else TaggedMetric.unsafeUpdate(costUsdTotal, labels, Number(cost.femto) / 1e15)
+  else TaggedMetric.unsafeUpdate(costUsdTotal, labels, usdOf(cost))
 }
 
 /**
@@ -298,10 +301,10 @@ export const unsafeRecordRouteCost = (
   kind: "answer" | "routing",
   cost: { readonly femto: bigint } | undefined
 ): void => {
-  if (cost !== undefined) TaggedMetric.unsafeUpdate(routeCostUsdTotal, { route, kind }, Number(cost.femto) / 1e15)
+  if (cost !== undefined) TaggedMetric.unsafeUpdate(routeCostUsdTotal, { route, kind }, usdOf(cost))
 }
 
 /** Count a known baseline cost of `route` (`undefined`: unknown, not counted) in {@link baselineCostUsdTotal}. */
 export const unsafeRecordBaselineCost = (route: string, cost: { readonly femto: bigint } | undefined): void => {
-  if (cost !== undefined) TaggedMetric.unsafeUpdate(baselineCostUsdTotal, { route }, Number(cost.femto) / 1e15)
+  if (cost !== undefined) TaggedMetric.unsafeUpdate(baselineCostUsdTotal, { route }, usdOf(cost))
 }

@@ -26,6 +26,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { listening, printed, root, run, tomlFor, writeToml } from "./cliProcess.js"
+import { femto, lineOf, totals } from "./costs.js"
 import { capabilityRoute, startServer } from "./harness.js"
 
 const prices = {
@@ -100,18 +101,6 @@ const decodeStats = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
     models: Schema.Record({ key: Schema.String, value: CostOf })
   })
 })))
-
-/** Femto-dollars of a decimal USD string. */
-const femto = (decimal: string): bigint => Pricing.femtoOfUsd(Number(decimal))
-
-/** Expected totals: `known` in femto-dollars and the calls of each kind. */
-const totals = (known: bigint, calls: { unknown?: number; estimated?: number; reported?: number }) => ({
-  known_usd: Pricing.usd(known),
-  total_usd: (calls.unknown ?? 0) > 0 ? null : Pricing.usd(known),
-  unknown_calls: calls.unknown ?? 0,
-  estimated_calls: calls.estimated ?? 0,
-  provider_reported_calls: calls.reported ?? 0
-})
 
 const tempFile = () => path.join(mkdtempSync(path.join(tmpdir(), "switchyard-cost-")), "routing.jsonl")
 
@@ -292,50 +281,6 @@ describe("the cost of every call", () => {
       assert.deepStrictEqual(stats.answer_cost, totals(0n, {}))
     }))
 })
-
-/** A line of session `s` of `kind` with `cost` (and what it says of it). */
-const lineOf = (kind: "judge" | "response", cost: Pricing.Cost | undefined): RoutingLog.Line => {
-  const base = {
-    ts: "2026-01-01T00:00:00.000Z",
-    task: null,
-    trial_id: null,
-    session_id: "prop",
-    agent_id: null,
-    request_id: null,
-    route: "r",
-    origin: null,
-    latency_ms: 1,
-    prompt_tokens: 1,
-    cached_tokens: 0,
-    cache_creation_tokens: 0,
-    completion_tokens: 1,
-    reasoning_tokens: 0,
-    total_tokens: 2,
-    cost: Pricing.callCost(cost)
-  }
-  return kind === "judge"
-    ? { ...base, kind, model: "j", tier: "classifier", outcome: "ok" }
-    : {
-      ...base,
-      kind,
-      algorithm: null,
-      model: "m",
-      selected_model: null,
-      tier: null,
-      wire_format: "openai_chat",
-      streaming: false,
-      user_turn: true,
-      status: 200,
-      outcome: "ok",
-      error: null,
-      evidence: null,
-      posture: null,
-      trigger: null,
-      judge: null,
-      stored_before: null,
-      stored_after: null
-    }
-}
 
 const CostArb = FastCheck.option(
   FastCheck.record({

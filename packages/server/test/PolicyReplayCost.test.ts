@@ -5,7 +5,6 @@
  * threshold and `fail_open` instead of `error`), and the command's table and JSON with the flag.
  */
 import { assert, describe, it, vi } from "@effect/vitest"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as Cli from "@switchyard-ts/server/Cli"
 import * as PolicyReplay from "@switchyard-ts/server/PolicyReplay"
@@ -13,10 +12,10 @@ import type * as RoutingLog from "@switchyard-ts/server/RoutingLog"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
-import * as Option from "effect/Option"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { femto, totals } from "./costs.js"
 import * as ReplayLog from "./replayLog.js"
 
 const prices = {
@@ -48,20 +47,7 @@ const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
 /** Route `steps` through the real capability route under `settings`; its answers report `tokens` prompt tokens. */
 const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings) =>
   ReplayLog.logOf(
-    CapabilityRoute.make({
-      id: ReplayLog.routeId,
-      name: ReplayLog.routeId,
-      judge: ReplayLog.judgeTarget,
-      prompt: Option.none(),
-      responseFormatType: "json_schema",
-      maxOutputTokens: 64,
-      recentTurnWindow: Option.none(),
-      weak: ReplayLog.target("weak", "weak-model"),
-      strong: ReplayLog.target("strong", "strong-model"),
-      messageHashFallback: false,
-      judgeTimeoutMs: Option.none(),
-      ...settings
-    }),
+    ReplayLog.capabilityRoute(settings),
     steps,
     (step) => ({ session: step.session, messages: [{ role: "user", content: "fix the typo" }], tokens: step.tokens }),
     (step) => ReplayLog.capabilityJudgeReply(step.judge)
@@ -73,17 +59,6 @@ const pricedJudges = (lines: ReadonlyArray<RoutingLog.Line>): ReadonlyArray<Rout
   lines.map((line) =>
     line.kind === "judge" && line.outcome === "ok" ? { ...line, cost: { usd: judgeUsd, source: "estimated" } } : line
   )
-
-/** Femto-dollars of a decimal USD string. */
-const femto = (decimal: string): bigint => Pricing.femtoOfUsd(Number(decimal))
-
-const totals = (known: bigint, calls: { unknown?: number; estimated?: number }) => ({
-  known_usd: Pricing.usd(known),
-  total_usd: (calls.unknown ?? 0) > 0 ? null : Pricing.usd(known),
-  unknown_calls: calls.unknown ?? 0,
-  estimated_calls: calls.estimated ?? 0,
-  provider_reported_calls: 0
-})
 
 const settings: PolicyReplay.CapabilitySettings = {
   baseThreshold: 0.5,
@@ -212,7 +187,7 @@ describe("the cost of a policy", () => {
       const log = path.join(dir, "routing.jsonl")
       writeFileSync(log, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`)
       const config = path.join(dir, "other.toml")
-      writeFileSync(config, otherToml)
+      writeFileSync(config, ReplayLog.otherToml("fail_open"))
       const pricingFile = path.join(dir, "prices.json")
       writeFileSync(pricingFile, JSON.stringify(prices))
       const printed = (json: boolean) =>
@@ -255,27 +230,3 @@ describe("the cost of a policy", () => {
       )
     }))
 })
-
-/** The other deployment of the command test: route `auto` at 0.7 under fail_open. */
-const otherToml = `schema_version = 1
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-[targets.judge]
-id = "judge-model"
-llm_client = "sim"
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.7
-judge_failure = "fail_open"
-`
