@@ -30,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
+import * as RouteCosts from "./internal/routeCosts.js"
 import * as Metrics from "./Metrics.js"
 import * as Pricing from "./Pricing.js"
 import type * as RoutingFacts from "./RoutingFacts.js"
@@ -173,21 +174,8 @@ export interface StageRouterSnapshot {
   }
 }
 
-/** One route's entry in `routes`: its requests, their cost, their baseline and the savings. */
-export interface RouteSnapshot {
-  /** Requests of the route that were answered or failed after it was found. */
-  readonly requests: number
-  /** `answer_cost` + `routing_cost`. */
-  readonly cost: Pricing.TotalsJson
-  /** The answers (a failed request: one unknown call). */
-  readonly answer_cost: Pricing.TotalsJson
-  /** The routing-time calls of the route's runs (judges, classifiers, escalated weak turns, advisor reviews). */
-  readonly routing_cost: Pricing.TotalsJson
-  /** The answers priced at the route's baseline model (a failed request: unknown). */
-  readonly baseline_cost: Pricing.TotalsJson
-  /** `baseline_cost` − `cost`. */
-  readonly savings: Pricing.SavingsJson
-}
+/** One route's entry in `routes` (see `internal/routeCosts.ts`). */
+export type RouteSnapshot = RouteCosts.RouteSnapshot
 
 /** The body of `GET /v1/stats`. */
 export interface StatsSnapshot {
@@ -443,40 +431,6 @@ const priced = (
   Metrics.unsafeRecordCost(model, kind, cost)
 }
 
-/** A route's running totals. */
-interface RouteTally {
-  requests: number
-  answer: Pricing.Totals
-  routing: Pricing.Totals
-  baseline: Pricing.Totals
-}
-
-const routeOf = (routes: Map<string, RouteTally>, route: string): RouteTally => {
-  let tally = routes.get(route)
-  if (tally === undefined) {
-    tally = { requests: 0, answer: Pricing.noTotals, routing: Pricing.noTotals, baseline: Pricing.noTotals }
-    routes.set(route, tally)
-  }
-  return tally
-}
-
-const routesOf = (routes: Map<string, RouteTally>): Record<string, RouteSnapshot> => {
-  const entries: Record<string, RouteSnapshot> = {}
-  for (const id of [...routes.keys()].sort()) {
-    const tally = routeOf(routes, id)
-    const cost = Pricing.sum(tally.answer, tally.routing)
-    entries[id] = {
-      requests: tally.requests,
-      cost: Pricing.totalsJson(cost),
-      answer_cost: Pricing.totalsJson(tally.answer),
-      routing_cost: Pricing.totalsJson(tally.routing),
-      baseline_cost: Pricing.totalsJson(tally.baseline),
-      savings: Pricing.savingsJson(tally.baseline, cost)
-    }
-  }
-  return entries
-}
-
 /**
  * A fresh recorder. `algorithms` are the deployment's route algorithms: `advisor_gate` and
  * `stage_router` among them turn on the matching `algorithm_stats` block, computed as the change of
@@ -492,7 +446,7 @@ export const make = (
   const withStage = names.has("stage_router")
   let models = new Map<string, ModelStats>()
   let judges = new Map<string, ModelStats>()
-  let routes = new Map<string, RouteTally>()
+  let routes = RouteCosts.make()
   let totalRequests = 0
   let totalErrors = 0
   let judgeRequests = 0
@@ -527,10 +481,7 @@ export const make = (
     }
     const cost = Pricing.costOfUsage(prices(), call.model, call.usage)
     priced(stats, call.model, "routing", cost)
-    if (route === undefined) return
-    const tally = routeOf(routes, route)
-    tally.routing = Pricing.add(tally.routing, cost)
-    Metrics.unsafeRecordRouteCost(route, "routing", cost)
+    if (route !== undefined) routes.routing(route, cost)
   }
 
   return {
@@ -562,20 +513,9 @@ export const make = (
     routeAnswered: (route, model, baseline, usage) => {
       const table = prices()
       const cost = Pricing.costOfUsage(table, model, usage)
-      const baselineCost = Pricing.baselineCostOf(table, baseline, model, usage, cost)
-      const tally = routeOf(routes, route)
-      tally.requests += 1
-      tally.answer = Pricing.add(tally.answer, cost)
-      tally.baseline = Pricing.add(tally.baseline, baselineCost)
-      Metrics.unsafeRecordRouteCost(route, "answer", cost)
-      Metrics.unsafeRecordBaselineCost(route, baselineCost)
+      routes.answered(route, cost, Pricing.baselineCostOf(table, baseline, model, usage, cost))
     },
-    routeFailed: (route) => {
-      const tally = routeOf(routes, route)
-      tally.requests += 1
-      tally.answer = Pricing.add(tally.answer, undefined)
-      tally.baseline = Pricing.add(tally.baseline, undefined)
-    },
+    routeFailed: (route) => routes.failed(route),
     snapshot: () => {
       const answers = sectionOf(models, totalRequests)
       const classifier = sectionOf(judges, judgeRequests)
@@ -595,7 +535,7 @@ export const make = (
           cost: classifier.cost,
           models: classifier.models
         },
-        routes: routesOf(routes),
+        routes: routes.snapshot(),
         algorithm_stats: {
           ...(withAdvisor ? { advisor_gate: advisorGateOf(grown) } : {}),
           ...(withStage ? { stage_router: stageRouterOf(grown) } : {})
@@ -605,7 +545,7 @@ export const make = (
     reset: () => {
       models = new Map()
       judges = new Map()
-      routes = new Map()
+      routes = RouteCosts.make()
       totalRequests = 0
       totalErrors = 0
       judgeRequests = 0
