@@ -7,9 +7,12 @@
 // 2. Writes the other posture, OUT/other.toml: the same deployment with the two postures swapped
 //    (`soak-fo` → "error", `soak-err` → "fail_open"), and `base_threshold = --base-threshold` on
 //    both routes when given.
-// 3. Replays the log under the soak's own deployment (every decision must come out unchanged), then
-//    under OUT/other.toml, with the real CLI (`node packages/server/bin/switchyard.js replay`), and
-//    prints that table (also in OUT/replay.txt and, as JSON, OUT/replay.json).
+// 3. Replays the log under the soak's own deployment (every decision and its cost must come out
+//    unchanged), then under OUT/other.toml, with the real CLI (`node packages/server/bin/switchyard.js
+//    replay --pricing-file OUT/prices.json`: the soak's models at example prices), and prints that
+//    table (also in OUT/replay.txt and, as JSON, OUT/replay.json), what `fail_open` → `error` would
+//    have failed and saved, and what a threshold change (OUT/threshold.toml: `base_threshold =
+//    --base-threshold`, default 0.8, postures kept) would cost.
 // 4. Cross-checks the log against the soak's own report: per route, the logged requests against the
 //    responses the soak saw; on `soak-err`, the logged failed requests against the error answers the
 //    soak saw because of the judge; on `soak-fo` (and `soak-err`), the logged requests routed without
@@ -33,6 +36,7 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { killAll, requireBuild } from "./lib/processes.js"
+import { JUDGE_ERR, JUDGE_FO, STRONG, WEAK } from "./soak/options.js"
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const SOAK = path.join(ROOT, "scripts/dist/soak.js")
@@ -70,6 +74,17 @@ const LOG = path.join(OUT, "routing.jsonl")
 const SOAK_TOML = path.join(OUT, "soak.toml")
 const SOAK_JSON = path.join(OUT, "soak.json")
 const OTHER_TOML = path.join(OUT, "other.toml")
+const THRESHOLD_TOML = path.join(OUT, "threshold.toml")
+const PRICES = path.join(OUT, "prices.json")
+/** The threshold of the threshold change (--base-threshold, else 0.8). */
+const NEW_THRESHOLD = BASE_THRESHOLD ?? 0.8
+/** Example prices of the soak's models, USD per million tokens (the README tour's demo prices). */
+const EXAMPLE_PRICES = {
+  [WEAK]: { input: 0.25, output: 2, cache_read: 0.025, cache_write: 0.3 },
+  [STRONG]: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
+  [JUDGE_FO]: { input: 0.1, output: 0.4, cache_read: 0, cache_write: 0 },
+  [JUDGE_ERR]: { input: 0.1, output: 0.4, cache_read: 0, cache_write: 0 }
+}
 
 requireBuild(ROOT)
 
@@ -101,12 +116,26 @@ const run = ([bin = "", ...args]: ReadonlyArray<string>, timeoutMs: number, echo
 
 // ---------------------------------------------------------------------------------------------
 // What is read back: the replay's --json and the parts of the soak's report the cross-check uses.
+const Totals = Schema.Struct({
+  known_usd: Schema.Number,
+  total_usd: Schema.NullOr(Schema.Number),
+  unknown_calls: Schema.Number
+})
+const Cost = Schema.Struct({
+  answer_cost: Totals,
+  routing_cost: Totals,
+  cost: Totals,
+  baseline_cost: Totals,
+  savings: Schema.Struct({ total_usd: Schema.NullOr(Schema.Number), unknown_calls: Schema.Number })
+})
+type Cost = typeof Cost.Type
 const Side = Schema.Struct({
   routed: Schema.Struct({ weak: Schema.Number, strong: Schema.Number }),
   failed: Schema.Number,
   unknown: Schema.Number,
   without_verdict: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  tokens: Schema.Struct({ weak: Schema.Number, strong: Schema.Number })
+  tokens: Schema.Struct({ weak: Schema.Number, strong: Schema.Number }),
+  cost: Schema.optional(Cost)
 })
 const Reports = Schema.Array(Schema.Struct({
   route: Schema.String,
@@ -194,6 +223,51 @@ const otherPosture = (toml: string): string => {
   return `# the soak's deployment with the other posture (scripts/src/replay-example.ts)\n${out.join("")}`
 }
 
+/** The soak's deployment with only `base_threshold` changed (to {@link NEW_THRESHOLD}) on both routes. */
+const otherThreshold = (toml: string): string => {
+  let thresholds = 0
+  const out = toml.replace(/^base_threshold = [0-9.]+$/gm, () => {
+    thresholds++
+    return `base_threshold = ${NEW_THRESHOLD}`
+  })
+  if (thresholds !== ROUTES.length) fail(`${SOAK_TOML} does not have the soak's two routes with base_threshold`)
+  return `# the soak's deployment with base_threshold = ${NEW_THRESHOLD} (scripts/src/replay-example.ts)\n${out}`
+}
+
+/** A cost total as the summary prints it: USD, a lower bound while calls are unpriced. */
+const usd = (totals: typeof Totals.Type | undefined): string =>
+  totals === undefined
+    ? "unpriced"
+    : totals.total_usd === null
+    ? `$${totals.known_usd.toFixed(4)}+ (${totals.unknown_calls} unpriced)`
+    : `$${totals.total_usd.toFixed(4)}`
+const savingsOf = (cost: Cost | undefined): string =>
+  cost?.savings.total_usd === null || cost?.savings.total_usd === undefined
+    ? "unknown"
+    : `$${cost.savings.total_usd.toFixed(4)}`
+
+/** One line per route: failed requests, cost (routing apart) and savings, logged → replayed. */
+const costSummary = (reports: Reports): ReadonlyArray<string> =>
+  reports.map((r) =>
+    `  ${r.route}: failed ${r.logged.failed} → ${r.replayed.failed} of ${r.requests} requests; cost ${
+      usd(r.logged.cost?.cost)
+    } → ${usd(r.replayed.cost?.cost)} (routing ${usd(r.logged.cost?.routing_cost)} → ${
+      usd(r.replayed.cost?.routing_cost)
+    }); ${difference(r.logged.cost, r.replayed.cost)}savings against the strong model ${savingsOf(r.logged.cost)} → ${
+      savingsOf(r.replayed.cost)
+    }`
+  )
+
+/** What the replayed side spends less (or more) than the logged one, when both are known. */
+const difference = (logged: Cost | undefined, replayed: Cost | undefined): string => {
+  const before = logged?.cost.total_usd
+  const after = replayed?.cost.total_usd
+  if (before === undefined || before === null || after === undefined || after === null) return ""
+  return before >= after
+    ? `spends $${(before - after).toFixed(4)} less; `
+    : `spends $${(after - before).toFixed(4)} more; `
+}
+
 const sum = (record: Readonly<Record<string, number>>): number => Object.values(record).reduce((a, b) => a + b, 0)
 
 const main = async (): Promise<number> => {
@@ -216,11 +290,23 @@ const main = async (): Promise<number> => {
   }
   for (const file of [LOG, SOAK_TOML, SOAK_JSON]) if (!existsSync(file)) fail(`${file} is missing`)
   writeFileSync(OTHER_TOML, otherPosture(readFileSync(SOAK_TOML, "utf8")))
+  writeFileSync(THRESHOLD_TOML, otherThreshold(readFileSync(SOAK_TOML, "utf8")))
+  writeFileSync(PRICES, `${JSON.stringify(EXAMPLE_PRICES, null, 2)}\n`)
   const soakReport = decode(SoakReport, readFileSync(SOAK_JSON, "utf8"), SOAK_JSON)
 
   const replay = async (config: string, json: boolean): Promise<string> => {
     const result = await run(
-      [ServerProcess.serverBin, "replay", "--log", LOG, "--config", config, ...(json ? ["--json"] : [])],
+      [
+        ServerProcess.serverBin,
+        "replay",
+        "--log",
+        LOG,
+        "--config",
+        config,
+        "--pricing-file",
+        PRICES,
+        ...(json ? ["--json"] : [])
+      ],
       REPLAY_TIMEOUT_MS,
       false
     )
@@ -230,7 +316,9 @@ const main = async (): Promise<number> => {
   }
   const rel = (file: string) => path.relative(ROOT, file)
   const command = (config: string) =>
-    `node packages/server/bin/switchyard.js replay --log ${rel(LOG)} --config ${rel(config)}`
+    `node packages/server/bin/switchyard.js replay --log ${rel(LOG)} --config ${rel(config)} --pricing-file ${
+      rel(PRICES)
+    }`
 
   const summary = await summarize(LOG)
   const spanMin = (Date.parse(summary.last) - Date.parse(summary.first)) / 60_000
@@ -248,7 +336,10 @@ const main = async (): Promise<number> => {
   // Under its own deployment the replay must reproduce every logged decision.
   const same: Reports = decode(Reports, await replay(SOAK_TOML, true), "the replay's --json")
   const sameChanged = same.reduce((a, r) => a + r.changed, 0)
-  console.log(`replay-example: under the soak's own deployment: ${sameChanged} requests changed (must be 0)`)
+  const sameCost = same.filter((r) => JSON.stringify(r.logged.cost) !== JSON.stringify(r.replayed.cost)).length
+  console.log(
+    `replay-example: under the soak's own deployment: ${sameChanged} requests changed, ${sameCost} routes' cost changed (must be 0)`
+  )
 
   const otherJson = await replay(OTHER_TOML, true)
   const other = decode(Reports, otherJson, "the replay's --json")
@@ -260,6 +351,11 @@ const main = async (): Promise<number> => {
       BASE_THRESHOLD === undefined ? "" : `, base_threshold ${BASE_THRESHOLD}`
     })\n$ ${command(OTHER_TOML)}\n${table}`
   )
+  console.log(`\nreplay-example: what the other posture would have failed and cost (${rel(PRICES)})`)
+  for (const line of costSummary(other)) console.log(line)
+  const threshold = decode(Reports, await replay(THRESHOLD_TOML, true), "the replay's --json")
+  console.log(`replay-example: what base_threshold = ${NEW_THRESHOLD} would have cost\n$ ${command(THRESHOLD_TOML)}`)
+  for (const line of costSummary(threshold)) console.log(line)
 
   // Cross-check against the soak's report.
   const checks: Array<{ readonly what: string; readonly log: number; readonly soak: number }> = []
@@ -299,12 +395,9 @@ const main = async (): Promise<number> => {
     console.log(`  ${c.what}: ${c.log} / ${c.soak}${c.log === c.soak ? "" : `  <-- differ by ${c.log - c.soak}`}`)
   }
   const differ = checks.filter((c) => c.log !== c.soak).length
-  console.log(
-    `replay-example: ${differ === 0 && sameChanged === 0 ? "PASS" : "FAIL"}; ${differ} cross-checks differ; files in ${
-      rel(OUT)
-    }/`
-  )
-  return differ === 0 && sameChanged === 0 ? 0 : 1
+  const pass = differ === 0 && sameChanged === 0 && sameCost === 0
+  console.log(`replay-example: ${pass ? "PASS" : "FAIL"}; ${differ} cross-checks differ; files in ${rel(OUT)}/`)
+  return pass ? 0 : 1
 }
 
 main().then(

@@ -4,6 +4,7 @@
  * re-exported here).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
+import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
@@ -54,6 +55,33 @@ const subagentRoute = (
       affinity: "agent"
     })
 
+/**
+ * The target a route's savings are measured against: its `baseline_target` when set, else the route
+ * type's default — the strong target of a capability or escalation classifier, the capable target
+ * of a stage router, `auto` or composite route, the advisor of an advisor route, the
+ * `default_target` of a custom classifier, the first of a random route's `targets`, a passthrough
+ * route's own target; none for noop (its answer is its own baseline).
+ */
+export const baselineTarget = (spec: RouteSpec): Option.Option<Target> => {
+  if (spec.baselineTarget !== undefined) return Option.some(spec.baselineTarget)
+  switch (spec.type) {
+    case "noop":
+      return Option.none()
+    case "passthrough":
+      return Option.some(spec.target)
+    case "random":
+      return Option.some(spec.targets[0])
+    case "llm_classifier":
+      return Option.some(spec.mode === "custom" ? spec.defaultTarget : spec.strong)
+    case "stage_router":
+    case "auto":
+    case "composite":
+      return Option.some(spec.capable)
+    case "advisor":
+      return Option.some(spec.advisor)
+  }
+}
+
 /** What a route of a deployment is built with. */
 type RouteServices = Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient | Scope.Scope
 
@@ -74,7 +102,8 @@ export const route = (spec: RouteSpec): Effect.Effect<Route, never, RouteService
     requestTimeoutMs: spec.requestTimeoutMs,
     forwardAuth,
     reasoning: spec.reasoning ?? Option.none(),
-    vision: spec.vision ?? Option.none()
+    vision: spec.vision ?? Option.none(),
+    baseline: baselineTarget(spec)
   })
   /** `parent` with its `subagents` table, if any, routing delegated sub-agent work. */
   const withSubagents = (

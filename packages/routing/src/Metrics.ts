@@ -261,6 +261,9 @@ export const unpricedCallsTotal = Metric.counter("switchyard_unpriced_calls_tota
   description: "Model calls whose cost is unknown, by model and kind (answer or routing)"
 })
 
+/** A cost in USD, as the float counters add it. */
+const usdOf = (cost: { readonly femto: bigint }): number => Number(cost.femto) / 1e15
+
 /** Count one call's cost (`undefined`: unknown) in {@link costUsdTotal} or {@link unpricedCallsTotal}. */
 export const unsafeRecordCost = (
   model: string,
@@ -269,5 +272,39 @@ export const unsafeRecordCost = (
 ): void => {
   const labels = { model, kind }
   if (cost === undefined) TaggedMetric.unsafeUpdate(unpricedCallsTotal, labels, 1)
-  else TaggedMetric.unsafeUpdate(costUsdTotal, labels, Number(cost.femto) / 1e15)
+  else TaggedMetric.unsafeUpdate(costUsdTotal, labels, usdOf(cost))
+}
+
+/**
+ * The known cost of a route's requests in USD, labelled `route` (a configured route id) and `kind`
+ * (`answer`: the answers; `routing`: the routing-time calls of its runs): the same calls as
+ * {@link costUsdTotal}, by route. With {@link baselineCostUsdTotal}, savings are
+ * `baseline − cost` in PromQL.
+ */
+export const routeCostUsdTotal = Metric.counter("switchyard_route_cost_usd_total", {
+  incremental: true,
+  description: "Known cost of a route's requests in USD, by route and kind (answer or routing)"
+})
+
+/**
+ * What a route's answers would have cost at its baseline model in USD (`baseline_target`), labelled
+ * `route`: known baselines only (an unpriced one adds nothing).
+ */
+export const baselineCostUsdTotal = Metric.counter("switchyard_baseline_cost_usd_total", {
+  incremental: true,
+  description: "Known cost of a route's answers at its baseline model in USD, by route"
+})
+
+/** Count a known cost of `route` (`undefined`: unknown, not counted) in {@link routeCostUsdTotal}. */
+export const unsafeRecordRouteCost = (
+  route: string,
+  kind: "answer" | "routing",
+  cost: { readonly femto: bigint } | undefined
+): void => {
+  if (cost !== undefined) TaggedMetric.unsafeUpdate(routeCostUsdTotal, { route, kind }, usdOf(cost))
+}
+
+/** Count a known baseline cost of `route` (`undefined`: unknown, not counted) in {@link baselineCostUsdTotal}. */
+export const unsafeRecordBaselineCost = (route: string, cost: { readonly femto: bigint } | undefined): void => {
+  if (cost !== undefined) TaggedMetric.unsafeUpdate(baselineCostUsdTotal, { route }, usdOf(cost))
 }

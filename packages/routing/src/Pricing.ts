@@ -27,12 +27,13 @@ export type Femto = bigint
 /** Femto-dollars per dollar. */
 const perUsd = 10n ** 15n
 
-/** The amount as US dollars (a number, for display and JSON; the amount itself stays exact). */
+/** The amount as US dollars (a number, for display and JSON; the amount itself stays exact; may be negative). */
 export const usd = (amount: Femto): number => {
-  const whole = amount / perUsd
-  const fraction = amount % perUsd
+  const magnitude = amount < 0n ? -amount : amount
+  const whole = magnitude / perUsd
+  const fraction = magnitude % perUsd
   // the nearest double of the exact decimal (one rounding, not two)
-  return Number(`${whole}.${fraction.toString().padStart(15, "0")}`)
+  return Number(`${amount < 0n ? "-" : ""}${whole}.${fraction.toString().padStart(15, "0")}`)
 }
 
 /** One model's rates, in nano-dollars per million tokens (= femto-dollars per token). */
@@ -272,6 +273,53 @@ export const countsOf = (usage: Usage): Counts => {
  */
 export const costOfUsage = (table: Table, model: string, usage: Usage | null | undefined): Cost | undefined =>
   usage === null || usage === undefined ? undefined : costOf(table, model, countsOf(usage))
+
+/**
+ * What an answer would have cost at the route's baseline model `baseline` (see `Route.baseline`):
+ * served by that model itself, the answer's own `answer` cost; otherwise an estimate — the table's
+ * rates for `baseline` times the answer's token buckets (a provider's charge for the answer does
+ * not carry over). Unknown without a usage, without a rate for `baseline`, or (served by it) when
+ * the answer's own cost is.
+ */
+export const baselineCostOf = (
+  table: Table,
+  baseline: string,
+  served: string,
+  usage: Usage | null | undefined,
+  answer: Cost | undefined
+): Cost | undefined =>
+  baseline === served
+    ? answer
+    : usage === null || usage === undefined
+    ? undefined
+    : costOf(table, baseline, { ...countsOf(usage), providerUsd: undefined })
+
+/**
+ * Savings against the baseline: `baseline` − `cost` (answer + routing), exactly, negative when
+ * routing cost more than it saved; unknown (`undefined`) when any call of either is unpriced.
+ */
+export const savings = (baseline: Totals, cost: Totals): Femto | undefined =>
+  baseline.unknownCalls > 0 || cost.unknownCalls > 0 ? undefined : baseline.knownFemto - cost.knownFemto
+
+/**
+ * Savings as the HTTP API reports them: `total_usd` the baseline's total minus the cost's (negative:
+ * routing cost more than it saved), `null` once any call of either is unpriced; `unknown_calls` the
+ * unpriced calls of both.
+ */
+export const SavingsJson = Schema.Struct({
+  total_usd: Schema.NullOr(Schema.Number),
+  unknown_calls: Schema.Number
+})
+export type SavingsJson = typeof SavingsJson.Type
+
+/** {@link SavingsJson} of a baseline's and a cost's totals. */
+export const savingsJson = (baseline: Totals, cost: Totals): SavingsJson => {
+  const saved = savings(baseline, cost)
+  return {
+    total_usd: saved === undefined ? null : usd(saved),
+    unknown_calls: baseline.unknownCalls + cost.unknownCalls
+  }
+}
 
 /** A call's cost as the routing log writes it: `{usd, source}`, or `null` when unknown. */
 export const CallCost = Schema.NullOr(Schema.Struct({

@@ -94,6 +94,12 @@ export interface Route {
    */
   readonly forwardAuth?: Option.Option<CredentialFamily>
   /**
+   * The target whose price the route's savings are measured against (`baseline_target`, else the
+   * route type's default): each answered request is priced again at its model with the answer's
+   * token counts. None (or absent): the answer is its own baseline (nothing saved but the routing).
+   */
+  readonly baseline?: Option.Option<Target>
+  /**
    * Choose the target for one request (`Routed`), or produce its answer while routing (`Answered`),
    * telling the request's `RoutingFacts.Reporter` what the routing did.
    */

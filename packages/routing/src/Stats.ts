@@ -17,6 +17,11 @@
  * when the call is recorded: an answer when its full answer is out, a failed candidate or a stream
  * failed after its headers as an unknown cost, a routing-time call when its run settles. Each is
  * also counted in `switchyard_cost_usd_total` / `switchyard_unpriced_calls_total`.
+ *
+ * Per route (`routes`), what routing saves: each request's answer cost and its baseline (the answer
+ * priced at the route's baseline model, `Pricing.baselineCostOf`), the routing-time calls of its
+ * runs, and savings = baseline − (answer + routing); also counted in
+ * `switchyard_route_cost_usd_total` and `switchyard_baseline_cost_usd_total`.
  */
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Context from "effect/Context"
@@ -25,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
 import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
+import * as RouteCosts from "./internal/routeCosts.js"
 import * as Metrics from "./Metrics.js"
 import * as Pricing from "./Pricing.js"
 import type * as RoutingFacts from "./RoutingFacts.js"
@@ -168,6 +174,9 @@ export interface StageRouterSnapshot {
   }
 }
 
+/** One route's entry in `routes` (see `internal/routeCosts.ts`). */
+export type RouteSnapshot = RouteCosts.RouteSnapshot
+
 /** The body of `GET /v1/stats`. */
 export interface StatsSnapshot {
   readonly total_requests: number
@@ -186,6 +195,8 @@ export interface StatsSnapshot {
     readonly cost: Pricing.TotalsJson
     readonly models: Readonly<Record<string, ModelSnapshot>>
   }
+  /** Per route id: cost, baseline and savings. */
+  readonly routes: Readonly<Record<string, RouteSnapshot>>
   readonly algorithm_stats: {
     readonly advisor_gate?: AdvisorGateSnapshot
     readonly stage_router?: StageRouterSnapshot
@@ -213,7 +224,15 @@ export interface Recorder {
    * (the model whose routing-time answer was served) counts as that model's answer call, every
    * other call goes to `classifier`.
    */
-  readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined) => void
+  readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined, route?: string) => void
+  /**
+   * A request of `route` was answered by `model` with `usage`: its answer's cost and its baseline
+   * (`model`'s answer priced at `baseline`, the route's baseline model) count in the route's entry.
+   * `route` must be a configured route id (it labels a metric).
+   */
+  readonly routeAnswered: (route: string, model: string, baseline: string, usage: Usage | null | undefined) => void
+  /** A request of the configured route `route` failed after it was found: an unknown answer and baseline. */
+  readonly routeFailed: (route: string) => void
   /** The current snapshot. */
   readonly snapshot: () => StatsSnapshot
   /** Clear everything and re-baseline `algorithm_stats`. */
@@ -427,6 +446,7 @@ export const make = (
   const withStage = names.has("stage_router")
   let models = new Map<string, ModelStats>()
   let judges = new Map<string, ModelStats>()
+  let routes = RouteCosts.make()
   let totalRequests = 0
   let totalErrors = 0
   let judgeRequests = 0
@@ -447,7 +467,7 @@ export const make = (
     }
   }
 
-  const routingCall = (call: RoutingCall): void => {
+  const routingCall = (call: RoutingCall, route: string | undefined): void => {
     judgeRequests += 1
     const stats = statsOf(judges, call.model)
     if (call.ok) {
@@ -459,7 +479,9 @@ export const make = (
       judgeErrors += 1
       stats.errors += 1
     }
-    priced(stats, call.model, "routing", Pricing.costOfUsage(prices(), call.model, call.usage))
+    const cost = Pricing.costOfUsage(prices(), call.model, call.usage)
+    priced(stats, call.model, "routing", cost)
+    if (route !== undefined) routes.routing(route, cost)
   }
 
   return {
@@ -477,17 +499,23 @@ export const make = (
       priced(stats, model, "answer", Pricing.costOfUsage(prices(), model, usage))
     },
     routingOverhead: (ms) => overhead.record(ms),
-    settle: (calls, answeredBy) => {
+    settle: (calls, answeredBy, route) => {
       let answer = answeredBy
       for (const call of calls) {
         if (answer !== undefined && call.model === answer) {
           answerCall(call.model, call.ok, call.latencyMs)
           answer = undefined
         } else {
-          routingCall(call)
+          routingCall(call, route)
         }
       }
     },
+    routeAnswered: (route, model, baseline, usage) => {
+      const table = prices()
+      const cost = Pricing.costOfUsage(table, model, usage)
+      routes.answered(route, cost, Pricing.baselineCostOf(table, baseline, model, usage, cost))
+    },
+    routeFailed: (route) => routes.failed(route),
     snapshot: () => {
       const answers = sectionOf(models, totalRequests)
       const classifier = sectionOf(judges, judgeRequests)
@@ -507,6 +535,7 @@ export const make = (
           cost: classifier.cost,
           models: classifier.models
         },
+        routes: routes.snapshot(),
         algorithm_stats: {
           ...(withAdvisor ? { advisor_gate: advisorGateOf(grown) } : {}),
           ...(withStage ? { stage_router: stageRouterOf(grown) } : {})
@@ -516,6 +545,7 @@ export const make = (
     reset: () => {
       models = new Map()
       judges = new Map()
+      routes = RouteCosts.make()
       totalRequests = 0
       totalErrors = 0
       judgeRequests = 0
@@ -533,6 +563,8 @@ export const disabled: Recorder = {
   answered: () => {},
   routingOverhead: () => {},
   settle: () => {},
+  routeAnswered: () => {},
+  routeFailed: () => {},
   snapshot: () => make().snapshot(),
   reset: () => {}
 }

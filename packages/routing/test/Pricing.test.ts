@@ -153,3 +153,57 @@ describe("Pricing totals", () => {
     assert.strictEqual(Pricing.usd(totals.knownFemto), 1.5)
   })
 })
+
+/** Femto-dollars of a decimal USD string. */
+const femto = (decimal: string): bigint => Pricing.femtoOfUsd(Number(decimal))
+
+describe("Pricing savings", () => {
+  const table = tableOf({ weak: rates, strong: { input: 10, output: 50, cache_read: 1, cache_write: 20 } })
+  const usage = {
+    prompt_tokens: 100,
+    completion_tokens: 10,
+    total_tokens: 110,
+    prompt_tokens_details: { cached_tokens: 20 },
+    cost: 0.5
+  }
+
+  it("the baseline prices the answer's buckets at the baseline model; a provider's charge does not carry over", () => {
+    const answer = Pricing.costOfUsage(table, "weak", usage)
+    assert.deepStrictEqual(answer, { femto: Pricing.femtoOfUsd(0.5), source: "provider_reported" })
+    // 80 × 10 + 20 × 1 + 10 × 50 = 1320 µ$
+    assert.deepStrictEqual(Pricing.baselineCostOf(table, "strong", "weak", usage, answer), {
+      femto: Pricing.femtoOfUsd(0.00132),
+      source: "estimated"
+    })
+    // served by the baseline model itself: its own cost
+    assert.strictEqual(Pricing.baselineCostOf(table, "weak", "weak", usage, answer), answer)
+    assert.isUndefined(Pricing.baselineCostOf(table, "unpriced", "weak", usage, answer))
+    assert.isUndefined(Pricing.baselineCostOf(table, "strong", "weak", undefined, undefined))
+  })
+
+  it("savings = baseline − cost, exact and possibly negative; unknown when either has an unpriced call", () => {
+    const of = (...femtos: ReadonlyArray<bigint | undefined>) =>
+      femtos.reduce(
+        (totals: Pricing.Totals, femto) =>
+          Pricing.add(totals, femto === undefined ? undefined : { femto, source: "estimated" }),
+        Pricing.noTotals
+      )
+    assert.strictEqual(Pricing.savings(of(1500n), of(150n, 17n)), 1333n)
+    assert.strictEqual(Pricing.savings(of(1500n), of(150n, 2500n)), -1150n)
+    assert.isUndefined(Pricing.savings(of(1500n, undefined), of(150n)))
+    assert.isUndefined(Pricing.savings(of(1500n), of(undefined)))
+    assert.deepStrictEqual(Pricing.savingsJson(of(femto("0.0015")), of(femto("0.00265"))), {
+      total_usd: -0.00115,
+      unknown_calls: 0
+    })
+    assert.deepStrictEqual(Pricing.savingsJson(of(1n), of(undefined, undefined)), { total_usd: null, unknown_calls: 2 })
+  })
+
+  it("usd shows a negative amount exactly as the positive one, with its sign", () => {
+    FastCheck.assert(FastCheck.property(FastCheck.bigInt({ min: 1n, max: 10n ** 20n }), (amount) => {
+      assert.strictEqual(Pricing.usd(-amount), -Pricing.usd(amount))
+    }))
+    assert.strictEqual(Pricing.usd(-1n), -1e-15)
+    assert.strictEqual(Pricing.usd(-1_150_000_000_000n), -0.00115)
+  })
+})

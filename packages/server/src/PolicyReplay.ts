@@ -32,13 +32,19 @@
  * (`late_verdict_ms`): a request that waited for one was routed on its logged timeout; a verdict the
  * log says was stored late (its `judge` line, `late: "stored"`) is stored in the replay, held to the
  * new settings, where the logged run's next request of the session found it (`stored_before.late`).
+ *
+ * With a pricing table ({@link pricingOf}), each side also has its `cost`: answers, judge calls,
+ * the baseline and the savings (see `internal/replayCost.ts` and docs/operations.md).
  */
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import type * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ReplayCost from "./internal/replayCost.js"
 import * as Replayers from "./internal/replayRoutes.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
+export type { CostSide, RoutePricing } from "./internal/replayCost.js"
 export type {
   CapabilitySettings,
   EscalationSettings,
@@ -118,6 +124,16 @@ export const replayersOf = (deployment: Deployment): ReadonlyMap<string, Replaye
     )
   )
 
+/**
+ * How to price the replay of `deployment`'s routes under `table`: per route id, its destinations'
+ * models and its baseline model.
+ */
+export const pricingOf = (
+  deployment: Deployment,
+  table: Pricing.Table
+): ReadonlyMap<string, ReplayCost.RoutePricing> =>
+  new Map(deployment.routes.map((spec) => [spec.id, ReplayCost.routePricing(table, spec)]))
+
 /** Counts of one side (logged or replayed) of a route's report. */
 export interface Side {
   /** Requests by destination (tier, or a custom route's model id). */
@@ -130,6 +146,8 @@ export interface Side {
   readonly without_verdict: Readonly<Record<string, number>>
   /** `total_tokens` of the logged lines, by the destination each request went (or would go) to. */
   readonly tokens: Readonly<Record<string, number>>
+  /** With a pricing table: the side's answer, routing and baseline cost and its savings. */
+  readonly cost?: ReplayCost.CostSide
 }
 
 /** One route's replay. */
@@ -186,14 +204,23 @@ export interface Replay {
   readonly reports: () => ReadonlyArray<RouteReport>
 }
 
-/** Start a replay of the routes of `replayers` (or only `route`). */
-export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?: string): Replay => {
+/**
+ * Start a replay of the routes of `replayers` (or only `route`); with `pricing` (see
+ * {@link pricingOf}), the routes it prices get a `cost` on each side.
+ */
+export const start = (
+  replayers: ReadonlyMap<string, Replayers.Replayer>,
+  route?: string,
+  pricing?: ReadonlyMap<string, ReplayCost.RoutePricing>
+): Replay => {
   const routes = new Map(
     [...replayers].filter(([id]) => route === undefined || id === route).map(([id, replayer]) => {
       const step = replayer.start()
       const late = Replayers.lateVerdicts()
       const logged = tally(replayer.destinations)
       const replayed = tally(replayer.destinations)
+      const priced = pricing?.get(id)
+      const costs = priced === undefined ? undefined : ReplayCost.tally(priced)
       const changedSessions = new Set<string>()
       let requests = 0, otherAlgorithm = 0, changed = 0
       const add = (line: RoutingLog.ResponseLine): Effect.Effect<void> => {
@@ -206,6 +233,7 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
           const before = replayer.logged(line)
           logged.add(before, line.total_tokens)
           replayed.add(after, line.total_tokens)
+          costs?.request(line, before, after, same(before, after))
           if (same(before, after)) return
           changed++
           if (line.session_id !== null) changedSessions.add(line.session_id)
@@ -217,12 +245,16 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
           kind: replayer.kind,
           requests,
           other_algorithm: otherAlgorithm,
-          logged: logged.side(),
-          replayed: replayed.side(),
+          logged: costs === undefined ? logged.side() : { ...logged.side(), cost: costs.logged() },
+          replayed: costs === undefined ? replayed.side() : { ...replayed.side(), cost: costs.replayed() },
           changed,
           sessions_changed: changedSessions.size
         }]
-      return [id, { add, late, report }] as const
+      const judge = (line: RoutingLog.JudgeLine) => {
+        late.add(line)
+        costs?.judge(line)
+      }
+      return [id, { add, judge, report }] as const
     })
   )
   return {
@@ -230,7 +262,7 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
       const route = routes.get(line.route)
       if (route === undefined) return Effect.void
       if (line.kind === "judge") {
-        route.late.add(line)
+        route.judge(line)
         return Effect.void
       }
       return route.add(line)
@@ -246,12 +278,42 @@ export const start = (replayers: ReadonlyMap<string, Replayers.Replayer>, route?
 export const replay = (
   lines: ReadonlyArray<RoutingLog.Line>,
   replayers: ReadonlyMap<string, Replayers.Replayer>,
-  route?: string
+  route?: string,
+  pricing?: ReadonlyMap<string, ReplayCost.RoutePricing>
 ): Effect.Effect<ReadonlyArray<RouteReport>> =>
   Effect.suspend(() => {
-    const run = start(replayers, route)
+    const run = start(replayers, route, pricing)
     return Effect.map(Effect.forEach(lines, run.add, { discard: true }), () => run.reports())
   })
+
+/** A cost total as the table shows it: USD, `+` and the unpriced calls while some are unknown. */
+const dollars = (usd: number | null, known: number, unknown: number): string =>
+  usd === null ? `${signed(known)}+ (${unknown} unpriced)` : signed(usd)
+
+/** USD with its sign before the dollar sign. */
+const signed = (usd: number): string => usd < 0 ? `-$${-usd}` : `$${usd}`
+
+/** The cost rows of a priced report: answer, routing, baseline, savings. */
+const costRows = (report: RouteReport): ReadonlyArray<readonly [string, string, string]> => {
+  const logged = report.logged.cost
+  const replayed = report.replayed.cost
+  if (logged === undefined || replayed === undefined) return []
+  const total = (pick: (cost: ReplayCost.CostSide) => Pricing.TotalsJson) => (cost: ReplayCost.CostSide) => {
+    const totals = pick(cost)
+    return dollars(totals.total_usd, totals.known_usd, totals.unknown_calls)
+  }
+  const row = (label: string, show: (cost: ReplayCost.CostSide) => string) =>
+    [label, show(logged), show(replayed)] as const
+  return [
+    row("answer cost", total((cost) => cost.answer_cost)),
+    row("routing cost", total((cost) => cost.routing_cost)),
+    row("baseline cost", total((cost) => cost.baseline_cost)),
+    row("savings", (cost) =>
+      cost.savings.total_usd === null
+        ? `unknown (${cost.savings.unknown_calls} unpriced)`
+        : signed(cost.savings.total_usd))
+  ]
+}
 
 const percent = (part: number, whole: number) => whole === 0 ? "0%" : `${Math.round((part / whole) * 100)}%`
 
@@ -290,7 +352,8 @@ export const format = (reports: ReadonlyArray<RouteReport>): string =>
           String(report.logged.tokens[destination] ?? 0),
           String(report.replayed.tokens[destination] ?? 0)
         ] as const
-      )
+      ),
+      ...costRows(report)
     ]
     const labelWidth = Math.max(30, ...rows.map(([label]) => label.length + 2))
     const cellWidth = Math.max(12, ...rows.flatMap(([, logged, replayed]) => [logged.length + 2, replayed.length + 2]))

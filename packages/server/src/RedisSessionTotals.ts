@@ -6,7 +6,7 @@
  * - One hash per session, `<keyPrefix><session id>` (prefix `switchyard:stats:` by default), of
  *   integer counters: `m:<model>:<stat>` per model (`calls`, `prompt`, `cached`, `cache_creation`,
  *   `completion`, and the model's cost), `b:<bucket>:<stat>` per cost bucket of
- *   `SessionTotals.buckets` (`answer`, `routing`). A cost is `femto_hi` and `femto_lo`
+ *   `SessionTotals.buckets` (`answer`, `routing`, `baseline`). A cost is `femto_hi` and `femto_lo`
  *   (femto-dollars = hi · 10⁹ + lo), `unknown`, `estimated` and `reported` (calls by kind).
  * - A line's increments (`SessionTotals.addLine` into an empty tally) go in one `MULTI`/`EXEC`:
  *   `HINCRBY` per non-zero field, then `PEXPIRE <ttlMs>` (the session store's `ttl_ms`). It is
@@ -176,10 +176,10 @@ export const make = (connection: RedisSessionStore.Connection["Type"], options: 
       )
     })
 
-    const add = (line: Line, priced?: Pricing.Cost): void => {
+    const add = (line: Line, priced?: Pricing.Cost, baseline?: Pricing.Cost): void => {
       if (!SessionTotals.counts(line)) return
       const delta = SessionTotals.emptyTally()
-      SessionTotals.addLine(delta, line, priced)
+      SessionTotals.addLine(delta, line, priced, baseline)
       if (inFlight >= maxInFlight) {
         TaggedMetric.unsafeUpdate(RedisSessionStore.errorsTotal, { operation: "totals_add" }, 1)
         run(overLimit)

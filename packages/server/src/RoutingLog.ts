@@ -171,7 +171,19 @@ export const ResponseLine = Schema.Struct({
   advisor: Schema.optionalWith(AdvisorFacts, { exact: true }),
   /** From the request's arrival to the end of its answer. */
   latency_ms: Schema.Number,
-  ...Tokens
+  ...Tokens,
+  /**
+   * The model the answer is measured against (`Route.baseline`: the route's `baseline_target` or its
+   * default; the served model when the route has none); null without a decided route. Absent from
+   * lines of older versions.
+   */
+  baseline_model: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /**
+   * What the answer would have cost at `baseline_model` with the same token counts
+   * (`Pricing.baselineCostOf`: always `estimated`, unless the baseline model served it), or `null`
+   * when unknown. Absent from lines of older versions (unknown).
+   */
+  baseline_cost: Schema.optionalWith(Pricing.CallCost, { exact: true })
 })
 export type ResponseLine = typeof ResponseLine.Type
 
@@ -228,14 +240,25 @@ export class RoutingLog extends Context.Tag("@switchyard-ts/server/RoutingLog")<
    * Add a line to the session aggregates and offer it to the write queue, at once (inside an
    * `Effect.sync`); a full queue drops it and counts it. Never blocks, never fails. `cost` is the
    * line's exact cost when the caller priced it (the aggregates then add it to the femto-dollar);
-   * without it they read the line's `cost.usd` back (exact below 4 USD a call).
+   * without it they read the line's `cost.usd` back (exact below 4 USD a call). `baseline` is a
+   * response line's exact `baseline_cost` in the same way.
    */
-  readonly unsafeAppend: (line: Line, cost?: Pricing.Cost) => void
+  readonly unsafeAppend: (line: Line, cost?: Pricing.Cost, baseline?: Pricing.Cost) => void
   /**
    * The cost of one call of `model` reporting `usage`, by the pricing table in force
    * (`Pricing.Prices`; unknown without one).
    */
   readonly costOf: (model: string, usage: Usage | null | undefined) => Pricing.Cost | undefined
+  /**
+   * What an answer of `served` reporting `usage` (its own cost `answer`) would have cost at the
+   * `baseline` model, by the same table (`Pricing.baselineCostOf`).
+   */
+  readonly baselineCostOf: (
+    baseline: string,
+    served: string,
+    usage: Usage | null | undefined,
+    answer: Pricing.Cost | undefined
+  ) => Pricing.Cost | undefined
   /**
    * The totals of a session's lines (`SessionTotals`); none when no line names it (or it was
    * evicted or expired); fails when a shared store cannot be read.
@@ -276,6 +299,7 @@ export const noop: RoutingLog["Type"] = RoutingLog.of({
   enabled: false,
   unsafeAppend: () => undefined,
   costOf: () => undefined,
+  baselineCostOf: () => undefined,
   sessionStats: () => Effect.succeedNone
 })
 
@@ -381,11 +405,13 @@ export const make = (options: Options) =>
 
     return RoutingLog.of({
       enabled: true,
-      unsafeAppend: (line, cost) => {
-        sessions.add(line, cost)
+      unsafeAppend: (line, cost, baseline) => {
+        sessions.add(line, cost, baseline)
         if (!queue.unsafeOffer(line)) TaggedMetric.unsafeUpdate(droppedTotal, {}, 1)
       },
       costOf: (model, usage) => Pricing.costOfUsage(prices(), model, usage),
+      baselineCostOf: (baseline, served, usage, answer) =>
+        Pricing.baselineCostOf(prices(), baseline, served, usage, answer),
       sessionStats: sessions.get
     })
   })

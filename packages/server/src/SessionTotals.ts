@@ -1,6 +1,6 @@
 /**
  * The per-session totals of `GET /v1/session-stats`: calls, tokens and cost per model, and the cost
- * buckets of a session ({@link buckets}: `answer`, `routing`), summed from the routing log's lines
+ * buckets of a session ({@link buckets}: `answer`, `routing`, `baseline`), summed from the routing log's lines
  * as they are made. One interface ({@link SessionTotals}), two stores: in memory (this module,
  * {@link makeMemory}: one process's lines, bounded by a session count) and in Redis
  * (`RedisSessionTotals`: every replica's lines, when the session store is Redis).
@@ -31,7 +31,9 @@ export type ModelStats = typeof ModelStats.Type
 /**
  * The body of `GET /v1/session-stats`: totals are the sums over `models`; `cost` is the cost of
  * every counted call, `answer_cost` that of the response lines, `routing_cost` that of the judge
- * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`).
+ * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`); `baseline_cost` what the
+ * response lines' answers would have cost at their baseline models, and `savings` =
+ * `baseline_cost` − `cost` (null once any of them is unpriced).
  */
 export const SessionStats = Schema.Struct({
   session_id: Schema.String,
@@ -43,6 +45,8 @@ export const SessionStats = Schema.Struct({
   cost: Pricing.TotalsJson,
   answer_cost: Pricing.TotalsJson,
   routing_cost: Pricing.TotalsJson,
+  baseline_cost: Pricing.TotalsJson,
+  savings: Pricing.SavingsJson,
   models: Schema.Record({ key: Schema.String, value: ModelStats })
 })
 export type SessionStats = typeof SessionStats.Type
@@ -55,26 +59,33 @@ export class SessionTotals extends Context.Tag("@switchyard-ts/server/SessionTot
   /**
    * Add a line to its session's totals, at once: never blocks, never fails (a store that writes
    * elsewhere does so in the background and counts what it loses). `cost` is the line's exact cost
-   * when the caller priced it; without it the line's `cost.usd` is read back (exact below 4 USD a call).
+   * when the caller priced it, `baseline` its answer's exact baseline cost; without them the line's
+   * `cost.usd` and `baseline_cost.usd` are read back (exact below 4 USD a call).
    */
-  readonly add: (line: Line, cost?: Pricing.Cost) => void
+  readonly add: (line: Line, cost?: Pricing.Cost, baseline?: Pricing.Cost) => void
   /** The totals of a session; none when no counted line names it (or it was evicted or expired). */
   readonly get: (sessionId: string) => Effect.Effect<Option.Option<SessionStats>, TotalsUnavailable>
 }>() {}
 
+/** The exact costs of one line: its own, and its answer's at the baseline model (`undefined`: unpriced). */
+export interface LineCosts {
+  readonly cost: Pricing.Cost | undefined
+  readonly baseline: Pricing.Cost | undefined
+}
+
 /** A cost bucket of a session: which lines it counts, at which cost, and whether `cost` includes it. */
 export interface Bucket {
-  /**
-   * `none`: `line` is not counted here; `some(cost)`: counted with `cost` (`undefined`: unpriced).
-   * `priced` is the line's own exact cost (its `cost`, read back when the caller gave none).
-   */
-  readonly of: (line: Line, priced: Pricing.Cost | undefined) => Option.Option<Pricing.Cost | undefined>
+  /** `none`: `line` is not counted here; `some(cost)`: counted with `cost` (`undefined`: unpriced). */
+  readonly of: (line: Line, costs: LineCosts) => Option.Option<Pricing.Cost | undefined>
   /** Part of the session's `cost` (the sum of what was spent), or a figure beside it. */
   readonly inCost: boolean
 }
 
-/** The cost buckets of a session, in a fixed order: `answer` (the response lines), `routing` (the judge lines). */
-export const bucketNames = ["answer", "routing"] as const
+/**
+ * The cost buckets of a session, in a fixed order: `answer` (the response lines), `routing` (the
+ * judge lines), `baseline` (the response lines' answers at their baseline models; beside `cost`).
+ */
+export const bucketNames = ["answer", "routing", "baseline"] as const
 
 /** The name of a cost bucket. */
 export type BucketName = typeof bucketNames[number]
@@ -85,8 +96,12 @@ export type BucketName = typeof bucketNames[number]
  * hash's fields) follow these.
  */
 export const buckets: { readonly [Name in BucketName]: Bucket } = {
-  answer: { of: (line, priced) => line.kind === "response" ? Option.some(priced) : Option.none(), inCost: true },
-  routing: { of: (line, priced) => line.kind === "judge" ? Option.some(priced) : Option.none(), inCost: true }
+  answer: { of: (line, costs) => line.kind === "response" ? Option.some(costs.cost) : Option.none(), inCost: true },
+  routing: { of: (line, costs) => line.kind === "judge" ? Option.some(costs.cost) : Option.none(), inCost: true },
+  baseline: {
+    of: (line, costs) => line.kind === "response" ? Option.some(costs.baseline) : Option.none(),
+    inCost: false
+  }
 }
 
 /** One model's running totals. */
@@ -121,9 +136,12 @@ export const emptyTally = (): Tally => ({ models: new Map(), buckets: new Map() 
 /** The totals of a tally's bucket. */
 export const bucketOf = (tally: Tally, name: BucketName): Pricing.Totals => tally.buckets.get(name) ?? Pricing.noTotals
 
-/** The exact cost of `line`: `cost` when given, else read back from the line's `cost.usd`. */
-const exactCost = (line: Line, cost: Pricing.Cost | undefined): Pricing.Cost | undefined =>
-  cost ?? (line.cost === null ? undefined : { femto: Pricing.femtoOfUsd(line.cost.usd), source: line.cost.source })
+/** The exact cost `given`, else read back from a line's logged cost (`null`, absent: unknown). */
+const exactCost = (logged: Pricing.CallCost | undefined, given: Pricing.Cost | undefined): Pricing.Cost | undefined =>
+  given ??
+    (logged === null || logged === undefined
+      ? undefined
+      : { femto: Pricing.femtoOfUsd(logged.usd), source: logged.source })
 
 /**
  * Whether `line` counts in its session's totals: every response line, and every judge line whose
@@ -136,10 +154,19 @@ export const counts = (line: Line): line is Line & { readonly session_id: string
 const modelOf = (line: Line): string => line.model === "" ? "unknown" : line.model
 
 /** Add a counted line (see {@link counts}) to `tally`. */
-export const addLine = (tally: Tally, line: Line, priced: Pricing.Cost | undefined): void => {
-  const cost = exactCost(line, priced)
+export const addLine = (
+  tally: Tally,
+  line: Line,
+  priced: Pricing.Cost | undefined,
+  baseline: Pricing.Cost | undefined
+): void => {
+  const cost = exactCost(line.cost, priced)
+  const costs: LineCosts = {
+    cost,
+    baseline: line.kind === "response" ? exactCost(line.baseline_cost, baseline) : undefined
+  }
   for (const name of bucketNames) {
-    const counted = buckets[name].of(line, cost)
+    const counted = buckets[name].of(line, costs)
     if (Option.isSome(counted)) tally.buckets.set(name, Pricing.add(bucketOf(tally, name), counted.value))
   }
   const name = modelOf(line)
@@ -180,6 +207,8 @@ export const statsOf = (sessionId: string, tally: Tally): SessionStats => {
     cost: Pricing.totalsJson(spent),
     answer_cost: Pricing.totalsJson(bucketOf(tally, "answer")),
     routing_cost: Pricing.totalsJson(bucketOf(tally, "routing")),
+    baseline_cost: Pricing.totalsJson(bucketOf(tally, "baseline")),
+    savings: Pricing.savingsJson(bucketOf(tally, "baseline"), spent),
     models: byModel
   }
 }
@@ -194,7 +223,7 @@ export const defaultMaxSessions = 10_000
 export const makeMemory = (maxSessions: number = defaultMaxSessions): SessionTotals["Type"] => {
   const sessions = new Map<string, Tally>()
   return SessionTotals.of({
-    add: (line, priced) => {
+    add: (line, priced, baseline) => {
       if (!counts(line)) return
       const session = sessions.get(line.session_id) ?? emptyTally()
       sessions.delete(line.session_id)
@@ -205,7 +234,7 @@ export const makeMemory = (maxSessions: number = defaultMaxSessions): SessionTot
           break
         }
       }
-      addLine(session, line, priced)
+      addLine(session, line, priced, baseline)
     },
     get: (sessionId) =>
       Effect.sync(() => {

@@ -26,8 +26,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { listening, printed, root, run, tomlFor, writeToml } from "./cliProcess.js"
+import { femto, lineOf, totals } from "./costs.js"
 import { capabilityRoute, startServer } from "./harness.js"
-import { lineOf as lineWith } from "./lines.js"
 
 const prices = {
   "cost-weak": { input: 1, output: 5, cache_read: 0.1, cache_write: 2, cache_write_1h: 3 },
@@ -101,18 +101,6 @@ const decodeStats = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
     models: Schema.Record({ key: Schema.String, value: CostOf })
   })
 })))
-
-/** Femto-dollars of a decimal USD string. */
-const femto = (decimal: string): bigint => Pricing.femtoOfUsd(Number(decimal))
-
-/** Expected totals: `known` in femto-dollars and the calls of each kind. */
-const totals = (known: bigint, calls: { unknown?: number; estimated?: number; reported?: number }) => ({
-  known_usd: Pricing.usd(known),
-  total_usd: (calls.unknown ?? 0) > 0 ? null : Pricing.usd(known),
-  unknown_calls: calls.unknown ?? 0,
-  estimated_calls: calls.estimated ?? 0,
-  provider_reported_calls: calls.reported ?? 0
-})
 
 const tempFile = () => path.join(mkdtempSync(path.join(tmpdir(), "switchyard-cost-")), "routing.jsonl")
 
@@ -293,10 +281,6 @@ describe("the cost of every call", () => {
       assert.deepStrictEqual(stats.answer_cost, totals(0n, {}))
     }))
 })
-
-/** A line of session `prop` of `kind` with `cost` (and what it says of it). */
-const lineOf = (kind: "judge" | "response", cost: Pricing.Cost | undefined): RoutingLog.Line =>
-  lineWith({ kind, session: "prop", model: kind === "judge" ? "j" : "m", cost, prompt: 1, completion: 1 })
 
 const CostArb = FastCheck.option(
   FastCheck.record({

@@ -462,7 +462,9 @@ describe("deploy/ against the real exposition", () => {
           "switchyard_classifier_fail_open_total",
           "switchyard_stage_router_routing_decisions_total",
           "switchyard_cost_usd_total",
-          "switchyard_unpriced_calls_total"
+          "switchyard_unpriced_calls_total",
+          "switchyard_route_cost_usd_total",
+          "switchyard_baseline_cost_usd_total"
         ]
       ) {
         assert.isTrue(exposed.has(name), `${name} is exposed`)
@@ -517,6 +519,24 @@ describe("the Grafana dashboard", () => {
       assert.isUndefined(row.targets, row.title)
       assert.strictEqual(row.collapsed, false, row.title)
     }
+  })
+
+  it("shows savings per route in its Cost row: baseline − cost, by route and over all routes", () => {
+    const rows = dashboard.panels.filter((p) => p.type === "row")
+    const costRow = rows.find((row) => row.title === "Cost")
+    const savings = dashboard.panels.find((p) => p.title === "Savings per hour by route")
+    assert.isDefined(costRow)
+    assert.isDefined(savings)
+    // below the Cost row header and above any later row
+    const below = rows.filter((row) => row.gridPos.y > (costRow?.gridPos.y ?? 0))
+    assert.isAbove(savings?.gridPos.y ?? 0, costRow?.gridPos.y ?? 0)
+    for (const row of below) assert.isBelow(savings?.gridPos.y ?? 0, row.gridPos.y)
+    const exprs = (savings?.targets ?? []).map((t) => t.expr)
+    assert.strictEqual(exprs.length, 2)
+    for (const expr of exprs) {
+      assert.match(expr, /switchyard_baseline_cost_usd_total.*\) - .*switchyard_route_cost_usd_total/)
+    }
+    assert.include(exprs[0] ?? "", "sum by (route)")
   })
 
   it("takes its data source from a prometheus `datasource` variable and hard-codes no uid", () => {

@@ -7,7 +7,6 @@
  */
 import { assert, describe, it, vi } from "@effect/vitest"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Cli from "@switchyard-ts/server/Cli"
 import * as PolicyReplay from "@switchyard-ts/server/PolicyReplay"
 import * as RoutingLog from "@switchyard-ts/server/RoutingLog"
@@ -75,20 +74,9 @@ const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
  */
 const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings, maxLateVerdicts?: number) =>
   ReplayLog.logOf(
-    CapabilityRoute.make({
-      id: ReplayLog.routeId,
-      name: ReplayLog.routeId,
-      judge: ReplayLog.judgeTarget,
-      prompt: Option.none(),
-      responseFormatType: "json_schema",
-      maxOutputTokens: 64,
-      recentTurnWindow: Option.none(),
-      weak: ReplayLog.target("weak", "weak-model"),
-      strong: ReplayLog.target("strong", "strong-model"),
-      messageHashFallback: false,
+    ReplayLog.capabilityRoute(settings, {
       judgeTimeoutMs: steps.some((step) => (step.judgeDelayMs ?? 0) > 0) ? Option.some(deadlineMs) : Option.none(),
-      ...(maxLateVerdicts === undefined ? {} : { lateVerdictMs: Option.some(lateMs), maxLateVerdicts }),
-      ...settings
+      ...(maxLateVerdicts === undefined ? {} : { lateVerdictMs: Option.some(lateMs), maxLateVerdicts })
     }),
     steps,
     (step) => ({
@@ -215,7 +203,7 @@ describe("policy replay", () => {
       const log = path.join(dir, "routing.jsonl")
       writeFileSync(log, `${lines.map((line) => JSON.stringify(line)).join("\n")}\nnot a record\n`)
       const config = path.join(dir, "other.toml")
-      writeFileSync(config, otherToml("fail_open"))
+      writeFileSync(config, ReplayLog.otherToml("fail_open"))
       const bin = path.join(root, "packages/server/bin/switchyard.js")
       const text = spawnSync(process.execPath, [bin, "replay", "--log", log, "--config", config], { encoding: "utf8" })
       assert.strictEqual(text.status, 0)
@@ -280,7 +268,7 @@ describe("replay of several replicas' logs", () => {
       const b = file("b.jsonl", `${byReplica.B.join("\n")}\n`)
       const whole = file("whole.jsonl", `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`)
       // a continuation keeps the tier its session's last user turn stored: the order of the turns matters
-      const config = file("other.toml", otherToml("error", "classify_trigger = \"user_turn\"\n"))
+      const config = file("other.toml", ReplayLog.otherToml("error", "classify_trigger = \"user_turn\"\n"))
       const printed = (log: string | ReadonlyArray<string>) =>
         Effect.gen(function*() {
           const logged = vi.spyOn(console, "log").mockImplementation(() => {})
@@ -305,28 +293,3 @@ describe("replay of several replicas' logs", () => {
 })
 
 const loadOther = (file: string) => Effect.orDie(Cli.loadDeployment(file))
-
-/** The other deployment of the command tests: the capability route `auto` with `judgeFailure` (and `more` keys). */
-const otherToml = (judgeFailure: "error" | "fail_open", more = "") =>
-  `schema_version = 1
-[llm_clients.sim]
-format = "openai_chat"
-base_url = "http://127.0.0.1:9/v1"
-[targets.judge]
-id = "judge-model"
-llm_client = "sim"
-[targets.weak]
-id = "weak-model"
-llm_client = "sim"
-[targets.strong]
-id = "strong-model"
-llm_client = "sim"
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.7
-judge_failure = "${judgeFailure}"
-${more}`

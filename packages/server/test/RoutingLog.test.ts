@@ -203,6 +203,8 @@ describe("routing log", () => {
           cost: unknownCost(7),
           answer_cost: unknownCost(6),
           routing_cost: unknownCost(1),
+          baseline_cost: unknownCost(6),
+          savings: { total_usd: null, unknown_calls: 13 },
           models: {
             "rl-judge": {
               calls: 1,
@@ -267,7 +269,10 @@ describe("routing log", () => {
         evidence: { source: "passthrough" as const },
         ...noClassifier,
         ts: "T",
-        latency_ms: 0
+        latency_ms: 0,
+        // no pricing file: no baseline cost; a passthrough route's baseline is its own target
+        baseline_model: "weak-model",
+        baseline_cost: null
       }
       const judgeLine = (
         requestId: string,
@@ -287,7 +292,9 @@ describe("routing log", () => {
       const classifier = (requestId: string, route: string) => ({
         ...passthrough,
         ...who(requestId, route),
-        algorithm: "llm_task_classifier"
+        algorithm: "llm_task_classifier",
+        // a capability route's baseline is its strong target
+        baseline_model: "strong-model"
       })
       assert.deepStrictEqual(lines, [
         { ...passthrough, ...tokens(11, 3, 2) },
@@ -329,7 +336,8 @@ describe("routing log", () => {
           posture: "error",
           trigger: "every_request",
           judge: { model: "rl-judge-down", outcome: "transport", latency_ms: 0 },
-          ...noTokens
+          ...noTokens,
+          baseline_model: null
         },
         { ...passthrough, ...who("req-5", "fast"), streaming: true, ...tokens(4, 2) },
         { ...passthrough, ...who("req-6", "fast"), streaming: true, outcome: "stream_error", ...noTokens }

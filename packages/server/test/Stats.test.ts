@@ -120,6 +120,7 @@ const emptyStats = {
   routing_overhead: emptyLatency,
   routing_fallbacks: { context_window: 0, unavailable: 0 },
   classifier: { total_requests: 0, total_errors: 0, total_tokens: emptyTokens, cost: cost(0), models: {} },
+  routes: {},
   algorithm_stats: {}
 }
 

@@ -116,6 +116,30 @@ describe("Cli.renderStats", () => {
     )
   })
 
+  it("with every call priced, the savings against the baseline (negative: routing cost more), none when 0 or unknown", () => {
+    const cost = { cost: totals(0.000223, 0.000223, 0), routing_cost: totals(0.000189, 0.000189, 0) }
+    assert.strictEqual(
+      Cli.renderStats({ ...base, ...cost, savings: { total_usd: 0.0042, unknown_calls: 0 } }),
+      "switchyard: 12 calls, $0.000223, routing $0.000189 85%, saved $0.0042"
+    )
+    assert.strictEqual(
+      Cli.renderStats({ ...base, ...cost, savings: { total_usd: -0.00115, unknown_calls: 0 } }),
+      "switchyard: 12 calls, $0.000223, routing $0.000189 85%, saved -$0.0011"
+    )
+    assert.strictEqual(
+      Cli.renderStats({ ...base, ...cost, savings: { total_usd: -0.000012, unknown_calls: 0 } }),
+      "switchyard: 12 calls, $0.000223, routing $0.000189 85%, saved -$0.000012"
+    )
+    assert.strictEqual(
+      Cli.renderStats({ ...base, ...cost, savings: { total_usd: 0, unknown_calls: 0 } }),
+      "switchyard: 12 calls, $0.000223, routing $0.000189 85%"
+    )
+    assert.strictEqual(
+      Cli.renderStats({ ...base, ...cost, savings: { total_usd: null, unknown_calls: 1 } }),
+      "switchyard: 12 calls, $0.000223, routing $0.000189 85%"
+    )
+  })
+
   it("while calls are unpriced, the known cost is a lower bound", () => {
     assert.strictEqual(
       Cli.renderStats({ ...base, cost: totals(0.04, null, 2) }),

@@ -16,6 +16,8 @@ export interface LineSpec {
   readonly written?: number
   readonly completion?: number
   readonly outcome?: "ok" | "timeout"
+  /** A response line's baseline: its model `b` and this cost. */
+  readonly baseline?: { readonly cost: Pricing.Cost | undefined }
 }
 
 /** A routing log line as `spec` says. */
@@ -59,6 +61,9 @@ export const lineOf = (spec: LineSpec): RoutingLog.Line => {
     trigger: null,
     judge: null,
     stored_before: null,
-    stored_after: null
+    stored_after: null,
+    ...(spec.baseline === undefined
+      ? {}
+      : { baseline_model: "b", baseline_cost: Pricing.callCost(spec.baseline.cost) })
   }
 }

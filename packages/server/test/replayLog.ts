@@ -18,6 +18,7 @@ import {
   UpstreamStatus
 } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion, Message } from "@switchyard-ts/protocol/OpenAiChat"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import * as Continuation from "@switchyard-ts/routing/Continuation"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
 import * as Decision from "@switchyard-ts/routing/Decision"
@@ -140,6 +141,7 @@ const memoryLog = () => {
       lines.push(line)
     },
     costOf: () => undefined,
+    baselineCostOf: () => undefined,
     sessionStats: () => Effect.succeedNone
   }
   return { lines, log }
@@ -238,9 +240,10 @@ export const logOf = <S>(
       if (Exit.isSuccess(exit) && tokens !== undefined) {
         tally.answered(() => ({ prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }))
       }
+      const model = Option.match(Option.flatMap(decision, Decision.selected), { onNone: () => "", onSome: (t) => t.id })
       tally.respond({
         decision,
-        model: Option.match(Option.flatMap(decision, Decision.selected), { onNone: () => "", onSome: (t) => t.id }),
+        model,
         wireFormat: "openai_chat",
         streaming: false,
         status: Exit.isSuccess(exit) ? 200 : Option.match(failure, { onNone: () => 500, onSome: (e) => e.status }),
@@ -248,7 +251,10 @@ export const logOf = <S>(
           ? ""
           : Option.match(failure, { onNone: () => "internal_error", onSome: (e) => e.code }),
         latencyMs: 1,
-        endedAtMs: yield* Clock.currentTimeMillis
+        endedAtMs: yield* Clock.currentTimeMillis,
+        baselineModel: Option.isNone(decision)
+          ? null
+          : Option.match(route.baseline ?? Option.none(), { onNone: () => model, onSome: (t) => t.id })
       })
     }
     if (timing !== instant) yield* TestClock.adjust("1 hour")
@@ -339,4 +345,56 @@ export const assertReproduced = (
     assert.deepStrictEqual(report?.replayed, report?.logged)
     assert.strictEqual(report?.changed, 0)
     return true
+  })
+
+/** The other deployment of the command tests: the capability route `auto` with `judgeFailure` (and `more` keys). */
+export const otherToml = (judgeFailure: "error" | "fail_open", more = "") =>
+  `schema_version = 1
+[llm_clients.sim]
+format = "openai_chat"
+base_url = "http://127.0.0.1:9/v1"
+[targets.judge]
+id = "judge-model"
+llm_client = "sim"
+[targets.weak]
+id = "weak-model"
+llm_client = "sim"
+[targets.strong]
+id = "strong-model"
+llm_client = "sim"
+[routes.auto]
+id = "auto"
+type = "llm_classifier"
+classifier_target = "judge"
+weak_target = "weak"
+strong_target = "strong"
+base_threshold = 0.7
+judge_failure = "${judgeFailure}"
+${more}`
+
+/**
+ * The capability route `auto` of the replay tests (judge `judge-model`, weak `weak-model`, strong
+ * `strong-model`) under `settings`; `judgeTimeoutMs` and late verdicts when given.
+ */
+export const capabilityRoute = (
+  settings: PolicyReplay.CapabilitySettings,
+  timing:
+    & Pick<CapabilityRoute.Options, "judgeTimeoutMs">
+    & Partial<Pick<CapabilityRoute.Options, "lateVerdictMs" | "maxLateVerdicts">> = {
+      judgeTimeoutMs: Option.none()
+    }
+) =>
+  CapabilityRoute.make({
+    id: routeId,
+    name: routeId,
+    judge: judgeTarget,
+    prompt: Option.none(),
+    responseFormatType: "json_schema",
+    maxOutputTokens: 64,
+    recentTurnWindow: Option.none(),
+    weak: target("weak", "weak-model"),
+    strong: target("strong", "strong-model"),
+    messageHashFallback: false,
+    ...timing,
+    ...settings
   })

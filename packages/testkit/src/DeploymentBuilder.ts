@@ -60,6 +60,7 @@ export interface RouteCommon {
   readonly reasoning?: boolean
   readonly vision?: boolean
   readonly request_timeout_ms?: number
+  readonly baseline_target?: string
 }
 
 /** The judge keys shared by capability and custom classifiers (and a stage router's classifier). */

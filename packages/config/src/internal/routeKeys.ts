@@ -1,6 +1,6 @@
 /**
  * The keys every `[routes.<n>]` table has (`id`, `type`, `context_window`, `tool_calling`,
- * `reasoning`, `vision`, `request_timeout_ms`), what a route table's rules are given (its table name and the deployment's
+ * `reasoning`, `vision`, `request_timeout_ms`, `baseline_target`), what a route table's rules are given (its table name and the deployment's
  * targets), and the shape of a route spec: the route module's options with every key set, plus
  * these common keys.
  */
@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
-import { maxU32, optionalInteger, positive } from "./rules.js"
+import { lookupTarget, maxU32, optionalInteger, positive } from "./rules.js"
 import * as Table from "./table.js"
 import { TomlBoolean, TomlInteger, TomlString, TomlVariant } from "./toml.js"
 
@@ -46,6 +46,12 @@ export interface RouteCommon {
    * routing, judge and answer call, retries included; a stream until its headers — with a 504.
    */
   readonly requestTimeoutMs: Option.Option<number>
+  /**
+   * `baseline_target` (a target of the deployment, unset by default): the target whose price the
+   * route's savings are measured against. Absent when the key is unset: the route type's default
+   * (`Deployment.baselineTarget`).
+   */
+  readonly baselineTarget?: Target
 }
 
 /**
@@ -64,10 +70,14 @@ export const routeKeyFields = <const Type extends string>(type: Type) => ({
   tool_calling: Schema.optional(TomlBoolean),
   reasoning: Schema.optional(TomlBoolean),
   vision: Schema.optional(TomlBoolean),
-  request_timeout_ms: Schema.optional(TomlInteger)
+  request_timeout_ms: Schema.optional(TomlInteger),
+  baseline_target: Schema.optional(TomlString)
 })
 
-/** The common keys' rules, checked first: `context_window` (1..2^32-1), then `request_timeout_ms`. */
+/**
+ * The common keys' rules, checked first: `context_window` (1..2^32-1), then `request_timeout_ms`,
+ * then `baseline_target` (a known target).
+ */
 const routeCommon = (
   keys: {
     readonly id: string
@@ -76,8 +86,9 @@ const routeCommon = (
     readonly reasoning?: boolean | undefined
     readonly vision?: boolean | undefined
     readonly request_timeout_ms?: bigint | undefined
+    readonly baseline_target?: string | undefined
   },
-  name: string
+  context: RouteContext
 ): Effect.Effect<RouteCommon, ParseResult.ParseIssue> =>
   Effect.gen(function*() {
     const contextWindow = yield* optionalInteger(["context_window"], keys.context_window, {
@@ -86,14 +97,18 @@ const routeCommon = (
       belowMin: "must be greater than zero"
     })
     const requestTimeoutMs = yield* optionalInteger(["request_timeout_ms"], keys.request_timeout_ms, positive)
+    const baselineTarget = keys.baseline_target === undefined
+      ? undefined
+      : yield* lookupTarget(context.targets, ["baseline_target"], keys.baseline_target)
     return {
-      name,
+      name: context.name,
       id: keys.id,
       contextWindow,
       toolCalling: Option.fromNullable(keys.tool_calling),
       ...(keys.reasoning === undefined ? {} : { reasoning: Option.some(keys.reasoning) }),
       ...(keys.vision === undefined ? {} : { vision: Option.some(keys.vision) }),
-      requestTimeoutMs
+      requestTimeoutMs,
+      ...(baselineTarget === undefined ? {} : { baselineTarget })
     }
   })
 
@@ -107,5 +122,5 @@ export const routeTable = <K extends Schema.Struct.Type<ReturnType<typeof routeK
 ): Table.Table<K, I, A, RouteContext> =>
   Table.make(
     keys,
-    (keys, context) => Effect.flatMap(routeCommon(keys, context.name), (common) => rules(keys, context, common))
+    (keys, context) => Effect.flatMap(routeCommon(keys, context), (common) => rules(keys, context, common))
   )

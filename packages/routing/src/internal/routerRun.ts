@@ -265,7 +265,8 @@ const routeOnce = (
           calls,
           Exit.isSuccess(exit) && exit.value._tag === "Answered" && Option.isSome(exit.value.servedBy)
             ? exit.value.servedBy.value.id
-            : undefined
+            : undefined,
+          found.id
         )
       ))
   })

@@ -7,6 +7,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type { Deployment } from "@switchyard-ts/config/Deployment"
+import type * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -16,7 +17,7 @@ import { createReadStream } from "node:fs"
 import { createInterface } from "node:readline"
 import * as PolicyReplay from "../PolicyReplay.js"
 import * as RoutingLog from "../RoutingLog.js"
-import { loadDeployment } from "./cliFiles.js"
+import { loadDeployment, loadPricing } from "./cliFiles.js"
 import { parseWith, UsageError } from "./cliParse.js"
 
 /** Options of `switchyard replay`. */
@@ -28,6 +29,11 @@ export interface ReplayOptions {
   readonly log: string | ReadonlyArray<string>
   readonly config: string
   readonly route?: string | undefined
+  /**
+   * A pricing file (`--pricing-file`, the server's format): each side of a route's report gets its
+   * answer, routing and baseline cost and its savings.
+   */
+  readonly pricingFile?: string | undefined
   readonly json: boolean
   /**
    * Report progress on stderr every this many log lines read (the command: every 100,000 lines
@@ -41,7 +47,7 @@ export const replayProgressEvery = 100_000
 
 /** The usage line of `switchyard replay`, printed after a usage error. */
 export const replayUsage =
-  "usage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--json]"
+  "usage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--pricing-file PRICES.json] [--json]"
 
 /** The routing log file could not be read. */
 export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileError", { message: Schema.String }) {}
@@ -51,8 +57,12 @@ export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileErr
  * time, and its result rendered as the command prints it: the table, or the JSON array of
  * `PolicyReplay.RouteReport`s.
  */
-const policyReplay = (deployment: Deployment, route: string | undefined) => {
-  const run = PolicyReplay.start(PolicyReplay.replayersOf(deployment), route)
+const policyReplay = (deployment: Deployment, route: string | undefined, table: Pricing.Table | undefined) => {
+  const run = PolicyReplay.start(
+    PolicyReplay.replayersOf(deployment),
+    route,
+    table === undefined ? undefined : PolicyReplay.pricingOf(deployment, table)
+  )
   return {
     add: (line: RoutingLog.Line): Effect.Effect<void> => run.add(line),
     render: (json: boolean): string => {
@@ -122,7 +132,8 @@ async function* mergedLines(paths: ReadonlyArray<string>): AsyncGenerator<Read> 
 export const replayProgram = (options: ReplayOptions) =>
   Effect.gen(function*() {
     const deployment = yield* loadDeployment(options.config)
-    const replay = policyReplay(deployment, options.route)
+    const table = options.pricingFile === undefined ? undefined : yield* loadPricing(options.pricingFile)
+    const replay = policyReplay(deployment, options.route, table)
     let skipped = 0
     let read = 0
     let records = 0
@@ -177,6 +188,13 @@ const replayFlags = {
     Options.withDescription("Replay only this route (default: every judge-using route of --config)."),
     Options.optional
   ),
+  pricingFile: Options.text("pricing-file").pipe(
+    Options.withPseudoName("PRICES.json"),
+    Options.withDescription(
+      "Price both sides of each report (the server's --pricing-file format): answer, routing and baseline cost, savings."
+    ),
+    Options.optional
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("Print the reports as a JSON array instead of a table."))
 }
 
@@ -190,6 +208,7 @@ const toReplayOptions = (
       log: more.length === 0 ? first : flags.log,
       config: flags.config.value,
       route: Option.getOrUndefined(flags.route),
+      pricingFile: Option.getOrUndefined(flags.pricingFile),
       json: flags.json
     })
     : new UsageError({ message: `--log and --config are required\n${replayUsage}` })

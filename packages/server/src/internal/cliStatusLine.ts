@@ -60,12 +60,19 @@ const SessionStatsView = Schema.Struct({
   total_prompt_tokens: Schema.Number,
   total_completion_tokens: Schema.Number,
   cost: Schema.optional(Pricing.TotalsJson),
-  routing_cost: Schema.optional(Pricing.TotalsJson)
+  routing_cost: Schema.optional(Pricing.TotalsJson),
+  savings: Schema.optional(Pricing.SavingsJson)
 })
 type SessionStatsView = typeof SessionStatsView.Type
 
-/** Dollars as a status line shows them: cents from a dollar, four decimals from a tenth of a cent, else six. */
-export const dollars = (usd: number): string => `$${usd.toFixed(usd >= 1 ? 2 : usd >= 0.001 || usd === 0 ? 4 : 6)}`
+/**
+ * Dollars as a status line shows them: cents from a dollar, four decimals from a tenth of a cent,
+ * else six; a negative amount with its sign first (`-$0.0012`).
+ */
+export const dollars = (usd: number): string => {
+  const size = Math.abs(usd)
+  return `${usd < 0 ? "-" : ""}$${size.toFixed(size >= 1 ? 2 : size >= 0.001 || size === 0 ? 4 : 6)}`
+}
 
 /** Token counts in thousands above 10,000. */
 const tokens = (n: number): string => n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n)
@@ -84,12 +91,21 @@ const costPart = (cost: CostTotals, routing: CostTotals | undefined): string => 
 const priced = (cost: CostTotals | undefined): cost is CostTotals =>
   cost !== undefined && cost.estimated_calls + cost.provider_reported_calls > 0
 
-/** The line for a session's stats: its cost once a call of it was priced, else its tokens. */
+/** The savings part: what routing saved against the baseline, when known and not zero (negative: it cost more). */
+const savingsPart = (savings: Pricing.SavingsJson | undefined): string =>
+  savings === undefined || savings.total_usd === null || savings.total_usd === 0
+    ? ""
+    : `, saved ${dollars(savings.total_usd)}`
+
+/**
+ * The line for a session's stats: its cost once a call of it was priced (and the savings against
+ * the baseline when all of them are known), else its tokens.
+ */
 export const renderStats = (stats: SessionStatsView): string => {
   const calls = `${stats.total_calls} ${stats.total_calls === 1 ? "call" : "calls"}`
   const usage = `${tokens(stats.total_prompt_tokens)} in / ${tokens(stats.total_completion_tokens)} out`
   return priced(stats.cost)
-    ? `switchyard: ${calls}, ${costPart(stats.cost, stats.routing_cost)}`
+    ? `switchyard: ${calls}, ${costPart(stats.cost, stats.routing_cost)}${savingsPart(stats.savings)}`
     : `switchyard: ${calls}, ${usage} tokens`
 }
 

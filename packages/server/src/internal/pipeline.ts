@@ -58,6 +58,15 @@ export const decodeRequest = (codec: Codec, request: Edge.EdgeRequest, limit: nu
 export const servedModel = (decision: Decision.Decision, served: Option.Option<Target>): string =>
   Option.match(served, { onNone: () => decision.route.id, onSome: (target) => target.id })
 
+/**
+ * The model an answer of `decision` served by `model` is measured against: the baseline target of
+ * its route (as the router serves it now), else `model` itself (a route without one, e.g. noop).
+ */
+const baselineModel = (router: Router["Type"], decision: Decision.Decision, model: string): string => {
+  const baseline = router.routes.find((route) => route.id === decision.route.id)?.baseline ?? Option.none()
+  return Option.match(baseline, { onNone: () => model, onSome: (target) => target.id })
+}
+
 const routingHeaders = (decision: Decision.Decision, model: string): Record<string, string> => ({
   [selectedModelHeader]: model,
   [compatibleSelectedModelHeader]: model.replace(/\s+/g, " ").slice(0, 512),
@@ -75,6 +84,8 @@ interface Facts {
   readonly subagent: boolean
   readonly streaming: boolean
   readonly error: string
+  /** The model the answer is measured against (see `baselineModel`); null without a decision. */
+  readonly baselineModel: string | null
 }
 
 const noFacts: Facts = {
@@ -84,17 +95,19 @@ const noFacts: Facts = {
   evidenceReason: "",
   subagent: false,
   streaming: false,
-  error: ""
+  error: "",
+  baselineModel: null
 }
 
-const factsOf = (inbound: Inbound, decision: Decision.Decision, model: string): Facts => ({
+const factsOf = (inbound: Inbound, decision: Decision.Decision, model: string, baseline: string): Facts => ({
   route: decision.route.id,
   selectedModel: model,
   evidenceSource: decision.evidence.source,
   evidenceReason: "reason" in decision.evidence ? decision.evidence.reason : "",
   subagent: decision.evidence.subagent === true,
   streaming: inbound.streaming,
-  error: ""
+  error: "",
+  baselineModel: baseline
 })
 
 /**
@@ -141,7 +154,8 @@ const recordRequest = (format: string, facts: Facts, status: number, clock: Cloc
  * Route and answer one decoded request: a buffered answer, or an SSE stream whose events the
  * request's encoder writes (a failure after the headers ends it with the encoder's error events).
  * `finished` records the total latency once the answer is complete (for a stream, after its last
- * event), and — when a target served it — its usage and total latency in the stats. With a
+ * event), and — when a target served it — its usage and total latency in the stats, and the
+ * route's answer and baseline cost (a stream failed after its headers: a failed request). With a
  * routing-log `tally`, the router reports the routing to its observer and the answer's usage and
  * ending are collected into it.
  */
@@ -153,11 +167,17 @@ const answer = (
   startMs: number,
   tally: RoutingLine.Tally | undefined
 ) => {
-  const finished = (model: string, served: Option.Option<Target>, usage: () => Usage | null | undefined) =>
+  const finished = (
+    decision: Decision.Decision,
+    model: string,
+    served: Option.Option<Target>,
+    usage: () => Usage | null | undefined
+  ) =>
     Effect.sync(() => {
       const elapsed = msOf(clock) - startMs
       TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, elapsed)
       if (Option.isSome(served)) stats.answered(model, usage(), elapsed)
+      stats.routeAnswered(decision.route.id, model, baselineModel(router, decision, model), usage())
     })
   const observer = tally?.observer
   if (inbound.streaming) {
@@ -165,17 +185,18 @@ const answer = (
       const model = servedModel(streamed.decision, streamed.served)
       tally?.answered(streamed.usage)
       const encoding = inbound.encoder.stream(streamed, model)
-      const done = finished(model, streamed.served, streamed.usage)
+      const done = finished(streamed.decision, model, streamed.served, streamed.usage)
       const ended = tally === undefined ? done : Effect.zipRight(done, Effect.sync(tally.ended))
       const events = Relay.catchAll(
         Relay.concat(encoding.events, Effect.as(ended, [])),
         (failure) => {
           tally?.failed()
+          stats.routeFailed(streamed.decision.route.id)
           return [encoding.streamError(failure)]
         }
       )
       return {
-        facts: factsOf(inbound, streamed.decision, model),
+        facts: factsOf(inbound, streamed.decision, model, baselineModel(router, streamed.decision, model)),
         decision: Option.some(streamed.decision),
         reply: Edge.sse(events, {
           "cache-control": "no-cache",
@@ -191,8 +212,8 @@ const answer = (
     const retained = inbound.encoder.retain?.(completed.decision, completed.served) ?? Effect.void
     return Effect.flatMap(retained, () => {
       tally?.answered(() => completed.completion.usage)
-      return Effect.as(finished(model, completed.served, () => completed.completion.usage), {
-        facts: factsOf(inbound, completed.decision, model),
+      return Effect.as(finished(completed.decision, model, completed.served, () => completed.completion.usage), {
+        facts: factsOf(inbound, completed.decision, model, baselineModel(router, completed.decision, model)),
         decision: Option.some<Decision.Decision>(completed.decision),
         reply: Edge.json(body, 200, routingHeaders(completed.decision, model))
       })
@@ -220,7 +241,8 @@ const settle = (
       status,
       error: facts.error,
       latencyMs: Math.round((endMs - startMs) * 100) / 100,
-      endedAtMs: Math.floor(endMs)
+      endedAtMs: Math.floor(endMs),
+      baselineModel: facts.baselineModel
     })
   })
 
@@ -260,8 +282,17 @@ export const handle = (
               Conversation.isUserTurn(inbound.routed.body.messages)
             )
           }
+          const failedRouting = failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming })
           return answer(router, stats, inbound, clock, startMs, tally).pipe(
-            Effect.catchAll(failed({ ...noFacts, route: inbound.model, streaming: inbound.streaming }))
+            Effect.catchAll((failure) =>
+              Effect.zipRight(
+                Effect.sync(() => {
+                  // only a configured route's failures count (a route id labels a metric)
+                  if (router.routes.some((route) => route.id === inbound.model)) stats.routeFailed(inbound.model)
+                }),
+                failedRouting(failure)
+              )
+            )
           )
         }
       }),

@@ -119,6 +119,8 @@ export interface Response {
   readonly error: string
   readonly latencyMs: number
   readonly endedAtMs: number
+  /** The model the answer is measured against (`Route.baseline`, else the served model); null without a decision. */
+  readonly baselineModel: string | null
 }
 
 /**
@@ -196,49 +198,58 @@ export const start = (
       // an answer the caller did not get whole (an error, a failed or abandoned stream) is priced
       // only by the usage it reported before it ended, if any
       const cost = response.model === "" ? undefined : log.costOf(response.model, usage)
+      const baseline = response.model === "" || response.baselineModel === null
+        ? undefined
+        : log.baselineCostOf(response.baselineModel, response.model, usage, cost)
       const stageTier = evidence !== null && "stage" in evidence && evidence.stage !== undefined
         ? evidence.stage.tier
         : null
-      log.unsafeAppend({
-        kind: "response",
-        ts: isoOf(response.endedAtMs),
-        ...identity,
-        algorithm: decision?.route.algorithm ?? null,
-        model: response.model,
-        selected_model: decision === undefined
-          ? null
-          : Option.match(Decision.selected(decision), { onNone: () => decision.route.id, onSome: (t) => t.id }),
-        tier: classified === undefined ? stageTier : Option.getOrElse(classified.tier, () => stageTier),
-        wire_format: response.wireFormat,
-        streaming: response.streaming,
-        user_turn: userTurn,
-        status: response.status,
-        outcome: response.status >= 300
-          ? "error"
-          : !response.streaming || streamEnded
-          ? "ok"
-          : streamFailed
-          ? "stream_error"
-          : "incomplete",
-        error: response.error === "" ? null : response.error,
-        evidence,
-        posture: classified?.posture ?? advised?.posture ?? null,
-        trigger: classified?.trigger ?? null,
-        judge: judgeSummary,
-        stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
-        stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
-        ...(stageSignals === undefined || stageTier !== null ? {} : { stage: stageSignals }),
-        ...(advised === undefined ? {} : {
-          advisor: {
-            reviews_before: advised.reviewsBefore,
-            failed_consults_before: advised.failedConsultsBefore,
-            trigger: Option.getOrNull(advised.trigger),
-            consult: Option.getOrNull(advised.consult)
-          }
-        }),
-        latency_ms: response.latencyMs,
-        ...tokensOf(usage, cost)
-      }, cost)
+      log.unsafeAppend(
+        {
+          kind: "response",
+          ts: isoOf(response.endedAtMs),
+          ...identity,
+          algorithm: decision?.route.algorithm ?? null,
+          model: response.model,
+          selected_model: decision === undefined
+            ? null
+            : Option.match(Decision.selected(decision), { onNone: () => decision.route.id, onSome: (t) => t.id }),
+          tier: classified === undefined ? stageTier : Option.getOrElse(classified.tier, () => stageTier),
+          wire_format: response.wireFormat,
+          streaming: response.streaming,
+          user_turn: userTurn,
+          status: response.status,
+          outcome: response.status >= 300
+            ? "error"
+            : !response.streaming || streamEnded
+            ? "ok"
+            : streamFailed
+            ? "stream_error"
+            : "incomplete",
+          error: response.error === "" ? null : response.error,
+          evidence,
+          posture: classified?.posture ?? advised?.posture ?? null,
+          trigger: classified?.trigger ?? null,
+          judge: judgeSummary,
+          stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
+          stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
+          ...(stageSignals === undefined || stageTier !== null ? {} : { stage: stageSignals }),
+          ...(advised === undefined ? {} : {
+            advisor: {
+              reviews_before: advised.reviewsBefore,
+              failed_consults_before: advised.failedConsultsBefore,
+              trigger: Option.getOrNull(advised.trigger),
+              consult: Option.getOrNull(advised.consult)
+            }
+          }),
+          latency_ms: response.latencyMs,
+          ...tokensOf(usage, cost),
+          baseline_model: response.baselineModel,
+          baseline_cost: Pricing.callCost(baseline)
+        },
+        cost,
+        baseline
+      )
     }
   }
 }
