@@ -281,12 +281,13 @@ const onlyOauthBetas = (value: string | undefined): string | undefined =>
  * The caller headers a `forward_auth` client receives as they came, by format (anchor §5.3):
  * OpenAI formats `authorization`, `chatgpt-account-id`, `x-openai-fedramp`; Anthropic
  * `authorization` and `x-api-key` (and the `oauth-*` items of `anthropic-beta`, see
- * {@link prepareHeaders}).
+ * {@link prepareHeaders}); Gemini none (the deployment refuses `forward_auth` on such a client).
  */
 const forwardedNames: Readonly<Record<Format, ReadonlyArray<string>>> = {
   openai_chat: ["authorization", "chatgpt-account-id", "x-openai-fedramp"],
   openai_responses: ["authorization", "chatgpt-account-id", "x-openai-fedramp"],
-  anthropic_messages: ["authorization", "x-api-key"]
+  anthropic_messages: ["authorization", "x-api-key"],
+  gemini_generate_content: []
 }
 
 /**
