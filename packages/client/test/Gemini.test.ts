@@ -238,6 +238,33 @@ describe("gemini_generate_content buffered calls", () => {
       assert.notInclude(JSON.stringify(failure), apiKey)
     }))
 
+  it.effect("a 429's RetryInfo retryDelay is honoured as Retry-After is (capped at 60 s)", () =>
+    Effect.gen(function*() {
+      const limited = (delay: string) =>
+        Step.status(429, {
+          error: {
+            code: 429,
+            message: "quota",
+            status: "RESOURCE_EXHAUSTED",
+            details: [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure" }, {
+              "@type": "type.googleapis.com/google.rpc.RetryInfo",
+              retryDelay: delay
+            }]
+          }
+        })
+      const fake = yield* makeFake({ "g.test": [limited("7s"), limited("900s")] })
+      const fiber = yield* Effect.fork(Effect.flip(
+        fake.client.complete({ target: geminiTarget("g", { maxRetries: 1 }), body: chatBody, headers: {} })
+      ))
+      yield* TestClock.adjust("6999 millis")
+      assert.strictEqual((yield* fake.requests).length, 1)
+      yield* TestClock.adjust("1 millis")
+      const failure = yield* Fiber.join(fiber)
+      const [first, second] = yield* fake.requests
+      assert.strictEqual((second?.at ?? 0) - (first?.at ?? 0), 7000)
+      assert.strictEqual(failure._tag === "UpstreamStatus" ? failure.retryAfterMs : undefined, 60_000)
+    }))
+
   it.effect("a prompt over the context window is flagged; a 400 is not retried", () =>
     Effect.gen(function*() {
       const fake = yield* makeFake({

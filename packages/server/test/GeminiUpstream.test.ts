@@ -1,6 +1,7 @@
 /**
  * A `gemini_generate_content` upstream through the real server: a Gemini tier answering Chat,
- * Messages, Responses and Gemini clients, buffered and streamed; a tool-call round trip of a Chat
+ * Messages, Responses and Gemini clients, buffered and streamed (a Gemini client's own body and the
+ * target's own answer replayed untouched); a tool-call round trip of a Chat
  * client (the call's id and Gemini's `thoughtSignature` sent back); and a Gemini judge for each row
  * of the judge drill under both postures — the posture table holds as for a Chat judge
  * (`Classifier.test.ts`): status, selected model, evidence and the fail-open counter.
@@ -8,6 +9,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import { type Content, GoogleGenAI } from "@google/genai"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -141,6 +143,117 @@ describe("a gemini_generate_content tier through the server", () => {
       assert.strictEqual(limited.status, 429)
       assert.strictEqual(record(JSON.parse(limited.text))["type"], "error")
       assert.notInclude(limited.text, geminiKey)
+    }))
+
+  it.scopedLive("a Gemini client's own body is replayed to the Gemini tier; its answer and events come back as sent", () =>
+    Effect.gen(function*() {
+      const tier = unique("gemini-tier")
+      const { client, upstream } = yield* start(unique("judge"), tier)
+      const answer = {
+        candidates: [{
+          content: {
+            role: "model",
+            parts: [
+              { executableCode: { language: "PYTHON", code: "print(1)" } },
+              { text: "1", thoughtSignature: "SIG-T" }
+            ]
+          },
+          finishReason: "STOP",
+          index: 0
+        }],
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 },
+        modelVersion: "gemini-upstream-version",
+        responseId: "r-native"
+      }
+      const events = [
+        { candidates: [{ content: { role: "model", parts: [{ text: "o" }] } }], responseId: "r-native" },
+        { ...answer, candidates: [{ ...answer.candidates[0], content: { role: "model", parts: [{ text: "k" }] } }] }
+      ]
+      yield* upstream.script(tier, [
+        FakeUpstream.Raw.make({ body: JSON.stringify(answer), events: [] }),
+        FakeUpstream.Raw.make({ body: "{}", events: events.map((event) => ({ data: JSON.stringify(event) })) })
+      ])
+      const request = {
+        contents: [
+          { role: "user", parts: [{ text: "run it" }] },
+          { role: "model", parts: [{ functionCall: { name: "run", args: {} }, thoughtSignature: "SIG-0" }] },
+          { role: "user", parts: [{ functionResponse: { name: "run", response: { output: "ok" } } }] }
+        ],
+        safetySettings: [{ category: "HARM_CATEGORY_HATE_SPEECH", threshold: "BLOCK_NONE" }],
+        generationConfig: { thinkingConfig: { thinkingBudget: 256, includeThoughts: true } },
+        tools: [{ functionDeclarations: [{ name: "run" }] }, { codeExecution: {} }]
+      }
+      const buffered = yield* post(client, "/v1beta/models/gem:generateContent", request)
+      assert.strictEqual(buffered.status, 200)
+      assert.deepStrictEqual(JSON.parse(buffered.text), { ...answer, modelVersion: tier })
+      const streamed = yield* post(client, "/v1beta/models/gem:streamGenerateContent?alt=sse", request)
+      assert.strictEqual(streamed.status, 200)
+      assert.deepStrictEqual(
+        streamed.text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6))),
+        [events[0], { ...events[1], modelVersion: tier }]
+      )
+      for (const seen of (yield* upstream.requests).filter((r) => r.model === tier)) {
+        assert.deepStrictEqual(seen.body, request)
+      }
+    }))
+
+  it.scopedLive("the @google/genai SDK on the Gemini tier: buffered, streamed and a function-calling round trip", () =>
+    Effect.gen(function*() {
+      const tier = unique("gemini-tier")
+      const { upstream, url } = yield* start(unique("judge"), tier)
+      yield* upstream.script(tier, [
+        FakeUpstream.ok("answer from Gemini"),
+        FakeUpstream.ok("streamed from Gemini"),
+        FakeUpstream.toolUse("get_weather", `{"city":"Paris"}`),
+        FakeUpstream.ok("It is sunny in Paris.")
+      ])
+      const ai = new GoogleGenAI({ apiKey: "caller-key-never-forwarded", httpOptions: { baseUrl: url } })
+      const buffered = yield* Effect.promise(() => ai.models.generateContent({ model: "gem", contents: "hi" }))
+      assert.strictEqual(buffered.text, "answer from Gemini")
+      assert.strictEqual(buffered.modelVersion, tier)
+      const streamed = yield* Effect.promise(async () => {
+        let text = ""
+        for await (const chunk of await ai.models.generateContentStream({ model: "gem", contents: "hi" })) {
+          text += chunk.text ?? ""
+        }
+        return text
+      })
+      assert.strictEqual(streamed, "streamed from Gemini")
+      const tools = [{
+        functionDeclarations: [{
+          name: "get_weather",
+          parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } }
+        }]
+      }]
+      const history: Array<Content> = [{ role: "user", parts: [{ text: "weather in Paris?" }] }]
+      const first = yield* Effect.promise(() =>
+        ai.models.generateContent({ model: "gem", contents: history, config: { tools } })
+      )
+      const call = first.functionCalls?.[0]
+      assert.strictEqual(call?.name, "get_weather")
+      assert.deepStrictEqual(call?.args, { city: "Paris" })
+      // Gemini sent no id, and the native answer adds none
+      assert.isUndefined(call?.id)
+      const modelTurn = first.candidates?.[0]?.content
+      if (modelTurn !== undefined) history.push(modelTurn)
+      history.push({
+        role: "user",
+        parts: [{ functionResponse: { name: "get_weather", response: { output: "sunny" } } }]
+      })
+      const second = yield* Effect.promise(() =>
+        ai.models.generateContent({ model: "gem", contents: history, config: { tools } })
+      )
+      assert.strictEqual(second.text, "It is sunny in Paris.")
+      const seen = (yield* upstream.requests).filter((r) => r.model === tier)
+      assert.strictEqual(seen.length, 4)
+      assert.deepStrictEqual(array(record(seen[3]?.body)["contents"]).slice(1), [
+        { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } } }] },
+        { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "sunny" } } }] }
+      ])
+      for (const request of seen) {
+        assert.strictEqual(request.headers["x-goog-api-key"], geminiKey)
+        assert.notInclude(JSON.stringify(request), "caller-key-never-forwarded")
+      }
     }))
 
   it.scopedLive("a Chat client's tool loop: the call's id, its name and Gemini's thoughtSignature go back on the next turn", () =>

@@ -85,6 +85,23 @@ export const errorBodyOf = (json: unknown): Option.Option<UpstreamErrorBody["err
     ? Option.map(Option.getRight(decodeErrorBody(json)), (body) => body.error)
     : Option.none()
 
+/**
+ * The `retryDelay` of a Gemini error body's `google.rpc.RetryInfo` detail (`"30s"`, `"1.5s"`) in
+ * milliseconds, capped like `Retry-After`: Gemini's 429 says when to come back there, not in a header.
+ */
+const geminiRetryDelayOf = (json: unknown): Option.Option<number> => {
+  const details = Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "details") &&
+      Array.isArray(json.error.details)
+    ? json.error.details
+    : []
+  for (const detail of details) {
+    const delay = Predicate.hasProperty(detail, "retryDelay") ? detail.retryDelay : undefined
+    const seconds = Predicate.isString(delay) ? /^(\d+(?:\.\d+)?)s$/.exec(delay.trim())?.[1] : undefined
+    if (seconds !== undefined) return Option.some(Math.min(Math.round(Number(seconds) * 1000), maxRetryAfterMs))
+  }
+  return Option.none()
+}
+
 /** The `error.status` of a Gemini error body (`{"error": {"code", "message", "status"}}`). */
 const geminiStatusOf = (json: unknown): Option.Option<string> =>
   Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "status") &&
@@ -134,7 +151,8 @@ export const isContextWindowExceeded = (
  * An `UpstreamStatus` from a non-2xx answer: the body's `error.message` (bounded, secrets
  * redacted), `error.code` or `error.type` (for `gemini_generate_content`, whose `error.code` is the
  * HTTP status again, `error.status`: `RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`, …), the
- * `Retry-After` delay and the context-window flag.
+ * `Retry-After` delay (for Gemini, without the header, its `RetryInfo` detail's `retryDelay`) and
+ * the context-window flag.
  */
 export const upstreamStatus = (options: {
   readonly target: string
@@ -156,6 +174,9 @@ export const upstreamStatus = (options: {
         () => Option.fromNullable(e.type)
       ))
   const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw, options.format)
+  const retryAfterMs = options.format === "gemini_generate_content" && Option.isNone(options.retryAfterMs)
+    ? Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(geminiRetryDelayOf))
+    : options.retryAfterMs
   return ExpectedFailure.make(() =>
     new UpstreamStatus({
       target: options.target,
@@ -168,7 +189,7 @@ export const upstreamStatus = (options: {
         onNone: () => ({}),
         onSome: (c) => ({ upstreamCode: truncate(redact(c, options.secrets), maxCodeLength) })
       }),
-      ...Option.match(options.retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
+      ...Option.match(retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
       ...(contextWindowExceeded ? { contextWindowExceeded: true } : {})
     })
   )

@@ -217,7 +217,7 @@ export const openAiChat: Codec = {
 }
 
 /** The SSE text of a stream's native events (an upstream of the caller's format), one per event. */
-const nativeEvents = (
+export const nativeEvents = (
   streamed: Streamed,
   encode: (event: UpstreamClient.NativeEvent) => string
 ): Relay.Relay<string, UpstreamFailure> =>
@@ -246,7 +246,7 @@ export const translatedEvents = <Event>(
   )
 
 /** Whether a streamed answer comes from a target speaking `format` (its events can be replayed). */
-const servedIn = (streamed: Streamed, format: Format): boolean =>
+export const servedIn = (streamed: Streamed, format: Format): boolean =>
   Option.exists(streamed.served, (target) => target.client.format === format)
 
 const messagesEncoder: Encoder = {

@@ -106,13 +106,15 @@ const answerParts = (
   })
 }
 
-const textGroups = (content: string): ReadonlyArray<ReadonlyArray<Gemini.Part>> => {
+/** `content` as one text part (buffered), or up to three pieces of it, one event each (streamed). */
+const textGroups = (ex: Exchange, content: string): ReadonlyArray<ReadonlyArray<Gemini.Part>> => {
+  if (!ex.stream) return [[{ text: content }]]
   const pieces = split(content, 3)
   return pieces.length === 0 ? [[]] : pieces.map((text) => [{ text }])
 }
 
 const answer = (ex: Exchange, content: string, usage: Usage | undefined, gapMs = 0): Effect.Effect<void> =>
-  answerParts(ex, textGroups(content), usage ?? estimateUsage(ex, content), gapMs)
+  answerParts(ex, textGroups(ex, content), usage ?? estimateUsage(ex, content), gapMs)
 
 /** A function call part (with `id` only when the behaviour names one, as Gemini often sends none). */
 const toolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
@@ -133,7 +135,7 @@ const toolUse = (ex: Exchange, b: ToolUse): Effect.Effect<void> => {
 const thinking = (ex: Exchange, b: Thinking): Effect.Effect<void> =>
   answerParts(
     ex,
-    [[{ text: b.thinking, thought: true, thoughtSignature: b.signature }], ...textGroups(b.content)],
+    [[{ text: b.thinking, thought: true, thoughtSignature: b.signature }], ...textGroups(ex, b.content)],
     estimateUsage(ex, `${b.thinking} ${b.content}`)
   )
 
