@@ -314,6 +314,73 @@ describe("a gemini_generate_content tier through the server", () => {
     }))
 })
 
+describe("a Messages client's tool loop on a Gemini tier", () => {
+  it.scopedLive("the signature comes as a signed thinking block before the tool_use and goes back onto the call", () =>
+    Effect.gen(function*() {
+      const tier = unique("gemini-tier")
+      const { client, upstream } = yield* start(unique("judge"), tier)
+      const signed = JSON.stringify({
+        candidates: [{
+          content: {
+            role: "model",
+            parts: [{
+              functionCall: { id: "fc-1", name: "get_weather", args: { city: "Oslo" } },
+              thoughtSignature: "SIG-M"
+            }]
+          },
+          finishReason: "STOP",
+          index: 0
+        }],
+        responseId: "resp-m",
+        modelVersion: tier
+      })
+      yield* upstream.script(tier, [
+        FakeUpstream.Raw.make({ body: signed, events: [] }),
+        FakeUpstream.ok("Cold in Oslo.")
+      ])
+      const tools = [{
+        name: "get_weather",
+        input_schema: { type: "object", properties: { city: { type: "string" } } }
+      }]
+      const ask = [{ role: "user", content: "weather in Oslo?" }]
+      const first = yield* post(client, "/v1/messages", { model: "gem", max_tokens: 100, tools, messages: ask })
+      assert.strictEqual(first.status, 200)
+      const answer = record(JSON.parse(first.text))
+      assert.strictEqual(answer["stop_reason"], "tool_use")
+      const content = array(answer["content"]).map(record)
+      assert.deepStrictEqual(content.map((block) => block["type"]), ["thinking", "tool_use"])
+      assert.strictEqual(content[0]?.["signature"], "SIG-M")
+      assert.strictEqual(content[1]?.["id"], "fc-1")
+
+      const second = yield* post(client, "/v1/messages", {
+        model: "gem",
+        max_tokens: 100,
+        tools,
+        messages: [
+          ...ask,
+          { role: "assistant", content },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "fc-1", content: "-3C" }] }
+        ]
+      })
+      assert.strictEqual(second.status, 200)
+      assert.include(second.text, "Cold in Oslo.")
+      const [, again] = (yield* upstream.requests).filter((r) => r.model === tier)
+      assert.deepStrictEqual(array(record(again?.body)["contents"]).slice(1), [
+        {
+          role: "model",
+          parts: [{
+            functionCall: { id: "fc-1", name: "get_weather", args: { city: "Oslo" } },
+            thoughtSignature: "SIG-M"
+          }]
+        },
+        {
+          role: "user",
+          parts: [{ functionResponse: { id: "fc-1", name: "get_weather", response: { output: "-3C" } } }]
+        }
+      ])
+    }))
+})
+
 const verdict = (p: number) =>
   FakeUpstream.ok(
     JSON.stringify({ crux: "a small local fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: p })
