@@ -1,10 +1,10 @@
 /**
  * A `gemini_generate_content` upstream through the real server: a Gemini tier answering Chat,
  * Messages, Responses and Gemini clients, buffered and streamed (a Gemini client's own body and the
- * target's own answer replayed untouched); a tool-call round trip of a Chat
- * client (the call's id and Gemini's `thoughtSignature` sent back); and a Gemini judge for each row
- * of the judge drill under both postures — the posture table holds as for a Chat judge
- * (`Classifier.test.ts`): status, selected model, evidence and the fail-open counter.
+ * target's own answer replayed untouched); the tool-call round trips of a Chat and a Messages
+ * client (the call's id and Gemini's `thoughtSignature` sent back); and a Gemini judge, asked in its
+ * own format (the judge drill's rows under both postures run with a Gemini judge in
+ * `Classifier.test.ts`).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -14,10 +14,7 @@ import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
 import { capabilityRoute, postureRoutes, startServer } from "./harness.js"
 
 const geminiKey = "AIza-configured-gemini-SECRET-42"
@@ -73,6 +70,21 @@ const post = (client: HttpClient.HttpClient, path: string, body: unknown) =>
 
 const record = (value: unknown): Record<string, unknown> => (Predicate.isRecord(value) ? value : {})
 const array = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
+
+/** A buffered Gemini answer of one function call signed with `signature` (Gemini 3 signs calls). */
+const signedCall = (model: string, call: Record<string, unknown>, signature: string, responseId: string) =>
+  FakeUpstream.Raw.make({
+    body: JSON.stringify({
+      candidates: [{
+        content: { role: "model", parts: [{ functionCall: call, thoughtSignature: signature }] },
+        finishReason: "STOP",
+        index: 0
+      }],
+      responseId,
+      modelVersion: model
+    }),
+    events: []
+  })
 
 /** One request per client format, buffered or streamed, all asking the `gem` route. */
 const clientRequests = (stream: boolean): ReadonlyArray<readonly [string, string, unknown]> => [
@@ -260,20 +272,8 @@ describe("a gemini_generate_content tier through the server", () => {
     Effect.gen(function*() {
       const tier = unique("gemini-tier")
       const { client, upstream } = yield* start(unique("judge"), tier)
-      const signed = JSON.stringify({
-        candidates: [{
-          content: {
-            role: "model",
-            parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "SIG-9" }]
-          },
-          finishReason: "STOP",
-          index: 0
-        }],
-        responseId: "resp-9",
-        modelVersion: tier
-      })
       yield* upstream.script(tier, [
-        FakeUpstream.Raw.make({ body: signed, events: [] }),
+        signedCall(tier, { name: "get_weather", args: { city: "Paris" } }, "SIG-9", "resp-9"),
         FakeUpstream.ok("It is sunny in Paris.")
       ])
       const tools = [{
@@ -319,23 +319,8 @@ describe("a Messages client's tool loop on a Gemini tier", () => {
     Effect.gen(function*() {
       const tier = unique("gemini-tier")
       const { client, upstream } = yield* start(unique("judge"), tier)
-      const signed = JSON.stringify({
-        candidates: [{
-          content: {
-            role: "model",
-            parts: [{
-              functionCall: { id: "fc-1", name: "get_weather", args: { city: "Oslo" } },
-              thoughtSignature: "SIG-M"
-            }]
-          },
-          finishReason: "STOP",
-          index: 0
-        }],
-        responseId: "resp-m",
-        modelVersion: tier
-      })
       yield* upstream.script(tier, [
-        FakeUpstream.Raw.make({ body: signed, events: [] }),
+        signedCall(tier, { id: "fc-1", name: "get_weather", args: { city: "Oslo" } }, "SIG-M", "resp-m"),
         FakeUpstream.ok("Cold in Oslo.")
       ])
       const tools = [{
@@ -391,163 +376,36 @@ const chat = (model: string) => ({
   messages: [{ role: "system", content: "SECRET SYSTEM PROMPT" }, { role: "user", content: "fix the typo in README" }]
 })
 
-const DecisionBody = Schema.Struct({
-  selected: Schema.Struct({ target: Schema.String, model: Schema.String }),
-  evidence: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
-const ErrorBody = Schema.Struct({
-  error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
-})
-
-const decision = (client: HttpClient.HttpClient, model: string) =>
-  Effect.map(
-    post(client, "/v1/decision", { input_format: "openai_chat", request: chat(model) }),
-    (raw) => ({ status: raw.status, json: JSON.parse(raw.text) })
-  )
-
 const completion = (client: HttpClient.HttpClient, model: string) =>
   Effect.map(post(client, "/v1/chat/completions", chat(model)), (raw) => ({
     status: raw.status,
-    json: JSON.parse(raw.text),
     selected: raw.headers["x-switchyard-selected-model"],
     source: raw.headers["x-switchyard-evidence-source"]
   }))
 
-const failOpenCount = (client: HttpClient.HttpClient, judgeModel: string, reason: string) =>
-  Effect.map(Effect.flatMap(client.execute(HttpClientRequest.get("/metrics")), (r) => r.text), (text) => {
-    const line = text.split("\n").find((l) =>
-      l.startsWith("switchyard_classifier_fail_open_total{") && l.includes(`judge_model="${judgeModel}"`) &&
-      l.includes(`reason="${reason}"`)
-    )
-    return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1))
-  })
-
-describe("a gemini_generate_content judge under both postures", () => {
-  it.scopedLive("a good verdict routes weak under both postures; the judge got a Gemini request with its schema", () =>
+// The judge drill's rows under both postures run with a Gemini judge in Classifier.test.ts.
+describe("a gemini_generate_content judge", () => {
+  it.scopedLive("is asked with generateContent and the configured key; its verdict routes the Gemini tier", () =>
     Effect.gen(function*() {
       const judge = unique("gemini-judge")
       const tier = unique("gemini-tier")
       const { client, upstream } = yield* start(judge, tier)
       yield* upstream.setBehaviour(judge, verdict(0.9))
       for (const route of ["gauto-error", "gauto-fail_open"]) {
-        const decided = yield* decision(client, route)
-        assert.strictEqual(decided.status, 200)
-        const body = Schema.decodeUnknownSync(DecisionBody)(decided.json)
-        assert.strictEqual(body.selected.model, tier)
-        assert.deepStrictEqual<unknown>(body.evidence, {
-          source: "llm-classifier",
-          score: 0.9,
-          threshold: 0.5,
-          boundary: "supported"
-        })
         const answered = yield* completion(client, route)
         assert.strictEqual(answered.status, 200)
         assert.strictEqual(answered.selected, tier)
         assert.strictEqual(answered.source, "llm-classifier")
       }
       const judged = (yield* upstream.requests).filter((r) => r.model === judge)
-      assert.strictEqual(judged.length, 4)
-      assert.isTrue(judged.every((r) => r.path.endsWith(":generateContent")))
-      assert.strictEqual(judged[0]?.headers["x-goog-api-key"], geminiKey)
-      const body = JSON.stringify(judged[0]?.body)
-      assert.notInclude(body, "SECRET SYSTEM PROMPT")
-      assert.include(body, "fix the typo in README")
-      assert.include(body, "responseJsonSchema")
-      assert.include(body, "\"temperature\":0")
-    }))
-
-  it.scoped("a judge stalled past timeout_ms: error → 504; fail_open → strong, reason timeout, counted once", () =>
-    Effect.gen(function*() {
-      const judge = unique("gemini-judge")
-      const { client, upstream } = yield* start(judge, unique("gemini-tier"))
-      yield* upstream.setBehaviour(judge, FakeUpstream.stall)
-      const run = <A>(effect: Effect.Effect<A, unknown>) =>
-        Effect.gen(function*() {
-          const before = (yield* upstream.requests).filter((r) => r.model === judge).length
-          const fiber = yield* Effect.fork(effect)
-          yield* upstream.awaitRequests((records) => records.filter((r) => r.model === judge).length > before)
-          yield* TestClock.adjust("3 seconds")
-          return yield* Fiber.join(fiber)
-        })
-      const failed = yield* run(completion(client, "gauto-error"))
-      assert.strictEqual(failed.status, 504)
-      const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
-      assert.strictEqual(error.code, "upstream_timeout")
-      assert.include(error.message, `judge ${judge} did not finish within 3000 ms, retries included`)
-      assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 0)
-
-      const open = yield* run(completion(client, "gauto-fail_open"))
-      assert.strictEqual(open.status, 200)
-      assert.strictEqual(open.selected, "strong-model")
-      assert.strictEqual(open.source, "fail-open")
-      assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 1)
-
-      const openDecision = yield* run(decision(client, "gauto-fail_open"))
-      assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(DecisionBody)(openDecision.json).evidence, {
-        source: "fail-open",
-        reason: "timeout",
-        judge_model: judge
-      })
-    }))
-
-  it.scopedLive("a stopped judge (connection refused): error → 502; fail_open → strong, reason transport", () =>
-    Effect.gen(function*() {
-      const judge = unique("gemini-judge")
-      const { client } = yield* start(judge, unique("gemini-tier"))
-      const failed = yield* completion(client, "gauto-error-stopped")
-      assert.strictEqual(failed.status, 502)
-      const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
-      assert.strictEqual(error.code, "upstream_error")
-      assert.include(error.message, `judge ${judge}`)
-      const open = yield* completion(client, "gauto-fail_open-stopped")
-      assert.strictEqual(open.status, 200)
-      assert.strictEqual(open.selected, "strong-model")
-      assert.strictEqual(open.source, "fail-open")
-      assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 1)
-    }))
-
-  it.scopedLive("a judge answering 500 in Gemini's envelope: error → 502 naming the judge and status, no body; fail_open → upstream_5xx", () =>
-    Effect.gen(function*() {
-      const judge = unique("gemini-judge")
-      const { client, upstream } = yield* start(judge, unique("gemini-tier"))
-      yield* upstream.setBehaviour(
-        judge,
-        FakeUpstream.status(500, { message: "the user asked: fix the typo in README" })
-      )
-      const failed = yield* completion(client, "gauto-error")
-      assert.strictEqual(failed.status, 502)
-      const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
-      assert.strictEqual(error.message, `judge ${judge} answered HTTP 500`)
-      const decided = yield* decision(client, "gauto-error")
-      assert.strictEqual(decided.status, 502)
-      const open = yield* completion(client, "gauto-fail_open")
-      assert.strictEqual(open.status, 200)
-      assert.strictEqual(open.source, "fail-open")
-      assert.strictEqual(yield* failOpenCount(client, judge, "upstream_5xx"), 1)
-      assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 0)
-    }))
-
-  it.scopedLive("a judge answering garbage routes strong under both postures: parse_error, invalid_response", () =>
-    Effect.gen(function*() {
-      const judge = unique("gemini-judge")
-      const { client, upstream } = yield* start(judge, unique("gemini-tier"))
-      yield* upstream.setBehaviour(judge, FakeUpstream.ok("I think the small model can do it."))
-      for (const route of ["gauto-error", "gauto-fail_open"]) {
-        const answered = yield* completion(client, route)
-        assert.strictEqual(answered.status, 200)
-        assert.strictEqual(answered.selected, "strong-model")
-        assert.strictEqual(answered.source, "fail-open")
-      }
-      assert.strictEqual(yield* failOpenCount(client, judge, "parse_error"), 2)
-      yield* upstream.setBehaviour(judge, FakeUpstream.Garbage.make({ body: "<html>proxy error</html>" }))
-      for (const route of ["gauto-error", "gauto-fail_open"]) {
-        const invalid = yield* decision(client, route)
-        assert.strictEqual(invalid.status, 200)
-        assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(DecisionBody)(invalid.json).evidence, {
-          source: "fail-open",
-          reason: "invalid_response",
-          judge_model: judge
-        })
+      assert.strictEqual(judged.length, 2)
+      for (const request of judged) {
+        assert.match(request.path, /^\/v1\/models\/[^/]+:generateContent$/)
+        assert.strictEqual(request.headers["x-goog-api-key"], geminiKey)
+        const config = record(record(request.body)["generationConfig"])
+        assert.strictEqual(config["responseMimeType"], "application/json")
+        assert.strictEqual(config["temperature"], 0)
+        assert.notInclude(JSON.stringify(request.body), "SECRET SYSTEM PROMPT")
       }
     }))
 })

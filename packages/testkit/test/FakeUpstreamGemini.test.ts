@@ -72,7 +72,7 @@ describe("FakeUpstream on Gemini paths", () => {
 
       const streamed = yield* post(`${up.url}/models/gemini-x:streamGenerateContent`, request)
       assert.strictEqual(streamed.contentType, "text/event-stream")
-      const sent = events(streamed.text).map(decodeResponse)
+      const sent = events(streamed.text).map((text) => decodeResponse(text))
       assert.strictEqual(sent.map((e) => partsOf(e).map((p) => p.text).join("")).join(""), "Paris is sunny today.")
       assert.deepStrictEqual(sent.map((e) => e.candidates?.[0]?.finishReason), [undefined, undefined, "STOP"])
       assert.isDefined(sent.at(-1)?.usageMetadata)

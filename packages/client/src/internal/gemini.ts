@@ -100,15 +100,14 @@ export const encodeBody = (
   body: Readonly<Record<string, unknown>>,
   native: NativeBody | undefined,
   _streaming: boolean
-): Either.Either<Record<string, unknown>, TranslationError> => {
-  if (native !== undefined && native.format === "gemini_generate_content") {
-    return Either.right(prepareBody(target, native.body))
-  }
-  return Prepare.neutralOfChat(body).pipe(
-    Either.flatMap(TranslateGemini.toGeminiRequest),
-    Either.map((request) => prepareBody(target, request))
+): Either.Either<Record<string, unknown>, TranslationError> =>
+  Prepare.nativeOrTranslated(
+    "gemini_generate_content",
+    body,
+    native,
+    TranslateGemini.toGeminiRequest,
+    (request) => prepareBody(target, request)
   )
-}
 
 /** The JSON text of an in-band `error` object, as an `UpstreamStatus` 502 reads it (never the whole body). */
 const errorText = (error: unknown): string => {
