@@ -9,17 +9,24 @@ import type * as Redacted from "effect/Redacted"
 
 /**
  * Wire format of an LLM client: `openai_chat` (`POST …/chat/completions`, `Authorization: Bearer`),
- * `openai_responses` (`POST …/responses`, `Authorization: Bearer`) or `anthropic_messages`
- * (`POST …/v1/messages`, `x-api-key` and `anthropic-version`).
+ * `openai_responses` (`POST …/responses`, `Authorization: Bearer`), `anthropic_messages`
+ * (`POST …/v1/messages`, `x-api-key` and `anthropic-version`) or `gemini_generate_content`
+ * (`POST …/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`, `x-goog-api-key`).
  */
-export type Format = "openai_chat" | "openai_responses" | "anthropic_messages"
+export type Format = "openai_chat" | "openai_responses" | "anthropic_messages" | "gemini_generate_content"
+
+/**
+ * The formats whose clients may forward a caller's credential (`forward_auth`): a Gemini caller's
+ * key is never forwarded, so a `gemini_generate_content` client takes a configured key only.
+ */
+export type ForwardingFormat = Exclude<Format, "gemini_generate_content">
 
 /**
  * The family of caller credential that goes with `format`, for a client (what a `forward_auth`
  * client of that format forwards) and for an inbound endpoint (what a caller of that format
  * carries): `anthropic` for `anthropic_messages`, `openai` for `openai_chat` and `openai_responses`.
  */
-export const credentialFamily = (format: Format): CredentialFamily =>
+export const credentialFamily = (format: ForwardingFormat): CredentialFamily =>
   format === "anthropic_messages" ? "anthropic" : "openai"
 
 /**
@@ -55,14 +62,15 @@ export interface LlmClient {
   /** Absolute http(s) URL in normalized form, e.g. `http://127.0.0.1:8001/v1`. */
   readonly baseUrl: string
   /**
-   * The key read from `api_key_env` at load time; sent as `Authorization: Bearer` (`openai_chat`)
-   * or `x-api-key` (`anthropic_messages`).
+   * The key read from `api_key_env` at load time; sent as `Authorization: Bearer` (`openai_chat`,
+   * `openai_responses`), `x-api-key` (`anthropic_messages`) or `x-goog-api-key`
+   * (`gemini_generate_content`; never as a `?key=` query parameter).
    */
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   /**
    * `forward_auth`: the caller's own credential goes to this client instead of a configured key
-   * (bring your own key; see `forwardedCredentials`). Never set together with `apiKey`. Absent
-   * means false.
+   * (bring your own key; see `forwardedCredentials`). Never set together with `apiKey`, never on a
+   * `gemini_generate_content` client. Absent means false.
    */
   readonly forwardAuth?: boolean
   /** Static headers sent on every call (never credential headers). */
@@ -86,8 +94,8 @@ export interface Target {
   readonly extraBody: Readonly<Record<string, unknown>>
   /**
    * The reasoning effort every request to this target is sent with, replacing the caller's: Chat
-   * `reasoning_effort`, Responses `reasoning.effort`. Never set on an `anthropic_messages` client
-   * (the deployment refuses it); absent: the caller's value, if any, as it came.
+   * `reasoning_effort`, Responses `reasoning.effort`. Never set on an `anthropic_messages` or a
+   * `gemini_generate_content` client (the deployment refuses it); absent: the caller's value, if any, as it came.
    */
   readonly reasoningEffort?: string
   /**
@@ -107,6 +115,7 @@ export const credentialHeaders: ReadonlySet<string> = new Set([
   "cookie",
   "set-cookie",
   "x-api-key",
+  "x-goog-api-key",
   "api-key",
   "chatgpt-account-id",
   "x-openai-fedramp",

@@ -347,7 +347,9 @@ const callableTargets = (route: RouteSpec): ReadonlyArray<Target> => {
 const forwardFamilies = (route: RouteSpec): ReadonlyArray<CredentialFamily> =>
   Arr.dedupe(
     callableTargets(route).flatMap((target) =>
-      target.client.forwardAuth === true ? [credentialFamily(target.client.format)] : []
+      target.client.forwardAuth === true && target.client.format !== "gemini_generate_content"
+        ? [credentialFamily(target.client.format)]
+        : []
     )
   )
 

@@ -35,7 +35,12 @@ import {
 /** `breaker = { failure_threshold = N, cooldown_ms = M }`: both keys required. */
 const BreakerKeys = subtable({ failure_threshold: TomlInteger, cooldown_ms: TomlInteger })
 
-const formats = ["openai_chat", "openai_responses", "anthropic_messages"] as const satisfies ReadonlyArray<Format>
+const formats = [
+  "openai_chat",
+  "openai_responses",
+  "anthropic_messages",
+  "gemini_generate_content"
+] as const satisfies ReadonlyArray<Format>
 const isFormat = (format: string): format is Format => Arr.contains(formats, format)
 const unknownFormat = (format: string) => unknownVariant(format, formats)
 
@@ -126,7 +131,8 @@ const breakerOf = (
 
 /**
  * The client table, in order: `base_url` → `max_retries` (0..10, default 2) → `timeout_ms`
- * (positive, unset by default) → `forward_auth` (not with `api_key_env`) → `api_key_env` →
+ * (positive, unset by default) → `forward_auth` (not with `api_key_env`, not on a
+ * `gemini_generate_content` client) → `api_key_env` →
  * `extra_headers` → `breaker` (both keys positive) or `failure_cooldown_ms` (the compatible
  * system's form: `M` is `breaker = { failure_threshold = 1, cooldown_ms = M }`, `0` no breaker;
  * not both).
@@ -144,6 +150,12 @@ export const table = Table.make(
       const forwardAuth = keys.forward_auth === true
       if (forwardAuth && keys.api_key_env !== undefined) {
         return yield* failAt(["forward_auth"], "cannot set both forward_auth and api_key_env")
+      }
+      if (forwardAuth && format === "gemini_generate_content") {
+        return yield* failAt(
+          ["forward_auth"],
+          "is not supported on gemini_generate_content clients (a caller's Google key is never forwarded): set api_key_env"
+        )
       }
       const apiKey = keys.api_key_env === undefined
         ? Option.none()

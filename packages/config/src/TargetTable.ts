@@ -1,7 +1,8 @@
 /**
  * `[targets.<name>]` (docs/configuration.md): which model (`id`) on which LLM client
  * (`llm_client`), with the `extra_body` fields added to requests that lack them, the
- * `reasoning_effort` every request is sent with (not on an `anthropic_messages` client) and the
+ * `reasoning_effort` every request is sent with (not on an `anthropic_messages` or
+ * `gemini_generate_content` client) and the
  * `system_prompt` its answer calls are given.
  */
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
@@ -50,10 +51,10 @@ export const table = Table.make(
       if (effort.trim() === "" || effort.trim() !== effort) {
         return yield* failAt(["reasoning_effort"], "must be a non-empty effort name without surrounding whitespace")
       }
-      if (client.format === "anthropic_messages") {
+      if (client.format === "anthropic_messages" || client.format === "gemini_generate_content") {
         return yield* failAt(
           ["reasoning_effort"],
-          `is not supported on anthropic_messages clients (llm client ${JSON.stringify(keys.llm_client)})`
+          `is not supported on ${client.format} clients (llm client ${JSON.stringify(keys.llm_client)})`
         )
       }
       return { ...base, reasoningEffort: effort }

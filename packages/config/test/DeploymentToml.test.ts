@@ -288,6 +288,44 @@ describe("DeploymentToml.parse llm clients", () => {
       assert.strictEqual(client?.format, "openai_responses")
     }))
 
+  it.effect("gemini_generate_content clients load with their format, base_url kept as the API root", () =>
+    Effect.gen(function*() {
+      const deployment = yield* load(
+        other(
+          "format = \"gemini_generate_content\"\nbase_url = \"https://generativelanguage.googleapis.com/v1beta/\"\napi_key_env = \"HOSTED_API_KEY\""
+        )
+      )
+      const client = deployment.clients.find((c) => c.name === "other")
+      assert.strictEqual(client?.format, "gemini_generate_content")
+      assert.strictEqual(client?.baseUrl, "https://generativelanguage.googleapis.com/v1beta")
+      assert.isTrue(client !== undefined && Option.isSome(client.apiKey))
+    }))
+
+  it.effect("gemini_generate_content clients never forward the caller's key", () =>
+    expectInvalid(
+      other("format = \"gemini_generate_content\"\nbase_url = \"http://h\"\nforward_auth = true"),
+      "llm_clients.other.forward_auth",
+      "is not supported on gemini_generate_content clients"
+    ))
+
+  it.effect("no client sets x-goog-api-key in extra_headers", () =>
+    expectInvalid(
+      other(
+        "format = \"gemini_generate_content\"\nbase_url = \"http://h\"\nextra_headers = { \"X-Goog-Api-Key\" = \"k\" }"
+      ),
+      "llm_clients.other.extra_headers.X-Goog-Api-Key",
+      "extra_headers cannot set \"X-Goog-Api-Key\""
+    ))
+
+  it.effect("a target of a gemini_generate_content client cannot set reasoning_effort", () =>
+    expectInvalid(
+      other("format = \"gemini_generate_content\"\nbase_url = \"http://h\"").concat(
+        "\n[targets.g]\nid = \"gemini-2.5-flash\"\nllm_client = \"other\"\nreasoning_effort = \"high\"\n"
+      ),
+      "targets.g.reasoning_effort",
+      "is not supported on gemini_generate_content clients (llm client \"other\")"
+    ))
+
   it.effect("an unknown format names the three supported ones", () =>
     expectInvalid(
       other("format = \"openai_completions\"\nbase_url = \"http://h\""),
@@ -299,7 +337,7 @@ describe("DeploymentToml.parse llm clients", () => {
     expectInvalid(
       other("format = \"gemini\"\nbase_url = \"http://h\""),
       "llm_clients.other.format",
-      "unknown variant \"gemini\"; expected one of \"openai_chat\", \"openai_responses\", \"anthropic_messages\""
+      "unknown variant \"gemini\"; expected one of \"openai_chat\", \"openai_responses\", \"anthropic_messages\", \"gemini_generate_content\""
     ))
 
   it.effect("base_url is required", () =>

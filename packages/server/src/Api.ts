@@ -18,7 +18,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { Format, LlmClient, Target } from "@switchyard-ts/client/Target"
+import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import type { ServerSpec } from "@switchyard-ts/config/Deployment"
 import {
@@ -207,7 +207,7 @@ const describeTarget = (target: Target) => ({
  */
 const decision = (
   router: Router["Type"],
-  codecs: Readonly<Record<Format, Codecs.Codec>>,
+  codecs: Readonly<Record<Codecs.DecisionFormat, Codecs.Codec>>,
   limit: number,
   guard?: Auth.Guard
 ) =>

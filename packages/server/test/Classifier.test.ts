@@ -1,7 +1,8 @@
 /**
  * Capability classifier routes through the real server, for each row of the judge drill and both
  * postures, on `/v1/decision` and `/v1/chat/completions`: status, selected model, evidence, the
- * evidence header, and `switchyard_classifier_fail_open_total` on `/metrics`.
+ * evidence header, and `switchyard_classifier_fail_open_total` on `/metrics` — with a Chat judge
+ * and with a Gemini (`gemini_generate_content`) judge, the posture table the same for both.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -18,19 +19,31 @@ let judgeCounter = 0
 /** A judge model id unique to one test, so the process-global metric registry does not mix tests. */
 const uniqueJudge = () => `judge-${process.pid}-${++judgeCounter}`
 
-const deployment = (judgeModel: string) => (upstreamUrl: string): D.Deployment =>
-  judgeDeployment(upstreamUrl, {
-    judgeModel,
-    judgeOptions: { extra_body: { temperature: 0 } },
-    answers: { weak: "weak-model", strong: "strong-model" },
-    routes: {
-      ...postureRoutes("auto", (id, judge_failure, judge) => capabilityRoute(id, judge, { judge_failure })),
-      "auto-session": capabilityRoute("auto-session", "judge", {
-        classify_trigger: "user_turn",
-        judge_failure: "fail_open"
-      })
-    }
-  })
+/** The judge formats every row below runs with: the posture table holds for each alike. */
+const judgeFormats = ["openai_chat", "gemini_generate_content"] as const
+type JudgeFormat = typeof judgeFormats[number]
+
+/** A judge's `temperature = 0` in its format (Gemini's sits in `generationConfig`). */
+const judgeOptions = (format: JudgeFormat) =>
+  format === "openai_chat"
+    ? { extra_body: { temperature: 0 } }
+    : { extra_body: { generationConfig: { temperature: 0 } } }
+
+const deployment =
+  (judgeModel: string, judgeFormat: JudgeFormat = "openai_chat") => (upstreamUrl: string): D.Deployment =>
+    judgeDeployment(upstreamUrl, {
+      judgeModel,
+      judgeFormat,
+      judgeOptions: judgeOptions(judgeFormat),
+      answers: { weak: "weak-model", strong: "strong-model" },
+      routes: {
+        ...postureRoutes("auto", (id, judge_failure, judge) => capabilityRoute(id, judge, { judge_failure })),
+        "auto-session": capabilityRoute("auto-session", "judge", {
+          classify_trigger: "user_turn",
+          judge_failure: "fail_open"
+        })
+      }
+    })
 
 const verdict = (p: number, rule = "SUP-1", boundary = "supported") =>
   FakeUpstream.ok(
@@ -78,148 +91,151 @@ const failOpenCount = (client: HttpClient.HttpClient, judgeModel: string, reason
     return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1))
   })
 
-describe("capability classifier through the server", () => {
-  it.scopedLive("a good verdict routes weak under both postures, with llm-classifier evidence", () =>
-    Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deployment(judge))
-      yield* upstream.setBehaviour(judge, verdict(0.9))
-      for (const route of ["auto-error", "auto-fail_open"]) {
-        const decided = yield* decision(client, route)
-        assert.strictEqual(decided.status, 200)
-        const body = Schema.decodeUnknownSync(DecisionBody)(decided.json)
-        assert.strictEqual(body.selected.model, "weak-model")
-        assert.deepStrictEqual(body.fallbacks.map((f) => f.target), ["strong"])
-        assert.deepStrictEqual<unknown>(body.evidence, {
-          source: "llm-classifier",
-          score: 0.9,
-          threshold: 0.5,
-          boundary: "supported"
-        })
-        const answered = yield* completion(client, route)
-        assert.strictEqual(answered.status, 200)
-        assert.strictEqual(answered.selected, "weak-model")
-        assert.strictEqual(answered.source, "llm-classifier")
-      }
-      // The judge saw our rubric and the task, never the client's system prompt, with structured output.
-      const judged = (yield* upstream.requests).filter((r) => r.model === judge)
-      assert.strictEqual(judged.length, 4)
-      const body = JSON.stringify(judged[0]?.body)
-      assert.notInclude(body, "SECRET SYSTEM PROMPT")
-      assert.include(body, "fix the typo in README")
-      assert.include(body, "CapabilityClassifierDecision")
-      assert.include(body, "\"temperature\":0")
-    }))
+for (const judgeFormat of judgeFormats) {
+  describe(`capability classifier through the server (judge format ${judgeFormat})`, () => {
+    it.scopedLive("a good verdict routes weak under both postures, with llm-classifier evidence", () =>
+      Effect.gen(function*() {
+        const judge = uniqueJudge()
+        const { client, upstream } = yield* startServer(deployment(judge, judgeFormat))
+        yield* upstream.setBehaviour(judge, verdict(0.9))
+        for (const route of ["auto-error", "auto-fail_open"]) {
+          const decided = yield* decision(client, route)
+          assert.strictEqual(decided.status, 200)
+          const body = Schema.decodeUnknownSync(DecisionBody)(decided.json)
+          assert.strictEqual(body.selected.model, "weak-model")
+          assert.deepStrictEqual(body.fallbacks.map((f) => f.target), ["strong"])
+          assert.deepStrictEqual<unknown>(body.evidence, {
+            source: "llm-classifier",
+            score: 0.9,
+            threshold: 0.5,
+            boundary: "supported"
+          })
+          const answered = yield* completion(client, route)
+          assert.strictEqual(answered.status, 200)
+          assert.strictEqual(answered.selected, "weak-model")
+          assert.strictEqual(answered.source, "llm-classifier")
+        }
+        // The judge saw our rubric and the task, never the client's system prompt, with structured output.
+        const judged = (yield* upstream.requests).filter((r) => r.model === judge)
+        assert.strictEqual(judged.length, 4)
+        const body = JSON.stringify(judged[0]?.body)
+        assert.notInclude(body, "SECRET SYSTEM PROMPT")
+        assert.include(body, "fix the typo in README")
+        // the verdict's schema: Chat's json_schema names it; Gemini's responseJsonSchema has no name
+        assert.include(body, judgeFormat === "openai_chat" ? "CapabilityClassifierDecision" : "responseJsonSchema")
+        assert.include(body, "\"temperature\":0")
+      }))
 
-  it.scopedLive("p_solve = 0 routes strong with llm-classifier evidence", () =>
-    Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deployment(judge))
-      yield* upstream.setBehaviour(judge, verdict(0))
-      const answered = yield* completion(client, "auto-error")
-      assert.strictEqual(answered.status, 200)
-      assert.strictEqual(answered.selected, "strong-model")
-      assert.strictEqual(answered.source, "llm-classifier")
-    }))
-
-  it.scoped("a judge stalled past timeout_ms: error → 504; fail_open → strong, reason timeout, counted once", () =>
-    Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deployment(judge))
-      yield* upstream.setBehaviour(judge, FakeUpstream.stall)
-      const run = <A>(effect: Effect.Effect<A, unknown>) =>
-        Effect.gen(function*() {
-          const before = (yield* upstream.requests).filter((r) => r.model === judge).length
-          const fiber = yield* Effect.fork(effect)
-          // Once this request's judge call has reached the upstream its deadline is running: pass it.
-          yield* upstream.awaitRequests((records) => records.filter((r) => r.model === judge).length > before)
-          yield* TestClock.adjust("3 seconds")
-          return yield* Fiber.join(fiber)
-        })
-      const failed = yield* run(completion(client, "auto-error"))
-      assert.strictEqual(failed.status, 504)
-      const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
-      assert.strictEqual(error.code, "upstream_timeout")
-      assert.include(error.message, `judge ${judge} did not finish within 3000 ms, retries included`)
-      assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 0)
-
-      const decided = yield* run(decision(client, "auto-error"))
-      assert.strictEqual(decided.status, 504)
-
-      const open = yield* run(completion(client, "auto-fail_open"))
-      assert.strictEqual(open.status, 200)
-      assert.strictEqual(open.selected, "strong-model")
-      assert.strictEqual(open.source, "fail-open")
-      assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 1)
-
-      const openDecision = yield* run(decision(client, "auto-fail_open"))
-      assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(DecisionBody)(openDecision.json).evidence, {
-        source: "fail-open",
-        reason: "timeout",
-        judge_model: judge
-      })
-      assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 2)
-    }))
-
-  it.scopedLive("a stopped judge (connection refused): error → 502; fail_open → strong, reason transport", () =>
-    Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client } = yield* startServer(deployment(judge))
-      const failed = yield* completion(client, "auto-error-stopped")
-      assert.strictEqual(failed.status, 502)
-      const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
-      assert.strictEqual(error.code, "upstream_error")
-      assert.include(error.message, `judge ${judge}`)
-      const open = yield* completion(client, "auto-fail_open-stopped")
-      assert.strictEqual(open.status, 200)
-      assert.strictEqual(open.selected, "strong-model")
-      assert.strictEqual(open.source, "fail-open")
-      assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 1)
-    }))
-
-  it.scopedLive("a judge answering 500: error → 502 naming the judge and status, no body; fail_open → upstream_5xx", () =>
-    Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deployment(judge))
-      yield* upstream.setBehaviour(
-        judge,
-        FakeUpstream.status(500, { message: "the user asked: fix the typo in README" })
-      )
-      const failed = yield* completion(client, "auto-error")
-      assert.strictEqual(failed.status, 502)
-      const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
-      assert.strictEqual(error.message, `judge ${judge} answered HTTP 500`)
-      const decided = yield* decision(client, "auto-error")
-      assert.strictEqual(decided.status, 502)
-      const open = yield* completion(client, "auto-fail_open")
-      assert.strictEqual(open.status, 200)
-      assert.strictEqual(open.source, "fail-open")
-      assert.strictEqual(yield* failOpenCount(client, judge, "upstream_5xx"), 1)
-      assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 0)
-    }))
-
-  it.scopedLive("a judge answering garbage routes strong under both postures, reason parse_error", () =>
-    Effect.gen(function*() {
-      const judge = uniqueJudge()
-      const { client, upstream } = yield* startServer(deployment(judge))
-      yield* upstream.setBehaviour(judge, FakeUpstream.ok("I think the small model can do it."))
-      for (const route of ["auto-error", "auto-fail_open"]) {
-        const answered = yield* completion(client, route)
+    it.scopedLive("p_solve = 0 routes strong with llm-classifier evidence", () =>
+      Effect.gen(function*() {
+        const judge = uniqueJudge()
+        const { client, upstream } = yield* startServer(deployment(judge, judgeFormat))
+        yield* upstream.setBehaviour(judge, verdict(0))
+        const answered = yield* completion(client, "auto-error")
         assert.strictEqual(answered.status, 200)
         assert.strictEqual(answered.selected, "strong-model")
-        assert.strictEqual(answered.source, "fail-open")
-      }
-      assert.strictEqual(yield* failOpenCount(client, judge, "parse_error"), 2)
-      yield* upstream.setBehaviour(judge, FakeUpstream.Garbage.make({ body: "<html>proxy error</html>" }))
-      const invalid = yield* decision(client, "auto-error")
-      assert.strictEqual(invalid.status, 200)
-      assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(DecisionBody)(invalid.json).evidence, {
-        source: "fail-open",
-        reason: "invalid_response",
-        judge_model: judge
-      })
-    }))
-})
+        assert.strictEqual(answered.source, "llm-classifier")
+      }))
+
+    it.scoped("a judge stalled past timeout_ms: error → 504; fail_open → strong, reason timeout, counted once", () =>
+      Effect.gen(function*() {
+        const judge = uniqueJudge()
+        const { client, upstream } = yield* startServer(deployment(judge, judgeFormat))
+        yield* upstream.setBehaviour(judge, FakeUpstream.stall)
+        const run = <A>(effect: Effect.Effect<A, unknown>) =>
+          Effect.gen(function*() {
+            const before = (yield* upstream.requests).filter((r) => r.model === judge).length
+            const fiber = yield* Effect.fork(effect)
+            // Once this request's judge call has reached the upstream its deadline is running: pass it.
+            yield* upstream.awaitRequests((records) => records.filter((r) => r.model === judge).length > before)
+            yield* TestClock.adjust("3 seconds")
+            return yield* Fiber.join(fiber)
+          })
+        const failed = yield* run(completion(client, "auto-error"))
+        assert.strictEqual(failed.status, 504)
+        const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
+        assert.strictEqual(error.code, "upstream_timeout")
+        assert.include(error.message, `judge ${judge} did not finish within 3000 ms, retries included`)
+        assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 0)
+
+        const decided = yield* run(decision(client, "auto-error"))
+        assert.strictEqual(decided.status, 504)
+
+        const open = yield* run(completion(client, "auto-fail_open"))
+        assert.strictEqual(open.status, 200)
+        assert.strictEqual(open.selected, "strong-model")
+        assert.strictEqual(open.source, "fail-open")
+        assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 1)
+
+        const openDecision = yield* run(decision(client, "auto-fail_open"))
+        assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(DecisionBody)(openDecision.json).evidence, {
+          source: "fail-open",
+          reason: "timeout",
+          judge_model: judge
+        })
+        assert.strictEqual(yield* failOpenCount(client, judge, "timeout"), 2)
+      }))
+
+    it.scopedLive("a stopped judge (connection refused): error → 502; fail_open → strong, reason transport", () =>
+      Effect.gen(function*() {
+        const judge = uniqueJudge()
+        const { client } = yield* startServer(deployment(judge, judgeFormat))
+        const failed = yield* completion(client, "auto-error-stopped")
+        assert.strictEqual(failed.status, 502)
+        const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
+        assert.strictEqual(error.code, "upstream_error")
+        assert.include(error.message, `judge ${judge}`)
+        const open = yield* completion(client, "auto-fail_open-stopped")
+        assert.strictEqual(open.status, 200)
+        assert.strictEqual(open.selected, "strong-model")
+        assert.strictEqual(open.source, "fail-open")
+        assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 1)
+      }))
+
+    it.scopedLive("a judge answering 500: error → 502 naming the judge and status, no body; fail_open → upstream_5xx", () =>
+      Effect.gen(function*() {
+        const judge = uniqueJudge()
+        const { client, upstream } = yield* startServer(deployment(judge, judgeFormat))
+        yield* upstream.setBehaviour(
+          judge,
+          FakeUpstream.status(500, { message: "the user asked: fix the typo in README" })
+        )
+        const failed = yield* completion(client, "auto-error")
+        assert.strictEqual(failed.status, 502)
+        const error = Schema.decodeUnknownSync(ErrorBody)(failed.json).error
+        assert.strictEqual(error.message, `judge ${judge} answered HTTP 500`)
+        const decided = yield* decision(client, "auto-error")
+        assert.strictEqual(decided.status, 502)
+        const open = yield* completion(client, "auto-fail_open")
+        assert.strictEqual(open.status, 200)
+        assert.strictEqual(open.source, "fail-open")
+        assert.strictEqual(yield* failOpenCount(client, judge, "upstream_5xx"), 1)
+        assert.strictEqual(yield* failOpenCount(client, judge, "transport"), 0)
+      }))
+
+    it.scopedLive("a judge answering garbage routes strong under both postures, reason parse_error", () =>
+      Effect.gen(function*() {
+        const judge = uniqueJudge()
+        const { client, upstream } = yield* startServer(deployment(judge, judgeFormat))
+        yield* upstream.setBehaviour(judge, FakeUpstream.ok("I think the small model can do it."))
+        for (const route of ["auto-error", "auto-fail_open"]) {
+          const answered = yield* completion(client, route)
+          assert.strictEqual(answered.status, 200)
+          assert.strictEqual(answered.selected, "strong-model")
+          assert.strictEqual(answered.source, "fail-open")
+        }
+        assert.strictEqual(yield* failOpenCount(client, judge, "parse_error"), 2)
+        yield* upstream.setBehaviour(judge, FakeUpstream.Garbage.make({ body: "<html>proxy error</html>" }))
+        const invalid = yield* decision(client, "auto-error")
+        assert.strictEqual(invalid.status, 200)
+        assert.deepStrictEqual<unknown>(Schema.decodeUnknownSync(DecisionBody)(invalid.json).evidence, {
+          source: "fail-open",
+          reason: "invalid_response",
+          judge_model: judge
+        })
+      }))
+  })
+}
 
 describe("sessions through the server", () => {
   it.scopedLive("x-switchyard-session-id: a continuation keeps the session's tier, a failed judge retains it", () =>

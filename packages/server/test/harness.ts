@@ -100,14 +100,16 @@ export const basicDeployment =
 
 /**
  * The judge tests' deployment: clients `sim` for answers, and `judge` on the fake upstream and
- * `stopped` where nothing listens (both with a 3 s deadline and no retries); targets `judge`
- * (`judgeModel` on `judge`, with `judgeOptions`), `stopped_judge` (the same model where nothing
- * listens) and `answers` (target name → model id, on `sim`); and `routes`.
+ * `stopped` where nothing listens (both of `judgeFormat`, `openai_chat` by default, with a 3 s
+ * deadline and no retries); targets `judge` (`judgeModel` on `judge`, with `judgeOptions`),
+ * `stopped_judge` (the same model where nothing listens) and `answers` (target name → model id, on
+ * `sim`); and `routes`.
  */
 export const judgeDeployment = (
   upstreamUrl: string,
-  { answers, judgeModel, judgeOptions = {}, routes }: {
+  { answers, judgeFormat = "openai_chat", judgeModel, judgeOptions = {}, routes }: {
     readonly judgeModel: string
+    readonly judgeFormat?: D.Format
     readonly judgeOptions?: Omit<D.Target, "id" | "llm_client">
     readonly answers: Readonly<Record<string, string>>
     readonly routes: Readonly<Record<string, D.Route>>
@@ -115,8 +117,8 @@ export const judgeDeployment = (
 ): D.Deployment => ({
   llm_clients: {
     sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-    judge: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
-    stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
+    judge: D.client(judgeFormat, upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
+    stopped: D.client(judgeFormat, D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
   },
   targets: {
     judge: D.target(judgeModel, "judge", judgeOptions),

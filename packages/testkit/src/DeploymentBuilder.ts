@@ -23,7 +23,7 @@ import { section, type TomlTable, type TomlValue } from "./internal/toml.js"
 export type { TomlTable, TomlValue } from "./internal/toml.js"
 
 /** The wire format of an LLM client. */
-export type Format = "openai_chat" | "openai_responses" | "anthropic_messages"
+export type Format = "openai_chat" | "openai_responses" | "anthropic_messages" | "gemini_generate_content"
 
 /** `[llm_clients.<name>]`. */
 export interface LlmClient {

@@ -1,12 +1,15 @@
 /**
- * A fault-injecting upstream speaking the OpenAI Chat Completions API, the Anthropic Messages API
- * and the OpenAI Responses API, for integration tests, the demo and benchmarks.
+ * A fault-injecting upstream speaking the OpenAI Chat Completions API, the Anthropic Messages API,
+ * the OpenAI Responses API and the Gemini API, for integration tests, the demo and benchmarks.
  *
  * {@link make} starts a real `node:http` server on `127.0.0.1` (a free port unless one is given) that
  * serves three chat routes — `POST /v1/chat/completions` (also `/chat/completions`) in the OpenAI
  * Chat format, `POST /v1/messages` (also `/messages`) in the Anthropic format and
- * `POST /v1/responses` (also `/responses`) in the OpenAI Responses format — plus
- * `POST /v1/messages/count_tokens` (`{"input_tokens"}` estimated from the body size), the Responses
+ * `POST /v1/responses` (also `/responses`) in the OpenAI Responses format, and
+ * `POST /v1/models/{model}:generateContent` / `:streamGenerateContent` (any version prefix, e.g.
+ * `/v1beta`; the model named by the path, streaming by the method) in the Gemini format — plus
+ * `POST /v1/messages/count_tokens` (`{"input_tokens"}` estimated from the body size), Gemini's
+ * `:countTokens` (`{"totalTokens"}` alike), the Responses
  * auxiliary calls `POST /v1/responses/input_tokens` and `/v1/responses/compact` (fixed-shape
  * answers) and `GET /v1/models`; anything else is a 404 with the OpenAI error envelope. What a chat request gets
  * is a {@link Behaviour}, chosen by the request body's `model` whichever the route: the model's
@@ -14,7 +17,8 @@
  * ({@link FakeUpstream.setBehaviour | setBehaviour}), then the server-wide default (an {@link Ok}
  * with fixed content). Every behaviour is encoded in the format of the route it was requested on
  * (OpenAI chunks and `[DONE]`; Anthropic `event:`/`data:` SSE and error envelopes; a Responses
- * `response` object or its numbered event sequence). Every
+ * `response` object or its numbered event sequence; Gemini response objects, one per SSE `data:`
+ * event when streamed, and Gemini's error envelope). Every
  * received request is logged with its path, its TCP connection and that connection's fate, so a test
  * can assert "the upstream saw its connection closed before the response finished" or "the client
  * used two sockets", and can wait for such a state of the log (`awaitRequest`, `awaitClosed`,
@@ -44,6 +48,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Http from "node:http"
 import { type Behaviour, decodeJson, defaultBehaviour } from "./internal/behaviour.js"
 import type { Exchange } from "./internal/exchange.js"
+import { parseModelPath } from "./internal/gemini.js"
 import { answerOther, apiOf, decodePeek, lowerCaseHeaders, perform, readBody } from "./internal/routes.js"
 
 export {
@@ -85,7 +90,7 @@ export {
 export interface RequestRecord {
   /** Sequence number, starting at 1 for each server. */
   readonly id: number
-  /** The body's `model`, `""` when absent (or for non-chat routes). */
+  /** The body's `model` (a Gemini path's model), `""` when absent (or for non-chat routes). */
   readonly model: string
   readonly method: string
   /** Path without the query string, e.g. `/v1/chat/completions`, `/v1/messages` or `/v1/responses` (tells the API). */
@@ -299,7 +304,8 @@ export const make = (
         const parsed = text.value.length === 0 ? Either.right(undefined) : decodeJson(text.value)
         const body: unknown = Either.getOrElse(parsed, () => text.value)
         const peek = Option.getOrUndefined(decodePeek(body))
-        const model = peek?.model ?? ""
+        const geminiPath = parseModelPath(path)
+        const model = geminiPath?.model ?? peek?.model ?? ""
         const api = apiOf(method, path)
         const isChat = api !== undefined
         const behaviour = isChat && Either.isRight(parsed) ? Option.some(yield* take(model)) : Option.none()
@@ -321,7 +327,7 @@ export const make = (
           req,
           res,
           ...seen,
-          stream: peek?.stream === true,
+          stream: geminiPath === undefined ? peek?.stream === true : geminiPath.method === "streamGenerateContent",
           includeUsage: peek?.stream_options?.include_usage === true,
           cutting: () => {
             cutByUs = true

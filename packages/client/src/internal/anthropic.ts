@@ -29,15 +29,14 @@ export const encodeBody = (
   body: Readonly<Record<string, unknown>>,
   native: NativeBody | undefined,
   streaming: boolean
-): Either.Either<Record<string, unknown>, TranslationError> => {
-  if (native !== undefined && native.format === "anthropic_messages") {
-    return Either.right(Prepare.prepareAnthropicBody(target, native.body, streaming))
-  }
-  return Prepare.neutralOfChat(body).pipe(
-    Either.flatMap(Translate.toAnthropicRequest),
-    Either.map((request) => Prepare.prepareAnthropicBody(target, request, streaming))
+): Either.Either<Record<string, unknown>, TranslationError> =>
+  Prepare.nativeOrTranslated(
+    "anthropic_messages",
+    body,
+    native,
+    Translate.toAnthropicRequest,
+    (request) => Prepare.prepareAnthropicBody(target, request, streaming)
   )
-}
 
 const decodeMessage = Failure.decodeJsonText(AnthropicMessages.MessagesResponse, "response body")
 

@@ -1,11 +1,11 @@
 /**
  * Buffered replies: a 2xx body decoded into an answer by the target's format (a chat completion,
- * or a Messages or Responses answer translated into one and, on a native replay, kept as sent),
+ * or a Messages, Responses or Gemini answer translated into one and, on a native replay, kept as sent),
  * or read as any JSON value (token counting); and the `gen_ai.response.*` span attributes.
  *
  * @internal
  */
-import type { InvalidResponse, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -18,6 +18,7 @@ import * as Anthropic from "./anthropic.js"
 import type { CallContext } from "./call.js"
 import type * as Exchange from "./exchange.js"
 import * as Failure from "./failure.js"
+import * as Gemini from "./gemini.js"
 import * as Responses from "./responses.js"
 
 const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
@@ -29,16 +30,18 @@ const bodyOf = <S>(reply: Exchange.Reply<S>): string => (reply._tag === "Body" ?
 type NativeDecoder = (
   target: string,
   text: string,
-  nowSeconds: number
-) => Either.Either<{ readonly completion: ChatCompletion; readonly body: NativeBody["body"] }, InvalidResponse>
+  nowSeconds: number,
+  secrets: ReadonlyArray<string>
+) => Either.Either<{ readonly completion: ChatCompletion; readonly body: NativeBody["body"] }, UpstreamFailure>
 
 const nativeDecoders: Readonly<Record<Exclude<Format, "openai_chat">, NativeDecoder>> = {
   anthropic_messages: Anthropic.decodeAnswer,
-  openai_responses: Responses.decodeAnswer
+  openai_responses: Responses.decodeAnswer,
+  gemini_generate_content: Gemini.decodeAnswer
 }
 
 /**
- * Decodes a buffered 2xx body (a Messages or Responses answer translated into a completion, its
+ * Decodes a buffered 2xx body (a Messages, Responses or Gemini answer translated into a completion, its
  * own body kept on a native replay; `created`, when the answer has none, is the time now),
  * annotating the call's span with {@link responseAttributes}.
  */
@@ -51,10 +54,13 @@ export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effec
     : Effect.flatMap(
       Clock.currentTimeMillis,
       (now) =>
-        Effect.map(nativeDecoders[format](target, text, Math.floor(now / 1000)), ({ body, completion }) => ({
-          completion,
-          native: ctx.nativeReplay ? Option.some<NativeBody>({ format, body }) : Option.none()
-        }))
+        Effect.map(
+          nativeDecoders[format](target, text, Math.floor(now / 1000), ctx.secrets),
+          ({ body, completion }) => ({
+            completion,
+            native: ctx.nativeReplay ? Option.some<NativeBody>({ format, body }) : Option.none()
+          })
+        )
     )
   return Effect.tap(answered, ({ completion }) => Spans.annotateCurrentSpan(() => responseAttributes(completion)))
 }

@@ -46,6 +46,16 @@ const anthropicContextWindowPhrases: ReadonlyArray<string> = [
   "context length"
 ]
 
+/**
+ * The phrases of a Gemini 400 that mean the prompt does not fit ("The input token count (…)
+ * exceeds the maximum number of tokens allowed (…)").
+ */
+const geminiContextWindowPhrases: ReadonlyArray<string> = [
+  "exceeds the maximum number of tokens",
+  "input token count",
+  "context window"
+]
+
 /** A `TransportError` (no stack trace). */
 export const transport = (target: string, reason: string): TransportError =>
   ExpectedFailure.make(() => new TransportError({ target, reason }))
@@ -77,6 +87,30 @@ export const errorBodyOf = (json: unknown): Option.Option<UpstreamErrorBody["err
     : Option.none()
 
 /**
+ * The `retryDelay` of a Gemini error body's `google.rpc.RetryInfo` detail (`"30s"`, `"1.5s"`) in
+ * milliseconds, capped like `Retry-After`: Gemini's 429 says when to come back there, not in a header.
+ */
+const geminiRetryDelayOf = (json: unknown): Option.Option<number> => {
+  const details = Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "details") &&
+      Array.isArray(json.error.details)
+    ? json.error.details
+    : []
+  for (const detail of details) {
+    const delay = Predicate.hasProperty(detail, "retryDelay") ? detail.retryDelay : undefined
+    const seconds = Predicate.isString(delay) ? /^(\d+(?:\.\d+)?)s$/.exec(delay.trim())?.[1] : undefined
+    if (seconds !== undefined) return Option.some(Math.min(Math.round(Number(seconds) * 1000), maxRetryAfterMs))
+  }
+  return Option.none()
+}
+
+/** The `error.status` of a Gemini error body (`{"error": {"code", "message", "status"}}`). */
+const geminiStatusOf = (json: unknown): Option.Option<string> =>
+  Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "status") &&
+    Predicate.isString(json.error.status)
+    ? Option.some(json.error.status)
+    : Option.none()
+
+/**
  * `Retry-After` in milliseconds: integer seconds or an HTTP-date (relative to `nowMs`; past dates
  * give 0), capped at 60 s. `None` when the header is absent or unparsable.
  */
@@ -91,8 +125,9 @@ export const parseRetryAfter = (value: string | undefined, nowMs: number): Optio
 
 /**
  * Whether a 400 body says the context window was exceeded (docs/operations.md): for OpenAI formats
- * `error.code == "context_length_exceeded"` or one of their phrases; for `anthropic_messages` one
- * of Anthropic's phrases; in `error.message` or the raw body, case-insensitively.
+ * `error.code == "context_length_exceeded"` or one of their phrases; for `anthropic_messages` and
+ * `gemini_generate_content` one of that provider's phrases; in `error.message` or the raw body,
+ * case-insensitively.
  */
 export const isContextWindowExceeded = (
   status: number,
@@ -102,16 +137,23 @@ export const isContextWindowExceeded = (
   format: Format = "openai_chat"
 ): boolean => {
   if (status !== 400) return false
-  const anthropic = format === "anthropic_messages"
-  if (!anthropic && Option.contains(code, "context_length_exceeded")) return true
+  const openAi = format === "openai_chat" || format === "openai_responses"
+  if (openAi && Option.contains(code, "context_length_exceeded")) return true
   const haystacks = [Option.getOrElse(message, () => ""), rawBody].map((s) => s.toLowerCase())
-  const phrases = anthropic ? anthropicContextWindowPhrases : contextWindowPhrases
+  const phrases = format === "anthropic_messages"
+    ? anthropicContextWindowPhrases
+    : format === "gemini_generate_content"
+    ? geminiContextWindowPhrases
+    : contextWindowPhrases
   return phrases.some((phrase) => haystacks.some((h) => h.includes(phrase)))
 }
 
 /**
  * An `UpstreamStatus` from a non-2xx answer: the body's `error.message` (bounded, secrets
- * redacted), `error.code` or `error.type`, the `Retry-After` delay and the context-window flag.
+ * redacted), `error.code` or `error.type` (for `gemini_generate_content`, whose `error.code` is the
+ * HTTP status again, `error.status`: `RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`, …), the
+ * `Retry-After` delay (for Gemini, without the header, its `RetryInfo` detail's `retryDelay`) and
+ * the context-window flag.
  */
 export const upstreamStatus = (options: {
   readonly target: string
@@ -125,12 +167,17 @@ export const upstreamStatus = (options: {
   const raw = Option.getOrElse(options.body, () => "")
   const error = Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(errorBodyOf))
   const message = Option.flatMap(error, (e) => Option.fromNullable(e.message))
-  const code = Option.flatMap(error, (e) =>
-    Option.orElse(
-      Option.fromNullable(e.code).pipe(Option.map(String)),
-      () => Option.fromNullable(e.type)
-    ))
+  const code = options.format === "gemini_generate_content"
+    ? Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(geminiStatusOf))
+    : Option.flatMap(error, (e) =>
+      Option.orElse(
+        Option.fromNullable(e.code).pipe(Option.map(String)),
+        () => Option.fromNullable(e.type)
+      ))
   const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw, options.format)
+  const retryAfterMs = options.format === "gemini_generate_content" && Option.isNone(options.retryAfterMs)
+    ? Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(geminiRetryDelayOf))
+    : options.retryAfterMs
   return ExpectedFailure.make(() =>
     new UpstreamStatus({
       target: options.target,
@@ -143,7 +190,7 @@ export const upstreamStatus = (options: {
         onNone: () => ({}),
         onSome: (c) => ({ upstreamCode: truncate(redact(c, options.secrets), maxCodeLength) })
       }),
-      ...Option.match(options.retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
+      ...Option.match(retryAfterMs, { onNone: () => ({}), onSome: (ms) => ({ retryAfterMs: ms }) }),
       ...(contextWindowExceeded ? { contextWindowExceeded: true } : {})
     })
   )

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type { Format, LlmClient, Target } from "../Target.js"
+import type { Format, LlmClient, NativeBody, Target } from "../Target.js"
 import { reservedHeaders } from "../Target.js"
 
 /**
@@ -71,6 +71,23 @@ export const neutralOfChat = (
     Either.mapLeft(() => new TranslationError({ reason: "the request is not a valid chat completions request" })),
     Either.flatMap(Translate.fromOpenAiRequest)
   )
+
+/**
+ * The body of a call to a target of `format` other than chat: the caller's own body when it came in
+ * that format (`native`), else the chat request translated through the neutral request
+ * (`translate`, which fails with `TranslationError` for what that format cannot express); then the
+ * format's preparation (`prepare`).
+ */
+export const nativeOrTranslated = (
+  format: Format,
+  body: Readonly<Record<string, unknown>>,
+  native: NativeBody | undefined,
+  translate: (request: NeutralRequest) => Either.Either<Readonly<Record<string, unknown>>, TranslationError>,
+  prepare: (body: Readonly<Record<string, unknown>>) => Record<string, unknown>
+): Either.Either<Record<string, unknown>, TranslationError> =>
+  native !== undefined && native.format === format
+    ? Either.right(prepare(native.body))
+    : neutralOfChat(body).pipe(Either.flatMap(translate), Either.map(prepare))
 
 /** Add the target's `extra_body` keys that `body` lacks (the body is a fresh copy of the caller's). */
 export const addExtraBody = (body: Record<string, unknown>, target: Target): void => {
@@ -281,12 +298,13 @@ const onlyOauthBetas = (value: string | undefined): string | undefined =>
  * The caller headers a `forward_auth` client receives as they came, by format (anchor §5.3):
  * OpenAI formats `authorization`, `chatgpt-account-id`, `x-openai-fedramp`; Anthropic
  * `authorization` and `x-api-key` (and the `oauth-*` items of `anthropic-beta`, see
- * {@link prepareHeaders}).
+ * {@link prepareHeaders}); Gemini none (the deployment refuses `forward_auth` on such a client).
  */
 const forwardedNames: Readonly<Record<Format, ReadonlyArray<string>>> = {
   openai_chat: ["authorization", "chatgpt-account-id", "x-openai-fedramp"],
   openai_responses: ["authorization", "chatgpt-account-id", "x-openai-fedramp"],
-  anthropic_messages: ["authorization", "x-api-key"]
+  anthropic_messages: ["authorization", "x-api-key"],
+  gemini_generate_content: []
 }
 
 /**

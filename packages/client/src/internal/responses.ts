@@ -78,15 +78,14 @@ export const encodeBody = (
   body: Readonly<Record<string, unknown>>,
   native: NativeBody | undefined,
   streaming: boolean
-): Either.Either<Record<string, unknown>, TranslationError> => {
-  if (native !== undefined && native.format === "openai_responses") {
-    return Either.right(prepareBody(target, native.body, streaming))
-  }
-  return Prepare.neutralOfChat(body).pipe(
-    Either.flatMap(TranslateResponses.toResponsesRequest),
-    Either.map((request) => prepareBody(target, request, streaming))
+): Either.Either<Record<string, unknown>, TranslationError> =>
+  Prepare.nativeOrTranslated(
+    "openai_responses",
+    body,
+    native,
+    TranslateResponses.toResponsesRequest,
+    (request) => prepareBody(target, request, streaming)
   )
-}
 
 const decodeResponse = Failure.decodeJsonText(OpenAiResponses.ResponseObject, "response body")
 

@@ -1,7 +1,7 @@
 /**
  * Streamed replies: the piece relay of a 2xx SSE answer, fed by the exchange's body callbacks —
  * each network chunk decoded, split into SSE events and read by the target's format in one step
- * (`openai_chat` chunks with `[DONE]` and in-band errors; Messages and Responses events translated
+ * (`openai_chat` chunks with `[DONE]` and in-band errors; Messages, Responses and Gemini events translated
  * into chat chunks and, on a native replay, kept as sent) — with one idle watchdog per stream.
  *
  * @internal
@@ -18,6 +18,7 @@ import * as Anthropic from "./anthropic.js"
 import type { CallContext } from "./call.js"
 import * as Exchange from "./exchange.js"
 import * as Failure from "./failure.js"
+import * as Gemini from "./gemini.js"
 import * as Responses from "./responses.js"
 import * as Sse from "./sse.js"
 
@@ -60,6 +61,13 @@ const decodeSseItem =
 const isDone = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim() === "[DONE]"
 const isBlank = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim().length === 0
 
+/** The per-stream translator of each format whose events are not chat chunks. */
+const translators = {
+  anthropic_messages: Anthropic.streamTranslator,
+  openai_responses: Responses.streamTranslator,
+  gemini_generate_content: Gemini.streamTranslator
+} as const
+
 /** What one SSE item does to a piece stream. */
 type ItemStep =
   | { readonly _tag: "Piece"; readonly piece: StreamPiece; readonly last: boolean }
@@ -77,9 +85,10 @@ const overflow = (target: string, item: { readonly maxEventSize: number }): Item
 
 /**
  * The per-item step of a format: `openai_chat` — `[DONE]` ends, each `data` is a chunk (or an
- * in-band error, or `InvalidResponse`); Messages and Responses — each event translated into chat
- * chunks (`internal/anthropic.ts`, `internal/responses.ts`) and, on a native replay, kept as it was
- * sent; the stream ends after its last event; `end` closes what the translation had open.
+ * in-band error, or `InvalidResponse`); Messages, Responses and Gemini — each event translated into
+ * chat chunks (`internal/anthropic.ts`, `internal/responses.ts`, `internal/gemini.ts`) and, on a
+ * native replay, kept as it was sent; the stream ends after its last event (Gemini's with the
+ * body); `end` closes what the translation had open.
  */
 const itemSteps = (ctx: CallContext): {
   readonly step: (item: Sse.SseItem) => ItemStep
@@ -105,10 +114,7 @@ const itemSteps = (ctx: CallContext): {
       end: () => []
     }
   }
-  const translator = (format === "anthropic_messages" ? Anthropic.streamTranslator : Responses.streamTranslator)({
-    target,
-    secrets: ctx.secrets
-  })
+  const translator = translators[format]({ target, secrets: ctx.secrets })
   return {
     step: (item) => {
       if (item._tag === "Overflow") return overflow(target, item)

@@ -17,6 +17,7 @@ import * as Redacted from "effect/Redacted"
 import type { LlmClient, Target } from "../Target.js"
 import type { CallOptions } from "../UpstreamClient.js"
 import * as Anthropic from "./anthropic.js"
+import * as Gemini from "./gemini.js"
 import * as Prepare from "./prepare.js"
 import * as Responses from "./responses.js"
 
@@ -40,8 +41,19 @@ export interface Wire {
 
 /** How a call's body is encoded for a target of a format other than chat, and where it goes. */
 const otherFormats = {
-  anthropic_messages: { encodeBody: Anthropic.encodeBody, url: Prepare.messagesUrl },
-  openai_responses: { encodeBody: Responses.encodeBody, url: Prepare.responsesUrl }
+  anthropic_messages: {
+    encodeBody: Anthropic.encodeBody,
+    url: (target: Target) => Prepare.messagesUrl(target.client.baseUrl)
+  },
+  openai_responses: {
+    encodeBody: Responses.encodeBody,
+    url: (target: Target) => Prepare.responsesUrl(target.client.baseUrl)
+  },
+  gemini_generate_content: {
+    encodeBody: Gemini.encodeBody,
+    url: (target: Target, streaming: boolean) =>
+      Gemini.modelUrl(target.client.baseUrl, target.id, streaming ? "streamGenerateContent" : "generateContent")
+  }
 } as const
 
 /** `target` without its `system_prompt`: what a routing-only call (judge, reviewer) is prepared for. */
@@ -54,8 +66,8 @@ const withoutSystemPrompt = (target: Target): Target => {
 /**
  * The URL and body of a chat call to `options.target` (its `system_prompt` applied only when
  * `options.completion` is set), by the client's format: a chat request as
- * prepared by `Prepare.prepareBody`, or a Messages or Responses body (`anthropic.ts`,
- * `responses.ts`), which fails with `TranslationError` when the request cannot be expressed in
+ * prepared by `Prepare.prepareBody`, or a Messages, Responses or Gemini body (`anthropic.ts`,
+ * `responses.ts`, `gemini.ts`), which fails with `TranslationError` when the request cannot be expressed in
  * that API (or when the caller's own body, of another format, cannot be sent to another format).
  */
 export const chatWire = (options: CallOptions, streaming: boolean): Either.Either<Wire, TranslationError> => {
@@ -78,7 +90,7 @@ export const chatWire = (options: CallOptions, streaming: boolean): Either.Eithe
   return Either.map(
     encoding.encodeBody(target, options.body, options.native, streaming),
     (body): Wire => ({
-      url: encoding.url(target.client.baseUrl),
+      url: encoding.url(target, streaming),
       body,
       source: options.native?.format === format ? options.native.body : undefined,
       operation: "chat",
@@ -135,10 +147,30 @@ const traceHeaders = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Readonly<Rec
 }
 
 /**
+ * The client's auth headers: `Authorization: Bearer <key>`; `anthropic-version` and `x-api-key`
+ * for `anthropic_messages`; `x-goog-api-key` for `gemini_generate_content` (never `?key=` in the
+ * URL, which ends up in logs and spans).
+ */
+const authHeaders = (client: LlmClient): Record<string, string> => {
+  const key = Option.map(client.apiKey, Redacted.value)
+  switch (client.format) {
+    case "anthropic_messages":
+      return {
+        "anthropic-version": Prepare.anthropicVersion,
+        ...Option.match(key, { onNone: () => ({}), onSome: (value) => ({ "x-api-key": value }) })
+      }
+    case "gemini_generate_content":
+      return Option.match(key, { onNone: () => ({}), onSome: (value) => ({ "x-goog-api-key": value }) })
+    case "openai_chat":
+    case "openai_responses":
+      return Option.match(key, { onNone: () => ({}), onSome: (value) => ({ authorization: `Bearer ${value}` }) })
+  }
+}
+
+/**
  * The headers of every request of a call: the caller's minus the reserved ones, then the client's
- * `extra_headers` (`Prepare.prepareHeaders`), then its auth (`Authorization: Bearer <key>`, or
- * `anthropic-version` and `x-api-key` for `anthropic_messages`), `accept`, `content-type`, and the
- * trace context of the calling `fiber`'s span.
+ * `extra_headers` (`Prepare.prepareHeaders`), then its auth ({@link authHeaders}), `accept`,
+ * `content-type`, and the trace context of the calling `fiber`'s span.
  */
 export const requestHeaders = (
   client: LlmClient,
@@ -148,18 +180,7 @@ export const requestHeaders = (
   fiber: Fiber.RuntimeFiber<unknown, unknown>
 ): Record<string, string> => ({
   ...Prepare.prepareHeaders(client, callerHeaders, { nativeReplay: wire.nativeReplay }),
-  ...(client.format === "anthropic_messages"
-    ? {
-      "anthropic-version": Prepare.anthropicVersion,
-      ...Option.match(client.apiKey, {
-        onNone: () => ({}),
-        onSome: (key) => ({ "x-api-key": Redacted.value(key) })
-      })
-    }
-    : Option.match(client.apiKey, {
-      onNone: () => ({}),
-      onSome: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` })
-    })),
+  ...authHeaders(client),
   accept: streaming ? "text/event-stream" : "application/json",
   "content-type": "application/json",
   ...traceHeaders(fiber)

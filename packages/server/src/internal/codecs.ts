@@ -219,7 +219,7 @@ export const openAiChat: Codec = {
 }
 
 /** The SSE text of a stream's native events (an upstream of the caller's format), one per event. */
-const nativeEvents = (
+export const nativeEvents = (
   streamed: Streamed,
   encode: (event: UpstreamClient.NativeEvent) => string
 ): Relay.Relay<string, UpstreamFailure> =>
@@ -248,7 +248,7 @@ export const translatedEvents = <Event>(
   )
 
 /** Whether a streamed answer comes from a target speaking `format` (its events can be replayed). */
-const servedIn = (streamed: Streamed, format: Format): boolean =>
+export const servedIn = (streamed: Streamed, format: Format): boolean =>
   Option.exists(streamed.served, (target) => target.client.format === format)
 
 const messagesEncoder: Encoder = {
@@ -529,14 +529,17 @@ export const openAiResponsesWith = (continuations: Continuations.Continuations |
 /** {@link openAiResponsesWith} without continuations: ids are only forwarded. */
 export const openAiResponses: Codec = openAiResponsesWith(undefined)
 
+/** The formats `/v1/decision`'s `input_format` names (a Gemini request names its model in the URL). */
+export type DecisionFormat = Exclude<Format, "gemini_generate_content">
+
 /** The codec of each inbound format, Responses with `continuations` (`/v1/decision`'s `input_format`). */
 export const byFormatWith = (
   continuations: Continuations.Continuations | undefined
-): Readonly<Record<Format, Codec>> => ({
+): Readonly<Record<DecisionFormat, Codec>> => ({
   openai_chat: openAiChat,
   openai_responses: openAiResponsesWith(continuations),
   anthropic_messages: anthropicMessages
 })
 
 /** The codec of each inbound format (`/v1/decision`'s `input_format`), Responses ids only forwarded. */
-export const byFormat: Readonly<Record<Format, Codec>> = byFormatWith(undefined)
+export const byFormat: Readonly<Record<DecisionFormat, Codec>> = byFormatWith(undefined)

@@ -26,7 +26,15 @@ import * as Option from "effect/Option"
 import type * as RoutingLog from "../RoutingLog.js"
 import * as Auth from "./auth.js"
 import { decodeValue, parseBody, readBody, validateValue } from "./body.js"
-import { type Codec, type Encoder, type ErrorResponse, sseData, translatedEvents } from "./codecs.js"
+import {
+  type Codec,
+  type Encoder,
+  type ErrorResponse,
+  nativeEvents,
+  servedIn,
+  sseData,
+  translatedEvents
+} from "./codecs.js"
 import type * as Edge from "./edge.js"
 import * as Messages from "./messages.js"
 import * as Pipeline from "./pipeline.js"
@@ -93,19 +101,35 @@ const streamErrorText = (failure: UpstreamFailure): string => {
   return JSON.stringify(Gemini.envelope(mapping.status, mapping.message))
 }
 
+/** A Gemini answer object of a Gemini target, as sent, its `modelVersion` (when it has one) restamped. */
+const restamped = (body: Readonly<Record<string, unknown>>, model: string): Readonly<Record<string, unknown>> =>
+  body["modelVersion"] === undefined ? body : { ...body, modelVersion: model }
+
 /**
  * The encoder of one request. A stream is `data: <GenerateContentResponse>` events (`sse`) or one
  * JSON array of them written as they come (`[`, events joined by `,`, `]`); a stream failing after
  * its headers ends with the error envelope as its last event (or array element, the array closed).
+ * An answer of a `gemini_generate_content` target (the caller's body was replayed there) is written
+ * as the upstream sent it — every event of a stream — only `modelVersion` restamped; any other is
+ * translated from the chat shape.
  */
 const encoder = (sse: boolean): Encoder => ({
-  answer: (completed, model) => responseOf(completed.completion, model),
+  answer: (completed, model) =>
+    Option.match(completed.native, {
+      onNone: () => responseOf(completed.completion, model),
+      onSome: (native) => restamped(native.body, model)
+    }),
   decisionResponse: responseOf,
   stream: (streamed, model) => {
-    const translator = TranslateGemini.chatToGeminiStream({ model })
+    const native = servedIn(streamed, "gemini_generate_content")
+    const encoded = (encode: (text: string) => string) =>
+      native
+        ? nativeEvents(streamed, (event) => encode(JSON.stringify(restamped(event.data, model))))
+        : translatedEvents(streamed, TranslateGemini.chatToGeminiStream({ model }), (event) =>
+          encode(JSON.stringify(event)))
     if (sse) {
       return {
-        events: translatedEvents(streamed, translator, (event) => sseData(JSON.stringify(event))),
+        events: encoded(sseData),
         streamError: (failure) => sseData(streamErrorText(failure))
       }
     }
@@ -117,7 +141,7 @@ const encoder = (sse: boolean): Encoder => ({
     }
     return {
       events: Relay.concat(
-        translatedEvents(streamed, translator, (event) => element(JSON.stringify(event))),
+        encoded(element),
         Effect.sync(() => [opened ? "]" : "[]"])
       ),
       streamError: (failure) => `${element(streamErrorText(failure))}]`,
@@ -136,8 +160,9 @@ const chatOf = (neutral: Neutral.NeutralRequest, stream: boolean): ChatCompletio
 
 /**
  * The codec of one Gemini request: `model` (the route id) and streaming come from the URL, `sse`
- * from its `alt=sse`. The body is a `GenerateContentRequest`; there is no Gemini target, so no
- * native body is kept.
+ * from its `alt=sse`. The body is a `GenerateContentRequest`, kept as the native body: a
+ * `gemini_generate_content` target receives it as it came (its Gemini-only fields included), any
+ * other target the chat request translated from it.
  */
 export const codec = (model: string, stream: boolean, sse: boolean): Codec => ({
   format: "gemini_generate_content",
@@ -147,6 +172,7 @@ export const codec = (model: string, stream: boolean, sse: boolean): Codec => ({
         body: chatOf(TranslateGemini.fromGeminiRequest(body, { model, stream }), stream),
         headers,
         sessionId,
+        native: { format: "gemini_generate_content", body },
         inboundFormat: "gemini_generate_content"
       },
       model,

@@ -59,6 +59,14 @@ const UsageSample = Usage.annotations({
  * response with its usage), each `event: <type>` + `data:` with `sequence_number` counting from 0.
  * `usage` maps to `input_tokens` (cached tokens included, also in `input_tokens_details`),
  * `output_tokens` and `total_tokens`.
+ *
+ * On a Gemini path (`…/models/{model}:generateContent`, streamed by `:streamGenerateContent`):
+ * a buffered `GenerateContentResponse` (one candidate, one text part, `finishReason: "STOP"`), or
+ * one `data:` event per piece, the last carrying `finishReason` and `usageMetadata`. Every other
+ * behaviour is encoded alike there: `Status` in Gemini's envelope (`{"error":{"code","message",
+ * "status"}}`), `ToolUse` as a `functionCall` part (its `id` only when given), `Thinking` as a
+ * signed thought part, `StreamError` as a `data: {"error": …}` event, `CloseMidStream` after that
+ * many text events (see `gemini.ts`).
  */
 export const Ok = Schema.TaggedStruct("Ok", {
   content: Schema.String,

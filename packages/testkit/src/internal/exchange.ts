@@ -12,7 +12,7 @@ import type * as Http from "node:http"
 import type { Garbage, Raw, Reset, Stall, Status } from "./behaviour.js"
 
 /** The wire format a chat route speaks. */
-export type Api = "openai" | "anthropic" | "responses"
+export type Api = "openai" | "anthropic" | "responses" | "gemini"
 
 /** What a request handler needs to answer. */
 export interface Exchange {
@@ -27,7 +27,7 @@ export interface Exchange {
   readonly body: unknown
   readonly bodyText: string
   readonly at: number
-  /** The body's `stream: true`. */
+  /** The body's `stream: true` (Gemini: the `streamGenerateContent` method). */
   readonly stream: boolean
   /** The body's `stream_options.include_usage: true` (OpenAI Chat only; the others always send usage). */
   readonly includeUsage: boolean

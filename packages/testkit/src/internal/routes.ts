@@ -14,6 +14,7 @@ import * as AnthropicMessages from "./anthropicMessages.js"
 import * as AnthropicWire from "./anthropicWire.js"
 import type { Behaviour } from "./behaviour.js"
 import { type Api, errorEnvelope, type Exchange, sendJson } from "./exchange.js"
+import * as Gemini from "./gemini.js"
 import * as OpenAiChat from "./openAiChat.js"
 import * as OpenAiResponses from "./openAiResponses.js"
 
@@ -45,9 +46,15 @@ export const lowerCaseHeaders = (req: Http.IncomingMessage): Record<string, stri
   return out
 }
 
-/** The API a chat route speaks (with or without the `/v1` prefix); `undefined` for other routes. */
+/**
+ * The API a chat route speaks (with or without the `/v1` prefix; Gemini's `…/models/{model}:
+ * generateContent` and `:streamGenerateContent` under any version prefix); `undefined` for other
+ * routes.
+ */
 export const apiOf = (method: string, path: string): Api | undefined => {
   if (method !== "POST") return undefined
+  const gemini = Gemini.parseModelPath(path)
+  if (gemini !== undefined) return gemini.method === "countTokens" ? undefined : "gemini"
   switch (path) {
     case "/v1/chat/completions":
     case "/chat/completions":
@@ -72,6 +79,8 @@ export const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void>
       return AnthropicMessages.perform(behaviour, ex)
     case "responses":
       return OpenAiResponses.perform(behaviour, ex)
+    case "gemini":
+      return Gemini.perform(behaviour, ex)
   }
 }
 
@@ -80,7 +89,9 @@ export const perform = (behaviour: Behaviour, ex: Exchange): Effect.Effect<void>
  * API's envelope), `count_tokens` (`{"input_tokens"}` estimated from the body size; 400 when not
  * JSON), the Responses auxiliary calls (`/v1/responses/input_tokens`: `{"object":
  * "response.input_tokens","input_tokens"}` estimated alike; `/v1/responses/compact`: a
- * `response.compaction` object with one `compaction` item; 400 when not JSON), `GET /v1/models`
+ * `response.compaction` object with one `compaction` item; 400 when not JSON), Gemini's
+ * `…/models/{model}:countTokens` (`{"totalTokens"}` estimated alike; 400 in Gemini's envelope when
+ * not JSON), `GET /v1/models`
  * (`models`, listed in the OpenAI format), anything else 404.
  */
 export const answerOther = (
@@ -97,6 +108,12 @@ export const answerOther = (
   const { api, bodyText, method, path, res } = request
   const isCountTokens = method === "POST" &&
     (path === "/v1/messages/count_tokens" || path === "/messages/count_tokens")
+  if (api === "gemini") return sendJson(res, 400, Gemini.errorBody(400, "request body is not JSON"))
+  if (method === "POST" && Gemini.parseModelPath(path)?.method === "countTokens") {
+    return request.isJson
+      ? sendJson(res, 200, Gemini.countTokensBody(bodyText))
+      : sendJson(res, 400, Gemini.errorBody(400, "request body is not JSON"))
+  }
   if (api === "anthropic" || (isCountTokens && !request.isJson)) {
     return sendJson(
       res,
