@@ -220,9 +220,9 @@ export interface Recorder {
   /** The routing overhead of one answered run. */
   readonly routingOverhead: (ms: number) => void
   /**
-   * Settle a run's routing-time calls once its outcome is known: the first call to `answeredBy`
-   * (the model whose routing-time answer was served) counts as that model's answer call, every
-   * other call goes to `classifier`.
+   * Settle a run's routing-time calls once its outcome is known: the last successful call to
+   * `answeredBy` (the model whose routing-time answer was served) counts as that model's answer call, every
+   * other call — an advisor REDO's discarded turn of the same model included — goes to `classifier`.
    */
   readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined, route?: string) => void
   /**
@@ -500,15 +500,18 @@ export const make = (
     },
     routingOverhead: (ms) => overhead.record(ms),
     settle: (calls, answeredBy, route) => {
-      let answer = answeredBy
-      for (const call of calls) {
-        if (answer !== undefined && call.model === answer) {
-          answerCall(call.model, call.ok, call.latencyMs)
-          answer = undefined
-        } else {
-          routingCall(call, route)
+      // the answer is the last successful call of the answering model (an advisor REDO's discarded turn came before it)
+      let answer = -1
+      for (let i = calls.length - 1; i >= 0 && answeredBy !== undefined; i--) {
+        if (calls[i]?.model === answeredBy && calls[i]?.ok === true) {
+          answer = i
+          break
         }
       }
+      calls.forEach((call, index) => {
+        if (index === answer) answerCall(call.model, call.ok, call.latencyMs)
+        else routingCall(call, route)
+      })
     },
     routeAnswered: (route, model, baseline, usage) => {
       const table = prices()

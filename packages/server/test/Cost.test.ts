@@ -1,7 +1,8 @@
 /**
  * The cost of every call through the real server, with a pricing table: a scripted mix (cache
  * reads and writes with one-hour writes, a provider-reported cost and a zero one, an unpriced
- * model, a failed call, a streamed answer, a judge call, an escalated weak call) gives exact totals
+ * model, a failed call, a streamed answer, a judge call, an escalated weak call; a fallback
+ * candidate and an advisor REDO) gives exact totals
  * to the femto-dollar in the routing log, `/v1/session-stats`, `/v1/stats` and the metrics; the
  * session totals are the sums of their lines (a property over random lines); bad pricing files are
  * refused at start, by `--dry-run` and on SIGHUP (the running table kept).
@@ -249,6 +250,68 @@ describe("the cost of every call", () => {
         Pricing.noTotals
       )
       assert.deepStrictEqual(Pricing.totalsJson(summed), session.cost)
+    }))
+
+  it.scopedLive("a fallback candidate and an advisor REDO: the failed candidate unpriced, the discarded turn and the review routing-time", () =>
+    Effect.gen(function*() {
+      const { client, upstream } = yield* startServer(
+        (upstreamUrl) => ({
+          llm_clients: {
+            sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+            dead: D.client("openai_chat", D.deadUrl, { max_retries: 0 })
+          },
+          targets: {
+            weak: D.target("cost-weak", "sim"),
+            gone: D.target("cost-gone", "dead"),
+            reviewer: D.target("cost-judge", "sim")
+          },
+          routes: D.byId(
+            // always the dead target first, then the weak one as its fallback
+            D.random("fb", ["gone", "weak"], { weights: [1, 0] }),
+            D.advisor("gate", { executor_target: "weak", advisor_target: "reviewer", fail_open: true })
+          )
+        }),
+        { routingLog: { path: tempFile() }, prices: table }
+      )
+      yield* upstream.script("cost-weak", [
+        // the fallback candidate's answer: 6 + 1 × 5 = 0.000011
+        FakeUpstream.ok("fallback answer", { usage: usage(6, 1) }),
+        // the executor's first turn, discarded by the REDO: 10 + 2 × 5 = 0.00002 (routing)
+        FakeUpstream.ok("first try", { usage: usage(10, 2) }),
+        // its second turn, the answer: 12 + 3 × 5 = 0.000027
+        FakeUpstream.ok("second try", { usage: usage(12, 3) })
+      ])
+      // the advisor's review: 40 × 0.5 + 4 × 1.5 = 0.000026 (routing)
+      yield* upstream.setBehaviour("cost-judge", FakeUpstream.ok("REDO: add a test", { usage: usage(40, 4) }))
+
+      const before = yield* getText(client, "/metrics")
+      assert.include((yield* post(client, "fb")).text, "fallback answer")
+      assert.include((yield* post(client, "gate")).text, "second try")
+      const reviews = (yield* upstream.requests).filter((r) => r.model === "cost-judge").length
+      assert.strictEqual(reviews, 1)
+
+      const answers = femto("0.000011") + femto("0.000027")
+      const session = decodeSession(yield* getText(client, "/v1/session-stats?session_id=sess-cost"))
+      // session-stats counts the requests' answers; the routing-time calls have no line of their own
+      assert.deepStrictEqual(session.answer_cost, totals(answers, { estimated: 2 }))
+      assert.deepStrictEqual(session.routing_cost, totals(0n, {}))
+
+      const stats = decodeStats(yield* getText(client, "/v1/stats"))
+      assert.deepStrictEqual(stats.models["cost-gone"]?.cost, totals(0n, { unknown: 1 }))
+      assert.deepStrictEqual(stats.models["cost-weak"]?.cost, totals(answers, { estimated: 2 }))
+      assert.deepStrictEqual(stats.cost, totals(answers, { unknown: 1, estimated: 2 }))
+      assert.deepStrictEqual(stats.classifier.models["cost-weak"]?.cost, totals(femto("0.00002"), { estimated: 1 }))
+      assert.deepStrictEqual(stats.classifier.models["cost-judge"]?.cost, totals(femto("0.000026"), { estimated: 1 }))
+      assert.deepStrictEqual(stats.classifier.cost, totals(femto("0.000046"), { estimated: 2 }))
+
+      // the metrics are the process's: the change since before the two requests
+      const after = yield* getText(client, "/metrics")
+      const grown = (name: string, labels: string) =>
+        (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0)
+      assert.strictEqual(grown("switchyard_unpriced_calls_total", "model=\"cost-gone\",kind=\"answer\""), 1)
+      assert.closeTo(grown("switchyard_cost_usd_total", "model=\"cost-weak\",kind=\"answer\""), 0.000038, 1e-12)
+      assert.closeTo(grown("switchyard_cost_usd_total", "model=\"cost-weak\",kind=\"routing\""), 0.00002, 1e-12)
+      assert.closeTo(grown("switchyard_cost_usd_total", "model=\"cost-judge\",kind=\"routing\""), 0.000026, 1e-12)
     }))
 
   it.scoped("a line of an older version, without cost, decodes with cost null and counts as unknown", () =>
