@@ -175,6 +175,29 @@ describe("the cost of a policy", () => {
       assert.deepStrictEqual(back?.replayed.cost?.savings, back?.logged.cost?.savings)
     }))
 
+  it.effect("a request failed or routed without a verdict made no judge call that counts, on either side", () =>
+    Effect.gen(function*() {
+      // under error: a verdict, a judge refused by its breaker (no request made), a transport failure
+      const lines = pricedJudges(
+        yield* logOf([
+          { session: "a", judge: { _tag: "verdict", p: 0.9, boundary: "supported" }, tokens: 1000 },
+          { session: "b", judge: { _tag: "refused" }, tokens: 1000 },
+          { session: null, judge: { _tag: "transport" }, tokens: 1000 }
+        ], settings)
+      )
+      const [report] = yield* PolicyReplay.replay(
+        lines,
+        new Map([["auto", PolicyReplay.capability({ ...settings, judgeFailure: "fail_open" })]]),
+        undefined,
+        pricing
+      )
+      assert.deepStrictEqual([report?.logged.failed, report?.replayed.failed], [2, 0])
+      // fail_open answers both without a verdict: the one successful judge call stays the only one
+      const judges = totals(femto("0.00002"), { estimated: 1 })
+      assert.deepStrictEqual(report?.logged.cost?.routing_cost, judges)
+      assert.deepStrictEqual(report?.replayed.cost?.routing_cost, judges)
+    }))
+
   it.effect("the command prices both sides with --pricing-file: table rows and JSON", () =>
     Effect.gen(function*() {
       const lines = pricedJudges(

@@ -13,8 +13,9 @@
  *   the replayed deployment (`Deployment.baselineTarget`), on both sides, so they compare alike.
  * - Routing: the logged side is the route's successful `judge` lines (as `/v1/session-stats` counts
  *   them). The replayed side is the same, plus one judge call at the route's mean logged judge-call
- *   cost for each changed request the replay consults the judge for and the log did not, minus one
- *   for each the other way round.
+ *   cost for each changed request the replay decides by a verdict and the log did not, minus one
+ *   for each the other way round (a request failed or routed without a verdict made no call that
+ *   counts, on either side).
  *
  * A replay under the deployment that wrote the log changes no outcome, so both sides are equal to
  * the femto-dollar.
@@ -117,12 +118,14 @@ const baselineCost = (
   return answerCost(pricing.table, baseline, line)
 }
 
-/** Whether an outcome's routing asked the judge (a verdict, or a failed or unusable consultation). */
+/**
+ * Whether an outcome's routing made a judge call the routing cost counts: one that gave a verdict
+ * (the successful `judge` lines, as `/v1/session-stats` counts them). A failed request, or one
+ * routed without a verdict (the judge unreachable, refused by its breaker, or its reply unusable),
+ * made none that counts.
+ */
 const consulted = (outcome: Outcome): boolean =>
-  outcome._tag === "Failed" ||
-  (outcome._tag === "Routed" &&
-    (outcome.source === "llm-classifier" || outcome.source === "fall_open" ||
-      (outcome.reason !== undefined && outcome.reason !== "circuit_open")))
+  outcome._tag === "Routed" && outcome.reason === undefined && outcome.source === "llm-classifier"
 
 /** A route's cost tally for both sides of its replay, fed one line at a time. */
 export const tally = (pricing: RoutePricing) => {
