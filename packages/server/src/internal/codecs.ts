@@ -32,7 +32,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
 import { validateValue } from "./body.js"
 import type * as Continuations from "./continuations.js"
 import * as Messages from "./messages.js"
@@ -448,7 +447,9 @@ const routingView = (request: OpenAiResponses.ResponsesRequest): Option.Option<O
       if (type === "message" && Predicate.isRecord(item) && Array.isArray(item["content"])) {
         return [{
           ...item,
-          content: item["content"].filter((part) => Predicate.isRecord(part) && routedParts.has(String(part["type"])))
+          content: item["content"].filter((part) =>
+            Predicate.isRecord(part) && typeof part["type"] === "string" && routedParts.has(part["type"])
+          )
         }]
       }
       return [item]
@@ -458,15 +459,11 @@ const routingView = (request: OpenAiResponses.ResponsesRequest): Option.Option<O
   if (Predicate.isRecord(choice) && choice["type"] !== "function" && choice["type"] !== "custom") {
     delete view["tool_choice"]
   }
-  return Option.getRight(decodeResponsesRequest(view))
+  return Option.getRight(decodeResponsesBody(view))
 }
 
 const routedItems: ReadonlySet<string> = new Set([...OpenAiResponses.knownItemTypes, "additional_tools"])
 const routedParts: ReadonlySet<string> = new Set(["input_text", "output_text", "refusal"])
-const decodeResponsesRequest = Schema.decodeUnknownEither(
-  OpenAiResponses.ResponsesRequest,
-  OpenAiResponses.decodeOptions
-)
 
 /** The chat request routing works on, streamed with usage when the caller streams. */
 const chatOf = (request: OpenAiResponses.ResponsesRequest) =>

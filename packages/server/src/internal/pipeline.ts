@@ -168,16 +168,16 @@ const answer = (
   tally: RoutingLine.Tally | undefined
 ) => {
   const finished = (
-    decision: Decision.Decision,
-    model: string,
+    facts: Facts,
     served: Option.Option<Target>,
     usage: () => Usage | null | undefined
   ) =>
     Effect.sync(() => {
+      const model = facts.selectedModel
       const elapsed = msOf(clock) - startMs
       TaggedMetric.unsafeUpdate(RoutingMetrics.totalLatencyMs, { model }, elapsed)
       if (Option.isSome(served)) stats.answered(model, usage(), elapsed)
-      stats.routeAnswered(decision.route.id, model, baselineModel(router, decision, model), usage())
+      stats.routeAnswered(facts.route, model, facts.baselineModel ?? model, usage())
     })
   const observer = tally?.observer
   if (inbound.streaming) {
@@ -185,7 +185,8 @@ const answer = (
       const model = servedModel(streamed.decision, streamed.served)
       tally?.answered(streamed.usage)
       const encoding = inbound.encoder.stream(streamed, model)
-      const done = finished(streamed.decision, model, streamed.served, streamed.usage)
+      const facts = factsOf(inbound, streamed.decision, model, baselineModel(router, streamed.decision, model))
+      const done = finished(facts, streamed.served, streamed.usage)
       const ended = tally === undefined ? done : Effect.zipRight(done, Effect.sync(tally.ended))
       const events = Relay.catchAll(
         Relay.concat(encoding.events, Effect.as(ended, [])),
@@ -196,7 +197,7 @@ const answer = (
         }
       )
       return {
-        facts: factsOf(inbound, streamed.decision, model, baselineModel(router, streamed.decision, model)),
+        facts,
         decision: Option.some(streamed.decision),
         reply: Edge.sse(events, {
           "cache-control": "no-cache",
@@ -212,8 +213,9 @@ const answer = (
     const retained = inbound.encoder.retain?.(completed.decision, completed.served) ?? Effect.void
     return Effect.flatMap(retained, () => {
       tally?.answered(() => completed.completion.usage)
-      return Effect.as(finished(completed.decision, model, completed.served, () => completed.completion.usage), {
-        facts: factsOf(inbound, completed.decision, model, baselineModel(router, completed.decision, model)),
+      const facts = factsOf(inbound, completed.decision, model, baselineModel(router, completed.decision, model))
+      return Effect.as(finished(facts, completed.served, () => completed.completion.usage), {
+        facts,
         decision: Option.some<Decision.Decision>(completed.decision),
         reply: Edge.json(body, 200, routingHeaders(completed.decision, model))
       })
