@@ -7,7 +7,8 @@
  * of a relay is one fiber resume and a few function calls (~2 µs). Every stage of a relay is a
  * synchronous function over a batch (`map`), an end (`concat`), or a failure (`tapError`,
  * `catchAll`), so the per-chunk concerns (usage, encoding, `[DONE]`, error events) are written once
- * and run the same whichever way the relay is consumed.
+ * and run the same whichever way the relay is consumed. Stages over one relay fuse: however many
+ * there are, a pull is one pull of the relay underneath and the stages' functions around it.
  *
  * At the library boundary a streamed answer is a `Stream` (`UpstreamClient.answerStream`,
  * `Fallback.Streamed.stream`, `Router.Streamed.pieces`): {@link toStream} makes it, and the stream
@@ -52,50 +53,152 @@ export const make = <A>(items: ReadonlyArray<A>): Relay<A, never> => {
   }
 }
 
-/** Every batch through `f` (e.g. pieces into SSE text). */
-export const map = <A, B, E>(self: Relay<A, E>, f: (batch: ReadonlyArray<A>) => ReadonlyArray<B>): Relay<B, E> => ({
-  pull: Effect.map(self.pull, (batch) => (batch === null ? null : f(batch))),
-  release: self.release
+/**
+ * What one pull gave, as a stage reads and writes it: a batch, the end, a failure, or — rarely —
+ * an effect that decides (`concat`'s tail).
+ */
+type Step<A, E> = Pulled<A, E> | { readonly _tag: "Then"; readonly effect: Effect.Effect<ReadonlyArray<A> | null, E> }
+
+/** What a pull of a relay gave: a batch, the end, or a failure. */
+type Pulled<A, E> =
+  | { readonly _tag: "Batch"; readonly batch: ReadonlyArray<A> }
+  | { readonly _tag: "End" }
+  | { readonly _tag: "Fail"; readonly error: E }
+
+const endStep: Pulled<never, never> = { _tag: "End" }
+
+/**
+ * A stage between an input relay of `S` (failing with `E0`) and its output of `A` (failing with
+ * `E`): `early` answers a pull without pulling the input (a stage that is past its input's end);
+ * `step` makes the output of one input pull. Both are synchronous, so any number of stages over
+ * one input compose into ONE pair of functions, and a pull through all of them is one pull of the
+ * input and plain function calls (a stage as an `Effect` around the input's pull would add a few
+ * runtime steps per stage and pull — per relayed chunk, on the streaming path).
+ */
+interface Stage<S, E0, A, E> {
+  readonly early: () => Step<A, E> | undefined
+  readonly step: (input: Pulled<S, E0>) => Step<A, E>
+}
+
+const noEarly = (): undefined => undefined
+
+/** Where a relay made by a stage keeps its input and stage (a non-enumerable property). */
+const StagedKey: unique symbol = Symbol("@switchyard-ts/client/Relay/staged")
+
+/** Gives the input and stage of a staged relay to `k` (their input types are not the output's). */
+type Staged<A, E> = <R>(k: <S, E0>(input: Relay<S, E0>, stage: Stage<S, E0, A, E>) => R) => R
+
+interface StagedRelay<A, E> extends Relay<A, E> {
+  readonly [StagedKey]: Staged<A, E>
+}
+
+const isStaged = <A, E>(relay: Relay<A, E>): relay is StagedRelay<A, E> => Predicate.hasProperty(relay, StagedKey)
+
+/** The step of a `Then`: `step` applied to what its effect gives, once it ran. */
+const afterThen = <S, E0, A, E>(
+  effect: Effect.Effect<ReadonlyArray<S> | null, E0>,
+  step: (input: Pulled<S, E0>) => Step<A, E>
+): Step<A, E> => ({
+  _tag: "Then",
+  effect: Effect.matchEffect(effect, {
+    onFailure: (error) => effectOf(step({ _tag: "Fail", error })),
+    onSuccess: (batch) => effectOf(step(batch === null ? endStep : { _tag: "Batch", batch }))
+  })
 })
 
-/** After the last batch of `self`, the items of `tail` (run once, when `self` ended normally). */
-export const concat = <A, E, E2>(self: Relay<A, E>, tail: Effect.Effect<ReadonlyArray<A>, E2>): Relay<A, E | E2> => {
-  let state: "head" | "tail" | "done" = "head"
-  return {
-    pull: Effect.suspend((): Effect.Effect<ReadonlyArray<A> | null, E | E2> => {
-      if (state === "done") return ended
-      if (state === "tail") {
-        state = "done"
-        return tail
-      }
-      return Effect.map(self.pull, (batch) => {
-        if (batch !== null) return batch
-        state = "tail"
-        return []
-      })
-    }),
-    release: self.release
+const effectOf = <A, E>(step: Step<A, E>): Effect.Effect<ReadonlyArray<A> | null, E> => {
+  switch (step._tag) {
+    case "Batch":
+      return Effect.succeed(step.batch)
+    case "End":
+      return ended
+    case "Fail":
+      return Effect.fail(step.error)
+    case "Then":
+      return step.effect
   }
 }
 
+/** `inner` then `outer`, as one stage. */
+const compose = <S, E0, M, E1, A, E>(inner: Stage<S, E0, M, E1>, outer: Stage<M, E1, A, E>): Stage<S, E0, A, E> => {
+  const step = (input: Pulled<S, E0>): Step<A, E> => {
+    const middle = inner.step(input)
+    return middle._tag === "Then" ? afterThen(middle.effect, outer.step) : outer.step(middle)
+  }
+  return {
+    early: () => {
+      const outerEarly = outer.early()
+      if (outerEarly !== undefined) return outerEarly
+      const innerEarly = inner.early()
+      if (innerEarly === undefined) return undefined
+      return innerEarly._tag === "Then" ? afterThen(innerEarly.effect, outer.step) : outer.step(innerEarly)
+    },
+    step
+  }
+}
+
+/** The relay of `stage` over `input`: one pull of the input per pull, the stage's functions around it. */
+const build = <S, E0, A, E>(input: Relay<S, E0>, stage: Stage<S, E0, A, E>): Relay<A, E> => {
+  const pulled = Effect.matchEffect(input.pull, {
+    onFailure: (error) => effectOf(stage.step({ _tag: "Fail", error })),
+    onSuccess: (batch) => effectOf(stage.step(batch === null ? endStep : { _tag: "Batch", batch }))
+  })
+  const relay: Relay<A, E> = {
+    pull: Effect.suspend(() => {
+      const early = stage.early()
+      return early === undefined ? pulled : effectOf(early)
+    }),
+    release: input.release
+  }
+  const staged: Staged<A, E> = (k) => k(input, stage)
+  return Object.defineProperty(relay, StagedKey, { value: staged })
+}
+
+/** `stage` after `self`: fused with the stages `self` was made of, if any. */
+const staged = <M, E1, A, E>(self: Relay<M, E1>, stage: Stage<M, E1, A, E>): Relay<A, E> =>
+  isStaged(self) ? self[StagedKey]((input, inner) => build(input, compose(inner, stage))) : build(self, stage)
+
+/** Every batch through `f` (e.g. pieces into SSE text). */
+export const map = <A, B, E>(self: Relay<A, E>, f: (batch: ReadonlyArray<A>) => ReadonlyArray<B>): Relay<B, E> =>
+  staged(self, {
+    early: noEarly,
+    step: (input): Step<B, E> => (input._tag === "Batch" ? { _tag: "Batch", batch: f(input.batch) } : input)
+  })
+
+/** After the last batch of `self`, the items of `tail` (run once, when `self` ended normally). */
+export const concat = <A, E, E2>(self: Relay<A, E>, tail: Effect.Effect<ReadonlyArray<A>, E2>): Relay<A, E | E2> => {
+  let done = false
+  return staged(self, {
+    early: () => (done ? endStep : undefined),
+    step: (input): Step<A, E | E2> => {
+      if (input._tag !== "End") return input
+      done = true
+      return { _tag: "Then", effect: tail }
+    }
+  })
+}
+
 /** `f` runs when `self` fails (the failure goes on). */
-export const tapError = <A, E>(self: Relay<A, E>, f: (error: E) => void): Relay<A, E> => ({
-  pull: Effect.tapError(self.pull, (error) => Effect.sync(() => f(error))),
-  release: self.release
-})
+export const tapError = <A, E>(self: Relay<A, E>, f: (error: E) => void): Relay<A, E> =>
+  staged(self, {
+    early: noEarly,
+    step: (input) => {
+      if (input._tag === "Fail") f(input.error)
+      return input
+    }
+  })
 
 /** A failure of `self` becomes the items `f` makes of it, then the end. */
 export const catchAll = <A, E>(self: Relay<A, E>, f: (error: E) => ReadonlyArray<A>): Relay<A, never> => {
   let failed = false
-  return {
-    pull: Effect.suspend(() =>
-      failed ? ended : Effect.catchAll(self.pull, (error) => {
-        failed = true
-        return Effect.succeed(f(error))
-      })
-    ),
-    release: self.release
-  }
+  return staged(self, {
+    early: () => (failed ? endStep : undefined),
+    step: (input): Step<A, never> => {
+      if (input._tag !== "Fail") return input
+      failed = true
+      return { _tag: "Batch", batch: f(input.error) }
+    }
+  })
 }
 
 /**

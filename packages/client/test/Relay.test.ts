@@ -3,6 +3,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as Relay from "../src/Relay.js"
@@ -18,6 +19,7 @@ const scripted = <A>(
   const relay: Relay.Relay<A, string> = {
     pull: Effect.suspend(() => {
       pulls++
+      if (next > batches.length) return Effect.dieMessage("pulled after its end")
       const batch = batches[next++]
       if (batch !== undefined) return Effect.succeed(batch)
       return Either.match(end, { onLeft: Effect.fail, onRight: Effect.succeed })
@@ -28,6 +30,85 @@ const scripted = <A>(
   }
   return { relay, pulls: () => pulls, releases: () => releases }
 }
+
+/** One stage of a generated chain (see "a chain of stages ..."). */
+type StageSpec =
+  | { readonly _tag: "map"; readonly k: number }
+  | { readonly _tag: "concat"; readonly tail: ReadonlyArray<number> }
+  | { readonly _tag: "concatFailing"; readonly error: string }
+  | { readonly _tag: "tapError"; readonly tag: string }
+  | { readonly _tag: "catchAll" }
+  | { readonly _tag: "viaStream" }
+
+const stageSpec: FastCheck.Arbitrary<StageSpec> = FastCheck.oneof(
+  FastCheck.integer({ min: 2, max: 9 }).map((k): StageSpec => ({ _tag: "map", k })),
+  FastCheck.array(FastCheck.integer({ min: 0, max: 99 }), { maxLength: 3 }).map((tail): StageSpec => ({
+    _tag: "concat",
+    tail
+  })),
+  FastCheck.constantFrom("tail broke", "x").map((error): StageSpec => ({ _tag: "concatFailing", error })),
+  FastCheck.constantFrom("a", "b").map((tag): StageSpec => ({ _tag: "tapError", tag })),
+  FastCheck.constant<StageSpec>({ _tag: "catchAll" }),
+  FastCheck.constant<StageSpec>({ _tag: "viaStream" })
+)
+
+/** What a relay gives, as the list model reads it: its items in order, and how it ended. */
+interface Outcome {
+  readonly items: ReadonlyArray<number>
+  readonly end: Either.Either<null, string>
+  /** What each `tapError` saw and each tail that ran, in the order they did. */
+  readonly effects: ReadonlyArray<string>
+}
+
+/** The model: each stage on the items and the end of the stage before it. */
+const modelOf = (items: ReadonlyArray<number>, end: Either.Either<null, string>, chain: ReadonlyArray<StageSpec>) =>
+  chain.reduce<Outcome>((before, spec, i) => {
+    switch (spec._tag) {
+      case "map":
+        return { ...before, items: before.items.map((n) => n * spec.k) }
+      case "concat":
+        return Either.isRight(before.end)
+          ? { ...before, items: [...before.items, ...spec.tail], effects: [...before.effects, `tail ${i}`] }
+          : before
+      case "concatFailing":
+        return Either.isRight(before.end)
+          ? { ...before, end: Either.left(spec.error), effects: [...before.effects, `tail ${i}`] }
+          : before
+      case "tapError":
+        return Either.isLeft(before.end)
+          ? { ...before, effects: [...before.effects, `${spec.tag} saw ${before.end.left}`] }
+          : before
+      case "catchAll":
+        return Either.isLeft(before.end)
+          ? { ...before, items: [...before.items, -before.end.left.length], end: Either.right(null) }
+          : before
+      case "viaStream":
+        return before
+    }
+  }, { items, end, effects: [] })
+
+/** The relay of `chain` over `source`, recording what its taps and tails do in `effects`. */
+const chainOf = (
+  source: Relay.Relay<number, string>,
+  chain: ReadonlyArray<StageSpec>,
+  effects: Array<string>
+): Relay.Relay<number, string> =>
+  chain.reduce((relay, spec, i) => {
+    switch (spec._tag) {
+      case "map":
+        return Relay.map(relay, (batch) => batch.map((n) => n * spec.k))
+      case "concat":
+        return Relay.concat(relay, Effect.sync(() => (effects.push(`tail ${i}`), spec.tail)))
+      case "concatFailing":
+        return Relay.concat(relay, Effect.suspend(() => (effects.push(`tail ${i}`), Effect.fail(spec.error))))
+      case "tapError":
+        return Relay.tapError(relay, (error) => effects.push(`${spec.tag} saw ${error}`))
+      case "catchAll":
+        return Relay.catchAll(relay, (error) => [-error.length])
+      case "viaStream":
+        return Relay.fromStream(Relay.toStream(relay))
+    }
+  }, source)
 
 /** A relay whose first pull never completes, counting releases. */
 const stalled = () => {
@@ -82,6 +163,52 @@ describe("Relay", () => {
       // the end after the error items is the relay's own: the source is not pulled again
       assert.strictEqual(source.pulls(), 2)
       assert.strictEqual(source.releases(), 1)
+    }))
+
+  it.effect("a chain of stages gives what its list model gives, pulling the source once per batch at most and never after its end", () =>
+    Effect.sync(() =>
+      FastCheck.assert(
+        FastCheck.property(
+          FastCheck.array(FastCheck.array(FastCheck.integer({ min: 0, max: 99 }), { maxLength: 3 }), { maxLength: 4 }),
+          FastCheck.option(FastCheck.constantFrom("cut", "broken"), { nil: undefined }),
+          FastCheck.array(stageSpec, { maxLength: 7 }),
+          (batches, failure, chain) => {
+            const end = failure === undefined ? Either.right(null) : Either.left(failure)
+            const source = scripted(batches, end)
+            const effects: Array<string> = []
+            const exit = Effect.runSyncExit(Relay.collect(chainOf(source.relay, chain, effects)))
+            const model = modelOf(batches.flat(), end, chain)
+            assert.deepStrictEqual(
+              exit,
+              Either.match(model.end, { onLeft: Exit.fail, onRight: () => Exit.succeed(model.items) })
+            )
+            assert.deepStrictEqual(effects, model.effects)
+            assert.isAtMost(source.pulls(), batches.length + 1)
+            assert.strictEqual(source.releases(), 1)
+          }
+        )
+      )
+    ))
+
+  it.effect("stages over one source are one pull of it: the source sees one pull per batch the consumer takes", () =>
+    Effect.gen(function*() {
+      const source = scripted([[1], [2], [3]])
+      const relay = Relay.catchAll(
+        Relay.concat(
+          Relay.map(Relay.tapError(Relay.map(source.relay, (b) => b.map((n) => n + 1)), () => {}), (b) => b),
+          Effect.succeed([9])
+        ),
+        () => []
+      )
+      assert.deepStrictEqual(yield* relay.pull, [2])
+      assert.strictEqual(source.pulls(), 1)
+      assert.deepStrictEqual(yield* relay.pull, [3])
+      assert.deepStrictEqual(yield* relay.pull, [4])
+      // the source's end and the tail in the same pull; then the end, without pulling the source
+      assert.deepStrictEqual(yield* relay.pull, [9])
+      assert.strictEqual(yield* relay.pull, null)
+      assert.strictEqual(yield* relay.pull, null)
+      assert.strictEqual(source.pulls(), 4)
     }))
 
   it.effect("runForEach fails with the relay's failure and releases it", () =>

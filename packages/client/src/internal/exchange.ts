@@ -288,6 +288,7 @@ export class PushSource<A, E> implements Relay<A, E> {
    * and wait until the transport let go of it.
    */
   readonly release: Effect.Effect<void> = Effect.suspend(() => {
+    this.waiter = undefined
     if (this.done) return this.control.released
     if (this.ended) {
       if (this.grace === undefined) this.grace = Timers.schedule(this.clock, endGraceMs, () => this.control.abort())
@@ -322,6 +323,10 @@ export class PushSource<A, E> implements Relay<A, E> {
       return Effect.succeed(items)
     }
     if (this.closed) return Option.match(this.failure, { onNone: () => Effect.succeed(null), onSome: Effect.fail })
+    // No canceler: Effect wraps an `async` that has one in `onInterrupt` (five more runtime steps
+    // on every wait, i.e. every relayed chunk). A consumer interrupted while waiting has its
+    // resume called at most once more, which the fiber ignores, and `release` (which always runs
+    // after the consumer, see `Relay`) drops it.
     return Effect.async<ReadonlyArray<A> | null, E>((resume) => {
       this.waiter = resume
       if (Option.isSome(this.idleMs)) {
@@ -330,9 +335,6 @@ export class PushSource<A, E> implements Relay<A, E> {
         // headers is relayed before any timer exists
         if (this.watchdog === undefined) this.arm(this.idleMs.value)
       }
-      return Effect.sync(() => {
-        this.waiter = undefined
-      })
     })
   })
 }

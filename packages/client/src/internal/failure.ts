@@ -16,7 +16,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as ExpectedFailure from "../ExpectedFailure.js"
 import type { Format } from "../Target.js"
 
@@ -74,11 +74,20 @@ const truncate = (text: string, max: number): string => (text.length > max ? `${
 export const redact = (text: string, secrets: ReadonlyArray<string>): string =>
   secrets.reduce((acc, secret) => (secret.length >= 4 ? acc.split(secret).join("[REDACTED]") : acc), text)
 
-const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 const decodeErrorBody = Plain.decoder(UpstreamErrorBody, decodeOptions)
 
-/** The JSON value of a text, if it is JSON. */
-export const jsonOf = (text: string): Option.Option<unknown> => Option.getRight(parseJson(text))
+/**
+ * The JSON value of a text, if it is JSON (`JSON.parse` itself: this runs on every streamed chunk,
+ * and a schema's transformation around it only wraps the same call).
+ */
+export const jsonOf = (text: string): Option.Option<unknown> => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return Option.some(value)
+  } catch {
+    return Option.none()
+  }
+}
 
 /** The `error` object of an upstream error body, if the value has one. */
 export const errorBodyOf = (json: unknown): Option.Option<UpstreamErrorBody["error"]> =>
