@@ -94,17 +94,21 @@ interface StagedRelay<A, E> extends Relay<A, E> {
 
 const isStaged = <A, E>(relay: Relay<A, E>): relay is StagedRelay<A, E> => Predicate.hasProperty(relay, StagedKey)
 
+/** `step` applied to what a pull (or `concat`'s tail) gives, once it ran: one runtime frame. */
+const through = <S, E0, A, E>(
+  effect: Effect.Effect<ReadonlyArray<S> | null, E0>,
+  step: (input: Pulled<S, E0>) => Step<A, E>
+): Effect.Effect<ReadonlyArray<A> | null, E> =>
+  Effect.matchEffect(effect, {
+    onFailure: (error) => effectOf(step({ _tag: "Fail", error })),
+    onSuccess: (batch) => effectOf(step(batch === null ? endStep : { _tag: "Batch", batch }))
+  })
+
 /** The step of a `Then`: `step` applied to what its effect gives, once it ran. */
 const afterThen = <S, E0, A, E>(
   effect: Effect.Effect<ReadonlyArray<S> | null, E0>,
   step: (input: Pulled<S, E0>) => Step<A, E>
-): Step<A, E> => ({
-  _tag: "Then",
-  effect: Effect.matchEffect(effect, {
-    onFailure: (error) => effectOf(step({ _tag: "Fail", error })),
-    onSuccess: (batch) => effectOf(step(batch === null ? endStep : { _tag: "Batch", batch }))
-  })
-})
+): Step<A, E> => ({ _tag: "Then", effect: through(effect, step) })
 
 const effectOf = <A, E>(step: Step<A, E>): Effect.Effect<ReadonlyArray<A> | null, E> => {
   switch (step._tag) {
@@ -139,10 +143,7 @@ const compose = <S, E0, M, E1, A, E>(inner: Stage<S, E0, M, E1>, outer: Stage<M,
 
 /** The relay of `stage` over `input`: one pull of the input per pull, the stage's functions around it. */
 const build = <S, E0, A, E>(input: Relay<S, E0>, stage: Stage<S, E0, A, E>): Relay<A, E> => {
-  const pulled = Effect.matchEffect(input.pull, {
-    onFailure: (error) => effectOf(stage.step({ _tag: "Fail", error })),
-    onSuccess: (batch) => effectOf(stage.step(batch === null ? endStep : { _tag: "Batch", batch }))
-  })
+  const pulled = through(input.pull, stage.step)
   const relay: Relay<A, E> = {
     pull: Effect.suspend(() => {
       const early = stage.early()
