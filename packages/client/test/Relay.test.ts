@@ -180,7 +180,7 @@ describe("Relay", () => {
             const model = modelOf(batches.flat(), end, chain)
             assert.deepStrictEqual(
               exit,
-              Either.match(model.end, { onLeft: Exit.fail, onRight: () => Exit.succeed(model.items) })
+              Either.match(model.end, { onLeft: Exit.fail, onRight: () => Exit.succeed([...model.items]) })
             )
             assert.deepStrictEqual(effects, model.effects)
             assert.isAtMost(source.pulls(), batches.length + 1)

@@ -13,6 +13,8 @@ export interface Machine {
   readonly memGb: number
   readonly loadavgAtStart: ReadonlyArray<number>
   cpuBusyBeforePct?: number
+  /** Of `cpuBusyBeforePct`, the share the VM's host stole. */
+  cpuStealBeforePct?: number
   loadavgAtEnd?: ReadonlyArray<number>
   duringRun?: {
     readonly benchCpuS: number
@@ -22,6 +24,9 @@ export interface Machine {
     readonly peerCpuS: number
     readonly otherProcessesCpuS: number
     readonly otherProcessesPctOfMachine: number
+    /** CPU the VM's host gave to other guests during the run (/proc/stat steal): not in the above. */
+    readonly hostStealS: number
+    readonly hostStealPctOfMachine: number
   }
 }
 
@@ -36,7 +41,9 @@ export const describeMachine = async (): Promise<Machine> => {
     memGb: Math.round(os.totalmem() / 2 ** 30),
     loadavgAtStart: os.loadavg().map((l) => Number(l.toFixed(2)))
   }
-  machine.cpuBusyBeforePct = await cpuBusy(1000)
+  const before = await cpuBusy(1000)
+  machine.cpuBusyBeforePct = before.busyPct
+  machine.cpuStealBeforePct = before.stealPct
   return machine
 }
 
@@ -66,7 +73,7 @@ export const printRunHeader = (
   console.log(
     `before the run: load average ${
       machine.loadavgAtStart.join(" ")
-    }, CPU ${machine.cpuBusyBeforePct}% busy (other processes)`
+    }, CPU ${machine.cpuBusyBeforePct}% busy (other processes; of it, stolen by the VM's host: ${machine.cpuStealBeforePct}%)`
   )
   console.log(
     `source: commit ${source.commit}, ${source.uncommittedPackageFiles} uncommitted files under packages/ (the server runs packages/*/dist as last built)`

@@ -43,7 +43,7 @@ export interface Output {
   readonly options: BenchOptions
   readonly machine: Machine
   readonly source: { readonly commit: string; readonly uncommittedPackageFiles: number }
-  readonly jiffiesAtStart: { readonly busy: number; readonly total: number }
+  readonly jiffiesAtStart: ReturnType<typeof machineJiffies>
   readonly cpu: OwnCpu
   /** performance.now() at the start of the run. */
   readonly t0: number
@@ -57,7 +57,8 @@ const duringRun = (out: Output, runtimeS: number): NonNullable<Machine["duringRu
   const jiffiesAtEnd = machineJiffies()
   const benchCpuS = (process.cpuUsage().user + process.cpuUsage().system) / 1e6
   const machineBusyS = (jiffiesAtEnd.busy - out.jiffiesAtStart.busy) / 100
-  const otherCpuS = Math.max(0, machineBusyS - benchCpuS - cpu.servers - cpu.mock - cpu.floor - cpu.peer)
+  const stealS = (jiffiesAtEnd.steal - out.jiffiesAtStart.steal) / 100
+  const otherCpuS = Math.max(0, machineBusyS - stealS - benchCpuS - cpu.servers - cpu.mock - cpu.floor - cpu.peer)
   return {
     benchCpuS: Number(benchCpuS.toFixed(1)),
     serverCpuS: Number(cpu.servers.toFixed(1)),
@@ -65,7 +66,9 @@ const duringRun = (out: Output, runtimeS: number): NonNullable<Machine["duringRu
     floorCpuS: Number(cpu.floor.toFixed(1)),
     peerCpuS: Number(cpu.peer.toFixed(1)),
     otherProcessesCpuS: Number(otherCpuS.toFixed(1)),
-    otherProcessesPctOfMachine: Math.round((100 * otherCpuS) / (runtimeS * machine.cores))
+    otherProcessesPctOfMachine: Math.round((100 * otherCpuS) / (runtimeS * machine.cores)),
+    hostStealS: Number(stealS.toFixed(1)),
+    hostStealPctOfMachine: Math.round((100 * stealS) / (runtimeS * machine.cores))
   }
 }
 
@@ -93,7 +96,7 @@ export const writeOutput = (out: Output): void => {
   const during = machine.duringRun = duringRun(out, runtimeS)
 
   const contention =
-    `other processes used ${during.otherProcessesCpuS} CPU-s during the run (${during.otherProcessesPctOfMachine}% of the machine); server ${during.serverCpuS} CPU-s, mock ${during.mockCpuS}, floor ${during.floorCpuS}, peer ${during.peerCpuS}, load generator ${during.benchCpuS}`
+    `other processes used ${during.otherProcessesCpuS} CPU-s during the run (${during.otherProcessesPctOfMachine}% of the machine), the VM's host stole ${during.hostStealS} (${during.hostStealPctOfMachine}%); server ${during.serverCpuS} CPU-s, mock ${during.mockCpuS}, floor ${during.floorCpuS}, peer ${during.peerCpuS}, load generator ${during.benchCpuS}`
   const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
   console.log(`\n## Results\n\nmachine: ${machine.cpu} x ${machine.cores}, node ${machine.node}; ${contention}\n`)
   if (results) {

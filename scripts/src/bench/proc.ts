@@ -8,30 +8,33 @@ import { sleep } from "../lib/processes.js"
 const procStatCpu = (): Array<number> =>
   (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number)
 
-/** Share of all cores busy over `ms` (from /proc/stat): other work on the machine skews every row. */
-export const cpuBusy = async (ms: number): Promise<number> => {
-  const read = () => {
-    const f = procStatCpu()
-    return { idle: (f[3] ?? NaN) + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) }
-  }
-  try {
-    const a = read()
-    await sleep(ms)
-    const b = read()
-    return Math.round(100 * (1 - (b.idle - a.idle) / Math.max(1, b.total - a.total)))
-  } catch {
-    return NaN
+/**
+ * Share of all cores busy over `ms` (from /proc/stat), and the share the VM's host stole (counted
+ * in busy): other work on the machine, or on its host, skews every row.
+ */
+export const cpuBusy = async (ms: number): Promise<{ readonly busyPct: number; readonly stealPct: number }> => {
+  const a = machineJiffies()
+  await sleep(ms)
+  const b = machineJiffies()
+  const total = Math.max(1, b.total - a.total)
+  return {
+    busyPct: Math.round((100 * (b.busy - a.busy)) / total),
+    stealPct: Math.round((100 * (b.steal - a.steal)) / total)
   }
 }
 
-/** Whole-machine CPU jiffies (busy, total) from /proc/stat. */
-export const machineJiffies = (): { readonly busy: number; readonly total: number } => {
+/**
+ * Whole-machine CPU jiffies from /proc/stat: busy (everything but idle and iowait), of which
+ * `steal` is time the hypervisor gave to other guests (a VM's host busy elsewhere: every row runs
+ * slower although no process here used the CPU), and the total.
+ */
+export const machineJiffies = (): { readonly busy: number; readonly steal: number; readonly total: number } => {
   try {
     const f = procStatCpu()
     const total = f.reduce((a, b) => a + b, 0)
-    return { busy: total - (f[3] ?? NaN) - (f[4] ?? 0), total }
+    return { busy: total - (f[3] ?? NaN) - (f[4] ?? 0), steal: f[7] ?? 0, total }
   } catch {
-    return { busy: NaN, total: NaN }
+    return { busy: NaN, steal: NaN, total: NaN }
   }
 }
 
