@@ -38,11 +38,14 @@ const prices = {
 
 const table = Either.getOrThrow(Pricing.parse(JSON.stringify(prices), "prices.json"))
 
+/** The simulated upstream and a dead one, without retries. */
+const clients = (upstreamUrl: string) => ({
+  sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
+  dead: D.client("openai_chat", D.deadUrl, { max_retries: 0 })
+})
+
 const deployment = (upstreamUrl: string): D.Deployment => ({
-  llm_clients: {
-    sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-    dead: D.client("openai_chat", D.deadUrl, { max_retries: 0 })
-  },
+  llm_clients: clients(upstreamUrl),
   targets: {
     weak: D.target("cost-weak", "sim"),
     strong: D.target("cost-strong", "sim"),
@@ -256,10 +259,7 @@ describe("the cost of every call", () => {
     Effect.gen(function*() {
       const { client, upstream } = yield* startServer(
         (upstreamUrl) => ({
-          llm_clients: {
-            sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
-            dead: D.client("openai_chat", D.deadUrl, { max_retries: 0 })
-          },
+          llm_clients: clients(upstreamUrl),
           targets: {
             weak: D.target("cost-weak", "sim"),
             gone: D.target("cost-gone", "dead"),
