@@ -19,6 +19,12 @@
  * that did not come from {@link toStream} (a scripted client's, or one a user transformed) is
  * adapted by opening it.
  *
+ * The server consumes a relay with {@link runWrites}: a synchronous writer. While it waits on a
+ * streamed upstream answer, the exchange's source hands each network chunk's items through the
+ * fused stages to that writer from the transport's callback, so a relayed chunk costs no fiber
+ * resume; the fiber runs at the end, on a failure, at `concat`'s tail, and when the writer asks
+ * (the caller's socket is full, or the request's record is due). Every other relay is pulled.
+ *
  * Contract: `pull` is never run concurrently, nor again after it failed or returned `null` (the
  * end); `release` is run once the consumer is done, however it ends (it is idempotent). A relay, and
  * a stream made of one, has one consumer: run the stream or unwrap it, once.
@@ -30,6 +36,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Push from "./internal/push.js"
 
 export interface Relay<A, E> {
   /** The next batch (possibly empty), or `null` once the relay ended. */
@@ -53,34 +60,42 @@ export const make = <A>(items: ReadonlyArray<A>): Relay<A, never> => {
   }
 }
 
+/** How a pull of a relay ended when it gave no batch: the end, or a failure. */
+type Last<E> = { readonly _tag: "End" } | { readonly _tag: "Fail"; readonly error: E }
+
+/** What a pull of a relay gave: a batch, the end, or a failure. */
+type Pulled<A, E> = { readonly _tag: "Batch"; readonly batch: ReadonlyArray<A> } | Last<E>
+
 /**
- * What one pull gave, as a stage reads and writes it: a batch, the end, a failure, or — rarely —
- * an effect that decides (`concat`'s tail).
+ * What a stage makes of its input's end or failure: a batch, the end, a failure, or — rarely — an
+ * effect that decides (`concat`'s tail).
  */
 type Step<A, E> = Pulled<A, E> | { readonly _tag: "Then"; readonly effect: Effect.Effect<ReadonlyArray<A> | null, E> }
 
-/** What a pull of a relay gave: a batch, the end, or a failure. */
-type Pulled<A, E> =
-  | { readonly _tag: "Batch"; readonly batch: ReadonlyArray<A> }
-  | { readonly _tag: "End" }
-  | { readonly _tag: "Fail"; readonly error: E }
-
-const endStep: Pulled<never, never> = { _tag: "End" }
+const endStep: Last<never> = { _tag: "End" }
 
 /**
  * A stage between an input relay of `S` (failing with `E0`) and its output of `A` (failing with
  * `E`): `early` answers a pull without pulling the input (a stage that is past its input's end);
- * `step` makes the output of one input pull. Both are synchronous, so any number of stages over
- * one input compose into ONE pair of functions, and a pull through all of them is one pull of the
- * input and plain function calls (a stage as an `Effect` around the input's pull would add a few
- * runtime steps per stage and pull — per relayed chunk, on the streaming path).
+ * `batch` makes the output of an input batch (always a batch: a stage ends or fails only at its
+ * input's end or failure); `last` makes the output of the input's end or failure. All are
+ * synchronous, so any number of stages over one input compose into ONE stage, and a pull through
+ * all of them is one pull of the input and plain function calls (a stage as an `Effect` around the
+ * input's pull would add a few runtime steps per stage and pull — per relayed chunk, on the
+ * streaming path).
  */
 interface Stage<S, E0, A, E> {
   readonly early: () => Step<A, E> | undefined
-  readonly step: (input: Pulled<S, E0>) => Step<A, E>
+  readonly batch: (batch: ReadonlyArray<S>) => ReadonlyArray<A>
+  readonly last: (input: Last<E0>) => Step<A, E>
 }
 
 const noEarly = (): undefined => undefined
+const same = <A>(batch: ReadonlyArray<A>): ReadonlyArray<A> => batch
+
+/** What `stage` makes of what a pull gave. */
+const stepOf = <S, E0, A, E>(stage: Stage<S, E0, A, E>, input: Pulled<S, E0>): Step<A, E> =>
+  input._tag === "Batch" ? { _tag: "Batch", batch: stage.batch(input.batch) } : stage.last(input)
 
 /** Where a relay made by a stage keeps its input and stage (a non-enumerable property). */
 const StagedKey: unique symbol = Symbol("@switchyard-ts/client/Relay/staged")
@@ -94,21 +109,19 @@ interface StagedRelay<A, E> extends Relay<A, E> {
 
 const isStaged = <A, E>(relay: Relay<A, E>): relay is StagedRelay<A, E> => Predicate.hasProperty(relay, StagedKey)
 
-/** `step` applied to what a pull (or `concat`'s tail) gives, once it ran: one runtime frame. */
+/** `stage` applied to what a pull (or `concat`'s tail) gives, once it ran: one runtime frame. */
 const through = <S, E0, A, E>(
   effect: Effect.Effect<ReadonlyArray<S> | null, E0>,
-  step: (input: Pulled<S, E0>) => Step<A, E>
+  stage: Stage<S, E0, A, E>
 ): Effect.Effect<ReadonlyArray<A> | null, E> =>
   Effect.matchEffect(effect, {
-    onFailure: (error) => effectOf(step({ _tag: "Fail", error })),
-    onSuccess: (batch) => effectOf(step(batch === null ? endStep : { _tag: "Batch", batch }))
+    onFailure: (error) => effectOf(stage.last({ _tag: "Fail", error })),
+    onSuccess: (batch) => batch === null ? effectOf(stage.last(endStep)) : Effect.succeed(stage.batch(batch))
   })
 
-/** The step of a `Then`: `step` applied to what its effect gives, once it ran. */
-const afterThen = <S, E0, A, E>(
-  effect: Effect.Effect<ReadonlyArray<S> | null, E0>,
-  step: (input: Pulled<S, E0>) => Step<A, E>
-): Step<A, E> => ({ _tag: "Then", effect: through(effect, step) })
+/** A step of `inner`, then `outer` on it (after its effect, for a `Then`). */
+const andThen = <M, E1, A, E>(middle: Step<M, E1>, outer: Stage<M, E1, A, E>): Step<A, E> =>
+  middle._tag === "Then" ? { _tag: "Then", effect: through(middle.effect, outer) } : stepOf(outer, middle)
 
 const effectOf = <A, E>(step: Step<A, E>): Effect.Effect<ReadonlyArray<A> | null, E> => {
   switch (step._tag) {
@@ -124,26 +137,20 @@ const effectOf = <A, E>(step: Step<A, E>): Effect.Effect<ReadonlyArray<A> | null
 }
 
 /** `inner` then `outer`, as one stage. */
-const compose = <S, E0, M, E1, A, E>(inner: Stage<S, E0, M, E1>, outer: Stage<M, E1, A, E>): Stage<S, E0, A, E> => {
-  const step = (input: Pulled<S, E0>): Step<A, E> => {
-    const middle = inner.step(input)
-    return middle._tag === "Then" ? afterThen(middle.effect, outer.step) : outer.step(middle)
-  }
-  return {
-    early: () => {
-      const outerEarly = outer.early()
-      if (outerEarly !== undefined) return outerEarly
-      const innerEarly = inner.early()
-      if (innerEarly === undefined) return undefined
-      return innerEarly._tag === "Then" ? afterThen(innerEarly.effect, outer.step) : outer.step(innerEarly)
-    },
-    step
-  }
-}
+const compose = <S, E0, M, E1, A, E>(inner: Stage<S, E0, M, E1>, outer: Stage<M, E1, A, E>): Stage<S, E0, A, E> => ({
+  early: () => {
+    const outerEarly = outer.early()
+    if (outerEarly !== undefined) return outerEarly
+    const innerEarly = inner.early()
+    return innerEarly === undefined ? undefined : andThen(innerEarly, outer)
+  },
+  batch: (batch) => outer.batch(inner.batch(batch)),
+  last: (input) => andThen(inner.last(input), outer)
+})
 
 /** The relay of `stage` over `input`: one pull of the input per pull, the stage's functions around it. */
 const build = <S, E0, A, E>(input: Relay<S, E0>, stage: Stage<S, E0, A, E>): Relay<A, E> => {
-  const pulled = through(input.pull, stage.step)
+  const pulled = through(input.pull, stage)
   const relay: Relay<A, E> = {
     pull: Effect.suspend(() => {
       const early = stage.early()
@@ -161,17 +168,15 @@ const staged = <M, E1, A, E>(self: Relay<M, E1>, stage: Stage<M, E1, A, E>): Rel
 
 /** Every batch through `f` (e.g. pieces into SSE text). */
 export const map = <A, B, E>(self: Relay<A, E>, f: (batch: ReadonlyArray<A>) => ReadonlyArray<B>): Relay<B, E> =>
-  staged(self, {
-    early: noEarly,
-    step: (input): Step<B, E> => (input._tag === "Batch" ? { _tag: "Batch", batch: f(input.batch) } : input)
-  })
+  staged(self, { early: noEarly, batch: f, last: (input) => input })
 
 /** After the last batch of `self`, the items of `tail` (run once, when `self` ended normally). */
 export const concat = <A, E, E2>(self: Relay<A, E>, tail: Effect.Effect<ReadonlyArray<A>, E2>): Relay<A, E | E2> => {
   let done = false
   return staged(self, {
     early: () => (done ? endStep : undefined),
-    step: (input): Step<A, E | E2> => {
+    batch: same,
+    last: (input): Step<A, E | E2> => {
       if (input._tag !== "End") return input
       done = true
       return { _tag: "Then", effect: tail }
@@ -183,7 +188,8 @@ export const concat = <A, E, E2>(self: Relay<A, E>, tail: Effect.Effect<Readonly
 export const tapError = <A, E>(self: Relay<A, E>, f: (error: E) => void): Relay<A, E> =>
   staged(self, {
     early: noEarly,
-    step: (input) => {
+    batch: same,
+    last: (input) => {
       if (input._tag === "Fail") f(input.error)
       return input
     }
@@ -194,7 +200,8 @@ export const catchAll = <A, E>(self: Relay<A, E>, f: (error: E) => ReadonlyArray
   let failed = false
   return staged(self, {
     early: () => (failed ? endStep : undefined),
-    step: (input): Step<A, never> => {
+    batch: same,
+    last: (input): Step<A, never> => {
       if (input._tag !== "Fail") return input
       failed = true
       return { _tag: "Batch", batch: f(input.error) }
@@ -203,25 +210,97 @@ export const catchAll = <A, E>(self: Relay<A, E>, f: (error: E) => ReadonlyArray
 }
 
 /**
+ * The pull of `self` for a consumer that writes with `deliver`: a relay over a source that pushes
+ * (the exchange's) hands it the batches that arrive while the consumer waits, through the fused
+ * stages; any other relay is pulled. Returns a batch for the consumer to write, the end, the
+ * failure — or `Push.delivered`, when `deliver` took the last batch and asked for the fiber.
+ */
+const pushPull = <A, E>(
+  self: Relay<A, E>,
+  deliver: Push.Deliver<A>
+): Effect.Effect<ReadonlyArray<A> | null, E> => {
+  if (isStaged(self)) return self[StagedKey]((input, stage) => stagedPushPull(input, stage, deliver))
+  return Push.isPushing<A, E>(self) ? self[Push.PushKey](deliver) : self.pull
+}
+
+/** `pushPull` through a stage: a pushed batch goes through the stage's `batch`, then to `deliver`. */
+const stagedPushPull = <S, E0, A, E>(
+  input: Relay<S, E0>,
+  stage: Stage<S, E0, A, E>,
+  deliver: Push.Deliver<A>
+): Effect.Effect<ReadonlyArray<A> | null, E> => {
+  const after = Effect.matchEffect(pushPull(input, (batch) => deliver(stage.batch(batch))), {
+    onFailure: (error) => effectOf(stage.last({ _tag: "Fail", error })),
+    onSuccess: (batch) => {
+      if (batch === null) return effectOf(stage.last(endStep))
+      return Effect.succeed(batch === Push.delivered ? Push.delivered : stage.batch(batch))
+    }
+  })
+  return Effect.suspend(() => {
+    const early = stage.early()
+    return early === undefined ? after : effectOf(early)
+  })
+}
+
+/**
+ * Writes every batch of `self` with `write` until its end, then releases it (also when the relay
+ * or `paused` fails, or the fiber is interrupted). `write` is synchronous and returns whether it
+ * can take the next batch at once; after a `false`, `paused` runs (in the fiber) before the next
+ * batch. While the consumer waits on a source that pushes (a streamed upstream answer), each
+ * network chunk's batch is written from the transport's callback, through the relay's stages,
+ * without resuming the fiber; the fiber runs at the end, on a failure, at `concat`'s tail and after
+ * a `false`. Empty batches are not written.
+ */
+export const runWrites = <A, E, E2>(
+  self: Relay<A, E>,
+  write: (batch: ReadonlyArray<A>) => boolean,
+  paused: Effect.Effect<void, E2>
+): Effect.Effect<void, E | E2> =>
+  Effect.suspend(() => {
+    let pause = false
+    const deliver = (batch: ReadonlyArray<A>): boolean => {
+      if (batch.length === 0 || write(batch)) return true
+      pause = true
+      return false
+    }
+    const pull = pushPull(self, deliver)
+    const loop: Effect.Effect<void, E | E2> = Effect.flatMap(pull, (batch) => {
+      if (batch === null) return Effect.void
+      if (batch !== Push.delivered) deliver(batch)
+      if (!pause) return loop
+      pause = false
+      return Effect.zipRight(paused, loop)
+    })
+    return Effect.ensuring(loop, self.release)
+  })
+
+/**
  * Runs `each` on every batch of `self` until its end, then releases it (also when `each` or the
- * relay fails, or the fiber is interrupted).
+ * relay fails, or the fiber is interrupted). {@link runWrites} with every batch handed to the fiber.
  */
 export const runForEach = <A, E, E2>(
   self: Relay<A, E>,
   each: (batch: ReadonlyArray<A>) => Effect.Effect<void, E2>
-): Effect.Effect<void, E | E2> => {
-  const loop: Effect.Effect<void, E | E2> = Effect.flatMap(
-    self.pull,
-    (batch) => (batch === null ? Effect.void : Effect.zipRight(each(batch), loop))
-  )
-  return Effect.ensuring(loop, self.release)
-}
+): Effect.Effect<void, E | E2> =>
+  Effect.suspend(() => {
+    let last: ReadonlyArray<A> = []
+    return runWrites(self, (batch) => {
+      last = batch
+      return false
+    }, Effect.suspend(() => each(last)))
+  })
 
 /** Every item of `self`, in order. */
 export const collect = <A, E>(self: Relay<A, E>): Effect.Effect<Array<A>, E> =>
   Effect.suspend(() => {
     const all: Array<A> = []
-    return Effect.as(runForEach(self, (batch) => Effect.sync(() => all.push(...batch))), all)
+    return Effect.as(
+      runWrites(self, (batch) => {
+        for (const item of batch) all.push(item)
+        return true
+      }, Effect.void),
+      all
+    )
   })
 
 /** Where a stream made by {@link toStream} keeps its relay (a non-enumerable property). */

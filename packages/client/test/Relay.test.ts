@@ -1,12 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { PushSource } from "../src/internal/exchange.js"
 import * as Relay from "../src/Relay.js"
+import type { TransportControl } from "../src/UpstreamTransport.js"
 
 /** A relay over scripted batches, ending with `end` (the end, or a failure), counting releases. */
 const scripted = <A>(
@@ -122,6 +127,30 @@ const stalled = () => {
   return { relay, releases: () => releases }
 }
 
+/** A push source over a control that records what the source asks of the exchange. */
+const pushing = (clock: Clock.Clock, highWater = 64) => {
+  const calls: Array<string> = []
+  const control: TransportControl = {
+    abort: () => calls.push("abort"),
+    pause: () => calls.push("pause"),
+    resume: () => calls.push("resume"),
+    released: Effect.void
+  }
+  const source = new PushSource<number, string>(control, clock, Option.none(), () => "idle", highWater)
+  return { source, calls }
+}
+
+/** Yields until `fiber` waits (suspended on its source), at most 100 times. */
+const waiting = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100; i++) {
+      const status = yield* Fiber.status(fiber)
+      if (status._tag === "Suspended") return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage("the consumer never waited")
+  })
+
 describe("Relay", () => {
   it.effect("map runs on every batch, concat adds its tail once after a normal end", () =>
     Effect.gen(function*() {
@@ -209,6 +238,120 @@ describe("Relay", () => {
       assert.strictEqual(yield* relay.pull, null)
       assert.strictEqual(yield* relay.pull, null)
       assert.strictEqual(source.pulls(), 4)
+    }))
+
+  it.effect("over a pushing source, runWrites writes each chunk's items at its flush, through the stages; the end and every false go to the fiber, as the list model says", () =>
+    Effect.gen(function*() {
+      const clock = yield* Effect.clock
+      const prop = FastCheck.asyncProperty(
+        FastCheck.array(FastCheck.array(FastCheck.integer({ min: 0, max: 99 }), { maxLength: 3 }), { maxLength: 5 }),
+        FastCheck.option(FastCheck.constantFrom("cut", "broken"), { nil: undefined }),
+        FastCheck.array(stageSpec, { maxLength: 7 }),
+        FastCheck.array(FastCheck.boolean(), { minLength: 1, maxLength: 4 }),
+        (chunks, failure, chain, accepts) =>
+          Effect.runPromise(Effect.gen(function*() {
+            const { source } = pushing(clock)
+            const effects: Array<string> = []
+            const written: Array<number> = []
+            const log: Array<string> = []
+            let writes = 0
+            const fiber = yield* Effect.fork(Relay.runWrites(
+              chainOf(source, chain, effects),
+              (batch) => {
+                written.push(...batch)
+                const accepted = accepts[writes++ % accepts.length] ?? true
+                log.push(accepted ? "write" : "write, false")
+                return accepted
+              },
+              Effect.sync(() => log.push("paused"))
+            ))
+            const factor = chain.reduce((k, spec) => (spec._tag === "map" ? k * spec.k : k), 1)
+            for (const chunk of chunks) {
+              yield* waiting(fiber)
+              const before = written.length
+              for (const item of chunk) source.offer(item)
+              source.flush()
+              // written by the flush itself, before the consumer's fiber ran again
+              assert.deepStrictEqual(written.slice(before), chunk.map((n) => n * factor))
+            }
+            yield* waiting(fiber)
+            source.exchangeDone()
+            if (failure === undefined) source.finish()
+            else source.fail(failure)
+            const exit = yield* Fiber.await(fiber)
+            const model = modelOf(
+              chunks.flat(),
+              failure === undefined ? Either.right(null) : Either.left(failure),
+              chain
+            )
+            assert.deepStrictEqual(
+              exit,
+              Either.match(model.end, { onLeft: Exit.fail, onRight: () => Exit.void })
+            )
+            assert.deepStrictEqual(written, model.items)
+            assert.deepStrictEqual(effects, model.effects)
+            // every false is followed by `paused`, before any other write
+            log.forEach((entry, i) => {
+              if (entry === "write, false") assert.strictEqual(log[i + 1], "paused", log.join(" | "))
+              if (entry === "paused") assert.strictEqual(log[i - 1], "write, false", log.join(" | "))
+            })
+          }))
+      )
+      yield* Effect.promise(() => FastCheck.assert(prop, { numRuns: 200 }))
+    }))
+
+  it.effect("chunks that arrive while the consumer is in `paused` are queued (the exchange paused past the high-water mark), then pulled at once; pushing resumes after", () =>
+    Effect.gen(function*() {
+      const { calls, source } = pushing(yield* Effect.clock, 4)
+      const gate = yield* Deferred.make<void>()
+      const written: Array<ReadonlyArray<number>> = []
+      const fiber = yield* Effect.fork(
+        Relay.runWrites(source, (batch) => {
+          written.push(batch)
+          return batch[0] !== 1
+        }, Deferred.await(gate))
+      )
+      yield* waiting(fiber)
+      source.offer(1)
+      source.flush()
+      assert.deepStrictEqual(written, [[1]])
+      yield* waiting(fiber)
+      for (let i = 2; i <= 7; i++) source.offer(i)
+      source.flush()
+      assert.deepStrictEqual(written, [[1]], "nothing is written while the consumer is in `paused`")
+      assert.deepStrictEqual(calls, ["pause"])
+      yield* Deferred.succeed(gate, undefined)
+      yield* waiting(fiber)
+      assert.deepStrictEqual(written, [[1], [2, 3, 4, 5, 6, 7]])
+      assert.deepStrictEqual(calls, ["pause", "resume"])
+      source.offer(8)
+      source.flush()
+      assert.deepStrictEqual(written, [[1], [2, 3, 4, 5, 6, 7], [8]])
+      source.exchangeDone()
+      source.finish()
+      assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.void)
+    }))
+
+  it.effect("a writer that throws while the source pushes fails the consumer with that defect and aborts the exchange", () =>
+    Effect.gen(function*() {
+      const { calls, source } = pushing(yield* Effect.clock)
+      const fiber = yield* Effect.fork(
+        Relay.runWrites(Relay.map(source, (batch) => batch.map((n) => n + 1)), (batch) => {
+          if (batch[0] === 3) throw new Error("writer broke")
+          return true
+        }, Effect.void)
+      )
+      yield* waiting(fiber)
+      source.offer(1)
+      source.flush()
+      source.offer(2)
+      source.flush()
+      const exit = yield* Fiber.await(fiber)
+      assert.isTrue(
+        Exit.isFailure(exit) &&
+          Exit.causeOption(exit).pipe(Option.exists((cause) => String(cause).includes("writer broke")))
+      )
+      assert.deepStrictEqual(calls, ["abort"])
     }))
 
   it.effect("runForEach fails with the relay's failure and releases it", () =>

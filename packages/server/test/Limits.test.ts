@@ -12,6 +12,7 @@ import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Http from "node:http"
 import { basicDeployment, chat, startServer } from "./harness.js"
 
 describe("limits under load", () => {
@@ -96,4 +97,50 @@ describe("limits under load", () => {
     }).pipe(
       Effect.provide(UpstreamClient.layerTransport.pipe(Layer.provide(Server.upstreamTransport({ connections: 2 }))))
     ))
+
+  it.scopedLive(
+    "a caller that stops reading a fast stream gets every event in order once it reads again (the writes wait for the socket)",
+    () =>
+      Effect.gen(function*() {
+        const { upstream, url } = yield* startServer(basicDeployment())
+        // 16 MB of content, sent by the upstream as fast as it is read: far more than the sockets buffer
+        const pieces = Array.from({ length: 1_000 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(16_000)}`)
+        yield* upstream.setBehaviour("weak-model", FakeUpstream.Chunks.make({ chunks: pieces }))
+        const response = yield* Effect.promise(() =>
+          new Promise<Http.IncomingMessage>((resolve, reject) => {
+            const request = Http.request(`${url}/v1/chat/completions`, {
+              method: "POST",
+              headers: { "content-type": "application/json" }
+            }, resolve)
+            request.on("error", reject)
+            request.end(JSON.stringify(chat("fast", { stream: true })))
+          })
+        )
+        response.pause()
+        assert.strictEqual(response.statusCode, 200)
+        // the caller reads nothing for a while: the server's writes fill the socket and wait for it
+        yield* Effect.sleep("300 millis")
+        const text = yield* Effect.promise(() =>
+          new Promise<string>((resolve, reject) => {
+            let all = ""
+            response.setEncoding("utf8")
+            response.on("data", (part: string) => {
+              all += part
+            })
+            response.on("end", () => resolve(all))
+            response.on("error", reject)
+            response.resume()
+          })
+        )
+        const events = text.split("\n\n").filter((event) => event.startsWith("data: "))
+        assert.strictEqual(events.at(-1), "data: [DONE]")
+        const content = events.slice(0, -1).map((event) => {
+          const chunk: { readonly choices: ReadonlyArray<{ readonly delta: { readonly content?: string } }> } = JSON
+            .parse(event.slice("data: ".length))
+          return chunk.choices[0]?.delta.content ?? ""
+        })
+        assert.strictEqual(content.join(""), pieces.join(""))
+      }),
+    { timeout: 60_000 }
+  )
 })

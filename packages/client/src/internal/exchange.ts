@@ -18,6 +18,7 @@ import * as Metrics from "../Metrics.js"
 import type { Relay } from "../Relay.js"
 import type { TransportControl, TransportHandler, TransportRequest, UpstreamTransport } from "../UpstreamTransport.js"
 import * as Failure from "./failure.js"
+import * as Push from "./push.js"
 import * as Timers from "./timers.js"
 
 /** The end of a logical call on the fiber's `Clock` (`at`, ms) and the `timeout_ms` it came from. */
@@ -193,8 +194,11 @@ export const endGraceMs = 1_000
 
 /**
  * A push-fed source of stream items, consumed as a `Relay`: the transport's body callbacks `offer` items (already
- * decoded), `finish` or `fail` it; the consumer pulls every queued item at once. Backpressure:
- * beyond `highWater` queued items the exchange is paused until the consumer drains the queue.
+ * decoded), `flush` them at the end of each network chunk, `finish` or `fail` it; the consumer pulls
+ * every queued item at once — or, waiting with a `deliver` (`Relay.runWrites`), is handed each
+ * chunk's items at its `flush`, from the transport's callback, and woken only when `deliver` asks
+ * (or at the end, on a failure). Backpressure: beyond `highWater` queued items the exchange is
+ * paused until the consumer drains the queue.
  *
  * Idle watchdog (when `idleMs` is set): at most one timer per stream, armed when the consumer
  * waits on an empty queue. The stream fails with `onIdle()` when the consumer has been waiting for
@@ -202,11 +206,13 @@ export const endGraceMs = 1_000
  * the consumer waits (a consumer that is not waiting is never the upstream's fault). Failing or
  * releasing the source early aborts the exchange; a normal end lets it finish (see `finish`).
  */
-export class PushSource<A, E> implements Relay<A, E> {
+export class PushSource<A, E> implements Relay<A, E>, Push.Pushing<A, E> {
   private queue: Array<A> = []
   private closed = false
   private failure: Option.Option<E> = Option.none()
   private waiter: ((effect: Effect.Effect<ReadonlyArray<A> | null, E>) => void) | undefined = undefined
+  /** The waiting consumer's writer, when it waits with one: each `flush` goes to it. */
+  private deliver: Push.Deliver<A> | undefined = undefined
   private paused = false
   private idleSince: number
   private watchdog: Timers.Timer | undefined = undefined
@@ -249,11 +255,30 @@ export class PushSource<A, E> implements Relay<A, E> {
   offer(item: A): void {
     if (this.closed) return
     this.queue.push(item)
-    if (this.waiter !== undefined) this.wake()
-    else if (!this.paused && this.queue.length >= this.highWater) {
+    if (this.waiter !== undefined) {
+      if (this.deliver === undefined) this.wake()
+    } else if (!this.paused && this.queue.length >= this.highWater) {
       this.paused = true
       this.control.pause()
     }
+  }
+
+  /**
+   * The end of a network chunk: a consumer waiting with a writer is handed the items queued since
+   * the last one, and woken when it asks (or with the defect its writer threw).
+   */
+  flush(): void {
+    const deliver = this.deliver
+    if (deliver === undefined || this.queue.length === 0) return
+    const items = this.queue
+    this.queue = []
+    let more: boolean
+    try {
+      more = deliver(items)
+    } catch (defect) {
+      return this.wakeWith(Effect.die(defect))
+    }
+    if (!more) this.wakeWith(Effect.succeed(Push.delivered))
   }
 
   /**
@@ -289,6 +314,7 @@ export class PushSource<A, E> implements Relay<A, E> {
    */
   readonly release: Effect.Effect<void> = Effect.suspend(() => {
     this.waiter = undefined
+    this.deliver = undefined
     if (this.done) return this.control.released
     if (this.ended) {
       if (this.grace === undefined) this.grace = Timers.schedule(this.clock, endGraceMs, () => this.control.abort())
@@ -305,36 +331,52 @@ export class PushSource<A, E> implements Relay<A, E> {
   }
 
   private wake(): void {
+    this.wakeWith(this.pull)
+  }
+
+  private wakeWith(effect: Effect.Effect<ReadonlyArray<A> | null, E>): void {
     const waiter = this.waiter
     if (waiter === undefined) return
     this.waiter = undefined
-    waiter(this.pull)
+    this.deliver = undefined
+    waiter(effect)
   }
 
-  /** The queued items, waiting for some when none are; `null` once finished; fails once failed. */
-  readonly pull: Effect.Effect<ReadonlyArray<A> | null, E> = Effect.suspend(() => {
-    if (this.queue.length > 0) {
-      const items = this.queue
-      this.queue = []
-      if (this.paused) {
-        this.paused = false
-        this.control.resume()
+  /**
+   * The queued items, waiting for some when none are; `null` once finished; fails once failed.
+   * With `deliver`, the wait hands each chunk's items to it (see {@link flush}).
+   */
+  private pulling(deliver: Push.Deliver<A> | undefined): Effect.Effect<ReadonlyArray<A> | null, E> {
+    return Effect.suspend(() => {
+      if (this.queue.length > 0) {
+        const items = this.queue
+        this.queue = []
+        if (this.paused) {
+          this.paused = false
+          this.control.resume()
+        }
+        return Effect.succeed(items)
       }
-      return Effect.succeed(items)
-    }
-    if (this.closed) return Option.match(this.failure, { onNone: () => Effect.succeed(null), onSome: Effect.fail })
-    // No canceler: Effect wraps an `async` that has one in `onInterrupt` (five more runtime steps
-    // on every wait, i.e. every relayed chunk). A consumer interrupted while waiting has its
-    // resume called at most once more, which the fiber ignores, and `release` (which always runs
-    // after the consumer, see `Relay`) drops it.
-    return Effect.async<ReadonlyArray<A> | null, E>((resume) => {
-      this.waiter = resume
-      if (Option.isSome(this.idleMs)) {
-        this.idleSince = this.clock.unsafeCurrentTimeMillis()
-        // armed on the first wait, not when the stream opens: a first chunk that came with the
-        // headers is relayed before any timer exists
-        if (this.watchdog === undefined) this.arm(this.idleMs.value)
-      }
+      if (this.closed) return Option.match(this.failure, { onNone: () => Effect.succeed(null), onSome: Effect.fail })
+      // No canceler: Effect wraps an `async` that has one in `onInterrupt` (five more runtime steps
+      // on every wait). A consumer interrupted while waiting has its resume called at most once
+      // more, which the fiber ignores, and `release` (which always runs after the consumer, see
+      // `Relay`) drops it and its writer.
+      return Effect.async<ReadonlyArray<A> | null, E>((resume) => {
+        this.waiter = resume
+        this.deliver = deliver
+        if (Option.isSome(this.idleMs)) {
+          this.idleSince = this.clock.unsafeCurrentTimeMillis()
+          // armed on the first wait, not when the stream opens: a first chunk that came with the
+          // headers is relayed before any timer exists
+          if (this.watchdog === undefined) this.arm(this.idleMs.value)
+        }
+      })
     })
-  })
+  }
+
+  readonly pull: Effect.Effect<ReadonlyArray<A> | null, E> = this.pulling(undefined)
+
+  readonly [Push.PushKey] = (deliver: Push.Deliver<A>): Effect.Effect<ReadonlyArray<A> | null, E> =>
+    this.pulling(deliver)
 }

@@ -194,6 +194,7 @@ export const openPieces = (
             if (step.last) return finish()
         }
       }
+      source.flush()
     },
     onComplete: () => {
       source.exchangeDone()

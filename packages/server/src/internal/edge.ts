@@ -123,16 +123,24 @@ export const write = (
       return record
     })
     res.writeHead(200, { "content-type": "text/event-stream", ...reply.headers })
-    // One write per batch of events (all the events one upstream read produced), not per event.
-    const written = Relay.runForEach(reply.events, (texts) => {
-      if (res.destroyed) return Effect.interrupt
-      let text = ""
-      for (const piece of texts) text += piece
-      if (text === "") return Effect.void
-      const flowing = res.write(text)
-      const next = flowing ? Effect.void : drained(res)
-      return recorded ? next : Effect.zipRight(recordOnce, next)
-    })
+    // One write per batch of events (all the events one upstream read produced), not per event,
+    // made from the upstream's callback while the stream flows; the fiber runs only to record the
+    // request after the first write, to wait for the socket to drain, or to stop once it closed.
+    const written = Relay.runWrites(
+      reply.events,
+      (texts) => {
+        if (res.destroyed) return false
+        let text = ""
+        for (const piece of texts) text += piece
+        if (text === "") return true
+        return res.write(text) && recorded
+      },
+      Effect.suspend(() => {
+        if (res.destroyed) return Effect.interrupt
+        const next = res.writableNeedDrain ? drained(res) : Effect.void
+        return recorded ? next : Effect.zipRight(recordOnce, next)
+      })
+    )
     return Effect.ensuring(
       written,
       Effect.zipRight(recordOnce, Effect.zipRight(Effect.sync(() => res.end()), settle))
