@@ -17,7 +17,35 @@ import * as MetricLabel from "effect/MetricLabel"
  */
 export const maxLabelSets = 4096
 
-const caches = new WeakMap<object, Map<string, unknown>>()
+/**
+ * The handles of one metric, as a tree of its label values in the labels' order: each level is
+ * one label (its name fixed by the first label set that reached it), each edge a value. A lookup
+ * is one `Map.get` per label and no key string; a label set whose names differ from the tree's at
+ * some level (the same metric tagged with other labels) is served uncached.
+ */
+interface Level {
+  /** The label this level's edges are values of; undefined until a label set reaches it. */
+  name: string | undefined
+  readonly values: Map<string, Level>
+  /** The handle of the label set that ends here. */
+  handle: unknown
+}
+
+interface Tree {
+  readonly root: Level
+  /** Handles made so far (at most {@link maxLabelSets}). */
+  size: number
+}
+
+const level = (): Level => ({ name: undefined, values: new Map(), handle: undefined })
+
+const trees = new WeakMap<object, Tree>()
+
+const make = <Type, In, Out>(
+  metric: Metric.Metric<Type, In, Out>,
+  labels: Readonly<Record<string, string>>
+): Metric.Metric<Type, In, Out> =>
+  Metric.taggedWithLabels(metric, Object.entries(labels).map(([name, value]) => MetricLabel.make(name, value)))
 
 /**
  * `metric` tagged with `labels` (in their insertion order), the same handle for the same labels.
@@ -26,20 +54,30 @@ export const tagged = <Type, In, Out>(
   metric: Metric.Metric<Type, In, Out>,
   labels: Readonly<Record<string, string>>
 ): Metric.Metric<Type, In, Out> => {
-  let cache = caches.get(metric)
-  if (cache === undefined) {
-    cache = new Map()
-    caches.set(metric, cache)
+  let tree = trees.get(metric)
+  if (tree === undefined) {
+    tree = { root: level(), size: 0 }
+    trees.set(metric, tree)
   }
-  let key = ""
-  for (const name in labels) key += `${name}\u0000${labels[name]}\u0000`
-  const known = cache.get(key) as Metric.Metric<Type, In, Out> | undefined
-  if (known !== undefined) return known
-  const made = Metric.taggedWithLabels(
-    metric,
-    Object.entries(labels).map(([name, value]) => MetricLabel.make(name, value))
-  )
-  if (cache.size < maxLabelSets) cache.set(key, made)
+  let at = tree.root
+  for (const name in labels) {
+    if (at.name === undefined) at.name = name
+    else if (at.name !== name) return make(metric, labels)
+    const value = labels[name] ?? ""
+    let next = at.values.get(value)
+    if (next === undefined) {
+      if (tree.size >= maxLabelSets) return make(metric, labels)
+      next = level()
+      at.values.set(value, next)
+    }
+    at = next
+  }
+  // Only `make` of this very metric is stored at a level of its tree, so a handle found is one.
+  if (at.handle !== undefined) return at.handle as Metric.Metric<Type, In, Out>
+  if (tree.size >= maxLabelSets) return make(metric, labels)
+  const made = make(metric, labels)
+  at.handle = made
+  tree.size++
   return made
 }
 

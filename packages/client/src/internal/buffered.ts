@@ -62,7 +62,7 @@ export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effec
           })
         )
     )
-  return Effect.tap(answered, ({ completion }) => Spans.annotateCurrentSpan(() => responseAttributes(completion)))
+  return Spans.annotateOutcome<Answer, UpstreamFailure>(({ completion }) => responseAttributes(completion))(answered)
 }
 
 /** Reads a buffered 2xx body as any JSON value. */

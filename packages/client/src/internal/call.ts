@@ -176,9 +176,9 @@ export const logicalCall = <A, S>(
     })
   )
   return run.pipe(
-    Effect.tap(() => Spans.annotateCurrentSpan(() => ({ outcome: "ok" }))),
-    Effect.tapError((failure) =>
-      Spans.annotateCurrentSpan(() => ({ outcome: "error", "error.type": Failure.errorType(failure) }))
+    Spans.annotateOutcome(
+      () => ({ outcome: "ok" }),
+      (failure) => ({ outcome: "error", "error.type": Failure.errorType(failure) })
     ),
     Spans.withSpan("libsy.client_call", () => ({
       captureStackTrace: false,

@@ -242,22 +242,19 @@ const routeOnce = (
   Effect.clockWith((clock) => {
     const start = millisOf(clock)
     const calls: Array<RoutingFacts.RoutingCall> = []
-    const decided = Effect.tap(
-      RoutingFacts.observe(
-        Option.match(Continuation.decide(found, request), {
-          onNone: () => found.decide(request),
-          onSome: Effect.succeed
-        }),
-        terminal ? holding(observer, calls) : observer
-      ),
-      (decision) => {
-        const overhead = millisOf(clock) - start
-        observe(Metrics.routingOverheadMs, { algorithm: found.algorithm }, overhead)
-        add(Metrics.decisionsTotal, { algorithm: found.algorithm, selected_model: modelLabel(decision) })
-        if (terminal) deps.stats.routingOverhead(overhead)
-        return Spans.annotateCurrentSpan(() => decisionAttributes(decision))
-      }
-    )
+    const decided = RoutingFacts.observe(
+      Option.match(Continuation.decide(found, request), {
+        onNone: () => found.decide(request),
+        onSome: Effect.succeed
+      }),
+      terminal ? holding(observer, calls) : observer
+    ).pipe(Spans.tapOutcome((fiber, decision) => {
+      const overhead = millisOf(clock) - start
+      observe(Metrics.routingOverheadMs, { algorithm: found.algorithm }, overhead)
+      add(Metrics.decisionsTotal, { algorithm: found.algorithm, selected_model: modelLabel(decision) })
+      if (terminal) deps.stats.routingOverhead(overhead)
+      Spans.unsafeAnnotateCurrentSpan(fiber, () => decisionAttributes(decision))
+    }, () => {}))
     if (!terminal) return decided
     return Effect.onExit(decided, (exit) =>
       Effect.sync(() =>
@@ -284,17 +281,20 @@ const run = <A, E extends RouterFailure>(
   Effect.flatMap(findRoute(deps, request), (found) =>
     Effect.clockWith((clock) => {
       const start = millisOf(clock)
-      const ended = (outcome: "ok" | "error") =>
-        terminal ? Effect.sync(() => recordRun(found.algorithm, outcome, millisOf(clock) - start)) : Effect.void
-      return bounded(found, body(found)).pipe(
-        Effect.tap(() => Effect.zipRight(Spans.annotateCurrentSpan(() => ({ outcome: "success" })), ended("ok"))),
-        Effect.tapError((error) =>
-          Effect.zipRight(
-            Spans.annotateCurrentSpan(() => ({ outcome: "error", "error.type": error._tag })),
-            ended("error")
-          )
-        )
-      )
+      const limited = bounded(found, body(found))
+      if (!terminal) {
+        return Spans.annotateOutcome<A, E | RequestDeadlineExceeded>(
+          () => ({ outcome: "success" }),
+          (error) => ({ outcome: "error", "error.type": error._tag })
+        )(limited)
+      }
+      return Spans.tapOutcome<A, E | RequestDeadlineExceeded>((fiber) => {
+        Spans.unsafeAnnotateCurrentSpan(fiber, () => ({ outcome: "success" }))
+        recordRun(found.algorithm, "ok", millisOf(clock) - start)
+      }, (fiber, error) => {
+        Spans.unsafeAnnotateCurrentSpan(fiber, () => ({ outcome: "error", "error.type": error._tag }))
+        recordRun(found.algorithm, "error", millisOf(clock) - start)
+      })(limited)
     }).pipe(
       Spans.withSpan("libsy.run", () => ({
         captureStackTrace: false,
