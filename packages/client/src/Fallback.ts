@@ -8,9 +8,7 @@
 import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Array from "effect/Array"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as Spans from "./Spans.js"
@@ -87,12 +85,11 @@ const observed = <A>(
 ): Effect.Effect<A, ClientFailure> =>
   Effect.clockWith((clock) => {
     const start = clock.unsafeCurrentTimeNanos()
-    return Effect.onExit(call, (exit) =>
-      Effect.sync(() => {
-        const ok = Exit.isSuccess(exit)
-        if (!ok && !Option.exists(Cause.failureOption(exit.cause), (failure) => failure._tag !== "CircuitOpen")) return
-        observe(target, ok, Number(clock.unsafeCurrentTimeNanos() - start) / 1e6)
-      }))
+    const elapsedMs = () => Number(clock.unsafeCurrentTimeNanos() - start) / 1e6
+    // a defect or an interruption is not the candidate's answer: not observed
+    return Spans.tapOutcome<A, ClientFailure>(() => observe(target, true, elapsedMs()), (_, failure) => {
+      if (failure._tag !== "CircuitOpen") observe(target, false, elapsedMs())
+    })(call)
   })
 
 const runCandidates = <A>(

@@ -101,14 +101,18 @@ export const exchange = <S>(
         return Effect.fail(Failure.deadline(options.target, options.deadline.value.afterMs))
       }
       let status = -1
-      const attempt = Effect.async<Reply<S>, TransportError | DeadlineExceeded>((resume) => {
+      return Effect.async<Reply<S>, TransportError | DeadlineExceeded>((resume) => {
         let settled = false
         let timer: Timers.Timer | undefined = undefined
         const control = new LateControl()
+        // An attempt cut by the deadline or by the caller still went out on the wire: recorded
+        // once, when it settles or is interrupted.
+        const record = () => Metrics.attemptsFor(status < 0 ? Option.none() : Option.some(status)).unsafeUpdate(1, [])
         const settle = (effect: Effect.Effect<Reply<S>, TransportError | DeadlineExceeded>) => {
           if (settled) return
           settled = true
           timer?.cancel()
+          record()
           resume(effect)
         }
         let sink: BodySink | undefined = undefined
@@ -171,17 +175,13 @@ export const exchange = <S>(
           })
         }
         return Effect.suspend(() => {
+          if (!settled) record()
           settled = true
           timer?.cancel()
           control.abort()
           return control.released
         })
       })
-      // An attempt cut by the deadline or by the caller still went out on the wire.
-      return Effect.onExit(
-        attempt,
-        () => Metrics.recordAttempt(status < 0 ? Option.none() : Option.some(status))
-      )
     })
   )
 
