@@ -1,6 +1,6 @@
 /**
- * A relay: the items of a streamed answer, pulled batch by batch by ONE consumer in a plain Effect
- * loop. It is what a streamed call produces and what the server writes to its caller.
+ * A relay: the items of a streamed answer, taken batch by batch by ONE consumer. It is what a
+ * streamed call produces and what the server writes to its caller.
  *
  * Why not a `Stream` all the way: each pull of a composed `Stream` runs through the channel
  * executor of every stage, ~30 µs per network chunk with hundreds of streams open, while a pull
@@ -13,7 +13,7 @@
  * At the library boundary a streamed answer is a `Stream` (`UpstreamClient.answerStream`,
  * `Fallback.Streamed.stream`, `Router.Streamed.pieces`): {@link toStream} makes it, and the stream
  * remembers the relay it was made from, so that {@link fromStream} hands that very relay back at no
- * cost. The server unwraps the stream it gets from the router and pulls the relay, so the request
+ * cost. The server unwraps the stream it gets from the router and writes the relay, so the request
  * path has one mechanism and no `Stream` step per chunk, while a library user holds an ordinary
  * `Stream` (pipeable, interruptible, releasing the upstream exchange when it ends). Only a stream
  * that did not come from {@link toStream} (a scripted client's, or one a user transformed) is

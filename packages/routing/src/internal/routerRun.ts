@@ -72,7 +72,7 @@ export interface Streamed {
    * The pieces: chat chunks, with the upstream's own events on a native replay (see
    * {@link Completed}); `UpstreamClient.chunksOf` gives the chunks alone. Run it once; ending it
    * early or interrupting its consumer aborts the upstream exchange. A failure after this point is
-   * never retried or failed over. (The server pulls the relay underneath: `Relay.fromStream`.)
+   * never retried or failed over. (The server writes the relay underneath: `Relay.fromStream`.)
    */
   readonly pieces: Stream.Stream<StreamPiece, UpstreamFailure>
   /** The last usage the pieces carried so far: the answer's usage once they ended (undefined when none came). */
