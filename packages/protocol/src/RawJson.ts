@@ -78,20 +78,25 @@ const isSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c ==
 const mix = (hash: number, byte: number): number => Math.imul(hash ^ byte, 16777619)
 const fnvOffset = 2166136261
 
-/** The bytes `[start, end)` of the chunks as one array (a copy only when they span chunks). */
+/**
+ * The bytes `[start, end)` of the chunks as one array: a view of the chunk that holds them all, a
+ * copy (allocated only then) when they span chunks.
+ */
 const bytesOf = (chunks: ReadonlyArray<Uint8Array>, start: number, end: number): Uint8Array => {
-  const out = new Uint8Array(end - start)
+  let out: Uint8Array | undefined = undefined
   let offset = 0
   for (const chunk of chunks) {
     const from = Math.max(start, offset)
     const to = Math.min(end, offset + chunk.length)
     if (from < to) {
       if (from === start && to === end) return chunk.subarray(from - offset, to - offset)
+      out ??= new Uint8Array(end - start)
       out.set(chunk.subarray(from - offset, to - offset), from - start)
     }
     offset += chunk.length
+    if (offset >= end) break
   }
-  return out
+  return out ?? new Uint8Array(0)
 }
 
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true })
