@@ -4,11 +4,11 @@
  */
 import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
 import * as Anthropic from "../../AnthropicMessages.js"
 import type { TranslationError } from "../../Errors.js"
 import { clip } from "../../Excerpt.js"
 import type * as N from "../../Neutral.js"
+import { guardFor } from "../guard.js"
 import { neutralThinking } from "./chatAssistant.js"
 import { extraFields, fail, isToolResultMessage, ofType, textBlocks } from "./shared.js"
 
@@ -76,29 +76,32 @@ const anthropicToolResult = (block: Anthropic.ToolResultBlock): Either.Either<N.
 
 const anthropicBlocks = (
   content: string | ReadonlyArray<Anthropic.ContentBlock>
-): Either.Either<ReadonlyArray<N.Block>, TranslationError> =>
-  Either.gen(function*() {
-    if (Predicate.isString(content)) return textBlocks(content)
-    const blocks: Array<N.Block> = []
-    for (const block of content) {
-      if (ofType(block, "text")) blocks.push(anthropicText(block))
-      else if (ofType(block, "image")) {
-        blocks.push(anthropicImage(block) ?? { _tag: "Opaque", format: "anthropic_messages", value: block })
-      } else if (ofType(block, "tool_use")) {
-        blocks.push({
-          _tag: "ToolUse",
-          id: block.id,
-          name: block.name,
-          input: block.input,
-          ...withCache(block.cache_control)
-        })
-      } else if (ofType(block, "tool_result")) blocks.push(yield* anthropicToolResult(block))
-      else if (ofType(block, "thinking")) blocks.push(neutralThinking(block.thinking, block.signature))
-      else if (ofType(block, "redacted_thinking")) blocks.push({ _tag: "RedactedThinking", data: block.data })
-      else blocks.push({ _tag: "Opaque", format: "anthropic_messages", value: block })
-    }
-    return blocks
-  })
+): Either.Either<ReadonlyArray<N.Block>, TranslationError> => {
+  // plain loops, not `Either.gen`: this runs for every message of a conversation
+  if (Predicate.isString(content)) return Either.right(textBlocks(content))
+  const blocks: Array<N.Block> = []
+  for (const block of content) {
+    if (ofType(block, "text")) blocks.push(anthropicText(block))
+    else if (ofType(block, "image")) {
+      blocks.push(anthropicImage(block) ?? { _tag: "Opaque", format: "anthropic_messages", value: block })
+    } else if (ofType(block, "tool_use")) {
+      blocks.push({
+        _tag: "ToolUse",
+        id: block.id,
+        name: block.name,
+        input: block.input,
+        ...withCache(block.cache_control)
+      })
+    } else if (ofType(block, "tool_result")) {
+      const result = anthropicToolResult(block)
+      if (Either.isLeft(result)) return Either.left(result.left)
+      blocks.push(result.right)
+    } else if (ofType(block, "thinking")) blocks.push(neutralThinking(block.thinking, block.signature))
+    else if (ofType(block, "redacted_thinking")) blocks.push({ _tag: "RedactedThinking", data: block.data })
+    else blocks.push({ _tag: "Opaque", format: "anthropic_messages", value: block })
+  }
+  return Either.right(blocks)
+}
 
 const anthropicToolChoice = (choice: Anthropic.ToolChoice): N.NeutralToolChoice => {
   switch (choice.type) {
@@ -113,7 +116,7 @@ const anthropicToolChoice = (choice: Anthropic.ToolChoice): N.NeutralToolChoice 
   }
 }
 
-const isAnthropicCustomTool = Schema.is(Anthropic.CustomTool)
+const isAnthropicCustomTool = guardFor(Anthropic.CustomTool)
 
 /**
  * An Anthropic Messages request in neutral form; consecutive user messages made only of tool
@@ -125,69 +128,70 @@ const isAnthropicCustomTool = Schema.is(Anthropic.CustomTool)
  */
 export const fromAnthropicRequest = (
   req: Anthropic.MessagesRequest
-): Either.Either<N.NeutralRequest, TranslationError> =>
-  Either.gen(function*() {
-    const instructions = req.system === undefined
-      ? []
-      : Predicate.isString(req.system)
-      ? textBlocks(req.system)
-      : req.system.map(anthropicText)
-    const messages: Array<N.ConversationEntry> = []
-    for (const message of req.messages) {
-      if (message.role === "system") {
-        const content = message.content
-        messages.push({
-          role: "system",
-          blocks: Predicate.isString(content) ? textBlocks(content) : content.map(anthropicText)
-        })
-        continue
-      }
-      const next: N.NeutralMessage = { role: message.role, blocks: yield* anthropicBlocks(message.content) }
-      const last = messages[messages.length - 1]
-      // Consecutive tool-result-only user messages are one message, as consecutive OpenAI tool messages are.
-      if (isToolResultMessage(next) && isToolResultMessage(last)) {
-        messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, ...next.blocks] }
-      } else messages.push(next)
+): Either.Either<N.NeutralRequest, TranslationError> => {
+  const instructions = req.system === undefined
+    ? []
+    : Predicate.isString(req.system)
+    ? textBlocks(req.system)
+    : req.system.map(anthropicText)
+  const messages: Array<N.ConversationEntry> = []
+  for (const message of req.messages) {
+    if (message.role === "system") {
+      const content = message.content
+      messages.push({
+        role: "system",
+        blocks: Predicate.isString(content) ? textBlocks(content) : content.map(anthropicText)
+      })
+      continue
     }
-    const tools: Array<N.NeutralTool> = []
-    const opaqueTools: Array<N.OpaqueTool> = []
-    for (const tool of req.tools ?? []) {
-      if (isAnthropicCustomTool(tool)) {
-        tools.push({
-          name: tool.name,
-          parameters: tool.input_schema,
-          ...(tool.description !== undefined ? { description: tool.description } : {}),
-          ...withCache(tool.cache_control)
-        })
-      } else opaqueTools.push({ format: "anthropic_messages", value: tool })
+    const blocks = anthropicBlocks(message.content)
+    if (Either.isLeft(blocks)) return Either.left(blocks.left)
+    const next: N.NeutralMessage = { role: message.role, blocks: blocks.right }
+    const last = messages[messages.length - 1]
+    // Consecutive tool-result-only user messages are one message, as consecutive OpenAI tool messages are.
+    if (isToolResultMessage(next) && isToolResultMessage(last)) {
+      messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, ...next.blocks] }
+    } else messages.push(next)
+  }
+  const tools: Array<N.NeutralTool> = []
+  const opaqueTools: Array<N.OpaqueTool> = []
+  for (const tool of req.tools ?? []) {
+    if (isAnthropicCustomTool(tool)) {
+      tools.push({
+        name: tool.name,
+        parameters: tool.input_schema,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        ...withCache(tool.cache_control)
+      })
+    } else opaqueTools.push({ format: "anthropic_messages", value: tool })
+  }
+  const extra: Record<string, unknown> = { ...extraFields(req, anthropicMappedFields) }
+  let responseFormat: N.NeutralResponseFormat | undefined
+  if (req.output_config !== undefined) {
+    const { format, ...rest } = req.output_config
+    if (format !== undefined && format !== null && format.type === "json_schema") {
+      responseFormat = { type: "json_schema", name: "output", schema: format.schema ?? {} }
     }
-    const extra: Record<string, unknown> = { ...extraFields(req, anthropicMappedFields) }
-    let responseFormat: N.NeutralResponseFormat | undefined
-    if (req.output_config !== undefined) {
-      const { format, ...rest } = req.output_config
-      if (format !== undefined && format !== null && format.type === "json_schema") {
-        responseFormat = { type: "json_schema", name: "output", schema: format.schema ?? {} }
-      }
-      if (Object.keys(rest).length > 0) extra["output_config"] = rest
-    }
-    const disableParallel = req.tool_choice?.disable_parallel_tool_use
-    const user = req.metadata?.user_id
-    const request: N.NeutralRequest = {
-      model: req.model,
-      instructions,
-      messages,
-      tools,
-      opaqueTools,
-      stop: req.stop_sequences ?? [],
-      stream: req.stream === true,
-      maxOutputTokens: req.max_tokens,
-      extra,
-      ...(req.tool_choice !== undefined ? { toolChoice: anthropicToolChoice(req.tool_choice) } : {}),
-      ...(disableParallel !== undefined ? { parallelToolCalls: !disableParallel } : {}),
-      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-      ...(req.top_p !== undefined ? { topP: req.top_p } : {}),
-      ...(responseFormat !== undefined ? { responseFormat } : {}),
-      ...(user !== undefined && user !== null ? { user } : {})
-    }
-    return request
-  })
+    if (Object.keys(rest).length > 0) extra["output_config"] = rest
+  }
+  const disableParallel = req.tool_choice?.disable_parallel_tool_use
+  const user = req.metadata?.user_id
+  const request: N.NeutralRequest = {
+    model: req.model,
+    instructions,
+    messages,
+    tools,
+    opaqueTools,
+    stop: req.stop_sequences ?? [],
+    stream: req.stream === true,
+    maxOutputTokens: req.max_tokens,
+    extra,
+    ...(req.tool_choice !== undefined ? { toolChoice: anthropicToolChoice(req.tool_choice) } : {}),
+    ...(disableParallel !== undefined ? { parallelToolCalls: !disableParallel } : {}),
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    ...(req.top_p !== undefined ? { topP: req.top_p } : {}),
+    ...(responseFormat !== undefined ? { responseFormat } : {}),
+    ...(user !== undefined && user !== null ? { user } : {})
+  }
+  return Either.right(request)
+}
