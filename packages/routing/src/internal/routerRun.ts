@@ -282,17 +282,14 @@ const run = <A, E extends RouterFailure>(
     Effect.clockWith((clock) => {
       const start = millisOf(clock)
       const limited = bounded(found, body(found))
-      if (!terminal) {
-        return Spans.annotateOutcome<A, E | RequestDeadlineExceeded>(
-          () => ({ outcome: "success" }),
-          (error) => ({ outcome: "error", "error.type": error._tag })
-        )(limited)
-      }
+      const succeeded = () => ({ outcome: "success" })
+      const failed = (error: E | RequestDeadlineExceeded) => ({ outcome: "error", "error.type": error._tag })
+      if (!terminal) return Spans.annotateOutcome<A, E | RequestDeadlineExceeded>(succeeded, failed)(limited)
       return Spans.tapOutcome<A, E | RequestDeadlineExceeded>((fiber) => {
-        Spans.unsafeAnnotateCurrentSpan(fiber, () => ({ outcome: "success" }))
+        Spans.unsafeAnnotateCurrentSpan(fiber, succeeded)
         recordRun(found.algorithm, "ok", millisOf(clock) - start)
       }, (fiber, error) => {
-        Spans.unsafeAnnotateCurrentSpan(fiber, () => ({ outcome: "error", "error.type": error._tag }))
+        Spans.unsafeAnnotateCurrentSpan(fiber, () => failed(error))
         recordRun(found.algorithm, "error", millisOf(clock) - start)
       })(limited)
     }).pipe(
