@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as LogLine from "@switchyard-ts/client/LogLine"
 import * as ClientMetrics from "@switchyard-ts/client/Metrics"
 import * as Relay from "@switchyard-ts/client/Relay"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
@@ -20,6 +21,7 @@ import type { Router } from "@switchyard-ts/routing/Router"
 import type * as Stats from "@switchyard-ts/routing/Stats"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Metrics from "../Metrics.js"
 import * as RoutingLog from "../RoutingLog.js"
@@ -128,15 +130,15 @@ const errorReply = ({ body, status }: ErrorResponse): Edge.Reply => Edge.json(bo
  * for 5xx. No body, header value or upstream error text is logged; the route is clipped.
  */
 const recordRequest = (format: string, facts: Facts, status: number, clock: Clock.Clock, startMs: number) =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber) => {
     const latencyMs = Math.round((msOf(clock) - startMs) * 100) / 100
-    const log = status >= 500 ? Effect.logError : status >= 300 ? Effect.logWarning : Effect.logInfo
+    const level = status >= 500 ? LogLevel.Error : status >= 300 ? LogLevel.Warning : LogLevel.Info
     TaggedMetric.unsafeUpdate(
       Metrics.clientResponsesTotal,
       { outcome: ClientMetrics.attemptOutcome(Option.some(status)) },
       1
     )
-    return log("request").pipe(Effect.annotateLogs({
+    LogLine.unsafeLog(fiber, level, "request", {
       wire_format: format,
       route: clip(facts.route),
       selected_model: facts.selectedModel,
@@ -147,7 +149,8 @@ const recordRequest = (format: string, facts: Facts, status: number, clock: Cloc
       latency_ms: latencyMs,
       streaming: facts.streaming,
       error: facts.error
-    }))
+    })
+    return Effect.void
   })
 
 /**
