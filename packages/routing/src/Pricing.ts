@@ -234,17 +234,21 @@ export interface Totals {
 /** No calls. */
 export const noTotals: Totals = { knownFemto: 0n, unknownCalls: 0, estimatedCalls: 0, providerReportedCalls: 0 }
 
-/** `totals` with one more call of `cost` (`undefined`: an unpriced call). */
-export const add = (totals: Totals, cost: Cost | undefined): Totals =>
-  cost === undefined
-    ? { ...totals, unknownCalls: totals.unknownCalls + 1 }
-    : cost.source === "estimated"
-    ? { ...totals, knownFemto: totals.knownFemto + cost.femto, estimatedCalls: totals.estimatedCalls + 1 }
-    : {
-      ...totals,
-      knownFemto: totals.knownFemto + cost.femto,
-      providerReportedCalls: totals.providerReportedCalls + 1
-    }
+/**
+ * `totals` with one more call of `cost` (`undefined`: an unpriced call). Written field by field:
+ * it runs for every priced call, and an object spread over it was ~1% of a request's CPU.
+ */
+export const add = (totals: Totals, cost: Cost | undefined): Totals => {
+  const known = cost !== undefined
+  return {
+    knownFemto: known ? totals.knownFemto + cost.femto : totals.knownFemto,
+    unknownCalls: known ? totals.unknownCalls : totals.unknownCalls + 1,
+    estimatedCalls: known && cost.source === "estimated" ? totals.estimatedCalls + 1 : totals.estimatedCalls,
+    providerReportedCalls: known && cost.source !== "estimated"
+      ? totals.providerReportedCalls + 1
+      : totals.providerReportedCalls
+  }
+}
 
 /** The whole total in USD, or `null` when any call was unpriced. */
 export const totalUsd = (totals: Totals): number | null => totals.unknownCalls > 0 ? null : usd(totals.knownFemto)
