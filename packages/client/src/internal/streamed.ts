@@ -26,7 +26,6 @@ import * as Sse from "./sse.js"
 const oneLineData = (item: Sse.SseItem): string | undefined =>
   item._tag === "Data" && !item.data.includes("\n") && !item.data.includes("\r") ? item.data : undefined
 
-const sseField = (sse: string | undefined): { readonly sse?: string } => (sse === undefined ? {} : { sse })
 const textField = (text: string | undefined): { readonly text?: string } => (text === undefined ? {} : { text })
 
 const decodeChunkJson = Plain.decoder(ChatCompletionChunk, decodeOptions)
@@ -38,24 +37,24 @@ const decodeSseItem =
     if (item._tag === "Overflow") {
       return Either.left(Failure.invalidResponse(target, `stream event larger than ${item.maxEventSize} characters`))
     }
-    return Option.match(Failure.jsonOf(item.data), {
-      onNone: () => Either.left(Failure.invalidResponse(target, "stream chunk is not valid JSON")),
-      onSome: (json) =>
-        Option.match(Failure.errorBodyOf(json), {
-          onSome: () =>
-            Either.left(
-              Failure.upstreamStatus({
-                target,
-                status: 502,
-                body: Option.some(item.data),
-                retryAfterMs: Option.none(),
-                secrets: ctx.secrets
-              })
-            ),
-          onNone: () =>
-            Either.mapLeft(decodeChunkJson(json), (error) => Failure.schemaMismatch(target, "stream chunk", error))
+    // plain branches, not `Option.match`/`Either.match`: this runs for every chunk of every stream
+    const json = Failure.jsonOf(item.data)
+    if (Option.isNone(json)) return Either.left(Failure.invalidResponse(target, "stream chunk is not valid JSON"))
+    if (Option.isSome(Failure.errorBodyOf(json.value))) {
+      return Either.left(
+        Failure.upstreamStatus({
+          target,
+          status: 502,
+          body: Option.some(item.data),
+          retryAfterMs: Option.none(),
+          secrets: ctx.secrets
         })
-    })
+      )
+    }
+    const decoded = decodeChunkJson(json.value)
+    return Either.isRight(decoded)
+      ? Either.right(decoded.right)
+      : Either.left(Failure.schemaMismatch(target, "stream chunk", decoded.left))
   }
 
 const isDone = (item: Sse.SseItem): boolean => item._tag === "Data" && item.data.trim() === "[DONE]"
@@ -102,14 +101,15 @@ const itemSteps = (ctx: CallContext): {
       step: (item) => {
         if (isDone(item)) return done
         if (isBlank(item)) return skip
-        return Either.match(decode(item), {
-          onLeft: (failure): ItemStep => ({ _tag: "Fail", failure }),
-          onRight: (chunk): ItemStep => ({
-            _tag: "Piece",
-            piece: { chunks: [chunk], native: Option.none(), ...sseField(oneLineData(item)) },
-            last: false
-          })
-        })
+        const decoded = decode(item)
+        if (Either.isLeft(decoded)) return { _tag: "Fail", failure: decoded.left }
+        const sse = oneLineData(item)
+        const chunks = [decoded.right]
+        return {
+          _tag: "Piece",
+          piece: sse === undefined ? { chunks, native: Option.none() } : { chunks, native: Option.none(), sse },
+          last: false
+        }
       },
       end: () => []
     }
