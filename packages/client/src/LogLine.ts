@@ -5,8 +5,10 @@
  * comparison of the old and new annotation maps) only to read them back at once; for a line
  * written on every request that is most of its cost. {@link log} hands the fiber's loggers exactly
  * what that pair hands them — the same level, message, annotations (the fiber's own, then
- * `fields` in their order, a field replacing an annotation of its name), log spans, fiber refs,
- * fiber id and date — without changing the fiber's annotations.
+ * `fields` in their order, a field replacing an annotation of its name), log spans, fiber id and
+ * date — without changing the fiber's annotations. The fiber refs handed along are the fiber's
+ * own, so the annotations in them are the fiber's without `fields` (a logger reads the line's
+ * fields from its `annotations`, as Effect's loggers do).
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
