@@ -14,9 +14,11 @@ import * as Logger from "effect/Logger"
 
 /** A value written as is: no whitespace, double quote or equals sign in it. */
 const textOnly = /^[^\s"=]*$/
+/** What a label may not hold (each such character written as `_`). */
 const labelUnsafe = /[\s="]/
+const labelUnsafeAll = new RegExp(labelUnsafe.source, "g")
 
-const label = (key: string): string => (labelUnsafe.test(key) ? key.replace(/[\s="]/g, "_") : key)
+const label = (key: string): string => (labelUnsafe.test(key) ? key.replace(labelUnsafeAll, "_") : key)
 
 const value = (text: string): string => (textOnly.test(text) ? text : JSON.stringify(text))
 
