@@ -7,7 +7,13 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "effect/TestClock"
+import * as v8 from "node:v8"
+import * as vm from "node:vm"
 import * as Timers from "../src/internal/timers.js"
+
+// A full collection on demand, for the test that the queue lets go of cancelled tasks.
+v8.setFlagsFromString("--expose-gc")
+const gc = vm.runInNewContext("gc") as () => void
 
 describe("Timers", () => {
   it.effect("runs each task at its due time, in due-time order, ties in scheduling order", () =>
@@ -40,6 +46,26 @@ describe("Timers", () => {
       second.cancel()
       yield* TestClock.adjust(1000)
       assert.deepStrictEqual(ran, ["second"])
+    }))
+
+  it.effect("a cancelled task is let go of at once, not held by the queue until its due time", () =>
+    Effect.gen(function*() {
+      const clock = yield* Effect.clock
+      // what a deadline's task closes over: the request and its body
+      const held = (): { readonly cancel: () => void; readonly body: WeakRef<object> } => {
+        const body = { messages: Array.from({ length: 1000 }, (_, i) => ({ role: "user", content: `m${i}` })) }
+        const timer = Timers.schedule(clock, 60_000, () => void body.messages.length)
+        return { cancel: timer.cancel, body: new WeakRef(body) }
+      }
+      const cancelled = held()
+      const live = held()
+      cancelled.cancel()
+      // a WeakRef keeps its target for the rest of the job that made it: collect in a later one
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      gc()
+      assert.isUndefined(cancelled.body.deref())
+      assert.isDefined(live.body.deref())
+      live.cancel()
     }))
 
   it.effect("a task due before the one being slept for wakes the queue earlier; tasks scheduled by tasks run", () =>

@@ -8,9 +8,10 @@
  * task that is due, in due-time order (ties in scheduling order), and sleeps again until the next
  * one. Scheduling a timer is a queue insertion; a new sleeping fiber is started only when the new
  * timer is due before the one the fiber sleeps for (rare: a client's timers mostly share one
- * timeout, so each is due after those before it). Cancelling marks the timer; cancelled timers
- * are dropped when they reach the head of the queue, or all at once when they outnumber the live
- * ones.
+ * timeout, so each is due after those before it). Cancelling lets go of the timer's task at once
+ * (what its closure holds — a request, its body — is not kept alive by the queue until the timer's
+ * due time); the cancelled entry itself is dropped when it reaches the head of the queue, or with
+ * every other cancelled one when they outnumber the live ones.
  *
  * @internal
  */
@@ -29,8 +30,8 @@ export interface Timer {
 interface Entry {
   readonly at: number
   readonly seq: number
-  readonly task: () => void
-  cancelled: boolean
+  /** Let go of when the timer is cancelled or runs: a cancelled entry waiting in the queue holds nothing. */
+  task: (() => void) | undefined
 }
 
 const before = (a: Entry, b: Entry): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq)
@@ -49,15 +50,14 @@ class Queue {
     const entry: Entry = {
       at: this.clock.unsafeCurrentTimeMillis() + Math.max(0, ms),
       seq: this.seq++,
-      task,
-      cancelled: false
+      task
     }
     this.push(entry)
     if (this.sleeper === undefined || entry.at < this.sleeperAt) this.sleep()
     return {
       cancel: () => {
-        if (entry.cancelled) return
-        entry.cancelled = true
+        if (entry.task === undefined) return
+        entry.task = undefined
         this.cancelled++
         if (this.cancelled > 64 && this.cancelled * 2 > this.heap.length) this.compact()
       }
@@ -93,25 +93,26 @@ class Queue {
       const head = this.heap[0]
       if (head === undefined || head.at > now) break
       this.pop()
-      if (head.cancelled) {
+      const task = head.task
+      if (task === undefined) {
         this.cancelled--
         continue
       }
-      head.cancelled = true // ran: a later cancel is a no-op
-      head.task()
+      head.task = undefined // ran: a later cancel is a no-op
+      task()
     }
     if (this.sleeper === undefined) this.sleep()
   }
 
   private dropCancelledHead(): void {
-    for (let head = this.heap[0]; head !== undefined && head.cancelled; head = this.heap[0]) {
+    for (let head = this.heap[0]; head !== undefined && head.task === undefined; head = this.heap[0]) {
       this.pop()
       this.cancelled--
     }
   }
 
   private compact(): void {
-    const live = this.heap.filter((entry) => !entry.cancelled)
+    const live = this.heap.filter((entry) => entry.task !== undefined)
     this.heap.length = 0
     this.cancelled = 0
     for (const entry of live) this.push(entry)
