@@ -28,5 +28,18 @@ export default tseslint.config(
         }
       }]
     }
+  },
+  {
+    // Translations run per request: a generator function made per call there costs a new object
+    // shape per call and keeps the request alive into the old generation (docs/architecture.md,
+    // "Generators on the request path"). Write the steps as a module-level generator function.
+    files: ["packages/protocol/src/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": ["error", {
+        selector: "CallExpression[callee.property.name='gen'] > FunctionExpression[generator=true]",
+        message: "A generator made per call: define the steps once (a module-level generator function) " +
+          "and run them with `Either.gen(() => steps(...))` (docs/architecture.md)."
+      }]
+    }
   }
 )

@@ -341,41 +341,43 @@ const reserve = (settings: Settings, scope: ScopeState): Effect.Effect<Option.Op
  * through the route's posture (`Consultation.run`), and the verdict releases the turn or has the
  * executor answer again.
  */
-const review = (
+const review = Effect.fnUntraced(function*(
   gate: Gate,
   request: RoutedRequest,
   scope: ScopeState,
   turn: ChatCompletion,
   trigger: Evidence.AdvisorTrigger,
   advised: Advise
-) =>
-  Effect.gen(function*() {
-    const { options } = gate
-    const advisorModel = options.advisor.id
-    const outcome = yield* consultAdvisor(options, gate.upstream, request, turn).pipe(
-      Effect.tapError((error) => {
-        const reason = Consultation.reasonOf(error)
-        return Effect.all([
-          Effect.sync(() => Object.assign(scope, afterConsult(scope, reason))),
-          advised(Option.some(trigger), Option.some(reason)),
-          reason === "parse_error"
-            ? countReview("unparseable", trigger)
-            : Effect.sync(() => TaggedMetric.unsafeUpdate(Metrics.advisorGateConsultFailuresTotal, { reason }, 1))
-        ], { discard: true })
-      }),
-      Consultation.run(gate.posture),
-      Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure })),
-      Spans.withSpan("Advisor.consult", () => ({
-        captureStackTrace: false,
-        attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
-      }))
-    )
-    const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
-      ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
-      : Consultation.WithoutVerdict({ reason: outcome.reason })
-    const evidence = reviewed(judged, trigger, advisorModel)
-    if (outcome._tag === "WithoutVerdict") {
-      yield* Warnings.warn(gate.warnings, `${outcome.reason}\u0000${trigger}`, (count) =>
+) {
+  const { options } = gate
+  const advisorModel = options.advisor.id
+  const outcome = yield* consultAdvisor(options, gate.upstream, request, turn).pipe(
+    Effect.tapError((error) => {
+      const reason = Consultation.reasonOf(error)
+      return Effect.all([
+        Effect.sync(() => Object.assign(scope, afterConsult(scope, reason))),
+        advised(Option.some(trigger), Option.some(reason)),
+        reason === "parse_error"
+          ? countReview("unparseable", trigger)
+          : Effect.sync(() => TaggedMetric.unsafeUpdate(Metrics.advisorGateConsultFailuresTotal, { reason }, 1))
+      ], { discard: true })
+    }),
+    Consultation.run(gate.posture),
+    Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure })),
+    Spans.withSpan("Advisor.consult", () => ({
+      captureStackTrace: false,
+      attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
+    }))
+  )
+  const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
+    ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
+    : Consultation.WithoutVerdict({ reason: outcome.reason })
+  const evidence = reviewed(judged, trigger, advisorModel)
+  if (outcome._tag === "WithoutVerdict") {
+    yield* Warnings.warn(
+      gate.warnings,
+      `${outcome.reason}\u0000${trigger}`,
+      (count) =>
         Effect.logWarning("releasing the executor's turn without the advisor's verdict").pipe(
           Effect.annotateLogs({
             route: options.id,
@@ -384,70 +386,70 @@ const review = (
             trigger,
             count
           })
-        ))
-      return gate.decision(evidence, Option.some(turn))
-    }
-    const verdict = outcome.verdict
-    yield* advised(Option.some(trigger), Option.some(verdict._tag === "Approve" ? "approve" : "redo"))
-    if (verdict._tag === "Approve") {
-      yield* countReview("approve", trigger)
-      return gate.decision(evidence, Option.some(turn))
-    }
-    yield* countReview("redo", trigger)
-    yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
-    yield* countDiscardedTokens(turn.usage)
-    const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.plan)
-    const again = yield* callExecutor(gate, { ...request.body, messages }, request.headers)
-    return gate.decision(evidence, Option.some(again))
-  })
+        )
+    )
+    return gate.decision(evidence, Option.some(turn))
+  }
+  const verdict = outcome.verdict
+  yield* advised(Option.some(trigger), Option.some(verdict._tag === "Approve" ? "approve" : "redo"))
+  if (verdict._tag === "Approve") {
+    yield* countReview("approve", trigger)
+    return gate.decision(evidence, Option.some(turn))
+  }
+  yield* countReview("redo", trigger)
+  yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
+  yield* countDiscardedTokens(turn.usage)
+  const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.plan)
+  const again = yield* callExecutor(gate, { ...request.body, messages }, request.headers)
+  return gate.decision(evidence, Option.some(again))
+})
 
 /**
  * One request through the gate: a spent scope passes through to the executor; else the executor
  * answers, and a triggered turn is reviewed when a review can be reserved.
  */
-const gateRequest = (gate: Gate, request: RoutedRequest) =>
-  Effect.gen(function*() {
-    const { options, scopes } = gate
-    const advisorModel = options.advisor.id
-    const scope = yield* scopes.of(request.sessionId)
-    const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
-    // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
-    const advised: Advise = (trigger, consult) =>
-      RoutingFacts.report((observer) =>
-        observer.advised({
-          posture: postureOf(options.failOpen),
-          reviewsBefore: before.reviews,
-          failedConsultsBefore: before.failedConsults,
-          trigger,
-          consult
-        })
-      )
-    const skip = spent(options, scope)
-    if (Option.isSome(skip)) {
-      yield* advised(Option.none(), Option.none())
-      return gate.decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
-    }
-
-    const turn = yield* callExecutor(gate, request.body, request.headers).pipe(
-      Effect.tapError(() => advised(Option.none(), Option.none()))
+const gateRequest = Effect.fnUntraced(function*(gate: Gate, request: RoutedRequest) {
+  const { options, scopes } = gate
+  const advisorModel = options.advisor.id
+  const scope = yield* scopes.of(request.sessionId)
+  const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
+  // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
+  const advised: Advise = (trigger, consult) =>
+    RoutingFacts.report((observer) =>
+      observer.advised({
+        posture: postureOf(options.failOpen),
+        reviewsBefore: before.reviews,
+        failedConsultsBefore: before.failedConsults,
+        trigger,
+        consult
+      })
     )
-    const conversation = options.gateStallTurns > 0
-      ? yield* Conversation.messageHash(request.body.messages)
-      : Option.none<string>()
-    const trigger = triggerOf(options, request, turn, Option.exists(conversation, (key) => !scopes.stalled(key)))
-    if (Option.isNone(trigger)) {
-      yield* advised(Option.none(), Option.none())
-      return gate.decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
-    }
+  const skip = spent(options, scope)
+  if (Option.isSome(skip)) {
+    yield* advised(Option.none(), Option.none())
+    return gate.decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
+  }
 
-    const raced = yield* reserve(options, scope)
-    if (Option.isSome(raced)) {
-      yield* advised(trigger, Option.none())
-      return gate.decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
-    }
-    if (trigger.value === "stall" && Option.isSome(conversation)) yield* scopes.markStalled(conversation.value)
-    return yield* review(gate, request, scope, turn, trigger.value, advised)
-  })
+  const turn = yield* callExecutor(gate, request.body, request.headers).pipe(
+    Effect.tapError(() => advised(Option.none(), Option.none()))
+  )
+  const conversation = options.gateStallTurns > 0
+    ? yield* Conversation.messageHash(request.body.messages)
+    : Option.none<string>()
+  const trigger = triggerOf(options, request, turn, Option.exists(conversation, (key) => !scopes.stalled(key)))
+  if (Option.isNone(trigger)) {
+    yield* advised(Option.none(), Option.none())
+    return gate.decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
+  }
+
+  const raced = yield* reserve(options, scope)
+  if (Option.isSome(raced)) {
+    yield* advised(trigger, Option.none())
+    return gate.decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
+  }
+  if (trigger.value === "stall" && Option.isSome(conversation)) yield* scopes.markStalled(conversation.value)
+  return yield* review(gate, request, scope, turn, trigger.value, advised)
+})
 
 /** Build an advisor route over the `UpstreamClient` (executor and advisor calls). */
 export const make = (options: Options): Effect.Effect<AdvisorRoute, never, UpstreamClient> =>

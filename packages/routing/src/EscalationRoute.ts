@@ -225,6 +225,22 @@ interface Step {
   ) => Effect.Effect<Decision.Decision, never, RoutingFacts.Reporter>
 }
 
+/** {@link Step.apply} of one request of a session (`key`, its `stored` decision before). */
+const applyStep = Effect.fnUntraced(function*(
+  shell: Shell,
+  key: Option.Option<string>,
+  stored: Option.Option<SessionDecision>,
+  decided: Decided,
+  consulted: boolean,
+  reply: Option.Option<ChatCompletion>
+) {
+  const { options, store } = shell
+  const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
+  if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
+  yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
+  return decisionOf(shell, decided, reply)
+})
+
 /** The judge's vote on a finished turn (`reply`), its input marked with `phase` when set. */
 const askJudge = (shell: Shell, request: RoutedRequest, reply: ChatCompletion, phase: Escalation.Phase | undefined) =>
   shell.judge.escalate({
@@ -249,13 +265,8 @@ const settle = (shell: Shell, outcome: Consultation.Outcome<Vote>) =>
  * on a fallback-worthy failure: not judged), and the judge reads the strong turn. Its failures never
  * fail the request, whatever the posture: strong stays (see {@link reviewed}).
  */
-const reviewStrong = (
-  shell: Shell,
-  request: RoutedRequest,
-  step: Step,
-  state: Extract<State, { _tag: "Strong" }>
-) =>
-  Effect.gen(function*() {
+const reviewStrong = Effect.fnUntraced(
+  function*(shell: Shell, request: RoutedRequest, step: Step, state: Extract<State, { _tag: "Strong" }>) {
     const { options } = shell
     const served = yield* callStrong(shell, request).pipe(
       Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("strong")))
@@ -266,19 +277,15 @@ const reviewStrong = (
     const outcome = yield* askJudge(shell, request, served.answer, "strong").pipe(Consultation.run(Posture.failOpen))
     const consulted = yield* settle(shell, outcome)
     return yield* step.apply(reviewed(options, options.judge.id, state, outcome), consulted, Option.some(served.answer))
-  })
+  }
+)
 
 /**
  * A weak-phase request: the weak call, then (outside a cooldown) the judge's verdict on it through
  * the route's posture.
  */
-const judgeWeak = (
-  shell: Shell,
-  request: RoutedRequest,
-  step: Step,
-  state: Extract<State, { _tag: "Unlatched" }>
-) =>
-  Effect.gen(function*() {
+const judgeWeak = Effect.fnUntraced(
+  function*(shell: Shell, request: RoutedRequest, step: Step, state: Extract<State, { _tag: "Unlatched" }>) {
     const { options } = shell
     const judgeModel = options.judge.id
     // A weak failure that fails the request is reported too: the routing log's line then says the
@@ -298,38 +305,32 @@ const judgeWeak = (
     const consulted = yield* settle(shell, outcome)
     const decided = judged(options, judgeModel, state, Option.isSome(step.stored), outcome)
     return yield* step.apply(decided, consulted, decided.tier === "weak" ? reply : Option.none())
-  })
+  }
+)
 
 /**
  * One request of a session (`key`): its state (a strong phase past `strong_max_calls` returns to
  * weak first), then the rules of its phase, and what they decide stored, reported and decided.
  */
-const decideFor = (shell: Shell, request: RoutedRequest, key: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const { options, store } = shell
-    const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
-    const state = begin(options, stateOf(stored, options.strong, options))
-    const step: Step = {
-      stored,
-      apply: (decided, consulted, reply) =>
-        Effect.gen(function*() {
-          const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
-          if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
-          yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
-          return decisionOf(shell, decided, reply)
-        })
-    }
-    switch (state._tag) {
-      case "Latched":
-        return yield* step.apply(latched(options), false, Option.none())
-      case "Strong":
-        return reviews(options, state)
-          ? yield* reviewStrong(shell, request, step, state)
-          : yield* step.apply(strongHeld(options, state), false, Option.none())
-      case "Unlatched":
-        return yield* judgeWeak(shell, request, step, state)
-    }
-  })
+const decideFor = Effect.fnUntraced(function*(shell: Shell, request: RoutedRequest, key: Option.Option<string>) {
+  const { options, store } = shell
+  const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
+  const state = begin(options, stateOf(stored, options.strong, options))
+  const step: Step = {
+    stored,
+    apply: (decided, consulted, reply) => applyStep(shell, key, stored, decided, consulted, reply)
+  }
+  switch (state._tag) {
+    case "Latched":
+      return yield* step.apply(latched(options), false, Option.none())
+    case "Strong":
+      return reviews(options, state)
+        ? yield* reviewStrong(shell, request, step, state)
+        : yield* step.apply(strongHeld(options, state), false, Option.none())
+    case "Unlatched":
+      return yield* judgeWeak(shell, request, step, state)
+  }
+})
 
 /**
  * Once per route: a request without a session id on a route whose state spans requests

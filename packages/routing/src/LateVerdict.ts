@@ -186,61 +186,66 @@ export const make = (settings: Settings, judgeModel: string): Effect.Effect<Runn
             late
           })
         ))
+    // One generator for the route, not one per request (docs/architecture.md, "Generators on the request path").
+    const runMasked = Effect.fnUntraced(function*<A, R>(
+      restore: <X, EX, RX>(effect: Effect.Effect<X, EX, RX>) => Effect.Effect<X, EX, RX>,
+      call: Effect.Effect<A, JudgeError, R>,
+      settle: (exit: Exit.Exit<A, JudgeError>) => Effect.Effect<Settled>,
+      track: Effect.Effect<Effect.Effect<void>>
+    ) {
+      const observer = yield* RoutingFacts.Reporter
+      const startMs = yield* Clock.currentTimeMillis
+      const held = holding(observer, judgeModel, startMs)
+      const over = yield* track
+      // Forked from an uninterruptible region: both background fibers are made interruptible again.
+      const fiber = yield* FiberSet.run(
+        background,
+        Effect.interruptible(Effect.provideService(call, RoutingFacts.Reporter, held.observer))
+      )
+      const onTime = yield* restore(Fiber.await(fiber).pipe(Effect.timeoutOption(settings.deadlineMs))).pipe(
+        Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), Effect.zipRight(held.tell, over)))
+      )
+      if (Option.isSome(onTime)) {
+        yield* held.tell
+        yield* over
+        return yield* onTime.value
+      }
+      if (inFlight >= settings.maxInFlight) {
+        yield* Fiber.interrupt(fiber)
+        yield* over
+        yield* atDeadline(observer, startMs, "dropped")
+        yield* record(judgeModel, "dropped")
+      } else {
+        inFlight++
+        yield* atDeadline(observer, startMs, "continues")
+        yield* FiberSet.run(
+          background,
+          Fiber.await(fiber).pipe(
+            Effect.flatMap((exit) =>
+              Effect.tap(
+                expired(exit)
+                  ? Effect.succeed<Settled>({ outcome: "expired", verdict: Option.none() })
+                  : settle(exit),
+                (outcome) => held.settled(exit, outcome)
+              )
+            ),
+            Effect.flatMap(({ outcome }) => record(judgeModel, outcome)),
+            // Shutdown: the call and this fiber are interrupted; the waiting call is no longer counted.
+            Effect.onExit(() => Effect.zipRight(Effect.sync(() => inFlight--), over)),
+            Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), held.tell)),
+            Effect.interruptible
+          )
+        )
+      }
+      return yield* ExpectedFailure.make(() =>
+        new DeadlineExceeded({ target: judgeModel, afterMs: settings.deadlineMs })
+      )
+    })
     const run = <A, R>(
       call: Effect.Effect<A, JudgeError, R>,
       settle: (exit: Exit.Exit<A, JudgeError>) => Effect.Effect<Settled>,
       track: Effect.Effect<Effect.Effect<void>>
     ): Effect.Effect<A, JudgeError, Exclude<R, RoutingFacts.Reporter> | RoutingFacts.Reporter> =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const observer = yield* RoutingFacts.Reporter
-          const startMs = yield* Clock.currentTimeMillis
-          const held = holding(observer, judgeModel, startMs)
-          const over = yield* track
-          // Forked from an uninterruptible region: both background fibers are made interruptible again.
-          const fiber = yield* FiberSet.run(
-            background,
-            Effect.interruptible(Effect.provideService(call, RoutingFacts.Reporter, held.observer))
-          )
-          const onTime = yield* restore(Fiber.await(fiber).pipe(Effect.timeoutOption(settings.deadlineMs))).pipe(
-            Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), Effect.zipRight(held.tell, over)))
-          )
-          if (Option.isSome(onTime)) {
-            yield* held.tell
-            yield* over
-            return yield* onTime.value
-          }
-          if (inFlight >= settings.maxInFlight) {
-            yield* Fiber.interrupt(fiber)
-            yield* over
-            yield* atDeadline(observer, startMs, "dropped")
-            yield* record(judgeModel, "dropped")
-          } else {
-            inFlight++
-            yield* atDeadline(observer, startMs, "continues")
-            yield* FiberSet.run(
-              background,
-              Fiber.await(fiber).pipe(
-                Effect.flatMap((exit) =>
-                  Effect.tap(
-                    expired(exit)
-                      ? Effect.succeed<Settled>({ outcome: "expired", verdict: Option.none() })
-                      : settle(exit),
-                    (outcome) => held.settled(exit, outcome)
-                  )
-                ),
-                Effect.flatMap(({ outcome }) => record(judgeModel, outcome)),
-                // Shutdown: the call and this fiber are interrupted; the waiting call is no longer counted.
-                Effect.onExit(() => Effect.zipRight(Effect.sync(() => inFlight--), over)),
-                Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), held.tell)),
-                Effect.interruptible
-              )
-            )
-          }
-          return yield* ExpectedFailure.make(() =>
-            new DeadlineExceeded({ target: judgeModel, afterMs: settings.deadlineMs })
-          )
-        })
-      )
+      Effect.uninterruptibleMask((restore) => runMasked(restore, call, settle, track))
     return { settings, run, inFlight: Effect.sync(() => inFlight) }
   })

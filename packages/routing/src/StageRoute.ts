@@ -339,73 +339,77 @@ const stageOnly = (stage: Evidence.StageFacts): Evidence.Evidence => ({ source: 
  * system prompt and handoff note put into the answer call's body. The session's hold is written only
  * when the turn is decided (a request the classifier's `error` posture fails leaves it as it was).
  */
-export const decideTurn = (
+export const decideTurn: (
   options: TurnOptions,
   mode: TurnMode,
   holds: Holds,
   request: RoutedRequest
-): Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> =>
-  Effect.gen(function*() {
-    const signals = StageSignals.signalsOf(
-      request.body.messages,
-      options.recentTurnWindow,
-      options.toolSemantics ?? StageSignals.emptyToolSemantics
-    )
-    const dimensions = StageSignals.dimensionsOf(signals)
-    const reading = StageSignals.readingOf(signals)
-    const session = Option.getOrUndefined(request.sessionId)
-    const holdTurns = session === undefined ? 0 : options.capableHoldTurns ?? 0
-    const held = StageSignals.hold(
-      reading,
-      options.confidenceThreshold,
-      session === undefined ? 0 : holds.get(session),
-      holdTurns
-    )
-    const picked = held.pick
-    yield* observeSignals(picked.score, picked.confidence, dimensions)
-    const note = (source: Source, tier: Tier) =>
-      Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
-    const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
-      decision_source: source,
-      ...(reading._tag === "Override" ? { override_reason: reading.reason } : {}),
-      tier,
-      score: picked.score,
-      confidence: picked.confidence,
-      ...dimensions,
-      ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
-    })
-
-    if (picked._tag === "Ambiguous") {
-      // Told before the classifier runs: its `error` posture may fail the request (no evidence).
-      yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", mode.fallOpenTier)))
-    }
-    const { decision, source } = picked._tag === "Decided"
-      ? {
-        decision: routedTo(options, picked.tier, mode.decided(facts(picked.source, picked.tier))),
-        source: picked.source
-      }
-      : picked._tag === "Held"
-      ? {
-        decision: routedTo(options, "capable", mode.decided(facts("capable_hold", "capable"))),
-        source: "capable_hold" as const
-      }
-      : yield* mode.undecided(request, facts)
-    if (session !== undefined) yield* Effect.sync(() => holds.set(session, held.remaining))
-    const tier: Tier = decision.selected.name === options.capable.name ? "capable" : "efficient"
-    yield* Metric.update(
-      TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
-        decision_source: source,
-        target_name: decision.selected.id
-      }),
-      1
-    )
-    const body = amend(
-      request.body,
-      tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
-      Option.map(note(source, tier), ({ text }) => text)
-    )
-    return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
+) => Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> = Effect.fnUntraced(function*(
+  options: TurnOptions,
+  mode: TurnMode,
+  holds: Holds,
+  request: RoutedRequest
+) {
+  const signals = StageSignals.signalsOf(
+    request.body.messages,
+    options.recentTurnWindow,
+    options.toolSemantics ?? StageSignals.emptyToolSemantics
+  )
+  const dimensions = StageSignals.dimensionsOf(signals)
+  const reading = StageSignals.readingOf(signals)
+  const session = Option.getOrUndefined(request.sessionId)
+  const holdTurns = session === undefined ? 0 : options.capableHoldTurns ?? 0
+  const held = StageSignals.hold(
+    reading,
+    options.confidenceThreshold,
+    session === undefined ? 0 : holds.get(session),
+    holdTurns
+  )
+  const picked = held.pick
+  yield* observeSignals(picked.score, picked.confidence, dimensions)
+  const note = (source: Source, tier: Tier) =>
+    Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
+  const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
+    decision_source: source,
+    ...(reading._tag === "Override" ? { override_reason: reading.reason } : {}),
+    tier,
+    score: picked.score,
+    confidence: picked.confidence,
+    ...dimensions,
+    ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
   })
+
+  if (picked._tag === "Ambiguous") {
+    // Told before the classifier runs: its `error` posture may fail the request (no evidence).
+    yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", mode.fallOpenTier)))
+  }
+  const { decision, source } = picked._tag === "Decided"
+    ? {
+      decision: routedTo(options, picked.tier, mode.decided(facts(picked.source, picked.tier))),
+      source: picked.source
+    }
+    : picked._tag === "Held"
+    ? {
+      decision: routedTo(options, "capable", mode.decided(facts("capable_hold", "capable"))),
+      source: "capable_hold" as const
+    }
+    : yield* mode.undecided(request, facts)
+  if (session !== undefined) yield* Effect.sync(() => holds.set(session, held.remaining))
+  const tier: Tier = decision.selected.name === options.capable.name ? "capable" : "efficient"
+  yield* Metric.update(
+    TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
+      decision_source: source,
+      target_name: decision.selected.id
+    }),
+    1
+  )
+  const body = amend(
+    request.body,
+    tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
+    Option.map(note(source, tier), ({ text }) => text)
+  )
+  return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
+})
 
 /** A stage router's turn mode: its classifier's decision, else the picker's default tier. */
 const stageMode = (options: Options, classify: Option.Option<Classify>): TurnMode => {

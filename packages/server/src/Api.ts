@@ -109,22 +109,37 @@ const ModelOnly = Schema.Struct({
  * `ModelNotFound` when none, `ForwardAuthMismatch` when the route forwards caller credentials of
  * the other family than `inbound`'s (the router's own check).
  */
-const routedBody = (
+const routedBody = Effect.fnUntraced(function*(
   router: Router["Type"],
   request: HttpServerRequest.HttpServerRequest,
   limit: number,
   inbound: Codecs.Codec["format"]
-) =>
-  Effect.gen(function*() {
-    const text = yield* bodyText(request, limit)
-    const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
-    const { model } = yield* decodeValue(ModelOnly, body)
-    const route = router.routes.find((candidate) => candidate.id === model)
-    if (route === undefined) return yield* new ModelNotFound({ model })
-    const mismatch = forwardAuthMismatch(route, inbound)
-    if (Option.isSome(mismatch)) return yield* mismatch.value
-    return { body, route }
-  })
+) {
+  const text = yield* bodyText(request, limit)
+  const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
+  const { model } = yield* decodeValue(ModelOnly, body)
+  const route = router.routes.find((candidate) => candidate.id === model)
+  if (route === undefined) return yield* new ModelNotFound({ model })
+  const mismatch = forwardAuthMismatch(route, inbound)
+  if (Option.isSome(mismatch)) return yield* mismatch.value
+  return { body, route }
+})
+
+/** One request of a {@link forwarded} endpoint (one generator for every request). */
+const forward = Effect.fnUntraced(function*(
+  codec: Codecs.Codec,
+  pick: (route: Route) => Target | undefined,
+  missing: (route: Route) => InvalidRequest | ResponsesAuxiliaryUnsupported,
+  call: (options: UpstreamClient.CallOptions) => Effect.Effect<unknown, ClientFailure>,
+  router: Router["Type"],
+  limit: number,
+  request: HttpServerRequest.HttpServerRequest
+) {
+  const { body, route } = yield* routedBody(router, request, limit, codec.format)
+  const target = pick(route)
+  if (target === undefined) return yield* Effect.fail(missing(route))
+  return HttpServerResponse.unsafeJson(yield* call({ target, body, headers: { ...request.headers } }))
+})
 
 /**
  * An endpoint forwarding its body to one target of the route its `model` names (`pick`; none →
@@ -138,17 +153,7 @@ const forwarded = (
 ) =>
 (router: Router["Type"], limit: number, guard?: Auth.Guard) =>
 (request: HttpServerRequest.HttpServerRequest) =>
-  enveloped(
-    codec,
-    guard,
-    request,
-    Effect.gen(function*() {
-      const { body, route } = yield* routedBody(router, request, limit, codec.format)
-      const target = pick(route)
-      if (target === undefined) return yield* Effect.fail(missing(route))
-      return HttpServerResponse.unsafeJson(yield* call({ target, body, headers: { ...request.headers } }))
-    })
-  )
+  enveloped(codec, guard, request, forward(codec, pick, missing, call, router, limit, request))
 
 /**
  * `POST /v1/messages/count_tokens`: forwarded (with `model` = the target's id) to the route's
@@ -196,6 +201,34 @@ const describeTarget = (target: Target) => ({
   extra_body: target.extraBody
 })
 
+/** One `/v1/decision` request (one generator for every request). */
+const decideOne = Effect.fnUntraced(function*(
+  router: Router["Type"],
+  codecs: Readonly<Record<Codecs.DecisionFormat, Codecs.Codec>>,
+  limit: number,
+  request: HttpServerRequest.HttpServerRequest
+) {
+  const text = yield* bodyText(request, limit)
+  const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
+  const codec = codecs[envelope.input_format]
+  const headers = { ...request.headers }
+  const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
+  const decided = yield* router.decide(inbound.routed)
+  const selected = Decision.selected(decided)
+  const response = decided._tag === "Answered"
+    ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
+    : {}
+  if (decided._tag === "Answered" && inbound.encoder.retain !== undefined) {
+    yield* inbound.encoder.retain(decided, decided.servedBy)
+  }
+  return HttpServerResponse.unsafeJson({
+    selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
+    fallbacks: Decision.fallbacks(decided).map(describeTarget),
+    evidence: decided.evidence,
+    ...response
+  })
+})
+
 /**
  * `POST /v1/decision`: decode `request` with the codec of `input_format`, route it exactly like the
  * answer endpoints (judge calls and session state included) without the answer call, and describe
@@ -216,27 +249,7 @@ const decision = (
     Codecs.openAiChat,
     guard,
     request,
-    Effect.gen(function*() {
-      const text = yield* bodyText(request, limit)
-      const envelope = yield* decodeJson(DecisionRequest, text, { onExcessProperty: "error", errors: "all" })
-      const codec = codecs[envelope.input_format]
-      const headers = { ...request.headers }
-      const inbound = yield* codec.decode(envelope.request, headers, sessionIdOf(headers))
-      const decided = yield* router.decide(inbound.routed)
-      const selected = Decision.selected(decided)
-      const response = decided._tag === "Answered"
-        ? { response: inbound.encoder.decisionResponse(decided.answer, Pipeline.servedModel(decided, selected)) }
-        : {}
-      if (decided._tag === "Answered" && inbound.encoder.retain !== undefined) {
-        yield* inbound.encoder.retain(decided, decided.servedBy)
-      }
-      return HttpServerResponse.unsafeJson({
-        selected: Option.match(selected, { onNone: () => null, onSome: describeTarget }),
-        fallbacks: Decision.fallbacks(decided).map(describeTarget),
-        evidence: decided.evidence,
-        ...response
-      })
-    })
+    decideOne(router, codecs, limit, request)
   )
 
 const models = (router: Router["Type"]) => {

@@ -88,6 +88,37 @@ const retryDelay = (retry: number, failure: UpstreamFailure): Effect.Effect<numb
     : Effect.map(Random.next, (r) => Math.round(Failure.backoffBaseMs(retry) * Failure.jitterFactor(r)))
 
 /**
+ * What failed attempt `retry` of a call leads to: its failure, or after the retry's delay `next`
+ * (the next attempt). One generator for every call, not one made per failure.
+ */
+const afterFailure = Effect.fnUntraced(function*<A>(
+  failure: UpstreamFailure,
+  retry: number,
+  target: Target,
+  deadline: Option.Option<Exchange.Deadline>,
+  next: Effect.Effect<A, UpstreamFailure>
+) {
+  if (retry >= target.client.maxRetries || !Failure.isRetryable(failure)) return yield* Effect.fail(failure)
+  const delayMs = yield* retryDelay(retry, failure)
+  const now = yield* Clock.currentTimeMillis
+  const annotations = {
+    target: target.id,
+    retry: retry + 1,
+    delay_ms: delayMs,
+    error: Failure.errorType(failure)
+  }
+  if (Option.isSome(deadline) && now + delayMs >= deadline.value.at) {
+    yield* Effect.logDebug("upstream retry would cross the deadline; giving up").pipe(
+      Effect.annotateLogs(annotations)
+    )
+    return yield* Effect.fail(failure)
+  }
+  yield* Effect.logDebug("retrying upstream call").pipe(Effect.annotateLogs(annotations))
+  yield* Effect.sleep(Duration.millis(delayMs))
+  return yield* next
+})
+
+/**
  * `once` (one attempt) until it succeeds, with up to `maxRetries` retries of a retryable failure,
  * never sleeping into `deadline`: a retry whose delay would reach it is not attempted, and the
  * call fails at once with the last attempt's error.
@@ -101,26 +132,7 @@ const retrying = <A>(
     once.pipe(
       Effect.tap(() => (retry > 0 ? Metric.increment(Metrics.retryRecovered) : Effect.void)),
       Effect.catchAll((failure) =>
-        Effect.gen(function*() {
-          if (retry >= target.client.maxRetries || !Failure.isRetryable(failure)) return yield* Effect.fail(failure)
-          const delayMs = yield* retryDelay(retry, failure)
-          const now = yield* Clock.currentTimeMillis
-          const annotations = {
-            target: target.id,
-            retry: retry + 1,
-            delay_ms: delayMs,
-            error: Failure.errorType(failure)
-          }
-          if (Option.isSome(deadline) && now + delayMs >= deadline.value.at) {
-            yield* Effect.logDebug("upstream retry would cross the deadline; giving up").pipe(
-              Effect.annotateLogs(annotations)
-            )
-            return yield* Effect.fail(failure)
-          }
-          yield* Effect.logDebug("retrying upstream call").pipe(Effect.annotateLogs(annotations))
-          yield* Effect.sleep(Duration.millis(delayMs))
-          return yield* loop(retry + 1)
-        })
+        afterFailure(failure, retry, target, deadline, Effect.suspend(() => loop(retry + 1)))
       )
     )
   return loop(0)

@@ -170,6 +170,19 @@ const consultations = <V, S>(
         if (entry !== undefined) entry.newest = Math.max(entry.newest, seq)
       })
 
+    /** A valid late verdict of request `seq`: stored for `key` unless a newer one was stored meanwhile. */
+    const storeLate = Effect.fnUntraced(function*(key: string, seq: number, verdict: V) {
+      const judged = mode.rules.judged(verdict)
+      const settled = (outcome: LateVerdict.Outcome): LateVerdict.Settled => ({
+        outcome,
+        verdict: Option.some(judged.evidence)
+      })
+      if ((pending.get(key)?.newest ?? -1) > seq) return settled("superseded")
+      yield* store.put(key, { ...mode.toStored(judged.selection), late: true })
+      yield* stored(key, seq)
+      return settled("stored")
+    })
+
     /** What a call of request `seq` that came back after its deadline settles to. */
     const settleLate = (key: string, seq: number) => (exit: Exit.Exit<V, Consultation.JudgeError>) =>
       Exit.match(exit, {
@@ -180,21 +193,7 @@ const consultations = <V, S>(
               : "failed",
             verdict: Option.none()
           }),
-        onSuccess: (verdict) =>
-          withSessionLock(
-            Option.some(key),
-            Effect.gen(function*() {
-              const judged = mode.rules.judged(verdict)
-              const settled = (outcome: LateVerdict.Outcome): LateVerdict.Settled => ({
-                outcome,
-                verdict: Option.some(judged.evidence)
-              })
-              if ((pending.get(key)?.newest ?? -1) > seq) return settled("superseded")
-              yield* store.put(key, { ...mode.toStored(judged.selection), late: true })
-              yield* stored(key, seq)
-              return settled("stored")
-            })
-          )
+        onSuccess: (verdict) => withSessionLock(Option.some(key), storeLate(key, seq, verdict))
       })
 
     const track = (key: string) =>
@@ -271,37 +270,39 @@ export const make = <V, S>(
         })
       )
 
-    const decideFor = (request: RoutedRequest, key: Option.Option<string>) =>
-      Effect.gen(function*() {
-        const before = Option.isSome(key) ? yield* store.get(key.value) : Option.none<SessionDecision>()
-        const stored = Option.flatMap(
-          before,
-          (decision) =>
-            Option.map(mode.fromStored(decision), (selection) => ({ selection, late: decision.late === true }))
-        )
-        const reused = ClassifierCascade.reuse(mode.rules, stored, Conversation.isUserTurn(request.body.messages))
-        if (Option.isSome(reused)) {
-          yield* report(Option.some(reused.value.selection), false, before, before)
-          return reused.value
-        }
+    // Defined once per route, not per request: a generator function made per call costs a new
+    // object shape per call, and keeps what the call reads alive into the old generation
+    // (docs/architecture.md, "Generators on the request path").
+    const decideFor = Effect.fnUntraced(function*(request: RoutedRequest, key: Option.Option<string>) {
+      const before = Option.isSome(key) ? yield* store.get(key.value) : Option.none<SessionDecision>()
+      const stored = Option.flatMap(
+        before,
+        (decision) =>
+          Option.map(mode.fromStored(decision), (selection) => ({ selection, late: decision.late === true }))
+      )
+      const reused = ClassifierCascade.reuse(mode.rules, stored, Conversation.isUserTurn(request.body.messages))
+      if (Option.isSome(reused)) {
+        yield* report(Option.some(reused.value.selection), false, before, before)
+        return reused.value
+      }
 
-        const seq = sequence++
-        const outcome = yield* consult(request, key, seq).pipe(
-          Consultation.run(posture),
-          Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
-          Effect.tapError((error) => report(Option.none(), error.failure._tag !== "CircuitOpen", before, before))
-        )
-        const decided = ClassifierCascade.settle(mode.rules, stored, outcome)
-        if (outcome._tag === "WithoutVerdict") yield* recordWithoutVerdict(judgeModel, outcome.reason)
-        const written = Option.flatMap(decided.store, (selection) => Option.map(key, () => mode.toStored(selection)))
-        if (Option.isSome(key) && Option.isSome(written)) {
-          yield* store.put(key.value, written.value)
-          yield* storedVerdict(key.value, seq)
-        }
-        const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
-        yield* report(Option.some(decided.selection), consulted, before, Option.orElse(written, () => before))
-        return decided
-      })
+      const seq = sequence++
+      const outcome = yield* consult(request, key, seq).pipe(
+        Consultation.run(posture),
+        Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
+        Effect.tapError((error) => report(Option.none(), error.failure._tag !== "CircuitOpen", before, before))
+      )
+      const decided = ClassifierCascade.settle(mode.rules, stored, outcome)
+      if (outcome._tag === "WithoutVerdict") yield* recordWithoutVerdict(judgeModel, outcome.reason)
+      const written = Option.flatMap(decided.store, (selection) => Option.map(key, () => mode.toStored(selection)))
+      if (Option.isSome(key) && Option.isSome(written)) {
+        yield* store.put(key.value, written.value)
+        yield* storedVerdict(key.value, seq)
+      }
+      const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
+      yield* report(Option.some(decided.selection), consulted, before, Option.orElse(written, () => before))
+      return decided
+    })
 
     return (request: RoutedRequest) =>
       Effect.flatMap(keyFor(request), (key) => withSessionLock(key, decideFor(request, key)))

@@ -97,26 +97,25 @@ export const make = (
   const record = (route: string, id: string | undefined, recorded: ResponseState.Recorded) =>
     id === undefined || id === "" ? Effect.void : state.record(route, id, recorded)
   return {
-    restore: (request) =>
-      Effect.gen(function*() {
-        const own = inputItems(request)
-        const previous = yield* lookupId(state, request.model, request.previous_response_id)
-        const conversation = yield* lookupId(state, request.model, conversationOf(request))
-        const targets = [previous, conversation].flatMap((found) =>
-          Option.isSome(found) && Option.isSome(found.value.target) ? [found.value.target.value] : []
-        )
-        if (new Set(targets).size > 1) return yield* new ResponseStateConflict({ route: request.model })
-        const pin = targets[0] === undefined ? undefined : { target: targets[0] }
-        const transcript = Option.flatMap(previous, (found) => found.transcript)
-        if (Option.isNone(transcript)) return { request, pin, before: undefined, own }
-        const { previous_response_id: _continued, ...rest } = request
-        return {
-          request: { ...rest, input: [...ResponseState.itemsOf(transcript.value), ...own] },
-          pin,
-          before: transcript.value,
-          own
-        }
-      }),
+    restore: Effect.fnUntraced(function*(request: OpenAiResponses.ResponsesRequest) {
+      const own = inputItems(request)
+      const previous = yield* lookupId(state, request.model, request.previous_response_id)
+      const conversation = yield* lookupId(state, request.model, conversationOf(request))
+      const targets = [previous, conversation].flatMap((found) =>
+        Option.isSome(found) && Option.isSome(found.value.target) ? [found.value.target.value] : []
+      )
+      if (new Set(targets).size > 1) return yield* new ResponseStateConflict({ route: request.model })
+      const pin = targets[0] === undefined ? undefined : { target: targets[0] }
+      const transcript = Option.flatMap(previous, (found) => found.transcript)
+      if (Option.isNone(transcript)) return { request, pin, before: undefined, own }
+      const { previous_response_id: _continued, ...rest } = request
+      return {
+        request: { ...rest, input: [...ResponseState.itemsOf(transcript.value), ...own] },
+        pin,
+        before: transcript.value,
+        own
+      }
+    }),
     retainer: (continuing) => ({
       id: mintId(),
       retain: (decision, served, answer) => {

@@ -210,31 +210,36 @@ const estimatedTokens = (neutral: Neutral.NeutralRequest): number => {
  * `anthropic_messages` target) counts the request translated to Messages; a route without one
  * answers {@link estimatedTokens}. A route forwarding caller credentials refuses (400).
  */
-const countTokens = (
+const countTokens: (
   router: Router["Type"],
   upstream: UpstreamClient.UpstreamClient["Type"],
   request: Edge.EdgeRequest,
   model: string,
   limit: number
-): Effect.Effect<Edge.Reply, RequestFailure> =>
-  Effect.gen(function*() {
-    const { json } = yield* Effect.flatMap(readBody(request.incoming, limit), parseBody)
-    const route = router.routes.find((candidate) => candidate.id === model)
-    if (route === undefined) return yield* new ModelNotFound({ model })
-    const mismatch = forwardAuthMismatch(route, "gemini_generate_content")
-    if (Option.isSome(mismatch)) return yield* mismatch.value
-    const neutral = yield* countedRequest(json, model)
-    const target = Messages.countTokensTarget(route)
-    if (target === undefined) return json200({ totalTokens: estimatedTokens(neutral) })
-    const messages = yield* Translate.toAnthropicRequest(neutral)
-    const body: Record<string, unknown> = {}
-    for (const field of countedFields) if (messages[field] !== undefined) body[field] = messages[field]
-    const counted = yield* upstream.countTokens({ target, body, headers: {} })
-    const tokens = typeof counted === "object" && counted !== null && "input_tokens" in counted
-      ? counted.input_tokens
-      : undefined
-    return json200({ totalTokens: typeof tokens === "number" ? tokens : estimatedTokens(neutral) })
-  })
+) => Effect.Effect<Edge.Reply, RequestFailure> = Effect.fnUntraced(function*(
+  router: Router["Type"],
+  upstream: UpstreamClient.UpstreamClient["Type"],
+  request: Edge.EdgeRequest,
+  model: string,
+  limit: number
+) {
+  const { json } = yield* Effect.flatMap(readBody(request.incoming, limit), parseBody)
+  const route = router.routes.find((candidate) => candidate.id === model)
+  if (route === undefined) return yield* new ModelNotFound({ model })
+  const mismatch = forwardAuthMismatch(route, "gemini_generate_content")
+  if (Option.isSome(mismatch)) return yield* mismatch.value
+  const neutral = yield* countedRequest(json, model)
+  const target = Messages.countTokensTarget(route)
+  if (target === undefined) return json200({ totalTokens: estimatedTokens(neutral) })
+  const messages = yield* Translate.toAnthropicRequest(neutral)
+  const body: Record<string, unknown> = {}
+  for (const field of countedFields) if (messages[field] !== undefined) body[field] = messages[field]
+  const counted = yield* upstream.countTokens({ target, body, headers: {} })
+  const tokens = typeof counted === "object" && counted !== null && "input_tokens" in counted
+    ? counted.input_tokens
+    : undefined
+  return json200({ totalTokens: typeof tokens === "number" ? tokens : estimatedTokens(neutral) })
+})
 
 const json200 = (body: Gemini.CountTokensResponse): Edge.Reply => ({ _tag: "Json", status: 200, headers: {}, body })
 

@@ -108,73 +108,75 @@ const openAiResponseFormat = (format: typeof OpenAi.ResponseFormat.Type): N.Neut
  */
 export const fromOpenAiRequest = (
   req: OpenAi.ChatCompletionRequest
-): Either.Either<N.NeutralRequest, TranslationError> =>
-  Either.gen(function*() {
-    const instructions: Array<N.Text> = []
-    const messages: Array<N.ConversationEntry> = []
-    for (const message of req.messages) {
-      switch (message.role) {
-        case "system":
-        case "developer":
-          if (messages.length === 0) instructions.push(...openAiTextContent(message.content))
-          else messages.push({ role: "system", blocks: openAiTextContent(message.content) })
-          break
-        case "user":
-          messages.push({ role: "user", blocks: openAiUserBlocks(message.content) })
-          break
-        case "assistant":
-          messages.push({ role: "assistant", blocks: yield* openAiAssistantBlocks(message) })
-          break
-        case "tool": {
-          const result: N.ToolResult = {
-            _tag: "ToolResult",
-            toolUseId: message.tool_call_id,
-            content: openAiTextContent(message.content),
-            isError: false
-          }
-          const last = messages[messages.length - 1]
-          if (isToolResultMessage(last)) {
-            messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
-          } else messages.push({ role: "user", blocks: [result] })
-          break
+): Either.Either<N.NeutralRequest, TranslationError> => Either.gen(() => fromOpenAiRequestSteps(req))
+
+/** The steps of {@link fromOpenAiRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const fromOpenAiRequestSteps = function*(req: OpenAi.ChatCompletionRequest) {
+  const instructions: Array<N.Text> = []
+  const messages: Array<N.ConversationEntry> = []
+  for (const message of req.messages) {
+    switch (message.role) {
+      case "system":
+      case "developer":
+        if (messages.length === 0) instructions.push(...openAiTextContent(message.content))
+        else messages.push({ role: "system", blocks: openAiTextContent(message.content) })
+        break
+      case "user":
+        messages.push({ role: "user", blocks: openAiUserBlocks(message.content) })
+        break
+      case "assistant":
+        messages.push({ role: "assistant", blocks: yield* openAiAssistantBlocks(message) })
+        break
+      case "tool": {
+        const result: N.ToolResult = {
+          _tag: "ToolResult",
+          toolUseId: message.tool_call_id,
+          content: openAiTextContent(message.content),
+          isError: false
         }
-        case "function":
-          return yield* fail("a deprecated role \"function\" message cannot be translated; use role \"tool\"")
+        const last = messages[messages.length - 1]
+        if (isToolResultMessage(last)) {
+          messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
+        } else messages.push({ role: "user", blocks: [result] })
+        break
       }
+      case "function":
+        return yield* fail("a deprecated role \"function\" message cannot be translated; use role \"tool\"")
     }
-    const tools: Array<N.NeutralTool> = []
-    const opaqueTools: Array<N.OpaqueTool> = []
-    for (const tool of req.tools ?? []) {
-      if (tool.type === "function") {
-        const f = tool.function
-        tools.push({
-          name: f.name,
-          parameters: f.parameters ?? emptyObjectSchema,
-          ...(f.description !== undefined ? { description: f.description } : {}),
-          ...(f.strict !== undefined && f.strict !== null ? { strict: f.strict } : {})
-        })
-      } else {
-        opaqueTools.push({ format: "openai_chat", value: tool })
-      }
+  }
+  const tools: Array<N.NeutralTool> = []
+  const opaqueTools: Array<N.OpaqueTool> = []
+  for (const tool of req.tools ?? []) {
+    if (tool.type === "function") {
+      const f = tool.function
+      tools.push({
+        name: f.name,
+        parameters: f.parameters ?? emptyObjectSchema,
+        ...(f.description !== undefined ? { description: f.description } : {}),
+        ...(f.strict !== undefined && f.strict !== null ? { strict: f.strict } : {})
+      })
+    } else {
+      opaqueTools.push({ format: "openai_chat", value: tool })
     }
-    const maxOutputTokens = req.max_completion_tokens ?? req.max_tokens
-    const stop = req.stop === undefined || req.stop === null ? [] : Predicate.isString(req.stop) ? [req.stop] : req.stop
-    const request: N.NeutralRequest = {
-      model: req.model,
-      instructions,
-      messages,
-      tools,
-      opaqueTools,
-      stop,
-      stream: req.stream === true,
-      extra: extraFields(req, openAiMappedFields),
-      ...(req.tool_choice !== undefined ? { toolChoice: openAiToolChoice(req.tool_choice) } : {}),
-      ...(req.parallel_tool_calls !== undefined ? { parallelToolCalls: req.parallel_tool_calls } : {}),
-      ...(maxOutputTokens !== undefined && maxOutputTokens !== null ? { maxOutputTokens } : {}),
-      ...(req.temperature !== undefined && req.temperature !== null ? { temperature: req.temperature } : {}),
-      ...(req.top_p !== undefined && req.top_p !== null ? { topP: req.top_p } : {}),
-      ...(req.response_format !== undefined ? { responseFormat: openAiResponseFormat(req.response_format) } : {}),
-      ...(req.user !== undefined ? { user: req.user } : {})
-    }
-    return request
-  })
+  }
+  const maxOutputTokens = req.max_completion_tokens ?? req.max_tokens
+  const stop = req.stop === undefined || req.stop === null ? [] : Predicate.isString(req.stop) ? [req.stop] : req.stop
+  const request: N.NeutralRequest = {
+    model: req.model,
+    instructions,
+    messages,
+    tools,
+    opaqueTools,
+    stop,
+    stream: req.stream === true,
+    extra: extraFields(req, openAiMappedFields),
+    ...(req.tool_choice !== undefined ? { toolChoice: openAiToolChoice(req.tool_choice) } : {}),
+    ...(req.parallel_tool_calls !== undefined ? { parallelToolCalls: req.parallel_tool_calls } : {}),
+    ...(maxOutputTokens !== undefined && maxOutputTokens !== null ? { maxOutputTokens } : {}),
+    ...(req.temperature !== undefined && req.temperature !== null ? { temperature: req.temperature } : {}),
+    ...(req.top_p !== undefined && req.top_p !== null ? { topP: req.top_p } : {}),
+    ...(req.response_format !== undefined ? { responseFormat: openAiResponseFormat(req.response_format) } : {}),
+    ...(req.user !== undefined ? { user: req.user } : {})
+  }
+  return request
+}

@@ -136,120 +136,123 @@ const responseFormatOf = (format: R.TextFormat): N.NeutralResponseFormat =>
  * cannot take (`previous_response_id`, hosted tools…): `portable` decides that per target.
  */
 export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.NeutralRequest, TranslationError> =>
-  Either.gen(function*() {
-    const items: ReadonlyArray<R.InputItem> = req.input === undefined
-      ? []
-      : Predicate.isString(req.input)
-      ? [{ role: "user", content: req.input }]
-      : req.input
-    const instructions: Array<N.Text> = []
-    const field = present(req.instructions) && req.instructions !== ""
-    if (field && present(req.instructions)) instructions.push({ _tag: "Text", text: req.instructions })
-    const layoutItems: Array<{ readonly role: "system" | "developer"; readonly texts: number }> = []
-    const additionalItems: Array<{ readonly item: unknown; readonly leadingItems: number; readonly messages: number }> =
-      []
-    const additionalTools: Array<R.Tool> = []
-    const messages: Array<N.ConversationEntry> = []
-    const toAssistant = (block: N.Block) => {
-      const last = messages[messages.length - 1]
-      if (last !== undefined && last.role === "assistant") {
-        messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
-      } else messages.push({ role: "assistant", blocks: [block] })
-    }
-    const toResults = (result: N.ToolResult) => {
-      const last = messages[messages.length - 1]
-      if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
-      else messages.push({ role: "user", blocks: [result] })
-    }
-    for (const item of items) {
-      if (isMessageItem(item)) {
-        switch (item.role) {
-          case "system":
-          case "developer": {
-            const texts = yield* systemTexts(item)
-            if (messages.length === 0) {
-              instructions.push(...texts)
-              layoutItems.push({ role: item.role, texts: texts.length })
-            } else messages.push({ role: "system", blocks: texts })
-            break
-          }
-          case "user":
-            messages.push({ role: "user", blocks: contentBlocks(item.content) })
-            break
-          case "assistant":
-            for (const block of contentBlocks(item.content)) toAssistant(block)
-            break
+  Either.gen(() => fromResponsesRequestSteps(req))
+
+/** The steps of {@link fromResponsesRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
+  const items: ReadonlyArray<R.InputItem> = req.input === undefined
+    ? []
+    : Predicate.isString(req.input)
+    ? [{ role: "user", content: req.input }]
+    : req.input
+  const instructions: Array<N.Text> = []
+  const field = present(req.instructions) && req.instructions !== ""
+  if (field && present(req.instructions)) instructions.push({ _tag: "Text", text: req.instructions })
+  const layoutItems: Array<{ readonly role: "system" | "developer"; readonly texts: number }> = []
+  const additionalItems: Array<{ readonly item: unknown; readonly leadingItems: number; readonly messages: number }> =
+    []
+  const additionalTools: Array<R.Tool> = []
+  const messages: Array<N.ConversationEntry> = []
+  const toAssistant = (block: N.Block) => {
+    const last = messages[messages.length - 1]
+    if (last !== undefined && last.role === "assistant") {
+      messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
+    } else messages.push({ role: "assistant", blocks: [block] })
+  }
+  const toResults = (result: N.ToolResult) => {
+    const last = messages[messages.length - 1]
+    if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
+    else messages.push({ role: "user", blocks: [result] })
+  }
+  for (const item of items) {
+    if (isMessageItem(item)) {
+      switch (item.role) {
+        case "system":
+        case "developer": {
+          const texts = yield* systemTexts(item)
+          if (messages.length === 0) {
+            instructions.push(...texts)
+            layoutItems.push({ role: item.role, texts: texts.length })
+          } else messages.push({ role: "system", blocks: texts })
+          break
         }
-      } else if (ofType(item, "function_call") || ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
-      else if (ofType(item, "reasoning")) toAssistant(reasoningBlock(item))
-      else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
-        toResults({
-          _tag: "ToolResult",
-          toolUseId: item.call_id,
-          content: contentBlocks(item.output),
-          isError: false,
-          ...(item.type === "custom_tool_call_output" ? { custom: true } : {})
-        })
-      } else if (isAdditionalToolsItem(item)) {
-        additionalItems.push({ item, leadingItems: layoutItems.length, messages: messages.length })
-        additionalTools.push(...item.tools)
-      } else toAssistant({ _tag: "Opaque", format: "openai_responses", value: item })
-    }
-    const { opaque, tools: declared } = neutralTools(req.tools ?? [])
-    // Hosted tools of an additional_tools item stay in the item only (a Responses upstream); a tool
-    // declared again by a later item (a conversation's history) is that later declaration.
-    const byName = new Map<string, N.NeutralTool>()
-    for (const tool of neutralTools(additionalTools).tools) byName.set(tool.name, tool)
-    const added = [...byName.values()]
-    const tools = [...declared, ...added]
-    yield* uniqueNames(tools)
-    const extra: Record<string, unknown> = {}
-    const fields: Record<string, unknown> = {}
-    const entries: ReadonlyArray<readonly [string, unknown]> = Object.entries(req)
-    for (const [key, value] of entries) {
-      if (mappedFields.includes(key)) continue
-      if (responsesOnlyFields.includes(key)) fields[key] = value
-      else extra[key] = value
-    }
-    if (req.reasoning === null) fields["reasoning"] = null
-    else if (req.reasoning !== undefined) {
-      const { effort, ...rest } = req.reasoning
-      if (present(effort)) extra["reasoning_effort"] = effort
-      const kept = effort === null ? { ...rest, effort: null } : rest
-      if (Object.keys(kept).length > 0 || effort === undefined) fields["reasoning"] = kept
-    }
-    let responseFormat: N.NeutralResponseFormat | undefined
-    if (req.text === null) fields["text"] = null
-    else if (req.text !== undefined) {
-      const { format, verbosity, ...rest } = req.text
-      if (format !== undefined) responseFormat = responseFormatOf(format)
-      if (present(verbosity)) extra["verbosity"] = verbosity
-      const kept = verbosity === null ? { ...rest, verbosity: null } : rest
-      if (Object.keys(kept).length > 0 || (format === undefined && verbosity === undefined)) fields["text"] = kept
-    }
-    const request: N.NeutralRequest = {
-      model: req.model,
-      instructions,
-      messages,
-      tools,
-      opaqueTools: opaque,
-      stop: [],
-      stream: req.stream === true,
-      extra,
-      responses: {
-        fields,
-        instructionLayout: { field, items: layoutItems },
-        ...(additionalItems.length > 0
-          ? { additionalTools: { items: additionalItems, toolNames: added.map((tool) => tool.name) } }
-          : {})
-      },
-      ...(req.tool_choice !== undefined ? { toolChoice: toolChoiceOf(req.tool_choice) } : {}),
-      ...(present(req.parallel_tool_calls) ? { parallelToolCalls: req.parallel_tool_calls } : {}),
-      ...(present(req.max_output_tokens) ? { maxOutputTokens: req.max_output_tokens } : {}),
-      ...(present(req.temperature) ? { temperature: req.temperature } : {}),
-      ...(present(req.top_p) ? { topP: req.top_p } : {}),
-      ...(responseFormat !== undefined ? { responseFormat } : {}),
-      ...(req.user !== undefined ? { user: req.user } : {})
-    }
-    return request
-  })
+        case "user":
+          messages.push({ role: "user", blocks: contentBlocks(item.content) })
+          break
+        case "assistant":
+          for (const block of contentBlocks(item.content)) toAssistant(block)
+          break
+      }
+    } else if (ofType(item, "function_call") || ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
+    else if (ofType(item, "reasoning")) toAssistant(reasoningBlock(item))
+    else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
+      toResults({
+        _tag: "ToolResult",
+        toolUseId: item.call_id,
+        content: contentBlocks(item.output),
+        isError: false,
+        ...(item.type === "custom_tool_call_output" ? { custom: true } : {})
+      })
+    } else if (isAdditionalToolsItem(item)) {
+      additionalItems.push({ item, leadingItems: layoutItems.length, messages: messages.length })
+      additionalTools.push(...item.tools)
+    } else toAssistant({ _tag: "Opaque", format: "openai_responses", value: item })
+  }
+  const { opaque, tools: declared } = neutralTools(req.tools ?? [])
+  // Hosted tools of an additional_tools item stay in the item only (a Responses upstream); a tool
+  // declared again by a later item (a conversation's history) is that later declaration.
+  const byName = new Map<string, N.NeutralTool>()
+  for (const tool of neutralTools(additionalTools).tools) byName.set(tool.name, tool)
+  const added = [...byName.values()]
+  const tools = [...declared, ...added]
+  yield* uniqueNames(tools)
+  const extra: Record<string, unknown> = {}
+  const fields: Record<string, unknown> = {}
+  const entries: ReadonlyArray<readonly [string, unknown]> = Object.entries(req)
+  for (const [key, value] of entries) {
+    if (mappedFields.includes(key)) continue
+    if (responsesOnlyFields.includes(key)) fields[key] = value
+    else extra[key] = value
+  }
+  if (req.reasoning === null) fields["reasoning"] = null
+  else if (req.reasoning !== undefined) {
+    const { effort, ...rest } = req.reasoning
+    if (present(effort)) extra["reasoning_effort"] = effort
+    const kept = effort === null ? { ...rest, effort: null } : rest
+    if (Object.keys(kept).length > 0 || effort === undefined) fields["reasoning"] = kept
+  }
+  let responseFormat: N.NeutralResponseFormat | undefined
+  if (req.text === null) fields["text"] = null
+  else if (req.text !== undefined) {
+    const { format, verbosity, ...rest } = req.text
+    if (format !== undefined) responseFormat = responseFormatOf(format)
+    if (present(verbosity)) extra["verbosity"] = verbosity
+    const kept = verbosity === null ? { ...rest, verbosity: null } : rest
+    if (Object.keys(kept).length > 0 || (format === undefined && verbosity === undefined)) fields["text"] = kept
+  }
+  const request: N.NeutralRequest = {
+    model: req.model,
+    instructions,
+    messages,
+    tools,
+    opaqueTools: opaque,
+    stop: [],
+    stream: req.stream === true,
+    extra,
+    responses: {
+      fields,
+      instructionLayout: { field, items: layoutItems },
+      ...(additionalItems.length > 0
+        ? { additionalTools: { items: additionalItems, toolNames: added.map((tool) => tool.name) } }
+        : {})
+    },
+    ...(req.tool_choice !== undefined ? { toolChoice: toolChoiceOf(req.tool_choice) } : {}),
+    ...(present(req.parallel_tool_calls) ? { parallelToolCalls: req.parallel_tool_calls } : {}),
+    ...(present(req.max_output_tokens) ? { maxOutputTokens: req.max_output_tokens } : {}),
+    ...(present(req.temperature) ? { temperature: req.temperature } : {}),
+    ...(present(req.top_p) ? { topP: req.top_p } : {}),
+    ...(responseFormat !== undefined ? { responseFormat } : {}),
+    ...(req.user !== undefined ? { user: req.user } : {})
+  }
+  return request
+}

@@ -182,48 +182,50 @@ const callOf = (block: N.ToolUse, alwaysId: boolean): Either.Either<G.FunctionCa
 export const modelParts = (
   blocks: ReadonlyArray<N.Block>,
   options: { readonly alwaysId: boolean }
-): Either.Either<ReadonlyArray<G.Part>, TranslationError> =>
-  Either.gen(function*() {
-    const parts: Array<G.Part> = []
-    let carried: string | undefined
-    for (let i = 0; i < blocks.length; i++) {
-      const block = blocks[i]
-      if (block === undefined) continue
-      const signature = carried
-      carried = undefined
-      const signed = signature !== undefined ? { thoughtSignature: signature } : {}
-      switch (block._tag) {
-        case "Thinking": {
-          const next = blocks[i + 1]
-          if (block.text === "" && block.signature !== undefined && carriesSignature(next)) {
-            carried = block.signature
-          } else parts.push(thoughtPart(block.text, block.signature))
-          break
-        }
-        case "Reasoning": {
-          const text = block.summary.join(reasoningSummarySeparator)
-          if (text !== "") parts.push(thoughtPart(text, undefined))
-          break
-        }
-        case "Text":
-          parts.push({ text: block.text, ...signed })
-          break
-        case "ToolUse":
-          parts.push({ functionCall: yield* callOf(block, options.alwaysId), ...signed })
-          break
-        case "Image":
-          parts.push({ ...imagePart(block), ...signed })
-          break
-        case "Opaque":
-          parts.push(yield* opaqueToPart(block))
-          break
-        case "RedactedThinking":
-        case "ToolResult":
-          break
+): Either.Either<ReadonlyArray<G.Part>, TranslationError> => Either.gen(() => modelPartsSteps(blocks, options))
+
+/** The steps of {@link modelParts}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const modelPartsSteps = function*(blocks: ReadonlyArray<N.Block>, options: { readonly alwaysId: boolean }) {
+  const parts: Array<G.Part> = []
+  let carried: string | undefined
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i]
+    if (block === undefined) continue
+    const signature = carried
+    carried = undefined
+    const signed = signature !== undefined ? { thoughtSignature: signature } : {}
+    switch (block._tag) {
+      case "Thinking": {
+        const next = blocks[i + 1]
+        if (block.text === "" && block.signature !== undefined && carriesSignature(next)) {
+          carried = block.signature
+        } else parts.push(thoughtPart(block.text, block.signature))
+        break
       }
+      case "Reasoning": {
+        const text = block.summary.join(reasoningSummarySeparator)
+        if (text !== "") parts.push(thoughtPart(text, undefined))
+        break
+      }
+      case "Text":
+        parts.push({ text: block.text, ...signed })
+        break
+      case "ToolUse":
+        parts.push({ functionCall: yield* callOf(block, options.alwaysId), ...signed })
+        break
+      case "Image":
+        parts.push({ ...imagePart(block), ...signed })
+        break
+      case "Opaque":
+        parts.push(yield* opaqueToPart(block))
+        break
+      case "RedactedThinking":
+      case "ToolResult":
+        break
     }
-    return parts
-  })
+  }
+  return parts
+}
 
 /**
  * The parts of a tool result: a `functionResponse` (named `name`; `id` as it came from Gemini, else

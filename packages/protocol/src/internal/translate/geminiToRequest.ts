@@ -28,39 +28,41 @@ const callNames = (messages: ReadonlyArray<N.ConversationEntry>): ReadonlyMap<st
 const userParts = (
   blocks: ReadonlyArray<N.Block>,
   names: ReadonlyMap<string, string>
-): Either.Either<ReadonlyArray<G.Part>, TranslationError> =>
-  Either.gen(function*() {
-    const parts: Array<G.Part> = []
-    for (const block of blocks) {
-      switch (block._tag) {
-        case "Text":
-          parts.push({ text: block.text })
-          break
-        case "Image":
-          parts.push(imagePart(block))
-          break
-        case "ToolResult": {
-          const name = block.gemini?.name ?? names.get(block.toolUseId)
-          if (name === undefined) {
-            return yield* fail(
-              "a tool result whose call is not in the conversation cannot be sent to a gemini_generate_content upstream"
-            )
-          }
-          parts.push(...toolResultParts(block, name))
-          break
+): Either.Either<ReadonlyArray<G.Part>, TranslationError> => Either.gen(() => userPartsSteps(blocks, names))
+
+/** The steps of {@link userParts}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const userPartsSteps = function*(blocks: ReadonlyArray<N.Block>, names: ReadonlyMap<string, string>) {
+  const parts: Array<G.Part> = []
+  for (const block of blocks) {
+    switch (block._tag) {
+      case "Text":
+        parts.push({ text: block.text })
+        break
+      case "Image":
+        parts.push(imagePart(block))
+        break
+      case "ToolResult": {
+        const name = block.gemini?.name ?? names.get(block.toolUseId)
+        if (name === undefined) {
+          return yield* fail(
+            "a tool result whose call is not in the conversation cannot be sent to a gemini_generate_content upstream"
+          )
         }
-        case "Opaque":
-          parts.push(yield* opaqueToPart(block))
-          break
-        case "ToolUse":
-        case "Thinking":
-        case "RedactedThinking":
-        case "Reasoning":
-          break
+        parts.push(...toolResultParts(block, name))
+        break
       }
+      case "Opaque":
+        parts.push(yield* opaqueToPart(block))
+        break
+      case "ToolUse":
+      case "Thinking":
+      case "RedactedThinking":
+      case "Reasoning":
+        break
     }
-    return parts
-  })
+  }
+  return parts
+}
 
 const toTools = (n: N.NeutralRequest): ReadonlyArray<G.Tool> => {
   const declarations = n.tools.map((tool): G.FunctionDeclaration =>
@@ -137,37 +139,40 @@ const toGenerationConfig = (n: N.NeutralRequest, rest: { readonly [key: string]:
  * notes).
  */
 export const toGeminiRequest = (n: N.NeutralRequest): Either.Either<G.GenerateContentRequest, TranslationError> =>
-  Either.gen(function*() {
-    const names = callNames(n.messages)
-    const system: Array<G.Part> = n.instructions.map((t) => ({ text: t.text }))
-    const contents: Array<G.Content> = []
-    for (const message of n.messages) {
-      if (message.role === "system") {
-        system.push(...message.blocks.map((t) => ({ text: t.text })))
-        continue
-      }
-      const parts = message.role === "assistant"
-        ? yield* modelParts(message.blocks, { alwaysId: false })
-        : yield* userParts(message.blocks, names)
-      if (parts.length > 0) contents.push({ role: message.role === "assistant" ? "model" : "user", parts })
+  Either.gen(() => toGeminiRequestSteps(n))
+
+/** The steps of {@link toGeminiRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const toGeminiRequestSteps = function*(n: N.NeutralRequest) {
+  const names = callNames(n.messages)
+  const system: Array<G.Part> = n.instructions.map((t) => ({ text: t.text }))
+  const contents: Array<G.Content> = []
+  for (const message of n.messages) {
+    if (message.role === "system") {
+      system.push(...message.blocks.map((t) => ({ text: t.text })))
+      continue
     }
-    const { generationConfig: generationRest, toolConfig: toolConfigRest, ...fields } = n.gemini?.fields ?? {}
-    const tools = toTools(n)
-    const callingConfig = n.toolChoice !== undefined ? toCallingConfig(n.toolChoice) : undefined
-    const toolConfig = {
-      ...recordOf(toolConfigRest),
-      ...(callingConfig !== undefined ? { functionCallingConfig: callingConfig } : {})
-    }
-    const generationConfig = toGenerationConfig(n, recordOf(generationRest))
-    return {
-      ...fields,
-      contents,
-      ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}),
-      ...(tools.length > 0 ? { tools } : {}),
-      ...(Object.keys(toolConfig).length > 0 ? { toolConfig } : {}),
-      ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {})
-    }
-  })
+    const parts = message.role === "assistant"
+      ? yield* modelParts(message.blocks, { alwaysId: false })
+      : yield* userParts(message.blocks, names)
+    if (parts.length > 0) contents.push({ role: message.role === "assistant" ? "model" : "user", parts })
+  }
+  const { generationConfig: generationRest, toolConfig: toolConfigRest, ...fields } = n.gemini?.fields ?? {}
+  const tools = toTools(n)
+  const callingConfig = n.toolChoice !== undefined ? toCallingConfig(n.toolChoice) : undefined
+  const toolConfig = {
+    ...recordOf(toolConfigRest),
+    ...(callingConfig !== undefined ? { functionCallingConfig: callingConfig } : {})
+  }
+  const generationConfig = toGenerationConfig(n, recordOf(generationRest))
+  return {
+    ...fields,
+    contents,
+    ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(Object.keys(toolConfig).length > 0 ? { toolConfig } : {}),
+    ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {})
+  }
+}
 
 /**
  * A neutral request as a Gemini `countTokens` body for the model `n.model`:

@@ -26,52 +26,52 @@ const isHostedItemType = (type: string): boolean =>
 export const portable = (
   n: N.NeutralRequest,
   target: "openai_chat" | "anthropic_messages"
-): Either.Either<N.NeutralRequest, TranslationError> =>
-  Either.gen(function*() {
-    const to = `an ${target} upstream`
-    const fields = n.responses?.fields ?? {}
-    for (const key of ["previous_response_id", "conversation", "prompt"]) {
-      if (present(fields[key])) {
-        return yield* fail(`${key} (state kept by an OpenAI Responses server) cannot be sent to ${to}`)
-      }
+): Either.Either<N.NeutralRequest, TranslationError> => Either.gen(() => portableSteps(n, target))
+
+/** The steps of {@link portable}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const portableSteps = function*(n: N.NeutralRequest, target: "openai_chat" | "anthropic_messages") {
+  const to = `an ${target} upstream`
+  const fields = n.responses?.fields ?? {}
+  for (const key of ["previous_response_id", "conversation", "prompt"]) {
+    if (present(fields[key])) {
+      return yield* fail(`${key} (state kept by an OpenAI Responses server) cannot be sent to ${to}`)
     }
-    if (fields["background"] === true) return yield* fail(`background mode cannot be sent to ${to}`)
-    const messages: Array<N.ConversationEntry> = []
-    for (const message of n.messages) {
-      if (message.role === "system") {
-        messages.push(message)
-        continue
+  }
+  if (fields["background"] === true) return yield* fail(`background mode cannot be sent to ${to}`)
+  const messages: Array<N.ConversationEntry> = []
+  for (const message of n.messages) {
+    if (message.role === "system") {
+      messages.push(message)
+      continue
+    }
+    const blocks: Array<N.Block> = []
+    for (const block of message.blocks) {
+      if (block._tag === "Reasoning") continue
+      if (block._tag === "Opaque" && block.format === "openai_responses") {
+        const type = typeOf(block.value)
+        if (message.role === "assistant" && isHostedItemType(type)) continue
+        return yield* fail(
+          `a Responses ${clip(type)} ${message.role === "assistant" ? "item" : "content part"} cannot be sent to ${to}`
+        )
       }
-      const blocks: Array<N.Block> = []
-      for (const block of message.blocks) {
-        if (block._tag === "Reasoning") continue
-        if (block._tag === "Opaque" && block.format === "openai_responses") {
-          const type = typeOf(block.value)
-          if (message.role === "assistant" && isHostedItemType(type)) continue
-          return yield* fail(
-            `a Responses ${clip(type)} ${
-              message.role === "assistant" ? "item" : "content part"
-            } cannot be sent to ${to}`
-          )
-        }
-        if (block._tag === "ToolResult") {
-          for (const item of block.content) {
-            if (item._tag === "Opaque" && item.format === "openai_responses") {
-              return yield* fail(`a Responses ${clip(typeOf(item.value))} tool output part cannot be sent to ${to}`)
-            }
+      if (block._tag === "ToolResult") {
+        for (const item of block.content) {
+          if (item._tag === "Opaque" && item.format === "openai_responses") {
+            return yield* fail(`a Responses ${clip(typeOf(item.value))} tool output part cannot be sent to ${to}`)
           }
         }
-        blocks.push(block)
       }
-      if (blocks.length > 0 || message.blocks.length === 0) messages.push({ role: message.role, blocks })
+      blocks.push(block)
     }
-    const choice = n.toolChoice
-    if (choice?._tag === "Opaque" && choice.format === "openai_responses") {
-      return yield* fail(`a Responses tool_choice of type ${clip(typeOf(choice.value))} cannot be sent to ${to}`)
-    }
-    const { responses: _responses, ...rest } = n
-    return { ...rest, messages, opaqueTools: n.opaqueTools.filter((tool) => tool.format !== "openai_responses") }
-  })
+    if (blocks.length > 0 || message.blocks.length === 0) messages.push({ role: message.role, blocks })
+  }
+  const choice = n.toolChoice
+  if (choice?._tag === "Opaque" && choice.format === "openai_responses") {
+    return yield* fail(`a Responses tool_choice of type ${clip(typeOf(choice.value))} cannot be sent to ${to}`)
+  }
+  const { responses: _responses, ...rest } = n
+  return { ...rest, messages, opaqueTools: n.opaqueTools.filter((tool) => tool.format !== "openai_responses") }
+}
 
 /** `n` as a Chat request: {@link portable}, then `Translate.toOpenAiRequest`. */
 export const toChatRequest = (n: N.NeutralRequest): Either.Either<OpenAi.ChatCompletionRequest, TranslationError> =>

@@ -55,6 +55,32 @@ const describeOpenAiValue = (value: unknown): string => {
   }
 }
 
+/** A tool result as an Anthropic `tool_result` block. */
+const toolResultSteps = function*(block: Extract<N.Block, { readonly _tag: "ToolResult" }>) {
+  const content: Array<Anthropic.ToolResultContent> = []
+  for (const item of block.content) {
+    if (item._tag === "Text") content.push(toAnthropicText(item))
+    else if (item._tag === "Image") content.push(yield* toAnthropicImage(item))
+    else if (item.format === "anthropic_messages" && isAnthropicToolResultContent(item.value)) {
+      content.push(item.value)
+    } else return yield* fail("an opaque tool_result item is not Anthropic tool_result content")
+  }
+  const only = content[0]
+  const body = content.length === 0
+    ? {}
+    : content.length === 1 && only !== undefined && ofType(only, "text") && only.cache_control === undefined
+    ? { content: only.text }
+    : { content }
+  const result: Anthropic.ContentBlock = {
+    type: "tool_result",
+    tool_use_id: block.toolUseId,
+    ...body,
+    ...(block.isError ? { is_error: true } : {}),
+    ...cacheControlOf(block.cacheControl)
+  }
+  return result
+}
+
 const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock | undefined, TranslationError> => {
   switch (block._tag) {
     case "Text":
@@ -72,30 +98,7 @@ const toAnthropicBlock = (block: N.Block): Either.Either<Anthropic.ContentBlock 
         })
         : fail(`the arguments of tool call ${clip(block.id)} are not a JSON object`)
     case "ToolResult":
-      return Either.gen(function*() {
-        const content: Array<Anthropic.ToolResultContent> = []
-        for (const item of block.content) {
-          if (item._tag === "Text") content.push(toAnthropicText(item))
-          else if (item._tag === "Image") content.push(yield* toAnthropicImage(item))
-          else if (item.format === "anthropic_messages" && isAnthropicToolResultContent(item.value)) {
-            content.push(item.value)
-          } else return yield* fail("an opaque tool_result item is not Anthropic tool_result content")
-        }
-        const only = content[0]
-        const body = content.length === 0
-          ? {}
-          : content.length === 1 && only !== undefined && ofType(only, "text") && only.cache_control === undefined
-          ? { content: only.text }
-          : { content }
-        const result: Anthropic.ContentBlock = {
-          type: "tool_result",
-          tool_use_id: block.toolUseId,
-          ...body,
-          ...(block.isError ? { is_error: true } : {}),
-          ...cacheControlOf(block.cacheControl)
-        }
-        return result
-      })
+      return Either.gen(() => toolResultSteps(block))
     case "Thinking":
       // The API rejects thinking without its signature (docs/http-api.md): drop it.
       return Either.right(
@@ -189,70 +192,73 @@ export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
  * the end of `system`, in order.
  */
 export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic.MessagesRequest, TranslationError> =>
-  Either.gen(function*() {
-    yield* singleChoice(n, "anthropic_messages")
-    const messages: Array<Anthropic.Message> = []
-    const moved: Array<N.Text> = []
-    for (const message of n.messages) {
-      if (message.role === "system") {
-        moved.push(...message.blocks)
-        continue
-      }
-      const ordered = message.role === "user"
-        ? [
-          ...message.blocks.filter((b) => b._tag === "ToolResult"),
-          ...message.blocks.filter((b) => b._tag !== "ToolResult")
-        ]
-        : message.blocks
-      const content: Array<Anthropic.ContentBlock> = []
-      for (const block of ordered) {
-        const out = yield* toAnthropicBlock(block)
-        if (out !== undefined) content.push(out)
-      }
-      messages.push({ role: message.role, content: content.length === 0 ? "" : content })
+  Either.gen(() => toAnthropicRequestSteps(n))
+
+/** The steps of {@link toAnthropicRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const toAnthropicRequestSteps = function*(n: N.NeutralRequest) {
+  yield* singleChoice(n, "anthropic_messages")
+  const messages: Array<Anthropic.Message> = []
+  const moved: Array<N.Text> = []
+  for (const message of n.messages) {
+    if (message.role === "system") {
+      moved.push(...message.blocks)
+      continue
     }
-    const tools: Array<Anthropic.Tool> = n.tools.map((tool) => ({
-      name: tool.name,
-      input_schema: tool.parameters,
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
-      ...cacheControlOf(tool.cacheControl)
-    }))
-    for (const tool of n.opaqueTools) {
-      if (tool.format === "openai_chat") {
-        return yield* fail("a custom tool cannot be sent to an anthropic_messages upstream")
-      }
-      if (tool.format === "anthropic_messages" && isAnthropicTool(tool.value)) tools.push(tool.value)
+    const ordered = message.role === "user"
+      ? [
+        ...message.blocks.filter((b) => b._tag === "ToolResult"),
+        ...message.blocks.filter((b) => b._tag !== "ToolResult")
+      ]
+      : message.blocks
+    const content: Array<Anthropic.ContentBlock> = []
+    for (const block of ordered) {
+      const out = yield* toAnthropicBlock(block)
+      if (out !== undefined) content.push(out)
     }
-    const toolChoice = yield* toAnthropicToolChoice(n)
-    const systemTexts = [...n.instructions, ...moved]
-    const firstInstruction = systemTexts[0]
-    const system = systemTexts.length === 0
-      ? undefined
-      : systemTexts.length === 1 && firstInstruction !== undefined &&
-          !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
-      ? firstInstruction.text
-      : systemTexts.map(toAnthropicText)
-    const extraOutputConfig = n.extra["output_config"]
-    const outputConfig = {
-      ...(Predicate.isRecord(extraOutputConfig) ? extraOutputConfig : {}),
-      ...(n.responseFormat?.type === "json_schema"
-        ? { format: { type: "json_schema", schema: stripUnsupportedConstraints(n.responseFormat.schema) } }
-        : {})
+    messages.push({ role: message.role, content: content.length === 0 ? "" : content })
+  }
+  const tools: Array<Anthropic.Tool> = n.tools.map((tool) => ({
+    name: tool.name,
+    input_schema: tool.parameters,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    ...cacheControlOf(tool.cacheControl)
+  }))
+  for (const tool of n.opaqueTools) {
+    if (tool.format === "openai_chat") {
+      return yield* fail("a custom tool cannot be sent to an anthropic_messages upstream")
     }
-    const request: Anthropic.MessagesRequest = {
-      ...extraFields(n.extra, [...openAiOnlyFields, "output_config"]),
-      model: n.model,
-      messages,
-      max_tokens: n.maxOutputTokens ?? defaultAnthropicMaxTokens,
-      ...(system !== undefined ? { system } : {}),
-      ...(tools.length > 0 ? { tools } : {}),
-      ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
-      ...(n.temperature !== undefined ? { temperature: n.temperature } : {}),
-      ...(n.topP !== undefined ? { top_p: n.topP } : {}),
-      ...(n.stop.length > 0 ? { stop_sequences: n.stop } : {}),
-      ...(n.stream ? { stream: true } : {}),
-      ...(n.user !== undefined ? { metadata: { user_id: n.user } } : {}),
-      ...(Object.keys(outputConfig).length > 0 ? { output_config: outputConfig } : {})
-    }
-    return request
-  })
+    if (tool.format === "anthropic_messages" && isAnthropicTool(tool.value)) tools.push(tool.value)
+  }
+  const toolChoice = yield* toAnthropicToolChoice(n)
+  const systemTexts = [...n.instructions, ...moved]
+  const firstInstruction = systemTexts[0]
+  const system = systemTexts.length === 0
+    ? undefined
+    : systemTexts.length === 1 && firstInstruction !== undefined &&
+        !Schema.is(Anthropic.CacheControl)(firstInstruction.cacheControl)
+    ? firstInstruction.text
+    : systemTexts.map(toAnthropicText)
+  const extraOutputConfig = n.extra["output_config"]
+  const outputConfig = {
+    ...(Predicate.isRecord(extraOutputConfig) ? extraOutputConfig : {}),
+    ...(n.responseFormat?.type === "json_schema"
+      ? { format: { type: "json_schema", schema: stripUnsupportedConstraints(n.responseFormat.schema) } }
+      : {})
+  }
+  const request: Anthropic.MessagesRequest = {
+    ...extraFields(n.extra, [...openAiOnlyFields, "output_config"]),
+    model: n.model,
+    messages,
+    max_tokens: n.maxOutputTokens ?? defaultAnthropicMaxTokens,
+    ...(system !== undefined ? { system } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+    ...(n.temperature !== undefined ? { temperature: n.temperature } : {}),
+    ...(n.topP !== undefined ? { top_p: n.topP } : {}),
+    ...(n.stop.length > 0 ? { stop_sequences: n.stop } : {}),
+    ...(n.stream ? { stream: true } : {}),
+    ...(n.user !== undefined ? { metadata: { user_id: n.user } } : {}),
+    ...(Object.keys(outputConfig).length > 0 ? { output_config: outputConfig } : {})
+  }
+  return request
+}

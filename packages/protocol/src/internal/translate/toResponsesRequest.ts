@@ -75,20 +75,22 @@ const responsesPart = (
 
 const responsesToolOutput = (
   content: ReadonlyArray<N.Text | N.Image | N.Opaque>
-): Either.Either<R.ToolOutput, TranslationError> =>
-  Either.gen(function*() {
-    const only = content[0]
-    if (content.length === 0) return ""
-    if (content.length === 1 && only !== undefined && only._tag === "Text") return only.text
-    const parts: Array<R.ContentPart> = []
-    for (const item of content) {
-      // An Anthropic tool_reference (a tool loaded by tool search) reads as text, as for Chat.
-      if (item._tag === "Opaque" && item.format === "anthropic_messages" && typeOf(item.value) === "tool_reference") {
-        parts.push(inputText(Translate.toolReferenceText(toolNameOf(item.value))))
-      } else parts.push(yield* responsesPart(item, "an openai_responses upstream"))
-    }
-    return parts
-  })
+): Either.Either<R.ToolOutput, TranslationError> => Either.gen(() => responsesToolOutputSteps(content))
+
+/** The steps of {@link responsesToolOutput}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const responsesToolOutputSteps = function*(content: ReadonlyArray<N.Text | N.Image | N.Opaque>) {
+  const only = content[0]
+  if (content.length === 0) return ""
+  if (content.length === 1 && only !== undefined && only._tag === "Text") return only.text
+  const parts: Array<R.ContentPart> = []
+  for (const item of content) {
+    // An Anthropic tool_reference (a tool loaded by tool search) reads as text, as for Chat.
+    if (item._tag === "Opaque" && item.format === "anthropic_messages" && typeOf(item.value) === "tool_reference") {
+      parts.push(inputText(Translate.toolReferenceText(toolNameOf(item.value))))
+    } else parts.push(yield* responsesPart(item, "an openai_responses upstream"))
+  }
+  return parts
+}
 
 const toolNameOf = (value: unknown): string => {
   const name = Predicate.isRecord(value) ? value["tool_name"] : undefined
@@ -101,84 +103,89 @@ const isSyntheticReasoning = (block: N.Reasoning): boolean =>
 const assistantItems = (
   blocks: ReadonlyArray<N.Block>,
   tools: ToolMap
-): Either.Either<ReadonlyArray<R.InputItem>, TranslationError> =>
-  Either.gen(function*() {
-    const out: Array<R.InputItem> = []
-    let texts: Array<R.OutputText> = []
-    const flush = () => {
-      if (texts.length > 0) out.push({ type: "message", role: "assistant", content: texts })
-      texts = []
+): Either.Either<ReadonlyArray<R.InputItem>, TranslationError> => Either.gen(() => assistantItemsSteps(blocks, tools))
+
+/** The steps of {@link assistantItems}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const assistantItemsSteps = function*(blocks: ReadonlyArray<N.Block>, tools: ToolMap) {
+  const out: Array<R.InputItem> = []
+  let texts: Array<R.OutputText> = []
+  const flush = () => {
+    if (texts.length > 0) out.push({ type: "message", role: "assistant", content: texts })
+    texts = []
+  }
+  for (const block of blocks) {
+    switch (block._tag) {
+      case "Text":
+        texts.push({ type: "output_text", text: block.text })
+        continue
+      case "ToolUse":
+        flush()
+        out.push(callItem(block, tools))
+        continue
+      case "Reasoning":
+        flush()
+        if (!isSyntheticReasoning(block)) out.push(reasoningItem(block))
+        continue
+      case "Opaque":
+        flush()
+        if (block.format === "openai_responses" && isResponsesInputItem(block.value)) out.push(block.value)
+        else {return yield* fail(
+            `${describeForeign(block.format, block.value)} cannot be sent to an openai_responses upstream`
+          )}
+        continue
+      case "Thinking":
+      case "RedactedThinking":
+      case "Image":
+      case "ToolResult":
+        continue
     }
-    for (const block of blocks) {
-      switch (block._tag) {
-        case "Text":
-          texts.push({ type: "output_text", text: block.text })
-          continue
-        case "ToolUse":
-          flush()
-          out.push(callItem(block, tools))
-          continue
-        case "Reasoning":
-          flush()
-          if (!isSyntheticReasoning(block)) out.push(reasoningItem(block))
-          continue
-        case "Opaque":
-          flush()
-          if (block.format === "openai_responses" && isResponsesInputItem(block.value)) out.push(block.value)
-          else {return yield* fail(
-              `${describeForeign(block.format, block.value)} cannot be sent to an openai_responses upstream`
-            )}
-          continue
-        case "Thinking":
-        case "RedactedThinking":
-        case "Image":
-        case "ToolResult":
-          continue
-      }
-    }
-    flush()
-    return out
-  })
+  }
+  flush()
+  return out
+}
 
 const userItems = (blocks: ReadonlyArray<N.Block>): Either.Either<ReadonlyArray<R.InputItem>, TranslationError> =>
-  Either.gen(function*() {
-    const out: Array<R.InputItem> = []
-    let parts: Array<R.ContentPart> = []
-    let wrote = false
-    const flush = () => {
-      if (parts.length > 0) out.push({ type: "message", role: "user", content: parts })
-      if (parts.length > 0) wrote = true
-      parts = []
-    }
-    for (const block of blocks) {
-      switch (block._tag) {
-        case "ToolResult": {
-          flush()
-          const output = yield* responsesToolOutput(block.content)
-          out.push(
-            block.custom === true
-              ? { type: "custom_tool_call_output", call_id: block.toolUseId, output }
-              : { type: "function_call_output", call_id: block.toolUseId, output }
-          )
-          wrote = true
-          continue
-        }
-        case "Text":
-        case "Image":
-        case "Opaque":
-          parts.push(yield* responsesPart(block, "an openai_responses upstream"))
-          continue
-        case "ToolUse":
-        case "Thinking":
-        case "RedactedThinking":
-        case "Reasoning":
-          continue
+  Either.gen(() => userItemsSteps(blocks))
+
+/** The steps of {@link userItems}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const userItemsSteps = function*(blocks: ReadonlyArray<N.Block>) {
+  const out: Array<R.InputItem> = []
+  let parts: Array<R.ContentPart> = []
+  let wrote = false
+  const flush = () => {
+    if (parts.length > 0) out.push({ type: "message", role: "user", content: parts })
+    if (parts.length > 0) wrote = true
+    parts = []
+  }
+  for (const block of blocks) {
+    switch (block._tag) {
+      case "ToolResult": {
+        flush()
+        const output = yield* responsesToolOutput(block.content)
+        out.push(
+          block.custom === true
+            ? { type: "custom_tool_call_output", call_id: block.toolUseId, output }
+            : { type: "function_call_output", call_id: block.toolUseId, output }
+        )
+        wrote = true
+        continue
       }
+      case "Text":
+      case "Image":
+      case "Opaque":
+        parts.push(yield* responsesPart(block, "an openai_responses upstream"))
+        continue
+      case "ToolUse":
+      case "Thinking":
+      case "RedactedThinking":
+      case "Reasoning":
+        continue
     }
-    flush()
-    if (!wrote) out.push({ type: "message", role: "user", content: [] })
-    return out
-  })
+  }
+  flush()
+  if (!wrote) out.push({ type: "message", role: "user", content: [] })
+  return out
+}
 
 const toResponsesTools = (n: N.NeutralRequest): ReadonlyArray<R.Tool> => {
   const out: Array<R.Tool> = []
@@ -305,87 +312,90 @@ const additionalItems = (
  * always a list of items, `stream: true` only when streaming.
  */
 export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.ResponsesRequest, TranslationError> =>
-  Either.gen(function*() {
-    yield* singleChoice(n, "openai_responses")
-    const tools = toolMap(n)
-    const { field, items, layout } = instructionItems(n)
-    const additional = additionalItems(n)
-    const input: Array<R.InputItem> = [...items]
-    // Before the first message, an item goes back among the leading items it stood between.
-    for (const entry of additional.filter((e) => e.messages <= 0).reverse()) {
-      input.splice(layout ? Math.min(entry.leadingItems, items.length) : items.length, 0, entry.item)
-    }
-    for (const [index, message] of n.messages.entries()) {
-      for (const entry of additional) {
-        if (index > 0 && entry.messages === index) input.push(entry.item)
-      }
-      switch (message.role) {
-        case "system":
-          input.push(systemItem("developer", message.blocks))
-          break
-        case "user":
-          input.push(...yield* userItems(message.blocks))
-          break
-        case "assistant":
-          input.push(...yield* assistantItems(message.blocks, tools))
-          break
-      }
-    }
+  Either.gen(() => toResponsesRequestSteps(n))
+
+/** The steps of {@link toResponsesRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+const toResponsesRequestSteps = function*(n: N.NeutralRequest) {
+  yield* singleChoice(n, "openai_responses")
+  const tools = toolMap(n)
+  const { field, items, layout } = instructionItems(n)
+  const additional = additionalItems(n)
+  const input: Array<R.InputItem> = [...items]
+  // Before the first message, an item goes back among the leading items it stood between.
+  for (const entry of additional.filter((e) => e.messages <= 0).reverse()) {
+    input.splice(layout ? Math.min(entry.leadingItems, items.length) : items.length, 0, entry.item)
+  }
+  for (const [index, message] of n.messages.entries()) {
     for (const entry of additional) {
-      if (entry.messages > 0 && entry.messages >= n.messages.length) input.push(entry.item)
+      if (index > 0 && entry.messages === index) input.push(entry.item)
     }
-    const additionalNames = new Set(n.responses?.additionalTools?.toolNames ?? [])
-    const toolList = toResponsesTools({ ...n, tools: n.tools.filter((tool) => !additionalNames.has(tool.name)) })
-    const toolChoice = yield* toResponsesToolChoice(n)
-    const responsesFields = n.responses?.fields ?? {}
-    const reasoningRest = responsesFields["reasoning"]
-    const effort = n.extra["reasoning_effort"]
-    const reasoning = reasoningRest === null && effort === undefined
-      ? { reasoning: null }
-      : Predicate.isRecord(reasoningRest) || effort !== undefined
-      ? {
-        reasoning: {
-          ...(Predicate.isRecord(reasoningRest) ? reasoningRest : {}),
-          ...(Predicate.isString(effort) ? { effort } : {})
-        }
+    switch (message.role) {
+      case "system":
+        input.push(systemItem("developer", message.blocks))
+        break
+      case "user":
+        input.push(...yield* userItems(message.blocks))
+        break
+      case "assistant":
+        input.push(...yield* assistantItems(message.blocks, tools))
+        break
+    }
+  }
+  for (const entry of additional) {
+    if (entry.messages > 0 && entry.messages >= n.messages.length) input.push(entry.item)
+  }
+  const additionalNames = new Set(n.responses?.additionalTools?.toolNames ?? [])
+  const toolList = toResponsesTools({ ...n, tools: n.tools.filter((tool) => !additionalNames.has(tool.name)) })
+  const toolChoice = yield* toResponsesToolChoice(n)
+  const responsesFields = n.responses?.fields ?? {}
+  const reasoningRest = responsesFields["reasoning"]
+  const effort = n.extra["reasoning_effort"]
+  const reasoning = reasoningRest === null && effort === undefined
+    ? { reasoning: null }
+    : Predicate.isRecord(reasoningRest) || effort !== undefined
+    ? {
+      reasoning: {
+        ...(Predicate.isRecord(reasoningRest) ? reasoningRest : {}),
+        ...(Predicate.isString(effort) ? { effort } : {})
       }
-      : {}
-    const textRest = responsesFields["text"]
-    const verbosity = n.extra["verbosity"]
-    const text = textRest === null && verbosity === undefined && n.responseFormat === undefined
-      ? { text: null }
-      : Predicate.isRecord(textRest) || verbosity !== undefined || n.responseFormat !== undefined
-      ? {
-        text: {
-          ...(Predicate.isRecord(textRest) ? textRest : {}),
-          ...(n.responseFormat !== undefined ? { format: toTextFormat(n.responseFormat) } : {}),
-          ...(Predicate.isString(verbosity) ? { verbosity } : {})
-        }
+    }
+    : {}
+  const textRest = responsesFields["text"]
+  const verbosity = n.extra["verbosity"]
+  const text = textRest === null && verbosity === undefined && n.responseFormat === undefined
+    ? { text: null }
+    : Predicate.isRecord(textRest) || verbosity !== undefined || n.responseFormat !== undefined
+    ? {
+      text: {
+        ...(Predicate.isRecord(textRest) ? textRest : {}),
+        ...(n.responseFormat !== undefined ? { format: toTextFormat(n.responseFormat) } : {}),
+        ...(Predicate.isString(verbosity) ? { verbosity } : {})
       }
-      : {}
-    const extra = extraFields(n.extra, [...chatOnlyFields, ...Translate.anthropicOnlyFields])
-    const streamOptions = extra["stream_options"]
-    if (streamOptions !== undefined) {
-      const obfuscation = Predicate.isRecord(streamOptions) ? streamOptions["include_obfuscation"] : undefined
-      if (Predicate.isBoolean(obfuscation)) extra["stream_options"] = { include_obfuscation: obfuscation }
-      else delete extra["stream_options"]
     }
-    const request: R.ResponsesRequest = {
-      ...extra,
-      ...extraFields(responsesFields, ["reasoning", "text"]),
-      model: n.model,
-      ...(field !== undefined ? { instructions: field } : {}),
-      input,
-      ...(toolList.length > 0 ? { tools: toolList } : {}),
-      ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
-      ...(n.parallelToolCalls !== undefined ? { parallel_tool_calls: n.parallelToolCalls } : {}),
-      ...text,
-      ...(n.maxOutputTokens !== undefined ? { max_output_tokens: n.maxOutputTokens } : {}),
-      ...reasoning,
-      ...(n.temperature !== undefined ? { temperature: n.temperature } : {}),
-      ...(n.topP !== undefined ? { top_p: n.topP } : {}),
-      ...(n.stream ? { stream: true } : {}),
-      ...openAiUser(n.user)
-    }
-    return request
-  })
+    : {}
+  const extra = extraFields(n.extra, [...chatOnlyFields, ...Translate.anthropicOnlyFields])
+  const streamOptions = extra["stream_options"]
+  if (streamOptions !== undefined) {
+    const obfuscation = Predicate.isRecord(streamOptions) ? streamOptions["include_obfuscation"] : undefined
+    if (Predicate.isBoolean(obfuscation)) extra["stream_options"] = { include_obfuscation: obfuscation }
+    else delete extra["stream_options"]
+  }
+  const request: R.ResponsesRequest = {
+    ...extra,
+    ...extraFields(responsesFields, ["reasoning", "text"]),
+    model: n.model,
+    ...(field !== undefined ? { instructions: field } : {}),
+    input,
+    ...(toolList.length > 0 ? { tools: toolList } : {}),
+    ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+    ...(n.parallelToolCalls !== undefined ? { parallel_tool_calls: n.parallelToolCalls } : {}),
+    ...text,
+    ...(n.maxOutputTokens !== undefined ? { max_output_tokens: n.maxOutputTokens } : {}),
+    ...reasoning,
+    ...(n.temperature !== undefined ? { temperature: n.temperature } : {}),
+    ...(n.topP !== undefined ? { top_p: n.topP } : {}),
+    ...(n.stream ? { stream: true } : {}),
+    ...openAiUser(n.user)
+  }
+  return request
+}
