@@ -97,6 +97,9 @@ const enveloped = <E extends RequestFailure, R>(
     Effect.catchAllDefect((defect) => Effect.as(Pipeline.logDefect(defect), errorResponse(codec.internalError)))
   )
 
+/** A forwarded endpoint's body: a JSON object (one schema for every request: its decoder is compiled once). */
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
 /** The body of a forwarded endpoint's request as far as routing needs it; the rest is forwarded. */
 const ModelOnly = Schema.Struct({
   model: Schema.String.pipe(
@@ -116,7 +119,7 @@ const routedBody = Effect.fnUntraced(function*(
   inbound: Codecs.Codec["format"]
 ) {
   const text = yield* bodyText(request, limit)
-  const body = yield* decodeJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }), text)
+  const body = yield* decodeJson(JsonObject, text)
   const { model } = yield* decodeValue(ModelOnly, body)
   const route = router.routes.find((candidate) => candidate.id === model)
   if (route === undefined) return yield* new ModelNotFound({ model })
