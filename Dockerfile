@@ -29,6 +29,10 @@ RUN groupadd --system --gid 10001 switchyard \
 COPY --from=build /app /app
 RUN ln -s /app/packages/server/bin/switchyard.js /usr/local/bin/switchyard
 ENV NODE_ENV=production
+# A 64 MB young generation (Node's default is 16): a request's parsed body — hundreds of KB for a
+# coding agent's conversation — is then mostly gone before a minor collection would copy it
+# (docs/operations.md, "The young generation").
+ENV NODE_OPTIONS=--max-semi-space-size=64
 WORKDIR /app
 USER 10001:10001
 EXPOSE 4000
