@@ -110,7 +110,7 @@ export const fromOpenAiRequest = (
   req: OpenAi.ChatCompletionRequest
 ): Either.Either<N.NeutralRequest, TranslationError> => Either.gen(() => fromOpenAiRequestSteps(req))
 
-/** The steps of {@link fromOpenAiRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link fromOpenAiRequest}: a generator made once (docs/architecture.md). */
 const fromOpenAiRequestSteps = function*(req: OpenAi.ChatCompletionRequest) {
   const instructions: Array<N.Text> = []
   const messages: Array<N.ConversationEntry> = []

@@ -138,7 +138,7 @@ const responseFormatOf = (format: R.TextFormat): N.NeutralResponseFormat =>
 export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.NeutralRequest, TranslationError> =>
   Either.gen(() => fromResponsesRequestSteps(req))
 
-/** The steps of {@link fromResponsesRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link fromResponsesRequest}: a generator made once (docs/architecture.md). */
 const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
   const items: ReadonlyArray<R.InputItem> = req.input === undefined
     ? []

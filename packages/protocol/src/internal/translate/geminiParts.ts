@@ -184,7 +184,7 @@ export const modelParts = (
   options: { readonly alwaysId: boolean }
 ): Either.Either<ReadonlyArray<G.Part>, TranslationError> => Either.gen(() => modelPartsSteps(blocks, options))
 
-/** The steps of {@link modelParts}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link modelParts}: a generator made once (docs/architecture.md). */
 const modelPartsSteps = function*(blocks: ReadonlyArray<N.Block>, options: { readonly alwaysId: boolean }) {
   const parts: Array<G.Part> = []
   let carried: string | undefined

@@ -30,7 +30,7 @@ const userParts = (
   names: ReadonlyMap<string, string>
 ): Either.Either<ReadonlyArray<G.Part>, TranslationError> => Either.gen(() => userPartsSteps(blocks, names))
 
-/** The steps of {@link userParts}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link userParts}: a generator made once (docs/architecture.md). */
 const userPartsSteps = function*(blocks: ReadonlyArray<N.Block>, names: ReadonlyMap<string, string>) {
   const parts: Array<G.Part> = []
   for (const block of blocks) {
@@ -141,7 +141,7 @@ const toGenerationConfig = (n: N.NeutralRequest, rest: { readonly [key: string]:
 export const toGeminiRequest = (n: N.NeutralRequest): Either.Either<G.GenerateContentRequest, TranslationError> =>
   Either.gen(() => toGeminiRequestSteps(n))
 
-/** The steps of {@link toGeminiRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link toGeminiRequest}: a generator made once (docs/architecture.md). */
 const toGeminiRequestSteps = function*(n: N.NeutralRequest) {
   const names = callNames(n.messages)
   const system: Array<G.Part> = n.instructions.map((t) => ({ text: t.text }))

@@ -28,7 +28,7 @@ export const portable = (
   target: "openai_chat" | "anthropic_messages"
 ): Either.Either<N.NeutralRequest, TranslationError> => Either.gen(() => portableSteps(n, target))
 
-/** The steps of {@link portable}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link portable}: a generator made once (docs/architecture.md). */
 const portableSteps = function*(n: N.NeutralRequest, target: "openai_chat" | "anthropic_messages") {
   const to = `an ${target} upstream`
   const fields = n.responses?.fields ?? {}

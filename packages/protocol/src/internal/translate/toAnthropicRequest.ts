@@ -194,7 +194,7 @@ export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
 export const toAnthropicRequest = (n: N.NeutralRequest): Either.Either<Anthropic.MessagesRequest, TranslationError> =>
   Either.gen(() => toAnthropicRequestSteps(n))
 
-/** The steps of {@link toAnthropicRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link toAnthropicRequest}: a generator made once (docs/architecture.md). */
 const toAnthropicRequestSteps = function*(n: N.NeutralRequest) {
   yield* singleChoice(n, "anthropic_messages")
   const messages: Array<Anthropic.Message> = []

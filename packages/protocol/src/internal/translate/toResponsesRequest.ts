@@ -77,7 +77,7 @@ const responsesToolOutput = (
   content: ReadonlyArray<N.Text | N.Image | N.Opaque>
 ): Either.Either<R.ToolOutput, TranslationError> => Either.gen(() => responsesToolOutputSteps(content))
 
-/** The steps of {@link responsesToolOutput}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link responsesToolOutput}: a generator made once (docs/architecture.md). */
 const responsesToolOutputSteps = function*(content: ReadonlyArray<N.Text | N.Image | N.Opaque>) {
   const only = content[0]
   if (content.length === 0) return ""
@@ -105,7 +105,7 @@ const assistantItems = (
   tools: ToolMap
 ): Either.Either<ReadonlyArray<R.InputItem>, TranslationError> => Either.gen(() => assistantItemsSteps(blocks, tools))
 
-/** The steps of {@link assistantItems}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link assistantItems}: a generator made once (docs/architecture.md). */
 const assistantItemsSteps = function*(blocks: ReadonlyArray<N.Block>, tools: ToolMap) {
   const out: Array<R.InputItem> = []
   let texts: Array<R.OutputText> = []
@@ -147,7 +147,7 @@ const assistantItemsSteps = function*(blocks: ReadonlyArray<N.Block>, tools: Too
 const userItems = (blocks: ReadonlyArray<N.Block>): Either.Either<ReadonlyArray<R.InputItem>, TranslationError> =>
   Either.gen(() => userItemsSteps(blocks))
 
-/** The steps of {@link userItems}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link userItems}: a generator made once (docs/architecture.md). */
 const userItemsSteps = function*(blocks: ReadonlyArray<N.Block>) {
   const out: Array<R.InputItem> = []
   let parts: Array<R.ContentPart> = []
@@ -314,7 +314,7 @@ const additionalItems = (
 export const toResponsesRequest = (n: N.NeutralRequest): Either.Either<R.ResponsesRequest, TranslationError> =>
   Either.gen(() => toResponsesRequestSteps(n))
 
-/** The steps of {@link toResponsesRequest}, made once: a generator function made per call is costly on the request path (docs/architecture.md, "Generators on the request path"). */
+/** The steps of {@link toResponsesRequest}: a generator made once (docs/architecture.md). */
 const toResponsesRequestSteps = function*(n: N.NeutralRequest) {
   yield* singleChoice(n, "openai_responses")
   const tools = toolMap(n)
