@@ -99,6 +99,11 @@ export interface LoadRow {
   readonly pid?: number
   added?: number
   addedVs?: string
+  /**
+   * When `added` is the median of alternating rounds against another row ({@link pairedRows}): each
+   * round's difference.
+   */
+  addedRounds?: ReadonlyArray<number>
 }
 
 export interface LoadOptions {
@@ -122,40 +127,169 @@ export interface LoadTiming {
   readonly rowS: number
 }
 
-/** A warm-up run, then a measured autocannon run of `timing.rowS` seconds. */
-export const loadRow = async (
-  name: string,
-  { url, body, connections, headers, requests, pairs = false, pid }: LoadOptions,
-  timing: LoadTiming
-): Promise<LoadRow> => {
-  const base = { url, connections, headers: { ...JSON_HEADERS, ...headers }, body, requests }
-  await cannon({ ...base, duration: timing.warmS })
+/** One measured autocannon run of a row: its samples, failures, length and the CPU it cost. */
+export interface Run {
+  /** Latencies of 2xx responses (ms), in order. */
+  readonly latencies: ReadonlyArray<number>
+  readonly non2xx: number
+  readonly errors: number
+  readonly durationS: number
+  /** CPU seconds of the measured process over the run (NaN without a process). */
+  readonly cpuS: number
+}
+
+const runOnce = async (
+  { body, connections, headers, pid, requests, url }: LoadOptions,
+  durationS: number
+): Promise<Run> => {
   const cpuBefore = pid === undefined ? NaN : cpuS(pid)
-  const { result, latencies, non2xx } = await cannon({ ...base, duration: timing.rowS })
+  const { latencies, non2xx, result } = await cannon({
+    url,
+    connections,
+    headers: { ...JSON_HEADERS, ...headers },
+    body,
+    requests,
+    duration: durationS
+  })
   const cpuAfter = pid === undefined ? NaN : cpuS(pid)
-  let samples = latencies
-  if (pairs) {
-    // c=1 and a two-request sequence: responses alternate judge, answer; a pair is one "turn".
-    samples = []
-    for (let i = 0; i + 1 < latencies.length; i += 2) samples.push((latencies[i] ?? NaN) + (latencies[i + 1] ?? NaN))
+  return {
+    latencies,
+    non2xx,
+    errors: result.errors + result.timeouts,
+    durationS: result.duration,
+    cpuS: cpuAfter - cpuBefore
   }
-  const s = stats(samples)
+}
+
+const warmUp = ({ pid: _pid, ...options }: LoadOptions, warmS: number) => runOnce(options, warmS)
+
+/** The samples of a run: its latencies, or with `pairs` (a two-request sequence at c=1) each pair's sum. */
+const samplesOf = (run: Run, pairs: boolean): Array<number> => {
+  if (!pairs) return [...run.latencies]
+  // responses alternate judge, answer; a pair is one "turn"
+  const samples: Array<number> = []
+  for (let i = 0; i + 1 < run.latencies.length; i += 2) {
+    samples.push((run.latencies[i] ?? NaN) + (run.latencies[i + 1] ?? NaN))
+  }
+  return samples
+}
+
+/** The row of one or more measured runs of the same load, their samples and time taken together. */
+export const rowOf = (
+  name: string,
+  { connections, pairs = false, pid }: Pick<LoadOptions, "connections" | "pairs" | "pid">,
+  runs: ReadonlyArray<Run>
+): LoadRow => {
+  const s = stats(runs.flatMap((run) => samplesOf(run, pairs)))
+  let durationS = 0
+  let errors = 0
+  let non2xx = 0
+  let cpu = 0
+  let responses = 0
+  for (const run of runs) {
+    durationS += run.durationS
+    errors += run.errors
+    non2xx += run.non2xx
+    cpu += run.cpuS
+    responses += run.latencies.length + run.non2xx
+  }
   return {
     name,
     kind: "load",
     connections,
-    durationS: result.duration,
+    durationS,
     count: s.n,
-    rps: s.n / result.duration,
+    rps: s.n / durationS,
     mean: s.mean,
     p50: s.p50,
     p99: s.p99,
     max: s.max,
-    errors: result.errors + result.timeouts,
+    errors,
     non2xx,
-    cpuUsPerReq: cpuPerRequest(cpuBefore, cpuAfter, latencies.length + non2xx),
+    cpuUsPerReq: responses > 0 ? (cpu * 1e6) / responses : NaN,
     ...(pid === undefined ? {} : { pid })
   }
+}
+
+/** A warm-up run, then a measured autocannon run of `timing.rowS` seconds. */
+export const loadRow = async (name: string, options: LoadOptions, timing: LoadTiming): Promise<LoadRow> => {
+  await warmUp(options, timing.warmS)
+  return rowOf(name, options, [await runOnce(options, timing.rowS)])
+}
+
+/** The middle value of `values` (the mean of the two middle ones for an even count; NaN when empty). */
+export const median = (values: ReadonlyArray<number>): number => {
+  const sorted = Float64Array.from(values).sort()
+  const mid = sorted.length >> 1
+  if (sorted.length === 0) return NaN
+  return sorted.length % 2 === 1 ? sorted[mid] ?? NaN : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2
+}
+
+/** Which of two rows runs first in each round of {@link pairedRows}: A B, then B A, then A B, … */
+export const roundOrder = (round: number): readonly ["a", "b"] | readonly ["b", "a"] =>
+  round % 2 === 0 ? ["a", "b"] : ["b", "a"]
+
+/**
+ * How a paired row's `added` was found, for a report: "median of 3 alternating rounds: +a, +b, +c";
+ * empty for a row measured alone.
+ */
+export const roundsNote = (row: LoadRow, digits = 2): string =>
+  row.addedRounds === undefined
+    ? ""
+    : `median of ${row.addedRounds.length} alternating rounds: ${
+      row.addedRounds.map((d) => `${d >= 0 ? "+" : ""}${d.toFixed(digits)}`).join(", ")
+    }`
+
+/** One side of {@link pairedRows}. */
+export interface Side {
+  readonly name: string
+  readonly options: LoadOptions
+}
+
+/** Two rows measured in alternation, and what B adds over A. */
+export interface PairedRows {
+  readonly a: LoadRow
+  readonly b: LoadRow
+  /** B's mean minus A's in each round, in round order (ms). */
+  readonly rounds: ReadonlyArray<number>
+  /** The median of {@link rounds}: the figure reported as B's `added`. */
+  readonly added: number
+}
+
+/**
+ * Two rows whose difference is the figure (a route against another on the same body): each warmed
+ * up, then measured in `rounds` alternating rounds of `timing.rowS / rounds` seconds (A B, B A, A B),
+ * so a drift of the machine during the pair weighs on both alike. Each row merges its rounds; B's
+ * `added` is the median of the rounds' differences of the means, vs `vs`. `run` measures one run
+ * (autocannon; the warm-ups are runs without the process's CPU).
+ */
+export const pairedRows = async (
+  a: Side,
+  b: Side,
+  timing: LoadTiming,
+  vs: string,
+  rounds = 3,
+  run: (options: LoadOptions, durationS: number) => Promise<Run> = runOnce
+): Promise<PairedRows> => {
+  const sides = { a, b }
+  for (const side of [a, b]) {
+    const { pid: _pid, ...options } = side.options
+    await run(options, timing.warmS)
+  }
+  const runs = { a: [] as Array<Run>, b: [] as Array<Run> }
+  const differences: Array<number> = []
+  for (let round = 0; round < rounds; round++) {
+    for (const side of roundOrder(round)) runs[side].push(await run(sides[side].options, timing.rowS / rounds))
+    const meanOf = (side: "a" | "b") => rowOf("", sides[side].options, runs[side].slice(-1)).mean
+    differences.push(meanOf("b") - meanOf("a"))
+  }
+  const rowA = rowOf(a.name, a.options, runs.a)
+  const rowB = rowOf(b.name, b.options, runs.b)
+  const added = median(differences)
+  rowB.added = added
+  rowB.addedVs = vs
+  rowB.addedRounds = differences
+  return { a: rowA, b: rowB, rounds: differences, added }
 }
 
 export interface Timed {

@@ -1,7 +1,7 @@
 // The bench's report: the Markdown tables (rows, memory, many streams), the targets it is held to
 // and the issue targets (ratios from this run's rows), printed and written to
 // bench-results/bench-<timestamp>.json with everything measured.
-import type { LoadRow, StreamRow } from "./measure.js"
+import { type LoadRow, roundsNote, type StreamRow } from "./measure.js"
 import type { BenchOptions } from "./options.js"
 import { STALL_TIMEOUT_MS } from "./options.js"
 import type { ProcStatus } from "./proc.js"
@@ -238,9 +238,9 @@ export const issueTargets = (r: Results): Array<IssueTarget> => {
       (dead.added ?? NaN) <= 0.5 && dead.errors === 0 && dead.non2xx === 0,
       (dead8.added ?? NaN) <= 0.5 && dead8.errors === 0 && dead8.non2xx === 0
     ],
-    `c=1 ${signed(dead.added, 3)} ms; c=8 ${signed(dead8.added, 3)} ms (mean ${f(dead8.mean, 3)} vs ${
-      f(cap8.mean, 3)
-    } ms; ${f(dead8.rps, 0)} vs ${f(cap8.rps, 0)} req/s)`
+    `c=1 ${signed(dead.added, 3)} ms (${roundsNote(dead, 3)}); c=8 ${signed(dead8.added, 3)} ms (${
+      roundsNote(dead8, 3)
+    }; mean ${f(dead8.mean, 3)} vs ${f(cap8.mean, 3)} ms; ${f(dead8.rps, 0)} vs ${f(cap8.rps, 0)} req/s)`
   )
   const overChat = m1.mean - p1.mean
   judge(

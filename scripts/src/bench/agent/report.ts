@@ -3,7 +3,7 @@
  * targets computed from the same run's rows (ours against the floor and the peer gateway of the
  * same path; the translated paths and the memory reported beside them).
  */
-import type { LoadRow, StreamRow } from "../measure.js"
+import { type LoadRow, roundsNote, type StreamRow } from "../measure.js"
 import type { PathRows, Trio } from "../rows/agent.js"
 import { AGENT_PATHS } from "./paths.js"
 import type { AgentResults } from "./stage.js"
@@ -175,9 +175,11 @@ export const agentTargets = (r: AgentResults): Array<AgentTarget> => {
     target:
       "256 KB user turn, capability user_turn with a live judge: ≤ +1 ms over passthrough on the same body (c=1 mean)",
     status: status([check((cap.c1.added ?? NaN) <= 1, cap.c1.added), clean(cap.c1)]),
-    figure: `${signed(cap.c1.added, 3)} ms (mean ${f(cap.c1.mean, 3)} vs ${f(size.judge.pass.c1.mean, 3)} ms); c=32 ${
-      f(cap.c32.rps, 0)
-    } vs ${f(size.judge.pass.c32.rps, 0)} req/s; first chunk ${signed(cap.stream.addedFirst, 3)} ms`
+    figure: `${signed(cap.c1.added, 3)} ms (${roundsNote(cap.c1, 3)}; means ${f(cap.c1.mean, 3)} vs ${
+      f(size.judge.pass.c1.mean, 3)
+    } ms); c=32 ${f(cap.c32.rps, 0)} vs ${f(size.judge.pass.c32.rps, 0)} req/s; first chunk ${
+      signed(cap.stream.addedFirst, 3)
+    } ms`
   })
   const memory = r.memory.filter((m) => m.process === "server")
   out.push({

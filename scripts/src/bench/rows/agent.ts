@@ -8,7 +8,7 @@ import { AGENT_MODEL, AGENT_PATHS, type AgentPath, ENDPOINTS, peerHeaders, type 
 import type { AgentBody, Format } from "../agent/wire.js"
 import type { BenchContext } from "../context.js"
 import { AGENT_ROUTES } from "../deployment.js"
-import { type LoadRow, loadRow, type StreamRow, streamRow } from "../measure.js"
+import { type LoadOptions, type LoadRow, loadRow, pairedRows, type StreamRow, streamRow } from "../measure.js"
 import { HOST } from "../options.js"
 
 /** One body measured three ways: buffered at c=1 and c=32, and streamed (sequential). */
@@ -57,25 +57,36 @@ interface Target {
 /** The session of the judge rows (Claude Code and Codex send one on every request). */
 const SESSION = { "x-switchyard-session-id": "bench-agent-session" }
 
-const measureTrio = async (ctx: BenchContext, label: string, t: Target, ref: Trio | undefined): Promise<Trio> => {
+const timingOf = (ctx: BenchContext) => ({ rowS: ctx.options.agentRowS, warmS: ctx.options.agentWarmS })
+
+/** The buffered load of a target at `connections`. */
+const loadOf = (t: Target, connections: number): LoadOptions => {
+  const { endpoint, headers: formatHeaders } = ENDPOINTS[t.format]
+  return {
+    url: `http://${HOST}:${t.port}${endpoint}`,
+    body: t.body.text({ model: t.model, stream: false }),
+    headers: { ...formatHeaders, ...t.headers },
+    connections,
+    ...(t.pid === undefined ? {} : { pid: t.pid })
+  }
+}
+
+/** A target's trio; `c1` when its c=1 row was measured already (paired with another's). */
+const measureTrio = async (
+  ctx: BenchContext,
+  label: string,
+  t: Target,
+  ref: Trio | undefined,
+  measuredC1?: LoadRow
+): Promise<Trio> => {
   const { endpoint, done, headers: formatHeaders } = ENDPOINTS[t.format]
   const headers = { ...formatHeaders, ...t.headers }
-  const timing = { rowS: ctx.options.agentRowS, warmS: ctx.options.agentWarmS }
-  const buffered = t.body.text({ model: t.model, stream: false })
   const load = async (connections: number, vs: LoadRow | undefined) => {
-    const row = ctx.log(
-      await loadRow(`${label}, c=${connections}`, {
-        url: `http://${HOST}:${t.port}${endpoint}`,
-        body: buffered,
-        headers,
-        connections,
-        ...(t.pid === undefined ? {} : { pid: t.pid })
-      }, timing)
-    )
+    const row = ctx.log(await loadRow(`${label}, c=${connections}`, loadOf(t, connections), timingOf(ctx)))
     if (vs !== undefined) row.added = row.mean - vs.mean
     return row
   }
-  const c1 = await load(1, ref?.c1)
+  const c1 = measuredC1 ?? await load(1, ref?.c1)
   const c32 = await load(32, ref?.c32)
   const stream = ctx.log(
     await streamRow(`${label}, streaming`, t.port, t.body.text({ model: t.model, stream: true }), {
@@ -93,12 +104,13 @@ const measureTrio = async (ctx: BenchContext, label: string, t: Target, ref: Tri
   return { c1, c32, stream }
 }
 
-/** Sets each row's `added` against `base` (same body, another route), named by `vs`. */
+/**
+ * Sets the c=32 and streamed rows' `added` against `base` (same body, another route), named by `vs`
+ * (the c=1 rows are measured in alternation, which sets theirs).
+ */
 const against = (trio: Trio, base: Trio, vs: string): Trio => {
-  for (const [row, of] of [[trio.c1, base.c1], [trio.c32, base.c32]] as const) {
-    row.added = row.mean - of.mean
-    row.addedVs = vs
-  }
+  trio.c32.added = trio.c32.mean - base.c32.mean
+  trio.c32.addedVs = vs
   trio.stream.addedFirst = trio.stream.first.p50 - base.stream.first.p50
   trio.stream.addedLast = trio.stream.last.p50 - base.stream.last.p50
   trio.stream.addedVs = vs
@@ -154,9 +166,20 @@ const judgeRows = async (ctx: BenchContext, sized: SizedBodies, direct: Trio, ch
     body: sized.userTurn,
     model: route
   })
-  const pass = await measureTrio(ctx, `${prefix}, passthrough`, on(AGENT_ROUTES.chat), direct)
+  const passLabel = `${prefix}, passthrough`
+  const capLabel = `${prefix}, capability user_turn, live judge`
+  // the target's figure is the c=1 difference: the two routes' c=1 rows in alternating rounds
+  const c1 = await pairedRows(
+    { name: `${passLabel}, c=1`, options: loadOf(on(AGENT_ROUTES.chat), 1) },
+    { name: `${capLabel}, c=1`, options: loadOf(on(AGENT_ROUTES.cap), 1) },
+    timingOf(ctx),
+    "passthrough, same body"
+  )
+  const passC1 = ctx.log(c1.a)
+  passC1.added = passC1.mean - direct.c1.mean
+  const pass = await measureTrio(ctx, passLabel, on(AGENT_ROUTES.chat), direct, passC1)
   const cap = against(
-    await measureTrio(ctx, `${prefix}, capability user_turn, live judge`, on(AGENT_ROUTES.cap), undefined),
+    await measureTrio(ctx, capLabel, on(AGENT_ROUTES.cap), undefined, ctx.log(c1.b)),
     pass,
     "passthrough, same body"
   )
@@ -167,7 +190,7 @@ const judgeRows = async (ctx: BenchContext, sized: SizedBodies, direct: Trio, ch
       headers: SESSION,
       connections: 1,
       pid: ctx.server.pid
-    }, { rowS: ctx.options.agentRowS, warmS: ctx.options.agentWarmS })
+    }, timingOf(ctx))
   )
   affinity.added = affinity.mean - chat.c1.mean
   affinity.addedVs = "passthrough, same body"

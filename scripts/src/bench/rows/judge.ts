@@ -1,8 +1,9 @@
 // Rows 3 and 4: the capability route with a live judge (every_request) against the two upstream
 // calls made directly (the judge request as the server sent it, then the answer), and the same
-// route under fail_open with a dead judge (a closed port) against the live one, at c=1 and c=8.
+// route under fail_open with a dead judge (a closed port) against the live one, at c=1 and c=8 —
+// live and dead measured in alternating rounds (`pairedRows`), their difference being the figure.
 import type { BenchContext } from "../context.js"
-import { chatBody, JSON_HEADERS, type LoadRow, loadRow } from "../measure.js"
+import { chatBody, JSON_HEADERS, type LoadOptions, type LoadRow, loadRow, pairedRows } from "../measure.js"
 import { directUrl, routedUrl } from "./buffered.js"
 
 export interface JudgeRows {
@@ -28,16 +29,26 @@ export const judgeRows = async (ctx: BenchContext, judgeBody: string): Promise<J
       ]
     }, options)
   )
-  const routedRow = async (name: string, route: string, connections: number) =>
-    log(await loadRow(name, { url: routedUrl(ctx), body: chatBody(route), connections, pid: server.pid }, options))
-  const cap = await routedRow("capability, live judge, c=1", "cap", 1)
+  const routed = (route: string, connections: number): LoadOptions => ({
+    url: routedUrl(ctx),
+    body: chatBody(route),
+    connections,
+    pid: server.pid
+  })
+  const live = (connections: number) => ({
+    name: `capability, live judge, c=${connections}`,
+    options: routed("cap", connections)
+  })
+  const closed = (connections: number) => ({
+    name: `capability fail_open, dead judge, c=${connections}`,
+    options: routed("cap-dead", connections)
+  })
+  const c1 = await pairedRows(live(1), closed(1), options, "live judge")
+  const cap = log(c1.a)
   cap.added = cap.mean - pair.mean
-  const dead = await routedRow("capability fail_open, dead judge, c=1", "cap-dead", 1)
-  dead.added = dead.mean - cap.mean
-  dead.addedVs = "live judge"
-  const cap8 = await routedRow("capability, live judge, c=8", "cap", 8)
-  const dead8 = await routedRow("capability fail_open, dead judge, c=8", "cap-dead", 8)
-  dead8.added = dead8.mean - cap8.mean
-  dead8.addedVs = "live judge, c=8"
+  const dead = log(c1.b)
+  const c8 = await pairedRows(live(8), closed(8), options, "live judge, c=8")
+  const cap8 = log(c8.a)
+  const dead8 = log(c8.b)
   return { pair, cap, dead, cap8, dead8 }
 }
