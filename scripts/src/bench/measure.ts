@@ -161,7 +161,8 @@ const runOnce = async (
   }
 }
 
-const warmUp = ({ pid: _pid, ...options }: LoadOptions, warmS: number) => runOnce(options, warmS)
+/** A warm-up run: the load without the process whose CPU a measured run reads. */
+const warmUp = ({ pid: _pid, ...options }: LoadOptions, warmS: number, run = runOnce) => run(options, warmS)
 
 /** The samples of a run: its latencies, or with `pairs` (a two-request sequence at c=1) each pair's sum. */
 const samplesOf = (run: Run, pairs: boolean): Array<number> => {
@@ -272,10 +273,7 @@ export const pairedRows = async (
   run: (options: LoadOptions, durationS: number) => Promise<Run> = runOnce
 ): Promise<PairedRows> => {
   const sides = { a, b }
-  for (const side of [a, b]) {
-    const { pid: _pid, ...options } = side.options
-    await run(options, timing.warmS)
-  }
+  for (const side of [a, b]) await warmUp(side.options, timing.warmS, run)
   const runs = { a: [] as Array<Run>, b: [] as Array<Run> }
   const differences: Array<number> = []
   for (let round = 0; round < rounds; round++) {
