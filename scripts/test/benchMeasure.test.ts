@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type LoadOptions, median, pairedRows, roundsNote, rowOf, type Run } from "../src/bench/measure.js"
+import { healthByPhase } from "../src/bench/rows/manyStreams.js"
 
 const run = (latencies: ReadonlyArray<number>, extra: Partial<Run> = {}): Run => ({
   latencies,
@@ -76,5 +77,15 @@ describe("bench measure", () => {
     assert.strictEqual(paired.b.mean, 59 / 3)
     assert.strictEqual(roundsNote(paired.b), "median of 3 alternating rounds: +1.00, +6.00, +2.00")
     assert.strictEqual(roundsNote(paired.a), "")
+  })
+
+  it("/health samples split by when they were sent: opening, steady (from its start), closing (from its end)", () => {
+    const phases = healthByPhase([5, 40, 7, 8, 30, 2], [0, 9, 10, 15, 20, 25], 10, 20)
+    assert.deepStrictEqual([phases.opening.n, phases.opening.max], [2, 40])
+    assert.deepStrictEqual([phases.steady.n, phases.steady.max], [2, 8])
+    assert.deepStrictEqual([phases.closing.n, phases.closing.max], [2, 30])
+    // no steady part (the streams never were all open at once): every sample is the opening's
+    const none = healthByPhase([1, 2], [0, 100], undefined, undefined)
+    assert.deepStrictEqual([none.opening.n, none.steady.n, none.closing.n], [2, 0, 0])
   })
 })

@@ -164,6 +164,12 @@ export const manyStreamsTable = ({ many: { many, manyFloor } }: Results): Array<
       `| /health while the chunks flow, p50 / p99 / max (${many.health.n} samples every ~50 ms, ${many.health.errors} errors) | ${
         f(many.health.p50)
       } / ${f(many.health.p99)} / ${f(many.health.max)} ms |`,
+      `| /health by phase, p99 / max (samples): streams opening / steady / closing | ${
+        (["opening", "steady", "closing"] as const).map((phase) => {
+          const h = many.healthPhases[phase]
+          return `${f(h.p99)} / ${f(h.max)} (${h.n})`
+        }).join(" · ")
+      } ms |`,
       `| buffered trickle during them, mean / p99 (${many.trickle.n} requests, ${many.trickle.errors} errors) | ${
         f(many.trickle.mean)
       } / ${f(many.trickle.p99)} ms |`,

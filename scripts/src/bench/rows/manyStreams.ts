@@ -32,6 +32,11 @@ export interface ManyStreamsRow {
   /** The same over the steady part only: all streams open, none finished yet (NaN when none). */
   readonly steady: { readonly windowS: number; readonly chunks: number; readonly cpuUsPerChunk: number }
   readonly health: Stats & { readonly errors: number }
+  /**
+   * The /health samples by when they were sent: while the streams were opening (before all were
+   * open), in the steady part, and once the first had finished.
+   */
+  readonly healthPhases: { readonly opening: Stats; readonly steady: Stats; readonly closing: Stats }
   readonly trickle: Stats & { readonly errors: number }
   readonly rssBeforeMb: number
   readonly rssPeakMb: number
@@ -149,6 +154,8 @@ const probe = async (
 ) => {
   let rssPeakMb = rssBeforeMb
   const healthMs: Array<number> = []
+  /** When each of `healthMs` was sent (`performance.now()`). */
+  const healthAt: Array<number> = []
   let healthErrors = 0
   const healthAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const healthLoop = (async () => {
@@ -157,8 +164,10 @@ const probe = async (
       try {
         if (probes) {
           const r = await timedGet(healthAgent, server.port, "/health")
-          if (r.status === 200) healthMs.push(r.ms)
-          else healthErrors++
+          if (r.status === 200) {
+            healthMs.push(r.ms)
+            healthAt.push(t)
+          } else healthErrors++
         }
       } catch {
         healthErrors++
@@ -185,7 +194,30 @@ const probe = async (
   await Promise.all([healthLoop, trickleLoop])
   healthAgent.destroy()
   trickleAgent.destroy()
-  return { rssPeakMb, healthMs, healthErrors, trickleMs, trickleErrors }
+  return { rssPeakMb, healthMs, healthAt, healthErrors, trickleMs, trickleErrors }
+}
+
+/**
+ * Samples split by the time they were taken: before `steadyStart` (the streams opening), up to
+ * `steadyEnd` (all open, none finished), after it (closing). Without a steady part every sample is
+ * "opening" until the end is known, so all go there.
+ */
+export const healthByPhase = (
+  ms: ReadonlyArray<number>,
+  at: ReadonlyArray<number>,
+  steadyStart: number | undefined,
+  steadyEnd: number | undefined
+): ManyStreamsRow["healthPhases"] => {
+  const opening: Array<number> = []
+  const steady: Array<number> = []
+  const closing: Array<number> = []
+  ms.forEach((value, i) => {
+    const t = at[i] ?? NaN
+    if (steadyStart === undefined || steadyEnd === undefined || t < steadyStart) opening.push(value)
+    else if (t < steadyEnd) steady.push(value)
+    else closing.push(value)
+  })
+  return { opening: stats(opening), steady: stats(steady), closing: stats(closing) }
 }
 
 /**
@@ -213,7 +245,7 @@ const manyStreamsRow = async (
     streams.fail(error instanceof Error ? error.message : String(error))
   }
   const end = streams.mark()
-  const { healthErrors, healthMs, rssPeakMb, trickleErrors, trickleMs } = await probed
+  const { healthAt, healthErrors, healthMs, rssPeakMb, trickleErrors, trickleMs } = await probed
   await streams.close()
 
   const { chunks, completed, errorSamples, events, steadyEnd, steadyStart } = streams.state
@@ -242,6 +274,7 @@ const manyStreamsRow = async (
     cpuUsPerChunk: chunks > 0 ? (serverCpuS * 1e6) / chunks : NaN,
     steady,
     health: { ...stats(healthMs), errors: healthErrors },
+    healthPhases: healthByPhase(healthMs, healthAt, steadyStart?.t, steadyEnd?.t),
     trickle: { ...stats(trickleMs), errors: trickleErrors },
     rssBeforeMb,
     rssPeakMb,
