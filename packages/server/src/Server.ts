@@ -29,6 +29,7 @@ import { Readable } from "node:stream"
 import * as Api from "./Api.js"
 import * as Auth from "./internal/auth.js"
 import * as Edge from "./internal/edge.js"
+import * as LineBatches from "./internal/lineBatches.js"
 import * as Logfmt from "./internal/logfmt.js"
 import * as Reload from "./internal/reload.js"
 import * as Tracing from "./internal/tracing.js"
@@ -300,15 +301,23 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
 
 /**
  * The server's logger: logfmt lines like Effect's default logger (the text of its
- * `Logger.logfmtLogger`, made with less work), written to stdout in batches every 20 ms (one write
- * per batch instead of one synchronous write per line); flushed on shutdown.
+ * `Logger.logfmtLogger`, made with less work), written to stdout in batches: the lines of up to
+ * 20 ms after the first one in one write, instead of one synchronous write per line, and no timer
+ * at all while nothing is logged (`LineBatches`); flushed on shutdown.
  */
 export const batchedLogger = Logger.replaceScoped(
   Logger.defaultLogger,
-  Logger.batched(Logfmt.logger, "20 millis", (lines) =>
-    Effect.sync(() => {
-      process.stdout.write(`${lines.join("\n")}\n`)
-    }))
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() =>
+        LineBatches.make((text) => {
+          process.stdout.write(text)
+        }, 20)
+      ),
+      (batches) => Effect.sync(batches.close)
+    ),
+    (batches) => Logger.make((options) => batches.add(Logfmt.logger.log(options)))
+  )
 )
 
 /**
