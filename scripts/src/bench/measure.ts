@@ -207,7 +207,7 @@ export const rowOf = (
     max: s.max,
     errors,
     non2xx,
-    cpuUsPerReq: responses > 0 ? (cpu * 1e6) / responses : NaN,
+    cpuUsPerReq: cpuPerRequest(0, cpu, responses),
     ...(pid === undefined ? {} : { pid })
   }
 }
@@ -227,7 +227,7 @@ export const median = (values: ReadonlyArray<number>): number => {
 }
 
 /** Which of two rows runs first in each round of {@link pairedRows}: A B, then B A, then A B, … */
-export const roundOrder = (round: number): readonly ["a", "b"] | readonly ["b", "a"] =>
+const roundOrder = (round: number): readonly ["a", "b"] | readonly ["b", "a"] =>
   round % 2 === 0 ? ["a", "b"] : ["b", "a"]
 
 /**
@@ -247,14 +247,13 @@ export interface Side {
   readonly options: LoadOptions
 }
 
-/** Two rows measured in alternation, and what B adds over A. */
+/**
+ * Two rows measured in alternation; B's `added` is what it adds over A (the median of the rounds),
+ * its `addedRounds` each round's B mean minus A mean (ms), in round order.
+ */
 export interface PairedRows {
   readonly a: LoadRow
   readonly b: LoadRow
-  /** B's mean minus A's in each round, in round order (ms). */
-  readonly rounds: ReadonlyArray<number>
-  /** The median of {@link rounds}: the figure reported as B's `added`. */
-  readonly added: number
 }
 
 /**
@@ -281,13 +280,11 @@ export const pairedRows = async (
     const meanOf = (side: "a" | "b") => rowOf("", sides[side].options, runs[side].slice(-1)).mean
     differences.push(meanOf("b") - meanOf("a"))
   }
-  const rowA = rowOf(a.name, a.options, runs.a)
   const rowB = rowOf(b.name, b.options, runs.b)
-  const added = median(differences)
-  rowB.added = added
+  rowB.added = median(differences)
   rowB.addedVs = vs
   rowB.addedRounds = differences
-  return { a: rowA, b: rowB, rounds: differences, added }
+  return { a: rowOf(a.name, a.options, runs.a), b: rowB }
 }
 
 export interface Timed {
