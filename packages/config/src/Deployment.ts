@@ -44,7 +44,7 @@ export { InvalidConfig } from "./InvalidConfig.js"
 const subagentRoute = (
   parent: RouteCommon,
   spec: SubagentsSpec
-): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore | Scope.Scope> =>
+): Effect.Effect<Route, never, RouteServices> =>
   spec.type === "passthrough"
     ? Effect.succeed(Passthrough.make({ id: parent.id, name: parent.name, target: spec.target }))
     : CustomRoute.make({
@@ -109,7 +109,7 @@ export const route = (spec: RouteSpec): Effect.Effect<Route, never, RouteService
   const withSubagents = (
     parent: Route,
     subagents: Option.Option<SubagentsSpec>
-  ): Effect.Effect<Route, never, Judge.Judge | SessionStore.SessionStore | Scope.Scope> =>
+  ): Effect.Effect<Route, never, RouteServices> =>
     Option.match(subagents, {
       onNone: () => Effect.succeed(bounded(parent)),
       onSome: (table) =>

@@ -160,3 +160,33 @@ export const redoMessages = (
   { role: "assistant", content: turnText(turn) },
   { role: "user", content: `${Option.getOrElse(prefix, () => AdvisorPrompt.redoFeedbackPrefix)}${plan}` }
 ]
+
+/** What the gate's trigger rules read (`gate_trigger`, `gate_trigger_pattern`, `gate_min_tool_results`, `gate_stall_turns`). */
+export interface TriggerRules {
+  readonly gateTrigger: "no_tool_call" | "pattern"
+  readonly gateTriggerPattern: Option.Option<RegExp>
+  readonly gateMinToolResults: number
+  readonly gateStallTurns: number
+}
+
+/**
+ * Which trigger (if any) asks for a review of the executor's `turn`: the configured one (no tool
+ * call with enough tool results, or the pattern in its visible text), else the stall trigger once
+ * the conversation has `gate_stall_turns` assistant turns and `unreviewedStall` (the stall trigger
+ * reviews a conversation once).
+ */
+export const triggerOf = (
+  rules: TriggerRules,
+  messages: ReadonlyArray<Message>,
+  turn: ChatCompletion,
+  unreviewedStall: boolean
+): Option.Option<"no_tool_call" | "pattern" | "stall"> => {
+  const configured = rules.gateTrigger === "no_tool_call"
+    ? toolCallCount(turn) === 0 &&
+      messages.filter((message) => message.role === "tool").length >= rules.gateMinToolResults
+    : Option.exists(rules.gateTriggerPattern, (pattern) => pattern.test(visibleText(turn)))
+  if (configured) return Option.some(rules.gateTrigger)
+  const assistantTurns = messages.filter((message) => message.role === "assistant").length + 1
+  const stall = rules.gateStallTurns > 0 && assistantTurns >= rules.gateStallTurns && unreviewedStall
+  return stall ? Option.some("stall") : Option.none()
+}

@@ -27,36 +27,27 @@
  *
  * The released answer travels in an `Answered` decision; the `Router` replays it to streaming callers.
  */
-import * as Spans from "@switchyard-ts/client/Spans"
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Target } from "@switchyard-ts/client/Target"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import { AdvisorUnavailable, type ClientFailure } from "@switchyard-ts/protocol/Errors"
-import {
-  type ChatCompletion,
-  type ChatCompletionRequest,
-  tokenCounts,
-  type Usage
-} from "@switchyard-ts/protocol/OpenAiChat"
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
+import { AdvisorUnavailable } from "@switchyard-ts/protocol/Errors"
+import { type ChatCompletion, tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as AdvisorReview from "./AdvisorReview.js"
 import * as Consultation from "./Consultation.js"
-import type { JudgeError } from "./Consultation.js"
-import * as Conversation from "./Conversation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as Warnings from "./internal/warnings.js"
+import * as LiveHost from "./LiveHost.js"
 import * as Metrics from "./Metrics.js"
 import * as Posture from "./Posture.js"
+import * as ReplayHost from "./ReplayHost.js"
 import type { Route, RoutedRequest } from "./Route.js"
+import * as RouteHost from "./RouteHost.js"
 import * as RoutingFacts from "./RoutingFacts.js"
+import type * as RoutingRecord from "./RoutingRecord.js"
 import * as SessionIdentity from "./SessionIdentity.js"
-import { invalid } from "./Verdict.js"
 
 /** What makes a turn eligible for review (`gate_trigger`). */
 export type GateTrigger = "no_tool_call" | "pattern"
@@ -157,49 +148,8 @@ export const skipped = (
   advisor_model: advisorModel
 })
 
-interface ScopeState {
-  reviews: number
-  failedConsults: number
-}
-
-/** Insertion order is recency order: touching a key moves it last; beyond the bound the first goes. */
-const touch = <V>(map: Map<string, V>, key: string, value: V): V => {
-  map.delete(key)
-  map.set(key, value)
-  while (map.size > maxTrackedScopes) {
-    const oldest = map.keys().next()
-    if (oldest.done === true) break
-    map.delete(oldest.value)
-  }
-  return value
-}
-
 /** The `posture` of a route's `fail_open` key: the same combinator a judge's `judge_failure` goes through. */
 export const postureOf = (failOpen: boolean): Posture.Posture => (failOpen ? "fail_open" : "error")
-
-const llmCall = (model: string, outcome: "ok" | "error", durationMs: number, usage?: Usage | null) =>
-  Metrics.recordLlmCall("advisor_gate", model, outcome, durationMs, usage)
-
-const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
-  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
-
-/** Record a routing-time call in `switchyard_llm_calls_total`; a call refused by a breaker made no request. */
-const recorded = (
-  model: string,
-  call: Effect.Effect<ChatCompletion, ClientFailure>
-): Effect.Effect<ChatCompletion, ClientFailure, RoutingFacts.Reporter> =>
-  Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    call.pipe(Effect.onExit((exit) =>
-      refusedByBreaker(exit)
-        ? Effect.void
-        : Effect.flatMap(
-          Clock.currentTimeMillis,
-          (end) =>
-            Exit.isSuccess(exit)
-              ? llmCall(model, "ok", end - start, exit.value.usage)
-              : llmCall(model, "error", end - start)
-        )
-    )))
 
 /** Add a discarded turn's usage to `switchyard_advisor_gate_discarded_tokens_total` by kind. */
 const countDiscardedTokens = (usage: Usage | null | undefined): Effect.Effect<void> => {
@@ -227,79 +177,30 @@ const countReview = (verdict: "approve" | "redo" | "unparseable", trigger: Evide
     1
   )
 
-/** The advisor's verdict on `turn`, its unusable replies as `InvalidVerdict`s (folded by the posture). */
-const consultAdvisor = (
-  options: Options,
-  upstream: UpstreamClient["Type"],
-  request: RoutedRequest,
-  turn: ChatCompletion
-): Effect.Effect<AdvisorReview.Verdict, JudgeError, RoutingFacts.Reporter> =>
-  recorded(
-    options.advisor.id,
-    upstream.complete({
-      target: options.advisor,
-      body: AdvisorReview.requestBody(options, request.body.messages, turn),
-      headers: request.headers
-    })
-  ).pipe(
-    Effect.catchTag(
-      "InvalidResponse",
-      () => Effect.fail(invalid("invalid_response", "advisor body is not a chat completion"))
-    ),
-    Effect.catchTag("TranslationError", () =>
-      Effect.fail(
-        invalid("invalid_response", "advisor request cannot be sent in its upstream's format")
-      )),
-    Effect.flatMap((completion) =>
-      Option.match(AdvisorReview.parseVerdict(completion.choices[0]?.message.content ?? ""), {
-        onNone: () => Effect.fail(invalid("parse_error", "advisor reply has no APPROVE or REDO")),
-        onSome: Effect.succeed
-      })
-    )
-  )
+/** The key of the instance-wide scope (requests without a session id) in its space. */
+const instanceKey = "instance"
 
 /**
- * The review scopes of one route: the instance-wide scope, session scopes (least recently used
- * dropped beyond {@link maxTrackedScopes}) and the conversations the stall trigger already reviewed.
+ * The review scopes of one route: session scopes (least recently used dropped beyond
+ * {@link maxTrackedScopes}), the instance-wide scope (never dropped), and the conversations the
+ * stall trigger already reviewed. A logged request whose scope had used nothing (no review, no failed
+ * consult) had a fresh scope (new, dropped, or ended by `session_final`): so has its replay.
  */
-const makeScopes = () => {
-  const instance: ScopeState = { reviews: 0, failedConsults: 0 }
-  const sessions = new Map<string, ScopeState>()
-  const stalled = new Map<string, true>()
+const scopeSpaces = () => {
+  const fresh = (record: RoutingRecord.RoutingRecord) =>
+    record.advisor !== undefined && record.advisor.reviews_before === 0 &&
+    record.advisor.failed_consults_before === 0
   return {
-    of: (sessionId: Option.Option<string>): Effect.Effect<ScopeState> =>
-      Effect.sync(() =>
-        Option.match(sessionId, {
-          onNone: () => instance,
-          onSome: (id) => touch(sessions, id, sessions.get(id) ?? { reviews: 0, failedConsults: 0 })
-        })
-      ),
-    drop: (sessionId: string) => Effect.sync(() => sessions.delete(sessionId)),
-    stalled: (conversation: string): boolean => stalled.has(conversation),
-    markStalled: (conversation: string) => Effect.sync(() => touch(stalled, conversation, true)),
-    budget: (sessionId: Option.Option<string>): Budget => {
-      const scope = Option.match(sessionId, { onNone: () => instance, onSome: (id) => sessions.get(id) })
-      return { reviews: scope?.reviews ?? 0, failedConsults: scope?.failedConsults ?? 0 }
-    }
+    sessions: RouteHost.local<Budget>(maxTrackedScopes, { forgotten: fresh }),
+    instance: RouteHost.local<Budget>(1, { forgotten: fresh }),
+    stalled: RouteHost.local<true>(maxTrackedScopes, { forgotten: RouteHost.neverForgotten })
   }
 }
 
-/** Which trigger (if any) asks for a review of `turn`; the stall trigger also needs an unreviewed conversation. */
-const triggerOf = (
-  options: Options,
-  request: RoutedRequest,
-  turn: ChatCompletion,
-  unreviewedStall: boolean
-): Option.Option<Evidence.AdvisorTrigger> => {
-  const messages = request.body.messages
-  const configured = options.gateTrigger === "no_tool_call"
-    ? AdvisorReview.toolCallCount(turn) === 0 &&
-      messages.filter((message) => message.role === "tool").length >= options.gateMinToolResults
-    : Option.exists(options.gateTriggerPattern, (pattern) => pattern.test(AdvisorReview.visibleText(turn)))
-  if (configured) return Option.some(options.gateTrigger)
-  const assistantTurns = messages.filter((message) => message.role === "assistant").length + 1
-  const stall = options.gateStallTurns > 0 && assistantTurns >= options.gateStallTurns && unreviewedStall
-  return stall ? Option.some("stall") : Option.none()
+/** A request's scope: its store and key. */
+interface Scope {
+  readonly store: RouteHost.Store<Budget>
+  readonly key: string
 }
 
 /** What a request tells the routing log of its gate: consult none before the consultation, or how it came out. */
@@ -308,11 +209,10 @@ type Advise = (
   consult: Option.Option<"approve" | "redo" | Evidence.Reason>
 ) => Effect.Effect<void, never, RoutingFacts.Reporter>
 
-/** What one advisor route gates requests with. */
+/** What one advisor route's program gates requests with. */
 interface Gate {
   readonly options: Options
-  readonly upstream: UpstreamClient["Type"]
-  readonly scopes: ReturnType<typeof makeScopes>
+  readonly spaces: ReturnType<typeof scopeSpaces>
   /** The posture of the route's `fail_open`, as its combinator. */
   readonly posture: Posture.Combinator
   /** The decision of a gated request: the turn released (or answered again), or none — a passthrough to the executor. */
@@ -321,18 +221,33 @@ interface Gate {
   readonly warnings: Warnings.Warnings
 }
 
-const callExecutor = (gate: Gate, body: ChatCompletionRequest, headers: Readonly<Record<string, string>>) =>
-  recorded(
-    gate.options.executor.id,
-    gate.upstream.complete({ target: gate.options.executor, body, headers, completion: true })
-  )
+/** The scope of a request: its session's, else the instance-wide one. */
+const scopeOf = (host: RouteHost.Host, gate: Gate, sessionId: Option.Option<string>): Scope =>
+  Option.match(sessionId, {
+    onNone: () => ({ store: host.store(gate.spaces.instance), key: instanceKey }),
+    onSome: (id) => ({ store: host.store(gate.spaces.sessions), key: id })
+  })
+
+/** The scope's budget, its entry made (or made the most recent). */
+const budgetOf = (scope: Scope): Effect.Effect<Budget> =>
+  scope.store.modify(scope.key, (stored) => {
+    const budget = Option.getOrElse(stored, () => freshBudget)
+    return [budget, Option.some(budget)] as const
+  })
 
 /** Take one review from the scope, atomically; why not when it has none left (another request raced us). */
-const reserve = (settings: Settings, scope: ScopeState): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
-  Effect.sync(() => {
-    const skip = spent(settings, scope)
-    if (Option.isNone(skip)) scope.reviews++
-    return skip
+const reserve = (settings: Settings, scope: Scope): Effect.Effect<Option.Option<Evidence.AdvisorSkip>> =>
+  scope.store.modify(scope.key, (stored) => {
+    const budget = Option.getOrElse(stored, () => freshBudget)
+    const skip = spent(settings, budget)
+    return [skip, Option.some(Option.isNone(skip) ? { ...budget, reviews: budget.reviews + 1 } : budget)] as const
+  })
+
+/** Settle a failed consult in the scope's budget. */
+const failedConsult = (scope: Scope, reason: Evidence.Reason): Effect.Effect<void> =>
+  scope.store.modify(scope.key, (stored) => {
+    const budget = Option.getOrElse(stored, () => freshBudget)
+    return [undefined, Option.some(afterConsult(budget, reason))] as const
   })
 
 /**
@@ -342,39 +257,38 @@ const reserve = (settings: Settings, scope: ScopeState): Effect.Effect<Option.Op
  * executor answer again.
  */
 const review = Effect.fnUntraced(function*(
+  host: RouteHost.Host,
   gate: Gate,
   request: RoutedRequest,
-  scope: ScopeState,
+  scope: Scope,
   turn: ChatCompletion,
   trigger: Evidence.AdvisorTrigger,
   advised: Advise
 ) {
   const { options } = gate
   const advisorModel = options.advisor.id
-  const outcome = yield* consultAdvisor(options, gate.upstream, request, turn).pipe(
+  const outcome = yield* host.consult({ _tag: "Advisor", options, request, turn, trigger }).pipe(
     Effect.tapError((error) => {
       const reason = Consultation.reasonOf(error)
       return Effect.all([
-        Effect.sync(() => Object.assign(scope, afterConsult(scope, reason))),
+        failedConsult(scope, reason),
         advised(Option.some(trigger), Option.some(reason)),
-        reason === "parse_error"
-          ? countReview("unparseable", trigger)
-          : Effect.sync(() => TaggedMetric.unsafeUpdate(Metrics.advisorGateConsultFailuresTotal, { reason }, 1))
+        host.record(
+          reason === "parse_error"
+            ? countReview("unparseable", trigger)
+            : Effect.sync(() => TaggedMetric.unsafeUpdate(Metrics.advisorGateConsultFailuresTotal, { reason }, 1))
+        )
       ], { discard: true })
     }),
     Consultation.run(gate.posture),
-    Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure })),
-    Spans.withSpan("Advisor.consult", () => ({
-      captureStackTrace: false,
-      attributes: { "switchyard.advisor_model": advisorModel, "switchyard.trigger": trigger }
-    }))
+    Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure }))
   )
   const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
     ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
     : Consultation.WithoutVerdict({ reason: outcome.reason })
   const evidence = reviewed(judged, trigger, advisorModel)
   if (outcome._tag === "WithoutVerdict") {
-    yield* Warnings.warn(
+    yield* host.record(Warnings.warn(
       gate.warnings,
       `${outcome.reason}\u0000${trigger}`,
       (count) =>
@@ -387,20 +301,28 @@ const review = Effect.fnUntraced(function*(
             count
           })
         )
-    )
+    ))
     return gate.decision(evidence, Option.some(turn))
   }
   const verdict = outcome.verdict
   yield* advised(Option.some(trigger), Option.some(verdict._tag === "Approve" ? "approve" : "redo"))
   if (verdict._tag === "Approve") {
-    yield* countReview("approve", trigger)
+    yield* host.record(countReview("approve", trigger))
     return gate.decision(evidence, Option.some(turn))
   }
-  yield* countReview("redo", trigger)
-  yield* Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)
-  yield* countDiscardedTokens(turn.usage)
+  yield* host.record(
+    Effect.zipRight(
+      Effect.zipRight(countReview("redo", trigger), Metric.increment(Metrics.advisorGateDiscardedTurnsTotal)),
+      countDiscardedTokens(turn.usage)
+    )
+  )
   const messages = AdvisorReview.redoMessages(request.body.messages, turn, options.redoFeedbackPrefix, verdict.plan)
-  const again = yield* callExecutor(gate, { ...request.body, messages }, request.headers)
+  const again = yield* host.call({
+    kind: "redo_turn",
+    target: options.executor,
+    body: { ...request.body, messages },
+    headers: request.headers
+  })
   return gate.decision(evidence, Option.some(again))
 })
 
@@ -408,11 +330,11 @@ const review = Effect.fnUntraced(function*(
  * One request through the gate: a spent scope passes through to the executor; else the executor
  * answers, and a triggered turn is reviewed when a review can be reserved.
  */
-const gateRequest = Effect.fnUntraced(function*(gate: Gate, request: RoutedRequest) {
-  const { options, scopes } = gate
+const gateRequest = Effect.fnUntraced(function*(host: RouteHost.Host, gate: Gate, request: RoutedRequest) {
+  const { options } = gate
   const advisorModel = options.advisor.id
-  const scope = yield* scopes.of(request.sessionId)
-  const before = { reviews: scope.reviews, failedConsults: scope.failedConsults }
+  const scope = scopeOf(host, gate, request.sessionId)
+  const before = yield* budgetOf(scope)
   // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
   const advised: Advise = (trigger, consult) =>
     RoutingFacts.report((observer) =>
@@ -424,19 +346,25 @@ const gateRequest = Effect.fnUntraced(function*(gate: Gate, request: RoutedReque
         consult
       })
     )
-  const skip = spent(options, scope)
+  const skip = spent(options, before)
   if (Option.isSome(skip)) {
     yield* advised(Option.none(), Option.none())
     return gate.decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
   }
 
-  const turn = yield* callExecutor(gate, request.body, request.headers).pipe(
-    Effect.tapError(() => advised(Option.none(), Option.none()))
+  const turn = yield* host.call({
+    kind: "executor_turn",
+    target: options.executor,
+    body: request.body,
+    headers: request.headers
+  }).pipe(Effect.tapError(() => advised(Option.none(), Option.none())))
+  const stalled = host.store(gate.spaces.stalled)
+  const { conversation, trigger } = yield* host.signals.trigger(
+    request,
+    turn,
+    options,
+    (key) => Effect.map(stalled.get(key), Option.isNone)
   )
-  const conversation = options.gateStallTurns > 0
-    ? yield* Conversation.messageHash(request.body.messages)
-    : Option.none<string>()
-  const trigger = triggerOf(options, request, turn, Option.exists(conversation, (key) => !scopes.stalled(key)))
   if (Option.isNone(trigger)) {
     yield* advised(Option.none(), Option.none())
     return gate.decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
@@ -447,28 +375,50 @@ const gateRequest = Effect.fnUntraced(function*(gate: Gate, request: RoutedReque
     yield* advised(trigger, Option.none())
     return gate.decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
   }
-  if (trigger.value === "stall" && Option.isSome(conversation)) yield* scopes.markStalled(conversation.value)
-  return yield* review(gate, request, scope, turn, trigger.value, advised)
+  if (trigger.value === "stall" && Option.isSome(conversation)) yield* stalled.put(conversation.value, true)
+  return yield* review(host, gate, request, scope, turn, trigger.value, advised)
 })
 
-/** Build an advisor route over the `UpstreamClient` (executor and advisor calls). */
-export const make = (options: Options): Effect.Effect<AdvisorRoute, never, UpstreamClient> =>
-  Effect.map(UpstreamClient, (upstream) => {
-    const info = { id: options.id, name: options.name, algorithm: "advisor_gate" } as const
-    const scopes = makeScopes()
-    const gate: Gate = {
-      options,
-      upstream,
-      scopes,
-      posture: Posture.fromConfig(postureOf(options.failOpen)),
-      warnings: Warnings.make(),
-      decision: (evidence, answer) =>
-        Option.match(answer, {
-          onNone: () => Decision.routed({ route: info, selected: options.executor, fallbacks: [], evidence }),
-          onSome: (released) =>
-            Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
-        })
-    }
+/** What an advisor route's program keeps: its gate (for {@link make}'s view of the budgets). */
+const gateOf = (options: Options): Gate => {
+  const info = { id: options.id, name: options.name, algorithm: "advisor_gate" } as const
+  return {
+    options,
+    spaces: scopeSpaces(),
+    posture: Posture.fromConfig(postureOf(options.failOpen)),
+    warnings: Warnings.make(),
+    decision: (evidence, answer) =>
+      Option.match(answer, {
+        onNone: () => Decision.routed({ route: info, selected: options.executor, fallbacks: [], evidence }),
+        onSome: (released) =>
+          Decision.answered({ route: info, answer: released, servedBy: Option.some(options.executor), evidence })
+      })
+  }
+}
+
+/** The program of a gate: a session's last request (`session_final`) drops the session's scope once routed. */
+const programOf = (gate: Gate): RouteHost.Program => (request) =>
+  Effect.flatMap(RouteHost.RouteHost, (host) =>
+    Option.match(request.sessionId, {
+      onNone: () => gateRequest(host, gate, request),
+      onSome: (id) =>
+        SessionIdentity.forgetOnFinal(
+          gateRequest(host, gate, request),
+          request.headers,
+          host.store(gate.spaces.sessions).remove(id)
+        )
+    }))
+
+/** An advisor route's program (see the module doc). */
+export const program = (options: Options): RouteHost.Program => programOf(gateOf(options))
+
+/**
+ * Build an advisor route: its {@link program} on a live host (`LiveHost`: the `UpstreamClient` for
+ * its executor and advisor calls), with a view of its budgets.
+ */
+export const make = (options: Options): Effect.Effect<AdvisorRoute, never, LiveHost.Services> =>
+  Effect.map(LiveHost.make({ algorithm: "advisor_gate", late: Option.none() }), (host) => {
+    const gate = gateOf(options)
     const route: AdvisorRoute = {
       id: options.id,
       name: options.name,
@@ -476,13 +426,48 @@ export const make = (options: Options): Effect.Effect<AdvisorRoute, never, Upstr
       targets: [options.executor],
       contextWindow: options.contextWindow ?? Option.none(),
       toolCalling: options.toolCalling ?? Option.none(),
-      // A session's last request (`session_final`) drops the session's scope once it is routed.
-      decide: (request) =>
-        Option.match(request.sessionId, {
-          onNone: () => gateRequest(gate, request),
-          onSome: (id) => SessionIdentity.forgetOnFinal(gateRequest(gate, request), request.headers, scopes.drop(id))
-        }),
-      budget: (sessionId) => Effect.sync(() => scopes.budget(sessionId))
+      decide: LiveHost.serve(host, programOf(gate)),
+      budget: (sessionId) =>
+        Effect.map(
+          scopeOf(host, gate, sessionId).store.get(Option.getOrElse(sessionId, () => instanceKey)),
+          (budget) => Option.getOrElse(budget, () => freshBudget)
+        )
     }
     return route
   })
+
+/** Where an advisor route's request went: the executor's turn released, or answered again after a REDO. */
+const released = "released"
+const redone = "redone"
+
+/** What the log says an advisor route's record came to. */
+export const logged = (record: RoutingRecord.Decided): ReplayHost.Outcome => {
+  const evidence = record.evidence
+  if (evidence === null) {
+    const consult = record.advisor?.consult
+    return consult === undefined || consult === null || consult === "approve" || consult === "redo"
+      ? ReplayHost.unknown
+      : { _tag: "Failed", reason: consult }
+  }
+  if (evidence.source !== "advisor") return ReplayHost.unknown
+  if ("reason" in evidence) return ReplayHost.routed(released, "fail-open", evidence.reason)
+  switch (evidence.verdict) {
+    case "approve":
+      return ReplayHost.routed(released, "approve")
+    case "redo":
+      return ReplayHost.routed(redone, "redo")
+    case "unparseable":
+      return ReplayHost.routed(released, "unparseable")
+    case "skipped":
+      return ReplayHost.routed(released, `skipped: ${evidence.skipped ?? "no_trigger"}`)
+  }
+}
+
+/** An advisor route's replay: its {@link program} on the log's facts, read back as {@link logged}. */
+export const replayable = (options: Options): ReplayHost.Replayable => ({
+  kind: "advisor",
+  algorithm: "advisor_gate",
+  destinations: [released, redone],
+  logged,
+  program: () => program(options)
+})

@@ -15,18 +15,19 @@
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
 import type * as ClassifierCascade from "./ClassifierCascade.js"
 import * as Consultation from "./Consultation.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as ClassifierRoute from "./internal/classifierRoute.js"
-import { Judge, type JudgeError, type JudgeOptions } from "./Judge.js"
+import type { JudgeError, JudgeOptions } from "./Judge.js"
 import type * as LateVerdict from "./LateVerdict.js"
+import * as LiveHost from "./LiveHost.js"
 import * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
+import * as ReplayHost from "./ReplayHost.js"
 import { distinctTargets, type Route } from "./Route.js"
-import type { SessionStore } from "./SessionStore.js"
+import type * as RouteHost from "./RouteHost.js"
 import type { Verdict } from "./Verdict.js"
 
 /** When the judge is consulted. */
@@ -82,50 +83,63 @@ export const rules = (settings: Settings, judgeModel: string): ClassifierCascade
 })
 
 /**
- * Build a capability route over the `Judge` and `SessionStore` services; its late judge calls
- * (`lateVerdictMs`) run in `Scope`.
+ * The capability route's program: the classifier program (`internal/classifierRoute.ts`) under
+ * {@link rules}, its tier's target selected, the other one its fallback.
  */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
-  Effect.gen(function*() {
-    const judge = yield* Judge
-    const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-    const targetOf = (tier: Policy.Tier) => (tier === "weak" ? options.weak : options.strong)
-
-    const classify = yield* ClassifierRoute.make<Judgement, Policy.Tier>({
-      routeId: options.id,
-      rules: rules(options, options.judge.id),
-      messageHashFallback: options.messageHashFallback,
-      posture: options.judgeFailure,
-      late: options,
-      consult: (request, judgeTimeoutMs) =>
-        judge.consult({
-          options: { ...options, judgeTimeoutMs },
-          messages: request.body.messages,
-          headers: request.headers
-        }),
-      toStored: (tier) => ({ target: targetOf(tier).name, tier }),
-      // A decision stored without a tier (written by another mode under this route id) is read by its target.
-      fromStored: (stored) => Option.some(stored.tier ?? (stored.target === options.weak.name ? "weak" : "strong")),
-      tierOf: Option.some
+export const program = (options: Options): RouteHost.Program => {
+  const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
+  const targetOf = (tier: Policy.Tier) => (tier === "weak" ? options.weak : options.strong)
+  const classify = ClassifierRoute.program<"Capability", Policy.Tier>({
+    routeId: options.id,
+    kind: "Capability",
+    rules: rules(options, options.judge.id),
+    messageHashFallback: options.messageHashFallback,
+    posture: options.judgeFailure,
+    question: (request, late) => ({ _tag: "Capability", options, request, late }),
+    toStored: (tier) => ({ target: targetOf(tier).name, tier }),
+    // A decision stored without a tier (written by another mode under this route id) is read by its target.
+    fromStored: (stored) => Option.some(stored.tier ?? (stored.target === options.weak.name ? "weak" : "strong")),
+    tierOf: Option.some
+  })
+  return (request) =>
+    Effect.map(classify(request), ({ evidence, selection }) => {
+      const selected = targetOf(selection)
+      return Decision.routed({
+        route: info,
+        selected,
+        fallbacks: [options.weak, options.strong].filter((target) => target.name !== selected.name),
+        evidence
+      })
     })
+}
 
-    const route: Route = {
+/**
+ * Build a capability route: its {@link program} on a live host (`LiveHost`: the `Judge`, the
+ * `SessionStore`); its late judge calls (`lateVerdictMs`) run in `Scope`.
+ */
+export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Services> =>
+  LiveHost.route(
+    {
+      algorithm: "llm_task_classifier",
+      late: LiveHost.lateOf(options, options.judgeFailure, options.judge.id)
+    },
+    {
       id: options.id,
       name: options.name,
       algorithm: "llm_task_classifier",
       targets: distinctTargets([options.weak, options.strong]),
       contextWindow: options.contextWindow ?? Option.none(),
-      toolCalling: options.toolCalling ?? Option.none(),
-      decide: (request) =>
-        Effect.map(classify(request), ({ evidence, selection }) => {
-          const selected = targetOf(selection)
-          return Decision.routed({
-            route: info,
-            selected,
-            fallbacks: [options.weak, options.strong].filter((target) => target.name !== selected.name),
-            evidence
-          })
-        })
-    }
-    return route
-  })
+      toolCalling: options.toolCalling ?? Option.none()
+    },
+    program(options)
+  )
+
+/** A capability route's replay: its {@link program} on the log's facts; the log's tier is its destination. */
+export const replayable = (options: Options): ReplayHost.Replayable => ({
+  kind: "capability",
+  algorithm: "llm_task_classifier",
+  destinations: ["weak", "strong"],
+  logged: (record) =>
+    ReplayHost.loggedTier(record, (r) => (r.tier === "weak" || r.tier === "strong" ? r.tier : undefined)),
+  program: () => program(options)
+})

@@ -27,15 +27,14 @@
 import type { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
 import type * as CapabilityRoute from "./CapabilityRoute.js"
 import type * as ClassifierCascade from "./ClassifierCascade.js"
 import type * as Decision from "./Decision.js"
-import * as ClassifierRoute from "./internal/classifierRoute.js"
-import type { Judge } from "./Judge.js"
+import * as LiveHost from "./LiveHost.js"
+import type * as ReplayHost from "./ReplayHost.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import * as RouteHost from "./RouteHost.js"
 import type * as RoutingFacts from "./RoutingFacts.js"
-import type { SessionStore } from "./SessionStore.js"
 import * as StageRoute from "./StageRoute.js"
 import type * as StageSignals from "./StageSignals.js"
 
@@ -94,36 +93,53 @@ export const modeOf = (
 })
 
 /**
- * Build a composite route over the `Judge` and `SessionStore` services; late classifier calls run
- * in `Scope`. Its decisions are `JudgeUnavailable` when the classifier's `error` posture fails the
- * request.
+ * A composite route's program: its classifier, then the turn ({@link StageRoute.decideTurn}) falling
+ * open to the classifier's tier; requests of one session id routed one at a time, judge call
+ * included.
  */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
-  Effect.gen(function*() {
-    const classifier = options.classifier
-    const classify = yield* StageRoute.classifierOf(
-      options,
-      classifier,
-      classifierRules(classifier, classifier.judge.id)
+export const program = (options: Options): RouteHost.Program => {
+  const classifier = options.classifier
+  const classify = StageRoute.classifierOf(options, classifier, classifierRules(classifier, classifier.judge.id))
+  const holds = StageRoute.holds()
+  const turn: StageRoute.TurnOptions = { ...options, algorithm: "composite" }
+  const decide = (
+    request: RoutedRequest
+  ): Effect.Effect<Decision.Routed, JudgeUnavailable, RouteHost.RouteHost | RoutingFacts.Reporter> =>
+    Effect.flatMap(
+      classify(request),
+      (selected) => StageRoute.decideTurn(turn, modeOf(turn, selected), holds, request)
     )
-    const withSessionLock = ClassifierRoute.sessionLocks()
-    const holds = StageRoute.makeHolds()
-    const turn: StageRoute.TurnOptions = { ...options, algorithm: "composite" }
-    const decide = (
-      request: RoutedRequest
-    ): Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> =>
-      Effect.flatMap(
-        classify(request),
-        (selected) => StageRoute.decideTurn(turn, modeOf(turn, selected), holds, request)
-      )
-    const route: Route = {
+  return (request) =>
+    Effect.flatMap(
+      RouteHost.RouteHost,
+      (host) => host.exclusive(StageRoute.sessionLockKey(request))(decide(request))
+    )
+}
+
+/**
+ * Build a composite route: its {@link program} on a live host (`LiveHost`); late classifier calls
+ * run in `Scope`. Its decisions are `JudgeUnavailable` when the classifier's `error` posture fails
+ * the request.
+ */
+export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Services> =>
+  LiveHost.route(
+    { algorithm: "composite", late: StageRoute.lateOf(Option.some(options.classifier)) },
+    {
       id: options.id,
       name: options.name,
       algorithm: "composite",
       targets: distinctTargets([options.capable, options.efficient]),
       contextWindow: options.contextWindow ?? Option.none(),
-      toolCalling: options.toolCalling ?? Option.none(),
-      decide: (request) => withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decide(request))
-    }
-    return route
-  })
+      toolCalling: options.toolCalling ?? Option.none()
+    },
+    program(options)
+  )
+
+/** A composite route's replay: its {@link program} on the log's facts, read back as a stage route's. */
+export const replayable = (options: Options): ReplayHost.Replayable => ({
+  kind: "composite",
+  algorithm: "composite",
+  destinations: ["capable", "efficient"],
+  logged: StageRoute.logged,
+  program: () => program(options)
+})

@@ -18,16 +18,17 @@ import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type * as Scope from "effect/Scope"
 import type * as ClassifierCascade from "./ClassifierCascade.js"
 import * as Decision from "./Decision.js"
 import * as ClassifierRoute from "./internal/classifierRoute.js"
 import * as JsonPointer from "./JsonPointer.js"
-import { type CustomJudgeOptions, Judge } from "./Judge.js"
+import type { CustomJudgeOptions } from "./Judge.js"
 import type * as LateVerdict from "./LateVerdict.js"
+import * as LiveHost from "./LiveHost.js"
 import type * as Posture from "./Posture.js"
+import * as ReplayHost from "./ReplayHost.js"
 import type { Route } from "./Route.js"
-import type { SessionStore } from "./SessionStore.js"
+import type * as RouteHost from "./RouteHost.js"
 
 /** One group of the group form: its name (the label a verdict names) and its targets in serving order. */
 export interface Group {
@@ -167,46 +168,55 @@ export const candidatesOf = <T extends { readonly name: string }>(
 }
 
 /**
- * Build a custom classifier route over the `Judge` and `SessionStore` services; its late judge
- * calls (`lateVerdictMs`) run in `Scope`.
+ * The custom route's program: the classifier program (`internal/classifierRoute.ts`) under
+ * {@link rules}, the selected label's candidates ({@link candidatesOf}).
  */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
-  Effect.gen(function*() {
-    const judge = yield* Judge
-    const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-
-    const classify = yield* ClassifierRoute.make<Option.Option<string>, string>({
-      routeId: options.id,
-      rules: rules(options, options.judge.id),
-      messageHashFallback: options.messageHashFallback,
-      ...(options.affinity === undefined ? {} : { affinity: options.affinity }),
-      posture: options.judgeFailure,
-      late: options,
-      consult: (request, judgeTimeoutMs) =>
-        Effect.map(
-          judge.classify({
-            options: { ...options, judgeTimeoutMs },
-            messages: request.body.messages,
-            headers: request.headers
-          }),
-          (verdict) => namedLabel(options.selector, verdict)
-        ),
-      toStored: (label) => ({ target: label }),
-      fromStored: (stored) => Option.liftPredicate(stored.target, (label) => isLabel(options, label))
+export const program = (options: Options): RouteHost.Program => {
+  const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
+  const classify = ClassifierRoute.program<"Custom", string>({
+    routeId: options.id,
+    kind: "Custom",
+    rules: rules(options, options.judge.id),
+    messageHashFallback: options.messageHashFallback,
+    ...(options.affinity === undefined ? {} : { affinity: options.affinity }),
+    posture: options.judgeFailure,
+    question: (request, late) => ({ _tag: "Custom", options, selector: options.selector, request, late }),
+    toStored: (label) => ({ target: label }),
+    fromStored: (stored) => Option.liftPredicate(stored.target, (label) => isLabel(options, label))
+  })
+  return (request) =>
+    Effect.map(classify(request), ({ evidence, selection }) => {
+      const [selected, ...fallbacks] = candidatesOf(options, selection)
+      return Decision.routed({ route: info, selected, fallbacks, evidence })
     })
+}
 
-    const route: Route = {
+/**
+ * Build a custom classifier route: its {@link program} on a live host (`LiveHost`: the `Judge`, the
+ * `SessionStore`); its late judge calls (`lateVerdictMs`) run in `Scope`.
+ */
+export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Services> =>
+  LiveHost.route(
+    {
+      algorithm: "llm_task_classifier",
+      late: LiveHost.lateOf(options, options.judgeFailure, options.judge.id)
+    },
+    {
       id: options.id,
       name: options.name,
       algorithm: "llm_task_classifier",
       targets: options.targets,
       contextWindow: options.contextWindow ?? Option.none(),
-      toolCalling: options.toolCalling ?? Option.none(),
-      decide: (request) =>
-        Effect.map(classify(request), ({ evidence, selection }) => {
-          const [selected, ...fallbacks] = candidatesOf(options, selection)
-          return Decision.routed({ route: info, selected, fallbacks, evidence })
-        })
-    }
-    return route
-  })
+      toolCalling: options.toolCalling ?? Option.none()
+    },
+    program(options)
+  )
+
+/** A custom route's replay: its {@link program} on the log's facts; the selected model is its destination. */
+export const replayable = (options: Options): ReplayHost.Replayable => ({
+  kind: "custom",
+  algorithm: "llm_task_classifier",
+  destinations: [...new Set(options.targets.map((target) => target.id))],
+  logged: (record) => ReplayHost.loggedTier(record, (r) => r.selected_model ?? undefined),
+  program: () => program(options)
+})

@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import type * as Consultation from "./Consultation.js"
 import * as Escalation from "./Escalation.js"
 import type * as Evidence from "./Evidence.js"
+import type * as RoutingRecord from "./RoutingRecord.js"
 import type { SessionDecision } from "./SessionStore.js"
 
 type EscalationEvidence = typeof Evidence.Escalation.Type
@@ -310,5 +311,64 @@ export const toStored = (
         ...(state.category === undefined ? {} : { category: state.category }),
         ...(state.cooldown === undefined ? {} : { cooldown: state.cooldown })
       }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// How its turns show in the routing log
+
+/** The verdicts of a de-escalating route's strong phase (its turns make no weak call). */
+const strongPhaseVerdicts: ReadonlySet<EscalationEvidence["verdict"]> = new Set([
+  "latched",
+  "retain",
+  "pending",
+  "release",
+  "strong_fallback"
+])
+
+/** What these readers read of a logged record. */
+type Logged = Pick<RoutingRecord.Decided, "evidence" | "tier" | "judge">
+
+/** Whether a logged request was a strong-phase turn (no weak call was made; the judge, if any, read a strong turn). */
+export const strongPhase = (record: Logged): boolean => {
+  const evidence = record.evidence
+  if (evidence === null) return record.tier === "strong" && record.judge === null
+  if (evidence.source === "escalation") return strongPhaseVerdicts.has(evidence.verdict)
+  return record.tier === "strong"
+}
+
+/**
+ * A logged request the weak target's own failure failed (not one that routes to strong): no
+ * evidence, the tier `weak`. Lines of older logs do not say so (no classifier facts at all).
+ */
+export const weakCallFailed = (record: Logged): boolean => record.evidence === null && record.tier === "weak"
+
+/** The logged verdict's vote, on evidence whose escalation verdict is `among`. */
+const voteIn =
+  (among: ReadonlyArray<EscalationEvidence["verdict"]>) => (evidence: Evidence.Evidence): Vote | undefined =>
+    evidence.source === "escalation" && among.includes(evidence.verdict)
+      ? {
+        escalate: evidence.verdict === "escalate" || evidence.verdict === "retain",
+        ...(evidence.category === undefined ? {} : { category: evidence.category }),
+        ...(evidence.new_evidence === undefined ? {} : { new_evidence: evidence.new_evidence })
+      }
+      : undefined
+
+/** The vote a logged verdict on a weak turn cast. */
+export const weakVoteOf = voteIn(["escalate", "decline"])
+/** The vote a logged verdict on a strong turn cast. */
+export const strongVoteOf = voteIn(["retain", "pending", "release"])
+
+/** Where a logged escalation decision went: strong for a latch and the strong phase's judged turns. */
+export const loggedTier = (record: Logged, evidence: EscalationEvidence): "weak" | "strong" => {
+  switch (evidence.verdict) {
+    case "decline":
+    case "cooldown":
+    case "strong_fallback":
+      return "weak"
+    case "escalate":
+      return evidence.streak >= evidence.confirmations ? "strong" : "weak"
+    default:
+      return record.tier === "weak" ? "weak" : "strong"
   }
 }

@@ -41,13 +41,9 @@
  */
 import * as Fallback from "@switchyard-ts/client/Fallback"
 import type { Target } from "@switchyard-ts/client/Target"
-import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import { type ClientFailure, JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Consultation from "./Consultation.js"
 import * as Decision from "./Decision.js"
@@ -72,14 +68,18 @@ import {
   type Vote,
   weakFailed
 } from "./EscalationPhases.js"
+import * as EscalationPhases from "./EscalationPhases.js"
 import * as ClassifierRoute from "./internal/classifierRoute.js"
-import { type EscalationJudgeOptions, Judge } from "./Judge.js"
-import * as Metrics from "./Metrics.js"
+import type { EscalationJudgeOptions } from "./Judge.js"
+import * as LiveHost from "./LiveHost.js"
 import * as Posture from "./Posture.js"
+import * as ReplayHost from "./ReplayHost.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import * as RouteHost from "./RouteHost.js"
 import * as RoutingFacts from "./RoutingFacts.js"
+import type * as RoutingRecord from "./RoutingRecord.js"
 import * as SessionIdentity from "./SessionIdentity.js"
-import { type SessionDecision, SessionStore } from "./SessionStore.js"
+import type { SessionDecision } from "./SessionStore.js"
 
 /** Options of an escalation route (its TOML keys, validated). */
 export interface Options extends EscalationJudgeOptions {
@@ -113,48 +113,27 @@ export {
 }
 export type { Decided, Deescalation, Settings, State, Vote }
 
-const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
-  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
-
 /** A weak failure that routes to strong instead of failing the request. */
 const strongInstead = (error: ClientFailure): boolean =>
   error._tag === "TransportError" || (error._tag === "UpstreamStatus" && error.contextWindowExceeded === true)
 
-/** What one escalation route routes requests with. */
+/** What one escalation route's program routes requests with. */
 interface Shell {
   readonly options: Options
-  readonly judge: Judge["Type"]
-  readonly store: SessionStore["Type"]
-  readonly upstream: UpstreamClient["Type"]
   readonly posture: Posture.Combinator
   readonly info: Decision.RouteInfo
   readonly recordWithoutVerdict: ClassifierRoute.RecordWithoutVerdict
+  /** The sessions' escalation state. */
+  readonly sessions: RouteHost.Space<SessionDecision>
 }
 
-/** One buffered call to `target` while routing, counted as an LLM call of the route (a breaker's refusal is not). */
-const callTarget = (shell: Shell, target: Target, request: RoutedRequest) =>
-  Effect.flatMap(
-    Clock.currentTimeMillis,
-    (start) =>
-      shell.upstream.complete({ target, body: request.body, headers: request.headers, completion: true }).pipe(
-        Effect.onExit((exit) =>
-          refusedByBreaker(exit) ?
-            Effect.void :
-            Effect.flatMap(Clock.currentTimeMillis, (end) =>
-              Metrics.recordLlmCall(
-                "llm_task_classifier",
-                target.id,
-                Exit.isSuccess(exit) ? "ok" : "error",
-                end - start,
-                Exit.isSuccess(exit) ? exit.value.usage : undefined
-              ))
-        )
-      )
-  )
+/** One buffered routing-time call to `target` (a turn of `kind`). */
+const callTarget = (host: RouteHost.Host, kind: RouteHost.CallKind, target: Target, request: RoutedRequest) =>
+  host.call({ kind, target, body: request.body, headers: request.headers })
 
 /** The weak target's reply; none when its failure routes to strong instead. */
-const callWeak = (shell: Shell, request: RoutedRequest) =>
-  callTarget(shell, shell.options.weak, request).pipe(
+const callWeak = (host: RouteHost.Host, shell: Shell, request: RoutedRequest) =>
+  callTarget(host, "weak_turn", shell.options.weak, request).pipe(
     Effect.map(Option.some),
     Effect.catchIf(strongInstead, () => Effect.succeedNone)
   )
@@ -163,12 +142,16 @@ const callWeak = (shell: Shell, request: RoutedRequest) =>
  * A judged strong turn's answer: the strong target, then the weak one when the strong target's
  * failure is fallback-worthy (as an answer call's candidates `[strong, weak]`).
  */
-const callStrong = (shell: Shell, request: RoutedRequest) =>
-  callTarget(shell, shell.options.strong, request).pipe(
+const callStrong = (host: RouteHost.Host, shell: Shell, request: RoutedRequest) =>
+  callTarget(host, "strong_turn", shell.options.strong, request).pipe(
     Effect.map((answer) => ({ tier: "strong" as const, answer })),
     Effect.catchIf(
       Fallback.isFallbackWorthy,
-      () => Effect.map(callTarget(shell, shell.options.weak, request), (answer) => ({ tier: "weak" as const, answer }))
+      () =>
+        Effect.map(
+          callTarget(host, "strong_fallback_turn", shell.options.weak, request),
+          (answer) => ({ tier: "weak" as const, answer })
+        )
     )
   )
 
@@ -207,15 +190,9 @@ const decisionOf = (shell: Shell, decided: Decided, reply: Option.Option<ChatCom
       evidence: decided.evidence
     })
 
-/** A judge consultation's verdict as the rules read it. */
-const voteOf = (verdict: Escalation.EscalationVerdict): Vote => ({
-  escalate: verdict.escalate,
-  ...(verdict.category === undefined ? {} : { category: verdict.category }),
-  ...(verdict.new_evidence === undefined ? {} : { new_evidence: verdict.new_evidence })
-})
-
 /** The steps of one request, over the session's stored state. */
 interface Step {
+  readonly host: RouteHost.Host
   readonly stored: Option.Option<SessionDecision>
   /** Store what the rules decided (with a session), report it, and decide. */
   readonly apply: (
@@ -227,6 +204,7 @@ interface Step {
 
 /** {@link Step.apply} of one request of a session (`key`, its `stored` decision before). */
 const applyStep = Effect.fnUntraced(function*(
+  store: RouteHost.Store<SessionDecision>,
   shell: Shell,
   key: Option.Option<string>,
   stored: Option.Option<SessionDecision>,
@@ -234,28 +212,28 @@ const applyStep = Effect.fnUntraced(function*(
   consulted: boolean,
   reply: Option.Option<ChatCompletion>
 ) {
-  const { options, store } = shell
+  const { options } = shell
   const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
   if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
   yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
   return decisionOf(shell, decided, reply)
 })
 
-/** The judge's vote on a finished turn (`reply`), its input marked with `phase` when set. */
-const askJudge = (shell: Shell, request: RoutedRequest, reply: ChatCompletion, phase: Escalation.Phase | undefined) =>
-  shell.judge.escalate({
-    options: shell.options,
-    messages: request.body.messages,
-    reply,
-    headers: request.headers,
-    ...(phase === undefined ? {} : { phase })
-  }).pipe(Effect.map(voteOf))
+/** The judge's vote on a finished turn (`reply`, the `turn` of that tier), its input marked with `phase` when set. */
+const askJudge = (
+  host: RouteHost.Host,
+  shell: Shell,
+  request: RoutedRequest,
+  reply: ChatCompletion,
+  turn: "weak" | "strong",
+  phase: Option.Option<Escalation.Phase>
+) => host.consult({ _tag: "Escalation", options: shell.options, request, reply, turn, phase })
 
 /** Count a consultation that came to no verdict; whether the judge was called (not an open breaker). */
-const settle = (shell: Shell, outcome: Consultation.Outcome<Vote>) =>
+const settle = (host: RouteHost.Host, shell: Shell, outcome: Consultation.Outcome<Vote>) =>
   Effect.as(
     outcome._tag === "WithoutVerdict"
-      ? shell.recordWithoutVerdict(shell.options.judge.id, outcome.reason)
+      ? host.record(shell.recordWithoutVerdict(shell.options.judge.id, outcome.reason))
       : Effect.void,
     outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
   )
@@ -268,14 +246,16 @@ const settle = (shell: Shell, outcome: Consultation.Outcome<Vote>) =>
 const reviewStrong = Effect.fnUntraced(
   function*(shell: Shell, request: RoutedRequest, step: Step, state: Extract<State, { _tag: "Strong" }>) {
     const { options } = shell
-    const served = yield* callStrong(shell, request).pipe(
+    const served = yield* callStrong(step.host, shell, request).pipe(
       Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("strong")))
     )
     if (served.tier === "weak") {
       return yield* step.apply(strongFallback(options, state), false, Option.some(served.answer))
     }
-    const outcome = yield* askJudge(shell, request, served.answer, "strong").pipe(Consultation.run(Posture.failOpen))
-    const consulted = yield* settle(shell, outcome)
+    const outcome = yield* askJudge(step.host, shell, request, served.answer, "strong", Option.some("strong")).pipe(
+      Consultation.run(Posture.failOpen)
+    )
+    const consulted = yield* settle(step.host, shell, outcome)
     return yield* step.apply(reviewed(options, options.judge.id, state, outcome), consulted, Option.some(served.answer))
   }
 )
@@ -290,19 +270,19 @@ const judgeWeak = Effect.fnUntraced(
     const judgeModel = options.judge.id
     // A weak failure that fails the request is reported too: the routing log's line then says the
     // store was read (a replay learns that a `session_final` ended the session before it).
-    const reply = yield* callWeak(shell, request).pipe(
+    const reply = yield* callWeak(step.host, shell, request).pipe(
       Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("weak")))
     )
     if (Option.isNone(reply)) return yield* step.apply(weakFailed(options, state.streak), false, Option.none())
     if ((state.cooldown ?? 0) > 0) return yield* step.apply(cooledDown(options, state), false, reply)
 
-    const phase = Option.isSome(deescalationOf(options)) ? "efficient" as const : undefined
-    const outcome = yield* askJudge(shell, request, reply.value, phase).pipe(
+    const phase = Option.isSome(deescalationOf(options)) ? Option.some("efficient" as const) : Option.none()
+    const outcome = yield* askJudge(step.host, shell, request, reply.value, "weak", phase).pipe(
       Consultation.run(shell.posture),
       Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
       Effect.tapError(() => report(options, true, step.stored, step.stored, Option.none()))
     )
-    const consulted = yield* settle(shell, outcome)
+    const consulted = yield* settle(step.host, shell, outcome)
     const decided = judged(options, judgeModel, state, Option.isSome(step.stored), outcome)
     return yield* step.apply(decided, consulted, decided.tier === "weak" ? reply : Option.none())
   }
@@ -312,25 +292,29 @@ const judgeWeak = Effect.fnUntraced(
  * One request of a session (`key`): its state (a strong phase past `strong_max_calls` returns to
  * weak first), then the rules of its phase, and what they decide stored, reported and decided.
  */
-const decideFor = Effect.fnUntraced(function*(shell: Shell, request: RoutedRequest, key: Option.Option<string>) {
-  const { options, store } = shell
-  const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
-  const state = begin(options, stateOf(stored, options.strong, options))
-  const step: Step = {
-    stored,
-    apply: (decided, consulted, reply) => applyStep(shell, key, stored, decided, consulted, reply)
+const decideFor = Effect.fnUntraced(
+  function*(host: RouteHost.Host, shell: Shell, request: RoutedRequest, key: Option.Option<string>) {
+    const { options } = shell
+    const store = host.store(shell.sessions)
+    const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
+    const state = begin(options, stateOf(stored, options.strong, options))
+    const step: Step = {
+      host,
+      stored,
+      apply: (decided, consulted, reply) => applyStep(store, shell, key, stored, decided, consulted, reply)
+    }
+    switch (state._tag) {
+      case "Latched":
+        return yield* step.apply(latched(options), false, Option.none())
+      case "Strong":
+        return reviews(options, state)
+          ? yield* reviewStrong(shell, request, step, state)
+          : yield* step.apply(strongHeld(options, state), false, Option.none())
+      case "Unlatched":
+        return yield* judgeWeak(shell, request, step, state)
+    }
   }
-  switch (state._tag) {
-    case "Latched":
-      return yield* step.apply(latched(options), false, Option.none())
-    case "Strong":
-      return reviews(options, state)
-        ? yield* reviewStrong(shell, request, step, state)
-        : yield* step.apply(strongHeld(options, state), false, Option.none())
-    case "Unlatched":
-      return yield* judgeWeak(shell, request, step, state)
-  }
-})
+)
 
 /**
  * Once per route: a request without a session id on a route whose state spans requests
@@ -354,36 +338,75 @@ const withoutSessionWarning = (options: Options): Effect.Effect<void> => {
   })
 }
 
-/** Build an escalation route over the `Judge`, the `SessionStore` and the `UpstreamClient` (the weak call). */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient> =>
-  Effect.gen(function*() {
-    const shell: Shell = {
-      options,
-      judge: yield* Judge,
-      store: yield* SessionStore,
-      upstream: yield* UpstreamClient,
-      posture: Posture.fromConfig(options.judgeFailure),
-      info: { id: options.id, name: options.name, algorithm: "llm_task_classifier" },
-      recordWithoutVerdict: ClassifierRoute.withoutVerdict(options.id)
-    }
-    const withSessionLock = ClassifierRoute.sessionLocks()
-    const warnWithoutSession = withoutSessionWarning(options)
-    const route: Route = {
+/**
+ * An escalation route's program (see the module doc): requests of one session routed one at a
+ * time; a `session_final` request removes the session's state once routed.
+ */
+export const program = (options: Options): RouteHost.Program => {
+  const shell: Shell = {
+    options,
+    posture: Posture.fromConfig(options.judgeFailure),
+    info: { id: options.id, name: options.name, algorithm: "llm_task_classifier" },
+    recordWithoutVerdict: ClassifierRoute.withoutVerdict(options.id),
+    // The logged run read the store (it reported classifier facts) and found nothing there.
+    sessions: RouteHost.sessions({ forgotten: (record) => record.stored_before === null && record.posture !== null })
+  }
+  const warnWithoutSession = withoutSessionWarning(options)
+  return (request) =>
+    Effect.flatMap(RouteHost.RouteHost, (host) => {
+      const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
+      const warned = Option.isNone(key) ? host.record(warnWithoutSession) : Effect.void
+      const forget = Option.match(key, { onNone: () => Effect.void, onSome: host.store(shell.sessions).remove })
+      return Effect.zipRight(
+        warned,
+        host.exclusive(key)(
+          SessionIdentity.forgetOnFinal(decideFor(host, shell, request, key), request.headers, forget)
+        )
+      )
+    })
+}
+
+/**
+ * Build an escalation route: its {@link program} on a live host (`LiveHost`: the `Judge`, the
+ * `SessionStore`, the `UpstreamClient` for its routing-time turns).
+ */
+export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Services> =>
+  LiveHost.route(
+    { algorithm: "llm_task_classifier", late: Option.none() },
+    {
       id: options.id,
       name: options.name,
       algorithm: "llm_task_classifier",
       targets: distinctTargets([options.weak, options.strong]),
       contextWindow: options.contextWindow ?? Option.none(),
-      toolCalling: options.toolCalling ?? Option.none(),
-      decide: (request) => {
-        const key = Option.map(request.sessionId, (id) => `${options.id}\u0000s:${id}`)
-        const warned = Option.isNone(key) ? warnWithoutSession : Effect.void
-        const forget = Option.match(key, { onNone: () => Effect.void, onSome: shell.store.remove })
-        return Effect.zipRight(
-          warned,
-          withSessionLock(key, SessionIdentity.forgetOnFinal(decideFor(shell, request, key), request.headers, forget))
-        )
-      }
-    }
-    return route
-  })
+      toolCalling: options.toolCalling ?? Option.none()
+    },
+    program(options)
+  )
+
+/**
+ * What the log says an escalation route's record came to: the tier and its verdict (or the
+ * evidence's source); a record without evidence is unknown when a weak or strong answer call failed
+ * it (its judge never fails a strong turn), else its judge's failure.
+ */
+export const logged = (record: RoutingRecord.Decided): ReplayHost.Outcome => {
+  const evidence = record.evidence
+  if (evidence === null) {
+    return EscalationPhases.weakCallFailed(record) || EscalationPhases.strongPhase(record)
+      ? ReplayHost.unknown
+      : ReplayHost.failureOf(record)
+  }
+  if (evidence.source === "escalation") {
+    return ReplayHost.routed(EscalationPhases.loggedTier(record, evidence), evidence.verdict)
+  }
+  return ReplayHost.decided(record.tier === "strong" ? "strong" : "weak", evidence)
+}
+
+/** An escalation route's replay: its {@link program} on the log's facts, read back as {@link logged}. */
+export const replayable = (options: Options): ReplayHost.Replayable => ({
+  kind: "escalation",
+  algorithm: "llm_task_classifier",
+  destinations: ["weak", "strong"],
+  logged,
+  program: () => program(options)
+})

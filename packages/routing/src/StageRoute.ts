@@ -49,20 +49,22 @@ import type { ChatCompletionRequest, Message } from "@switchyard-ts/protocol/Ope
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
 import * as CapabilityRoute from "./CapabilityRoute.js"
 import type * as ClassifierCascade from "./ClassifierCascade.js"
 import * as Decision from "./Decision.js"
 import type * as Evidence from "./Evidence.js"
 import * as ClassifierRoute from "./internal/classifierRoute.js"
-import { Judge, type JudgeOptions } from "./Judge.js"
+import type { JudgeOptions } from "./Judge.js"
 import type * as LateVerdict from "./LateVerdict.js"
+import * as LiveHost from "./LiveHost.js"
 import * as Metrics from "./Metrics.js"
 import type * as Policy from "./Policy.js"
 import type * as Posture from "./Posture.js"
+import * as ReplayHost from "./ReplayHost.js"
 import { distinctTargets, type Route, type RoutedRequest } from "./Route.js"
+import * as RouteHost from "./RouteHost.js"
 import * as RoutingFacts from "./RoutingFacts.js"
-import type { SessionStore } from "./SessionStore.js"
+import * as RoutingRecord from "./RoutingRecord.js"
 import * as StageSignals from "./StageSignals.js"
 
 /** The `[classifier]` table: a capability judge for the turns the signals leave undecided. */
@@ -227,10 +229,8 @@ const observeSignals = (score: number, confidence: number, dimensions: StageSign
     TaggedMetric.unsafeUpdate(Metrics.stageRouterProductionIntensity, {}, dimensions.production_intensity)
   })
 
-/** The classifier shell's decide of a stage route's classifier (see `internal/classifierRoute.ts`). */
-export type Classify = (
-  request: RoutedRequest
-) => Effect.Effect<ClassifierCascade.Selected<Tier>, JudgeUnavailable, RoutingFacts.Reporter>
+/** The program of a stage route's classifier (see `internal/classifierRoute.ts`). */
+export type Classify = ClassifierRoute.Program<Tier>
 
 /** The target of a tier. */
 const targetOf = (options: Pick<Options, "capable" | "efficient">, tier: Tier): Target =>
@@ -238,34 +238,32 @@ const targetOf = (options: Pick<Options, "capable" | "efficient">, tier: Tier): 
 
 /**
  * A capability classifier over a stage route's two tiers (a stage router's `[classifier]`, a
- * composite route's), through the classifier shell every classifier mode shares, under `rules`.
+ * composite route's): the classifier program every classifier mode shares, under `rules`.
  */
 export const classifierOf = (
   options: Pick<Options, "id" | "capable" | "efficient">,
   classifier: ClassifierOptions,
   rules: ClassifierCascade.Rules<CapabilityRoute.Judgement, Tier>
-): Effect.Effect<Classify, never, Judge | SessionStore | Scope.Scope> =>
-  Effect.flatMap(Judge, (judge) =>
-    ClassifierRoute.make<CapabilityRoute.Judgement, Tier>({
-      routeId: options.id,
-      rules,
-      messageHashFallback: classifier.messageHashFallback,
-      posture: classifier.judgeFailure,
-      late: classifier,
-      consult: (request, judgeTimeoutMs) =>
-        judge.consult({
-          options: { ...classifier, judgeTimeoutMs },
-          messages: request.body.messages,
-          headers: request.headers
-        }),
-      toStored: (tier) => ({ target: targetOf(options, tier).name, tier: tier === "efficient" ? "weak" : "strong" }),
-      fromStored: (stored) =>
-        Option.some(
-          stored.tier === undefined
-            ? (stored.target === options.efficient.name ? "efficient" : "capable")
-            : tierOfPolicy(stored.tier)
-        )
-    }))
+): Classify =>
+  ClassifierRoute.program<"Capability", Tier>({
+    routeId: options.id,
+    kind: "Capability",
+    rules,
+    messageHashFallback: classifier.messageHashFallback,
+    posture: classifier.judgeFailure,
+    question: (request, late) => ({ _tag: "Capability", options: classifier, request, late }),
+    toStored: (tier) => ({ target: targetOf(options, tier).name, tier: tier === "efficient" ? "weak" : "strong" }),
+    fromStored: (stored) =>
+      Option.some(
+        stored.tier === undefined
+          ? (stored.target === options.efficient.name ? "efficient" : "capable")
+          : tierOfPolicy(stored.tier)
+      )
+  })
+
+/** The live host's late verdicts of a stage route's classifier, if it has one. */
+export const lateOf = (classifier: Option.Option<ClassifierOptions>): LiveHost.Options["late"] =>
+  Option.flatMap(classifier, (c) => LiveHost.lateOf(c, c.judgeFailure, c.judge.id))
 
 /** The settings of one turn: a stage router's options without its classifier and picker. */
 export type TurnOptions = Omit<Options, "classifier" | "picker"> & {
@@ -284,31 +282,15 @@ export const routedTo = (options: TurnOptions, tier: Tier, evidence: Evidence.Ev
   })
 }
 
-/** Sessions' capable holds: turns left by session id, bounded (the oldest entry goes first). */
-export interface Holds {
-  readonly get: (session: string) => number
-  readonly set: (session: string, remaining: number) => void
-}
-
 /** Sessions a route keeps a capable hold for at most. */
 const maxHolds = 100_000
 
-/** An empty {@link Holds}. */
-export const makeHolds = (): Holds => {
-  const holds = new Map<string, number>()
-  return {
-    get: (session) => holds.get(session) ?? 0,
-    set: (session, remaining) => {
-      holds.delete(session)
-      if (remaining <= 0) return
-      holds.set(session, remaining)
-      if (holds.size > maxHolds) {
-        const oldest = holds.keys().next()
-        if (oldest.done !== true) holds.delete(oldest.value)
-      }
-    }
-  }
-}
+/**
+ * Sessions' capable holds: turns left by session id, in the process, bounded (the least recently
+ * used go first). The log does not show them: a replay keeps its own from the turns it replays.
+ */
+export const holds = (): RouteHost.Space<number> =>
+  RouteHost.local<number>(maxHolds, { forgotten: RouteHost.neverForgotten })
 
 /** A turn the signals (or the hold) left to the route: how it goes, given its stage facts. */
 export type Undecided = (
@@ -317,7 +299,7 @@ export type Undecided = (
 ) => Effect.Effect<
   { readonly decision: Decision.Routed; readonly source: Source },
   JudgeUnavailable,
-  RoutingFacts.Reporter
+  RouteHost.RouteHost | RoutingFacts.Reporter
 >
 
 /** How a stage route's turn is completed by its kind (stage router, or composite). */
@@ -333,83 +315,89 @@ export interface TurnMode {
 const stageOnly = (stage: Evidence.StageFacts): Evidence.Evidence => ({ source: "stage_router", stage })
 
 /**
- * One turn of a stage route (`stage_router`, `auto`, `composite`): the signals under the route's
- * `tool_semantics`, the capable hold of the request's session (`holds`), then the signals' or the
- * hold's decision, else `mode.undecided`; the decision counted by source and target, and the tier's
- * system prompt and handoff note put into the answer call's body. The session's hold is written only
- * when the turn is decided (a request the classifier's `error` posture fails leaves it as it was).
+ * One turn of a stage route (`stage_router`, `auto`, `composite`): the host's reading of the
+ * request's signals under the route's `tool_semantics`, the capable hold of the request's session
+ * (`holds`), then the signals' or the hold's decision, else `mode.undecided`; the decision counted by
+ * source and target (live telemetry), and the tier's system prompt and handoff note put into the
+ * answer call's body. The session's hold is written only when the turn is decided (a request the
+ * classifier's `error` posture fails leaves it as it was).
  */
 export const decideTurn: (
   options: TurnOptions,
   mode: TurnMode,
-  holds: Holds,
+  holds: RouteHost.Space<number>,
   request: RoutedRequest
-) => Effect.Effect<Decision.Routed, JudgeUnavailable, RoutingFacts.Reporter> = Effect.fnUntraced(function*(
-  options: TurnOptions,
-  mode: TurnMode,
-  holds: Holds,
-  request: RoutedRequest
-) {
-  const signals = StageSignals.signalsOf(
-    request.body.messages,
-    options.recentTurnWindow,
-    options.toolSemantics ?? StageSignals.emptyToolSemantics
-  )
-  const dimensions = StageSignals.dimensionsOf(signals)
-  const reading = StageSignals.readingOf(signals)
-  const session = Option.getOrUndefined(request.sessionId)
-  const holdTurns = session === undefined ? 0 : options.capableHoldTurns ?? 0
-  const held = StageSignals.hold(
-    reading,
-    options.confidenceThreshold,
-    session === undefined ? 0 : holds.get(session),
-    holdTurns
-  )
-  const picked = held.pick
-  yield* observeSignals(picked.score, picked.confidence, dimensions)
-  const note = (source: Source, tier: Tier) =>
-    Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
-  const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
-    decision_source: source,
-    ...(reading._tag === "Override" ? { override_reason: reading.reason } : {}),
-    tier,
-    score: picked.score,
-    confidence: picked.confidence,
-    ...dimensions,
-    ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
-  })
-
-  if (picked._tag === "Ambiguous") {
-    // Told before the classifier runs: its `error` posture may fail the request (no evidence).
-    yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", mode.fallOpenTier)))
-  }
-  const { decision, source } = picked._tag === "Decided"
-    ? {
-      decision: routedTo(options, picked.tier, mode.decided(facts(picked.source, picked.tier))),
-      source: picked.source
-    }
-    : picked._tag === "Held"
-    ? {
-      decision: routedTo(options, "capable", mode.decided(facts("capable_hold", "capable"))),
-      source: "capable_hold" as const
-    }
-    : yield* mode.undecided(request, facts)
-  if (session !== undefined) yield* Effect.sync(() => holds.set(session, held.remaining))
-  const tier: Tier = decision.selected.name === options.capable.name ? "capable" : "efficient"
-  yield* Metric.update(
-    TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
+) => Effect.Effect<Decision.Routed, JudgeUnavailable, RouteHost.RouteHost | RoutingFacts.Reporter> = Effect
+  .fnUntraced(function*(
+    options: TurnOptions,
+    mode: TurnMode,
+    holds: RouteHost.Space<number>,
+    request: RoutedRequest
+  ) {
+    const host = yield* RouteHost.RouteHost
+    const { dimensions, reading } = yield* host.signals.stage(
+      request,
+      options.recentTurnWindow,
+      options.toolSemantics ?? StageSignals.emptyToolSemantics
+    )
+    const session = Option.getOrUndefined(request.sessionId)
+    const store = host.store(holds)
+    const remaining = session === undefined ? 0 : Option.getOrElse(yield* store.get(session), () => 0)
+    const held = StageSignals.hold(
+      reading,
+      options.confidenceThreshold,
+      remaining,
+      session === undefined ? 0 : options.capableHoldTurns ?? 0
+    )
+    const picked = held.pick
+    yield* host.record(observeSignals(picked.score, picked.confidence, dimensions))
+    const note = (source: Source, tier: Tier) =>
+      Option.flatMap(options.handoffNotes, (notes) => noteFor(notes, tier, source))
+    const facts = (source: Source, tier: Tier): Evidence.StageFacts => ({
       decision_source: source,
-      target_name: decision.selected.id
-    }),
-    1
-  )
-  const body = amend(
-    request.body,
-    tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
-    Option.map(note(source, tier), ({ text }) => text)
-  )
-  return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
-})
+      ...(reading._tag === "Override" ? { override_reason: reading.reason } : {}),
+      tier,
+      score: picked.score,
+      confidence: picked.confidence,
+      ...dimensions,
+      ...Option.match(note(source, tier), { onNone: () => ({}), onSome: ({ kind }) => ({ handoff_note: kind }) })
+    })
+
+    if (picked._tag === "Ambiguous") {
+      // Told before the classifier runs: its `error` posture may fail the request (no evidence).
+      yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", mode.fallOpenTier)))
+    }
+    const { decision, source } = picked._tag === "Decided"
+      ? {
+        decision: routedTo(options, picked.tier, mode.decided(facts(picked.source, picked.tier))),
+        source: picked.source
+      }
+      : picked._tag === "Held"
+      ? {
+        decision: routedTo(options, "capable", mode.decided(facts("capable_hold", "capable"))),
+        source: "capable_hold" as const
+      }
+      : yield* mode.undecided(request, facts)
+    if (session !== undefined) {
+      yield* held.remaining > 0 ? store.put(session, held.remaining) : store.remove(session)
+    }
+    const tier: Tier = decision.selected.name === options.capable.name ? "capable" : "efficient"
+    yield* host.record(
+      Metric.update(
+        TaggedMetric.tagged(Metrics.stageRouterRoutingDecisionsTotal, {
+          decision_source: source,
+          target_name: decision.selected.id
+        }),
+        1
+      )
+    )
+    const body = amend(
+      request.body,
+      tier === "capable" ? options.capableSystemPrompt : options.efficientSystemPrompt,
+      Option.map(note(source, tier), ({ text }) => text)
+    )
+    return Option.match(body, { onNone: () => decision, onSome: (amended) => ({ ...decision, body: amended }) })
+  })
 
 /** A stage router's turn mode: its classifier's decision, else the picker's default tier. */
 const stageMode = (options: Options, classify: Option.Option<Classify>): TurnMode => {
@@ -434,33 +422,65 @@ const stageMode = (options: Options, classify: Option.Option<Classify>): TurnMod
   }
 }
 
-/** Build a stage router route over the `Judge` and `SessionStore` services (used only with a classifier); late classifier calls run in `Scope`. */
-export const make = (options: Options): Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope> =>
-  Effect.gen(function*() {
-    const classify = yield* Option.match(options.classifier, {
-      onNone: () => Effect.succeedNone,
-      onSome: (classifier) =>
-        Effect.map(
-          classifierOf(options, classifier, classifierRules(classifier, options.picker, classifier.judge.id)),
-          Option.some
-        )
-    })
-    const withSessionLock = ClassifierRoute.sessionLocks()
-    const mode = stageMode(options, classify)
-    const holds = makeHolds()
-    const turn: TurnOptions = { ...options, algorithm: "stage_router" }
-    const decide = (request: RoutedRequest) => decideTurn(turn, mode, holds, request)
-    const route: Route = {
+/** The lock key of a stage route's request: its session id (requests of a session routed one at a time). */
+export const sessionLockKey = (request: RoutedRequest): Option.Option<string> =>
+  Option.map(request.sessionId, (id) => `s:${id}`)
+
+/**
+ * A stage router's program: the turn ({@link decideTurn}) with its classifier when it has one,
+ * requests of a session routed one at a time then (judge call included).
+ */
+export const program = (options: Options): RouteHost.Program => {
+  const classify = Option.map(
+    options.classifier,
+    (classifier) => classifierOf(options, classifier, classifierRules(classifier, options.picker, classifier.judge.id))
+  )
+  const mode = stageMode(options, classify)
+  const space = holds()
+  const turn: TurnOptions = { ...options, algorithm: "stage_router" }
+  return (request) =>
+    Option.isSome(classify)
+      ? Effect.flatMap(
+        RouteHost.RouteHost,
+        (host) => host.exclusive(sessionLockKey(request))(decideTurn(turn, mode, space, request))
+      )
+      : decideTurn(turn, mode, space, request)
+}
+
+/**
+ * Build a stage router route: its {@link program} on a live host (`LiveHost`); late classifier calls
+ * run in `Scope`.
+ */
+export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Services> =>
+  LiveHost.route(
+    { algorithm: "stage_router", late: lateOf(options.classifier) },
+    {
       id: options.id,
       name: options.name,
       algorithm: "stage_router",
       targets: distinctTargets([options.capable, options.efficient]),
       contextWindow: options.contextWindow ?? Option.none(),
-      toolCalling: options.toolCalling ?? Option.none(),
-      decide: (request) =>
-        Option.isSome(classify)
-          ? withSessionLock(Option.map(request.sessionId, (id) => `s:${id}`), decide(request))
-          : decide(request)
-    }
-    return route
-  })
+      toolCalling: options.toolCalling ?? Option.none()
+    },
+    program(options)
+  )
+
+/** What the log says a stage route's record came to: its stage facts' tier and decision source. */
+export const logged = (record: RoutingRecord.Decided): ReplayHost.Outcome => {
+  if (RoutingRecord.delegated(record)) {
+    return ReplayHost.routed(ReplayHost.subagentDestination, record.evidence?.source ?? "")
+  }
+  const facts = RoutingRecord.stageFactsOf(record)
+  if (record.evidence === null) return ReplayHost.failureOf(record)
+  if (facts === undefined) return ReplayHost.unknown
+  return ReplayHost.decided(facts.tier, record.evidence, facts.decision_source)
+}
+
+/** A stage router's replay: its {@link program} on the log's facts, read back as {@link logged}. */
+export const replayable = (options: Options): ReplayHost.Replayable => ({
+  kind: "stage_router",
+  algorithm: "stage_router",
+  destinations: ["capable", "efficient"],
+  logged,
+  program: () => program(options)
+})

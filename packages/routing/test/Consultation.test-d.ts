@@ -1,3 +1,4 @@
+import type { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type * as AdvisorReview from "@switchyard-ts/routing/AdvisorReview"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
@@ -153,9 +154,10 @@ describe("Consultation.run types", () => {
       Effect.Effect<Consultation.Outcome<Verdict>, never, RoutingFacts.Reporter>
     >()
     // what reaches the caller is a route failure (JudgeUnavailable wraps the posture's failures)
-    // (late classifier calls run in the Scope the route is built in)
+    // (it is built on a live host: the judge, the session store and the upstream client; late
+    // classifier calls run in the Scope the route is built in)
     expectTypeOf<ReturnType<typeof StageRoute.make>>().toEqualTypeOf<
-      Effect.Effect<Route, never, Judge | SessionStore | Scope.Scope>
+      Effect.Effect<Route, never, Judge | SessionStore | UpstreamClient | Scope.Scope>
     >()
     expectTypeOf<Effect.Effect.Error<ReturnType<Route["decide"]>>>().toEqualTypeOf<RouteFailure>()
     // a route says that it reports: its decision requires the request's observer

@@ -35,6 +35,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as AdvisorModel from "./advisorModel.js"
 import { buildRoute, routed, uniqueJudgeModel } from "./capabilityModel.js"
+import { memoryStore, routeServices, unusedJudge } from "./harness.js"
 import { routeOptions, target } from "./scriptedJudge.js"
 
 interface LogLine {
@@ -263,7 +264,8 @@ describe("AdvisorRoute × consultation outcome × posture", () => {
         })
       )
       const route = yield* AdvisorRoute.make(AdvisorModel.routeOptions({ failOpen: posture === "fail_open" })).pipe(
-        Effect.provide(upstream)
+        Effect.provide(routeServices(unusedJudge, memoryStore(), upstream)),
+        Effect.scoped
       )
       const before = yield* gateCounters
       const { exit, lines } = yield* withLogs(

@@ -37,6 +37,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
+import { routeServices } from "./harness.js"
 import { routeOptions, strong, target, weak } from "./scriptedJudge.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -211,7 +212,7 @@ const lateRoute = (
     judgeTimeoutMs: Option.some(late.deadlineMs),
     lateVerdictMs: Option.some(late.lateMs),
     ...(late.maxInFlight === undefined ? {} : { maxLateVerdicts: late.maxInFlight })
-  })).pipe(Effect.provide(Layer.merge(layers.judge, layers.store)))
+  })).pipe(Effect.provide(routeServices(layers.judge, layers.store)))
 
 // ---------------------------------------------------------------------------------------------
 // The property: concurrent sessions, judge delays around the deadline, a small bound
@@ -430,7 +431,7 @@ describe("late verdicts (TestClock)", () => {
         lateVerdictMs: Option.some(20)
       }
       const route = yield* CustomRoute.make(options).pipe(
-        Effect.provide(Layer.merge(judge.layer, SessionStore.layerTest))
+        Effect.provide(routeServices(judge.layer, SessionStore.layerTest))
       )
       const first = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s", "task")), RoutingFacts.ignored))
       yield* TestClock.adjust(20)

@@ -6,11 +6,11 @@ import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
 import { target } from "./fixtures.js"
+import { routeServices } from "./harness.js"
 
 const options: CapabilityRoute.Options = {
   id: "auto",
@@ -51,7 +51,7 @@ describe("session serialization", () => {
         )
       )
       const route = yield* CapabilityRoute.make(options).pipe(
-        Effect.provide(Layer.merge(slowJudge, SessionStore.layerTest)),
+        Effect.provide(routeServices(slowJudge, SessionStore.layerTest)),
         Effect.scoped
       )
       const first = yield* Effect.fork(RoutingFacts.observe(route.decide(request("s-1")), RoutingFacts.ignored))

@@ -24,6 +24,7 @@ import * as Warnings from "../src/internal/warnings.js"
 import * as AdvisorModel from "./advisorModel.js"
 import { buildRoute, failOpenCounts, routed, uniqueJudgeModel } from "./capabilityModel.js"
 import { buildEscalationRoute, escalationOptions, makeWeakUpstream } from "./escalationModel.js"
+import { memoryStore, routeServices, unusedJudge } from "./harness.js"
 import { routeOptions, target } from "./scriptedJudge.js"
 
 interface Line {
@@ -173,7 +174,10 @@ describe("the advisor gate's WARN line is rate-limited per reason and trigger", 
           breakers: Effect.succeed([])
         })
       )
-      const route = yield* AdvisorRoute.make(AdvisorModel.routeOptions()).pipe(Effect.provide(upstream))
+      const route = yield* AdvisorRoute.make(AdvisorModel.routeOptions()).pipe(
+        Effect.provide(routeServices(unusedJudge, memoryStore(), upstream)),
+        Effect.scoped
+      )
       const { layer, lines } = yield* warnLines
       // One session per request: a session whose consults failed 3 times is no longer reviewed.
       const release = (session: number) =>

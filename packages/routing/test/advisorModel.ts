@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
+import { memoryStore, routeServices, unusedJudge } from "./harness.js"
 
 // ---------------------------------------------------------------------------------------------
 // The scripted upstream
@@ -225,7 +226,7 @@ export const makeGate = (overrides: Partial<AdvisorRoute.Options> = {}) =>
       const route = yield* AdvisorRoute.make(routeOptions(overrides))
       const router = yield* Effect.provideService(Router.make([route]), Stats.Stats, Stats.disabled)
       return { route, router }
-    }).pipe(Effect.provide(upstream))
+    }).pipe(Effect.provide(routeServices(unusedJudge, memoryStore(), upstream)), Effect.scoped)
     return {
       route,
       router,

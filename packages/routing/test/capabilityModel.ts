@@ -18,17 +18,17 @@ import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route, RoutedRequest, RouteFailure } from "@switchyard-ts/routing/Route"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { routeServices } from "./harness.js"
 import { makeScriptedJudge, Outcome, routeOptions, target } from "./scriptedJudge.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -289,7 +289,7 @@ export const uniqueJudgeModel = Effect.sync(() => `judge-${globalThis.crypto.ran
  */
 export const buildRoute = (options: CapabilityRoute.Options, judgeLayer: Layer.Layer<Judge.Judge>) =>
   CapabilityRoute.make(options).pipe(
-    Effect.provide(Layer.merge(judgeLayer, SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 }))),
+    Effect.provide(routeServices(judgeLayer)),
     Effect.scoped
   )
 

@@ -18,12 +18,12 @@ import * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
 import type * as Posture from "@switchyard-ts/routing/Posture"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import type * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import type * as StageSignals from "@switchyard-ts/routing/StageSignals"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import {
   assertJudgeUnavailable,
@@ -37,6 +37,7 @@ import {
   uniqueJudgeModel
 } from "./capabilityModel.js"
 import { countingStore } from "./escalationModel.js"
+import { memoryStore, routeServices } from "./harness.js"
 import { makeScriptedJudge, type Outcome, target } from "./scriptedJudge.js"
 import { conversationOf, type Scenario, stageDecisions } from "./stageModel.js"
 
@@ -207,8 +208,8 @@ export const compositeOptions = (
 export const buildCompositeRoute = (
   options: CompositeRoute.Options,
   judgeLayer: Layer.Layer<Judge.Judge>,
-  storeLayer: Layer.Layer<SessionStore.SessionStore> = SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-) => CompositeRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)), Effect.scoped)
+  storeLayer: Layer.Layer<SessionStore.SessionStore> = memoryStore()
+) => CompositeRoute.make(options).pipe(Effect.provide(routeServices(judgeLayer, storeLayer)), Effect.scoped)
 
 export const runCompositeSchedule = (config: Omit<ModelConfig, "judgeModel">, steps: ReadonlyArray<Step>) =>
   Effect.gen(function*() {

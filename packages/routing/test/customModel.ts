@@ -41,6 +41,7 @@ import {
   routed,
   uniqueJudgeModel
 } from "./capabilityModel.js"
+import { memoryStore, routeServices } from "./harness.js"
 import { json, judgeCompletion, makeScriptedJudgeWith, type Outcome, respond, target } from "./scriptedJudge.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -354,8 +355,8 @@ const recordingStore = Effect.gen(function*() {
 export const buildCustomRoute = (
   options: CustomRoute.Options,
   judgeLayer: Layer.Layer<Judge.Judge>,
-  storeLayer: Layer.Layer<SessionStore.SessionStore> = SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-) => CustomRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)), Effect.scoped)
+  storeLayer: Layer.Layer<SessionStore.SessionStore> = memoryStore()
+) => CustomRoute.make(options).pipe(Effect.provide(routeServices(judgeLayer, storeLayer)), Effect.scoped)
 
 const needsTime = (outcome: CustomOutcome, maxRetries: number): boolean =>
   outcome._tag === "stall" || (maxRetries > 0 && (outcome._tag === "refuse" || outcome._tag === "5xx"))

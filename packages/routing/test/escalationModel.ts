@@ -33,6 +33,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
 import { assertJudgeUnavailable, conversation, failOpenCounts, routed, uniqueJudgeModel } from "./capabilityModel.js"
+import { memoryStore, routeServices } from "./harness.js"
 import { json, judgeCompletion, makeScriptedJudgeWith, type Outcome, respond, target } from "./scriptedJudge.js"
 
 export const weak = target("weak", "weak-model")
@@ -114,8 +115,12 @@ export const buildEscalationRoute = (
   options: EscalationRoute.Options,
   judgeLayer: Layer.Layer<Judge.Judge>,
   upstreamLayer: Layer.Layer<UpstreamClient.UpstreamClient>,
-  storeLayer: Layer.Layer<SessionStore.SessionStore> = SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-) => EscalationRoute.make(options).pipe(Effect.provide(Layer.mergeAll(judgeLayer, upstreamLayer, storeLayer)))
+  storeLayer: Layer.Layer<SessionStore.SessionStore> = memoryStore()
+) =>
+  EscalationRoute.make(options).pipe(
+    Effect.provide(routeServices(judgeLayer, storeLayer, upstreamLayer)),
+    Effect.scoped
+  )
 
 // ---------------------------------------------------------------------------------------------
 // The model

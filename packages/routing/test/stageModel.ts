@@ -20,14 +20,14 @@ import * as Metrics from "@switchyard-ts/routing/Metrics"
 import type * as Posture from "@switchyard-ts/routing/Posture"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
-import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import type * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import type * as StageSignals from "@switchyard-ts/routing/StageSignals"
 import type { Verdict } from "@switchyard-ts/routing/Verdict"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -43,6 +43,7 @@ import {
   uniqueJudgeModel
 } from "./capabilityModel.js"
 import { countingStore } from "./escalationModel.js"
+import { memoryStore, routeServices } from "./harness.js"
 import { makeScriptedJudge, type Outcome, target } from "./scriptedJudge.js"
 
 export const escalationNote = "ESCALATION-NOTE: re-examine the failing step"
@@ -289,8 +290,8 @@ export const stageOptions = (
 export const buildStageRoute = (
   options: StageRoute.Options,
   judgeLayer: Layer.Layer<Judge.Judge>,
-  storeLayer: Layer.Layer<SessionStore.SessionStore> = SessionStore.layerMemory({ maxEntries: 100, ttlMs: 3_600_000 })
-) => StageRoute.make(options).pipe(Effect.provide(Layer.merge(judgeLayer, storeLayer)), Effect.scoped)
+  storeLayer: Layer.Layer<SessionStore.SessionStore> = memoryStore()
+) => StageRoute.make(options).pipe(Effect.provide(routeServices(judgeLayer, storeLayer)), Effect.scoped)
 
 /** The stage decisions counter of one label set. */
 export const stageDecisions = (source: Evidence.StageDecisionSource, model: string) =>

@@ -37,90 +37,81 @@
  * the baseline and the savings (see `internal/replayCost.ts` and docs/operations.md).
  */
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
+import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
+import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
+import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import type * as Pricing from "@switchyard-ts/routing/Pricing"
+import * as ReplayHost from "@switchyard-ts/routing/ReplayHost"
+import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ReplayCost from "./internal/replayCost.js"
-import * as Replayers from "./internal/replayRoutes.js"
 import type * as RoutingLog from "./RoutingLog.js"
 
+export type { LateVerdicts, Outcome, Replayer } from "@switchyard-ts/routing/ReplayHost"
 export type { CostSide, RoutePricing } from "./internal/replayCost.js"
-export type {
-  CapabilitySettings,
-  EscalationSettings,
-  LateVerdicts,
-  Outcome,
-  Replayer
-} from "./internal/replayRoutes.js"
-export type { AdvisorSettings, CompositeSettings, CustomSettings, StageSettings } from "./internal/replayRoutes.js"
 
 /** The destination Responses continuations by id are counted under; they replay as logged. */
 export const continuationDestination = "continuation (as logged)"
 
-const asContinued: Replayers.Outcome = { _tag: "Routed", destination: continuationDestination, source: "continuation" }
+const asContinued: ReplayHost.Outcome = { _tag: "Routed", destination: continuationDestination, source: "continuation" }
 
-const continued = (line: RoutingLog.ResponseLine): boolean =>
+const continued = (line: Pick<RoutingLog.ResponseLine, "evidence">): boolean =>
   line.evidence !== null && line.evidence.source === "continuation"
 
 /**
- * `replayer` with Responses continuations by id (evidence `continuation`) counted as logged: such a
- * request went back to the target of the answer it continued whatever the route's settings
- * (`Continuation.decide`, applied by the `Router` before the route), so a replay neither re-decides
- * it nor lets it touch the replayed session state.
+ * The replayer of a route type's program (`ReplayHost.replayer`), with Responses continuations by
+ * id (evidence `continuation`) counted as logged: such a request went back to the target of the
+ * answer it continued whatever the route's settings (`Continuation.decide`, applied by the `Router`
+ * before the route), so a replay neither re-decides it nor lets it touch the replayed session state.
  */
-const continuing = (replayer: Replayers.Replayer): Replayers.Replayer => ({
-  ...replayer,
-  logged: (line) => continued(line) ? asContinued : replayer.logged(line),
-  start: () => {
-    const step = replayer.start()
-    return (line, late) => continued(line) ? Effect.succeed(asContinued) : step(line, late)
+export const replayerOf = (replayable: ReplayHost.Replayable): ReplayHost.Replayer => {
+  const replayer = ReplayHost.replayer(replayable)
+  return {
+    ...replayer,
+    logged: (line) => continued(line) ? asContinued : replayer.logged(line),
+    start: () => {
+      const step = replayer.start()
+      return (line, late) => continued(line) ? Effect.succeed(asContinued) : step(line, late)
+    }
   }
-})
+}
 
-/** Build replayers by hand (library use and tests); `noLateVerdicts` steps a replayer through a log without any. */
-export const { noLateVerdicts } = Replayers
+/** No late verdicts: steps a replayer through a log without any. */
+export const { noLateVerdicts } = ReplayHost
 
-/** A replayer built by hand: {@link continuing} over the route's own. */
-export const advisor = (settings: Replayers.AdvisorSettings) => continuing(Replayers.advisor(settings))
-/** @see {@link advisor} */
-export const capability = (settings: Replayers.CapabilitySettings) => continuing(Replayers.capability(settings))
-/** @see {@link advisor} */
-export const custom = (settings: Replayers.CustomSettings) => continuing(Replayers.custom(settings))
-/** @see {@link advisor} */
-export const escalation = (settings: Replayers.EscalationSettings) => continuing(Replayers.escalation(settings))
-/** @see {@link advisor} */
-export const stage = (settings: Replayers.StageSettings) => continuing(Replayers.stage(settings))
-/** @see {@link advisor} */
-export const composite = (settings: Replayers.CompositeSettings) => continuing(Replayers.composite(settings))
-
-/** The replayer of a route spec; none for a route without a judge-using algorithm a replay knows. */
-export const replayerOf = (route: RouteSpec): Option.Option<Replayers.Replayer> => {
+/** The replayer of a judge-using route spec; none for a route type without a judge. */
+export const replayerOfSpec = (route: RouteSpec): Option.Option<ReplayHost.Replayer> => {
   switch (route.type) {
     case "llm_classifier":
-      return Option.some(
+      return Option.some(replayerOf(
         route.mode === "capability"
-          ? capability(route)
+          ? CapabilityRoute.replayable(route)
           : route.mode === "custom"
-          ? custom(route)
-          : escalation(route)
-      )
+          ? CustomRoute.replayable(route)
+          : EscalationRoute.replayable(route)
+      ))
     case "advisor":
-      return Option.some(advisor(route))
+      return Option.some(replayerOf(AdvisorRoute.replayable(route)))
     case "stage_router":
     case "auto":
-      return Option.some(stage({ ...route, classifier: Option.getOrUndefined(route.classifier) }))
+      return Option.some(replayerOf(StageRoute.replayable(route)))
     case "composite":
-      return Option.some(composite(route))
-    default:
+      return Option.some(replayerOf(CompositeRoute.replayable(route)))
+    case "noop":
+    case "passthrough":
+    case "random":
       return Option.none()
   }
 }
 
 /** The replayers of `deployment`'s judge-using routes, by route id. */
-export const replayersOf = (deployment: Deployment): ReadonlyMap<string, Replayers.Replayer> =>
+export const replayersOf = (deployment: Deployment): ReadonlyMap<string, ReplayHost.Replayer> =>
   new Map(
     deployment.routes.flatMap((route) =>
-      Option.match(replayerOf(route), { onNone: () => [], onSome: (replayer) => [[route.id, replayer] as const] })
+      Option.match(replayerOfSpec(route), { onNone: () => [], onSome: (replayer) => [[route.id, replayer] as const] })
     )
   )
 
@@ -154,7 +145,7 @@ export interface Side {
 export interface RouteReport {
   readonly route: string
   /** The route's type under the replayed settings. */
-  readonly kind: Replayers.Replayer["kind"]
+  readonly kind: ReplayHost.Replayer["kind"]
   readonly requests: number
   /** Lines of the route logged by another algorithm (the route changed type): not replayed. */
   readonly other_algorithm: number
@@ -173,7 +164,7 @@ const tally = (destinations: ReadonlyArray<string>) => {
   const tokens: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
   const withoutVerdict: Record<string, number> = {}
   return {
-    add: (outcome: Replayers.Outcome, lineTokens: number) => {
+    add: (outcome: ReplayHost.Outcome, lineTokens: number) => {
       if (outcome._tag === "Failed") failed++
       else if (outcome._tag === "Unknown") unknown++
       else {
@@ -186,7 +177,7 @@ const tally = (destinations: ReadonlyArray<string>) => {
   }
 }
 
-const same = (a: Replayers.Outcome, b: Replayers.Outcome): boolean =>
+const same = (a: ReplayHost.Outcome, b: ReplayHost.Outcome): boolean =>
   a._tag === "Routed" && b._tag === "Routed"
     ? a.destination === b.destination && a.source === b.source
     : a._tag === "Failed" && b._tag === "Failed"
@@ -209,14 +200,14 @@ export interface Replay {
  * {@link pricingOf}), the routes it prices get a `cost` on each side.
  */
 export const start = (
-  replayers: ReadonlyMap<string, Replayers.Replayer>,
+  replayers: ReadonlyMap<string, ReplayHost.Replayer>,
   route?: string,
   pricing?: ReadonlyMap<string, ReplayCost.RoutePricing>
 ): Replay => {
   const routes = new Map(
     [...replayers].filter(([id]) => route === undefined || id === route).map(([id, replayer]) => {
       const step = replayer.start()
-      const late = Replayers.lateVerdicts()
+      const late = ReplayHost.lateVerdicts()
       const logged = tally(replayer.destinations)
       const replayed = tally(replayer.destinations)
       const priced = pricing?.get(id)
@@ -277,7 +268,7 @@ export const start = (
  */
 export const replay = (
   lines: ReadonlyArray<RoutingLog.Line>,
-  replayers: ReadonlyMap<string, Replayers.Replayer>,
+  replayers: ReadonlyMap<string, ReplayHost.Replayer>,
   route?: string,
   pricing?: ReadonlyMap<string, ReplayCost.RoutePricing>
 ): Effect.Effect<ReadonlyArray<RouteReport>> =>

@@ -18,10 +18,9 @@
  */
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
-import * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
-import * as Posture from "@switchyard-ts/routing/Posture"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
+import * as RoutingRecord from "@switchyard-ts/routing/RoutingRecord"
 import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -75,27 +74,16 @@ const Identity = {
   origin: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 }
 
-/** A session's stored decision on a classifier route. */
-export const StoredDecision = Schema.Struct({
-  target: Schema.String,
-  tier: Schema.NullOr(Schema.String),
-  streak: Schema.NullOr(Schema.Number),
-  /** `true`: a late verdict stored it (`late_verdict_ms`); absent otherwise. */
-  late: Schema.optionalWith(Schema.Literal(true), { exact: true })
-})
-export type StoredDecision = typeof StoredDecision.Type
+/** A session's stored decision on a classifier route (`RoutingRecord.StoredDecision`). */
+export const StoredDecision = RoutingRecord.StoredDecision
+export type StoredDecision = RoutingRecord.StoredDecision
 
-/** An advisor gate's facts of one request (see `ResponseLine.advisor`). */
-export const AdvisorFacts = Schema.Struct({
-  reviews_before: Schema.Number,
-  failed_consults_before: Schema.Number,
-  trigger: Schema.NullOr(Evidence.AdvisorTrigger),
-  consult: Schema.NullOr(Schema.Union(Schema.Literal("approve", "redo"), Evidence.Reason))
-})
-export type AdvisorFacts = typeof AdvisorFacts.Type
+/** An advisor gate's facts of one request (`RoutingRecord.AdvisorFacts`). */
+export const AdvisorFacts = RoutingRecord.AdvisorFacts
+export type AdvisorFacts = RoutingRecord.AdvisorFacts
 
 /** How a judge call ended: `ok`, an evidence reason, or `interrupted`. */
-export const JudgeOutcome = Schema.Union(Schema.Literal("ok", "interrupted"), Evidence.Reason)
+export const JudgeOutcome = RoutingRecord.JudgeOutcome
 
 /**
  * What became of a judge call that missed its request's deadline on a route with `late_verdict_ms`
@@ -103,19 +91,8 @@ export const JudgeOutcome = Schema.Union(Schema.Literal("ok", "interrupted"), Ev
  */
 export const LateOutcome = Schema.Literal("stored", "superseded", "invalid", "failed", "expired", "dropped")
 
-/** The last judge call made while routing a request. */
-export const JudgeSummary = Schema.Struct({
-  model: Schema.String,
-  outcome: JudgeOutcome,
-  latency_ms: Schema.Number,
-  /**
-   * Late verdicts only, a call that missed the deadline (`outcome` `timeout`, `latency_ms` the time
-   * waited): `continues` — it goes on in the background, and its `judge` line, written when it
-   * settles, says what it came to; `dropped` — the route had `max_late_verdicts` in the background,
-   * so it was aborted. Absent otherwise.
-   */
-  late: Schema.optionalWith(Schema.Literal("continues", "dropped"), { exact: true })
-})
+/** The last judge call made while routing a request (`RoutingRecord.JudgeSummary`). */
+export const JudgeSummary = RoutingRecord.JudgeSummary
 
 /**
  * How a response ended: `ok`; `error` (an error answer: `status` and `error` say which);
@@ -128,47 +105,14 @@ export type ResponseOutcome = typeof ResponseOutcome.Type
 export const ResponseLine = Schema.Struct({
   kind: Schema.Literal("response"),
   ...Identity,
-  /** The route's algorithm; null when routing failed before deciding. */
-  algorithm: Schema.NullOr(Schema.String),
   /** The model that served the answer (the route id when none did); "" when nothing was served. */
   model: Schema.String,
-  /** The model routing selected (the served one unless a fallback answered); null without a decision. */
-  selected_model: Schema.NullOr(Schema.String),
-  /**
-   * The capability tier the decision went to (`weak` / `strong`; a stage router's tier); else null.
-   * An escalation route's request its weak target's failure failed (no evidence) says `weak`.
-   */
-  tier: Schema.NullOr(Schema.String),
   wire_format: Schema.String,
   streaming: Schema.Boolean,
-  /** The request's last non-instruction message is the user's (`classify_trigger = "user_turn"` consults then). */
-  user_turn: Schema.Boolean,
   status: Schema.Number,
   outcome: ResponseOutcome,
-  /** The error code of an error answer. */
-  error: Schema.NullOr(Schema.String),
-  evidence: Schema.NullOr(Evidence.Evidence),
-  /** A classifier route's `judge_failure`; an advisor route's `fail_open` as a posture. */
-  posture: Schema.NullOr(Posture.Posture),
-  /** A classifier route's `classify_trigger`. */
-  trigger: Schema.NullOr(ClassifierCascade.ClassifyTrigger),
-  judge: Schema.NullOr(JudgeSummary),
-  stored_before: Schema.NullOr(StoredDecision),
-  stored_after: Schema.NullOr(StoredDecision),
-  /**
-   * A `stage_router` turn's signal facts when its evidence has none: the signals left the turn
-   * undecided and the classifier's `error` posture failed the request (`decision_source` is then
-   * `fall_open`: the facts as they stood before the classifier).
-   */
-  stage: Schema.optionalWith(Evidence.StageFacts, { exact: true }),
-  /**
-   * An advisor route's gate: the scope's budget before the request (`reviews_before`,
-   * `failed_consults_before`), the `trigger` that asked for a review (null: none did — the scope was
-   * spent, the turn did not trigger, or the executor failed first), and the `consult`'s outcome
-   * (`approve`, `redo`, or the evidence reason of a consultation without a verdict; null without
-   * one). Absent on other routes.
-   */
-  advisor: Schema.optionalWith(AdvisorFacts, { exact: true }),
+  /** What routing decided, and from which facts (`RoutingRecord.fields`). */
+  ...RoutingRecord.fields,
   /** From the request's arrival to the end of its answer. */
   latency_ms: Schema.Number,
   ...Tokens,

@@ -72,7 +72,7 @@ const messagesOf = (userTurn: boolean): ReadonlyArray<Message> =>
  * route has `judge_timeout_ms` when a step's judge takes time, and late verdicts with
  * `maxLateVerdicts`.
  */
-const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings, maxLateVerdicts?: number) =>
+const logOf = (steps: ReadonlyArray<Step>, settings: ReplayLog.CapabilitySettings, maxLateVerdicts?: number) =>
   ReplayLog.logOf(
     ReplayLog.capabilityRoute(settings, {
       judgeTimeoutMs: steps.some((step) => (step.judgeDelayMs ?? 0) > 0) ? Option.some(deadlineMs) : Option.none(),
@@ -89,7 +89,7 @@ const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySett
   )
 
 /** The settings the examples' logs are written under. */
-const settings: PolicyReplay.CapabilitySettings = {
+const settings: ReplayLog.CapabilitySettings = {
   baseThreshold: 0.5,
   thresholdStep: 0,
   classifyTrigger: "every_request",
@@ -107,7 +107,7 @@ describe("policy replay", () => {
     ({ maxLateVerdicts, settings: own, steps }) =>
       Effect.flatMap(
         logOf(steps, own, maxLateVerdicts),
-        (lines) => ReplayLog.assertReproduced(lines, PolicyReplay.capability(own), steps.length)
+        (lines) => ReplayLog.assertReproduced(lines, ReplayLog.capabilityReplayer(own), steps.length)
       ),
     { fastCheck: { numRuns: 150 }, timeout: 120_000 }
   )
@@ -122,7 +122,10 @@ describe("policy replay", () => {
       ], settings)
       const [report] = yield* PolicyReplay.replay(
         lines,
-        new Map([["auto", PolicyReplay.capability({ ...settings, baseThreshold: 0.7, judgeFailure: "fail_open" })]])
+        new Map([[
+          "auto",
+          ReplayLog.capabilityReplayer({ ...settings, baseThreshold: 0.7, judgeFailure: "fail_open" })
+        ]])
       )
       assert.deepStrictEqual(report, {
         route: "auto",

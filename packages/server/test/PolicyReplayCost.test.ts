@@ -45,7 +45,7 @@ const stepArbitrary: FastCheck.Arbitrary<Step> = FastCheck.record({
 })
 
 /** Route `steps` through the real capability route under `settings`; its answers report `tokens` prompt tokens. */
-const logOf = (steps: ReadonlyArray<Step>, settings: PolicyReplay.CapabilitySettings) =>
+const logOf = (steps: ReadonlyArray<Step>, settings: ReplayLog.CapabilitySettings) =>
   ReplayLog.logOf(
     ReplayLog.capabilityRoute(settings),
     steps,
@@ -60,7 +60,7 @@ const pricedJudges = (lines: ReadonlyArray<RoutingLog.Line>): ReadonlyArray<Rout
     line.kind === "judge" && line.outcome === "ok" ? { ...line, cost: { usd: judgeUsd, source: "estimated" } } : line
   )
 
-const settings: PolicyReplay.CapabilitySettings = {
+const settings: ReplayLog.CapabilitySettings = {
   baseThreshold: 0.5,
   thresholdStep: 0,
   classifyTrigger: "every_request",
@@ -76,7 +76,7 @@ describe("the cost of a policy", () => {
         const lines = pricedJudges(yield* logOf(steps, own))
         const [report] = yield* PolicyReplay.replay(
           lines,
-          new Map([["auto", PolicyReplay.capability(own)]]),
+          new Map([["auto", ReplayLog.capabilityReplayer(own)]]),
           undefined,
           pricing
         )
@@ -126,7 +126,7 @@ describe("the cost of a policy", () => {
       const other = { ...settings, baseThreshold: 0.7, judgeFailure: "fail_open" as const }
       const [report] = yield* PolicyReplay.replay(
         lines,
-        new Map([["auto", PolicyReplay.capability(other)]]),
+        new Map([["auto", ReplayLog.capabilityReplayer(other)]]),
         undefined,
         pricing
       )
@@ -165,7 +165,7 @@ describe("the cost of a policy", () => {
       )
       const [back] = yield* PolicyReplay.replay(
         failOpen,
-        new Map([["auto", PolicyReplay.capability(settings)]]),
+        new Map([["auto", ReplayLog.capabilityReplayer(settings)]]),
         undefined,
         pricing
       )
@@ -187,7 +187,7 @@ describe("the cost of a policy", () => {
       )
       const [report] = yield* PolicyReplay.replay(
         lines,
-        new Map([["auto", PolicyReplay.capability({ ...settings, judgeFailure: "fail_open" })]]),
+        new Map([["auto", ReplayLog.capabilityReplayer({ ...settings, judgeFailure: "fail_open" })]]),
         undefined,
         pricing
       )

@@ -23,6 +23,7 @@ import * as Continuation from "@switchyard-ts/routing/Continuation"
 import * as Conversation from "@switchyard-ts/routing/Conversation"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as ReplayHost from "@switchyard-ts/routing/ReplayHost"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
@@ -39,7 +40,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import * as ReplayRoutes from "../src/internal/replayRoutes.js"
 import * as RoutingLine from "../src/internal/routingLine.js"
 
 const client = {
@@ -310,7 +310,12 @@ export const capabilityJudgeReply = (judge: CapabilityJudge): Reply =>
     }
     : failureReply(judge)
 
-export const capabilitySettingsArbitrary: FastCheck.Arbitrary<PolicyReplay.CapabilitySettings> = FastCheck.record({
+/** The settings of a capability route that a replay changes: its rules' settings and its posture. */
+export interface CapabilitySettings extends CapabilityRoute.Settings {
+  readonly judgeFailure: "error" | "fail_open"
+}
+
+export const capabilitySettingsArbitrary: FastCheck.Arbitrary<CapabilitySettings> = FastCheck.record({
   baseThreshold: FastCheck.constantFrom(0.3, 0.5, 0.7),
   thresholdStep: FastCheck.constantFrom(0, 0.1),
   classifyTrigger: FastCheck.constantFrom("every_request" as const, "user_turn" as const, "new_session" as const),
@@ -332,7 +337,7 @@ export const assertReproduced = (
     // Line by line first (reasons included), for a readable failure.
     const responses = lines.filter((line): line is RoutingLog.ResponseLine => line.kind === "response")
     const step = replayer.start()
-    const late = ReplayRoutes.lateVerdicts()
+    const late = ReplayHost.lateVerdicts()
     const replayed = yield* Effect.forEach(lines, (line) => {
       if (line.kind === "response") return Effect.asSome(step(line, late))
       late.add(line)
@@ -377,24 +382,37 @@ ${more}`
  * `strong-model`) under `settings`; `judgeTimeoutMs` and late verdicts when given.
  */
 export const capabilityRoute = (
-  settings: PolicyReplay.CapabilitySettings,
+  settings: CapabilitySettings,
   timing:
     & Pick<CapabilityRoute.Options, "judgeTimeoutMs">
     & Partial<Pick<CapabilityRoute.Options, "lateVerdictMs" | "maxLateVerdicts">> = {
       judgeTimeoutMs: Option.none()
     }
-) =>
-  CapabilityRoute.make({
-    id: routeId,
-    name: routeId,
-    judge: judgeTarget,
-    prompt: Option.none(),
-    responseFormatType: "json_schema",
-    maxOutputTokens: 64,
-    recentTurnWindow: Option.none(),
-    weak: target("weak", "weak-model"),
-    strong: target("strong", "strong-model"),
-    messageHashFallback: false,
-    ...timing,
-    ...settings
-  })
+) => CapabilityRoute.make(capabilityOptions(settings, timing))
+
+/** The options of {@link capabilityRoute}. */
+export const capabilityOptions = (
+  settings: CapabilitySettings,
+  timing:
+    & Pick<CapabilityRoute.Options, "judgeTimeoutMs">
+    & Partial<Pick<CapabilityRoute.Options, "lateVerdictMs" | "maxLateVerdicts">> = {
+      judgeTimeoutMs: Option.none()
+    }
+): CapabilityRoute.Options => ({
+  id: routeId,
+  name: routeId,
+  judge: judgeTarget,
+  prompt: Option.none(),
+  responseFormatType: "json_schema",
+  maxOutputTokens: 64,
+  recentTurnWindow: Option.none(),
+  weak: target("weak", "weak-model"),
+  strong: target("strong", "strong-model"),
+  messageHashFallback: false,
+  ...timing,
+  ...settings
+})
+
+/** The replayer of a capability route under `settings` (the route {@link capabilityRoute} builds). */
+export const capabilityReplayer = (settings: CapabilitySettings): PolicyReplay.Replayer =>
+  PolicyReplay.replayerOf(CapabilityRoute.replayable(capabilityOptions(settings)))

@@ -25,9 +25,9 @@
 import type { RouteSpec } from "@switchyard-ts/config/Deployment"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
+import type { Outcome } from "@switchyard-ts/routing/ReplayHost"
 import * as Option from "effect/Option"
 import type * as RoutingLog from "../RoutingLog.js"
-import type { Outcome } from "./replayRoutes.js"
 
 /** One side's cost (the JSON of the report's `cost`). */
 export interface CostSide {

@@ -10,12 +10,12 @@
  */
 import { clip } from "@switchyard-ts/protocol/Excerpt"
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Decision from "@switchyard-ts/routing/Decision"
+import type * as Decision from "@switchyard-ts/routing/Decision"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
 import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
+import * as RoutingRecord from "@switchyard-ts/routing/RoutingRecord"
 import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
-import type { SessionDecision } from "@switchyard-ts/routing/SessionStore"
 import * as Option from "effect/Option"
 import type * as RoutingLog from "../RoutingLog.js"
 
@@ -76,17 +76,6 @@ const identityOf = (headers: Readonly<Record<string, string>>, route: string): I
   route_id: clip(route, maxIdLength),
   origin: firstOf(headers, ["x-switchyard-origin"])
 })
-
-const storedOf = (stored: Option.Option<SessionDecision>): RoutingLog.StoredDecision | null =>
-  Option.match(stored, {
-    onNone: () => null,
-    onSome: (decision) => ({
-      target: decision.target,
-      tier: decision.tier ?? null,
-      streak: decision.streak ?? null,
-      ...(decision.late === true ? { late: true } : {})
-    })
-  })
 
 const isoOf = (epochMs: number): string => new Date(epochMs).toISOString()
 
@@ -192,8 +181,6 @@ export const start = (
       streamFailed = true
     },
     respond: (response) => {
-      const decision = Option.getOrUndefined(response.decision)
-      const evidence = decision?.evidence ?? null
       const usage = usageOf()
       // an answer the caller did not get whole (an error, a failed or abandoned stream) is priced
       // only by the usage it reported before it ended, if any
@@ -201,20 +188,16 @@ export const start = (
       const baseline = response.model === "" || response.baselineModel === null
         ? undefined
         : log.baselineCostOf(response.baselineModel, response.model, usage, cost)
-      const stageTier = evidence !== null && "stage" in evidence && evidence.stage !== undefined
-        ? evidence.stage.tier
-        : null
+      const decided = RoutingRecord.decidedOf(response.decision, { classified, stage: stageSignals, advised })
       log.unsafeAppend(
         {
           kind: "response",
           ts: isoOf(response.endedAtMs),
           ...identity,
-          algorithm: decision?.route.algorithm ?? null,
+          algorithm: decided.algorithm,
           model: response.model,
-          selected_model: decision === undefined
-            ? null
-            : Option.match(Decision.selected(decision), { onNone: () => decision.route.id, onSome: (t) => t.id }),
-          tier: classified === undefined ? stageTier : Option.getOrElse(classified.tier, () => stageTier),
+          selected_model: decided.selected_model,
+          tier: decided.tier,
           wire_format: response.wireFormat,
           streaming: response.streaming,
           user_turn: userTurn,
@@ -227,21 +210,14 @@ export const start = (
             ? "stream_error"
             : "incomplete",
           error: response.error === "" ? null : response.error,
-          evidence,
-          posture: classified?.posture ?? advised?.posture ?? null,
-          trigger: classified?.trigger ?? null,
+          evidence: decided.evidence,
+          posture: decided.posture,
+          trigger: decided.trigger,
           judge: judgeSummary,
-          stored_before: classified === undefined ? null : storedOf(classified.storedBefore),
-          stored_after: classified === undefined ? null : storedOf(classified.storedAfter),
-          ...(stageSignals === undefined || stageTier !== null ? {} : { stage: stageSignals }),
-          ...(advised === undefined ? {} : {
-            advisor: {
-              reviews_before: advised.reviewsBefore,
-              failed_consults_before: advised.failedConsultsBefore,
-              trigger: Option.getOrNull(advised.trigger),
-              consult: Option.getOrNull(advised.consult)
-            }
-          }),
+          stored_before: decided.stored_before,
+          stored_after: decided.stored_after,
+          ...(decided.stage === undefined ? {} : { stage: decided.stage }),
+          ...(decided.advisor === undefined ? {} : { advisor: decided.advisor }),
           latency_ms: response.latencyMs,
           ...tokensOf(usage, cost),
           baseline_model: response.baselineModel,
