@@ -6,21 +6,13 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { Target } from "@switchyard-ts/client/Target"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
-import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
-import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import * as Judge from "@switchyard-ts/routing/Judge"
-import * as Noop from "@switchyard-ts/routing/Noop"
-import * as Passthrough from "@switchyard-ts/routing/Passthrough"
-import * as RandomRoute from "@switchyard-ts/routing/RandomRoute"
+import type * as LiveHost from "@switchyard-ts/routing/LiveHost"
 import type { Route } from "@switchyard-ts/routing/Route"
 import * as Router from "@switchyard-ts/routing/Router"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
-import * as StageRoute from "@switchyard-ts/routing/StageRoute"
 import * as Stats from "@switchyard-ts/routing/Stats"
-import * as Subagents from "@switchyard-ts/routing/Subagents"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -29,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import type { Deployment, RouteCommon, RouteSpec, SubagentsSpec } from "./DeploymentSpec.js"
+import type { Deployment, RouteSpec } from "./DeploymentSpec.js"
 import * as DeploymentToml from "./DeploymentToml.js"
 import { type InvalidConfig } from "./InvalidConfig.js"
 
@@ -37,53 +29,17 @@ export type * from "./DeploymentSpec.js"
 export { InvalidConfig } from "./InvalidConfig.js"
 
 /**
- * The route a `subagents` table describes, over the parent route's id and name: a fixed target
- * (`Passthrough`), or a custom classifier whose stored selections are keyed by (session id, agent
- * id).
- */
-const subagentRoute = (
-  parent: RouteCommon,
-  spec: SubagentsSpec
-): Effect.Effect<Route, never, RouteServices> =>
-  spec.type === "passthrough"
-    ? Effect.succeed(Passthrough.make({ id: parent.id, name: parent.name, target: spec.target }))
-    : CustomRoute.make({
-      ...spec,
-      id: parent.id,
-      name: parent.name,
-      messageHashFallback: false,
-      affinity: "agent"
-    })
-
-/**
  * The target a route's savings are measured against: its `baseline_target` when set, else the route
- * type's default — the strong target of a capability or escalation classifier, the capable target
- * of a stage router, `auto` or composite route, the advisor of an advisor route, the
- * `default_target` of a custom classifier, the first of a random route's `targets`, a passthrough
- * route's own target; none for noop (its answer is its own baseline).
+ * type's default (`RouteType.baseline`: the strong target of a capability or escalation classifier,
+ * the capable target of a stage router, `auto` or composite route, the advisor of an advisor route,
+ * the `default_target` of a custom classifier, the first of a random route's `targets`, a passthrough
+ * route's own target; none for noop: its answer is its own baseline).
  */
-export const baselineTarget = (spec: RouteSpec): Option.Option<Target> => {
-  if (spec.baselineTarget !== undefined) return Option.some(spec.baselineTarget)
-  switch (spec.type) {
-    case "noop":
-      return Option.none()
-    case "passthrough":
-      return Option.some(spec.target)
-    case "random":
-      return Option.some(spec.targets[0])
-    case "llm_classifier":
-      return Option.some(spec.mode === "custom" ? spec.defaultTarget : spec.strong)
-    case "stage_router":
-    case "auto":
-    case "composite":
-      return Option.some(spec.capable)
-    case "advisor":
-      return Option.some(spec.advisor)
-  }
-}
+export const baselineTarget = (spec: RouteSpec): Option.Option<Target> =>
+  spec.baselineTarget !== undefined ? Option.some(spec.baselineTarget) : RouteTypes.of(spec).baseline
 
 /** What a route of a deployment is built with. */
-type RouteServices = Judge.Judge | SessionStore.SessionStore | UpstreamClient.UpstreamClient | Scope.Scope
+type RouteServices = LiveHost.Services
 
 /**
  * The route algorithm of one route spec, with its `request_timeout_ms` and the caller credential
@@ -105,40 +61,7 @@ export const route = (spec: RouteSpec): Effect.Effect<Route, never, RouteService
     vision: spec.vision ?? Option.none(),
     baseline: baselineTarget(spec)
   })
-  /** `parent` with its `subagents` table, if any, routing delegated sub-agent work. */
-  const withSubagents = (
-    parent: Route,
-    subagents: Option.Option<SubagentsSpec>
-  ): Effect.Effect<Route, never, RouteServices> =>
-    Option.match(subagents, {
-      onNone: () => Effect.succeed(bounded(parent)),
-      onSome: (table) =>
-        Effect.map(subagentRoute(spec, table), (subagent) => bounded(Subagents.delegate(parent, subagent)))
-    })
-  switch (spec.type) {
-    case "noop":
-      return Effect.succeed(bounded(Noop.make(spec)))
-    case "passthrough":
-      return withSubagents(Passthrough.make(spec), spec.subagents)
-    case "random":
-      return Effect.succeed(bounded(RandomRoute.make(spec)))
-    case "llm_classifier":
-      switch (spec.mode) {
-        case "custom":
-          return Effect.map(CustomRoute.make(spec), bounded)
-        case "escalation":
-          return Effect.map(EscalationRoute.make(spec), bounded)
-        case "capability":
-          return Effect.map(CapabilityRoute.make(spec), bounded)
-      }
-    case "stage_router":
-    case "auto":
-      return Effect.flatMap(StageRoute.make(spec), (parent) => withSubagents(parent, spec.subagents))
-    case "composite":
-      return Effect.flatMap(CompositeRoute.make(spec), (parent) => withSubagents(parent, spec.subagents))
-    case "advisor":
-      return Effect.map(AdvisorRoute.make(spec), bounded)
-  }
+  return Effect.map(RouteTypes.of(spec).make, bounded)
 }
 
 /** The route algorithms of a deployment, in route-id order (each as {@link route} builds it). */

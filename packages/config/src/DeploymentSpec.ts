@@ -7,58 +7,45 @@
  */
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
 import type * as LateVerdict from "@switchyard-ts/routing/LateVerdict"
-import type * as AdvisorRouteTable from "./AdvisorRouteTable.js"
-import type * as AutoRouteTable from "./AutoRouteTable.js"
-import type * as CapabilityRouteTable from "./CapabilityRouteTable.js"
-import type * as CompositeRouteTable from "./CompositeRouteTable.js"
-import type * as CustomRouteTable from "./CustomRouteTable.js"
-import type * as EscalationRouteTable from "./EscalationRouteTable.js"
-import type * as NoopRouteTable from "./NoopRouteTable.js"
-import type * as PassthroughRouteTable from "./PassthroughRouteTable.js"
-import type * as RandomRouteTable from "./RandomRouteTable.js"
+import type * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import type * as ServerTable from "./ServerTable.js"
 import type * as SessionsTable from "./SessionsTable.js"
-import type * as StageRouteTable from "./StageRouteTable.js"
 
+export type { Spec as AdvisorRouteSpec } from "@switchyard-ts/routing/AdvisorRouteTable"
+export type { Spec as AutoRouteSpec } from "@switchyard-ts/routing/AutoRouteTable"
 export type { ClassifyTrigger } from "@switchyard-ts/routing/CapabilityRoute"
+export type { Spec as ClassifierRouteSpec } from "@switchyard-ts/routing/CapabilityRouteTable"
+export type {
+  ClassifierSpec as CompositeClassifierSpec,
+  Spec as CompositeRouteSpec
+} from "@switchyard-ts/routing/CompositeRouteTable"
+export type { CustomClassifierSettings } from "@switchyard-ts/routing/CustomClassifierKeys"
+export type { Spec as CustomClassifierRouteSpec } from "@switchyard-ts/routing/CustomRouteTable"
+export type { Spec as EscalationClassifierRouteSpec } from "@switchyard-ts/routing/EscalationRouteTable"
+export type { CapabilityJudgeSpec } from "@switchyard-ts/routing/JudgeKeys"
+export type { Spec as NoopRouteSpec } from "@switchyard-ts/routing/NoopRouteTable"
+export type { Spec as PassthroughRouteSpec } from "@switchyard-ts/routing/PassthroughRouteTable"
 export type { Posture as JudgeFailurePosture } from "@switchyard-ts/routing/Posture"
+export type { Spec as RandomRouteSpec } from "@switchyard-ts/routing/RandomRouteTable"
+export type { RouteCommon, RouteContext } from "@switchyard-ts/routing/RouteKeys"
 export type { HandoffNotes as HandoffNotesSpec } from "@switchyard-ts/routing/StageRoute"
-export type { Spec as AdvisorRouteSpec } from "./AdvisorRouteTable.js"
-export type { Spec as AutoRouteSpec } from "./AutoRouteTable.js"
-export type { Spec as ClassifierRouteSpec } from "./CapabilityRouteTable.js"
-export type { ClassifierSpec as CompositeClassifierSpec, Spec as CompositeRouteSpec } from "./CompositeRouteTable.js"
-export type { Spec as CustomClassifierRouteSpec } from "./CustomRouteTable.js"
-export type { Spec as EscalationClassifierRouteSpec } from "./EscalationRouteTable.js"
-export type { CustomClassifierSettings } from "./internal/customClassifier.js"
-export type { CapabilityJudgeSpec } from "./internal/judgeKeys.js"
-export type { RouteCommon, RouteContext } from "./internal/routeKeys.js"
-export type { Spec as NoopRouteSpec } from "./NoopRouteTable.js"
-export type { Spec as PassthroughRouteSpec } from "./PassthroughRouteTable.js"
-export type { Spec as RandomRouteSpec } from "./RandomRouteTable.js"
-export type { Spec as ServerSpec } from "./ServerTable.js"
-export type { SessionStoreKind, Spec as SessionsSpec } from "./SessionsTable.js"
-export type { ClassifierSpec as StageClassifierSpec, Spec as StageRouterRouteSpec } from "./StageRouteTable.js"
+export type {
+  ClassifierSpec as StageClassifierSpec,
+  Spec as StageRouterRouteSpec
+} from "@switchyard-ts/routing/StageRouteTable"
 export type {
   ClassifierSpec as CustomSubagentsSpec,
   PassthroughSpec as PassthroughSubagentsSpec,
   Spec as SubagentsSpec
-} from "./SubagentsTable.js"
+} from "@switchyard-ts/routing/SubagentsTable"
+export type { Spec as ServerSpec } from "./ServerTable.js"
+export type { SessionStoreKind, Spec as SessionsSpec } from "./SessionsTable.js"
 
 /** Late verdicts of a classifier (`late_verdict_ms`, `max_late_verdicts`), validated. */
 export type LateVerdictSpec = Required<Omit<LateVerdict.Options, "judgeTimeoutMs">>
 
-/** Any route table, validated: what `Deployment.routes` builds a route of. */
-export type RouteSpec =
-  | NoopRouteTable.Spec
-  | PassthroughRouteTable.Spec
-  | RandomRouteTable.Spec
-  | CapabilityRouteTable.Spec
-  | CustomRouteTable.Spec
-  | EscalationRouteTable.Spec
-  | StageRouteTable.Spec
-  | AutoRouteTable.Spec
-  | CompositeRouteTable.Spec
-  | AdvisorRouteTable.Spec
+/** Any route table, validated: what `Deployment.routes` builds a route of (one per route type of `RouteTypes`). */
+export type RouteSpec = RouteTypes.RouteSpec
 
 /** A validated deployment. Every list is sorted by table name (routes by route id). */
 export interface Deployment {

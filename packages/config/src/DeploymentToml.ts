@@ -11,7 +11,7 @@
  *    target and route table in sorted table-name order, then `[sessions]` and `[server]` — unknown
  *    keys, missing keys, value types and enum variants. A route's table is picked by `type`; a
  *    classifier's mode is settled before its keys (explicit `mode`, else `escalation` when an
- *    `escalation` table is present, else `capability`; see `internal/classifierMode.ts` for what
+ *    `escalation` table is present, else `capability`; see `ClassifierMode` for what
  *    each mode rejects), and a `subagents` table is read after the route's own keys.
  * 2. Rules: table names and ids → every client → every target → duplicate route ids → each route
  *    (its order of checks is in its table's module) → the `forward_auth` families of each route →
@@ -32,45 +32,33 @@
  */
 import { credentialFamily, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import type { CredentialFamily } from "@switchyard-ts/protocol/Errors"
-import * as Arr from "effect/Array"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Order from "effect/Order"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
-import * as Toml from "smol-toml"
-import * as AdvisorRouteTable from "./AdvisorRouteTable.js"
-import * as AutoRouteTable from "./AutoRouteTable.js"
-import * as CapabilityRouteTable from "./CapabilityRouteTable.js"
-import * as CompositeRouteTable from "./CompositeRouteTable.js"
-import * as CustomRouteTable from "./CustomRouteTable.js"
-import type { Deployment, RouteCommon, RouteSpec, SubagentsSpec } from "./DeploymentSpec.js"
-import * as EscalationRouteTable from "./EscalationRouteTable.js"
-import { settleRoute } from "./internal/classifierMode.js"
-import type { RouteContext } from "./internal/routeKeys.js"
-import * as SystemPrompts from "./internal/systemPrompts.js"
-import type { Table } from "./internal/table.js"
+import * as ClassifierMode from "@switchyard-ts/routing/ClassifierMode"
+import type { RouteContext } from "@switchyard-ts/routing/RouteKeys"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
+import type { Table } from "@switchyard-ts/routing/Table"
 import {
-  decodeAt,
-  fail,
   failAt,
-  invalid,
   type Path,
-  reportAt,
   tableOf,
   TomlInteger,
   TomlString,
   TomlTable,
   unknownVariant
-} from "./internal/toml.js"
+} from "@switchyard-ts/routing/Toml"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Order from "effect/Order"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Toml from "smol-toml"
+import type { Deployment, RouteSpec } from "./DeploymentSpec.js"
+import { decodeAt, fail, invalid, reportAt } from "./internal/invalid.js"
+import * as SystemPrompts from "./internal/systemPrompts.js"
 import type { InvalidConfig } from "./InvalidConfig.js"
 import * as LlmClientTable from "./LlmClientTable.js"
-import * as NoopRouteTable from "./NoopRouteTable.js"
-import * as PassthroughRouteTable from "./PassthroughRouteTable.js"
-import * as RandomRouteTable from "./RandomRouteTable.js"
 import * as ServerTable from "./ServerTable.js"
 import * as SessionsTable from "./SessionsTable.js"
-import * as StageRouteTable from "./StageRouteTable.js"
 import * as TargetTable from "./TargetTable.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -109,26 +97,16 @@ interface ReadRoute {
   readonly rules: (targets: ReadonlyMap<string, Target>) => Effect.Effect<RouteSpec, InvalidConfig>
 }
 
-const routeTypes = [
-  "noop",
-  "passthrough",
-  "random",
-  "llm_classifier",
-  "stage_router",
-  "advisor",
-  "auto",
-  "composite"
-] as const
 const TypeHead = Schema.Struct({ type: TomlString })
-const isRouteType = (type: string): type is Exclude<(typeof routeTypes)[number], "llm_classifier"> =>
-  type !== "llm_classifier" && Arr.contains(routeTypes, type)
+
+const isTableType = (type: string): type is RouteTypes.TableType => RouteTypes.tableTypes.some((t) => t === type)
 
 /** Which table a route table is: its `type`, and an `llm_classifier`'s mode. */
 const routeKind = (input: unknown) =>
   Effect.gen(function*() {
     const { type } = yield* ParseResult.decodeUnknown(TypeHead, { onExcessProperty: "ignore" })(input)
-    if (type === "llm_classifier") return yield* settleRoute(input)
-    return isRouteType(type) ? type : yield* failAt(["type"], unknownVariant(type, routeTypes))
+    if (!isTableType(type)) return yield* failAt(["type"], unknownVariant(type, RouteTypes.tableTypes))
+    return type === "llm_classifier" ? yield* ClassifierMode.settleRoute(input) : type
   })
 
 /** Reads the keys of a route table with `table`, keeping its route id. */
@@ -141,18 +119,18 @@ const reader =
       rules: (targets: ReadonlyMap<string, Target>) => rules({ name, targets })
     }))
 
-/** The route tables, keyed by `type` (an `llm_classifier` by its mode). */
-const routeReaders = {
-  noop: reader(NoopRouteTable.table),
-  passthrough: reader(PassthroughRouteTable.table),
-  random: reader(RandomRouteTable.table),
-  capability: reader(CapabilityRouteTable.table),
-  custom: reader(CustomRouteTable.table),
-  escalation: reader(EscalationRouteTable.table),
-  stage_router: reader(StageRouteTable.table),
-  auto: reader(AutoRouteTable.table),
-  composite: reader(CompositeRouteTable.table),
-  advisor: reader(AdvisorRouteTable.table)
+/** The route tables, keyed by kind (`RouteTypes`). */
+const routeReaders: { readonly [K in RouteTypes.Kind]: ReturnType<typeof reader> } = {
+  noop: reader(RouteTypes.routeTypes.noop.table),
+  passthrough: reader(RouteTypes.routeTypes.passthrough.table),
+  random: reader(RouteTypes.routeTypes.random.table),
+  capability: reader(RouteTypes.routeTypes.capability.table),
+  custom: reader(RouteTypes.routeTypes.custom.table),
+  escalation: reader(RouteTypes.routeTypes.escalation.table),
+  stage_router: reader(RouteTypes.routeTypes.stage_router.table),
+  auto: reader(RouteTypes.routeTypes.auto.table),
+  composite: reader(RouteTypes.routeTypes.composite.table),
+  advisor: reader(RouteTypes.routeTypes.advisor.table)
 }
 
 /** The keys of the route table `name`, decoded by its kind's table. */
@@ -307,46 +285,10 @@ export const parse: (text: string) => Effect.Effect<Deployment, InvalidConfig> =
   }
 )
 
-/** The targets a `subagents` table may call. */
-const subagentTargets = (subagents: Option.Option<SubagentsSpec>): ReadonlyArray<Target> =>
-  Option.match(subagents, {
-    onNone: () => [],
-    onSome: (table) =>
-      table.type === "passthrough" ? [table.target] : [table.judge, ...table.targets, table.defaultTarget]
-  })
-
-/** Every target a route's requests may call: answer targets, judges, the advisor, sub-agent targets. */
-const callableTargets = (route: RouteSpec): ReadonlyArray<Target> => {
-  switch (route.type) {
-    case "noop":
-      return []
-    case "passthrough":
-      return [route.target, ...subagentTargets(route.subagents)]
-    case "random":
-      return route.targets
-    case "llm_classifier":
-      return route.mode === "custom"
-        ? [route.judge, ...route.targets, route.defaultTarget]
-        : [route.judge, route.weak, route.strong]
-    case "stage_router":
-    case "auto":
-      return [
-        route.capable,
-        route.efficient,
-        ...Option.match(route.classifier, { onNone: () => [], onSome: (classifier) => [classifier.judge] }),
-        ...subagentTargets(route.subagents)
-      ]
-    case "composite":
-      return [route.capable, route.efficient, route.classifier.judge, ...subagentTargets(route.subagents)]
-    case "advisor":
-      return [route.executor, route.advisor]
-  }
-}
-
 /** The credential families of a route's `forward_auth` callable targets, without repeats, in target order. */
 const forwardFamilies = (route: RouteSpec): ReadonlyArray<CredentialFamily> =>
   Arr.dedupe(
-    callableTargets(route).flatMap((target) =>
+    RouteTypes.callableTargets(route).flatMap((target) =>
       target.client.forwardAuth === true && target.client.format !== "gemini_generate_content"
         ? [credentialFamily(target.client.format)]
         : []
@@ -374,29 +316,6 @@ export const forwardAuthFamily = (route: RouteSpec): Option.Option<CredentialFam
 export const summary = (deployment: Deployment): string =>
   `server OK: ${deployment.routes.map((route) => route.id).join(", ")}`
 
-/** The warning of a judge bounded neither by its client's `timeout_ms`, `judge_timeout_ms` nor `request_timeout_ms`. */
-const unboundedJudge = (
-  route: RouteCommon,
-  judged: { readonly judge: Target; readonly judgeTimeoutMs: Option.Option<number> },
-  where = ""
-): ReadonlyArray<string> =>
-  Option.isNone(judged.judge.client.timeoutMs) && Option.isNone(judged.judgeTimeoutMs) &&
-    Option.isNone(route.requestTimeoutMs)
-    ? [
-      `route ${route.name}: ${where}judge client ${judged.judge.client.name} has no timeout_ms; ` +
-      "a stalled judge holds requests until the peer closes the connection"
-    ]
-    : []
-
-/** `unboundedJudge` for a route's custom `subagents` classifier (`route <n>: subagents judge client ...`). */
-const unboundedSubagentsJudge = (
-  route: RouteCommon & { readonly subagents: Option.Option<SubagentsSpec> }
-): ReadonlyArray<string> =>
-  Option.match(route.subagents, {
-    onNone: () => [],
-    onSome: (subagents) => subagents.type === "llm_classifier" ? unboundedJudge(route, subagents, "subagents ") : []
-  })
-
 /**
  * Non-fatal findings about a valid deployment, one line each, for the startup log and `--dry-run`,
  * in the deployment's route order: one per `llm_classifier` route (or `stage_router` route with a
@@ -408,36 +327,4 @@ const unboundedSubagentsJudge = (
  * no `timeout_ms` and which has no `request_timeout_ms`.
  */
 export const warnings = (deployment: Deployment): ReadonlyArray<string> =>
-  deployment.routes.flatMap((route): ReadonlyArray<string> => {
-    switch (route.type) {
-      case "llm_classifier":
-        return unboundedJudge(route, route)
-      case "passthrough":
-        return unboundedSubagentsJudge(route)
-      case "stage_router":
-        return [
-          ...(route.picker === "capable_first"
-            ? [
-              `route ${route.name}: picker "capable_first" is experimental: the compatible system's published ` +
-              "thresholds and results all come from \"efficient_first\", so no confidence_threshold is calibrated for it"
-            ]
-            : []),
-          ...Option.match(route.classifier, {
-            onNone: () => [],
-            onSome: (classifier) => unboundedJudge(route, classifier)
-          }),
-          ...unboundedSubagentsJudge(route)
-        ]
-      case "composite":
-        return [...unboundedJudge(route, route.classifier), ...unboundedSubagentsJudge(route)]
-      case "advisor":
-        return Option.isNone(route.advisor.client.timeoutMs) && Option.isNone(route.requestTimeoutMs)
-          ? [
-            `route ${route.name}: advisor client ${route.advisor.client.name} has no timeout_ms; ` +
-            "a stalled advisor holds requests until the peer closes the connection"
-          ]
-          : []
-      default:
-        return []
-    }
-  })
+  deployment.routes.flatMap((route) => RouteTypes.of(route).warnings)

@@ -5,11 +5,6 @@
  * default) when the table is decoded, and stay `Redacted`; messages name variables, never values.
  */
 import { credentialHeaders, type Format, type LlmClient } from "@switchyard-ts/client/Target"
-import * as Arr from "effect/Array"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import {
   integer,
   integerOr,
@@ -19,8 +14,8 @@ import {
   optionalInteger,
   positive,
   readHeaderSecret
-} from "./internal/rules.js"
-import * as Table from "./internal/table.js"
+} from "@switchyard-ts/routing/KeyRules"
+import * as Table from "@switchyard-ts/routing/Table"
 import {
   failAt,
   keysOf,
@@ -30,7 +25,12 @@ import {
   TomlInteger,
   TomlString,
   unknownVariant
-} from "./internal/toml.js"
+} from "@switchyard-ts/routing/Toml"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 /** `breaker = { failure_threshold = N, cooldown_ms = M }`: both keys required. */
 const BreakerKeys = subtable({ failure_threshold: TomlInteger, cooldown_ms: TomlInteger })

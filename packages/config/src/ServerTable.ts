@@ -2,14 +2,14 @@
  * The optional `[server]` table (docs/configuration.md): who may call the server (without it, or
  * without `api_keys_env`, every endpoint is open) and how long its connections may wait.
  */
+import { integerOr, positive, readSecret } from "@switchyard-ts/routing/KeyRules"
+import * as Table from "@switchyard-ts/routing/Table"
+import { describeToml, failAt, keysOf, TomlBoolean, TomlInteger } from "@switchyard-ts/routing/Toml"
 import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { integerOr, positive, readSecret } from "./internal/rules.js"
-import * as Table from "./internal/table.js"
-import { describeToml, failAt, keysOf, TomlBoolean, TomlInteger } from "./internal/toml.js"
 
 /** How long the server's connections may wait, in milliseconds (each a positive integer). */
 export interface Timeouts {

@@ -3,16 +3,16 @@
  * process, or in a Redis shared by several replicas — and their bounds. This package only describes
  * the store; the server builds it (`Deployment.layer` always uses the memory store).
  */
+import { integerOr, maxSafe } from "@switchyard-ts/routing/KeyRules"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
+import * as Table from "@switchyard-ts/routing/Table"
+import { failAt, keysOf, TomlInteger, TomlString, TomlVariant } from "@switchyard-ts/routing/Toml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
-import { integerOr, maxSafe } from "./internal/rules.js"
-import * as Table from "./internal/table.js"
-import { failAt, keysOf, TomlInteger, TomlString, TomlVariant } from "./internal/toml.js"
 
 /** Where session decisions live: in this process, or in a Redis shared by several replicas. */
 export type SessionStoreKind = "memory" | "redis"

@@ -6,11 +6,11 @@
  * `system_prompt` its answer calls are given.
  */
 import type { LlmClient, Target } from "@switchyard-ts/client/Target"
+import * as Table from "@switchyard-ts/routing/Table"
+import { failAt, keysOf, toJsonTable, TomlString, TomlTable } from "@switchyard-ts/routing/Toml"
 import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as Table from "./internal/table.js"
-import { failAt, keysOf, toJsonTable, TomlString, TomlTable } from "./internal/toml.js"
 
 /** What a target table's rules are given: its table name and the deployment's clients by table name. */
 export interface Context {

@@ -4,6 +4,7 @@
  * needs no API key and no network. Production deployments never use this.
  */
 import type { Deployment } from "@switchyard-ts/config/Deployment"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -35,7 +36,7 @@ const simulatedVerdict = FakeUpstream.ok(
 export const layer = (deployment: Deployment, server: { readonly host: string; readonly port: number }) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const judges = new Set(
-      deployment.routes.flatMap((route) => (route.type === "llm_classifier" ? [route.judge.id] : []))
+      deployment.routes.flatMap((route) => RouteTypes.of(route).judges.map((judge) => judge.id))
     )
     for (const [port, models] of simulatedPorts(deployment)) {
       const behaviours = Object.fromEntries(

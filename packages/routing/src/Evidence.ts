@@ -3,7 +3,7 @@
  * `/v1/decision`, set on the `libsy.run` span, summarised in `x-switchyard-evidence-source`.
  */
 import * as Schema from "effect/Schema"
-import { Boundary } from "./Verdict.js"
+import { Boundary } from "./judge/Verdict.js"
 
 /**
  * Why a judged request was routed without a verdict (a bounded label set, also the

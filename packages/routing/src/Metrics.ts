@@ -7,8 +7,8 @@ import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as RoutingFacts from "./host/RoutingFacts.js"
 import { advisorGateMetrics, stageRouterMetrics } from "./internal/algorithmMetricNames.js"
-import * as RoutingFacts from "./RoutingFacts.js"
 
 /** Successful routed runs, labelled `model` = the algorithm-selected model id (route id for noop). */
 export const requestsTotal = Metric.counter("switchyard_requests_total", {

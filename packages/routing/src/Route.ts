@@ -15,7 +15,7 @@ import type { ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
 import type * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Algorithm, Decision } from "./Decision.js"
-import type * as RoutingFacts from "./RoutingFacts.js"
+import type * as RoutingFacts from "./host/RoutingFacts.js"
 
 /** A request as a route sees it. */
 export interface RoutedRequest {

@@ -17,11 +17,11 @@ import type {
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stats from "./cost/Stats.js"
 import type * as Decision from "./Decision.js"
+import * as RoutingFacts from "./host/RoutingFacts.js"
 import * as RouterRun from "./internal/routerRun.js"
 import type { Route, RoutedRequest, RouteFailure } from "./Route.js"
-import * as RoutingFacts from "./RoutingFacts.js"
-import * as Stats from "./Stats.js"
 
 export type { Completed, RouterFailure, Streamed } from "./internal/routerRun.js"
 

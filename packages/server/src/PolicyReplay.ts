@@ -37,14 +37,9 @@
  * the baseline and the savings (see `internal/replayCost.ts` and docs/operations.md).
  */
 import type { Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
-import * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
-import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
-import * as CompositeRoute from "@switchyard-ts/routing/CompositeRoute"
-import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
-import * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
 import type * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as ReplayHost from "@switchyard-ts/routing/ReplayHost"
-import * as StageRoute from "@switchyard-ts/routing/StageRoute"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ReplayCost from "./internal/replayCost.js"
@@ -82,30 +77,9 @@ export const replayerOf = (replayable: ReplayHost.Replayable): ReplayHost.Replay
 /** No late verdicts: steps a replayer through a log without any. */
 export const { noLateVerdicts } = ReplayHost
 
-/** The replayer of a judge-using route spec; none for a route type without a judge. */
-export const replayerOfSpec = (route: RouteSpec): Option.Option<ReplayHost.Replayer> => {
-  switch (route.type) {
-    case "llm_classifier":
-      return Option.some(replayerOf(
-        route.mode === "capability"
-          ? CapabilityRoute.replayable(route)
-          : route.mode === "custom"
-          ? CustomRoute.replayable(route)
-          : EscalationRoute.replayable(route)
-      ))
-    case "advisor":
-      return Option.some(replayerOf(AdvisorRoute.replayable(route)))
-    case "stage_router":
-    case "auto":
-      return Option.some(replayerOf(StageRoute.replayable(route)))
-    case "composite":
-      return Option.some(replayerOf(CompositeRoute.replayable(route)))
-    case "noop":
-    case "passthrough":
-    case "random":
-      return Option.none()
-  }
-}
+/** The replayer of a route spec (`RouteType.replayable`); none for a route type whose decisions need no judge. */
+export const replayerOfSpec = (route: RouteSpec): Option.Option<ReplayHost.Replayer> =>
+  Option.map(RouteTypes.of(route).replayable, replayerOf)
 
 /** The replayers of `deployment`'s judge-using routes, by route id. */
 export const replayersOf = (deployment: Deployment): ReadonlyMap<string, ReplayHost.Replayer> =>

@@ -16,6 +16,7 @@ import * as Judge from "@switchyard-ts/routing/Judge"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as ResponseState from "@switchyard-ts/routing/ResponseState"
 import * as Router from "@switchyard-ts/routing/Router"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
 import * as Stats from "@switchyard-ts/routing/Stats"
 import * as Console from "effect/Console"
@@ -193,15 +194,7 @@ export const responseStateLayer = (
  * and stage-router routes.
  */
 export const statsLayer = (deployment: Deployment.Deployment): Layer.Layer<Stats.Stats> =>
-  Stats.layer(
-    deployment.routes.flatMap((route) =>
-      route.type === "advisor"
-        ? ["advisor_gate"]
-        : route.type === "stage_router" || route.type === "auto" || route.type === "composite"
-        ? ["stage_router"]
-        : []
-    )
-  )
+  Stats.layer(deployment.routes.flatMap((route) => RouteTypes.of(route).statsBlocks))
 
 /** Options of `layerApp`. */
 export interface AppOptions extends Api.Options {

@@ -71,18 +71,13 @@ export const scrape: Effect.Effect<string, never, PrometheusReader> = Effect.fla
 
 /**
  * Create, at 0, the series dashboards expect before the first request: the upstream attempt
- * codes and retry counter the compatible system pre-seeds, `requests_total` / `errors_total` for
- * every model a route can select, and the advisor gate's discarded-turn counter when a route is
- * an advisor.
+ * codes and retry counter the compatible system pre-seeds, and `requests_total` / `errors_total`
+ * for every model a route can select. (An advisor route seeds its own discarded-turn counter when it
+ * is built: `AdvisorRoute.make`.)
  */
 export const seed = (routes: ReadonlyArray<Route>): Effect.Effect<void> =>
   Effect.zipRight(
-    Effect.zipRight(
-      Effect.zipRight(ClientMetrics.seed, ServerMetrics.seed),
-      routes.some((route) => route.algorithm === "advisor_gate")
-        ? Metric.update(RoutingMetrics.advisorGateDiscardedTurnsTotal, 0)
-        : Effect.void
-    ),
+    Effect.zipRight(ClientMetrics.seed, ServerMetrics.seed),
     Effect.forEach(
       routes.flatMap((route) => (route.targets.length === 0 ? [route.id] : route.targets.map((target) => target.id))),
       (model) =>

@@ -5,46 +5,12 @@
  * target, an advisor's executor) must not share its model id with the route's routing-only target
  * (its judge, its advisor).
  */
-import type { Target } from "@switchyard-ts/client/Target"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { RouteSpec } from "../DeploymentSpec.js"
 import type { InvalidConfig } from "../InvalidConfig.js"
-import { fail } from "./toml.js"
-
-/** The targets a route's answers may go to (its own, not its `subagents` table's), in route order. */
-const answerTargets = (route: RouteSpec): ReadonlyArray<Target> => {
-  switch (route.type) {
-    case "noop":
-      return []
-    case "passthrough":
-      return [route.target]
-    case "random":
-      return route.targets
-    case "llm_classifier":
-      return route.mode === "custom" ? [...route.targets, route.defaultTarget] : [route.weak, route.strong]
-    case "stage_router":
-    case "auto":
-    case "composite":
-      return [route.capable, route.efficient]
-    case "advisor":
-      return [route.executor]
-  }
-}
-
-/**
- * The target whose routing-time call may become the answer, and the route's routing-only target
- * it must not share a model id with: an escalation's weak target and judge, an advisor's executor
- * and advisor.
- */
-const routingAnswer = (
-  route: RouteSpec
-): { readonly response: Target; readonly dependency: Target } | undefined => {
-  if (route.type === "llm_classifier" && route.mode === "escalation") {
-    return { response: route.weak, dependency: route.judge }
-  }
-  if (route.type === "advisor") return { response: route.executor, dependency: route.advisor }
-  return undefined
-}
+import { fail } from "./invalid.js"
 
 /**
  * Fails when `route`'s answer targets map one model id to different `system_prompt` values
@@ -55,7 +21,8 @@ const routingAnswer = (
  */
 export const check = (route: RouteSpec): Effect.Effect<void, InvalidConfig> => {
   const prompts = new Map<string, string | undefined>()
-  for (const target of answerTargets(route)) {
+  const type = RouteTypes.of(route)
+  for (const target of type.answerTargets) {
     if (prompts.has(target.id) && prompts.get(target.id) !== target.systemPrompt) {
       return fail(
         ["routes", route.name],
@@ -64,7 +31,7 @@ export const check = (route: RouteSpec): Effect.Effect<void, InvalidConfig> => {
     }
     prompts.set(target.id, target.systemPrompt)
   }
-  const answering = routingAnswer(route)
+  const answering = Option.getOrUndefined(type.routingAnswer)
   if (answering === undefined || answering.response.systemPrompt === undefined) return Effect.void
   const { dependency, response } = answering
   return response.id === dependency.id

@@ -5,8 +5,8 @@
  *
  * @internal
  */
+import * as Pricing from "../cost/Pricing.js"
 import * as Metrics from "../Metrics.js"
-import * as Pricing from "../Pricing.js"
 
 /** One route's entry in `routes`: its requests, their cost, their baseline and the savings. */
 export interface RouteSnapshot {

@@ -30,13 +30,13 @@ import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as AnswerChunks from "../AnswerChunks.js"
 import * as Capabilities from "../Capabilities.js"
-import * as Continuation from "../Continuation.js"
+import type * as Stats from "../cost/Stats.js"
 import * as Decision from "../Decision.js"
 import * as Evidence from "../Evidence.js"
+import * as RoutingFacts from "../host/RoutingFacts.js"
 import * as Metrics from "../Metrics.js"
 import { forwardAuthMismatch, type Route, type RoutedRequest, type RouteFailure } from "../Route.js"
-import * as RoutingFacts from "../RoutingFacts.js"
-import type * as Stats from "../Stats.js"
+import * as Continuation from "../sessions/Continuation.js"
 
 /** Every way a routed request can fail. */
 export type RouterFailure =

@@ -26,6 +26,7 @@ import type { RouteSpec } from "@switchyard-ts/config/Deployment"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
 import type { Outcome } from "@switchyard-ts/routing/ReplayHost"
+import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import * as Option from "effect/Option"
 import type * as RoutingLog from "../RoutingLog.js"
 
@@ -49,32 +50,10 @@ export interface RoutePricing {
   readonly baseline: string | undefined
 }
 
-/**
- * The model each destination of `spec`'s replayer answers with: a tier's target, a custom route's
- * destination (already a model id), an advisor route's executor.
- */
-export const destinationModels = (spec: RouteSpec): (destination: string) => string | undefined => {
-  switch (spec.type) {
-    case "llm_classifier":
-      if (spec.mode === "custom") return (destination) => destination
-      return (destination) =>
-        destination === "weak" ? spec.weak.id : destination === "strong" ? spec.strong.id : undefined
-    case "stage_router":
-    case "auto":
-    case "composite":
-      return (destination) =>
-        destination === "capable" ? spec.capable.id : destination === "efficient" ? spec.efficient.id : undefined
-    case "advisor":
-      return () => spec.executor.id
-    default:
-      return () => undefined
-  }
-}
-
 /** The pricing of `spec`'s replay under `table`. */
 export const routePricing = (table: Pricing.Table, spec: RouteSpec): RoutePricing => ({
   table,
-  modelOf: destinationModels(spec),
+  modelOf: RouteTypes.of(spec).destinationModel,
   baseline: Option.getOrUndefined(Option.map(Deployment.baselineTarget(spec), (target) => target.id))
 })
 
