@@ -203,14 +203,24 @@ export const find = (value: unknown, found: (node: object) => boolean): Readonly
 
 /** How many arrays and objects of `value` (itself included) `counted` picks. No recursion. */
 export const count = (value: unknown, counted: (node: object) => boolean): number => {
+  if (typeof value !== "object" || value === null) return 0
   let n = 0
-  const stack: Array<unknown> = [value]
+  const stack: Array<object> = [value]
   while (stack.length > 0) {
     const node = stack.pop()
-    if (typeof node !== "object" || node === null) continue
+    if (node === undefined) break
     if (counted(node)) n++
-    if (Array.isArray(node)) { for (const child of node) stack.push(child) }
-    else for (const key in node) stack.push(Reflect.get(node, key))
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const child: unknown = node[i]
+        if (typeof child === "object" && child !== null) stack.push(child)
+      }
+    } else {
+      for (const key in node) {
+        const child: unknown = Reflect.get(node, key)
+        if (typeof child === "object" && child !== null) stack.push(child)
+      }
+    }
   }
   return n
 }

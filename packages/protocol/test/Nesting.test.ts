@@ -255,6 +255,9 @@ const chatWithCall = (args: string, output = "done") =>
 
 const tooDeepAt = (path: string) => Nesting.tooDeep(path)
 
+/** A translation's result (of any output). */
+type Translated = Either.Either<unknown, { readonly reason: string }>
+
 /** The reason of a failed translation, or `undefined` when it succeeded (its output serialized). */
 const outcome = <A>(result: Either.Either<A, { readonly reason: string }>): string | undefined =>
   Either.match(result, {
@@ -276,15 +279,12 @@ describe("each place that parses JSON out of a caller's string", () => {
         continue
       }
       const n = Either.getOrThrow(neutral)
-      for (
-        const out of [
-          Translate.toAnthropicRequest(n),
-          TranslateGemini.toGeminiRequest(n),
-          TranslateResponses.toResponsesRequest(n)
-        ]
-      ) {
-        assert.isUndefined(outcome(out), String(depth))
-      }
+      const outs: ReadonlyArray<Translated> = [
+        Translate.toAnthropicRequest(n),
+        TranslateGemini.toGeminiRequest(n),
+        TranslateResponses.toResponsesRequest(n)
+      ]
+      for (const out of outs) assert.isUndefined(outcome(out), String(depth))
     }
   })
 
@@ -401,7 +401,7 @@ describe("each place that parses JSON out of an upstream's string", () => {
       const gemini = TranslateGemini.toGeminiResponse(neutral)
       const responses = TranslateResponses.toResponsesResponse(neutral)
       for (const out of [messages, gemini, responses]) assertSerializes(out, String(depth))
-      const input = messages.content.flatMap((block) => block.type === "tool_use" ? [block.input] : [])[0]
+      const input = messages.content.flatMap((block) => "input" in block ? [block.input] : [])[0]
       assert.deepStrictEqual(input, over ? {} : JSON.parse(args))
       // a Responses answer's function_call arguments reach chat as they came
       const response = decodeResponse({
@@ -457,10 +457,8 @@ describe("each place that parses JSON out of an upstream's string", () => {
           tools: [{ name: "f", parameters: TranslateResponses.customToolParameters, custom: {} }]
         })
       })
-      for (const translator of [gemini, responses]) {
-        const events = [...chunks.flatMap((chunk) => translator.push(chunk)), ...translator.end()]
-        assertSerializes(events, String(depth))
-      }
+      assertSerializes([...chunks.flatMap((chunk) => gemini.push(chunk)), ...gemini.end()], String(depth))
+      assertSerializes([...chunks.flatMap((chunk) => responses.push(chunk)), ...responses.end()], String(depth))
     }
   })
 })
@@ -533,7 +531,7 @@ describe("fuzz: random deep values in every string field that is parsed", () => 
         { model: "m", stream: false }
       )
       for (const n of [messages, gemini]) {
-        const outs = [
+        const outs: ReadonlyArray<Translated> = [
           Translate.toAnthropicRequest(n),
           TranslateGemini.toGeminiRequest(n),
           TranslateResponses.toResponsesRequest(n),
