@@ -153,6 +153,27 @@ describe("anthropic_messages body preparation", () => {
       content: [marked, marked, { type: "text", text: "unmarked", cache_control: { type: "ephemeral" } }]
     }])
   })
+
+  it("counts the markers of a body nesting 10^5 levels (a tool input) without recursion", () => {
+    const marked = { type: "text", text: "x", cache_control: { type: "ephemeral" } }
+    for (const depth of [511, 512, 513, 10_000, 100_000]) {
+      // the markers lie below the deep input too: all four must be found for the count to hold the mark back
+      const input: unknown = JSON.parse(`${"{\"k\":[".repeat(depth)}${JSON.stringify(marked)}${"]}".repeat(depth)}`)
+      const body = {
+        model: "route",
+        max_tokens: 10,
+        system: [marked, marked],
+        messages: [
+          { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input }] },
+          { role: "user", content: [marked, { type: "text", text: "unmarked" }] }
+        ]
+      }
+      const out = prepareAnthropicBody(anthropicTarget("a"), body, false)
+      assert.deepStrictEqual(out["messages"], body.messages, String(depth))
+      const fewer = prepareAnthropicBody(anthropicTarget("a"), { ...body, system: [marked] }, false)
+      assert.notDeepEqual(fewer["messages"], body.messages, String(depth))
+    }
+  })
 })
 
 describe("UpstreamClient with an anthropic_messages target", () => {

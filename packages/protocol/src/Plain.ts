@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import type { ParseOptions } from "effect/SchemaAST"
 import { guardFor } from "./internal/guard.js"
+import * as Nesting from "./Nesting.js"
 
 /** Whether decoding with `schema` gives its input back (it has no transformation anywhere). */
 export const isPlain = (schema: Schema.Schema.Any): boolean => AST.typeAST(schema.ast) === schema.ast
@@ -31,22 +32,11 @@ const isUnreadable = (value: unknown): boolean =>
   Predicate.isObject(value) && !Array.isArray(value) &&
   unreadableKeys.some((key) => Object.hasOwn(value, key) && !Predicate.isFunction(Reflect.get(value, key)))
 
-/** The path to the first object of `input` that cannot be turned into a property key (depth first). */
-const unreadablePath = (input: unknown, at: Array<PropertyKey> = []): Array<PropertyKey> | undefined => {
-  if (isUnreadable(input)) return at
-  if (Array.isArray(input)) {
-    for (let i = 0; i < input.length; i++) {
-      const found = unreadablePath(input[i], [...at, i])
-      if (found !== undefined) return found
-    }
-  } else if (Predicate.isRecord(input)) {
-    for (const key of Object.keys(input)) {
-      const found = unreadablePath(input[key], [...at, key])
-      if (found !== undefined) return found
-    }
-  }
-  return undefined
-}
+/**
+ * The path to the first object of `input` that cannot be turned into a property key (depth first;
+ * `Nesting.find`, no recursion).
+ */
+const unreadablePath = (input: unknown): ReadonlyArray<PropertyKey> | undefined => Nesting.find(input, isUnreadable)
 
 const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
   path.reduce<unknown>((value, key) => (Predicate.isObject(value) ? Reflect.get(value, key) : undefined), input)

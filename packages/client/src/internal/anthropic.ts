@@ -87,12 +87,9 @@ export const streamTranslator = (options: {
 } => {
   const translator = Translate.anthropicToOpenAiStream()
   const push = (data: string): StreamStep =>
-    Option.match(Failure.jsonOf(data), {
-      onNone: () => ({
-        _tag: "Failed",
-        failure: Failure.invalidResponse(options.target, "stream event is not valid JSON")
-      }),
-      onSome: (json): StreamStep => {
+    Either.match(Failure.jsonOrInvalid(options.target, "stream event", data), {
+      onLeft: (failure): StreamStep => ({ _tag: "Failed", failure }),
+      onRight: (json): StreamStep => {
         if (Predicate.hasProperty(json, "type") && json.type === "error") {
           return {
             _tag: "Failed",

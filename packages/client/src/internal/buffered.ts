@@ -6,6 +6,7 @@
  * @internal
  */
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import * as Nesting from "@switchyard-ts/protocol/Nesting"
 import { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -62,15 +63,19 @@ export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effec
           })
         )
     )
-  return Spans.annotateOutcome<Answer, UpstreamFailure>(({ completion }) => responseAttributes(completion))(answered)
+  const checked = ctx.translatedAnswer ? Effect.flatMap(answered, (answer) => heldArguments(answer, target)) : answered
+  return Spans.annotateOutcome<Answer, UpstreamFailure>(({ completion }) => responseAttributes(completion))(checked)
+}
+
+/** The answer, when its tool-call arguments nest within the bound (`Nesting.completionArguments`). */
+const heldArguments = (answer: Answer, target: string): Effect.Effect<Answer, UpstreamFailure> => {
+  const path = Nesting.completionArguments(answer.completion)
+  return path === undefined ? Effect.succeed(answer) : Effect.fail(Failure.deepArguments(target, `answer ${path}`))
 }
 
 /** Reads a buffered 2xx body as any JSON value. */
 export const readJson = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<unknown, UpstreamFailure> =>
-  Option.match(Failure.jsonOf(bodyOf(reply)), {
-    onNone: () => Effect.fail(Failure.invalidResponse(ctx.target.id, "response body is not valid JSON")),
-    onSome: Effect.succeed
-  })
+  Failure.jsonOrInvalid(ctx.target.id, "response body", bodyOf(reply))
 
 /** `gen_ai.response.*` and `gen_ai.usage.*` span attributes of a completion (no content). */
 export const responseAttributes = (

@@ -29,6 +29,12 @@ export interface CallContext {
   readonly secrets: ReadonlyArray<string>
   /** The caller's own body was sent to a target of its format: keep the target's own answer. */
   readonly nativeReplay: boolean
+  /**
+   * The caller reads the answer in another format than chat (it sent its own body of that format,
+   * not replayed here): the answer is translated for it, which parses tool-call arguments, so they
+   * are held to `Nesting.maxDepth` here (a deeper one is an `InvalidResponse`).
+   */
+  readonly translatedAnswer: boolean
 }
 
 /** What a 2xx reply becomes (a decoded answer, an opened stream). */
@@ -166,7 +172,8 @@ export const logicalCall = <A, S>(
   const ctx: CallContext = {
     target,
     secrets: Prepare.secretsOf(client, options.headers),
-    nativeReplay: wire.nativeReplay
+    nativeReplay: wire.nativeReplay,
+    translatedAnswer: options.native !== undefined && !wire.nativeReplay
   }
   const timeoutMs = callTimeoutMs(options)
   const run = Effect.clockWith((clock) =>

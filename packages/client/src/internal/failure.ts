@@ -10,6 +10,7 @@
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import { DeadlineExceeded, InvalidResponse, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import * as Nesting from "@switchyard-ts/protocol/Nesting"
 import { decodeOptions, UpstreamErrorBody } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Either from "effect/Either"
@@ -77,17 +78,37 @@ export const redact = (text: string, secrets: ReadonlyArray<string>): string =>
 const decodeErrorBody = Plain.decoder(UpstreamErrorBody, decodeOptions)
 
 /**
- * The JSON value of a text, if it is JSON (`JSON.parse` itself: this runs on every streamed chunk,
- * and a schema's transformation around it only wraps the same call).
+ * The JSON value of a text, if it is JSON within the nesting bound (`Nesting.parse`: `JSON.parse`
+ * itself, the depth walked only for a long text; this runs on every streamed chunk).
  */
 export const jsonOf = (text: string): Option.Option<unknown> => {
-  try {
-    const value: unknown = JSON.parse(text)
-    return Option.some(value)
-  } catch {
-    return Option.none()
+  const parsed = Nesting.parse(text)
+  return parsed._tag === "Json" ? Option.some(parsed.value) : Option.none()
+}
+
+/**
+ * The JSON value of an upstream's text (`what`: `response body`, `stream event`, …), or an
+ * `InvalidResponse` saying why not: not JSON, or nested deeper than `Nesting.maxDepth`.
+ */
+export const jsonOrInvalid = (target: string, what: string, text: string): Either.Either<unknown, InvalidResponse> => {
+  const parsed = Nesting.parse(text)
+  switch (parsed._tag) {
+    case "Json":
+      return Either.right(parsed.value)
+    case "NotJson":
+      return Either.left(invalidResponse(target, `${what} is not valid JSON`))
+    case "TooDeep":
+      return Either.left(invalidResponse(target, Nesting.tooDeep(what)))
   }
 }
+
+/**
+ * An `InvalidResponse` for tool-call arguments nesting deeper than `Nesting.maxDepth`, naming them
+ * by their path in the answer as chat shape (`answer choices[0].message.tool_calls[1].function.arguments`,
+ * `stream choices[0].delta.tool_calls[0].function.arguments`).
+ */
+export const deepArguments = (target: string, path: string): InvalidResponse =>
+  invalidResponse(target, Nesting.tooDeep(path))
 
 /** The `error` object of an upstream error body, if the value has one. */
 export const errorBodyOf = (json: unknown): Option.Option<UpstreamErrorBody["error"]> =>
@@ -251,16 +272,16 @@ export const schemaMismatch = (target: string, what: string, error: ParseResult.
 }
 
 /**
- * A decoder of JSON text against a schema (unknown fields preserved), mapping a non-JSON text or a
- * mismatch to `InvalidResponse` for the given target.
+ * A decoder of JSON text against a schema (unknown fields preserved), mapping a non-JSON text, one
+ * nested deeper than `Nesting.maxDepth`, or a mismatch to `InvalidResponse` for the given target.
  */
 export const decodeJsonText = <A, I>(schema: Schema.Schema<A, I>, what: string) => {
   const decode = Plain.decoder(schema, decodeOptions)
   return (target: string, text: string): Either.Either<A, InvalidResponse> =>
-    Option.match(jsonOf(text), {
-      onNone: () => Either.left(invalidResponse(target, `${what} is not valid JSON`)),
-      onSome: (json) => Either.mapLeft(decode(json), (e) => schemaMismatch(target, what, e))
-    })
+    Either.flatMap(
+      jsonOrInvalid(target, what, text),
+      (json) => Either.mapLeft(decode(json), (e) => schemaMismatch(target, what, e))
+    )
 }
 
 /** Retryable: transport failures and 408, 429, 5xx. Never other statuses, never `InvalidResponse`. */

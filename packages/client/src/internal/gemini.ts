@@ -171,9 +171,9 @@ export const decodeAnswer = (
   { readonly completion: ChatCompletion; readonly body: Gemini.GenerateContentResponse },
   UpstreamFailure
 > =>
-  Option.match(Failure.jsonOf(text), {
-    onNone: () => Either.left(Failure.invalidResponse(target, "response body is not valid JSON")),
-    onSome: (json) =>
+  Either.flatMap(
+    Failure.jsonOrInvalid(target, "response body", text),
+    (json) =>
       Either.map(decodeAnswerJson(target, secrets, json, "response body"), (response) => {
         const completion = Translate.toOpenAiResponse(TranslateGemini.fromGeminiResponse(response))
         return {
@@ -185,7 +185,7 @@ export const decodeAnswer = (
           body: response
         }
       })
-  })
+  )
 
 /**
  * A per-stream translator of Gemini SSE payloads (each one `GenerateContentResponse` holding what is
@@ -203,12 +203,9 @@ export const streamTranslator = (options: {
 } => {
   const translator = TranslateGemini.geminiToChatStream()
   const push = (data: string): StreamStep =>
-    Option.match(Failure.jsonOf(data), {
-      onNone: () => ({
-        _tag: "Failed",
-        failure: Failure.invalidResponse(options.target, "stream event is not valid JSON")
-      }),
-      onSome: (json): StreamStep =>
+    Either.match(Failure.jsonOrInvalid(options.target, "stream event", data), {
+      onLeft: (failure): StreamStep => ({ _tag: "Failed", failure }),
+      onRight: (json): StreamStep =>
         Either.match(decodeAnswerJson(options.target, options.secrets, json, "stream event"), {
           onLeft: (failure): StreamStep => ({ _tag: "Failed", failure }),
           onRight: (event): StreamStep => ({

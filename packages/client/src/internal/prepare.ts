@@ -5,6 +5,7 @@
  * @internal
  */
 import { TranslationError } from "@switchyard-ts/protocol/Errors"
+import * as Nesting from "@switchyard-ts/protocol/Nesting"
 import type { NeutralRequest } from "@switchyard-ts/protocol/Neutral"
 import { ChatCompletionRequest, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Translate from "@switchyard-ts/protocol/Translate"
@@ -187,13 +188,9 @@ export const prepareBody = (
 /** Most `cache_control` markers a Messages body may carry; a body at the limit gets no extra one. */
 const maxCacheMarkers = 4
 
-const countCacheMarkers = (value: unknown): number => {
-  if (Array.isArray(value)) return value.reduce((n: number, item) => n + countCacheMarkers(item), 0)
-  if (!Predicate.isRecord(value)) return 0
-  let n = Object.prototype.hasOwnProperty.call(value, "cache_control") ? 1 : 0
-  for (const child of Object.values(value)) n += countCacheMarkers(child)
-  return n
-}
+/** The `cache_control` markers anywhere in a body (`Nesting.count`: no recursion over the caller's data). */
+const countCacheMarkers = (value: unknown): number =>
+  Nesting.count(value, (node) => Object.prototype.hasOwnProperty.call(node, "cache_control"))
 
 const ephemeral = { type: "ephemeral" }
 

@@ -136,12 +136,9 @@ export const streamTranslator = (options: {
 } => {
   const translator = TranslateResponses.responsesToChatStream()
   const push = (data: string): StreamStep =>
-    Option.match(Failure.jsonOf(data), {
-      onNone: () => ({
-        _tag: "Failed",
-        failure: Failure.invalidResponse(options.target, "stream event is not valid JSON")
-      }),
-      onSome: (json): StreamStep => {
+    Either.match(Failure.jsonOrInvalid(options.target, "stream event", data), {
+      onLeft: (failure): StreamStep => ({ _tag: "Failed", failure }),
+      onRight: (json): StreamStep => {
         if (Predicate.isRecord(json) && (json["type"] === "error" || json["type"] === "response.failed")) {
           return {
             _tag: "Failed",

@@ -7,6 +7,7 @@
  * @internal
  */
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import * as Nesting from "@switchyard-ts/protocol/Nesting"
 import { ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Plain from "@switchyard-ts/protocol/Plain"
 import type * as Clock from "effect/Clock"
@@ -38,9 +39,9 @@ const decodeSseItem =
       return Either.left(Failure.invalidResponse(target, `stream event larger than ${item.maxEventSize} characters`))
     }
     // plain branches, not `Option.match`/`Either.match`: this runs for every chunk of every stream
-    const json = Failure.jsonOf(item.data)
-    if (Option.isNone(json)) return Either.left(Failure.invalidResponse(target, "stream chunk is not valid JSON"))
-    if (Option.isSome(Failure.errorBodyOf(json.value))) {
+    const json = Failure.jsonOrInvalid(target, "stream chunk", item.data)
+    if (Either.isLeft(json)) return Either.left(json.left)
+    if (Option.isSome(Failure.errorBodyOf(json.right))) {
       return Either.left(
         Failure.upstreamStatus({
           target,
@@ -51,7 +52,7 @@ const decodeSseItem =
         })
       )
     }
-    const decoded = decodeChunkJson(json.value)
+    const decoded = decodeChunkJson(json.right)
     return Either.isRight(decoded)
       ? Either.right(decoded.right)
       : Either.left(Failure.schemaMismatch(target, "stream chunk", decoded.left))
@@ -141,6 +142,15 @@ const itemSteps = (ctx: CallContext): {
   }
 }
 
+/** The path of the first tool call of `chunks` whose arguments so far nest deeper than the bound. */
+const deepestOf = (held: Nesting.ChunkArguments, chunks: ReadonlyArray<ChatCompletionChunk>): string | undefined => {
+  for (const chunk of chunks) {
+    const path = held.push(chunk)
+    if (path !== undefined) return path
+  }
+  return undefined
+}
+
 /**
  * Opens the piece stream of a 2xx SSE answer at its headers: one push-fed source (no Stream stage
  * per concern); each network chunk is decoded, split into SSE events, parsed and translated in one
@@ -164,6 +174,8 @@ export const openPieces = (
     () => Failure.deadline(target, Option.getOrElse(idleMs, () => 0))
   )
   const steps = itemSteps(ctx)
+  // an answer translated for its caller: its tool-call arguments are parsed there, so held to the bound here
+  const held = ctx.translatedAnswer ? Nesting.chunkArguments() : undefined
   const decoder = new TextDecoder()
   let sse = Sse.initial
   let over = false
@@ -189,9 +201,15 @@ export const openPieces = (
           case "Fail":
             over = true
             return source.fail(step.failure)
-          case "Piece":
+          case "Piece": {
+            const deep = held === undefined ? undefined : deepestOf(held, step.piece.chunks)
+            if (deep !== undefined) {
+              over = true
+              return source.fail(Failure.deepArguments(target, `stream ${deep}`))
+            }
             source.offer(step.piece)
             if (step.last) return finish()
+          }
         }
       }
       source.flush()

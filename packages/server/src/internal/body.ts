@@ -4,6 +4,7 @@
  */
 import { InvalidRequest, RequestTooLarge } from "@switchyard-ts/protocol/Errors"
 import { clip, excerpt } from "@switchyard-ts/protocol/Excerpt"
+import * as Nesting from "@switchyard-ts/protocol/Nesting"
 import { decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as RawJson from "@switchyard-ts/protocol/RawJson"
@@ -163,40 +164,7 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
   return `Invalid request: ${shown.join("; ")}${more}`
 }
 
-/**
- * How deeply a request body may nest arrays and objects. Deeper than any real tool schema or tool
- * arguments; a deeper body is refused before it is parsed, so no recursive step (decoding,
- * translation, re-encoding) ever meets an unbounded depth.
- */
-export const maxJsonDepth = 512
-
-/**
- * Whether the JSON text nests arrays and objects deeper than `max`, by one pass over the text
- * (brackets inside strings do not count). Says nothing about validity: `JSON.parse` judges that.
- */
-export const nestsDeeperThan = (text: string, max: number): boolean => {
-  let depth = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92) i++ // backslash: skip the escaped character
-      else if (c === 34) inString = false
-    } else if (c === 34) {
-      inString = true
-    } else if (c === 123 || c === 91) {
-      if (++depth > max) return true
-    } else if (c === 125 || c === 93) {
-      depth--
-    }
-  }
-  return false
-}
-
-const tooDeep = () =>
-  new InvalidRequest({
-    message: `Request body nests arrays and objects deeper than the limit of ${maxJsonDepth} levels`
-  })
+const tooDeep = () => new InvalidRequest({ message: Nesting.tooDeep("Request body") })
 
 /** `JSON.parse` of `text` as an object (already bounded in depth): not JSON, or not an object, is refused. */
 const parseObject = (text: string): Effect.Effect<object, InvalidRequest> => {
@@ -218,10 +186,11 @@ const parseObject = (text: string): Effect.Effect<object, InvalidRequest> => {
 
 /**
  * Parse `text` as a JSON object: refused (`InvalidRequest`) when it nests deeper than
- * {@link maxJsonDepth} (checked before parsing), is not JSON, or is not an object.
+ * `Nesting.maxDepth` (checked before parsing, `Nesting.textDeeperThan`), is not JSON, or is not an
+ * object. No recursive step (decoding, translation, re-encoding) then meets an unbounded depth.
  */
 export const parseJsonObject = (text: string): Effect.Effect<object, InvalidRequest> =>
-  Effect.suspend(() => nestsDeeperThan(text, maxJsonDepth) ? Effect.fail(tooDeep()) : parseObject(text))
+  Effect.suspend(() => Nesting.textDeeperThan(text) ? Effect.fail(tooDeep()) : parseObject(text))
 
 /**
  * UTF-8 decoding for bodies: Node's, which gives a one-byte string for ASCII text (the standard
@@ -245,7 +214,7 @@ export const parseBody = (
   chunks: ReadonlyArray<Uint8Array>
 ): Effect.Effect<{ readonly json: object; readonly raw: RawJson.RawJson }, InvalidRequest> =>
   Effect.suspend(() => {
-    const scanned = RawJson.scan(chunks, maxJsonDepth)
+    const scanned = RawJson.scan(chunks, Nesting.maxDepth)
     if (scanned._tag === "Refused") return Effect.fail(tooDeep())
     const parsed = RawJson.parse(scanned.raw, nodeUtf8)
     if (parsed !== undefined) return Effect.succeed({ json: parsed, raw: scanned.raw })

@@ -5,10 +5,11 @@
  * thinking and tool calls. Shared by requests, buffered responses and the Chat → Messages stream.
  */
 import * as Schema from "effect/Schema"
+import type * as Nesting from "../../Nesting.js"
 import type * as N from "../../Neutral.js"
 import * as OpenAi from "../../OpenAiChat.js"
 import { reasoningSummarySeparator } from "./constants.js"
-import { parseArguments } from "./shared.js"
+import { argumentsValue, readArguments } from "./shared.js"
 
 /** A neutral thinking block; an absent, `null` or empty signature is no signature. */
 export const neutralThinking = (text: string, signature: string | null | undefined): N.Thinking => ({
@@ -28,12 +29,15 @@ export const isOpenAiRedactedThinking = Schema.is(OpenAi.RedactedThinkingBlock)
 
 const isOpenAiToolCall = Schema.is(OpenAi.ToolCall)
 
-/** A function tool call as a neutral ToolUse: `arguments` as sent, `input` parsed from them. */
-export const openAiToolUse = (call: typeof OpenAi.FunctionToolCall.Type): N.ToolUse => ({
+/**
+ * A function tool call as a neutral ToolUse: `arguments` as sent, `input` parsed from them (`read`:
+ * as the caller read them already).
+ */
+export const openAiToolUse = (call: typeof OpenAi.FunctionToolCall.Type, read?: Nesting.Parsed): N.ToolUse => ({
   _tag: "ToolUse",
   id: call.id,
   name: call.function.name,
-  input: parseArguments(call.function.arguments),
+  input: argumentsValue(read ?? readArguments(call.function.arguments)),
   arguments: call.function.arguments
 })
 

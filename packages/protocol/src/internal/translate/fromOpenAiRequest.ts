@@ -15,6 +15,7 @@ import {
   isToolResultMessage,
   ofType,
   parseDataUrl,
+  requestArguments,
   stringField,
   textBlocks
 } from "./shared.js"
@@ -51,8 +52,10 @@ const openAiUserBlocks = (content: string | ReadonlyArray<OpenAi.ContentPart>): 
     return { _tag: "Opaque", format: "openai_chat", value: part }
   })
 
+/** The blocks of the assistant message at `messages[index]`. */
 const openAiAssistantBlocks = (
-  message: typeof OpenAi.AssistantMessage.Type
+  message: typeof OpenAi.AssistantMessage.Type,
+  index: number
 ): Either.Either<ReadonlyArray<N.Block>, TranslationError> => {
   if (message.function_call !== undefined && message.function_call !== null) {
     return fail("a deprecated assistant function_call cannot be translated; use tool_calls")
@@ -66,9 +69,17 @@ const openAiAssistantBlocks = (
   if (message.refusal !== undefined && message.refusal !== null && message.refusal !== "") {
     blocks.push({ _tag: "Text", text: message.refusal })
   }
-  for (const call of message.tool_calls ?? []) {
-    if (call.type === "function") blocks.push(openAiToolUse(call))
-    else blocks.push({ _tag: "Opaque", format: "openai_chat", value: call })
+  const calls = message.tool_calls ?? []
+  for (let j = 0; j < calls.length; j++) {
+    const call = calls[j]
+    if (call === undefined) continue
+    if (call.type !== "function") {
+      blocks.push({ _tag: "Opaque", format: "openai_chat", value: call })
+      continue
+    }
+    const read = requestArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`)
+    if (Either.isLeft(read)) return Either.left(read.left)
+    blocks.push(openAiToolUse(call, read.right))
   }
   return Either.right(blocks)
 }
@@ -101,10 +112,11 @@ const openAiResponseFormat = (format: typeof OpenAi.ResponseFormat.Type): N.Neut
 
 /**
  * An OpenAI Chat request in neutral form. System / developer messages before the first other
- * message are `instructions`; later ones stay in place as positioned system messages. Fails only
- * for the deprecated `function_call` / `role: "function"` messages (no tool-call id to pair them
- * by). Tool-call arguments that are not a JSON object are kept (`input` is then not an object) and
- * fail later, in `toAnthropicRequest`.
+ * message are `instructions`; later ones stay in place as positioned system messages. Fails for
+ * the deprecated `function_call` / `role: "function"` messages (no tool-call id to pair them by),
+ * and for tool-call arguments nesting deeper than `Nesting.maxDepth` (the message names their
+ * path, `messages[i].tool_calls[j].function.arguments`). Other tool-call arguments that are not a
+ * JSON object are kept (`input` is then not an object) and fail later, in `toAnthropicRequest`.
  */
 export const fromOpenAiRequest = (
   req: OpenAi.ChatCompletionRequest
@@ -114,7 +126,9 @@ export const fromOpenAiRequest = (
 const fromOpenAiRequestSteps = function*(req: OpenAi.ChatCompletionRequest) {
   const instructions: Array<N.Text> = []
   const messages: Array<N.ConversationEntry> = []
-  for (const message of req.messages) {
+  for (let index = 0; index < req.messages.length; index++) {
+    const message = req.messages[index]
+    if (message === undefined) continue
     switch (message.role) {
       case "system":
       case "developer":
@@ -125,7 +139,7 @@ const fromOpenAiRequestSteps = function*(req: OpenAi.ChatCompletionRequest) {
         messages.push({ role: "user", blocks: openAiUserBlocks(message.content) })
         break
       case "assistant":
-        messages.push({ role: "assistant", blocks: yield* openAiAssistantBlocks(message) })
+        messages.push({ role: "assistant", blocks: yield* openAiAssistantBlocks(message, index) })
         break
       case "tool": {
         const result: N.ToolResult = {

@@ -11,7 +11,7 @@ import type * as N from "../../Neutral.js"
 import * as R from "../../OpenAiResponses.js"
 import { callBlock, contentBlocks, isMessageItem, reasoningBlock } from "./responsesItems.js"
 import { customToolParameters, flatToolName } from "./responsesToolNames.js"
-import { emptyObjectSchema, fail, isToolResultMessage, ofType, present } from "./shared.js"
+import { emptyObjectSchema, fail, isToolResultMessage, ofType, present, requestArguments } from "./shared.js"
 
 const isFunctionTool = Schema.is(R.FunctionTool)
 const isCustomTool = Schema.is(R.CustomTool)
@@ -131,8 +131,9 @@ const responseFormatOf = (format: R.TextFormat): N.NeutralResponseFormat =>
 
 /**
  * A Responses request in neutral form (rules in the module notes). Fails with a
- * {@link TranslationError} when a system / developer message holds a non-text part, or when two
- * tools have the same name once namespaces are flattened. Never fails for what only some targets
+ * {@link TranslationError} when a system / developer message holds a non-text part, when two
+ * tools have the same name once namespaces are flattened, or when a `function_call` item's
+ * arguments nest deeper than `Nesting.maxDepth` (naming `input[i].arguments`). Never fails for what only some targets
  * cannot take (`previous_response_id`, hosted tools…): `portable` decides that per target.
  */
 export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.NeutralRequest, TranslationError> =>
@@ -164,7 +165,9 @@ const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
     if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
     else messages.push({ role: "user", blocks: [result] })
   }
-  for (const item of items) {
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]
+    if (item === undefined) continue
     if (isMessageItem(item)) {
       switch (item.role) {
         case "system":
@@ -183,7 +186,9 @@ const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
           for (const block of contentBlocks(item.content)) toAssistant(block)
           break
       }
-    } else if (ofType(item, "function_call") || ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
+    } else if (ofType(item, "function_call")) {
+      toAssistant(callBlock(item, yield* requestArguments(item.arguments, `input[${index}].arguments`)))
+    } else if (ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
     else if (ofType(item, "reasoning")) toAssistant(reasoningBlock(item))
     else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
       toResults({

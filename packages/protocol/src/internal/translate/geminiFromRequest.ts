@@ -4,6 +4,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import type * as G from "../../Gemini.js"
+import * as Nesting from "../../Nesting.js"
 import type * as N from "../../Neutral.js"
 import {
   geminiFormat,
@@ -22,15 +23,13 @@ export const geminiSchemaName = "response"
  * An OpenAPI-subset schema (Gemini `parameters`, whose `type` values may be upper case: `OBJECT`,
  * `STRING`) as JSON Schema: every string `type` in lower case; nothing else changes.
  */
-export const openApiToJsonSchema = (schema: unknown): unknown => {
-  if (Array.isArray(schema)) return schema.map(openApiToJsonSchema)
-  if (!Predicate.isRecord(schema)) return schema
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(schema)) {
-    out[key] = key === "type" && Predicate.isString(value) ? value.toLowerCase() : openApiToJsonSchema(value)
-  }
-  return out
-}
+export const openApiToJsonSchema = (schema: unknown): unknown => Nesting.rebuild(schema, "schema", lowerCaseType)
+
+/** One member of {@link openApiToJsonSchema}'s copy (made without recursion: any depth is safe). */
+const lowerCaseType = (key: string, value: unknown): Nesting.Member<"schema"> =>
+  key === "type" && Predicate.isString(value)
+    ? { _tag: "Keep", value: value.toLowerCase() }
+    : { _tag: "Copy", value, mode: "schema" }
 
 const toolParameters = (declaration: G.FunctionDeclaration): JsonObject => {
   if (Predicate.isRecord(declaration.parametersJsonSchema)) return declaration.parametersJsonSchema

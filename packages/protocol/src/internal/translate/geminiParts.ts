@@ -10,6 +10,7 @@ import * as Anthropic from "../../AnthropicMessages.js"
 import type { TranslationError } from "../../Errors.js"
 import { clip } from "../../Excerpt.js"
 import * as G from "../../Gemini.js"
+import * as Nesting from "../../Nesting.js"
 import type * as N from "../../Neutral.js"
 import { reasoningSummarySeparator, toolReferenceText } from "./constants.js"
 import { fail, formatLabel, imageUrl, type JsonObject, parseDataUrl, present, typeOf } from "./shared.js"
@@ -36,9 +37,13 @@ export const responseCallId = (responseId: string | undefined, n: number): strin
     ? `gemini_call_${n}`
     : `gemini_call_${responseId.replace(/[^A-Za-z0-9_-]/g, "_")}_${n}`
 
+/**
+ * The object a text is the JSON of; none for any other text — one that nests deeper than
+ * `Nesting.maxDepth` included, which then stays text (a tool's output: kept as it is, not refused).
+ */
 const parseJsonObject = (text: string): JsonObject | undefined => {
-  const parsed = Either.getOrUndefined(Schema.decodeEither(Schema.parseJson())(text))
-  return Predicate.isRecord(parsed) ? parsed : undefined
+  const parsed = Nesting.parse(text)
+  return parsed._tag === "Json" && Predicate.isRecord(parsed.value) ? parsed.value : undefined
 }
 
 const soleString = (response: JsonObject, key: string): string | undefined => {

@@ -5,10 +5,11 @@
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type * as Nesting from "../../Nesting.js"
 import type * as N from "../../Neutral.js"
 import * as R from "../../OpenAiResponses.js"
 import { customInput, customToolUse, namespacedOf, type ToolMap } from "./responsesToolNames.js"
-import { ofType, parseArguments, parseDataUrl, present, textBlocks } from "./shared.js"
+import { argumentsValue, ofType, parseDataUrl, present, readArguments, textBlocks } from "./shared.js"
 
 /** A Responses message item (its `type` may be absent). */
 export const isMessageItem = Schema.is(R.MessageItem)
@@ -45,14 +46,15 @@ const itemIdOf = (id: string | null | undefined): { readonly itemId?: string } =
 
 /**
  * A `function_call` or `custom_tool_call` item (input or output) as a neutral ToolUse: flattened
- * name and namespace origin, item id, custom input as `{"input": <text>}`.
+ * name and namespace origin, item id, custom input as `{"input": <text>}`; a function call's `input`
+ * parsed from its arguments (`read`: as the caller read them already).
  */
-export const callBlock = (item: R.FunctionCallItem | R.CustomToolCallItem): N.ToolUse => {
+export const callBlock = (item: R.FunctionCallItem | R.CustomToolCallItem, read?: Nesting.Parsed): N.ToolUse => {
   if (ofType(item, "function_call")) {
     return {
       _tag: "ToolUse",
       id: item.call_id,
-      input: parseArguments(item.arguments),
+      input: argumentsValue(read ?? readArguments(item.arguments)),
       arguments: item.arguments,
       ...namespacedOf(item.namespace, item.name),
       ...itemIdOf(item.id)

@@ -6,8 +6,8 @@
  */
 import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
 import { TranslationError } from "../../Errors.js"
+import * as Nesting from "../../Nesting.js"
 import type * as N from "../../Neutral.js"
 
 /** A JSON object as read from or written to a wire body. */
@@ -74,11 +74,32 @@ export const extraFields = (body: object, mapped: ReadonlyArray<string>): Record
 export const textBlocks = (content: string): ReadonlyArray<N.Text> =>
   content === "" ? [] : [{ _tag: "Text", text: content }]
 
-const parseJson = Schema.decodeEither(Schema.parseJson())
+const noArguments: Nesting.Parsed = { _tag: "Json", value: {} }
 
-/** Tool-call arguments (Chat, Responses): `""` means no arguments; unparsable text gives `undefined`. */
-export const parseArguments = (args: string): unknown =>
-  args.trim() === "" ? {} : Either.getOrUndefined(parseJson(args))
+/**
+ * Tool-call arguments (Chat, Responses) read with the nesting bound (`Nesting.parse`): `""` means
+ * no arguments (`{}`).
+ */
+export const readArguments = (args: string): Nesting.Parsed => args.trim() === "" ? noArguments : Nesting.parse(args)
+
+/**
+ * Tool-call arguments as a value: {@link readArguments}, `undefined` for text that is not JSON or
+ * nests deeper than the bound (what the translations of answers do with arguments that are not a
+ * JSON object then applies).
+ */
+export const parseArguments = (args: string): unknown => argumentsValue(readArguments(args))
+
+/** The value of read arguments; `undefined` when they are not JSON or nest too deep. */
+export const argumentsValue = (parsed: Nesting.Parsed): unknown => parsed._tag === "Json" ? parsed.value : undefined
+
+/**
+ * {@link readArguments}, failing with a {@link TranslationError} naming `path` when they nest
+ * deeper than the bound (a request's arguments: the caller's input).
+ */
+export const requestArguments = (args: string, path: string): Either.Either<Nesting.Parsed, TranslationError> => {
+  const parsed = readArguments(args)
+  return parsed._tag === "TooDeep" ? fail(Nesting.tooDeep(path)) : Either.right(parsed)
+}
 
 /** The base64 image of a `data:<media type>;base64,…` URL; `undefined` for any other URL. */
 export const parseDataUrl = (url: string): N.ImageSource | undefined => {

@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import * as Anthropic from "../../AnthropicMessages.js"
 import type { TranslationError } from "../../Errors.js"
 import { clip } from "../../Excerpt.js"
+import * as Nesting from "../../Nesting.js"
 import type * as N from "../../Neutral.js"
 import { isSigned } from "./chatAssistant.js"
 import { defaultAnthropicMaxTokens, openAiOnlyFields } from "./constants.js"
@@ -159,26 +160,23 @@ const schemaMapKeywords: ReadonlyArray<string> = [
 /** Keywords whose value is data, not a schema. */
 const dataKeywords: ReadonlyArray<string> = ["enum", "const", "default", "examples"]
 
+/** Where a member of a schema is: in a schema (keywords), or in a map of names to schemas. */
+type SchemaPlace = "schema" | "names"
+
+const stripMember = (key: string, value: unknown, place: SchemaPlace): Nesting.Member<SchemaPlace> => {
+  if (place === "names") return { _tag: "Copy", value, mode: "schema" }
+  if (constraintKeywords.includes(key)) return { _tag: "Drop" }
+  if (schemaMapKeywords.includes(key) && Predicate.isRecord(value)) return { _tag: "Copy", value, mode: "names" }
+  return dataKeywords.includes(key) ? { _tag: "Keep", value } : { _tag: "Copy", value, mode: "schema" }
+}
+
 /**
  * `schema` without the `minimum` / `maximum` / `minLength` / `maxLength` keywords, at any depth,
- * which Anthropic structured output rejects (docs/http-api.md). Property names and data values are kept.
+ * which Anthropic structured output rejects (docs/http-api.md). Property names and data values are
+ * kept. A copy made without recursion (`Nesting.rebuild`): any depth is safe.
  */
 export const stripUnsupportedConstraints = (schema: JsonObject): JsonObject => {
-  const strip = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(strip)
-    if (!Predicate.isRecord(node)) return node
-    const out: Record<string, unknown> = {}
-    for (const [key, value] of Object.entries(node)) {
-      if (constraintKeywords.includes(key)) continue
-      if (schemaMapKeywords.includes(key) && Predicate.isRecord(value)) {
-        const map: Record<string, unknown> = {}
-        for (const [name, sub] of Object.entries(value)) map[name] = strip(sub)
-        out[key] = map
-      } else out[key] = dataKeywords.includes(key) ? value : strip(value)
-    }
-    return out
-  }
-  const stripped = strip(schema)
+  const stripped = Nesting.rebuild<SchemaPlace>(schema, "schema", stripMember)
   return Predicate.isRecord(stripped) ? stripped : {}
 }
 
