@@ -284,3 +284,17 @@ describe("SessionIdentity: session_final", () => {
       assert.deepStrictEqual(yield* Ref.get(log), ["routed", "forgot", "routed", "forgot after failure"])
     }))
 })
+
+describe("SessionIdentity: a Codex turn-metadata header nested deeper than the request bound", () => {
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`
+  it("reads as an invalid header (no identity from it) at 10^4 and 10^5 levels; within the bound it is read", () => {
+    for (const depth of [10_000, 100_000]) {
+      const headers = { [SessionIdentity.codexTurnMetadataHeader]: `{"session_id":${nested(depth)},"thread_id":"t"}` }
+      assert.isTrue(Option.isNone(SessionIdentity.sessionIdOf(headers)))
+      assert.isFalse(SessionIdentity.isDelegatedWork(headers))
+    }
+    // the object and 511 arrays: within the bound, the header's members are read
+    const within = { [SessionIdentity.codexTurnMetadataHeader]: `{"session_id":"s","extra":${nested(511)}}` }
+    assert.deepStrictEqual(Option.map(SessionIdentity.sessionIdOf(within), String), Option.some("s"))
+  })
+})

@@ -30,6 +30,7 @@
  * Booleans are `1/true/yes/on` and `0/false/no/off`, case-insensitive; anything else is absent.
  */
 import { SessionId } from "@switchyard-ts/protocol/Ids"
+import * as Nesting from "@switchyard-ts/protocol/Nesting"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Option from "effect/Option"
@@ -83,7 +84,7 @@ const harnessKindSources: ReadonlyArray<Source> = [{ codex: "subagent_kind" }, "
 
 const sessionFinalSources: ReadonlyArray<Source> = [sessionFinalHeader, "x-dynamo-session-final"]
 
-const JsonObject = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const decodeJsonObject = Schema.decodeUnknownOption(JsonObject)
 
 /** The headers, with the Codex turn metadata decoded at most once, when a source first needs it. */
@@ -99,7 +100,9 @@ const read = (headers: Headers): Read => {
     codex: () => {
       if (codex === undefined) {
         const raw = (headers[codexTurnMetadataHeader] ?? "").trim()
-        codex = raw === "" ? {} : Option.getOrElse(decodeJsonObject(raw), () => ({}))
+        // Held to the request bound (`Nesting`): a header nested deeper reads as an invalid one.
+        const parsed = raw === "" ? undefined : Nesting.parse(raw)
+        codex = parsed?._tag === "Json" ? Option.getOrElse(decodeJsonObject(parsed.value), () => ({})) : {}
       }
       return codex
     }
