@@ -13,8 +13,8 @@ import type * as SessionsTable from "./SessionsTable.js"
 
 export type { Spec as AdvisorRouteSpec } from "@switchyard-ts/routing/AdvisorRouteTable"
 export type { Spec as AutoRouteSpec } from "@switchyard-ts/routing/AutoRouteTable"
-export type { ClassifyTrigger } from "@switchyard-ts/routing/CapabilityRoute"
 export type { Spec as ClassifierRouteSpec } from "@switchyard-ts/routing/CapabilityRouteTable"
+export type { ClassifyTrigger } from "@switchyard-ts/routing/ClassifierCascade"
 export type {
   ClassifierSpec as CompositeClassifierSpec,
   Spec as CompositeRouteSpec

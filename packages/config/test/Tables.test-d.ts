@@ -4,6 +4,7 @@ import type * as AdvisorRoute from "@switchyard-ts/routing/AdvisorRoute"
 import type * as AdvisorRouteTable from "@switchyard-ts/routing/AdvisorRouteTable"
 import type * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
 import type * as CapabilityRouteTable from "@switchyard-ts/routing/CapabilityRouteTable"
+import type * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import type * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import type * as CustomRouteTable from "@switchyard-ts/routing/CustomRouteTable"
 import type * as EscalationRoute from "@switchyard-ts/routing/EscalationRoute"
@@ -54,7 +55,7 @@ describe("table specs are what the routes take", () => {
 
   it("the posture and the trigger are routing's", () => {
     expectTypeOf<DeploymentSpec.JudgeFailurePosture>().toEqualTypeOf<Posture.Posture>()
-    expectTypeOf<DeploymentSpec.ClassifyTrigger>().toEqualTypeOf<CapabilityRoute.ClassifyTrigger>()
+    expectTypeOf<DeploymentSpec.ClassifyTrigger>().toEqualTypeOf<ClassifierCascade.ClassifyTrigger>()
     expectTypeOf<CapabilityRouteTable.Spec["judgeFailure"]>().toEqualTypeOf<Posture.Posture>()
   })
 })

@@ -67,17 +67,17 @@ export interface Route {
   readonly contextWindow: Option.Option<number>
   /**
    * Advertised by `/v1/models`; `false` also refuses requests offering tools or carrying tool
-   * history (`Capabilities.refusal`).
+   * history (`RouteFlags.refusal`).
    */
   readonly toolCalling: Option.Option<boolean>
   /**
-   * `reasoning`: `false` refuses requests carrying reasoning controls (`Capabilities.refusal`). None
+   * `reasoning`: `false` refuses requests carrying reasoning controls (`RouteFlags.refusal`). None
    * (or absent): never restricts. Not advertised.
    */
   readonly reasoning?: Option.Option<boolean>
   /**
    * `vision`: advertised by `/v1/models` (`capabilities.vision`); `false` refuses requests with
-   * images (`Capabilities.refusal`). None (or absent): never restricts.
+   * images (`RouteFlags.refusal`). None (or absent): never restricts.
    */
   readonly vision?: Option.Option<boolean>
   /**

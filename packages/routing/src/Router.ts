@@ -1,7 +1,7 @@
 /**
  * The `Router` service: finds a request's route (refusing one that forwards caller credentials of
  * the other family than the request's endpoint, `Route.forwardAuthMismatch`, and a request using an
- * input the route disables, `Capabilities.refusal`), runs its algorithm,
+ * input the route disables, `RouteFlags.refusal`), runs its algorithm,
  * makes the answer call with candidate fallback — or takes the answer the route produced while
  * routing (an `Answered` decision, replayed as chunks to streaming callers) — bounds the whole run
  * by the route's `request_timeout_ms`, and records the run (span `libsy.run`, request/error/call

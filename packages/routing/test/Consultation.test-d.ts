@@ -2,7 +2,7 @@ import type { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
 import type { CircuitOpen, DeadlineExceeded, TransportError, UpstreamStatus } from "@switchyard-ts/protocol/Errors"
 import type * as AdvisorReview from "@switchyard-ts/routing/AdvisorReview"
 import * as Consultation from "@switchyard-ts/routing/Consultation"
-import type * as Escalation from "@switchyard-ts/routing/Escalation"
+import type * as EscalationJudge from "@switchyard-ts/routing/EscalationJudge"
 import type * as Evidence from "@switchyard-ts/routing/Evidence"
 import type { Judge } from "@switchyard-ts/routing/Judge"
 import * as Posture from "@switchyard-ts/routing/Posture"
@@ -124,11 +124,11 @@ describe("Consultation.run types", () => {
       Effect.Effect.Error<ReturnType<Judge["Type"]["consult"]>>
     >()
     expectTypeOf(Consultation.run(judge.escalate(escalationRequest), Posture.failOpen)).toEqualTypeOf<
-      Effect.Effect<Consultation.Outcome<Escalation.EscalationVerdict>, never, RoutingFacts.Reporter>
+      Effect.Effect<Consultation.Outcome<EscalationJudge.EscalationVerdict>, never, RoutingFacts.Reporter>
     >()
     expectTypeOf(Consultation.run(judge.escalate(escalationRequest), Posture.error)).toEqualTypeOf<
       Effect.Effect<
-        Consultation.Outcome<Escalation.EscalationVerdict>,
+        Consultation.Outcome<EscalationJudge.EscalationVerdict>,
         CallFailure | CircuitOpen,
         RoutingFacts.Reporter
       >
@@ -136,7 +136,7 @@ describe("Consultation.run types", () => {
     expectTypeOf(judge.escalate(escalationRequest).pipe(Consultation.run(Posture.fromConfig(posture))))
       .toEqualTypeOf<
         Effect.Effect<
-          Consultation.Outcome<Escalation.EscalationVerdict>,
+          Consultation.Outcome<EscalationJudge.EscalationVerdict>,
           CallFailure | CircuitOpen,
           RoutingFacts.Reporter
         >

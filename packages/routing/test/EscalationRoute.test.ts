@@ -4,7 +4,7 @@ import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import { CircuitOpen, toHttp } from "@switchyard-ts/protocol/Errors"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Decision from "@switchyard-ts/routing/Decision"
-import * as Escalation from "@switchyard-ts/routing/Escalation"
+import * as EscalationJudge from "@switchyard-ts/routing/EscalationJudge"
 import * as Judge from "@switchyard-ts/routing/Judge"
 import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as SessionStore from "@switchyard-ts/routing/SessionStore"
@@ -273,10 +273,10 @@ describe("EscalationRoute: session_final", () => {
     }))
 })
 
-describe("Escalation.transcript", () => {
+describe("EscalationJudge.transcript", () => {
   const options = { recentTurnWindow: 28, windowMessageChars: 500 }
   it("caps anchors at 1,000, the first user message at 2,000, window lines at window_message_chars", () => {
-    const text = Escalation.transcript(
+    const text = EscalationJudge.transcript(
       [
         { role: "system", content: "s".repeat(5_000) },
         { role: "user", content: "u".repeat(5_000) },
@@ -293,28 +293,28 @@ describe("Escalation.transcript", () => {
   })
 
   it("keeps 2/3 of a capped text from the head and 1/3 from the tail", () => {
-    const capped = Escalation.middle("h".repeat(600) + "t".repeat(600), 305)
+    const capped = EscalationJudge.middle("h".repeat(600) + "t".repeat(600), 305)
     assert.strictEqual(capped, "h".repeat(200) + " […] " + "t".repeat(100))
   })
 
   it("drops the oldest window lines first, then cuts with the truncation suffix", () => {
     const many = Array.from({ length: 60 }, (_, i) => ({ role: "user" as const, content: `${i}`.padEnd(480, "x") }))
-    const text = Escalation.transcript(many, completion("last"), { recentTurnWindow: 60, windowMessageChars: 500 })
+    const text = EscalationJudge.transcript(many, completion("last"), { recentTurnWindow: 60, windowMessageChars: 500 })
     assert.isAtMost(text.length, 18_000)
     assert.include(text, "[assistant (latest reply)] last")
     assert.notInclude(text, "[user] 1xxx")
-    const huge = Escalation.transcript(
+    const huge = EscalationJudge.transcript(
       Array.from({ length: 20 }, () => ({ role: "system" as const, content: "s".repeat(2_000) })),
       completion("last"),
       options
     )
     assert.strictEqual(huge.length, 18_000)
-    assert.isTrue(huge.endsWith(Escalation.truncationSuffix))
+    assert.isTrue(huge.endsWith(EscalationJudge.truncationSuffix))
   })
 
   it("decodes exactly {escalate, reason}; anything else is parse_error", () => {
     assert.deepStrictEqual(
-      Escalation.decode("```json\n{\"escalate\":true,\"reason\":\"r\"}\n```"),
+      EscalationJudge.decode("```json\n{\"escalate\":true,\"reason\":\"r\"}\n```"),
       Either.right({ escalate: true, reason: "r" })
     )
     for (
@@ -326,14 +326,14 @@ describe("Escalation.transcript", () => {
         "{\"escalate\":true,\"reason\":\"r\",\"x\":1}"
       ]
     ) {
-      const decoded = Escalation.decode(text)
+      const decoded = EscalationJudge.decode(text)
       assert.isTrue(Either.isLeft(decoded) && decoded.left.reason === "parse_error", text)
     }
   })
 
   it("decodes {escalate, category, new_evidence, reason}; an unknown category or a non-boolean new_evidence is parse_error", () => {
     assert.deepStrictEqual(
-      Escalation.decode("{\"escalate\":true,\"category\":\"drift\",\"new_evidence\":false,\"reason\":\"r\"}"),
+      EscalationJudge.decode("{\"escalate\":true,\"category\":\"drift\",\"new_evidence\":false,\"reason\":\"r\"}"),
       Either.right({ escalate: true, category: "drift", new_evidence: false, reason: "r" })
     )
     for (
@@ -342,17 +342,17 @@ describe("Escalation.transcript", () => {
         "{\"escalate\":true,\"category\":\"drift\",\"new_evidence\":\"yes\",\"reason\":\"r\"}"
       ]
     ) {
-      const decoded = Escalation.decode(text)
+      const decoded = EscalationJudge.decode(text)
       assert.isTrue(Either.isLeft(decoded) && decoded.left.reason === "parse_error", text)
     }
   })
 
   it("the streak rule: fresh evidence in the previous vote's category adds one, another category restarts at 1, stale evidence or a decline resets", () => {
     const step = (
-      previous: Escalation.Streak,
+      previous: EscalationJudge.Streak,
       escalate: boolean,
-      fields: { readonly category?: Escalation.Category; readonly new_evidence?: boolean } = {}
-    ) => Escalation.nextStreak(previous, { escalate, ...fields })
+      fields: { readonly category?: EscalationJudge.Category; readonly new_evidence?: boolean } = {}
+    ) => EscalationJudge.nextStreak(previous, { escalate, ...fields })
     assert.deepStrictEqual(step({ streak: 0 }, true, { category: "drift", new_evidence: true }), {
       streak: 1,
       category: "drift"

@@ -15,6 +15,7 @@ import { DeadlineExceeded, UpstreamStatus } from "@switchyard-ts/protocol/Errors
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import type * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as CustomRoute from "@switchyard-ts/routing/CustomRoute"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as JsonPointer from "@switchyard-ts/routing/JsonPointer"
@@ -200,7 +201,7 @@ const lateRoute = (
   judgeModel: string,
   layers: { readonly judge: Layer.Layer<Judge.Judge>; readonly store: Layer.Layer<SessionStore.SessionStore> },
   late: {
-    readonly trigger: CapabilityRoute.ClassifyTrigger
+    readonly trigger: ClassifierCascade.ClassifyTrigger
     readonly deadlineMs: number
     readonly lateMs: number
     readonly maxInFlight?: number

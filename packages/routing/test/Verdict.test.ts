@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Judge from "@switchyard-ts/routing/Judge"
-import * as Policy from "@switchyard-ts/routing/Policy"
+import * as ThresholdPolicy from "@switchyard-ts/routing/ThresholdPolicy"
 import * as Verdict from "@switchyard-ts/routing/Verdict"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -137,9 +137,9 @@ describe("Judge.verdictOf", () => {
     }))
 })
 
-describe("Policy.choose", () => {
+describe("ThresholdPolicy.choose", () => {
   const at = (boundary: Verdict.Boundary, p_solve: number) =>
-    Policy.choose(
+    ThresholdPolicy.choose(
       verdict(
         boundary === "supported"
           ? "SUP-1"
@@ -157,13 +157,13 @@ describe("Policy.choose", () => {
 
   it("threshold steps: supported 0, uncertain and unmatched 1, unsupported 2", () => {
     assert.deepStrictEqual(
-      Verdict.Boundary.literals.map((boundary) => [boundary, Policy.steps(boundary)]),
+      Verdict.Boundary.literals.map((boundary) => [boundary, ThresholdPolicy.steps(boundary)]),
       [["supported", 0], ["uncertain", 1], ["unmatched", 1], ["unsupported", 2]]
     )
-    assert.strictEqual(Policy.threshold("supported", 0.4, 0.125), 0.4)
-    assert.strictEqual(Policy.threshold("uncertain", 0.5, 0.125), 0.625)
-    assert.strictEqual(Policy.threshold("unmatched", 0.5, 0.125), 0.625)
-    assert.strictEqual(Policy.threshold("unsupported", 0.5, 0.125), 0.75)
+    assert.strictEqual(ThresholdPolicy.threshold("supported", 0.4, 0.125), 0.4)
+    assert.strictEqual(ThresholdPolicy.threshold("uncertain", 0.5, 0.125), 0.625)
+    assert.strictEqual(ThresholdPolicy.threshold("unmatched", 0.5, 0.125), 0.625)
+    assert.strictEqual(ThresholdPolicy.threshold("unsupported", 0.5, 0.125), 0.75)
   })
 
   it("a tie goes weak, just below goes strong", () => {

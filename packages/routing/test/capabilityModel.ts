@@ -11,6 +11,7 @@ import { toHttp } from "@switchyard-ts/protocol/Errors"
 import { SessionId } from "@switchyard-ts/protocol/Ids"
 import type { Message } from "@switchyard-ts/protocol/OpenAiChat"
 import * as CapabilityRoute from "@switchyard-ts/routing/CapabilityRoute"
+import type * as ClassifierCascade from "@switchyard-ts/routing/ClassifierCascade"
 import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
 import type * as Judge from "@switchyard-ts/routing/Judge"
@@ -96,7 +97,7 @@ type Expected =
   }
 
 export interface ModelConfig {
-  readonly trigger: CapabilityRoute.ClassifyTrigger
+  readonly trigger: ClassifierCascade.ClassifyTrigger
   readonly posture: Posture.Posture
   readonly maxRetries: number
   readonly judgeModel: string
@@ -442,5 +443,5 @@ const stepArb: FastCheck.Arbitrary<Step> = FastCheck.record({
 
 export const schedule = FastCheck.array(stepArb, { minLength: 1, maxLength: 8 })
 
-export const triggers: ReadonlyArray<CapabilityRoute.ClassifyTrigger> = ["every_request", "user_turn", "new_session"]
+export const triggers: ReadonlyArray<ClassifierCascade.ClassifyTrigger> = ["every_request", "user_turn", "new_session"]
 export const postures: ReadonlyArray<Posture.Posture> = ["error", "fail_open"]

@@ -27,7 +27,7 @@ import type * as Decision from "../Decision.js"
 import type * as Evidence from "../Evidence.js"
 import * as Consultation from "../judge/Consultation.js"
 import type { RoutedRequest, RouteFailure } from "../Route.js"
-import * as EscalationPhases from "../routes/escalation/EscalationPhases.js"
+import * as EscalationRules from "../routes/escalation/EscalationRules.js"
 import * as RouteHost from "./RouteHost.js"
 import * as RoutingFacts from "./RoutingFacts.js"
 import * as RoutingRecord from "./RoutingRecord.js"
@@ -76,7 +76,7 @@ export const loggedTier = (
   record: RoutingRecord.Decided,
   tierOf: (record: RoutingRecord.Decided) => string | undefined
 ): Outcome => {
-  if (RoutingRecord.delegated(record)) return routed(subagentDestination, record.evidence?.source ?? "")
+  if (RoutingRecord.isDelegated(record)) return routed(subagentDestination, record.evidence?.source ?? "")
   const evidence = record.evidence
   if (evidence === null) return failureOf(record)
   const tier = tierOf(record)
@@ -135,7 +135,7 @@ const answered = <A>(fact: RoutingRecord.JudgeFact<A>, target: string) =>
 
 /** A strong turn's logged review: its verdict, or the reason the judge gave none (strong stays whatever the posture). */
 const strongReview = (evidence: Evidence.Evidence): RoutingRecord.JudgeFact<RouteHost.Vote> => {
-  const vote = EscalationPhases.strongVoteOf(evidence)
+  const vote = EscalationRules.strongVoteOf(evidence)
   if (vote !== undefined) return { _tag: "Answered", answer: vote }
   return evidence.source === "retained"
     ? { _tag: "Failed", reason: evidence.reason }
@@ -179,13 +179,13 @@ const callOf = (record: Record, call: RouteHost.ModelCall): Effect.Effect<ChatCo
   const evidence = record.evidence
   switch (call.kind) {
     case "weak_turn":
-      if (EscalationPhases.strongPhase(record) || EscalationPhases.weakCallFailed(record)) return notLogged
+      if (EscalationRules.strongPhase(record) || EscalationRules.weakCallFailed(record)) return notLogged
       // A failure that routes to strong: the logged run's weak call failed that way.
       return evidence !== null && evidence.source === "escalation" && evidence.verdict === "weak_failed"
         ? Effect.fail(new TransportError({ target: call.target.id, reason: "logged weak failure" }))
         : reply
     case "strong_turn":
-      if (!EscalationPhases.strongPhase(record) || evidence === null) return notLogged
+      if (!EscalationRules.strongPhase(record) || evidence === null) return notLogged
       return evidence.source === "escalation" && evidence.verdict === "strong_fallback"
         ? Effect.fail(new TransportError({ target: call.target.id, reason: "logged strong failure" }))
         : reply
@@ -207,11 +207,11 @@ const consultantsOf = (record: Record): RouteHost.Consultants<never> => ({
   Escalation: (question) => {
     const target = question.options.judge.id
     if (question.turn === "weak") {
-      return EscalationPhases.strongPhase(record)
+      return EscalationRules.strongPhase(record)
         ? notLogged
-        : answered(RoutingRecord.judgeFact(record, EscalationPhases.weakVoteOf), target)
+        : answered(RoutingRecord.judgeFact(record, EscalationRules.weakVoteOf), target)
     }
-    return !EscalationPhases.strongPhase(record) || record.evidence === null
+    return !EscalationRules.strongPhase(record) || record.evidence === null
       ? notLogged
       : answered(strongReview(record.evidence), target)
   },
@@ -425,7 +425,7 @@ export const replayer = (replayable: Replayable): Replayer => ({
     const replay = start()
     const program = replayable.program()
     return (record, late) => {
-      if (RoutingRecord.delegated(record)) return Effect.succeed(replayable.logged(record))
+      if (RoutingRecord.isDelegated(record)) return Effect.succeed(replayable.logged(record))
       const reported: { -readonly [K in keyof RoutingRecord.Reported]: RoutingRecord.Reported[K] } = {}
       const observer: RoutingFacts.Observer = {
         ...RoutingFacts.ignored,

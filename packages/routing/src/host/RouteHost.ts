@@ -35,7 +35,7 @@ import type { CustomJudgeOptions, EscalationJudgeOptions, JudgeOptions } from ".
 import type * as Verdict from "../judge/Verdict.js"
 import type { RoutedRequest, RouteFailure } from "../Route.js"
 import type * as AdvisorReview from "../routes/advisor/AdvisorReview.js"
-import type * as Escalation from "../routes/escalation/Escalation.js"
+import type * as EscalationJudge from "../routes/escalation/EscalationJudge.js"
 import type * as StageSignals from "../routes/stage/StageSignals.js"
 import type { SessionDecision } from "../sessions/SessionStore.js"
 import type * as RoutingFacts from "./RoutingFacts.js"
@@ -48,7 +48,7 @@ import type * as RoutingRecord from "./RoutingRecord.js"
 export type Judgement = Pick<Verdict.Verdict, "p_solve" | "capability_boundary">
 
 /** What an escalation verdict's rules read. */
-export type Vote = Pick<Escalation.EscalationVerdict, "escalate" | "category" | "new_evidence">
+export type Vote = Pick<EscalationJudge.EscalationVerdict, "escalate" | "category" | "new_evidence">
 
 /**
  * A judge answer that arrives after its request's deadline (`late_verdict_ms`): stored for `key` as
@@ -83,7 +83,7 @@ export interface Questions {
     readonly request: RoutedRequest
     readonly reply: ChatCompletion
     readonly turn: "weak" | "strong"
-    readonly phase: Option.Option<Escalation.Phase>
+    readonly phase: Option.Option<EscalationJudge.Phase>
   }
   /** An advisor on the executor's proposed turn. */
   readonly Advisor: {

@@ -53,12 +53,9 @@ export interface JudgeCall {
   readonly verdict?: Evidence.Evidence
 }
 
-/** When a classifier route consults its judge (`classify_trigger`). */
-export type Trigger = ClassifierCascade.ClassifyTrigger
-
 /** What a classifier route decided besides its evidence. */
 export interface Classified {
-  readonly trigger: Trigger
+  readonly trigger: ClassifierCascade.ClassifyTrigger
   /** `judge_failure`. */
   readonly posture: Posture.Posture
   /** Whether the judge was consulted for this request (false: the stored decision was reused). */

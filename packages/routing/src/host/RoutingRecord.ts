@@ -201,4 +201,4 @@ export const stageFactsOf = (record: Decided): Evidence.StageFacts | undefined =
   (record.evidence !== null && "stage" in record.evidence ? record.evidence.stage : undefined) ?? record.stage
 
 /** A delegated sub-agent request: its route's `subagents` table decided it, not the route's algorithm. */
-export const delegated = (record: Decided): boolean => record.evidence !== null && record.evidence.subagent === true
+export const isDelegated = (record: Decided): boolean => record.evidence !== null && record.evidence.subagent === true

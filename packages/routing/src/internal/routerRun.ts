@@ -29,13 +29,13 @@ import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import * as AnswerChunks from "../AnswerChunks.js"
-import * as Capabilities from "../Capabilities.js"
 import type * as Stats from "../cost/Stats.js"
 import * as Decision from "../Decision.js"
 import * as Evidence from "../Evidence.js"
 import * as RoutingFacts from "../host/RoutingFacts.js"
 import * as Metrics from "../Metrics.js"
 import { forwardAuthMismatch, type Route, type RoutedRequest, type RouteFailure } from "../Route.js"
+import * as RouteFlags from "../RouteFlags.js"
 import * as Continuation from "../sessions/Continuation.js"
 
 /** Every way a routed request can fail. */
@@ -222,7 +222,7 @@ const findRoute = (
   if (found === undefined) return Effect.fail(new ModelNotFound({ model }))
   const mismatch = forwardAuthMismatch(found, request.inboundFormat)
   if (Option.isSome(mismatch)) return Effect.fail(mismatch.value)
-  const refused = Capabilities.refusal(found, request)
+  const refused = RouteFlags.refusal(found, request)
   return Option.isSome(refused) ? Effect.fail(refused.value) : Effect.succeed(found)
 }
 

@@ -28,7 +28,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as RoutingFacts from "../host/RoutingFacts.js"
 import * as Metrics from "../Metrics.js"
-import * as Escalation from "../routes/escalation/Escalation.js"
+import * as EscalationJudge from "../routes/escalation/EscalationJudge.js"
 import * as Conversation from "../sessions/Conversation.js"
 import { type JudgeError, reasonOf } from "./Consultation.js"
 import * as JsonSchema from "./JsonSchema.js"
@@ -85,7 +85,7 @@ export interface CustomConsultation {
 }
 
 /** How an escalation route consults its judge (`mode = "escalation"` keys). */
-export interface EscalationJudgeOptions extends Escalation.TranscriptOptions {
+export interface EscalationJudgeOptions extends EscalationJudge.TranscriptOptions {
   /** The judge target (`classifier_target`). */
   readonly judge: Target
   /** Replaces the packaged escalation prompt when set. */
@@ -107,7 +107,7 @@ export interface EscalationConsultation {
   readonly messages: ReadonlyArray<Message>
   readonly reply: ChatCompletion
   readonly headers: Readonly<Record<string, string>>
-  readonly phase?: Escalation.Phase
+  readonly phase?: EscalationJudge.Phase
 }
 
 /** Everything a consultation can fail with (defined by `Consultation`). */
@@ -125,7 +125,7 @@ export class Judge extends Context.Tag("@switchyard-ts/routing/Judge")<Judge, {
   /** Ask an escalation judge about a finished weak turn (`InvalidVerdict` with `parse_error` for an unusable reply). */
   readonly escalate: (
     consultation: EscalationConsultation
-  ) => Effect.Effect<Escalation.EscalationVerdict, JudgeError, RoutingFacts.Reporter>
+  ) => Effect.Effect<EscalationJudge.EscalationVerdict, JudgeError, RoutingFacts.Reporter>
 }>() {}
 
 /** The judge's system prompt for these options. */
@@ -169,8 +169,8 @@ export const customRequestBody = (consultation: CustomConsultation): Readonly<Re
 /** The chat request sent to an escalation judge: its prompt, the condensed transcript, the verdict format. */
 export const escalationRequestBody = (consultation: EscalationConsultation): Readonly<Record<string, unknown>> => {
   const options = consultation.options
-  const prompt = Escalation.promptFor(
-    Option.getOrElse(options.prompt, () => Escalation.packagedPrompt),
+  const prompt = EscalationJudge.promptFor(
+    Option.getOrElse(options.prompt, () => EscalationJudge.packagedPrompt),
     consultation.phase
   )
   return {
@@ -179,17 +179,17 @@ export const escalationRequestBody = (consultation: EscalationConsultation): Rea
       {
         role: "system",
         content: options.responseFormatType === "json_object"
-          ? `${prompt}\n\n${JudgePrompt.jsonObjectInstruction}\n${JSON.stringify(Escalation.jsonSchema, null, 2)}`
+          ? `${prompt}\n\n${JudgePrompt.jsonObjectInstruction}\n${JSON.stringify(EscalationJudge.jsonSchema, null, 2)}`
           : prompt
       },
       {
         role: "user",
-        content: Escalation.transcript(consultation.messages, consultation.reply, options, consultation.phase)
+        content: EscalationJudge.transcript(consultation.messages, consultation.reply, options, consultation.phase)
       }
     ],
     response_format: options.responseFormatType === "json_object"
       ? { type: "json_object" }
-      : Escalation.responseFormatJsonSchema,
+      : EscalationJudge.responseFormatJsonSchema,
     max_completion_tokens: options.maxOutputTokens
   }
 }
@@ -197,14 +197,14 @@ export const escalationRequestBody = (consultation: EscalationConsultation): Rea
 /** The escalation verdict in a judge's completion; a truncated reply is unusable. */
 export const escalationVerdictOf = (
   completion: ChatCompletion
-): Effect.Effect<Escalation.EscalationVerdict, Verdict.InvalidVerdict> => {
+): Effect.Effect<EscalationJudge.EscalationVerdict, Verdict.InvalidVerdict> => {
   const choice = completion.choices[0]
   if (choice?.finish_reason === "length") {
     return Effect.fail(
       Verdict.invalid("parse_error", "reply truncated by max_output_tokens")
     )
   }
-  return Either.match(Escalation.decode(choice?.message.content ?? ""), {
+  return Either.match(EscalationJudge.decode(choice?.message.content ?? ""), {
     onLeft: Effect.fail,
     onRight: Effect.succeed
   })
@@ -393,6 +393,6 @@ export const layerTest = (
   consult: (consultation: Consultation) => Effect.Effect<Verdict.Verdict, JudgeError>,
   classify: (consultation: CustomConsultation) => Effect.Effect<unknown, JudgeError> = () =>
     Effect.dieMessage("Judge.layerTest: no custom classification scripted"),
-  escalate: (consultation: EscalationConsultation) => Effect.Effect<Escalation.EscalationVerdict, JudgeError> = () =>
-    Effect.dieMessage("Judge.layerTest: no escalation verdict scripted")
+  escalate: (consultation: EscalationConsultation) => Effect.Effect<EscalationJudge.EscalationVerdict, JudgeError> =
+    () => Effect.dieMessage("Judge.layerTest: no escalation verdict scripted")
 ): Layer.Layer<Judge> => Layer.succeed(Judge, Judge.of({ consult, classify, escalate }))

@@ -9,8 +9,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { Tier } from "../routes/capability/Policy.js"
-import type { Category } from "../routes/escalation/Escalation.js"
+import type { Tier } from "../routes/capability/ThresholdPolicy.js"
+import type { Category } from "../routes/escalation/EscalationJudge.js"
 
 /** What a session remembers on a route. */
 export interface SessionDecision {

@@ -14,7 +14,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as LateVerdict from "../judge/LateVerdict.js"
 import type * as Posture from "../judge/Posture.js"
-import type * as CapabilityRoute from "../routes/capability/CapabilityRoute.js"
+import type * as ClassifierCascade from "../routes/classifier/ClassifierCascade.js"
 import type * as StageRoute from "../routes/stage/StageRoute.js"
 import { integerOr, lookupTarget, maxSafe, maxU32, optionalInteger, positive, unitInterval } from "./KeyRules.js"
 import { failAt, TomlBoolean, TomlInteger, TomlNumber, TomlString, TomlVariant } from "./Toml.js"
@@ -42,7 +42,7 @@ export const weakStrong = (
 
 /** `classify_trigger`: when a classifier consults its judge. */
 export const ClassifyTrigger = TomlVariant("every_request", "user_turn", "new_session") satisfies Schema.Schema<
-  CapabilityRoute.ClassifyTrigger
+  ClassifierCascade.ClassifyTrigger
 >
 
 /** `judge_failure`: the posture of a failed consultation. */

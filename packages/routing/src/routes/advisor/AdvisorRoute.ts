@@ -124,7 +124,7 @@ export const afterConsult = (budget: Budget, consult: "approve" | "redo" | Evide
  * the advisor's verdict (the posture folded a failure) it is released — `unparseable` for an
  * unusable reply, else with the failure's reason.
  */
-export const reviewed = (
+export const reviewEvidence = (
   outcome: Consultation.Outcome<"approve" | "redo">,
   trigger: Evidence.AdvisorTrigger,
   advisorModel: string
@@ -136,7 +136,7 @@ export const reviewed = (
     : { source: "advisor", reason: outcome.reason, trigger, advisor_model: advisorModel }
 
 /** The evidence of a turn the gate did not review. */
-export const skipped = (
+export const skipEvidence = (
   skip: Evidence.AdvisorSkip,
   trigger: Option.Option<Evidence.AdvisorTrigger>,
   advisorModel: string
@@ -286,7 +286,7 @@ const review = Effect.fnUntraced(function*(
   const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
     ? Consultation.Verdict({ verdict: outcome.verdict._tag === "Approve" ? "approve" : "redo" })
     : Consultation.WithoutVerdict({ reason: outcome.reason })
-  const evidence = reviewed(judged, trigger, advisorModel)
+  const evidence = reviewEvidence(judged, trigger, advisorModel)
   if (outcome._tag === "WithoutVerdict") {
     yield* host.record(Warnings.warn(
       gate.warnings,
@@ -349,7 +349,7 @@ const gateRequest = Effect.fnUntraced(function*(host: RouteHost.Host, gate: Gate
   const skip = spent(options, before)
   if (Option.isSome(skip)) {
     yield* advised(Option.none(), Option.none())
-    return gate.decision(skipped(skip.value, Option.none(), advisorModel), Option.none())
+    return gate.decision(skipEvidence(skip.value, Option.none(), advisorModel), Option.none())
   }
 
   const turn = yield* host.call({
@@ -367,13 +367,13 @@ const gateRequest = Effect.fnUntraced(function*(host: RouteHost.Host, gate: Gate
   )
   if (Option.isNone(trigger)) {
     yield* advised(Option.none(), Option.none())
-    return gate.decision(skipped("no_trigger", Option.none(), advisorModel), Option.some(turn))
+    return gate.decision(skipEvidence("no_trigger", Option.none(), advisorModel), Option.some(turn))
   }
 
   const raced = yield* reserve(options, scope)
   if (Option.isSome(raced)) {
     yield* advised(trigger, Option.none())
-    return gate.decision(skipped(raced.value, trigger, advisorModel), Option.some(turn))
+    return gate.decision(skipEvidence(raced.value, trigger, advisorModel), Option.some(turn))
   }
   if (trigger.value === "stall" && Option.isSome(conversation)) yield* stalled.put(conversation.value, true)
   return yield* review(host, gate, request, scope, turn, trigger.value, advised)

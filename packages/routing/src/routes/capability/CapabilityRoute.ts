@@ -16,22 +16,17 @@ import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Decision from "../../Decision.js"
-import type * as Evidence from "../../Evidence.js"
 import * as LiveHost from "../../host/LiveHost.js"
 import * as ReplayHost from "../../host/ReplayHost.js"
 import type * as RouteHost from "../../host/RouteHost.js"
-import * as Consultation from "../../judge/Consultation.js"
-import type { JudgeError, JudgeOptions } from "../../judge/Judge.js"
+import type { JudgeOptions } from "../../judge/Judge.js"
 import type * as LateVerdict from "../../judge/LateVerdict.js"
 import type * as Posture from "../../judge/Posture.js"
 import type { Verdict } from "../../judge/Verdict.js"
 import { distinctTargets, type Route } from "../../Route.js"
 import type * as ClassifierCascade from "../classifier/ClassifierCascade.js"
-import * as ClassifierRoute from "../classifier/ClassifierProgram.js"
-import * as Policy from "./Policy.js"
-
-/** When the judge is consulted. */
-export type ClassifyTrigger = ClassifierCascade.ClassifyTrigger
+import * as ClassifierProgram from "../classifier/ClassifierProgram.js"
+import * as ThresholdPolicy from "./ThresholdPolicy.js"
 
 /** Options of a capability route (its TOML keys, validated). */
 export interface Options extends JudgeOptions, LateVerdict.Options {
@@ -41,7 +36,7 @@ export interface Options extends JudgeOptions, LateVerdict.Options {
   readonly strong: Target
   readonly baseThreshold: number
   readonly thresholdStep: number
-  readonly classifyTrigger: ClassifyTrigger
+  readonly classifyTrigger: ClassifierCascade.ClassifyTrigger
   /** Under `new_session`, a request without a session id is identified by its first user message. */
   readonly messageHashFallback: boolean
   readonly judgeFailure: Posture.Posture
@@ -55,20 +50,20 @@ export type Settings = Pick<Options, "baseThreshold" | "thresholdStep" | "classi
 /** What the rules read of a verdict. */
 export type Judgement = Pick<Verdict, "p_solve" | "capability_boundary">
 
-/** The bounded reason label of a judge failure: {@link Consultation.reasonOf}, kept under its old name. */
-export const reasonOf: (error: JudgeError) => Evidence.Reason = Consultation.reasonOf
-
 /**
  * The capability route's decision rules: a verdict's tier by the threshold policy (evidence
  * `llm-classifier` with its score, threshold and boundary); strong by default; a session's stored
  * tier retained without a verdict.
  */
-export const rules = (settings: Settings, judgeModel: string): ClassifierCascade.Rules<Judgement, Policy.Tier> => ({
+export const rules = (
+  settings: Settings,
+  judgeModel: string
+): ClassifierCascade.Rules<Judgement, ThresholdPolicy.Tier> => ({
   trigger: settings.classifyTrigger,
   retainWithoutVerdict: true,
   judgeModel,
   judged: (verdict) => {
-    const chosen = Policy.choose(verdict, settings.baseThreshold, settings.thresholdStep)
+    const chosen = ThresholdPolicy.choose(verdict, settings.baseThreshold, settings.thresholdStep)
     return {
       selection: chosen.tier,
       evidence: {
@@ -88,8 +83,8 @@ export const rules = (settings: Settings, judgeModel: string): ClassifierCascade
  */
 export const program = (options: Options): RouteHost.Program => {
   const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-  const targetOf = (tier: Policy.Tier) => (tier === "weak" ? options.weak : options.strong)
-  const classify = ClassifierRoute.program<"Capability", Policy.Tier>({
+  const targetOf = (tier: ThresholdPolicy.Tier) => (tier === "weak" ? options.weak : options.strong)
+  const classify = ClassifierProgram.program<"Capability", ThresholdPolicy.Tier>({
     routeId: options.id,
     kind: "Capability",
     rules: rules(options, options.judge.id),

@@ -28,7 +28,7 @@ import type * as LateVerdict from "../../judge/LateVerdict.js"
 import type * as Posture from "../../judge/Posture.js"
 import type { Route } from "../../Route.js"
 import type * as ClassifierCascade from "../classifier/ClassifierCascade.js"
-import * as ClassifierRoute from "../classifier/ClassifierProgram.js"
+import * as ClassifierProgram from "../classifier/ClassifierProgram.js"
 
 /** One group of the group form: its name (the label a verdict names) and its targets in serving order. */
 export interface Group {
@@ -69,7 +69,7 @@ export interface Options extends CustomJudgeOptions, LateVerdict.Options {
    * id), both required — a route's `subagents` table (`Subagents.delegate`); `messageHashFallback`
    * is then unused.
    */
-  readonly affinity?: ClassifierRoute.Affinity
+  readonly affinity?: ClassifierProgram.Affinity
   readonly contextWindow?: Option.Option<number>
   readonly toolCalling?: Option.Option<boolean>
 }
@@ -173,7 +173,7 @@ export const candidatesOf = <T extends { readonly name: string }>(
  */
 export const program = (options: Options): RouteHost.Program => {
   const info = { id: options.id, name: options.name, algorithm: "llm_task_classifier" } as const
-  const classify = ClassifierRoute.program<"Custom", string>({
+  const classify = ClassifierProgram.program<"Custom", string>({
     routeId: options.id,
     kind: "Custom",
     rules: rules(options, options.judge.id),

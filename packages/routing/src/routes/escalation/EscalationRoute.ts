@@ -13,7 +13,7 @@
  *    and answers `{"escalate", "category", "new_evidence", "reason"}`, through `Consultation.run`
  *    with the route's `Posture`:
  *    - escalate with fresh evidence → streak + 1 in the category of the previous vote, 1 in another
- *      (`Escalation.nextStreak`); at `confirmations` the session latches, the weak reply is
+ *      (`EscalationJudge.nextStreak`); at `confirmations` the session latches, the weak reply is
  *      discarded and strong answers (fallback `[weak]`); below it the weak reply is served;
  *    - decline, or escalate without fresh evidence → streak 0, the weak reply is served;
  *    - no verdict (an invalid reply under both postures; a call failure under `fail_open`; an open
@@ -57,29 +57,9 @@ import * as Posture from "../../judge/Posture.js"
 import { distinctTargets, type Route, type RoutedRequest } from "../../Route.js"
 import * as SessionIdentity from "../../sessions/SessionIdentity.js"
 import type { SessionDecision } from "../../sessions/SessionStore.js"
-import * as ClassifierRoute from "../classifier/ClassifierProgram.js"
-import type * as Escalation from "./Escalation.js"
-import {
-  begin,
-  cooledDown,
-  type Decided,
-  type Deescalation,
-  deescalationOf,
-  judged,
-  latched,
-  next,
-  reviewed,
-  reviews,
-  type Settings,
-  type State,
-  stateOf,
-  strongFallback,
-  strongHeld,
-  toStored,
-  type Vote,
-  weakFailed
-} from "./EscalationPhases.js"
-import * as EscalationPhases from "./EscalationPhases.js"
+import * as ClassifierProgram from "../classifier/ClassifierProgram.js"
+import type * as EscalationJudge from "./EscalationJudge.js"
+import * as EscalationRules from "./EscalationRules.js"
 
 /** Options of an escalation route (its TOML keys, validated). */
 export interface Options extends EscalationJudgeOptions {
@@ -90,28 +70,11 @@ export interface Options extends EscalationJudgeOptions {
   /** `escalation.confirmations` >= 1 (default 2): consecutive escalate verdicts that latch a session. */
   readonly confirmations: number
   /** `escalation.deescalation`; none (the default): a latch is permanent. */
-  readonly deescalation?: Option.Option<Deescalation>
+  readonly deescalation?: Option.Option<EscalationRules.Deescalation>
   readonly judgeFailure: Posture.Posture
   readonly contextWindow?: Option.Option<number>
   readonly toolCalling?: Option.Option<boolean>
 }
-
-/** The decision rules, with the route (see `EscalationPhases`). */
-export {
-  begin,
-  cooledDown,
-  judged,
-  latched,
-  next,
-  reviewed,
-  reviews,
-  stateOf,
-  strongFallback,
-  strongHeld,
-  toStored,
-  weakFailed
-}
-export type { Decided, Deescalation, Settings, State, Vote }
 
 /** A weak failure that routes to strong instead of failing the request. */
 const strongInstead = (error: ClientFailure): boolean =>
@@ -122,7 +85,7 @@ interface Shell {
   readonly options: Options
   readonly posture: Posture.Combinator
   readonly info: Decision.RouteInfo
-  readonly recordWithoutVerdict: ClassifierRoute.RecordWithoutVerdict
+  readonly recordWithoutVerdict: ClassifierProgram.RecordWithoutVerdict
   /** The sessions' escalation state. */
   readonly sessions: RouteHost.Space<SessionDecision>
 }
@@ -175,7 +138,11 @@ const report = (
   )
 
 /** The decision of what the rules decided: the reply the route holds is served, else strong answers. */
-const decisionOf = (shell: Shell, decided: Decided, reply: Option.Option<ChatCompletion>): Decision.Decision =>
+const decisionOf = (
+  shell: Shell,
+  decided: EscalationRules.Decided,
+  reply: Option.Option<ChatCompletion>
+): Decision.Decision =>
   Option.isSome(reply)
     ? Decision.answered({
       route: shell.info,
@@ -196,7 +163,7 @@ interface Step {
   readonly stored: Option.Option<SessionDecision>
   /** Store what the rules decided (with a session), report it, and decide. */
   readonly apply: (
-    decided: Decided,
+    decided: EscalationRules.Decided,
     consulted: boolean,
     reply: Option.Option<ChatCompletion>
   ) => Effect.Effect<Decision.Decision, never, RoutingFacts.Reporter>
@@ -208,12 +175,15 @@ const applyStep = Effect.fnUntraced(function*(
   shell: Shell,
   key: Option.Option<string>,
   stored: Option.Option<SessionDecision>,
-  decided: Decided,
+  decided: EscalationRules.Decided,
   consulted: boolean,
   reply: Option.Option<ChatCompletion>
 ) {
   const { options } = shell
-  const written = Option.flatMap(decided.store, (after) => Option.map(key, () => toStored(options, after)))
+  const written = Option.flatMap(
+    decided.store,
+    (after) => Option.map(key, () => EscalationRules.toStored(options, after))
+  )
   if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
   yield* report(options, consulted, stored, Option.orElse(written, () => stored), Option.some(decided.tier))
   return decisionOf(shell, decided, reply)
@@ -226,11 +196,11 @@ const askJudge = (
   request: RoutedRequest,
   reply: ChatCompletion,
   turn: "weak" | "strong",
-  phase: Option.Option<Escalation.Phase>
+  phase: Option.Option<EscalationJudge.Phase>
 ) => host.consult({ _tag: "Escalation", options: shell.options, request, reply, turn, phase })
 
 /** Count a consultation that came to no verdict; whether the judge was called (not an open breaker). */
-const settle = (host: RouteHost.Host, shell: Shell, outcome: Consultation.Outcome<Vote>) =>
+const settle = (host: RouteHost.Host, shell: Shell, outcome: Consultation.Outcome<EscalationRules.Vote>) =>
   Effect.as(
     outcome._tag === "WithoutVerdict"
       ? host.record(shell.recordWithoutVerdict(shell.options.judge.id, outcome.reason))
@@ -241,22 +211,31 @@ const settle = (host: RouteHost.Host, shell: Shell, outcome: Consultation.Outcom
 /**
  * A strong-phase request that reaches `strong_min_calls`: strong answers buffered (the weak target
  * on a fallback-worthy failure: not judged), and the judge reads the strong turn. Its failures never
- * fail the request, whatever the posture: strong stays (see {@link reviewed}).
+ * fail the request, whatever the posture: strong stays (see {@link EscalationRules.reviewedStrongTurn}).
  */
 const reviewStrong = Effect.fnUntraced(
-  function*(shell: Shell, request: RoutedRequest, step: Step, state: Extract<State, { _tag: "Strong" }>) {
+  function*(
+    shell: Shell,
+    request: RoutedRequest,
+    step: Step,
+    state: Extract<EscalationRules.State, { _tag: "Strong" }>
+  ) {
     const { options } = shell
     const served = yield* callStrong(step.host, shell, request).pipe(
       Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("strong")))
     )
     if (served.tier === "weak") {
-      return yield* step.apply(strongFallback(options, state), false, Option.some(served.answer))
+      return yield* step.apply(EscalationRules.strongFallbackTurn(options, state), false, Option.some(served.answer))
     }
     const outcome = yield* askJudge(step.host, shell, request, served.answer, "strong", Option.some("strong")).pipe(
       Consultation.run(Posture.failOpen)
     )
     const consulted = yield* settle(step.host, shell, outcome)
-    return yield* step.apply(reviewed(options, options.judge.id, state, outcome), consulted, Option.some(served.answer))
+    return yield* step.apply(
+      EscalationRules.reviewedStrongTurn(options, options.judge.id, state, outcome),
+      consulted,
+      Option.some(served.answer)
+    )
   }
 )
 
@@ -265,7 +244,12 @@ const reviewStrong = Effect.fnUntraced(
  * the route's posture.
  */
 const judgeWeak = Effect.fnUntraced(
-  function*(shell: Shell, request: RoutedRequest, step: Step, state: Extract<State, { _tag: "Unlatched" }>) {
+  function*(
+    shell: Shell,
+    request: RoutedRequest,
+    step: Step,
+    state: Extract<EscalationRules.State, { _tag: "Unlatched" }>
+  ) {
     const { options } = shell
     const judgeModel = options.judge.id
     // A weak failure that fails the request is reported too: the routing log's line then says the
@@ -273,17 +257,21 @@ const judgeWeak = Effect.fnUntraced(
     const reply = yield* callWeak(step.host, shell, request).pipe(
       Effect.tapError(() => report(options, false, step.stored, step.stored, Option.some("weak")))
     )
-    if (Option.isNone(reply)) return yield* step.apply(weakFailed(options, state.streak), false, Option.none())
-    if ((state.cooldown ?? 0) > 0) return yield* step.apply(cooledDown(options, state), false, reply)
+    if (Option.isNone(reply)) {
+      return yield* step.apply(EscalationRules.weakFailedTurn(options, state.streak), false, Option.none())
+    }
+    if ((state.cooldown ?? 0) > 0) return yield* step.apply(EscalationRules.cooldownTurn(options, state), false, reply)
 
-    const phase = Option.isSome(deescalationOf(options)) ? Option.some("efficient" as const) : Option.none()
+    const phase = Option.isSome(EscalationRules.deescalationOf(options))
+      ? Option.some("efficient" as const)
+      : Option.none()
     const outcome = yield* askJudge(step.host, shell, request, reply.value, "weak", phase).pipe(
       Consultation.run(shell.posture),
       Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
       Effect.tapError(() => report(options, true, step.stored, step.stored, Option.none()))
     )
     const consulted = yield* settle(step.host, shell, outcome)
-    const decided = judged(options, judgeModel, state, Option.isSome(step.stored), outcome)
+    const decided = EscalationRules.judgedWeakTurn(options, judgeModel, state, Option.isSome(step.stored), outcome)
     return yield* step.apply(decided, consulted, decided.tier === "weak" ? reply : Option.none())
   }
 )
@@ -297,7 +285,7 @@ const decideFor = Effect.fnUntraced(
     const { options } = shell
     const store = host.store(shell.sessions)
     const stored = Option.isSome(key) ? yield* store.get(key.value) : Option.none()
-    const state = begin(options, stateOf(stored, options.strong, options))
+    const state = EscalationRules.startOf(options, EscalationRules.stateOf(stored, options.strong, options))
     const step: Step = {
       host,
       stored,
@@ -305,11 +293,11 @@ const decideFor = Effect.fnUntraced(
     }
     switch (state._tag) {
       case "Latched":
-        return yield* step.apply(latched(options), false, Option.none())
+        return yield* step.apply(EscalationRules.latchedTurn(options), false, Option.none())
       case "Strong":
-        return reviews(options, state)
+        return EscalationRules.judgesStrongTurn(options, state)
           ? yield* reviewStrong(shell, request, step, state)
-          : yield* step.apply(strongHeld(options, state), false, Option.none())
+          : yield* step.apply(EscalationRules.heldStrongTurn(options, state), false, Option.none())
       case "Unlatched":
         return yield* judgeWeak(shell, request, step, state)
     }
@@ -321,7 +309,7 @@ const decideFor = Effect.fnUntraced(
  * (`confirmations` > 1, or a `deescalation` table) is routed with a state that lasts one request.
  */
 const withoutSessionWarning = (options: Options): Effect.Effect<void> => {
-  const deescalating = Option.isSome(deescalationOf(options))
+  const deescalating = Option.isSome(EscalationRules.deescalationOf(options))
   if (options.confirmations <= 1 && !deescalating) return Effect.void
   let warned = false
   return Effect.suspend(() => {
@@ -347,7 +335,7 @@ export const program = (options: Options): RouteHost.Program => {
     options,
     posture: Posture.fromConfig(options.judgeFailure),
     info: { id: options.id, name: options.name, algorithm: "llm_task_classifier" },
-    recordWithoutVerdict: ClassifierRoute.withoutVerdict(options.id),
+    recordWithoutVerdict: ClassifierProgram.withoutVerdict(options.id),
     // The logged run read the store (it reported classifier facts) and found nothing there.
     sessions: RouteHost.sessions({ forgotten: (record) => record.stored_before === null && record.posture !== null })
   }
@@ -392,12 +380,12 @@ export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Ser
 export const logged = (record: RoutingRecord.Decided): ReplayHost.Outcome => {
   const evidence = record.evidence
   if (evidence === null) {
-    return EscalationPhases.weakCallFailed(record) || EscalationPhases.strongPhase(record)
+    return EscalationRules.weakCallFailed(record) || EscalationRules.strongPhase(record)
       ? ReplayHost.unknown
       : ReplayHost.failureOf(record)
   }
   if (evidence.source === "escalation") {
-    return ReplayHost.routed(EscalationPhases.loggedTier(record, evidence), evidence.verdict)
+    return ReplayHost.routed(EscalationRules.loggedTier(record, evidence), evidence.verdict)
   }
   return ReplayHost.decided(record.tier === "strong" ? "strong" : "weak", evidence)
 }

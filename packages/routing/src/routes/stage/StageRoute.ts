@@ -62,9 +62,9 @@ import type * as Posture from "../../judge/Posture.js"
 import * as Metrics from "../../Metrics.js"
 import { distinctTargets, type Route, type RoutedRequest } from "../../Route.js"
 import * as CapabilityRoute from "../capability/CapabilityRoute.js"
-import type * as Policy from "../capability/Policy.js"
+import type * as ThresholdPolicy from "../capability/ThresholdPolicy.js"
 import type * as ClassifierCascade from "../classifier/ClassifierCascade.js"
-import * as ClassifierRoute from "../classifier/ClassifierProgram.js"
+import * as ClassifierProgram from "../classifier/ClassifierProgram.js"
 import * as StageSignals from "./StageSignals.js"
 
 /** The `[classifier]` table: a capability judge for the turns the signals leave undecided. */
@@ -217,7 +217,7 @@ export const classifierRules = (
 }
 
 /** A capability tier as a stage tier: weak is efficient, strong capable. */
-export const tierOfPolicy = (tier: Policy.Tier): Tier => (tier === "weak" ? "efficient" : "capable")
+export const tierOfPolicy = (tier: ThresholdPolicy.Tier): Tier => (tier === "weak" ? "efficient" : "capable")
 
 const observeSignals = (score: number, confidence: number, dimensions: StageSignals.Dimensions) =>
   Effect.sync(() => {
@@ -230,7 +230,7 @@ const observeSignals = (score: number, confidence: number, dimensions: StageSign
   })
 
 /** The program of a stage route's classifier (see `internal/classifierRoute.ts`). */
-export type Classify = ClassifierRoute.Program<Tier>
+export type Classify = ClassifierProgram.Program<Tier>
 
 /** The target of a tier. */
 const targetOf = (options: Pick<Options, "capable" | "efficient">, tier: Tier): Target =>
@@ -245,7 +245,7 @@ export const classifierOf = (
   classifier: ClassifierOptions,
   rules: ClassifierCascade.Rules<CapabilityRoute.Judgement, Tier>
 ): Classify =>
-  ClassifierRoute.program<"Capability", Tier>({
+  ClassifierProgram.program<"Capability", Tier>({
     routeId: options.id,
     kind: "Capability",
     rules,
@@ -467,7 +467,7 @@ export const make = (options: Options): Effect.Effect<Route, never, LiveHost.Ser
 
 /** What the log says a stage route's record came to: its stage facts' tier and decision source. */
 export const logged = (record: RoutingRecord.Decided): ReplayHost.Outcome => {
-  if (RoutingRecord.delegated(record)) {
+  if (RoutingRecord.isDelegated(record)) {
     return ReplayHost.routed(ReplayHost.subagentDestination, record.evidence?.source ?? "")
   }
   const facts = RoutingRecord.stageFactsOf(record)

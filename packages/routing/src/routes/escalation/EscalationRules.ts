@@ -10,7 +10,7 @@ import type * as Evidence from "../../Evidence.js"
 import type * as RoutingRecord from "../../host/RoutingRecord.js"
 import type * as Consultation from "../../judge/Consultation.js"
 import type { SessionDecision } from "../../sessions/SessionStore.js"
-import * as Escalation from "./Escalation.js"
+import * as EscalationJudge from "./EscalationJudge.js"
 
 type EscalationEvidence = typeof Evidence.Escalation.Type
 
@@ -39,7 +39,7 @@ export type State =
   | {
     readonly _tag: "Unlatched"
     readonly streak: number
-    readonly category?: Escalation.Category
+    readonly category?: EscalationJudge.Category
     readonly cooldown?: number
   }
   | { readonly _tag: "Latched" }
@@ -79,7 +79,7 @@ export const stateOf = (stored: Option.Option<SessionDecision>, strong: Target, 
   })
 }
 
-const unlatched = (streak: Escalation.Streak, cooldown: number): State => ({
+const unlatched = (streak: EscalationJudge.Streak, cooldown: number): State => ({
   _tag: "Unlatched",
   streak: streak.streak,
   ...(streak.category === undefined ? {} : { category: streak.category }),
@@ -87,28 +87,28 @@ const unlatched = (streak: Escalation.Streak, cooldown: number): State => ({
 })
 
 /**
- * The state after a valid verdict on a weak turn ({@link Escalation.nextStreak}): at
+ * The state after a valid verdict on a weak turn ({@link EscalationJudge.nextStreak}): at
  * `confirmations` the session latches — for good, or into its first strong turn with a
  * `deescalation` table.
  */
-export const next = (
-  previous: Escalation.Streak,
+export const afterVote = (
+  previous: EscalationJudge.Streak,
   vote: Vote,
   settings: Settings
 ): State => {
-  const after = Escalation.nextStreak(previous, vote)
+  const after = EscalationJudge.nextStreak(previous, vote)
   if (after.streak < settings.confirmations) return unlatched(after, 0)
   return Option.isSome(deescalationOf(settings)) ? { _tag: "Strong", calls: 1, releaseStreak: 0 } : { _tag: "Latched" }
 }
 
 /** What the rules read of a verdict. */
-export type Vote = Pick<Escalation.EscalationVerdict, "escalate" | "category" | "new_evidence">
+export type Vote = Pick<EscalationJudge.EscalationVerdict, "escalate" | "category" | "new_evidence">
 
 /**
  * Where a request starts from its stored `state`: a strong phase that reached `strong_max_calls`
  * returns to weak now (streak 0, `weak_cooldown_calls` unjudged weak turns ahead).
  */
-export const begin = (settings: Settings, state: State): State =>
+export const startOf = (settings: Settings, state: State): State =>
   state._tag === "Strong" && Option.exists(
       deescalationOf(settings),
       (table) => Option.exists(table.strongMaxCalls, (max) => state.calls >= max)
@@ -146,21 +146,21 @@ const voteFacts = (vote: Vote): Partial<EscalationEvidence> => ({
 })
 
 /** A latched session: strong, no weak call, no judge call (evidence `latched`). */
-export const latched = (settings: Settings): Decided => ({
+export const latchedTurn = (settings: Settings): Decided => ({
   tier: "strong",
   evidence: escalationEvidence(settings, "latched", settings.confirmations),
   store: Option.none()
 })
 
 /** The weak call failed in a way that routes to strong (context overflow, transport): `weak_failed`, streak unchanged. */
-export const weakFailed = (settings: Settings, streak: number): Decided => ({
+export const weakFailedTurn = (settings: Settings, streak: number): Decided => ({
   tier: "strong",
   evidence: escalationEvidence(settings, "weak_failed", streak),
   store: Option.none()
 })
 
 /** A weak turn of the cooldown after a forced return: served unjudged (`cooldown`: unjudged turns left after it). */
-export const cooledDown = (settings: Settings, state: Extract<State, { _tag: "Unlatched" }>): Decided => {
+export const cooldownTurn = (settings: Settings, state: Extract<State, { _tag: "Unlatched" }>): Decided => {
   const left = Math.max(0, (state.cooldown ?? 0) - 1)
   return {
     tier: "weak",
@@ -179,7 +179,7 @@ const strongFacts = (calls: number, releaseStreak: number): Partial<EscalationEv
  * A strong turn before `strong_min_calls`: strong answers (fallback `[weak]`), no judge call
  * (evidence `latched` with the strong phase's facts).
  */
-export const strongHeld = (settings: Settings, state: Extract<State, { _tag: "Strong" }>): Decided => {
+export const heldStrongTurn = (settings: Settings, state: Extract<State, { _tag: "Strong" }>): Decided => {
   const calls = state.calls + 1
   return {
     tier: "strong",
@@ -189,14 +189,14 @@ export const strongHeld = (settings: Settings, state: Extract<State, { _tag: "St
 }
 
 /** Whether a strong-phase request is judged (its strong turn reaches `strong_min_calls`). */
-export const reviews = (settings: Settings, state: Extract<State, { _tag: "Strong" }>): boolean =>
+export const judgesStrongTurn = (settings: Settings, state: Extract<State, { _tag: "Strong" }>): boolean =>
   Option.exists(deescalationOf(settings), (table) => state.calls + 1 >= table.strongMinCalls)
 
 /**
  * The strong target failed a judged strong turn and the weak target served it: not judged, the
  * release streak resets, the turn does not count as strong (`strong_fallback`).
  */
-export const strongFallback = (settings: Settings, state: Extract<State, { _tag: "Strong" }>): Decided => ({
+export const strongFallbackTurn = (settings: Settings, state: Extract<State, { _tag: "Strong" }>): Decided => ({
   tier: "weak",
   evidence: escalationEvidence(settings, "strong_fallback", settings.confirmations, strongFacts(state.calls, 0)),
   store: Option.some({ _tag: "Strong", calls: state.calls, releaseStreak: 0 })
@@ -209,7 +209,7 @@ export const strongFallback = (settings: Settings, state: Extract<State, { _tag:
  * whatever the posture — strong stays, the release streak resets (`retained` / `circuit-open`).
  * The strong answer is served in every case.
  */
-export const reviewed = (
+export const reviewedStrongTurn = (
   settings: Settings,
   judgeModel: string,
   state: Extract<State, { _tag: "Strong" }>,
@@ -252,21 +252,21 @@ export const reviewed = (
 
 /**
  * After the judge read the weak turn of an unlatched session (`hasState`: the session had stored
- * state): a verdict moves the streak ({@link next}) and is stored — latched, strong answers; else
+ * state): a verdict moves the streak ({@link afterVote}) and is stored — latched, strong answers; else
  * the weak reply is served. Without a verdict the weak reply is served and nothing is stored
  * (`retained` when the session had state, else `fail-open`; `circuit-open` for the breaker).
  */
-export const judged = (
+export const judgedWeakTurn = (
   settings: Settings,
   judgeModel: string,
-  state: Escalation.Streak,
+  state: EscalationJudge.Streak,
   hasState: boolean,
   outcome: Consultation.Outcome<Vote>
 ): Decided => {
   if (outcome._tag === "Verdict") {
     const vote = outcome.verdict
-    const after = next(state, vote, settings)
-    const streak = after._tag === "Unlatched" ? after.streak : Escalation.nextStreak(state, vote).streak
+    const after = afterVote(state, vote, settings)
+    const streak = after._tag === "Unlatched" ? after.streak : EscalationJudge.nextStreak(state, vote).streak
     return {
       tier: after._tag === "Unlatched" ? "weak" : "strong",
       evidence: escalationEvidence(settings, vote.escalate ? "escalate" : "decline", streak, {

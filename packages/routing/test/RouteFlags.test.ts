@@ -1,5 +1,5 @@
 /**
- * `Capabilities.firstUnsupported`: which disabled capability a body uses — reasoning controls, tool
+ * `RouteFlags.firstUnsupported`: which disabled capability a body uses — reasoning controls, tool
  * offers and tool history, images (inside tool results too) — in each inbound format, in the order
  * reasoning → tool_calling → vision; unset or `true` never restricts. Examples per format, and a
  * property against a model of the rule over every combination of flags and uses.
@@ -7,29 +7,29 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
-import * as Capabilities from "../src/Capabilities.js"
+import * as RouteFlags from "../src/RouteFlags.js"
 
-const none: Capabilities.Flags = { reasoning: Option.none(), toolCalling: Option.none(), vision: Option.none() }
-const off = (capability: "reasoning" | "toolCalling" | "vision"): Capabilities.Flags => ({
+const none: RouteFlags.Flags = { reasoning: Option.none(), toolCalling: Option.none(), vision: Option.none() }
+const off = (capability: "reasoning" | "toolCalling" | "vision"): RouteFlags.Flags => ({
   ...none,
   [capability]: Option.some(false)
 })
-const allOn: Capabilities.Flags = {
+const allOn: RouteFlags.Flags = {
   reasoning: Option.some(true),
   toolCalling: Option.some(true),
   vision: Option.some(true)
 }
-const allOff: Capabilities.Flags = {
+const allOff: RouteFlags.Flags = {
   reasoning: Option.some(false),
   toolCalling: Option.some(false),
   vision: Option.some(false)
 }
 
-const first = (flags: Capabilities.Flags, body: Record<string, unknown>) =>
-  Option.getOrUndefined(Capabilities.firstUnsupported(flags, body))
+const first = (flags: RouteFlags.Flags, body: Record<string, unknown>) =>
+  Option.getOrUndefined(RouteFlags.firstUnsupported(flags, body))
 
 /** `body` is refused for `capability` under `flags`, and never with no flag, nor with every flag `true`. */
-const refused = (flags: Capabilities.Flags, body: Record<string, unknown>, capability: string) => {
+const refused = (flags: RouteFlags.Flags, body: Record<string, unknown>, capability: string) => {
   assert.strictEqual(first(flags, body), capability, JSON.stringify(body))
   assert.isUndefined(first(none, body))
   assert.isUndefined(first(allOn, body))
@@ -37,7 +37,7 @@ const refused = (flags: Capabilities.Flags, body: Record<string, unknown>, capab
 
 const user = (content: unknown) => ({ role: "user", content })
 
-describe("Capabilities.firstUnsupported", () => {
+describe("RouteFlags.firstUnsupported", () => {
   it("reasoning: a non-null reasoning control of any format, decoded or raw-preserved", () => {
     const messages = [user("hi")]
     for (
