@@ -14,7 +14,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import {
   existsSync,
   mkdirSync,
@@ -162,8 +162,22 @@ const printed: Readonly<Record<string, ReadonlyArray<string>>> = {
   ]
 }
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 120_000) =>
-  execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout })
+/**
+ * Run `command` and resolve with its standard output; rejects with an error carrying `stdout` and
+ * `stderr` when it fails. Asynchronous, so the test worker stays responsive while npm installs.
+ */
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 120_000): Promise<string> =>
+  new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { cwd, encoding: "utf8", timeout, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error === null) resolve(stdout)
+        else reject(Object.assign(error, { stdout, stderr }))
+      }
+    )
+  })
 
 /** The arguments of each `npm install` line of docs/library.md's install block, in order. */
 const installCommands = (): ReadonlyArray<ReadonlyArray<string>> => {
@@ -176,10 +190,10 @@ const installCommands = (): ReadonlyArray<ReadonlyArray<string>> => {
 }
 
 /** Every workspace package packed into `dir/tarballs`; the tarball of a package by its short name. */
-const packAll = (dir: string): (name: string) => string => {
+const packAll = async (dir: string): Promise<(name: string) => string> => {
   const tarballs = path.join(dir, "tarballs")
   mkdirSync(tarballs)
-  run("npm", ["pack", "--workspaces", "--ignore-scripts", "--pack-destination", tarballs, "--silent"], root)
+  await run("npm", ["pack", "--workspaces", "--ignore-scripts", "--pack-destination", tarballs, "--silent"], root)
   return (name) => {
     const tarball = readdirSync(tarballs).find((file) => file.startsWith(`switchyard-ts-${name}-`))
     assert.isDefined(tarball, `${name} was packed`)
@@ -197,7 +211,7 @@ const outputOf = (error: unknown): string =>
  * The snippets of README.md and docs/library.md written into `consumer` with their type checks,
  * compiled there together, and each run: it prints what {@link printed} says.
  */
-const checkSnippets = (consumer: string): void => {
+const checkSnippets = async (consumer: string): Promise<void> => {
   writeFileSync(
     path.join(consumer, "tsconfig.json"),
     JSON.stringify({
@@ -219,7 +233,7 @@ const checkSnippets = (consumer: string): void => {
   assert.isAbove(found.flatMap((snippet) => claimsOf(snippet.code)).length, 0, "the snippets state types")
   for (const { code, name } of found) writeFileSync(path.join(consumer, name), withTypeChecks(code))
   try {
-    run(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], consumer)
+    await run(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], consumer)
   } catch (error) {
     assert.fail(`the snippets do not compile as written:\n${outputOf(error)}`)
   }
@@ -227,7 +241,7 @@ const checkSnippets = (consumer: string): void => {
     const script = path.join("out", name.replace(/\.ts$/, ".js"))
     let output = ""
     try {
-      output = run(process.execPath, [script], consumer, 60_000)
+      output = await run(process.execPath, [script], consumer, 60_000)
     } catch (error) {
       assert.fail(`${page}: ${name} failed when run:\n${outputOf(error)}`)
     }
@@ -236,9 +250,9 @@ const checkSnippets = (consumer: string): void => {
 }
 
 /** Whether the npm registry answers `npm ping` within 20 s. */
-const registryReachable = (): boolean => {
+const registryReachable = async (): Promise<boolean> => {
   try {
-    run("npm", ["ping"], root, 20_000)
+    await run("npm", ["ping"], root, 20_000)
     return true
   } catch {
     return false
@@ -266,17 +280,17 @@ describe("packaging", () => {
 
   it(
     "packed packages install into a fresh project: peers only for Effect, every README.md and docs/library.md snippet compiles, has the types it states and runs",
-    () => {
+    async () => {
       const dir = mkdtempSync(path.join(tmpdir(), "switchyard-consumer-"))
       try {
-        const tarballOf = packAll(dir)
+        const tarballOf = await packAll(dir)
         const modules = path.join(dir, "consumer", "node_modules")
         mkdirSync(path.join(modules, "@switchyard-ts"), { recursive: true })
         const external = new Set<string>()
         for (const name of packages) {
           const target = path.join(modules, "@switchyard-ts", name)
           mkdirSync(target)
-          run("tar", ["-xzf", tarballOf(name), "-C", target, "--strip-components=1"], dir)
+          await run("tar", ["-xzf", tarballOf(name), "-C", target, "--strip-components=1"], dir)
           assert.isTrue(existsSync(path.join(target, "dist", "index.js")), `${name} ships dist/`)
           const manifest = decodeManifest(readFileSync(path.join(target, "package.json"), "utf8"))
           const dependencies = Object.keys(manifest.dependencies ?? {})
@@ -302,7 +316,7 @@ describe("packaging", () => {
           path.join(consumer, "package.json"),
           JSON.stringify({ name: "consumer", private: true, type: "module" })
         )
-        checkSnippets(consumer)
+        await checkSnippets(consumer)
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }
@@ -312,8 +326,8 @@ describe("packaging", () => {
 
   it(
     "packed packages install from the registry with docs/library.md's own npm install commands: one tree, one copy of OpenTelemetry, the snippets run",
-    (ctx) => {
-      if (!registryReachable()) {
+    async (ctx) => {
+      if (!(await registryReachable())) {
         assert.notStrictEqual(
           process.env["SWITCHYARD_REQUIRE_REGISTRY"],
           "1",
@@ -326,7 +340,7 @@ describe("packaging", () => {
       assert.strictEqual(commands.length, 2, "docs/library.md has its two npm install commands")
       const dir = mkdtempSync(path.join(tmpdir(), "switchyard-registry-consumer-"))
       try {
-        const tarballOf = packAll(dir)
+        const tarballOf = await packAll(dir)
         const consumer = path.join(dir, "consumer")
         mkdirSync(consumer)
         // The packages are not published: the registry's part for them is played by their tarballs,
@@ -342,16 +356,16 @@ describe("packaging", () => {
             arg.startsWith("@switchyard-ts/") ? `${arg}@${ours(arg.slice("@switchyard-ts/".length))}` : arg
           )
           assert.notInclude(resolved, "--legacy-peer-deps")
-          run("npm", ["install", "--no-audit", "--no-fund", ...resolved], consumer, 300_000)
+          await run("npm", ["install", "--no-audit", "--no-fund", ...resolved], consumer, 300_000)
         }
-        run("npm", ["install", "--no-audit", "--no-fund", "--save-dev", "@types/node@^20"], consumer, 300_000)
+        await run("npm", ["install", "--no-audit", "--no-fund", "--save-dev", "@types/node@^20"], consumer, 300_000)
         // `npm ls` fails on a missing, invalid or extraneous package anywhere in the tree
-        run("npm", ["ls", "--all"], consumer)
+        await run("npm", ["ls", "--all"], consumer)
         assert.isFalse(
           existsSync(path.join(consumer, "node_modules", "@switchyard-ts", "server", "node_modules", "@opentelemetry")),
           "the server shares the consumer's OpenTelemetry packages"
         )
-        checkSnippets(consumer)
+        await checkSnippets(consumer)
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }
