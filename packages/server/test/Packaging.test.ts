@@ -260,6 +260,15 @@ const registryReachable = async (): Promise<boolean> => {
 }
 
 describe("packaging", () => {
+  it("README.md stays the front door: at most 300 lines, its library block one of the checked snippets", () => {
+    const readme = readFileSync(path.join(root, "README.md"), "utf8")
+    assert.isAtMost(readme.trimEnd().split("\n").length, 300)
+    assert.include(
+      snippets().filter((snippet) => snippet.page === "README.md").map((snippet) => snippet.name),
+      "readme-library.ts"
+    )
+  })
+
   it("type comments are read off the snippets' top-level constants, above or at the end of the line", () => {
     const code = [
       "// Layer.Layer<Router.Router, never, never>",
