@@ -44,19 +44,49 @@ describe("Pricing.parse", () => {
     assert.isTrue(Either.isRight(Pricing.parse(`{"input": ${entry}, "m": ${entry}}`, "p")))
   })
 
-  it("refuses empty or padded ids, rates outside 0..10000, missing, unknown or non-number fields", () => {
-    const message = (model: string) =>
+  it("refuses empty or padded ids, rates outside 0..10000, missing, unknown or non-number fields, naming the key", () => {
+    const message = (model: string, problem: string) =>
       `invalid pricing for model ${
         JSON.stringify(model)
-      }: use a nonempty model ID and rates from 0 to 10000 USD per million tokens`
-    assert.strictEqual(refused(JSON.stringify({ "": rates })), message(""))
-    assert.strictEqual(refused(JSON.stringify({ " m": rates })), message(" m"))
-    assert.strictEqual(refused(JSON.stringify({ m: { ...rates, input: -1 } })), message("m"))
-    assert.strictEqual(refused(JSON.stringify({ m: { ...rates, output: 10_000.5 } })), message("m"))
-    assert.strictEqual(refused(JSON.stringify({ m: { ...rates, cache_write_1h: 10_001 } })), message("m"))
-    assert.strictEqual(refused(JSON.stringify({ m: { input: 1, output: 1, cache_read: 1 } })), message("m"))
-    assert.strictEqual(refused(JSON.stringify({ m: { ...rates, discount: 1 } })), message("m"))
-    assert.strictEqual(refused(JSON.stringify({ m: { ...rates, input: "1" } })), message("m"))
+      }: ${problem}; use a nonempty model ID and rates from 0 to 10000 USD per million tokens`
+    assert.strictEqual(refused(JSON.stringify({ "": rates })), message("", "the model ID is empty"))
+    assert.strictEqual(
+      refused(JSON.stringify({ " m": rates })),
+      message(" m", "the model ID has leading or trailing whitespace")
+    )
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { ...rates, input: -1 } })),
+      message("m", "\"input\" must be from 0 to 10000")
+    )
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { ...rates, output: 10_000.5 } })),
+      message("m", "\"output\" must be from 0 to 10000")
+    )
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { ...rates, cache_write_1h: 10_001 } })),
+      message("m", "\"cache_write_1h\" must be from 0 to 10000")
+    )
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { input: 1, output: 1, cache_read: 1 } })),
+      message("m", "missing \"cache_write\"")
+    )
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { ...rates, discount: 1 } })),
+      message("m", "unknown field \"discount\"")
+    )
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { ...rates, input: "1" } })),
+      message("m", "\"input\" must be a number")
+    )
+    assert.strictEqual(refused(JSON.stringify({ m: 3 })), message("m", "expected an object of rates"))
+    // every problem of the entry, each with its key
+    assert.strictEqual(
+      refused(JSON.stringify({ m: { input: 1, discount: 1, cache_read: null, cache_write: 20_000 } })),
+      message(
+        "m",
+        "unknown field \"discount\", missing \"output\", \"cache_read\" must be a number, \"cache_write\" must be from 0 to 10000"
+      )
+    )
     assert.isTrue(Either.isRight(Pricing.parse(JSON.stringify({ m: { ...rates, input: 10_000 } }), "p")))
   })
 })

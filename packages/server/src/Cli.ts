@@ -3,7 +3,8 @@
  *
  * - `switchyard serve --config FILE [--host] [--port] [--dry-run] [--shutdown-timeout SECONDS]
  *   [--backlog N] [--tls-cert FILE --tls-key FILE] [--routing-log-file PATH]`, the default command:
- *   a command line that does not start with a command name (`switchyard --config FILE`) is serve's.
+ *   a command line that does not start with a command name (`switchyard --config FILE`) is serve's,
+ *   and `switchyard --help` shows serve's usage and flags before the commands.
  * - `switchyard check --config FILE [--tls-cert FILE --tls-key FILE]`: validate, print a one-line
  *   summary (serve's `--dry-run`).
  * - `switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--json]`: policy replay of a
@@ -38,7 +39,7 @@ import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { fileURLToPath } from "node:url"
 import { replayCommand, replayUsage } from "./internal/cliReplay.js"
-import { checkCommand, checkUsage, type Extension, serveCommand, usage } from "./internal/cliServe.js"
+import { checkCommand, checkUsage, defaultCommand, type Extension, serveCommand, usage } from "./internal/cliServe.js"
 import { statusLineCommand, statusLineUsage } from "./internal/cliStatusLine.js"
 
 export { ConfigFileError, loadDeployment, loadPricing, loadTls, TlsFileError } from "./internal/cliFiles.js"
@@ -77,11 +78,17 @@ const withDefaultCommand = (argv: ReadonlyArray<string>): ReadonlyArray<string> 
   return first !== undefined && (usages.has(first) || rootOptions.has(first)) ? argv : ["serve", ...argv]
 }
 
-/** `switchyard` and its four commands; `extension` is launched beside the server by `serve`. */
+/**
+ * `switchyard` and its four commands; `extension` is launched beside the server by `serve`. Its own
+ * flags are serve's (`switchyard --config FILE` serves), so its help shows the default command's
+ * usage before the commands.
+ */
 export const command = (extension?: Extension) =>
-  Command.make("switchyard").pipe(
+  defaultCommand(extension).pipe(
     Command.withDescription(
-      "An LLM routing proxy: serve a deployment, check it, replay a routing log under it, or print a session's status line."
+      "An LLM routing proxy: serve a deployment, check it, replay a routing log under it, or print a session's status line." +
+        " Without a command name, the flags are serve's: switchyard --config FILE serves it, switchyard --config FILE" +
+        " --dry-run checks it."
     ),
     Command.withSubcommands([serveCommand(extension), checkCommand, replayCommand, statusLineCommand])
   )

@@ -70,7 +70,11 @@ const Identity = {
   route: Schema.String,
   /** The same route id under the compatible system's name (absent from lines of older versions). */
   route_id: Schema.optionalWith(Schema.String, { exact: true }),
-  /** `x-switchyard-origin`: the caller's own label for where the request came from (never inferred). */
+  /**
+   * `x-switchyard-origin`: the caller's own label for where the request came from (never inferred),
+   * trimmed; written `null` when the header is absent, empty, blank or not text. Lines of older
+   * versions have no `origin`: they decode with `null`.
+   */
   origin: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 }
 

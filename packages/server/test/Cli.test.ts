@@ -49,13 +49,18 @@ describe("switchyard CLI", () => {
     }))
 
   it.scopedLive(
-    "--help lists the four commands and exits 0; each command has its own --help",
+    "--help shows the default command's usage, lists the four commands and exits 0; each command has its own --help",
     () =>
       Effect.gen(function*() {
         const help = yield* run(["--help"])
         const replay = yield* run(["replay", "--help"])
         assert.strictEqual(yield* help.exited, 0)
         const text = plain(help.stdout())
+        // the usage of `switchyard` without a command name: serve's flags
+        const usage = text.slice(text.indexOf("USAGE"), text.indexOf("DESCRIPTION"))
+        assert.match(usage, /^\$ switchyard \[--config FILE\] .*\[--dry-run\]$/m)
+        const options = text.slice(text.indexOf("OPTIONS"), text.indexOf("COMMANDS"))
+        for (const flag of ["--config FILE", "--dry-run", "--pricing-file PATH"]) assert.include(options, flag)
         const commands = text.slice(text.indexOf("COMMANDS"))
         for (const command of ["serve", "check", "replay", "status-line"]) {
           assert.match(commands, new RegExp(`^  - ${command} `, "m"))

@@ -392,7 +392,16 @@ const pricingFile = (content: string) => {
   return file
 }
 
-/** Each rule of the pricing file and the one line it is refused with. */
+/** The line refusing model `model`'s entry for `problem` (the model and the key, then the compatible system's sentence). */
+const entryRefused = (model: string, problem: string) =>
+  `invalid pricing for model ${
+    JSON.stringify(model)
+  }: ${problem}; use a nonempty model ID and rates from 0 to 10000 USD per million tokens`
+
+/**
+ * Each rule of the pricing file and the one line it is refused with (in turn at start, by
+ * --dry-run and by check: the entries naming a key are one of each).
+ */
 const badFiles: ReadonlyArray<readonly [string, string]> = [
   ["{\"m\": {\"input\": 1}", "invalid pricing file"],
   ["[]", "invalid pricing file"],
@@ -402,16 +411,16 @@ const badFiles: ReadonlyArray<readonly [string, string]> = [
   ],
   [
     "{\" m\": {\"input\": 1, \"output\": 1, \"cache_read\": 1, \"cache_write\": 1}}",
-    "invalid pricing for model \" m\""
+    entryRefused(" m", "the model ID has leading or trailing whitespace")
   ],
+  ["{\"m\": {\"input\": 1, \"cache_read\": 1, \"cache_write\": 1}}", entryRefused("m", "missing \"output\"")],
   [
     "{\"m\": {\"input\": 10001, \"output\": 1, \"cache_read\": 1, \"cache_write\": 1}}",
-    "invalid pricing for model \"m\""
+    entryRefused("m", "\"input\" must be from 0 to 10000")
   ],
-  ["{\"m\": {\"input\": 1, \"output\": 1, \"cache_read\": 1}}", "invalid pricing for model \"m\""],
   [
-    "{\"m\": {\"input\": 1, \"output\": 1, \"cache_read\": 1, \"cache_write\": 1, \"extra\": 1}}",
-    "invalid pricing for model \"m\""
+    "{\"m\": {\"input\": 1, \"output\": 1, \"cache_read\": 1, \"cache_write\": 1, \"discount\": 1}}",
+    entryRefused("m", "unknown field \"discount\"")
   ]
 ]
 
@@ -486,7 +495,11 @@ describe("--pricing-file", () => {
         process.kill(cli.child.pid ?? 0, "SIGHUP")
         yield* printed(cli, "pricing reload failed")
         const failed = cli.stdout().split("\n").find((line) => line.includes("pricing reload failed")) ?? ""
-        assert.include(failed, "invalid pricing for model")
+        // the reason names the model and the key, as at start
+        assert.include(
+          failed,
+          ` reason=${JSON.stringify(entryRefused("weak-model", "\"input\" must be from 0 to 10000"))}`
+        )
         assert.strictEqual(yield* postFast(url), 200)
         assert.strictEqual(yield* weakCost(url), 0.00006)
         const metrics = yield* Effect.promise(() => fetch(`${url}/metrics`).then((r) => r.text()))

@@ -101,6 +101,8 @@ const get = (client: HttpClient.HttpClient, url: string, authorized = true) =>
   )
 
 const decodeLine = Schema.decodeUnknownSync(Schema.parseJson(RoutingLog.Line))
+/** A written line's request id and origin, the origin key required. */
+const WrittenOrigin = Schema.Struct({ request_id: Schema.String, origin: Schema.NullOr(Schema.String) })
 const decodeStats = Schema.decodeUnknownSync(Schema.parseJson(RoutingLog.SessionStats))
 const ErrorBody = Schema.parseJson(Schema.Struct({
   error: Schema.Struct({ message: Schema.String, type: Schema.String, code: Schema.String })
@@ -375,6 +377,56 @@ describe("routing log", () => {
         assert.strictEqual(line.outcome, "incomplete")
       }
     }))
+
+  it.scopedLive(
+    "origin is written null when x-switchyard-origin is absent, empty, blank or not text; a line without it still decodes",
+    () =>
+      Effect.gen(function*() {
+        const file = tempFile()
+        const origins: ReadonlyArray<readonly [string, string | undefined, string | null]> = [
+          ["absent", undefined, null],
+          ["empty", "", null],
+          ["blank", " \t ", null],
+          // a byte outside visible ASCII: not text, as the compatible system reads a header
+          ["latin1", "nightly-\u00e9val", null],
+          ["label", " nightly-eval ", "nightly-eval"]
+        ]
+        yield* Effect.scoped(Effect.gen(function*() {
+          const { upstream, url } = yield* startServer(basicDeployment(), { routingLog: { path: file } })
+          yield* upstream.setBehaviour("weak-model", FakeUpstream.ok("answer"))
+          for (const [requestId, origin] of origins) {
+            const status = yield* Effect.promise(() =>
+              fetch(`${url}/v1/chat/completions`, {
+                method: "POST",
+                headers: {
+                  "content-type": "application/json",
+                  "x-request-id": requestId,
+                  ...(origin === undefined ? {} : { "x-switchyard-origin": origin })
+                },
+                body: JSON.stringify(chat("fast"))
+              }).then((response) => response.status)
+            )
+            assert.strictEqual(status, 200)
+          }
+        }))
+        // the written text, not the decoded line (decoding a line without the key gives null too)
+        const written = readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) =>
+          Schema.decodeUnknownSync(Schema.parseJson(WrittenOrigin))(line)
+        )
+        assert.deepStrictEqual(
+          written,
+          origins.map(([requestId, , origin]) => ({ request_id: requestId, origin }))
+        )
+        // a line of a version before origin (and route_id) decodes with origin null
+        const [first = ""] = readFileSync(file, "utf8").split("\n")
+        const { origin: _origin, route_id: _routeId, ...older } = Schema.decodeUnknownSync(
+          Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+        )(first)
+        const decoded = decodeLine(JSON.stringify(older))
+        assert.strictEqual(decoded.origin, null)
+        assert.strictEqual(decoded.route_id, undefined)
+      })
+  )
 
   it.scopedLive("session stats: protected by inbound auth, 400 without session_id, 404 for an unknown session", () =>
     Effect.gen(function*() {

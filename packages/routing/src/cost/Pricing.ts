@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /** An amount of money, in femto-dollars (1e-15 USD). */
@@ -78,32 +79,52 @@ const scaled = (value: number, decimals: number): bigint => {
   return twice > divisor || (twice === divisor && quotient % 2n === 1n) ? quotient + 1n : quotient
 }
 
-const Rate = Schema.Number
+/** A rate: a number from 0 to {@link maxRate} (the messages are the pricing file's). */
+const Rate = Schema.Number.annotations({ message: () => "must be a number" }).pipe(
+  Schema.filter((rate) => Number.isFinite(rate) && rate >= 0 && rate <= maxRate, {
+    message: () => `must be from 0 to ${maxRate}`
+  })
+)
 const Entry = Schema.Struct({
   input: Rate,
   output: Rate,
   cache_read: Rate,
   cache_write: Rate,
-  cache_write_1h: Schema.optional(Rate)
+  cache_write_1h: Schema.optionalWith(Rate, { exact: true })
 })
-const decodeEntry = Schema.decodeUnknownEither(Entry, { onExcessProperty: "error" })
+const decodeEntry = Schema.decodeUnknownEither(Entry, { onExcessProperty: "error", errors: "all" })
 
-const invalidEntry = (model: string) =>
+/**
+ * An entry refused: the model, what is wrong with it (`unknown field "discount"`, `missing
+ * "output"`, `"input" must be from 0 to 10000`, …), then the compatible system's sentence.
+ */
+const invalidEntry = (model: string, problems: ReadonlyArray<string>) =>
   new PricingError({
-    message: `invalid pricing for model ${
-      JSON.stringify(model)
-    }: use a nonempty model ID and rates from 0 to 10000 USD per million tokens`
+    message: `invalid pricing for model ${JSON.stringify(model)}: ${
+      problems.join(", ")
+    }; use a nonempty model ID and rates from 0 to ${maxRate} USD per million tokens`
   })
 
-const validRate = (rate: number | undefined): boolean =>
-  rate === undefined || (Number.isFinite(rate) && rate >= 0 && rate <= maxRate)
+/** What is wrong with an entry's rates, one phrase per key (in the order the decoder met them). */
+const problemsOf = (error: ParseResult.ParseError): ReadonlyArray<string> =>
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+    const key = issue.path[0]
+    if (key === undefined) return "expected an object of rates"
+    const name = JSON.stringify(String(key))
+    return issue._tag === "Unexpected"
+      ? `unknown field ${name}`
+      : issue._tag === "Missing"
+      ? `missing ${name}`
+      : `${name} ${issue.message}`
+  })
 
 /**
  * Reads a pricing file's JSON text (`path` names it in messages): an object of model id → rates.
  * Refused: text that is not JSON or not an object (`invalid pricing file <path>: …`), a model id
- * given twice (`duplicate pricing model "<id>"`), an entry with a missing, unknown or non-number
- * field, and an empty or padded id or a rate outside 0–10000 (`invalid pricing for model "<id>":
- * …`).
+ * given twice (`duplicate pricing model "<id>"`), and an empty or padded id or an entry with a
+ * missing, unknown or non-number field or a rate outside 0–10000 (`invalid pricing for model
+ * "<id>": <the id's or each key's problem>; use a nonempty model ID and rates from 0 to 10000 USD
+ * per million tokens`).
  */
 export const parse = (text: string, path: string): Either.Either<Table, PricingError> => {
   const invalidFile = (why: string) =>
@@ -123,12 +144,13 @@ export const parse = (text: string, path: string): Either.Either<Table, PricingE
   }
   const table = new Map<string, Rates>()
   for (const [model, value] of Object.entries(document)) {
+    if (model === "") return Either.left(invalidEntry(model, ["the model ID is empty"]))
+    if (model.trim() !== model) {
+      return Either.left(invalidEntry(model, ["the model ID has leading or trailing whitespace"]))
+    }
     const entry = decodeEntry(value)
-    if (Either.isLeft(entry)) return Either.left(invalidEntry(model))
+    if (Either.isLeft(entry)) return Either.left(invalidEntry(model, problemsOf(entry.left)))
     const rates = entry.right
-    const valid = model !== "" && model.trim() === model &&
-      [rates.input, rates.output, rates.cache_read, rates.cache_write, rates.cache_write_1h].every(validRate)
-    if (!valid) return Either.left(invalidEntry(model))
     table.set(model, {
       input: nanoRate(rates.input),
       output: nanoRate(rates.output),

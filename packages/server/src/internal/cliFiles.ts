@@ -70,7 +70,7 @@ export const loadTls = (files: { readonly cert: string; readonly key: string }) 
 /**
  * Read and validate the pricing file (`--pricing-file`): a `Pricing.PricingError` with the
  * compatible system's one line (`failed to read pricing file <path>: …`, `invalid pricing file
- * <path>: …`, `duplicate pricing model "<id>"`, `invalid pricing for model "<id>": …`).
+ * <path>: …`, `duplicate pricing model "<id>"`, `invalid pricing for model "<id>": …` naming the key).
  */
 export const loadPricing = (path: string): Effect.Effect<Pricing.Table, Pricing.PricingError> =>
   Effect.tryPromise({

@@ -235,18 +235,31 @@ export const program = (options: CliOptions, extension?: Extension) =>
     return yield* Layer.launch(app.pipe(Layer.provide(Server.batchedLogger)))
   }))
 
+/** `serve`'s flags: every flag of {@link flags} plus `--dry-run` (the same as `check`). */
+const serveFlags = {
+  ...flags,
+  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("The same as switchyard check."))
+}
+
+/** What `serve` does with its parsed flags; with an `extension` launched beside the server. */
+const serve = (extension?: Extension) => (parsed: Command.Command.ParseConfig<typeof serveFlags>) =>
+  Effect.flatMap(toCliOptions(parsed, parsed.dryRun, usage), (options) => program(options, extension))
+
 /**
  * `switchyard serve`: every flag of {@link flags} plus `--dry-run` (the same as `check`); with an
  * `extension` launched beside the server.
  */
 export const serveCommand = (extension?: Extension) =>
-  Command.make(
-    "serve",
-    { ...flags, dryRun: Options.boolean("dry-run").pipe(Options.withDescription("The same as switchyard check.")) },
-    (parsed) => Effect.flatMap(toCliOptions(parsed, parsed.dryRun, usage), (options) => program(options, extension))
-  ).pipe(Command.withDescription(
+  Command.make("serve", serveFlags, serve(extension)).pipe(Command.withDescription(
     "Serve the deployment until SIGINT/SIGTERM (the default command: switchyard --config FILE works too)."
   ))
+
+/**
+ * `switchyard` itself, before its commands are added: serve's flags and serve's handler, so that
+ * `switchyard --help` shows the default command's usage and flags (`--config`, `--dry-run`, …)
+ * above the list of commands.
+ */
+export const defaultCommand = (extension?: Extension) => Command.make("switchyard", serveFlags, serve(extension))
 
 /**
  * `switchyard check`: validate the deployment (API key and inbound key variables included) and the

@@ -62,6 +62,18 @@ const firstOf = (headers: Readonly<Record<string, string>>, names: ReadonlyArray
   return null
 }
 
+/** A header value that is text: visible ASCII, spaces and tabs only (what an HTTP header can carry as text). */
+const isText = (value: string): boolean => /^[\t\x20-\x7e]*$/.test(value)
+
+/**
+ * `x-switchyard-origin`, trimmed and clipped; `null` when it is absent, empty or blank, or not text
+ * (a byte outside visible ASCII): as the compatible system writes it, never omitted.
+ */
+const originOf = (headers: Readonly<Record<string, string>>): string | null => {
+  const value = (headers["x-switchyard-origin"] ?? "").trim()
+  return value === "" || !isText(value) ? null : clip(value, maxIdLength)
+}
+
 const idOf = (id: Option.Option<string>): string | null =>
   Option.match(id, { onNone: () => null, onSome: (value) => clip(value, maxIdLength) })
 
@@ -74,7 +86,7 @@ const identityOf = (headers: Readonly<Record<string, string>>, route: string): I
   request_id: firstOf(headers, ["x-switchyard-request-id", "x-request-id", "x-client-request-id"]),
   route: clip(route, maxIdLength),
   route_id: clip(route, maxIdLength),
-  origin: firstOf(headers, ["x-switchyard-origin"])
+  origin: originOf(headers)
 })
 
 const isoOf = (epochMs: number): string => new Date(epochMs).toISOString()
