@@ -33,7 +33,6 @@
 import { credentialFamily, type LlmClient, type Target } from "@switchyard-ts/client/Target"
 import type { CredentialFamily } from "@switchyard-ts/protocol/Errors"
 import * as ClassifierMode from "@switchyard-ts/routing/ClassifierMode"
-import type { RouteContext } from "@switchyard-ts/routing/RouteKeys"
 import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 import type { Table } from "@switchyard-ts/routing/Table"
 import {
@@ -109,33 +108,18 @@ const routeKind = (input: unknown) =>
     return type === "llm_classifier" ? yield* ClassifierMode.settleRoute(input) : type
   })
 
-/** Reads the keys of a route table with `table`, keeping its route id. */
-const reader =
-  <K extends { readonly id: string }, I, A extends RouteSpec>(table: Table<K, I, A, RouteContext>) =>
-  (name: string, input: unknown): Effect.Effect<ReadRoute, InvalidConfig> =>
-    Effect.map(readKeys(table, ["routes", name], input), ({ keys, rules }) => ({
-      name,
-      id: keys.id,
-      rules: (targets: ReadonlyMap<string, Target>) => rules({ name, targets })
-    }))
-
-/** The route tables, keyed by kind (`RouteTypes`). */
-const routeReaders: { readonly [K in RouteTypes.Kind]: ReturnType<typeof reader> } = {
-  noop: reader(RouteTypes.routeTypes.noop.table),
-  passthrough: reader(RouteTypes.routeTypes.passthrough.table),
-  random: reader(RouteTypes.routeTypes.random.table),
-  capability: reader(RouteTypes.routeTypes.capability.table),
-  custom: reader(RouteTypes.routeTypes.custom.table),
-  escalation: reader(RouteTypes.routeTypes.escalation.table),
-  stage_router: reader(RouteTypes.routeTypes.stage_router.table),
-  auto: reader(RouteTypes.routeTypes.auto.table),
-  composite: reader(RouteTypes.routeTypes.composite.table),
-  advisor: reader(RouteTypes.routeTypes.advisor.table)
-}
-
 /** The keys of the route table `name`, decoded by its kind's table. */
-const readRoute = (name: string, input: unknown): Effect.Effect<ReadRoute, InvalidConfig> =>
-  Effect.flatMap(reportAt(["routes", name], routeKind(input)), (kind) => routeReaders[kind](name, input))
+const readRoute = (name: string, input: unknown): Effect.Effect<ReadRoute, InvalidConfig> => {
+  const path = ["routes", name]
+  return Effect.map(
+    reportAt(path, Effect.flatMap(routeKind(input), (kind) => RouteTypes.read(kind, input))),
+    (read): ReadRoute => ({
+      name,
+      id: read.id,
+      rules: (targets) => reportAt(path, read.rules({ name, targets }))
+    })
+  )
+}
 
 /** Reads every table of `tables` (by sorted table name) at `<kind>.<name>` with `table`. */
 const readAll = <K, I, A, Context>(

@@ -10,6 +10,7 @@
 import type { Target } from "@switchyard-ts/client/Target"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
 import type * as LiveHost from "../host/LiveHost.js"
 import type * as ReplayHost from "../host/ReplayHost.js"
 import type { Route } from "../Route.js"
@@ -33,6 +34,8 @@ export interface RoutingAnswer {
 export interface RouteType<K extends { readonly id: string }, I, Spec extends RouteKeys.RouteCommon> {
   /** Its `[routes.<name>]` table: the keys it takes and their rules. */
   readonly table: Table.Table<K, I, Spec, RouteKeys.RouteContext>
+  /** Its table as a deployment loader reads it (`RouteKeys.reader` of {@link table}). */
+  readonly read: (input: unknown) => Effect.Effect<RouteKeys.Read<Spec>, ParseResult.ParseIssue>
   /** The live route of a spec (its `subagents` table included, when it has one). */
   readonly make: (spec: Spec) => Effect.Effect<Route, never, LiveHost.Services>
   /** Its replay from the routing log; none for a route type whose decisions need no judge. */

@@ -9,6 +9,7 @@
 import type { Target } from "@switchyard-ts/client/Target"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
 import type * as LiveHost from "../host/LiveHost.js"
 import type * as ReplayHost from "../host/ReplayHost.js"
 import type { Route } from "../Route.js"
@@ -146,4 +147,14 @@ export const of = (spec: RouteSpec): Bound => {
 export const callableTargets = (spec: RouteSpec): ReadonlyArray<Target> => {
   const bound = of(spec)
   return [...bound.answerTargets, ...bound.routingTargets]
+}
+
+/** Read a route table of `kind` (its keys now, its rules later: `RouteKeys.reader`). */
+export const read = (
+  kind: Kind,
+  input: unknown
+): Effect.Effect<RouteKeys.Read<RouteSpec>, ParseResult.ParseIssue> => {
+  const readTable: (input: unknown) => Effect.Effect<RouteKeys.Read<RouteSpec>, ParseResult.ParseIssue> =
+    routeTypes[kind].read
+  return readTable(input)
 }

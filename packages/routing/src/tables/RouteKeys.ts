@@ -7,7 +7,7 @@
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import { lookupTarget, maxU32, optionalInteger, positive } from "./KeyRules.js"
@@ -124,3 +124,21 @@ export const routeTable = <K extends Schema.Struct.Type<ReturnType<typeof routeK
     keys,
     (keys, context) => Effect.flatMap(routeCommon(keys, context), (common) => rules(keys, context, common))
   )
+
+/** A route table whose keys are decoded: its route id, and its rules over the deployment's context. */
+export interface Read<Spec> {
+  readonly id: string
+  readonly rules: (context: RouteContext) => Effect.Effect<Spec, ParseResult.ParseIssue>
+}
+
+/**
+ * How a deployment loader reads a route table with `table`: its keys now (failing at the first
+ * structural problem), its rules later, once every table's keys are read.
+ */
+export const reader =
+  <K extends { readonly id: string }, I, Spec>(table: Table.Table<K, I, Spec, RouteContext>) =>
+  (input: unknown): Effect.Effect<Read<Spec>, ParseResult.ParseIssue> =>
+    Effect.map(ParseResult.decodeUnknown(table.keys)(input), (keys) => ({
+      id: keys.id,
+      rules: (context: RouteContext) => table.rules(keys, context)
+    }))

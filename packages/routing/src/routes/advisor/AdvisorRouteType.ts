@@ -2,6 +2,7 @@
  * The `advisor` route type (see `AdvisorRoute`).
  */
 import * as Option from "effect/Option"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as AdvisorRoute from "./AdvisorRoute.js"
 import * as AdvisorRouteTable from "./AdvisorRouteTable.js"
@@ -9,6 +10,7 @@ import * as AdvisorRouteTable from "./AdvisorRouteTable.js"
 /** The advisor route type: its advisor is its baseline; its executor's turn may answer (beside its advisor). */
 export const routeType = {
   table: AdvisorRouteTable.table,
+  read: RouteKeys.reader(AdvisorRouteTable.table),
   make: AdvisorRoute.make,
   replayable: (spec) => Option.some(AdvisorRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.advisor),

@@ -3,6 +3,7 @@
  */
 import * as Option from "effect/Option"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as CapabilityRoute from "./CapabilityRoute.js"
 import * as CapabilityRouteTable from "./CapabilityRouteTable.js"
@@ -10,6 +11,7 @@ import * as CapabilityRouteTable from "./CapabilityRouteTable.js"
 /** The capability route type: its strong target is its baseline; its replay destinations are tiers. */
 export const routeType = {
   table: CapabilityRouteTable.table,
+  read: RouteKeys.reader(CapabilityRouteTable.table),
   make: CapabilityRoute.make,
   replayable: (spec) => Option.some(CapabilityRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.strong),

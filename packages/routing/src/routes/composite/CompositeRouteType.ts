@@ -3,6 +3,7 @@
  */
 import * as Option from "effect/Option"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as StageRouteType from "../stage/StageRouteType.js"
 import * as SubagentsRoute from "../subagents/SubagentsRoute.js"
@@ -12,6 +13,7 @@ import * as CompositeRouteTable from "./CompositeRouteTable.js"
 /** The composite route type: its capable target is its baseline; its replay destinations are tiers. */
 export const routeType = {
   table: CompositeRouteTable.table,
+  read: RouteKeys.reader(CompositeRouteTable.table),
   make: (spec) => SubagentsRoute.make(spec, CompositeRoute.make(spec)),
   replayable: (spec) => Option.some(CompositeRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.capable),

@@ -3,6 +3,7 @@
  */
 import * as Option from "effect/Option"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as CustomRoute from "./CustomRoute.js"
 import * as CustomRouteTable from "./CustomRouteTable.js"
@@ -10,6 +11,7 @@ import * as CustomRouteTable from "./CustomRouteTable.js"
 /** The custom route type: its `default_target` is its baseline; its replay destinations are model ids. */
 export const routeType = {
   table: CustomRouteTable.table,
+  read: RouteKeys.reader(CustomRouteTable.table),
   make: CustomRoute.make,
   replayable: (spec) => Option.some(CustomRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.defaultTarget),

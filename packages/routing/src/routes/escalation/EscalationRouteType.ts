@@ -3,6 +3,7 @@
  */
 import * as Option from "effect/Option"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as EscalationRoute from "./EscalationRoute.js"
 import * as EscalationRouteTable from "./EscalationRouteTable.js"
@@ -10,6 +11,7 @@ import * as EscalationRouteTable from "./EscalationRouteTable.js"
 /** The escalation route type: its strong target is its baseline; its weak turn may answer (beside its judge). */
 export const routeType = {
   table: EscalationRouteTable.table,
+  read: RouteKeys.reader(EscalationRouteTable.table),
   make: EscalationRoute.make,
   replayable: (spec) => Option.some(EscalationRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.strong),

@@ -3,6 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as Noop from "./Noop.js"
 import * as NoopRouteTable from "./NoopRouteTable.js"
@@ -10,6 +11,7 @@ import * as NoopRouteTable from "./NoopRouteTable.js"
 /** The `noop` route type: no target, no judge, its answer its own baseline. */
 export const routeType = {
   table: NoopRouteTable.table,
+  read: RouteKeys.reader(NoopRouteTable.table),
   make: (spec) => Effect.succeed(Noop.make(spec)),
   replayable: () => Option.none(),
   baseline: () => Option.none(),

@@ -3,6 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as RandomRoute from "./RandomRoute.js"
 import * as RandomRouteTable from "./RandomRouteTable.js"
@@ -10,6 +11,7 @@ import * as RandomRouteTable from "./RandomRouteTable.js"
 /** The `random` route type: the first of its `targets` is its baseline. */
 export const routeType = {
   table: RandomRouteTable.table,
+  read: RouteKeys.reader(RandomRouteTable.table),
   make: (spec) => Effect.succeed(RandomRoute.make(spec)),
   replayable: () => Option.none(),
   baseline: (spec) => Option.some(spec.targets[0]),

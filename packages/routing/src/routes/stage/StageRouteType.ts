@@ -4,6 +4,7 @@
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Option from "effect/Option"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
+import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
 import * as SubagentsRoute from "../subagents/SubagentsRoute.js"
 import * as StageRoute from "./StageRoute.js"
@@ -49,6 +50,7 @@ export const stageParts = {
 /** The stage router route type: its capable target is its baseline. */
 export const routeType = {
   table: StageRouteTable.table,
+  read: RouteKeys.reader(StageRouteTable.table),
   ...stageParts
 } satisfies RouteType<
   typeof StageRouteTable.table.keys.Type,
