@@ -220,7 +220,7 @@ describe("the cost of every call", () => {
         )
         assert.deepStrictEqual(problems, [])
       } else {
-        console.log("skipping promtool check metrics of the cost metrics: no promtool on the PATH")
+        process.stderr.write("skipping promtool check metrics of the cost metrics: no promtool on the PATH" + "\n")
       }
 
       // Each line says its own cost; the session's totals are their sum.

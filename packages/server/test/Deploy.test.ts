@@ -34,10 +34,10 @@ const hasPromtool = spawnSync("promtool", ["--version"], { stdio: "ignore" }).st
 /** No promtool here and none required: skip (with one visible line) rather than fail. */
 const skipWithoutPromtool = !hasPromtool && process.env["SWITCHYARD_REQUIRE_PROMTOOL"] !== "1"
 if (skipWithoutPromtool) {
-  console.warn(
+  process.stderr.write(
     "skipping the promtool checks of deploy/prometheus: no promtool on the PATH " +
       "(install Debian's prometheus package or extract its /usr/bin/promtool, or run `bash .ci/run`, " +
-      "which provides it and makes this skip a failure)"
+      "which provides it and makes this skip a failure)" + "\n"
   )
 }
 

@@ -342,7 +342,9 @@ describe("packaging", () => {
           "1",
           "the npm registry does not answer `npm ping`, and SWITCHYARD_REQUIRE_REGISTRY=1 requires this test"
         )
-        console.warn("packaging: the npm registry does not answer; the install-from-the-registry test is skipped")
+        process.stderr.write(
+          "packaging: the npm registry does not answer; the install-from-the-registry test is skipped" + "\n"
+        )
         return ctx.skip()
       }
       const commands = installCommands()

@@ -18,9 +18,9 @@ export const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
 /** No Redis here and none required: skip (with one visible line) rather than fail. */
 export const skipWithoutRedis = envUrl === "" && process.env["SWITCHYARD_REQUIRE_REDIS"] !== "1"
 if (skipWithoutRedis) {
-  console.warn(
+  process.stderr.write(
     "skipping the Redis session store tests: no redis-server on the PATH and SWITCHYARD_TEST_REDIS_URL is unset " +
-      "(install redis-server, or run `bash .ci/run`, which provides one and makes this skip a failure)"
+      "(install redis-server, or run `bash .ci/run`, which provides one and makes this skip a failure)" + "\n"
   )
 }
 
