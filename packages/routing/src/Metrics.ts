@@ -3,7 +3,12 @@
  * Names, labels and meanings follow the compatible system's metric reference.
  */
 import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
-import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import { type ClientFailure, toHttp } from "@switchyard-ts/protocol/Errors"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
@@ -178,18 +183,55 @@ export const advisorGateDiscardedTokensTotal = Metric.counter(advisorGateMetrics
  */
 export const recordLlmCall = (
   algorithm: string,
-  model: string,
-  outcome: "ok" | "error",
-  durationMs: number,
-  usage?: Usage | null | undefined
+  call: RoutingFacts.RoutingCall
 ): Effect.Effect<void, never, RoutingFacts.Reporter> =>
   Effect.flatMap(RoutingFacts.Reporter, (observer) =>
     Effect.sync(() => {
-      const labels = { algorithm, selected_model: model, outcome }
+      const labels = { algorithm, selected_model: call.model, outcome: call.ok ? "ok" : "error" }
       TaggedMetric.unsafeUpdate(llmCallsTotal, labels, 1)
-      TaggedMetric.unsafeUpdate(llmCallDurationMs, labels, durationMs)
-      observer.routingCall({ model, ok: outcome === "ok", latencyMs: durationMs, usage })
+      TaggedMetric.unsafeUpdate(llmCallDurationMs, labels, call.latencyMs)
+      observer.routingCall(call)
     }))
+
+/**
+ * A model call made while routing, counted (`recordLlmCall`) once it ends: its kind, its model, its
+ * outcome (the error code of its failure, `Errors.toHttp`), its latency on the `Clock`, its usage
+ * and reply. A call its client's breaker refused made no request and is not counted; one
+ * interrupted before it ended is not either.
+ */
+export const countedCall = <R>(
+  algorithm: string,
+  kind: RoutingFacts.RoutingCallKind,
+  model: string,
+  call: Effect.Effect<ChatCompletion, ClientFailure, R>
+): Effect.Effect<ChatCompletion, ClientFailure, R | RoutingFacts.Reporter> =>
+  Effect.flatMap(Clock.currentTimeMillis, (start) =>
+    call.pipe(Effect.onExit((exit) => {
+      if (Exit.isSuccess(exit)) {
+        return Effect.flatMap(Clock.currentTimeMillis, (end) =>
+          recordLlmCall(algorithm, {
+            kind,
+            model,
+            ok: true,
+            latencyMs: end - start,
+            endedAtMs: end,
+            usage: exit.value.usage,
+            reply: exit.value
+          }))
+      }
+      const failure = Cause.failureOption(exit.cause)
+      if (Option.isNone(failure) || failure.value._tag === "CircuitOpen") return Effect.void
+      return Effect.flatMap(Clock.currentTimeMillis, (end) =>
+        recordLlmCall(algorithm, {
+          kind,
+          model,
+          ok: false,
+          error: toHttp(failure.value).code,
+          latencyMs: end - start,
+          endedAtMs: end,
+          usage: undefined
+        }))
+    })))
 
 /**
  * Final `stage_router` (and `auto`, `composite`) decisions, labelled `decision_source` (`override`, `tests_passed`,

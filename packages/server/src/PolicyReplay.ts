@@ -219,13 +219,18 @@ export const start = (
         late.add(line)
         costs?.judge(line)
       }
-      return [id, { add, judge, report }] as const
+      const call = (line: RoutingLog.CallLine) => costs?.call(line)
+      return [id, { add, judge, call, report }] as const
     })
   )
   return {
     add: (line) => {
       const route = routes.get(line.route)
       if (route === undefined) return Effect.void
+      if (line.kind !== "response" && line.kind !== "judge") {
+        route.call(line)
+        return Effect.void
+      }
       if (line.kind === "judge") {
         route.judge(line)
         return Effect.void

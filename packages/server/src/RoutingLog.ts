@@ -156,8 +156,42 @@ export const JudgeLine = Schema.Struct({
 })
 export type JudgeLine = typeof JudgeLine.Type
 
+/**
+ * The kinds of a routing-time call's line (`RoutingFacts.RoutingCallKind` but the judge's, whose
+ * calls have `judge` lines): an advisor's review, an escalation route's weak, strong or fallback
+ * turn, an advisor route's executor turn or its turn after a REDO.
+ */
+export const CallKind = Schema.Literal(
+  "advisor_review",
+  "weak_turn",
+  "strong_turn",
+  "strong_fallback_turn",
+  "executor_turn",
+  "redo_turn"
+)
+export type CallKind = typeof CallKind.Type
+
+/**
+ * The line of one model call made while routing a request that did not become its answer (the call
+ * whose reply the route served is the request's `response` line): a review, a discarded or failed
+ * turn. Lines of older versions have none.
+ */
+export const CallLine = Schema.Struct({
+  kind: CallKind,
+  ...Identity,
+  /** The called target's model id. */
+  model: Schema.String,
+  /** `ok`: it answered; `error`: it failed (`error` says how; its cost is unknown). */
+  outcome: Schema.Literal("ok", "error"),
+  /** The error code of its failure (as a response's `error`); null when it answered. */
+  error: Schema.NullOr(Schema.String),
+  latency_ms: Schema.Number,
+  ...Tokens
+})
+export type CallLine = typeof CallLine.Type
+
 /** Any line of the routing log, by `kind`. */
-export const Line = Schema.Union(ResponseLine, JudgeLine)
+export const Line = Schema.Union(ResponseLine, JudgeLine, CallLine)
 export type Line = typeof Line.Type
 
 /** One model's share of a session's calls (`SessionTotals.ModelStats`). */

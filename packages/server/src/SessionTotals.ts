@@ -30,8 +30,9 @@ export type ModelStats = typeof ModelStats.Type
 
 /**
  * The body of `GET /v1/session-stats`: totals are the sums over `models`; `cost` is the cost of
- * every counted call, `answer_cost` that of the response lines, `routing_cost` that of the judge
- * (`tier: "classifier"`) lines (`answer_cost` + `routing_cost` = `cost`); `baseline_cost` what the
+ * every counted call, `answer_cost` that of the response lines, `routing_cost` that of the calls
+ * made while routing that did not answer (judge lines, reviews, discarded turns: every other line)
+ * (`answer_cost` + `routing_cost` = `cost`); `baseline_cost` what the
  * response lines' answers would have cost at their baseline models, and `savings` =
  * `baseline_cost` − `cost` (null once any of them is unpriced).
  */
@@ -82,8 +83,9 @@ export interface Bucket {
 }
 
 /**
- * The cost buckets of a session, in a fixed order: `answer` (the response lines), `routing` (the
- * judge lines), `baseline` (the response lines' answers at their baseline models; beside `cost`).
+ * The cost buckets of a session, in a fixed order: `answer` (the response lines), `routing` (every
+ * other line: the calls made while routing that did not answer the request — judges, reviews,
+ * discarded turns), `baseline` (the response lines' answers at their baseline models; beside `cost`).
  */
 export const bucketNames = ["answer", "routing", "baseline"] as const
 
@@ -97,7 +99,7 @@ export type BucketName = typeof bucketNames[number]
  */
 export const buckets: { readonly [Name in BucketName]: Bucket } = {
   answer: { of: (line, costs) => line.kind === "response" ? Option.some(costs.cost) : Option.none(), inCost: true },
-  routing: { of: (line, costs) => line.kind === "judge" ? Option.some(costs.cost) : Option.none(), inCost: true },
+  routing: { of: (line, costs) => line.kind !== "response" ? Option.some(costs.cost) : Option.none(), inCost: true },
   baseline: {
     of: (line, costs) => line.kind === "response" ? Option.some(costs.baseline) : Option.none(),
     inCost: false
@@ -144,11 +146,12 @@ const exactCost = (logged: Pricing.CallCost | undefined, given: Pricing.Cost | u
       : { femto: Pricing.femtoOfUsd(logged.usd), source: logged.source })
 
 /**
- * Whether `line` counts in its session's totals: every response line, and every judge line whose
- * call succeeded (as the compatible system logs only successful judge calls), of a named session.
+ * Whether `line` counts in its session's totals: every response line, and every line of a call made
+ * while routing (a judge's, a review, a routing-time turn) that answered — as the compatible system
+ * logs only successful judge calls; a failed call is not priced — of a named session.
  */
 export const counts = (line: Line): line is Line & { readonly session_id: string } =>
-  line.session_id !== null && (line.kind !== "judge" || line.outcome === "ok")
+  line.session_id !== null && (line.kind === "response" || line.outcome === "ok")
 
 /** The model a line counts under (`unknown` when no model served it). */
 const modelOf = (line: Line): string => line.model === "" ? "unknown" : line.model

@@ -13,10 +13,7 @@
  */
 import * as Spans from "@switchyard-ts/client/Spans"
 import { UpstreamClient } from "@switchyard-ts/client/UpstreamClient"
-import type { ClientFailure } from "@switchyard-ts/protocol/Errors"
-import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -103,36 +100,6 @@ export const boundedStore = <S>(bound: number): RouteHost.Store<S> => {
   }
 }
 
-const refusedByBreaker = (exit: Exit.Exit<unknown, ClientFailure>): boolean =>
-  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
-
-/**
- * A routing-time call counted as an LLM call of the route's algorithm (`switchyard_llm_calls_total`)
- * and reported to the request's observer; a call its client's breaker refused made no request and
- * is not counted.
- */
-const counted = (
-  algorithm: Decision.Algorithm,
-  model: string,
-  call: Effect.Effect<ChatCompletion, ClientFailure>
-): Effect.Effect<ChatCompletion, ClientFailure, RoutingFacts.Reporter> =>
-  Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    call.pipe(Effect.onExit((exit) =>
-      refusedByBreaker(exit)
-        ? Effect.void
-        : Effect.flatMap(
-          Clock.currentTimeMillis,
-          (end) =>
-            Metrics.recordLlmCall(
-              algorithm,
-              model,
-              Exit.isSuccess(exit) ? "ok" : "error",
-              end - start,
-              Exit.isSuccess(exit) ? exit.value.usage : undefined
-            )
-        )
-    )))
-
 /** The advisor's verdict on a turn, its unusable replies as `InvalidVerdict`s (folded by the posture). */
 const askAdvisor = (
   upstream: UpstreamClient["Type"],
@@ -140,8 +107,9 @@ const askAdvisor = (
   question: RouteHost.Question<"Advisor">
 ): Effect.Effect<AdvisorReview.Verdict, JudgeError, RoutingFacts.Reporter> => {
   const { options, request, trigger, turn } = question
-  return counted(
+  return Metrics.countedCall(
     algorithm,
+    "advisor_review",
     options.advisor.id,
     upstream.complete({
       target: options.advisor,
@@ -346,8 +314,9 @@ export const make = (
       view: (store) => store
     }
     const call = (modelCall: RouteHost.ModelCall) =>
-      counted(
+      Metrics.countedCall(
         options.algorithm,
+        modelCall.kind,
         modelCall.target.id,
         upstream.complete({
           target: modelCall.target,

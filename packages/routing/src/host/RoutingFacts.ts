@@ -10,7 +10,7 @@
  * with the router's own collection of routing-time calls for the stats. Observers are synchronous
  * and must not block: they only enqueue.
  */
-import type { Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion, Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
@@ -20,6 +20,7 @@ import type * as LateVerdict from "../judge/LateVerdict.js"
 import type * as Posture from "../judge/Posture.js"
 import type * as ClassifierCascade from "../routes/classifier/ClassifierCascade.js"
 import type { SessionDecision } from "../sessions/SessionStore.js"
+import type * as RouteHost from "./RouteHost.js"
 
 /**
  * How one judge call ended: `ok` (a usable verdict), the bounded reason of its failure (the
@@ -89,15 +90,36 @@ export interface Advised {
 }
 
 /**
- * A model call made while routing (a judge or an advisor consult, an advisor's executor turn, an
- * escalation's weak turn), for the `/v1/stats` settlement of its run (`Stats.Recorder.settle`).
+ * What a model call made while routing was for: a judge's consultation (`judge`), an advisor's
+ * review (`advisor_review`), or a routing-time turn (`RouteHost.CallKind`: an escalation route's
+ * `weak_turn`, `strong_turn`, `strong_fallback_turn`; an advisor route's `executor_turn`,
+ * `redo_turn`).
+ */
+export type RoutingCallKind = "judge" | "advisor_review" | RouteHost.CallKind
+
+/**
+ * A model call made while routing, as one request's accounting needs it: its kind, model, outcome,
+ * latency, usage and — when it answered — its reply, so that the call whose reply became the
+ * request's answer is told from the ones that did not (`Stats.Recorder.settle`, the routing log's
+ * lines). A call its client's breaker refused made no request and is not reported.
  */
 export interface RoutingCall {
+  readonly kind: RoutingCallKind
   readonly model: string
   readonly ok: boolean
+  /** The error code of its failure (`Errors.toHttp`'s `code`); absent when it answered. */
+  readonly error?: string
   readonly latencyMs: number
+  /** When it ended, in epoch milliseconds of the `Clock`. */
+  readonly endedAtMs: number
   readonly usage: Usage | null | undefined
+  /** Its reply, when it answered with a completion. */
+  readonly reply?: ChatCompletion
 }
+
+/** Whether `call` is the one whose reply is `answer` (the request's answer, when the route produced it). */
+export const isAnswer = (call: RoutingCall, answer: ChatCompletion | undefined): boolean =>
+  answer !== undefined && call.reply === answer
 
 /** Receives the facts of one request's routing; each method only records (never blocks). */
 export interface Observer {

@@ -247,18 +247,6 @@ export const verdictOf = (completion: ChatCompletion): Effect.Effect<Verdict.Ver
   return Verdict.decode(choice?.message.content ?? "")
 }
 
-/**
- * Record one judge call in `switchyard_llm_calls_total` / `switchyard_llm_call_duration_ms`
- * (`selected_model` = the judge's model id). A call that returned a completion is `ok`, even when
- * its verdict then proves unusable.
- */
-const recordJudgeCall = (
-  judgeModel: string,
-  outcome: "ok" | "error",
-  durationMs: number,
-  usage?: ChatCompletion["usage"]
-) => Metrics.recordLlmCall("llm_task_classifier", judgeModel, outcome, durationMs, usage)
-
 const refusedByBreaker = (exit: Exit.Exit<unknown, { readonly _tag: string }>): boolean =>
   Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => error._tag === "CircuitOpen")
 
@@ -270,22 +258,11 @@ const call = (
   headers: Readonly<Record<string, string>>,
   judgeTimeoutMs: Option.Option<number> | undefined
 ): Effect.Effect<ChatCompletion, JudgeError, RoutingFacts.Reporter> =>
-  Effect.flatMap(
-    Clock.currentTimeMillis,
-    (start) =>
-      upstream.complete({ target: judge, body, headers, timeoutMs: judgeTimeoutMs ?? Option.none() }).pipe(
-        Effect.onExit((exit) =>
-          refusedByBreaker(exit) ?
-            Effect.void :
-            Effect.flatMap(
-              Clock.currentTimeMillis,
-              (end) =>
-                Exit.isSuccess(exit)
-                  ? recordJudgeCall(judge.id, "ok", end - start, exit.value.usage)
-                  : recordJudgeCall(judge.id, "error", end - start)
-            )
-        )
-      )
+  Metrics.countedCall(
+    "llm_task_classifier",
+    "judge",
+    judge.id,
+    upstream.complete({ target: judge, body, headers, timeoutMs: judgeTimeoutMs ?? Option.none() })
   ).pipe(
     Effect.catchTag("InvalidResponse", () =>
       Effect.fail(

@@ -113,6 +113,8 @@ export const tally = (pricing: RoutePricing) => {
     replayed: { answer: Pricing.noTotals, baseline: Pricing.noTotals }
   }
   let judges = Pricing.noTotals
+  /** The route's other routing-time calls (reviews, discarded turns): counted as logged on both sides. */
+  let turns = Pricing.noTotals
   let moreCalls = 0
   const request = (side: keyof typeof sides, line: RoutingLog.ResponseLine, outcome: Outcome, logged: boolean) => {
     const totals = sides[side]
@@ -153,13 +155,20 @@ export const tally = (pricing: RoutePricing) => {
     judge: (line: RoutingLog.JudgeLine): void => {
       if (line.outcome === "ok") judges = Pricing.add(judges, answerCost(pricing.table, line.model, line))
     },
+    /**
+     * A routing-time call of the route other than a judge's (a review, a discarded or failed turn):
+     * counted as logged, on both sides, when it answered.
+     */
+    call: (line: RoutingLog.CallLine): void => {
+      if (line.outcome === "ok") turns = Pricing.add(turns, loggedCost(line))
+    },
     /** A request of the route: what the log says it came to, and what the replay says. */
     request: (line: RoutingLog.ResponseLine, before: Outcome, after: Outcome, same: boolean): void => {
       request("logged", line, before, true)
       request("replayed", line, after, same)
       if (!same) moreCalls += Number(consulted(after)) - Number(consulted(before))
     },
-    logged: (): CostSide => sideOf(sides.logged, judges),
-    replayed: (): CostSide => sideOf(sides.replayed, replayedRouting())
+    logged: (): CostSide => sideOf(sides.logged, Pricing.sum(judges, turns)),
+    replayed: (): CostSide => sideOf(sides.replayed, Pricing.sum(replayedRouting(), turns))
   }
 }
