@@ -205,7 +205,9 @@ const scanner = (maxDepth: number): Scanner => ({
 /**
  * Inside a value string at `i` of `chunk`: skipped to its closing quote by native searches, escapes
  * and all; returns the index the scan goes on after (the loop then steps one past it): the closing
- * quote, or the chunk's end when the string goes on in the next chunk.
+ * quote, or the chunk's end when the string goes on in the next chunk. A quote found is searched for
+ * again only when an escape skips past it, so each escape costs a search to the next backslash, not
+ * one to the string's end.
  */
 const skipValueString = (s: Scanner, chunk: Uint8Array, i: number): number => {
   if (s.escaped) {
@@ -226,7 +228,8 @@ const skipValueString = (s: Scanner, chunk: Uint8Array, i: number): number => {
       if (at === chunk.length + 1) s.escaped = true
       return chunk.length
     }
-    quote = chunk.indexOf(QUOTE, at)
+    // the quote found stays the next one unless the escape was that quote's
+    if (quote !== -1 && quote < at) quote = chunk.indexOf(QUOTE, at)
   }
   s.nextBackslash = backslash
   if (quote === -1) return chunk.length
