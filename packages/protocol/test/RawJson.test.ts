@@ -231,6 +231,31 @@ describe("RawJson", () => {
     assert.deepStrictEqual(slice(raw.root), text)
   })
 
+  it.prop(
+    "a value string dense in escapes (escaped quotes and backslashes among them), however cut, ends at its own closing quote",
+    {
+      strings: FastCheck.array(
+        FastCheck.array(FastCheck.constantFrom("\"", "\\", "\n", "x", "é", "{", "]"), { maxLength: 40 })
+          .map((characters) => characters.join("")),
+        { minLength: 1, maxLength: 4 }
+      ),
+      cuts: FastCheck.array(FastCheck.nat({ max: 600 }), { maxLength: 8 })
+    },
+    ({ cuts, strings }) => {
+      const text = JSON.stringify({ a: strings[0], b: strings, c: 1 })
+      const bytes = encoder.encode(text)
+      const { raw } = scanned(cut(bytes, cuts))
+      const slice = (span: RawJson.Span) => new TextDecoder().decode(bytes.subarray(span.start, span.end))
+      assert.deepStrictEqual(raw.members.map((m) => slice(m.value)), [
+        JSON.stringify(strings[0]),
+        JSON.stringify(strings),
+        "1"
+      ])
+      assert.deepStrictEqual(raw.members[1]?.elements?.map(slice), strings.map((s) => JSON.stringify(s)))
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
   it("the nesting bound: deeper than the limit is refused, brackets inside strings do not count", () => {
     const nested = (depth: number) => `{"a":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`
     assert.strictEqual(RawJson.scan(chunked(nested(5)), 5)._tag, "Scanned")

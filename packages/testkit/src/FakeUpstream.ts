@@ -231,6 +231,249 @@ const firstMatching = <A>(
     Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
   )
 
+/** One server's state: its models' behaviours and its request log. */
+interface State {
+  readonly serverDefault: Behaviour
+  readonly models: Ref.Ref<HashMap.HashMap<string, ModelState>>
+  readonly log: SubscriptionRef.SubscriptionRef<ReadonlyArray<RequestRecord>>
+  /** The last request id given. */
+  readonly sequence: Ref.Ref<number>
+  /** Each socket's number, given when its first request is logged (see RequestRecord.connection). */
+  readonly connections: WeakMap<object, number>
+  readonly connectionCount: Ref.Ref<number>
+}
+
+/** A server's state at its start: `options.models` as the models' defaults, an empty log. */
+const stateOf = (options: Options): Effect.Effect<State> =>
+  Effect.all({
+    models: Ref.make(HashMap.fromIterable(
+      Object.entries(options.models ?? {}).map(([model, b]): [string, ModelState] => [model, {
+        ...emptyModel,
+        fallback: [b]
+      }])
+    )),
+    log: SubscriptionRef.make<ReadonlyArray<RequestRecord>>([]),
+    sequence: Ref.make(0),
+    connectionCount: Ref.make(0)
+  }).pipe(Effect.map((refs) => ({
+    ...refs,
+    serverDefault: options.defaultBehaviour ?? defaultBehaviour,
+    connections: new WeakMap<object, number>()
+  })))
+
+/** The behaviour for a request of `model`: its script's next, else its default's (rotated), else the server's. */
+const take = (state: State, model: string): Effect.Effect<Behaviour> =>
+  Ref.modify(state.models, (models): [Behaviour, HashMap.HashMap<string, ModelState>] => {
+    const entry = Option.getOrElse(HashMap.get(models, model), () => emptyModel)
+    const [next, ...rest] = entry.queue
+    if (next !== undefined) return [next, HashMap.set(models, model, { ...entry, queue: rest })]
+    const b = entry.fallback[entry.turn % entry.fallback.length]
+    if (b === undefined) return [state.serverDefault, models]
+    if (entry.fallback.length === 1) return [b, models]
+    return [b, HashMap.set(models, model, { ...entry, turn: entry.turn + 1 })]
+  })
+
+/** Sets `model`'s default to the rotation `fallback`, from its first. */
+const setFallback = (state: State, model: string, fallback: ReadonlyArray<Behaviour>): Effect.Effect<void> =>
+  Ref.update(state.models, (models) =>
+    HashMap.set(models, model, {
+      ...Option.getOrElse(HashMap.get(models, model), () => emptyModel),
+      fallback,
+      turn: 0
+    }))
+
+/** Appends `behaviours` to `model`'s script. */
+const appendScript = (state: State, model: string, behaviours: ReadonlyArray<Behaviour>): Effect.Effect<void> =>
+  Ref.update(state.models, (models) => {
+    const entry = Option.getOrElse(HashMap.get(models, model), () => emptyModel)
+    return HashMap.set(models, model, { ...entry, queue: [...entry.queue, ...behaviours] })
+  })
+
+/** The number of `socket`, given when its first request is logged. */
+const connectionOf = (state: State, socket: object): Effect.Effect<number> =>
+  Effect.suspend(() => {
+    const known = state.connections.get(socket)
+    if (known !== undefined) return Effect.succeed(known)
+    return Effect.tap(
+      Ref.updateAndGet(state.connectionCount, (n) => n + 1),
+      (n) => Effect.sync(() => state.connections.set(socket, n))
+    )
+  })
+
+/** Marks the logged request `id` as closed before its response finished. */
+const markClosedEarly = (state: State, id: number): Effect.Effect<void> =>
+  SubscriptionRef.update(state.log, (records) => records.map((r) => r.id === id ? { ...r, closedEarly: true } : r))
+
+/** How a response ended: `settled` by its "close", true when it finished or the fake cut it itself (`cutByUs`). */
+interface Settlement {
+  readonly settled: Deferred.Deferred<boolean>
+  cutByUs: boolean
+}
+
+/** The settlement of `res`, listening for its "close" (its errors are ignored). */
+const settlementOf = (res: Http.ServerResponse): Effect.Effect<Settlement> =>
+  Effect.map(Deferred.make<boolean>(), (settled) => {
+    const settlement: Settlement = { settled, cutByUs: false }
+    res.on("error", () => {})
+    res.on("close", () => {
+      Deferred.unsafeDone(settled, Exit.succeed(res.writableFinished || settlement.cutByUs))
+    })
+    return settlement
+  })
+
+/** What a request says of itself once its body is read: route, API, body, model. */
+interface Incoming {
+  readonly method: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly bodyText: string
+  /** The body parsed as JSON (`undefined` when empty), or why not. */
+  readonly parsed: Either.Either<unknown, unknown>
+  readonly body: unknown
+  /** The body's `model` / `stream` flags, when it has that shape. */
+  readonly peek: Option.Option.Value<ReturnType<typeof decodePeek>> | undefined
+  readonly geminiPath: ReturnType<typeof parseModelPath>
+  readonly model: string
+  readonly api: ReturnType<typeof apiOf>
+}
+
+/** The {@link Incoming} of `req` with the body `text`. */
+const incomingOf = (req: Http.IncomingMessage, text: string): Incoming => {
+  const method = req.method ?? "GET"
+  const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
+  const parsed = text.length === 0 ? Either.right(undefined) : decodeJson(text)
+  const body: unknown = Either.getOrElse(parsed, () => text)
+  const peek = Option.getOrUndefined(decodePeek(body))
+  const geminiPath = parseModelPath(path)
+  return {
+    method,
+    path,
+    headers: lowerCaseHeaders(req),
+    bodyText: text,
+    parsed,
+    body,
+    peek,
+    geminiPath,
+    model: geminiPath?.model ?? peek?.model ?? "",
+    api: apiOf(method, path)
+  }
+}
+
+/** What the request record and the exchange both say of the request. */
+type Seen = Pick<RequestRecord, "id" | "model" | "method" | "path" | "headers" | "body" | "bodyText" | "at">
+
+/** Logs the request (numbered, with its connection and the behaviour it gets); what its record says of it. */
+const logRequest = Effect.fnUntraced(function*(
+  state: State,
+  req: Http.IncomingMessage,
+  incoming: Incoming,
+  behaviour: Option.Option<Behaviour>
+) {
+  const id = yield* Ref.updateAndGet(state.sequence, (n) => n + 1)
+  const connection = yield* connectionOf(state, req.socket)
+  const { body, bodyText, headers, method, model, path } = incoming
+  const seen: Seen = { id, model, method, path, headers, body, bodyText, at: Date.now() }
+  const record: RequestRecord = {
+    ...seen,
+    connection,
+    ...Option.match(behaviour, { onNone: () => ({}), onSome: (b) => ({ behaviour: b }) }),
+    closedEarly: false
+  }
+  yield* SubscriptionRef.update(state.log, (records) => [...records, record])
+  return seen
+})
+
+/** The exchange a behaviour is performed on. */
+const exchangeOf = (
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse,
+  incoming: Incoming,
+  seen: Seen,
+  settlement: Settlement
+): Exchange => ({
+  api: incoming.api ?? "openai",
+  req,
+  res,
+  ...seen,
+  stream: incoming.geminiPath === undefined
+    ? incoming.peek?.stream === true
+    : incoming.geminiPath.method === "streamGenerateContent",
+  includeUsage: incoming.peek?.stream_options?.include_usage === true,
+  cutting: () => {
+    settlement.cutByUs = true
+  }
+})
+
+/** The answer: the behaviour performed for a chat request, else the route's fixed answer (or a 404). */
+const respond = (
+  state: State,
+  exchange: Exchange,
+  incoming: Incoming,
+  behaviour: Option.Option<Behaviour>
+): Effect.Effect<void> =>
+  Option.match(behaviour, {
+    onSome: (b) => perform(b, exchange),
+    onNone: () =>
+      answerOther(
+        {
+          res: exchange.res,
+          method: incoming.method,
+          path: incoming.path,
+          api: incoming.api,
+          bodyText: incoming.bodyText,
+          isJson: Either.isRight(incoming.parsed)
+        },
+        Effect.map(Ref.get(state.models), (models) => Array.from(HashMap.keys(models)))
+      )
+  })
+
+/**
+ * One request: its body read (unless the client went first), logged, answered; marked closed early
+ * when the client closed before the answer finished. The response is destroyed if left unfinished.
+ */
+const handle = (state: State, req: Http.IncomingMessage, res: Http.ServerResponse): Effect.Effect<void> =>
+  Effect.ensuring(
+    handleSteps(state, req, res),
+    Effect.sync(() => {
+      if (!res.writableFinished) res.destroy()
+    })
+  )
+
+/** The steps of {@link handle}: a generator made once. */
+const handleSteps = Effect.fnUntraced(function*(state: State, req: Http.IncomingMessage, res: Http.ServerResponse) {
+  const settlement = yield* settlementOf(res)
+  const text = yield* Effect.raceFirst(readBody(req), Effect.as(Deferred.await(settlement.settled), Option.none()))
+  if (Option.isNone(text)) return
+  const incoming = incomingOf(req, text.value)
+  const behaviour = incoming.api !== undefined && Either.isRight(incoming.parsed)
+    ? Option.some(yield* take(state, incoming.model))
+    : Option.none()
+  const seen = yield* logRequest(state, req, incoming, behaviour)
+  const exchange = exchangeOf(req, res, incoming, seen, settlement)
+  yield* Effect.raceFirst(respond(state, exchange, incoming, behaviour), Deferred.await(settlement.settled))
+  const finished = yield* Deferred.await(settlement.settled)
+  if (!finished) yield* markClosedEarly(state, seen.id)
+})
+
+/** The service of a server on `port` over `state`. */
+const serviceOf = (state: State, port: number): Context.Tag.Service<FakeUpstream> => {
+  const log = state.log
+  return FakeUpstream.of({
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    setBehaviour: (model, b) => setFallback(state, model, [b]),
+    script: (model, bs) => appendScript(state, model, bs),
+    cycle: (model, bs) => setFallback(state, model, bs),
+    requests: SubscriptionRef.get(log),
+    clear: SubscriptionRef.set(log, []),
+    drain: SubscriptionRef.getAndSet(log, []),
+    reset: Effect.zipRight(Ref.set(state.models, HashMap.empty()), SubscriptionRef.set(log, [])),
+    awaitRequest: (model) => firstMatching(log, (records) => records.find((r) => r.model === model)),
+    awaitClosed: (model) => firstMatching(log, (records) => records.find((r) => r.model === model && r.closedEarly)),
+    awaitRequests: (done) => firstMatching(log, (records) => (done(records) ? records : undefined))
+  })
+}
+
 /**
  * Start a fake upstream on 127.0.0.1 (`options.port`, default 0 = a free port). The scope owns it:
  * closing the scope interrupts every in-flight request and destroys all sockets (stalled ones
@@ -241,118 +484,11 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<Context.Tag.Service<FakeUpstream>, ListenError, Scope.Scope> =>
   Effect.gen(function*() {
-    const serverDefault = options.defaultBehaviour ?? defaultBehaviour
-    const initial = HashMap.fromIterable(
-      Object.entries(options.models ?? {}).map(([model, b]): [string, ModelState] => [model, {
-        ...emptyModel,
-        fallback: [b]
-      }])
-    )
-    const models = yield* Ref.make(initial)
-    const log = yield* SubscriptionRef.make<ReadonlyArray<RequestRecord>>([])
-    const sequence = yield* Ref.make(0)
-    // Each socket's number, given when its first request is logged (see RequestRecord.connection).
-    const connections = new WeakMap<object, number>()
-    const connectionCount = yield* Ref.make(0)
-    const connectionOf = (socket: object): Effect.Effect<number> =>
-      Effect.suspend(() => {
-        const known = connections.get(socket)
-        if (known !== undefined) return Effect.succeed(known)
-        return Effect.tap(
-          Ref.updateAndGet(connectionCount, (n) => n + 1),
-          (n) => Effect.sync(() => connections.set(socket, n))
-        )
-      })
+    const state = yield* stateOf(options)
     const run = yield* FiberSet.makeRuntime<never, void, never>()
-
-    const take = (model: string): Effect.Effect<Behaviour> =>
-      Ref.modify(models, (state): [Behaviour, HashMap.HashMap<string, ModelState>] => {
-        const entry = Option.getOrElse(HashMap.get(state, model), () => emptyModel)
-        const [next, ...rest] = entry.queue
-        if (next !== undefined) return [next, HashMap.set(state, model, { ...entry, queue: rest })]
-        const b = entry.fallback[entry.turn % entry.fallback.length]
-        if (b === undefined) return [serverDefault, state]
-        if (entry.fallback.length === 1) return [b, state]
-        return [b, HashMap.set(state, model, { ...entry, turn: entry.turn + 1 })]
-      })
-
-    const setFallback = (model: string, fallback: ReadonlyArray<Behaviour>) =>
-      Ref.update(models, (state) =>
-        HashMap.set(state, model, {
-          ...Option.getOrElse(HashMap.get(state, model), () => emptyModel),
-          fallback,
-          turn: 0
-        }))
-
-    const markClosedEarly = (id: number) =>
-      SubscriptionRef.update(log, (records) => records.map((r) => r.id === id ? { ...r, closedEarly: true } : r))
-
-    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        // Resolved by the response's "close": true when it finished or we cut it ourselves.
-        const settled = yield* Deferred.make<boolean>()
-        let cutByUs = false
-        res.on("error", () => {})
-        res.on("close", () => {
-          Deferred.unsafeDone(settled, Exit.succeed(res.writableFinished || cutByUs))
-        })
-        const text = yield* Effect.raceFirst(readBody(req), Effect.as(Deferred.await(settled), Option.none()))
-        if (Option.isNone(text)) return
-        const method = req.method ?? "GET"
-        const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
-        const headers = lowerCaseHeaders(req)
-        const parsed = text.value.length === 0 ? Either.right(undefined) : decodeJson(text.value)
-        const body: unknown = Either.getOrElse(parsed, () => text.value)
-        const peek = Option.getOrUndefined(decodePeek(body))
-        const geminiPath = parseModelPath(path)
-        const model = geminiPath?.model ?? peek?.model ?? ""
-        const api = apiOf(method, path)
-        const isChat = api !== undefined
-        const behaviour = isChat && Either.isRight(parsed) ? Option.some(yield* take(model)) : Option.none()
-        const id = yield* Ref.updateAndGet(sequence, (n) => n + 1)
-        const connection = yield* connectionOf(req.socket)
-        const at = Date.now()
-        // what the request record and the exchange both say of the request
-        const seen = { id, model, method, path, headers, body, bodyText: text.value, at }
-        const record: RequestRecord = {
-          ...seen,
-          connection,
-          ...Option.match(behaviour, { onNone: () => ({}), onSome: (b) => ({ behaviour: b }) }),
-          closedEarly: false
-        }
-        yield* SubscriptionRef.update(log, (records) => [...records, record])
-
-        const exchange: Exchange = {
-          api: api ?? "openai",
-          req,
-          res,
-          ...seen,
-          stream: geminiPath === undefined ? peek?.stream === true : geminiPath.method === "streamGenerateContent",
-          includeUsage: peek?.stream_options?.include_usage === true,
-          cutting: () => {
-            cutByUs = true
-          }
-        }
-        const respond = Option.match(behaviour, {
-          onSome: (b) => perform(b, exchange),
-          onNone: () =>
-            answerOther(
-              { res, method, path, api, bodyText: text.value, isJson: Either.isRight(parsed) },
-              Effect.map(Ref.get(models), (state) => Array.from(HashMap.keys(state)))
-            )
-        })
-        yield* Effect.raceFirst(respond, Deferred.await(settled))
-        const finished = yield* Deferred.await(settled)
-        if (!finished) yield* markClosedEarly(id)
-      }).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          if (!res.writableFinished) res.destroy()
-        }))
-      )
-
     const server = yield* Effect.acquireRelease(
       listen(options.port ?? 0, (req, res) => {
-        run(handle(req, res))
+        run(handle(state, req, res))
       }),
       shutdown
     )
@@ -360,25 +496,7 @@ export const make = (
     const port = typeof address === "object" && address !== null
       ? address.port
       : yield* Effect.dieMessage("fake upstream: server has no TCP address")
-
-    return FakeUpstream.of({
-      url: `http://127.0.0.1:${port}/v1`,
-      port,
-      setBehaviour: (model, b) => setFallback(model, [b]),
-      script: (model, bs) =>
-        Ref.update(models, (state) => {
-          const entry = Option.getOrElse(HashMap.get(state, model), () => emptyModel)
-          return HashMap.set(state, model, { ...entry, queue: [...entry.queue, ...bs] })
-        }),
-      cycle: setFallback,
-      requests: SubscriptionRef.get(log),
-      clear: SubscriptionRef.set(log, []),
-      drain: SubscriptionRef.getAndSet(log, []),
-      reset: Effect.zipRight(Ref.set(models, HashMap.empty()), SubscriptionRef.set(log, [])),
-      awaitRequest: (model) => firstMatching(log, (records) => records.find((r) => r.model === model)),
-      awaitClosed: (model) => firstMatching(log, (records) => records.find((r) => r.model === model && r.closedEarly)),
-      awaitRequests: (done) => firstMatching(log, (records) => (done(records) ? records : undefined))
-    })
+    return serviceOf(state, port)
   })
 
 /**

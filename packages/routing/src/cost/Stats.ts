@@ -431,6 +431,154 @@ const priced = (
   Metrics.unsafeRecordCost(model, kind, cost)
 }
 
+/** A recorder's counts since it was made or last reset. */
+interface Tally {
+  readonly models: Map<string, ModelStats>
+  readonly judges: Map<string, ModelStats>
+  readonly routes: ReturnType<typeof RouteCosts.make>
+  totalRequests: number
+  totalErrors: number
+  judgeRequests: number
+  judgeErrors: number
+  readonly overhead: LatencySummary
+  /** The algorithm series when the tally began (empty without `algorithm_stats`). */
+  readonly baseline: ReadonlyMap<string, Series>
+}
+
+/** One recorder's state: what it was made with and its current tally. */
+interface Recording {
+  readonly withAdvisor: boolean
+  readonly withStage: boolean
+  readonly prices: () => Pricing.Table
+  tally: Tally
+}
+
+/** A tally of nothing yet; `algorithms`: the recorder reports `algorithm_stats` (the series are baselined). */
+const freshTally = (algorithms: boolean): Tally => ({
+  models: new Map(),
+  judges: new Map(),
+  routes: RouteCosts.make(),
+  totalRequests: 0,
+  totalErrors: 0,
+  judgeRequests: 0,
+  judgeErrors: 0,
+  overhead: new LatencySummary(),
+  baseline: algorithms ? collect() : new Map()
+})
+
+/** {@link Recorder.answerCall}. */
+const answerCall = (r: Recording, model: string, ok: boolean, latencyMs: number): void => {
+  const tally = r.tally
+  tally.totalRequests += 1
+  const stats = statsOf(tally.models, model)
+  if (ok) {
+    stats.calls += 1
+    stats.callLatency.record(latencyMs)
+  } else {
+    tally.totalErrors += 1
+    stats.errors += 1
+    priced(stats, model, "answer", undefined)
+  }
+}
+
+/** One routing-time call of a settled run, counted under `classifier` (and its route's routing cost). */
+const routingCall = (r: Recording, call: RoutingCall, route: string | undefined): void => {
+  const tally = r.tally
+  tally.judgeRequests += 1
+  const stats = statsOf(tally.judges, call.model)
+  if (call.ok) {
+    stats.calls += 1
+    if (call.usage !== null && call.usage !== undefined) stats.addUsage(call.usage)
+    stats.callLatency.record(call.latencyMs)
+    stats.totalLatency.record(call.latencyMs)
+  } else {
+    tally.judgeErrors += 1
+    stats.errors += 1
+  }
+  const cost = Pricing.costOfUsage(r.prices(), call.model, call.usage)
+  priced(stats, call.model, "routing", cost)
+  if (route !== undefined) tally.routes.routing(route, cost)
+}
+
+/** {@link Recorder.streamError}. */
+const streamError = (r: Recording, model: string): void => {
+  r.tally.totalErrors += 1
+  const stats = statsOf(r.tally.models, model)
+  stats.errors += 1
+  priced(stats, model, "answer", undefined)
+}
+
+/** {@link Recorder.answered}. */
+const answered = (r: Recording, model: string, usage: Usage | null | undefined, totalLatencyMs: number): void => {
+  const stats = statsOf(r.tally.models, model)
+  if (usage !== null && usage !== undefined) stats.addUsage(usage)
+  stats.totalLatency.record(totalLatencyMs)
+  priced(stats, model, "answer", Pricing.costOfUsage(r.prices(), model, usage))
+}
+
+/** {@link Recorder.settle}. */
+const settle = (
+  r: Recording,
+  calls: ReadonlyArray<RoutingCall>,
+  answeredBy: string | undefined,
+  route: string | undefined
+): void => {
+  // the answer is the last successful call of the answering model (an advisor REDO's discarded turn came before it)
+  let answer = -1
+  for (let i = calls.length - 1; i >= 0 && answeredBy !== undefined; i--) {
+    if (calls[i]?.model === answeredBy && calls[i]?.ok === true) {
+      answer = i
+      break
+    }
+  }
+  calls.forEach((call, index) => {
+    if (index === answer) answerCall(r, call.model, call.ok, call.latencyMs)
+    else routingCall(r, call, route)
+  })
+}
+
+/** {@link Recorder.routeAnswered}. */
+const routeAnswered = (
+  r: Recording,
+  route: string,
+  model: string,
+  baseline: string,
+  usage: Usage | null | undefined
+): void => {
+  const table = r.prices()
+  const cost = Pricing.costOfUsage(table, model, usage)
+  r.tally.routes.answered(route, cost, Pricing.baselineCostOf(table, baseline, model, usage, cost))
+}
+
+/** {@link Recorder.snapshot}. */
+const snapshotOf = (r: Recording): StatsSnapshot => {
+  const tally = r.tally
+  const answers = sectionOf(tally.models, tally.totalRequests)
+  const classifier = sectionOf(tally.judges, tally.judgeRequests)
+  const grown = r.withAdvisor || r.withStage ? delta(tally.baseline) : []
+  return {
+    total_requests: tally.totalRequests,
+    total_errors: tally.totalErrors,
+    total_tokens: answers.tokens,
+    cost: answers.cost,
+    models: answers.models,
+    routing_overhead: tally.overhead.snapshot(),
+    routing_fallbacks: { context_window: 0, unavailable: 0 },
+    classifier: {
+      total_requests: tally.judgeRequests,
+      total_errors: tally.judgeErrors,
+      total_tokens: classifier.tokens,
+      cost: classifier.cost,
+      models: classifier.models
+    },
+    routes: tally.routes.snapshot(),
+    algorithm_stats: {
+      ...(r.withAdvisor ? { advisor_gate: advisorGateOf(grown) } : {}),
+      ...(r.withStage ? { stage_router: stageRouterOf(grown) } : {})
+    }
+  }
+}
+
 /**
  * A fresh recorder. `algorithms` are the deployment's route algorithms: `advisor_gate` and
  * `stage_router` among them turn on the matching `algorithm_stats` block, computed as the change of
@@ -444,117 +592,18 @@ export const make = (
   const names = new Set(algorithms)
   const withAdvisor = names.has("advisor_gate")
   const withStage = names.has("stage_router")
-  let models = new Map<string, ModelStats>()
-  let judges = new Map<string, ModelStats>()
-  let routes = RouteCosts.make()
-  let totalRequests = 0
-  let totalErrors = 0
-  let judgeRequests = 0
-  let judgeErrors = 0
-  let overhead = new LatencySummary()
-  let baseline: ReadonlyMap<string, Series> = withAdvisor || withStage ? collect() : new Map()
-
-  const answerCall = (model: string, ok: boolean, latencyMs: number): void => {
-    totalRequests += 1
-    const stats = statsOf(models, model)
-    if (ok) {
-      stats.calls += 1
-      stats.callLatency.record(latencyMs)
-    } else {
-      totalErrors += 1
-      stats.errors += 1
-      priced(stats, model, "answer", undefined)
-    }
-  }
-
-  const routingCall = (call: RoutingCall, route: string | undefined): void => {
-    judgeRequests += 1
-    const stats = statsOf(judges, call.model)
-    if (call.ok) {
-      stats.calls += 1
-      if (call.usage !== null && call.usage !== undefined) stats.addUsage(call.usage)
-      stats.callLatency.record(call.latencyMs)
-      stats.totalLatency.record(call.latencyMs)
-    } else {
-      judgeErrors += 1
-      stats.errors += 1
-    }
-    const cost = Pricing.costOfUsage(prices(), call.model, call.usage)
-    priced(stats, call.model, "routing", cost)
-    if (route !== undefined) routes.routing(route, cost)
-  }
-
+  const r: Recording = { withAdvisor, withStage, prices, tally: freshTally(withAdvisor || withStage) }
   return {
-    answerCall,
-    streamError: (model) => {
-      totalErrors += 1
-      const stats = statsOf(models, model)
-      stats.errors += 1
-      priced(stats, model, "answer", undefined)
-    },
-    answered: (model, usage, totalLatencyMs) => {
-      const stats = statsOf(models, model)
-      if (usage !== null && usage !== undefined) stats.addUsage(usage)
-      stats.totalLatency.record(totalLatencyMs)
-      priced(stats, model, "answer", Pricing.costOfUsage(prices(), model, usage))
-    },
-    routingOverhead: (ms) => overhead.record(ms),
-    settle: (calls, answeredBy, route) => {
-      // the answer is the last successful call of the answering model (an advisor REDO's discarded turn came before it)
-      let answer = -1
-      for (let i = calls.length - 1; i >= 0 && answeredBy !== undefined; i--) {
-        if (calls[i]?.model === answeredBy && calls[i]?.ok === true) {
-          answer = i
-          break
-        }
-      }
-      calls.forEach((call, index) => {
-        if (index === answer) answerCall(call.model, call.ok, call.latencyMs)
-        else routingCall(call, route)
-      })
-    },
-    routeAnswered: (route, model, baseline, usage) => {
-      const table = prices()
-      const cost = Pricing.costOfUsage(table, model, usage)
-      routes.answered(route, cost, Pricing.baselineCostOf(table, baseline, model, usage, cost))
-    },
-    routeFailed: (route) => routes.failed(route),
-    snapshot: () => {
-      const answers = sectionOf(models, totalRequests)
-      const classifier = sectionOf(judges, judgeRequests)
-      const grown = withAdvisor || withStage ? delta(baseline) : []
-      return {
-        total_requests: totalRequests,
-        total_errors: totalErrors,
-        total_tokens: answers.tokens,
-        cost: answers.cost,
-        models: answers.models,
-        routing_overhead: overhead.snapshot(),
-        routing_fallbacks: { context_window: 0, unavailable: 0 },
-        classifier: {
-          total_requests: judgeRequests,
-          total_errors: judgeErrors,
-          total_tokens: classifier.tokens,
-          cost: classifier.cost,
-          models: classifier.models
-        },
-        routes: routes.snapshot(),
-        algorithm_stats: {
-          ...(withAdvisor ? { advisor_gate: advisorGateOf(grown) } : {}),
-          ...(withStage ? { stage_router: stageRouterOf(grown) } : {})
-        }
-      }
-    },
+    answerCall: (model, ok, latencyMs) => answerCall(r, model, ok, latencyMs),
+    streamError: (model) => streamError(r, model),
+    answered: (model, usage, totalLatencyMs) => answered(r, model, usage, totalLatencyMs),
+    routingOverhead: (ms) => r.tally.overhead.record(ms),
+    settle: (calls, answeredBy, route) => settle(r, calls, answeredBy, route),
+    routeAnswered: (route, model, baseline, usage) => routeAnswered(r, route, model, baseline, usage),
+    routeFailed: (route) => r.tally.routes.failed(route),
+    snapshot: () => snapshotOf(r),
     reset: () => {
-      models = new Map()
-      judges = new Map()
-      routes = RouteCosts.make()
-      totalRequests = 0
-      totalErrors = 0
-      judgeRequests = 0
-      judgeErrors = 0
-      overhead = new LatencySummary()
-      if (withAdvisor || withStage) baseline = collect()
+      r.tally = freshTally(withAdvisor || withStage)
     }
   }
 }

@@ -124,6 +124,22 @@ export interface Response {
   readonly baselineModel: string | null
 }
 
+/** What a request's routing and answer reported so far, for its response line. */
+interface Collected {
+  /** Where the answer's usage is read (see {@link Tally.answered}). */
+  usageOf: () => Usage | null | undefined
+  /** The request's judge fact: its last judge call not settled late. */
+  judge: RoutingLog.ResponseLine["judge"]
+  classified: RoutingFacts.Classified | undefined
+  stage: Evidence.StageFacts | undefined
+  advised: RoutingFacts.Advised | undefined
+  streamEnded: boolean
+  streamFailed: boolean
+}
+
+/** No usage reported (yet). */
+const noUsage = (): Usage | null | undefined => undefined
+
 /**
  * The tally of a request to `route` with `headers`, appending to `log`; `userTurn`: its last
  * non-instruction message is the user's (what `classify_trigger = "user_turn"` consults on).
@@ -135,109 +151,138 @@ export const start = (
   userTurn: boolean
 ): Tally => {
   const identity = identityOf(headers, route)
-  let usageOf: () => Usage | null | undefined = () => undefined
-  let judgeSummary: RoutingLog.ResponseLine["judge"] = null
-  let classified: RoutingFacts.Classified | undefined
-  let stageSignals: Evidence.StageFacts | undefined
-  let advised: RoutingFacts.Advised | undefined
-  let streamEnded = false
-  let streamFailed = false
-  const observer: RoutingFacts.Observer = {
-    judgeCall: (call) => {
-      const atDeadline = call.late === "continues" || call.late === "dropped" ? call.late : undefined
-      // A late call's record when it settles is a line of its own: the request was answered without it.
-      if (call.late === undefined || atDeadline !== undefined) {
-        judgeSummary = {
-          model: call.judgeModel,
-          outcome: call.outcome,
-          latency_ms: call.latencyMs,
-          ...(atDeadline === undefined ? {} : { late: atDeadline })
-        }
-      }
-      if (call.late === "continues") return
-      const usage = Option.getOrUndefined(call.usage)
-      const cost = log.costOf(call.judgeModel, usage)
-      log.unsafeAppend({
-        kind: "judge",
-        ts: isoOf(call.endedAtMs),
-        ...identity,
-        model: call.judgeModel,
-        tier: "classifier",
-        outcome: call.outcome,
-        latency_ms: call.latencyMs,
-        ...(call.late === undefined ? {} : { late: call.late }),
-        ...(call.verdict === undefined ? {} : { evidence: call.verdict }),
-        ...tokensOf(usage, cost)
-      }, cost)
-    },
-    classified: (facts) => {
-      classified = facts
-    },
-    stage: (facts) => {
-      stageSignals = facts
-    },
-    advised: (facts) => {
-      advised = facts
-    },
-    routingCall: () => {}
+  const collected: Collected = {
+    usageOf: noUsage,
+    judge: null,
+    classified: undefined,
+    stage: undefined,
+    advised: undefined,
+    streamEnded: false,
+    streamFailed: false
   }
   return {
-    observer,
+    observer: {
+      judgeCall: (call) => judgeCall(log, identity, collected, call),
+      classified: (facts) => {
+        collected.classified = facts
+      },
+      stage: (facts) => {
+        collected.stage = facts
+      },
+      advised: (facts) => {
+        collected.advised = facts
+      },
+      routingCall: () => {}
+    },
     answered: (usage) => {
-      usageOf = usage
+      collected.usageOf = usage
     },
     ended: () => {
-      streamEnded = true
+      collected.streamEnded = true
     },
     failed: () => {
-      streamFailed = true
+      collected.streamFailed = true
     },
-    respond: (response) => {
-      const usage = usageOf()
-      // an answer the caller did not get whole (an error, a failed or abandoned stream) is priced
-      // only by the usage it reported before it ended, if any
-      const cost = response.model === "" ? undefined : log.costOf(response.model, usage)
-      const baseline = response.model === "" || response.baselineModel === null
-        ? undefined
-        : log.baselineCostOf(response.baselineModel, response.model, usage, cost)
-      const decided = RoutingRecord.decidedOf(response.decision, { classified, stage: stageSignals, advised })
-      log.unsafeAppend(
-        {
-          kind: "response",
-          ts: isoOf(response.endedAtMs),
-          ...identity,
-          algorithm: decided.algorithm,
-          model: response.model,
-          selected_model: decided.selected_model,
-          tier: decided.tier,
-          wire_format: response.wireFormat,
-          streaming: response.streaming,
-          user_turn: userTurn,
-          status: response.status,
-          outcome: response.status >= 300
-            ? "error"
-            : !response.streaming || streamEnded
-            ? "ok"
-            : streamFailed
-            ? "stream_error"
-            : "incomplete",
-          error: response.error === "" ? null : response.error,
-          evidence: decided.evidence,
-          posture: decided.posture,
-          trigger: decided.trigger,
-          judge: judgeSummary,
-          stored_before: decided.stored_before,
-          stored_after: decided.stored_after,
-          ...(decided.stage === undefined ? {} : { stage: decided.stage }),
-          ...(decided.advisor === undefined ? {} : { advisor: decided.advisor }),
-          latency_ms: response.latencyMs,
-          ...tokensOf(usage, cost),
-          baseline_model: response.baselineModel,
-          baseline_cost: Pricing.callCost(baseline)
-        },
-        cost,
-        baseline
-      )
+    respond: (response) => respond(log, identity, userTurn, collected, response)
+  }
+}
+
+/**
+ * A judge call ended: it is the request's judge fact unless it settled late, and has its judge
+ * line unless it continues past the deadline (its line comes when it settles).
+ */
+const judgeCall = (
+  log: RoutingLog.RoutingLog["Type"],
+  identity: Identity,
+  collected: Collected,
+  call: RoutingFacts.JudgeCall
+): void => {
+  const atDeadline = call.late === "continues" || call.late === "dropped" ? call.late : undefined
+  // A late call's record when it settles is a line of its own: the request was answered without it.
+  if (call.late === undefined || atDeadline !== undefined) {
+    collected.judge = {
+      model: call.judgeModel,
+      outcome: call.outcome,
+      latency_ms: call.latencyMs,
+      ...(atDeadline === undefined ? {} : { late: atDeadline })
     }
   }
+  if (call.late === "continues") return
+  const usage = Option.getOrUndefined(call.usage)
+  const cost = log.costOf(call.judgeModel, usage)
+  log.unsafeAppend({
+    kind: "judge",
+    ts: isoOf(call.endedAtMs),
+    ...identity,
+    model: call.judgeModel,
+    tier: "classifier",
+    outcome: call.outcome,
+    latency_ms: call.latencyMs,
+    ...(call.late === undefined ? {} : { late: call.late }),
+    ...(call.verdict === undefined ? {} : { evidence: call.verdict }),
+    ...tokensOf(usage, cost)
+  }, cost)
+}
+
+/** How the answer ended: an error status, a whole answer, a stream failed after its headers, or one cut short. */
+const outcomeOf = (response: Response, collected: Collected): RoutingLog.ResponseOutcome =>
+  response.status >= 300
+    ? "error"
+    : !response.streaming || collected.streamEnded
+    ? "ok"
+    : collected.streamFailed
+    ? "stream_error"
+    : "incomplete"
+
+/** Appends the response line, priced by the usage the answer reported. */
+const respond = (
+  log: RoutingLog.RoutingLog["Type"],
+  identity: Identity,
+  userTurn: boolean,
+  collected: Collected,
+  response: Response
+): void => {
+  const usage = collected.usageOf()
+  // an answer the caller did not get whole (an error, a failed or abandoned stream) is priced
+  // only by the usage it reported before it ended, if any
+  const cost = response.model === "" ? undefined : log.costOf(response.model, usage)
+  const baseline = response.model === "" || response.baselineModel === null
+    ? undefined
+    : log.baselineCostOf(response.baselineModel, response.model, usage, cost)
+  const decided = RoutingRecord.decidedOf(response.decision, {
+    classified: collected.classified,
+    stage: collected.stage,
+    advised: collected.advised
+  })
+  log.unsafeAppend(
+    {
+      kind: "response",
+      ts: isoOf(response.endedAtMs),
+      ...identity,
+      algorithm: decided.algorithm,
+      model: response.model,
+      selected_model: decided.selected_model,
+      tier: decided.tier,
+      wire_format: response.wireFormat,
+      streaming: response.streaming,
+      user_turn: userTurn,
+      status: response.status,
+      outcome: outcomeOf(response, collected),
+      error: response.error === "" ? null : response.error,
+      evidence: decided.evidence,
+      posture: decided.posture,
+      trigger: decided.trigger,
+      judge: collected.judge,
+      stored_before: decided.stored_before,
+      stored_after: decided.stored_after,
+      ...(decided.stage === undefined ? {} : { stage: decided.stage }),
+      ...(decided.advisor === undefined ? {} : { advisor: decided.advisor }),
+      latency_ms: response.latencyMs,
+      ...tokensOf(usage, cost),
+      baseline_model: response.baselineModel,
+      baseline_cost: Pricing.callCost(baseline)
+    },
+    cost,
+    baseline
+  )
 }

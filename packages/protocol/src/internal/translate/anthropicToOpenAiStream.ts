@@ -14,10 +14,27 @@ export interface AnthropicToOpenAiStream {
   readonly end: () => ReadonlyArray<OpenAi.ChatCompletionChunk>
 }
 
+/** A started content block, by what it is translated as. */
 type OpenBlock =
   | { readonly kind: "text" | "ignored" }
   | { readonly kind: "thinking"; readonly startSignature: string; sawSignature: boolean }
   | { readonly kind: "tool"; readonly toolIndex: number; readonly startInput: JsonObject; sawDelta: boolean }
+
+/** One stream's translation state: a record per stream (never shared), read and written by the steps below. */
+interface State {
+  id: string
+  model: string
+  started: boolean
+  finished: boolean
+  toolCount: number
+  stopReason: string | null
+  /** Anthropic counters: `message_start` gives the input side, `message_delta` the (cumulative) rest. */
+  usage: Anthropic.Usage
+  readonly blocks: Map<number, OpenBlock>
+}
+
+/** The event of `type`. */
+type EventOf<T extends Anthropic.StreamEvent["type"]> = Extract<Anthropic.StreamEvent, { readonly type: T }>
 
 /**
  * A stateful translator of one Anthropic Messages event stream into OpenAI Chat chunks (one
@@ -39,128 +56,160 @@ type OpenBlock =
  * error its own way. `end()` closes a stream that stopped without `message_delta` (a `stop`
  * finish and the usage seen so far); it is idempotent and returns nothing after a clean end or
  * when no event arrived.
+ *
+ * The state is one {@link State} record; each event kind has a step of its own below.
  */
 export const anthropicToOpenAiStream = (): AnthropicToOpenAiStream => {
-  let id = openAiCompletionId("")
-  let model = ""
-  let started = false
-  let finished = false
-  let toolCount = 0
-  let stopReason: string | null = null
-  // Anthropic counters: message_start gives the input side, message_delta the (cumulative) rest.
-  let usage: Anthropic.Usage = { input_tokens: 0, output_tokens: 0 }
-  const blocks = new Map<number, OpenBlock>()
-
-  const chunk = (delta: ChunkDelta, finishReason: string | null = null): OpenAi.ChatCompletionChunk =>
-    chatChunk(id, model, delta, finishReason)
-  const start = (): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
-    if (started) return []
-    started = true
-    return [chunk({ role: "assistant", content: "" })]
+  const s: State = {
+    id: openAiCompletionId(""),
+    model: "",
+    started: false,
+    finished: false,
+    toolCount: 0,
+    stopReason: null,
+    usage: { input_tokens: 0, output_tokens: 0 },
+    blocks: new Map()
   }
-  const finish = (): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
-    finished = true
-    return [
-      chunk({}, toFinishReason(stopReason ?? "end_turn")),
-      usageChunk(id, model, toOpenAiUsage(fromAnthropicUsage(usage)))
-    ]
-  }
-  const reasoningDelta = (text: string): ChunkDelta => ({ reasoning_content: text })
-  const signatureDelta = (signature: string): ChunkDelta => ({
-    thinking_blocks: [{ type: "thinking", thinking: "", signature }]
-  })
+  return { push: (event) => push(s, event), end: () => end(s) }
+}
 
-  const push = (event: Anthropic.StreamEvent): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
-    if (finished) return []
-    switch (event.type) {
-      case "message_start": {
-        id = openAiCompletionId(event.message.id)
-        model = event.message.model
-        usage = event.message.usage
-        return start()
-      }
-      case "content_block_start": {
-        const out = [...start()]
-        const block = event.content_block
-        if (ofType(block, "text")) {
-          blocks.set(event.index, { kind: "text" })
-          if (block.text !== "") out.push(chunk({ content: block.text }))
-        } else if (ofType(block, "thinking")) {
-          blocks.set(event.index, { kind: "thinking", startSignature: block.signature ?? "", sawSignature: false })
-          if (block.thinking !== "") out.push(chunk(reasoningDelta(block.thinking)))
-        } else if (ofType(block, "redacted_thinking")) {
-          blocks.set(event.index, { kind: "ignored" })
-          out.push(chunk({ thinking_blocks: [{ type: "redacted_thinking", data: block.data }] }))
-        } else if (ofType(block, "tool_use")) {
-          const toolIndex = toolCount++
-          blocks.set(event.index, { kind: "tool", toolIndex, startInput: block.input, sawDelta: false })
-          out.push(
-            chunk(
-              toolDelta({
-                index: toolIndex,
-                id: block.id,
-                type: "function",
-                function: { name: block.name, arguments: "" }
-              })
-            )
-          )
-        } else blocks.set(event.index, { kind: "ignored" })
-        return out
-      }
-      case "content_block_delta": {
-        const block = blocks.get(event.index)
-        const delta = event.delta
-        if (block === undefined) return []
-        const out = [...start()]
-        if (block.kind === "text" && ofType(delta, "text_delta")) {
-          if (delta.text !== "") out.push(chunk({ content: delta.text }))
-        } else if (block.kind === "thinking" && ofType(delta, "thinking_delta")) {
-          if (delta.thinking !== "") out.push(chunk(reasoningDelta(delta.thinking)))
-        } else if (block.kind === "thinking" && ofType(delta, "signature_delta")) {
-          block.sawSignature = true
-          if (delta.signature !== "") out.push(chunk(signatureDelta(delta.signature)))
-        } else if (block.kind === "tool" && ofType(delta, "input_json_delta")) {
-          block.sawDelta = true
-          if (delta.partial_json !== "") {
-            out.push(chunk(toolDelta({ index: block.toolIndex, function: { arguments: delta.partial_json } })))
-          }
-        }
-        return out
-      }
-      case "content_block_stop": {
-        const block = blocks.get(event.index)
-        // A provider that sends the whole input in content_block_start and no deltas.
-        if (block?.kind === "tool" && !block.sawDelta && Object.keys(block.startInput).length > 0) {
-          return [
-            chunk(toolDelta({ index: block.toolIndex, function: { arguments: JSON.stringify(block.startInput) } }))
-          ]
-        }
-        // A provider that sends the signature in content_block_start and no signature_delta.
-        if (block?.kind === "thinking" && !block.sawSignature && block.startSignature !== "") {
-          return [chunk(signatureDelta(block.startSignature))]
-        }
-        return []
-      }
-      case "message_delta": {
-        stopReason = event.delta.stop_reason
-        const u = event.usage
-        usage = {
-          input_tokens: u.input_tokens ?? usage.input_tokens,
-          output_tokens: u.output_tokens,
-          cache_read_input_tokens: u.cache_read_input_tokens ?? usage.cache_read_input_tokens,
-          cache_creation_input_tokens: u.cache_creation_input_tokens ?? usage.cache_creation_input_tokens,
-          cache_creation: u.cache_creation ?? usage.cache_creation,
-          cost: u.cost ?? usage.cost
-        }
-        return [...start(), ...finish()]
-      }
-      case "message_stop":
-        return started ? finish() : []
-      case "ping":
-      case "error":
-        return []
+/** A chunk of the stream's id and model carrying `delta`. */
+const chunkOf = (s: State, delta: ChunkDelta, finishReason: string | null = null): OpenAi.ChatCompletionChunk =>
+  chatChunk(s.id, s.model, delta, finishReason)
+
+/** The role chunk, once per stream (nothing afterwards). */
+const start = (s: State): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  if (s.started) return []
+  s.started = true
+  return [chunkOf(s, { role: "assistant", content: "" })]
+}
+
+/** The finish chunk and the usage chunk; the stream is then finished. */
+const finish = (s: State): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  s.finished = true
+  return [
+    chunkOf(s, {}, toFinishReason(s.stopReason ?? "end_turn")),
+    usageChunk(s.id, s.model, toOpenAiUsage(fromAnthropicUsage(s.usage)))
+  ]
+}
+
+/** A delta of reasoning text. */
+const reasoningDelta = (text: string): ChunkDelta => ({ reasoning_content: text })
+
+/** A delta of a thinking signature. */
+const signatureDelta = (signature: string): ChunkDelta => ({
+  thinking_blocks: [{ type: "thinking", thinking: "", signature }]
+})
+
+/** `message_start`: the stream's id, model and input usage; the role chunk. */
+const messageStart = (s: State, event: EventOf<"message_start">): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  s.id = openAiCompletionId(event.message.id)
+  s.model = event.message.model
+  s.usage = event.message.usage
+  return start(s)
+}
+
+/** `content_block_start`: the block is remembered by its index; the content it starts with. */
+const blockStart = (s: State, event: EventOf<"content_block_start">): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  const out = [...start(s)]
+  const block = event.content_block
+  if (ofType(block, "text")) {
+    s.blocks.set(event.index, { kind: "text" })
+    if (block.text !== "") out.push(chunkOf(s, { content: block.text }))
+  } else if (ofType(block, "thinking")) {
+    s.blocks.set(event.index, { kind: "thinking", startSignature: block.signature ?? "", sawSignature: false })
+    if (block.thinking !== "") out.push(chunkOf(s, reasoningDelta(block.thinking)))
+  } else if (ofType(block, "redacted_thinking")) {
+    s.blocks.set(event.index, { kind: "ignored" })
+    out.push(chunkOf(s, { thinking_blocks: [{ type: "redacted_thinking", data: block.data }] }))
+  } else if (ofType(block, "tool_use")) {
+    const toolIndex = s.toolCount++
+    s.blocks.set(event.index, { kind: "tool", toolIndex, startInput: block.input, sawDelta: false })
+    out.push(
+      chunkOf(
+        s,
+        toolDelta({ index: toolIndex, id: block.id, type: "function", function: { name: block.name, arguments: "" } })
+      )
+    )
+  } else s.blocks.set(event.index, { kind: "ignored" })
+  return out
+}
+
+/** `content_block_delta`: a delta of the kind its block takes, as content, reasoning, signature or arguments. */
+const blockDelta = (s: State, event: EventOf<"content_block_delta">): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  const block = s.blocks.get(event.index)
+  const delta = event.delta
+  if (block === undefined) return []
+  const out = [...start(s)]
+  if (block.kind === "text" && ofType(delta, "text_delta")) {
+    if (delta.text !== "") out.push(chunkOf(s, { content: delta.text }))
+  } else if (block.kind === "thinking" && ofType(delta, "thinking_delta")) {
+    if (delta.thinking !== "") out.push(chunkOf(s, reasoningDelta(delta.thinking)))
+  } else if (block.kind === "thinking" && ofType(delta, "signature_delta")) {
+    block.sawSignature = true
+    if (delta.signature !== "") out.push(chunkOf(s, signatureDelta(delta.signature)))
+  } else if (block.kind === "tool" && ofType(delta, "input_json_delta")) {
+    block.sawDelta = true
+    if (delta.partial_json !== "") {
+      out.push(chunkOf(s, toolDelta({ index: block.toolIndex, function: { arguments: delta.partial_json } })))
     }
   }
-  const end = (): ReadonlyArray<OpenAi.ChatCompletionChunk> => finished || !started ? [] : finish()
-  return { push, end }
+  return out
 }
+
+/** `content_block_stop`: what a block gave only at its start (a tool's whole input, a thinking signature). */
+const blockStop = (s: State, event: EventOf<"content_block_stop">): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  const block = s.blocks.get(event.index)
+  // A provider that sends the whole input in content_block_start and no deltas.
+  if (block?.kind === "tool" && !block.sawDelta && Object.keys(block.startInput).length > 0) {
+    return [
+      chunkOf(s, toolDelta({ index: block.toolIndex, function: { arguments: JSON.stringify(block.startInput) } }))
+    ]
+  }
+  // A provider that sends the signature in content_block_start and no signature_delta.
+  if (block?.kind === "thinking" && !block.sawSignature && block.startSignature !== "") {
+    return [chunkOf(s, signatureDelta(block.startSignature))]
+  }
+  return []
+}
+
+/** `message_delta`: the stop reason and the usage so far; the finish and usage chunks. */
+const messageDelta = (s: State, event: EventOf<"message_delta">): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  s.stopReason = event.delta.stop_reason
+  const u = event.usage
+  const usage = s.usage
+  s.usage = {
+    input_tokens: u.input_tokens ?? usage.input_tokens,
+    output_tokens: u.output_tokens,
+    cache_read_input_tokens: u.cache_read_input_tokens ?? usage.cache_read_input_tokens,
+    cache_creation_input_tokens: u.cache_creation_input_tokens ?? usage.cache_creation_input_tokens,
+    cache_creation: u.cache_creation ?? usage.cache_creation,
+    cost: u.cost ?? usage.cost
+  }
+  return [...start(s), ...finish(s)]
+}
+
+/** `push` of {@link anthropicToOpenAiStream}: the chunks of one event, by its kind. */
+const push = (s: State, event: Anthropic.StreamEvent): ReadonlyArray<OpenAi.ChatCompletionChunk> => {
+  if (s.finished) return []
+  switch (event.type) {
+    case "message_start":
+      return messageStart(s, event)
+    case "content_block_start":
+      return blockStart(s, event)
+    case "content_block_delta":
+      return blockDelta(s, event)
+    case "content_block_stop":
+      return blockStop(s, event)
+    case "message_delta":
+      return messageDelta(s, event)
+    case "message_stop":
+      return s.started ? finish(s) : []
+    case "ping":
+    case "error":
+      return []
+  }
+}
+
+/** `end` of {@link anthropicToOpenAiStream}: closes a started stream not finished yet. */
+const end = (s: State): ReadonlyArray<OpenAi.ChatCompletionChunk> => s.finished || !s.started ? [] : finish(s)

@@ -7,7 +7,7 @@ import * as Predicate from "effect/Predicate"
 import type * as OpenAi from "../../OpenAiChat.js"
 import type * as R from "../../OpenAiResponses.js"
 import * as Translate from "../../Translate.js"
-import { type PendingToolCall, pushToolCallFragment, startUnstartedToolCalls } from "./chatChunks.js"
+import { type ChunkDelta, type PendingToolCall, pushToolCallFragment, startUnstartedToolCalls } from "./chatChunks.js"
 import { messageOutput, syntheticReasoningPrefix, thinkingReasoning } from "./responsesItems.js"
 import { responseId, responseStatus, toResponsesUsage } from "./responsesMeta.js"
 import { customInput, emptyToolMap, type ToolMap } from "./responsesToolNames.js"
@@ -64,6 +64,43 @@ export const streamErrorEvents = (options: {
   }
 ]
 
+/** A choice of a chunk. */
+type ChunkChoice = OpenAi.ChatCompletionChunk["choices"][number]
+
+/** The choice the translation reads. */
+const isFirst = (choice: ChunkChoice): boolean => choice.index === 0
+
+/** The options of {@link chatToResponsesStream}. */
+interface Options {
+  readonly model: string
+  readonly id?: string
+  readonly createdAt?: number
+  readonly tools?: ToolMap
+}
+
+/** One stream's translation state: a record per stream (never shared), read and written by the steps below. */
+interface State {
+  readonly options: Options
+  readonly tools: ToolMap
+  id: string
+  sequence: number
+  started: boolean
+  finished: boolean
+  finishReason: string | null
+  usage: OpenAi.Usage | undefined
+  open: OpenItem | undefined
+  readonly output: Array<R.OutputItem>
+  readonly calls: Map<number, PendingToolCall>
+  /** Where the current `push` / `end` / `fail` puts its events. */
+  out: Array<R.StreamEvent>
+}
+
+/** The tool-call fragment callbacks of `pushToolCallFragment`, made once per stream. */
+interface CallEvents {
+  readonly start: (key: number, call: PendingToolCall) => void
+  readonly append: (key: number, args: string) => void
+}
+
 /**
  * A stateful translator of one OpenAI Chat chunk stream (from a Chat upstream, or an Anthropic
  * one through `Translate.anthropicToOpenAiStream`) into Responses events, one instance per stream;
@@ -88,284 +125,337 @@ export const streamErrorEvents = (options: {
  *
  * `fail(message)` emits {@link streamErrorEvents} (nothing if the stream already ended); later
  * calls return nothing.
+ *
+ * The state is one {@link State} record; each kind of chunk content has a step of its own below.
  */
-export const chatToResponsesStream = (options: {
-  readonly model: string
-  readonly id?: string
-  readonly createdAt?: number
-  readonly tools?: ToolMap
-}): ChatToResponsesStream => {
-  const tools = options.tools ?? emptyToolMap
-  let id = options.id ?? "resp_switchyard"
-  let sequence = 0
-  let started = false
-  let finished = false
-  let finishReason: string | null = null
-  let usage: OpenAi.Usage | undefined
-  let open: OpenItem | undefined
-  const output: Array<R.OutputItem> = []
-  const calls = new Map<number, PendingToolCall>()
-
-  const emit = (out: Array<R.StreamEvent>, event: R.StreamEvent) => {
-    out.push({ ...event, sequence_number: sequence++ })
+export const chatToResponsesStream = (options: Options): ChatToResponsesStream => {
+  const s: State = {
+    options,
+    tools: options.tools ?? emptyToolMap,
+    id: options.id ?? "resp_switchyard",
+    sequence: 0,
+    started: false,
+    finished: false,
+    finishReason: null,
+    usage: undefined,
+    open: undefined,
+    output: [],
+    calls: new Map(),
+    out: []
   }
-  const response = (status: string, extra: Partial<R.ResponseObject> = {}): R.ResponseObject => ({
-    id,
-    object: "response",
-    created_at: options.createdAt ?? 0,
-    status,
-    model: options.model,
-    output: [...output],
-    ...extra
+  const on: CallEvents = {
+    start: (key, call) => startCall(s, key, call),
+    append: (key, args) => {
+      if (s.open?.kind === "call" && s.open.key === key) callArgs(s, args)
+    }
+  }
+  return { push: (chunk) => push(s, on, chunk), end: () => end(s), fail: (message) => fail(s, message) }
+}
+
+/** Emits `event` with the stream's next sequence number. */
+const emit = (s: State, event: R.StreamEvent): void => {
+  s.out.push({ ...event, sequence_number: s.sequence++ })
+}
+
+/** The response object as it stands: `status`, the output items closed so far, and `extra`. */
+const responseOf = (s: State, status: string, extra: Partial<R.ResponseObject> = {}): R.ResponseObject => ({
+  id: s.id,
+  object: "response",
+  created_at: s.options.createdAt ?? 0,
+  status,
+  model: s.options.model,
+  output: [...s.output],
+  ...extra
+})
+
+/** `response.created` and `response.in_progress`, once per stream. */
+const start = (s: State): void => {
+  if (s.started) return
+  s.started = true
+  emit(s, { type: "response.created", sequence_number: 0, response: responseOf(s, "in_progress") })
+  emit(s, { type: "response.in_progress", sequence_number: 0, response: responseOf(s, "in_progress") })
+}
+
+/** The `item_id` / `output_index` pair of an open item's events. */
+interface ItemRef {
+  readonly item_id: string
+  readonly output_index: number
+}
+
+/** Closes the open item, if any: its `…done` events, then `output_item.done`; the item joins the output. */
+const close = (s: State): void => {
+  const item = s.open
+  if (item === undefined) return
+  s.open = undefined
+  const ref: ItemRef = { item_id: item.kind === "call" ? item.item.id ?? "" : item.id, output_index: item.index }
+  const done = item.kind === "message"
+    ? closeMessage(s, item, ref)
+    : item.kind === "reasoning"
+    ? closeReasoning(s, item, ref)
+    : closeCall(s, item, ref)
+  s.output.push(done)
+  emit(s, { type: "response.output_item.done", sequence_number: 0, output_index: item.index, item: done })
+}
+
+/** The `…done` events of a message item; its completed form. */
+const closeMessage = (s: State, item: OpenItem & { kind: "message" }, ref: ItemRef): R.OutputItem => {
+  const part: R.OutputText = { type: "output_text", text: item.text, annotations: [] }
+  emit(s, {
+    type: "response.output_text.done",
+    sequence_number: 0,
+    ...ref,
+    content_index: 0,
+    text: item.text,
+    logprobs: []
   })
-  const start = (out: Array<R.StreamEvent>) => {
-    if (started) return
-    started = true
-    emit(out, { type: "response.created", sequence_number: 0, response: response("in_progress") })
-    emit(out, { type: "response.in_progress", sequence_number: 0, response: response("in_progress") })
-  }
-  const close = (out: Array<R.StreamEvent>) => {
-    const item = open
-    if (item === undefined) return
-    open = undefined
-    const ref = { item_id: item.kind === "call" ? item.item.id ?? "" : item.id, output_index: item.index }
-    let done: R.OutputItem
-    switch (item.kind) {
-      case "message": {
-        const part: R.OutputText = { type: "output_text", text: item.text, annotations: [] }
-        emit(out, {
-          type: "response.output_text.done",
-          sequence_number: 0,
-          ...ref,
-          content_index: 0,
-          text: item.text,
-          logprobs: []
-        })
-        emit(out, { type: "response.content_part.done", sequence_number: 0, ...ref, content_index: 0, part })
-        done = messageOutput(item.id, [item.text], "completed")
-        break
-      }
-      case "reasoning": {
-        const part: R.SummaryText = { type: "summary_text", text: item.text }
-        emit(out, {
-          type: "response.reasoning_summary_text.done",
-          sequence_number: 0,
-          ...ref,
-          summary_index: 0,
-          text: item.text
-        })
-        emit(out, { type: "response.reasoning_summary_part.done", sequence_number: 0, ...ref, summary_index: 0, part })
-        done = thinkingReasoning(item.id, item.text)
-        break
-      }
-      case "call": {
-        if (item.item.type === "custom_tool_call") {
-          const input = customInput(parseArguments(item.args), item.args)
-          if (input !== "") {
-            emit(out, { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta: input })
-          }
-          emit(out, { type: "response.custom_tool_call_input.done", sequence_number: 0, ...ref, input })
-          done = { ...item.item, input }
-        } else {
-          emit(out, {
-            type: "response.function_call_arguments.done",
-            sequence_number: 0,
-            ...ref,
-            arguments: item.args,
-            name: item.item.name
-          })
-          done = { ...item.item, arguments: item.args, status: "completed" }
-        }
-        break
-      }
-    }
-    output.push(done)
-    emit(out, { type: "response.output_item.done", sequence_number: 0, output_index: item.index, item: done })
-  }
-  const openText = (
-    out: Array<R.StreamEvent>,
-    kind: "message" | "reasoning"
-  ): OpenItem & { kind: "message" | "reasoning" } => {
-    if (open !== undefined && open.kind === kind) return open
-    close(out)
-    const index = output.length
-    if (kind === "message") {
-      const next = { kind, index, id: `msg_switchyard_${index}`, text: "" }
-      open = next
-      emit(out, {
-        type: "response.output_item.added",
-        sequence_number: 0,
-        output_index: index,
-        item: messageOutput(next.id, [], "in_progress")
-      })
-      emit(out, {
-        type: "response.content_part.added",
-        sequence_number: 0,
-        item_id: next.id,
-        output_index: index,
-        content_index: 0,
-        part: { type: "output_text", text: "", annotations: [] }
-      })
-      return next
-    }
-    const next = { kind, index, id: `${syntheticReasoningPrefix}${index}`, text: "" }
-    open = next
-    emit(out, {
-      type: "response.output_item.added",
-      sequence_number: 0,
-      output_index: index,
-      item: thinkingReasoning(next.id, "")
-    })
-    emit(out, {
-      type: "response.reasoning_summary_part.added",
-      sequence_number: 0,
-      item_id: next.id,
-      output_index: index,
-      summary_index: 0,
-      part: { type: "summary_text", text: "" }
-    })
-    return next
-  }
-  const reasoning = (out: Array<R.StreamEvent>, text: string, signed: boolean) => {
-    if (text !== "") {
-      const item = openText(out, "reasoning")
-      item.text += text
-      emit(out, {
-        type: "response.reasoning_summary_text.delta",
-        sequence_number: 0,
-        item_id: item.id,
-        output_index: item.index,
-        summary_index: 0,
-        delta: text
-      })
-    }
-    if (signed && open?.kind === "reasoning") close(out)
-  }
-  const startCall = (out: Array<R.StreamEvent>, key: number, state: PendingToolCall) => {
-    close(out)
-    state.started = true
-    const index = output.length
-    const flat = state.name ?? ""
-    const origin = tools.namespaced.get(flat)
-    const name = origin?.name ?? flat
-    const namespace = origin !== undefined ? { namespace: origin.namespace } : {}
-    const callId = state.id ?? `call_switchyard_${index}`
-    const item: R.FunctionCallItem | R.CustomToolCallItem = tools.custom.has(flat)
-      ? { type: "custom_tool_call", id: `ctc_switchyard_${index}`, call_id: callId, name, input: "", ...namespace }
-      : {
-        type: "function_call",
-        id: `fc_switchyard_${index}`,
-        call_id: callId,
-        name,
-        arguments: "",
-        status: "in_progress",
-        ...namespace
-      }
-    open = { kind: "call", index, key, item, args: "" }
-    emit(out, { type: "response.output_item.added", sequence_number: 0, output_index: index, item })
-    if (state.pending !== "") callArgs(out, state.pending)
-    state.pending = ""
-  }
-  const callArgs = (out: Array<R.StreamEvent>, args: string) => {
-    if (open?.kind !== "call" || args === "") return
-    open.args += args
-    if (open.item.type === "function_call") {
-      emit(out, {
-        type: "response.function_call_arguments.delta",
-        sequence_number: 0,
-        item_id: open.item.id ?? "",
-        output_index: open.index,
-        delta: args
-      })
-    }
-  }
-  const complete = (out: Array<R.StreamEvent>) => {
-    close(out)
-    startUnstartedToolCalls(calls, (key, state) => {
-      startCall(out, key, state)
-      close(out)
-    })
-    const { reason, status } = responseStatus(Translate.fromFinishReason(finishReason))
-    const final = response(status, {
-      usage: toResponsesUsage(Translate.fromOpenAiUsage(usage)),
-      error: null,
-      incomplete_details: reason !== undefined ? { reason } : null
-    })
-    emit(out, {
-      type: status === "completed" ? "response.completed" : "response.incomplete",
-      sequence_number: 0,
-      response: final
-    })
-    finished = true
-  }
+  emit(s, { type: "response.content_part.done", sequence_number: 0, ...ref, content_index: 0, part })
+  return messageOutput(item.id, [item.text], "completed")
+}
 
-  const push = (chunk: OpenAi.ChatCompletionChunk): ReadonlyArray<R.StreamEvent> => {
-    if (finished) return []
-    const out: Array<R.StreamEvent> = []
-    if (!started) id = options.id ?? responseId(chunk.id)
-    start(out)
-    const choice = chunk.choices.find((c) => c.index === 0)
-    if (choice !== undefined) {
-      const delta = choice.delta
-      const entries = delta.thinking_blocks ?? []
-      let known = false
-      for (const entry of entries) {
-        if (entry.type === "thinking" && "thinking" in entry && Predicate.isString(entry.thinking)) {
-          known = true
-          const signature = "signature" in entry ? entry.signature : undefined
-          reasoning(out, entry.thinking, Predicate.isString(signature) && signature !== "")
-        } else if (entry.type === "redacted_thinking") known = true
-      }
-      if (!known) reasoning(out, delta.reasoning_content ?? "", false)
-      for (const text of [delta.content, delta.refusal]) {
-        if (present(text) && text !== "") {
-          const item = openText(out, "message")
-          item.text += text
-          emit(out, {
-            type: "response.output_text.delta",
-            sequence_number: 0,
-            item_id: item.id,
-            output_index: item.index,
-            content_index: 0,
-            delta: text,
-            logprobs: []
-          })
-        }
-      }
-      for (const fragment of delta.tool_calls ?? []) {
-        pushToolCallFragment(calls, fragment, {
-          start: (key, state) => startCall(out, key, state),
-          append: (key, args) => {
-            if (open?.kind === "call" && open.key === key) callArgs(out, args)
-          }
-        })
-      }
-      if (present(choice.finish_reason)) {
-        finishReason = choice.finish_reason
-        close(out)
-      }
+/** The `…done` events of a reasoning item; its completed form. */
+const closeReasoning = (s: State, item: OpenItem & { kind: "reasoning" }, ref: ItemRef): R.OutputItem => {
+  const part: R.SummaryText = { type: "summary_text", text: item.text }
+  emit(s, {
+    type: "response.reasoning_summary_text.done",
+    sequence_number: 0,
+    ...ref,
+    summary_index: 0,
+    text: item.text
+  })
+  emit(s, { type: "response.reasoning_summary_part.done", sequence_number: 0, ...ref, summary_index: 0, part })
+  return thinkingReasoning(item.id, item.text)
+}
+
+/** The `…done` events of a call item (a custom call's whole input first); its completed form. */
+const closeCall = (s: State, item: OpenItem & { kind: "call" }, ref: ItemRef): R.OutputItem => {
+  if (item.item.type === "custom_tool_call") {
+    const input = customInput(parseArguments(item.args), item.args)
+    if (input !== "") {
+      emit(s, { type: "response.custom_tool_call_input.delta", sequence_number: 0, ...ref, delta: input })
     }
-    if (present(chunk.usage)) {
-      usage = chunk.usage
-      if (finishReason !== null) complete(out)
+    emit(s, { type: "response.custom_tool_call_input.done", sequence_number: 0, ...ref, input })
+    return { ...item.item, input }
+  }
+  emit(s, {
+    type: "response.function_call_arguments.done",
+    sequence_number: 0,
+    ...ref,
+    arguments: item.args,
+    name: item.item.name
+  })
+  return { ...item.item, arguments: item.args, status: "completed" }
+}
+
+/** The open message item, opened (after closing any other) when another kind is open. */
+const openMessage = (s: State): OpenItem & { kind: "message" } => {
+  if (s.open !== undefined && s.open.kind === "message") return s.open
+  close(s)
+  const index = s.output.length
+  const next = { kind: "message" as const, index, id: `msg_switchyard_${index}`, text: "" }
+  s.open = next
+  emit(s, {
+    type: "response.output_item.added",
+    sequence_number: 0,
+    output_index: index,
+    item: messageOutput(next.id, [], "in_progress")
+  })
+  emit(s, {
+    type: "response.content_part.added",
+    sequence_number: 0,
+    item_id: next.id,
+    output_index: index,
+    content_index: 0,
+    part: { type: "output_text", text: "", annotations: [] }
+  })
+  return next
+}
+
+/** The open reasoning item, opened (after closing any other) when another kind is open. */
+const openReasoning = (s: State): OpenItem & { kind: "reasoning" } => {
+  if (s.open !== undefined && s.open.kind === "reasoning") return s.open
+  close(s)
+  const index = s.output.length
+  const next = { kind: "reasoning" as const, index, id: `${syntheticReasoningPrefix}${index}`, text: "" }
+  s.open = next
+  emit(s, {
+    type: "response.output_item.added",
+    sequence_number: 0,
+    output_index: index,
+    item: thinkingReasoning(next.id, "")
+  })
+  emit(s, {
+    type: "response.reasoning_summary_part.added",
+    sequence_number: 0,
+    item_id: next.id,
+    output_index: index,
+    summary_index: 0,
+    part: { type: "summary_text", text: "" }
+  })
+  return next
+}
+
+/** Reasoning text on the open reasoning item; a signature (`signed`) then closes that item. */
+const reasoning = (s: State, text: string, signed: boolean): void => {
+  if (text !== "") {
+    const item = openReasoning(s)
+    item.text += text
+    emit(s, {
+      type: "response.reasoning_summary_text.delta",
+      sequence_number: 0,
+      item_id: item.id,
+      output_index: item.index,
+      summary_index: 0,
+      delta: text
+    })
+  }
+  if (signed && s.open?.kind === "reasoning") close(s)
+}
+
+/** A delta's thinking: its known `thinking_blocks` entries, else its `reasoning_content`. */
+const deltaThinking = (s: State, delta: ChunkDelta): void => {
+  let known = false
+  for (const entry of delta.thinking_blocks ?? []) {
+    if (entry.type === "thinking" && "thinking" in entry && Predicate.isString(entry.thinking)) {
+      known = true
+      const signature = "signature" in entry ? entry.signature : undefined
+      reasoning(s, entry.thinking, Predicate.isString(signature) && signature !== "")
+    } else if (entry.type === "redacted_thinking") known = true
+  }
+  if (!known) reasoning(s, delta.reasoning_content ?? "", false)
+}
+
+/** Message text (`content` or `refusal`) on the open message item; nothing for none or `""`. */
+const messageText = (s: State, text: string | null | undefined): void => {
+  if (!present(text) || text === "") return
+  const item = openMessage(s)
+  item.text += text
+  emit(s, {
+    type: "response.output_text.delta",
+    sequence_number: 0,
+    item_id: item.id,
+    output_index: item.index,
+    content_index: 0,
+    delta: text,
+    logprobs: []
+  })
+}
+
+/** The item of a call about to open at output `index`: a custom or a function call, its namespace restored. */
+const callItem = (s: State, call: PendingToolCall, index: number): R.FunctionCallItem | R.CustomToolCallItem => {
+  const flat = call.name ?? ""
+  const origin = s.tools.namespaced.get(flat)
+  const name = origin?.name ?? flat
+  const namespace = origin !== undefined ? { namespace: origin.namespace } : {}
+  const callId = call.id ?? `call_switchyard_${index}`
+  return s.tools.custom.has(flat)
+    ? { type: "custom_tool_call", id: `ctc_switchyard_${index}`, call_id: callId, name, input: "", ...namespace }
+    : {
+      type: "function_call",
+      id: `fc_switchyard_${index}`,
+      call_id: callId,
+      name,
+      arguments: "",
+      status: "in_progress",
+      ...namespace
     }
-    return out
+}
+
+/** Opens the call item of tool call `key` (after closing the open item), with its buffered arguments. */
+const startCall = (s: State, key: number, call: PendingToolCall): void => {
+  close(s)
+  call.started = true
+  const index = s.output.length
+  const item = callItem(s, call, index)
+  s.open = { kind: "call", index, key, item, args: "" }
+  emit(s, { type: "response.output_item.added", sequence_number: 0, output_index: index, item })
+  if (call.pending !== "") callArgs(s, call.pending)
+  call.pending = ""
+}
+
+/** Argument text of the open call: kept, and streamed as a delta for a function call. */
+const callArgs = (s: State, args: string): void => {
+  const open = s.open
+  if (open?.kind !== "call" || args === "") return
+  open.args += args
+  if (open.item.type === "function_call") {
+    emit(s, {
+      type: "response.function_call_arguments.delta",
+      sequence_number: 0,
+      item_id: open.item.id ?? "",
+      output_index: open.index,
+      delta: args
+    })
   }
-  const end = (): ReadonlyArray<R.StreamEvent> => {
-    if (finished) return []
-    const out: Array<R.StreamEvent> = []
-    start(out)
-    complete(out)
-    return out
+}
+
+/** Closes every item (calls that never got a name included) and emits the terminal response event. */
+const complete = (s: State): void => {
+  close(s)
+  startUnstartedToolCalls(s.calls, (key, call) => {
+    startCall(s, key, call)
+    close(s)
+  })
+  const { reason, status } = responseStatus(Translate.fromFinishReason(s.finishReason))
+  const final = responseOf(s, status, {
+    usage: toResponsesUsage(Translate.fromOpenAiUsage(s.usage)),
+    error: null,
+    incomplete_details: reason !== undefined ? { reason } : null
+  })
+  emit(s, {
+    type: status === "completed" ? "response.completed" : "response.incomplete",
+    sequence_number: 0,
+    response: final
+  })
+  s.finished = true
+}
+
+/** What choice 0 of a chunk carries: thinking, text, tool-call fragments, the finish reason. */
+const pushChoice = (s: State, on: CallEvents, choice: ChunkChoice): void => {
+  const delta = choice.delta
+  deltaThinking(s, delta)
+  messageText(s, delta.content)
+  messageText(s, delta.refusal)
+  for (const fragment of delta.tool_calls ?? []) pushToolCallFragment(s.calls, fragment, on)
+  if (present(choice.finish_reason)) {
+    s.finishReason = choice.finish_reason
+    close(s)
   }
-  const failStream = (message: string): ReadonlyArray<R.StreamEvent> => {
-    if (finished) return []
-    const out: Array<R.StreamEvent> = []
-    start(out)
-    finished = true
-    out.push(...streamErrorEvents({ message, sequenceNumber: sequence, response: response("failed") }))
-    sequence += 2
-    return out
+}
+
+/** `push` of {@link chatToResponsesStream}: the events of one chunk. */
+const push = (s: State, on: CallEvents, chunk: OpenAi.ChatCompletionChunk): ReadonlyArray<R.StreamEvent> => {
+  if (s.finished) return []
+  const out: Array<R.StreamEvent> = []
+  s.out = out
+  if (!s.started) s.id = s.options.id ?? responseId(chunk.id)
+  start(s)
+  const choice = chunk.choices.find(isFirst)
+  if (choice !== undefined) pushChoice(s, on, choice)
+  if (present(chunk.usage)) {
+    s.usage = chunk.usage
+    if (s.finishReason !== null) complete(s)
   }
-  return { push, end, fail: failStream }
+  return out
+}
+
+/** `end` of {@link chatToResponsesStream}: completes a stream not completed yet. */
+const end = (s: State): ReadonlyArray<R.StreamEvent> => {
+  if (s.finished) return []
+  const out: Array<R.StreamEvent> = []
+  s.out = out
+  start(s)
+  complete(s)
+  return out
+}
+
+/** `fail` of {@link chatToResponsesStream}: {@link streamErrorEvents} of a stream not ended yet. */
+const fail = (s: State, message: string): ReadonlyArray<R.StreamEvent> => {
+  if (s.finished) return []
+  const out: Array<R.StreamEvent> = []
+  s.out = out
+  start(s)
+  s.finished = true
+  out.push(...streamErrorEvents({ message, sequenceNumber: s.sequence, response: responseOf(s, "failed") }))
+  s.sequence += 2
+  return out
 }

@@ -141,76 +141,146 @@ export const fromResponsesRequest = (req: R.ResponsesRequest): Either.Either<N.N
 
 /** The steps of {@link fromResponsesRequest}: a generator made once (docs/architecture.md). */
 const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
-  const items: ReadonlyArray<R.InputItem> = req.input === undefined
+  const field = present(req.instructions) && req.instructions !== ""
+  const conversation: Conversation = {
+    instructions: field && present(req.instructions) ? [{ _tag: "Text", text: req.instructions }] : [],
+    layoutItems: [],
+    additionalItems: [],
+    additionalTools: [],
+    messages: []
+  }
+  yield* readItems(conversation, inputItemsOf(req))
+  const { opaque, tools: declared } = neutralTools(req.tools ?? [])
+  const added = additionalToolsOf(conversation.additionalTools)
+  const tools = [...declared, ...added]
+  yield* uniqueNames(tools)
+  return requestOf(req, conversation, field, { tools, opaque, added })
+}
+
+/** The input items of a request: a string input is one user message. */
+const inputItemsOf = (req: R.ResponsesRequest): ReadonlyArray<R.InputItem> =>
+  req.input === undefined
     ? []
     : Predicate.isString(req.input)
     ? [{ role: "user", content: req.input }]
     : req.input
-  const instructions: Array<N.Text> = []
-  const field = present(req.instructions) && req.instructions !== ""
-  if (field && present(req.instructions)) instructions.push({ _tag: "Text", text: req.instructions })
-  const layoutItems: Array<{ readonly role: "system" | "developer"; readonly texts: number }> = []
-  const additionalItems: Array<{ readonly item: unknown; readonly leadingItems: number; readonly messages: number }> =
-    []
-  const additionalTools: Array<R.Tool> = []
-  const messages: Array<N.ConversationEntry> = []
-  const toAssistant = (block: N.Block) => {
-    const last = messages[messages.length - 1]
-    if (last !== undefined && last.role === "assistant") {
-      messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
-    } else messages.push({ role: "assistant", blocks: [block] })
-  }
-  const toResults = (result: N.ToolResult) => {
-    const last = messages[messages.length - 1]
-    if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
-    else messages.push({ role: "user", blocks: [result] })
-  }
+
+/** What the input items become, filled item by item by {@link readItems}. */
+interface Conversation {
+  /** The `instructions` field's text, then the texts of the system / developer messages before any other. */
+  readonly instructions: Array<N.Text>
+  /** Those leading system / developer messages: their role and how many texts each gave. */
+  readonly layoutItems: Array<{ readonly role: "system" | "developer"; readonly texts: number }>
+  /** The `additional_tools` items, and where they stood. */
+  readonly additionalItems: Array<{ readonly item: unknown; readonly leadingItems: number; readonly messages: number }>
+  /** The tools those items declare, in order. */
+  readonly additionalTools: Array<R.Tool>
+  /** The conversation after the leading instructions. */
+  readonly messages: Array<N.ConversationEntry>
+}
+
+/** Adds `block` to the conversation's last message when it is the assistant's, else as a new assistant message. */
+const toAssistant = (messages: Array<N.ConversationEntry>, block: N.Block): void => {
+  const last = messages[messages.length - 1]
+  if (last !== undefined && last.role === "assistant") {
+    messages[messages.length - 1] = { role: "assistant", blocks: [...last.blocks, block] }
+  } else messages.push({ role: "assistant", blocks: [block] })
+}
+
+/** Adds `result` to the conversation's last message when it holds tool results only, else as a new user message. */
+const toResults = (messages: Array<N.ConversationEntry>, result: N.ToolResult): void => {
+  const last = messages[messages.length - 1]
+  if (isToolResultMessage(last)) messages[messages.length - 1] = { role: "user", blocks: [...last.blocks, result] }
+  else messages.push({ role: "user", blocks: [result] })
+}
+
+/** Reads every input item into `conversation`; the first item that cannot be translated fails it. */
+const readItems = (
+  conversation: Conversation,
+  items: ReadonlyArray<R.InputItem>
+): Either.Either<void, TranslationError> => {
   for (let index = 0; index < items.length; index++) {
     const item = items[index]
     if (item === undefined) continue
-    if (isMessageItem(item)) {
-      switch (item.role) {
-        case "system":
-        case "developer": {
-          const texts = yield* systemTexts(item)
-          if (messages.length === 0) {
-            instructions.push(...texts)
-            layoutItems.push({ role: item.role, texts: texts.length })
-          } else messages.push({ role: "system", blocks: texts })
-          break
-        }
-        case "user":
-          messages.push({ role: "user", blocks: contentBlocks(item.content) })
-          break
-        case "assistant":
-          for (const block of contentBlocks(item.content)) toAssistant(block)
-          break
-      }
-    } else if (ofType(item, "function_call")) {
-      toAssistant(callBlock(item, yield* requestArguments(item.arguments, `input[${index}].arguments`)))
-    } else if (ofType(item, "custom_tool_call")) toAssistant(callBlock(item))
-    else if (ofType(item, "reasoning")) toAssistant(reasoningBlock(item))
-    else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
-      toResults({
-        _tag: "ToolResult",
-        toolUseId: item.call_id,
-        content: contentBlocks(item.output),
-        isError: false,
-        ...(item.type === "custom_tool_call_output" ? { custom: true } : {})
-      })
-    } else if (isAdditionalToolsItem(item)) {
-      additionalItems.push({ item, leadingItems: layoutItems.length, messages: messages.length })
-      additionalTools.push(...item.tools)
-    } else toAssistant({ _tag: "Opaque", format: "openai_responses", value: item })
+    const read = isMessageItem(item) ? readMessage(conversation, item) : readOtherItem(conversation, item, index)
+    if (Either.isLeft(read)) return read
   }
-  const { opaque, tools: declared } = neutralTools(req.tools ?? [])
-  // Hosted tools of an additional_tools item stay in the item only (a Responses upstream); a tool
-  // declared again by a later item (a conversation's history) is that later declaration.
+  return Either.void
+}
+
+/** A message item: leading system / developer texts go to the instructions, others to the conversation. */
+const readMessage = (conversation: Conversation, item: R.MessageItem): Either.Either<void, TranslationError> => {
+  const messages = conversation.messages
+  switch (item.role) {
+    case "system":
+    case "developer": {
+      const texts = systemTexts(item)
+      if (Either.isLeft(texts)) return Either.left(texts.left)
+      if (messages.length === 0) {
+        conversation.instructions.push(...texts.right)
+        conversation.layoutItems.push({ role: item.role, texts: texts.right.length })
+      } else messages.push({ role: "system", blocks: texts.right })
+      break
+    }
+    case "user":
+      messages.push({ role: "user", blocks: contentBlocks(item.content) })
+      break
+    case "assistant":
+      for (const block of contentBlocks(item.content)) toAssistant(messages, block)
+      break
+  }
+  return Either.void
+}
+
+/** An input item other than a message (`index`: its place in `input`): a call, an output, reasoning, tools or opaque. */
+const readOtherItem = (
+  conversation: Conversation,
+  item: R.InputItem,
+  index: number
+): Either.Either<void, TranslationError> => {
+  const messages = conversation.messages
+  if (ofType(item, "function_call")) {
+    const args = requestArguments(item.arguments, `input[${index}].arguments`)
+    if (Either.isLeft(args)) return Either.left(args.left)
+    toAssistant(messages, callBlock(item, args.right))
+  } else if (ofType(item, "custom_tool_call")) toAssistant(messages, callBlock(item))
+  else if (ofType(item, "reasoning")) toAssistant(messages, reasoningBlock(item))
+  else if (ofType(item, "function_call_output") || ofType(item, "custom_tool_call_output")) {
+    toResults(messages, {
+      _tag: "ToolResult",
+      toolUseId: item.call_id,
+      content: contentBlocks(item.output),
+      isError: false,
+      ...(item.type === "custom_tool_call_output" ? { custom: true } : {})
+    })
+  } else if (isAdditionalToolsItem(item)) {
+    conversation.additionalItems.push({
+      item,
+      leadingItems: conversation.layoutItems.length,
+      messages: messages.length
+    })
+    conversation.additionalTools.push(...item.tools)
+  } else toAssistant(messages, { _tag: "Opaque", format: "openai_responses", value: item })
+  return Either.void
+}
+
+/**
+ * The function and custom tools of the additional_tools items, one per name. Hosted tools of an
+ * additional_tools item stay in the item only (a Responses upstream); a tool declared again by a
+ * later item (a conversation's history) is that later declaration.
+ */
+const additionalToolsOf = (additionalTools: ReadonlyArray<R.Tool>): ReadonlyArray<N.NeutralTool> => {
   const byName = new Map<string, N.NeutralTool>()
   for (const tool of neutralTools(additionalTools).tools) byName.set(tool.name, tool)
-  const added = [...byName.values()]
-  const tools = [...declared, ...added]
-  yield* uniqueNames(tools)
+  return [...byName.values()]
+}
+
+/** The request's other top-level fields: the Responses-only ones, the unmapped (`extra`) and the text format. */
+const fieldsOf = (req: R.ResponsesRequest): {
+  readonly extra: Record<string, unknown>
+  readonly fields: Record<string, unknown>
+  readonly responseFormat: N.NeutralResponseFormat | undefined
+} => {
   const extra: Record<string, unknown> = {}
   const fields: Record<string, unknown> = {}
   const entries: ReadonlyArray<readonly [string, unknown]> = Object.entries(req)
@@ -235,20 +305,36 @@ const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
     const kept = verbosity === null ? { ...rest, verbosity: null } : rest
     if (Object.keys(kept).length > 0 || (format === undefined && verbosity === undefined)) fields["text"] = kept
   }
-  const request: N.NeutralRequest = {
+  return { extra, fields, responseFormat }
+}
+
+/** The neutral request of `req`, its conversation read and its tools checked (`field`: it had non-empty `instructions`). */
+const requestOf = (
+  req: R.ResponsesRequest,
+  conversation: Conversation,
+  field: boolean,
+  declared: {
+    readonly tools: ReadonlyArray<N.NeutralTool>
+    readonly opaque: ReadonlyArray<N.OpaqueTool>
+    readonly added: ReadonlyArray<N.NeutralTool>
+  }
+): N.NeutralRequest => {
+  const { extra, fields, responseFormat } = fieldsOf(req)
+  const additionalItems = conversation.additionalItems
+  return {
     model: req.model,
-    instructions,
-    messages,
-    tools,
-    opaqueTools: opaque,
+    instructions: conversation.instructions,
+    messages: conversation.messages,
+    tools: declared.tools,
+    opaqueTools: declared.opaque,
     stop: [],
     stream: req.stream === true,
     extra,
     responses: {
       fields,
-      instructionLayout: { field, items: layoutItems },
+      instructionLayout: { field, items: conversation.layoutItems },
       ...(additionalItems.length > 0
-        ? { additionalTools: { items: additionalItems, toolNames: added.map((tool) => tool.name) } }
+        ? { additionalTools: { items: additionalItems, toolNames: declared.added.map((tool) => tool.name) } }
         : {})
     },
     ...(req.tool_choice !== undefined ? { toolChoice: toolChoiceOf(req.tool_choice) } : {}),
@@ -259,5 +345,4 @@ const fromResponsesRequestSteps = function*(req: R.ResponsesRequest) {
     ...(responseFormat !== undefined ? { responseFormat } : {}),
     ...(req.user !== undefined ? { user: req.user } : {})
   }
-  return request
 }

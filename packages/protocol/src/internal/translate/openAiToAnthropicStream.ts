@@ -5,13 +5,54 @@
 import type * as Anthropic from "../../AnthropicMessages.js"
 import type * as OpenAi from "../../OpenAiChat.js"
 import { isOpenAiRedactedThinking, isOpenAiThinkingText } from "./chatAssistant.js"
-import { type PendingToolCall, pushToolCallFragment, startUnstartedToolCalls } from "./chatChunks.js"
+import { type ChunkDelta, type PendingToolCall, pushToolCallFragment, startUnstartedToolCalls } from "./chatChunks.js"
 import { anthropicMessageId, fromFinishReason, fromOpenAiUsage, toAnthropicUsage } from "./chatMeta.js"
 
 /** Translates one OpenAI chunk stream into Anthropic events; see {@link openAiToAnthropicStream}. */
 export interface OpenAiToAnthropicStream {
   readonly push: (chunk: OpenAi.ChatCompletionChunk) => ReadonlyArray<Anthropic.StreamEvent>
   readonly end: () => ReadonlyArray<Anthropic.StreamEvent>
+}
+
+/** A choice of a chunk. */
+type ChunkChoice = OpenAi.ChatCompletionChunk["choices"][number]
+
+/** The choice the translation reads. */
+const isFirst = (choice: ChunkChoice): boolean => choice.index === 0
+
+/** The options of {@link openAiToAnthropicStream}. */
+interface Options {
+  readonly model: string
+  readonly id?: string
+}
+
+/** The content block being written. */
+interface OpenBlock {
+  readonly kind: "text" | "thinking" | "tool"
+  readonly index: number
+  readonly toolKey?: number
+  signed: boolean
+}
+
+/** One stream's translation state: a record per stream (never shared), read and written by the steps below. */
+interface State {
+  readonly options: Options
+  messageId: string
+  started: boolean
+  finished: boolean
+  nextIndex: number
+  open: OpenBlock | undefined
+  finishReason: string | null
+  usage: OpenAi.Usage | undefined
+  readonly tools: Map<number, PendingToolCall>
+  /** Where the current `push` / `end` puts its events. */
+  out: Array<Anthropic.StreamEvent>
+}
+
+/** The tool-call fragment callbacks of `pushToolCallFragment`, made once per stream. */
+interface CallEvents {
+  readonly start: (key: number, call: PendingToolCall) => void
+  readonly append: (key: number, args: string) => void
 }
 
 /**
@@ -37,180 +78,203 @@ export interface OpenAiToAnthropicStream {
  *
  * `end()` closes whatever is open (emitting `message_start` first if nothing arrived, and
  * `end_turn` if no finish reason came) and is idempotent; chunks after the end are ignored.
+ *
+ * The state is one {@link State} record; each kind of chunk content has a step of its own below.
  */
-export const openAiToAnthropicStream = (
-  options: { readonly model: string; readonly id?: string }
-): OpenAiToAnthropicStream => {
-  let messageId = options.id ?? "msg_switchyard"
-  let started = false
-  let finished = false
-  let nextIndex = 0
-  let open:
-    | {
-      readonly kind: "text" | "thinking" | "tool"
-      readonly index: number
-      readonly toolKey?: number
-      signed: boolean
-    }
-    | undefined
-  let finishReason: string | null = null
-  let usage: OpenAi.Usage | undefined
-  const tools = new Map<number, PendingToolCall>()
+export const openAiToAnthropicStream = (options: Options): OpenAiToAnthropicStream => {
+  const s: State = {
+    options,
+    messageId: options.id ?? "msg_switchyard",
+    started: false,
+    finished: false,
+    nextIndex: 0,
+    open: undefined,
+    finishReason: null,
+    usage: undefined,
+    tools: new Map(),
+    out: []
+  }
+  const on: CallEvents = {
+    start: (key, call) => startTool(s, key, call),
+    append: (key, args) => toolArgs(s, key, args)
+  }
+  return { push: (chunk) => push(s, on, chunk), end: () => end(s) }
+}
 
-  const startMessage = (out: Array<Anthropic.StreamEvent>) => {
-    if (started) return
-    started = true
-    out.push({
-      type: "message_start",
-      message: {
-        id: messageId,
-        type: "message",
-        role: "assistant",
-        model: options.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 }
-      }
-    })
-  }
-  const closeOpen = (out: Array<Anthropic.StreamEvent>) => {
-    if (open === undefined) return
-    out.push({ type: "content_block_stop", index: open.index })
-    open = undefined
-  }
-  const openBlock = (
-    out: Array<Anthropic.StreamEvent>,
-    kind: "text" | "thinking",
-    contentBlock: Anthropic.ResponseContentBlock
-  ): number => {
-    if (open !== undefined && open.kind === kind && !open.signed) return open.index
-    closeOpen(out)
-    const index = nextIndex++
-    open = { kind, index, signed: false }
-    out.push({ type: "content_block_start", index, content_block: contentBlock })
-    return index
-  }
-  const startTool = (out: Array<Anthropic.StreamEvent>, key: number, state: PendingToolCall) => {
-    closeOpen(out)
-    const index = nextIndex++
-    open = { kind: "tool", index, toolKey: key, signed: false }
-    state.started = true
-    out.push({
-      type: "content_block_start",
-      index,
-      content_block: {
-        type: "tool_use",
-        id: state.id ?? `toolu_${messageId}_${key}`,
-        name: state.name ?? "",
-        input: {}
-      }
-    })
-    if (state.pending !== "") {
-      out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: state.pending } })
-      state.pending = ""
+/** `message_start`, once per stream. */
+const startMessage = (s: State): void => {
+  if (s.started) return
+  s.started = true
+  s.out.push({
+    type: "message_start",
+    message: {
+      id: s.messageId,
+      type: "message",
+      role: "assistant",
+      model: s.options.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0 }
     }
-  }
-  /** Opens the tool calls that never got a name, so their id and arguments are not lost. */
-  const flushTools = (out: Array<Anthropic.StreamEvent>) => {
-    startUnstartedToolCalls(tools, (key, state) => {
-      startTool(out, key, state)
-      closeOpen(out)
-    })
-  }
-  /** Thinking text, then its signature, on the open unsigned thinking block (opened when needed). */
-  const thinking = (out: Array<Anthropic.StreamEvent>, text: string, signature: string | null | undefined) => {
-    const signed = signature !== undefined && signature !== null && signature !== ""
-    if (text === "" && !signed) return
-    const index = openBlock(out, "thinking", { type: "thinking", thinking: "", signature: "" })
-    if (text !== "") out.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: text } })
-    if (signed && open !== undefined) {
-      out.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature } })
-      open.signed = true
-    }
-  }
-  const redacted = (out: Array<Anthropic.StreamEvent>, data: string) => {
-    closeOpen(out)
-    const index = nextIndex++
-    out.push({ type: "content_block_start", index, content_block: { type: "redacted_thinking", data } })
-    out.push({ type: "content_block_stop", index })
-  }
-  const complete = (out: Array<Anthropic.StreamEvent>) => {
-    closeOpen(out)
-    flushTools(out)
-    const neutral = fromOpenAiUsage(usage)
-    const { cache_creation, cost } = toAnthropicUsage(neutral)
-    out.push({
-      type: "message_delta",
-      delta: { stop_reason: fromFinishReason(finishReason) ?? "end_turn", stop_sequence: null },
-      usage: {
-        output_tokens: neutral.outputTokens,
-        input_tokens: toAnthropicUsage(neutral).input_tokens,
-        ...(neutral.cacheReadTokens !== undefined ? { cache_read_input_tokens: neutral.cacheReadTokens } : {}),
-        ...(neutral.cacheCreationTokens !== undefined
-          ? { cache_creation_input_tokens: neutral.cacheCreationTokens }
-          : {}),
-        ...(cache_creation === undefined ? {} : { cache_creation }),
-        ...(cost === undefined ? {} : { cost })
-      }
-    })
-    out.push({ type: "message_stop" })
-    finished = true
-  }
+  })
+}
 
-  const push = (chunk: OpenAi.ChatCompletionChunk): ReadonlyArray<Anthropic.StreamEvent> => {
-    if (finished) return []
-    const out: Array<Anthropic.StreamEvent> = []
-    if (!started) messageId = options.id ?? anthropicMessageId(chunk.id === "" ? "switchyard" : chunk.id)
-    startMessage(out)
-    const choice = chunk.choices.find((c) => c.index === 0)
-    if (choice !== undefined) {
-      const delta = choice.delta
-      const entries = (delta.thinking_blocks ?? []).filter((b) =>
-        isOpenAiThinkingText(b) || isOpenAiRedactedThinking(b)
-      )
-      for (const entry of entries) {
-        if (isOpenAiThinkingText(entry)) thinking(out, entry.thinking, entry.signature)
-        else if (isOpenAiRedactedThinking(entry)) redacted(out, entry.data)
-      }
-      if (entries.length === 0) thinking(out, delta.reasoning_content ?? "", undefined)
-      for (const text of [delta.content, delta.refusal]) {
-        if (text !== undefined && text !== null && text !== "") {
-          const index = openBlock(out, "text", { type: "text", text: "" })
-          out.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
-        }
-      }
-      for (const fragment of delta.tool_calls ?? []) {
-        pushToolCallFragment(tools, fragment, {
-          start: (key, state) => startTool(out, key, state),
-          append: (key, args) => {
-            if (open !== undefined && open.kind === "tool" && open.toolKey === key && args !== "") {
-              out.push({
-                type: "content_block_delta",
-                index: open.index,
-                delta: { type: "input_json_delta", partial_json: args }
-              })
-            }
-          }
-        })
-      }
-      if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
-        finishReason = choice.finish_reason
-        closeOpen(out)
-      }
+/** Stops the open block, if any. */
+const closeOpen = (s: State): void => {
+  if (s.open === undefined) return
+  s.out.push({ type: "content_block_stop", index: s.open.index })
+  s.open = undefined
+}
+
+/** The index of the open unsigned block of `kind`, opened (after closing any other) when needed. */
+const openBlock = (s: State, kind: "text" | "thinking", contentBlock: Anthropic.ResponseContentBlock): number => {
+  if (s.open !== undefined && s.open.kind === kind && !s.open.signed) return s.open.index
+  closeOpen(s)
+  const index = s.nextIndex++
+  s.open = { kind, index, signed: false }
+  s.out.push({ type: "content_block_start", index, content_block: contentBlock })
+  return index
+}
+
+/** Opens the `tool_use` block of tool call `key` (after closing the open block), with its buffered arguments. */
+const startTool = (s: State, key: number, call: PendingToolCall): void => {
+  closeOpen(s)
+  const index = s.nextIndex++
+  s.open = { kind: "tool", index, toolKey: key, signed: false }
+  call.started = true
+  s.out.push({
+    type: "content_block_start",
+    index,
+    content_block: {
+      type: "tool_use",
+      id: call.id ?? `toolu_${s.messageId}_${key}`,
+      name: call.name ?? "",
+      input: {}
     }
-    if (chunk.usage !== undefined && chunk.usage !== null) {
-      usage = chunk.usage
-      if (finishReason !== null) complete(out)
+  })
+  if (call.pending !== "") {
+    s.out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: call.pending } })
+    call.pending = ""
+  }
+}
+
+/** Argument text of tool call `key`: an `input_json_delta` while its block is the open one, else dropped. */
+const toolArgs = (s: State, key: number, args: string): void => {
+  const open = s.open
+  if (open !== undefined && open.kind === "tool" && open.toolKey === key && args !== "") {
+    s.out.push({
+      type: "content_block_delta",
+      index: open.index,
+      delta: { type: "input_json_delta", partial_json: args }
+    })
+  }
+}
+
+/** Thinking text, then its signature, on the open unsigned thinking block (opened when needed). */
+const thinking = (s: State, text: string, signature: string | null | undefined): void => {
+  const signed = signature !== undefined && signature !== null && signature !== ""
+  if (text === "" && !signed) return
+  const index = openBlock(s, "thinking", { type: "thinking", thinking: "", signature: "" })
+  if (text !== "") s.out.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: text } })
+  if (signed && s.open !== undefined) {
+    s.out.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature } })
+    s.open.signed = true
+  }
+}
+
+/** A `redacted_thinking` block, started and stopped at once (after closing the open block). */
+const redacted = (s: State, data: string): void => {
+  closeOpen(s)
+  const index = s.nextIndex++
+  s.out.push({ type: "content_block_start", index, content_block: { type: "redacted_thinking", data } })
+  s.out.push({ type: "content_block_stop", index })
+}
+
+/** A delta's thinking: its known `thinking_blocks` entries in order, else its `reasoning_content`. */
+const deltaThinking = (s: State, delta: ChunkDelta): void => {
+  let known = false
+  for (const entry of delta.thinking_blocks ?? []) {
+    if (isOpenAiThinkingText(entry)) {
+      known = true
+      thinking(s, entry.thinking, entry.signature)
+    } else if (isOpenAiRedactedThinking(entry)) {
+      known = true
+      redacted(s, entry.data)
     }
-    return out
   }
-  const end = (): ReadonlyArray<Anthropic.StreamEvent> => {
-    if (finished) return []
-    const out: Array<Anthropic.StreamEvent> = []
-    startMessage(out)
-    complete(out)
-    return out
+  if (!known) thinking(s, delta.reasoning_content ?? "", undefined)
+}
+
+/** Text (`content` or `refusal`) on the open text block; nothing for none or `""`. */
+const text = (s: State, value: string | null | undefined): void => {
+  if (value === undefined || value === null || value === "") return
+  const index = openBlock(s, "text", { type: "text", text: "" })
+  s.out.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: value } })
+}
+
+/** Closes what is open (calls that never got a name included), then `message_delta` and `message_stop`. */
+const complete = (s: State): void => {
+  closeOpen(s)
+  startUnstartedToolCalls(s.tools, (key, call) => {
+    startTool(s, key, call)
+    closeOpen(s)
+  })
+  const neutral = fromOpenAiUsage(s.usage)
+  const { cache_creation, cost } = toAnthropicUsage(neutral)
+  s.out.push({
+    type: "message_delta",
+    delta: { stop_reason: fromFinishReason(s.finishReason) ?? "end_turn", stop_sequence: null },
+    usage: {
+      output_tokens: neutral.outputTokens,
+      input_tokens: toAnthropicUsage(neutral).input_tokens,
+      ...(neutral.cacheReadTokens !== undefined ? { cache_read_input_tokens: neutral.cacheReadTokens } : {}),
+      ...(neutral.cacheCreationTokens !== undefined
+        ? { cache_creation_input_tokens: neutral.cacheCreationTokens }
+        : {}),
+      ...(cache_creation === undefined ? {} : { cache_creation }),
+      ...(cost === undefined ? {} : { cost })
+    }
+  })
+  s.out.push({ type: "message_stop" })
+  s.finished = true
+}
+
+/** What choice 0 of a chunk carries: thinking, text, tool-call fragments, the finish reason. */
+const pushChoice = (s: State, on: CallEvents, choice: ChunkChoice): void => {
+  const delta = choice.delta
+  deltaThinking(s, delta)
+  text(s, delta.content)
+  text(s, delta.refusal)
+  for (const fragment of delta.tool_calls ?? []) pushToolCallFragment(s.tools, fragment, on)
+  if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
+    s.finishReason = choice.finish_reason
+    closeOpen(s)
   }
-  return { push, end }
+}
+
+/** `push` of {@link openAiToAnthropicStream}: the events of one chunk. */
+const push = (s: State, on: CallEvents, chunk: OpenAi.ChatCompletionChunk): ReadonlyArray<Anthropic.StreamEvent> => {
+  if (s.finished) return []
+  const out: Array<Anthropic.StreamEvent> = []
+  s.out = out
+  if (!s.started) s.messageId = s.options.id ?? anthropicMessageId(chunk.id === "" ? "switchyard" : chunk.id)
+  startMessage(s)
+  const choice = chunk.choices.find(isFirst)
+  if (choice !== undefined) pushChoice(s, on, choice)
+  if (chunk.usage !== undefined && chunk.usage !== null) {
+    s.usage = chunk.usage
+    if (s.finishReason !== null) complete(s)
+  }
+  return out
+}
+
+/** `end` of {@link openAiToAnthropicStream}: completes a stream not completed yet. */
+const end = (s: State): ReadonlyArray<Anthropic.StreamEvent> => {
+  if (s.finished) return []
+  const out: Array<Anthropic.StreamEvent> = []
+  s.out = out
+  startMessage(s)
+  complete(s)
+  return out
 }
