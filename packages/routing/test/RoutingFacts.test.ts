@@ -17,9 +17,11 @@ const collect = () => {
   const classified: Array<RoutingFacts.Classified> = []
   const observer: RoutingFacts.Observer = {
     judgeCall: (call) => calls.push(call),
-    classified: (facts) => classified.push(facts),
-    stage: () => {},
-    advised: () => {},
+    routed: (facts) => {
+      if (facts._tag !== "Classified") return
+      const { _tag, ...told } = facts
+      classified.push(told)
+    },
     routingCall: () => {}
   }
   return { calls, classified, observer }

@@ -163,14 +163,16 @@ describe("the cost of every call", () => {
 
       const answers = femto("0.000172") + femto("0.00003") + femto("0.0123") + femto("0.000017") + femto("0.000027")
       const judges = femto("0.0000175") + femto("0.0000195")
+      // routing: both judge calls and the escalation's weak turn it escalated (not served)
+      const routing = judges + femto("0.000018")
       const session = decodeSession(yield* getText(client, "/v1/session-stats?session_id=sess-cost"))
       assert.deepStrictEqual(session.answer_cost, totals(answers, { unknown: 2, estimated: 4, reported: 2 }))
-      assert.deepStrictEqual(session.routing_cost, totals(judges, { estimated: 2 }))
-      assert.deepStrictEqual(session.cost, totals(answers + judges, { unknown: 2, estimated: 6, reported: 2 }))
-      assert.strictEqual(Pricing.femtoOfUsd(session.cost.known_usd), femto("0.012583"))
+      assert.deepStrictEqual(session.routing_cost, totals(routing, { estimated: 3 }))
+      assert.deepStrictEqual(session.cost, totals(answers + routing, { unknown: 2, estimated: 7, reported: 2 }))
+      assert.strictEqual(Pricing.femtoOfUsd(session.cost.known_usd), femto("0.012601"))
       assert.deepStrictEqual(
         session.models["cost-weak"]?.cost,
-        totals(femto("0.000172") + femto("0.00003") + femto("0.000017"), { estimated: 3 })
+        totals(femto("0.000172") + femto("0.00003") + femto("0.000017") + femto("0.000018"), { estimated: 4 })
       )
       assert.deepStrictEqual(session.models["cost-router"]?.cost, totals(femto("0.0123"), { reported: 2 }))
       assert.deepStrictEqual(session.models["cost-mystery"]?.cost, totals(0n, { unknown: 1 }))
@@ -227,7 +229,7 @@ describe("the cost of every call", () => {
       const lines = yield* Effect.suspend(() => {
         const text = readFileSync(file, "utf8")
         const decoded = text.split("\n").filter((l) => l !== "").map((l) => decodeLine(l))
-        return decoded.length >= 10 ? Effect.succeed(decoded) : Effect.fail("not yet")
+        return decoded.length >= 11 ? Effect.succeed(decoded) : Effect.fail("not yet")
       }).pipe(Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo(Duration.seconds(5)))))
       const first = lines.find((l) => l.kind === "response" && l.route === "fast" && !l.streaming)
       assert.deepStrictEqual(first?.cost, { usd: 0.000172, source: "estimated" })
@@ -244,6 +246,17 @@ describe("the cost of every call", () => {
         { usd: 0.0000175, source: "estimated" },
         { usd: 0.0000195, source: "estimated" }
       ])
+      // the escalation request: its judge line (written as the call ended), its escalated weak
+      // turn's line (written with its response line, once it is known not to be the answer), its
+      // response (the strong answer)
+      assert.deepStrictEqual(
+        lines.filter((l) => l.route === "esc").map((l) => [l.kind, l.model, l.cost]),
+        [
+          ["judge", "cost-judge", { usd: 0.0000195, source: "estimated" }],
+          ["weak_turn", "cost-weak", { usd: 0.000018, source: "estimated" }],
+          ["response", "cost-strong", { usd: 0.000027, source: "estimated" }]
+        ]
+      )
       const summed = lines.reduce(
         (sum, line) =>
           Pricing.add(
@@ -257,6 +270,7 @@ describe("the cost of every call", () => {
 
   it.scopedLive("a fallback candidate and an advisor REDO: the failed candidate unpriced, the discarded turn and the review routing-time", () =>
     Effect.gen(function*() {
+      const file = tempFile()
       const { client, upstream } = yield* startServer(
         (upstreamUrl) => ({
           llm_clients: clients(upstreamUrl),
@@ -271,7 +285,7 @@ describe("the cost of every call", () => {
             D.advisor("gate", { executor_target: "weak", advisor_target: "reviewer", fail_open: true })
           )
         }),
-        { routingLog: { path: tempFile() }, prices: table }
+        { routingLog: { path: file }, prices: table }
       )
       yield* upstream.script("cost-weak", [
         // the fallback candidate's answer: 6 + 1 × 5 = 0.000011
@@ -292,9 +306,22 @@ describe("the cost of every call", () => {
 
       const answers = femto("0.000011") + femto("0.000027")
       const session = decodeSession(yield* getText(client, "/v1/session-stats?session_id=sess-cost"))
-      // session-stats counts the requests' answers; the routing-time calls have no line of their own
+      // every call is a line: the REDO's discarded executor turn and the review are routing's
       assert.deepStrictEqual(session.answer_cost, totals(answers, { estimated: 2 }))
-      assert.deepStrictEqual(session.routing_cost, totals(0n, {}))
+      assert.deepStrictEqual(session.routing_cost, totals(femto("0.000046"), { estimated: 2 }))
+      const lines = yield* Effect.suspend(() => {
+        const decoded = readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => decodeLine(l))
+        return decoded.length >= 4 ? Effect.succeed(decoded) : Effect.fail("not yet")
+      }).pipe(Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo(Duration.seconds(5)))))
+      // three calls, three lines, whose costs add up to what the providers bill the request
+      assert.deepStrictEqual(
+        lines.filter((l) => l.route === "gate").map((l) => [l.kind, l.model, l.cost]),
+        [
+          ["executor_turn", "cost-weak", { usd: 0.00002, source: "estimated" }],
+          ["advisor_review", "cost-judge", { usd: 0.000026, source: "estimated" }],
+          ["response", "cost-weak", { usd: 0.000027, source: "estimated" }]
+        ]
+      )
 
       const stats = decodeStats(yield* getText(client, "/v1/stats"))
       assert.deepStrictEqual(stats.models["cost-gone"]?.cost, totals(0n, { unknown: 1 }))

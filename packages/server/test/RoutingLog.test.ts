@@ -115,7 +115,7 @@ const linesOf = (file: string): ReadonlyArray<RoutingLog.Line> => {
     const line = decodeLine(raw)
     assert.match(line.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     assert.isAtLeast(line.latency_ms, 0)
-    if (line.kind === "judge") return { ...line, ts: "T", latency_ms: 0 }
+    if (line.kind !== "response") return { ...line, ts: "T", latency_ms: 0 }
     return { ...line, ts: "T", latency_ms: 0, judge: line.judge === null ? null : { ...line.judge, latency_ms: 0 } }
   })
 }

@@ -7,6 +7,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Stats from "@switchyard-ts/routing/Stats"
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import * as FakeUpstream from "@switchyard-ts/testkit/FakeUpstream"
@@ -302,11 +303,47 @@ describe("Stats.make", () => {
   it("settles a run's routing-time calls: the served one is an answer call, the others classifier calls", () => {
     const recorder = Stats.make()
     const weakUsage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }
+    const reply = (model: string, usage: typeof weakUsage): ChatCompletion => ({
+      id: "c",
+      object: "chat.completion",
+      created: 0,
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+      usage
+    })
+    // An escalation's weak turn, discarded, then the weak target's turn that answered (served), and
+    // a failed call: only the served one's reply is the answer, the same model's other call is not.
+    const served = reply("weak", weakUsage)
+    const discarded = reply("weak", { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 })
     recorder.settle([
-      { model: "judge", ok: true, latencyMs: 3, usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 } },
-      { model: "weak", ok: true, latencyMs: 12, usage: weakUsage },
-      { model: "weak", ok: false, latencyMs: 2, usage: undefined }
-    ], "weak")
+      {
+        kind: "judge",
+        model: "judge",
+        ok: true,
+        latencyMs: 3,
+        endedAtMs: 3,
+        usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 }
+      },
+      {
+        kind: "weak_turn",
+        model: "weak",
+        ok: true,
+        latencyMs: 5,
+        endedAtMs: 8,
+        usage: discarded.usage,
+        reply: discarded
+      },
+      { kind: "executor_turn", model: "weak", ok: true, latencyMs: 12, endedAtMs: 20, usage: weakUsage, reply: served },
+      {
+        kind: "redo_turn",
+        model: "weak",
+        ok: false,
+        error: "upstream_error",
+        latencyMs: 2,
+        endedAtMs: 22,
+        usage: undefined
+      }
+    ], served)
     recorder.answered("weak", weakUsage, 20)
     const snapshot = recorder.snapshot()
     assert.strictEqual(snapshot.total_requests, 1)
@@ -314,9 +351,10 @@ describe("Stats.make", () => {
     assert.strictEqual(snapshot.models["weak"]?.prompt_tokens, 10)
     assert.strictEqual(snapshot.models["weak"]?.model_call_latency.max_ms, 12)
     assert.strictEqual(snapshot.models["weak"]?.total_latency.max_ms, 20)
-    assert.strictEqual(snapshot.classifier.total_requests, 2)
+    assert.strictEqual(snapshot.classifier.total_requests, 3)
     assert.strictEqual(snapshot.classifier.total_errors, 1)
     assert.strictEqual(snapshot.classifier.models["judge"]?.prompt_tokens, 7)
+    assert.strictEqual(snapshot.classifier.models["weak"]?.prompt_tokens, 9)
     assert.strictEqual(snapshot.classifier.models["weak"]?.errors, 1)
     recorder.reset()
     assert.strictEqual(recorder.snapshot().classifier.total_requests, 0)

@@ -23,13 +23,13 @@
  * runs, and savings = baseline − (answer + routing); also counted in
  * `switchyard_route_cost_usd_total` and `switchyard_baseline_cost_usd_total`.
  */
-import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
+import { type ChatCompletion, tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricState from "effect/MetricState"
-import type * as RoutingFacts from "../host/RoutingFacts.js"
+import * as RoutingFacts from "../host/RoutingFacts.js"
 import { advisorGateMetrics, stageRouterMetrics } from "../internal/algorithmMetricNames.js"
 import * as RouteCosts from "../internal/routeCosts.js"
 import * as Metrics from "../Metrics.js"
@@ -224,7 +224,7 @@ export interface Recorder {
    * `answeredBy` (the model whose routing-time answer was served) counts as that model's answer call, every
    * other call — an advisor REDO's discarded turn of the same model included — goes to `classifier`.
    */
-  readonly settle: (calls: ReadonlyArray<RoutingCall>, answeredBy: string | undefined, route?: string) => void
+  readonly settle: (calls: ReadonlyArray<RoutingCall>, answer: ChatCompletion | undefined, route?: string) => void
   /**
    * A request of `route` was answered by `model` with `usage`: its answer's cost and its baseline
    * (`model`'s answer priced at `baseline`, the route's baseline model) count in the route's entry.
@@ -520,21 +520,14 @@ const answered = (r: Recording, model: string, usage: Usage | null | undefined, 
 const settle = (
   r: Recording,
   calls: ReadonlyArray<RoutingCall>,
-  answeredBy: string | undefined,
+  answer: ChatCompletion | undefined,
   route: string | undefined
 ): void => {
-  // the answer is the last successful call of the answering model (an advisor REDO's discarded turn came before it)
-  let answer = -1
-  for (let i = calls.length - 1; i >= 0 && answeredBy !== undefined; i--) {
-    if (calls[i]?.model === answeredBy && calls[i]?.ok === true) {
-      answer = i
-      break
-    }
-  }
-  calls.forEach((call, index) => {
-    if (index === answer) answerCall(r, call.model, call.ok, call.latencyMs)
+  // the call whose reply the route served is the answer; every other one is routing's
+  for (const call of calls) {
+    if (RoutingFacts.isAnswer(call, answer)) answerCall(r, call.model, call.ok, call.latencyMs)
     else routingCall(r, call, route)
-  })
+  }
 }
 
 /** {@link Recorder.routeAnswered}. */
@@ -598,7 +591,7 @@ export const make = (
     streamError: (model) => streamError(r, model),
     answered: (model, usage, totalLatencyMs) => answered(r, model, usage, totalLatencyMs),
     routingOverhead: (ms) => r.tally.overhead.record(ms),
-    settle: (calls, answeredBy, route) => settle(r, calls, answeredBy, route),
+    settle: (calls, answer, route) => settle(r, calls, answer, route),
     routeAnswered: (route, model, baseline, usage) => routeAnswered(r, route, model, baseline, usage),
     routeFailed: (route) => r.tally.routes.failed(route),
     snapshot: () => snapshotOf(r),

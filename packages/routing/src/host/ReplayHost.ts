@@ -426,24 +426,18 @@ export const replayer = (replayable: Replayable): Replayer => ({
     const program = replayable.program()
     return (record, late) => {
       if (RoutingRecord.isDelegated(record)) return Effect.succeed(replayable.logged(record))
-      const reported: { -readonly [K in keyof RoutingRecord.Reported]: RoutingRecord.Reported[K] } = {}
+      let reported: RoutingRecord.Reported = {}
       const observer: RoutingFacts.Observer = {
         ...RoutingFacts.ignored,
-        classified: (facts) => {
-          reported.classified = facts
-        },
-        stage: (facts) => {
-          reported.stage = facts
-        },
-        advised: (facts) => {
-          reported.advised = facts
+        routed: (facts) => {
+          reported = RoutingRecord.withFacts(reported, facts)
         }
       }
       return program(requestOf(record)).pipe(
         Effect.provideService(RouteHost.RouteHost, replay.at(record, late)),
         RoutingFacts.observe(observer),
         Effect.exit,
-        Effect.flatMap((exit) => outcomeOf(replayable, record, reported, exit))
+        Effect.flatMap((exit) => Effect.suspend(() => outcomeOf(replayable, record, reported, exit)))
       )
     }
   }

@@ -121,16 +121,23 @@ export interface RoutingCall {
 export const isAnswer = (call: RoutingCall, answer: ChatCompletion | undefined): boolean =>
   answer !== undefined && call.reply === answer
 
+/**
+ * What a route type tells of one request's routing besides its calls, by kind: a classifier's or
+ * escalation route's session facts (`Classified`), a `stage_router` turn's signal facts (`Stage`,
+ * told before its classifier — if any — is consulted: a request the classifier's `error` posture
+ * then fails has no evidence, yet a replay needs them), an advisor gate's budget and consultation
+ * (`Advised`). A route type with facts of its own adds a kind here, not a method to the observer.
+ */
+export type RouteFacts =
+  | ({ readonly _tag: "Classified" } & Classified)
+  | { readonly _tag: "Stage"; readonly facts: Evidence.StageFacts }
+  | ({ readonly _tag: "Advised" } & Advised)
+
 /** Receives the facts of one request's routing; each method only records (never blocks). */
 export interface Observer {
   readonly judgeCall: (call: JudgeCall) => void
-  readonly classified: (facts: Classified) => void
-  /**
-   * A `stage_router` turn's signal facts, told before its classifier (if any) is consulted: a
-   * request the classifier's `error` posture then fails has no evidence, yet a replay needs them.
-   */
-  readonly stage: (facts: Evidence.StageFacts) => void
-  readonly advised: (facts: Advised) => void
+  /** A route type's facts of the request (see {@link RouteFacts}). */
+  readonly routed: (facts: RouteFacts) => void
   /** A model call made while routing, with its usage (the `Router` settles them into the stats). */
   readonly routingCall: (call: RoutingCall) => void
 }
@@ -145,9 +152,7 @@ export class Reporter extends Context.Tag("@switchyard-ts/routing/RoutingFacts/R
 /** An observer that records nothing. */
 export const ignored: Observer = {
   judgeCall: () => {},
-  classified: () => {},
-  stage: () => {},
-  advised: () => {},
+  routed: () => {},
   routingCall: () => {}
 }
 

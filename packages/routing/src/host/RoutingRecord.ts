@@ -100,12 +100,24 @@ export interface RoutingRecord extends Decided {
   readonly session_id: string | null
 }
 
-/** What routing reported of one request besides its judge calls (`RoutingFacts`), as a log keeps it. */
+/** What routing reported of one request besides its calls (`RoutingFacts.RouteFacts`), the last of each kind. */
 export interface Reported {
   readonly classified?: RoutingFacts.Classified | undefined
   /** A stage router turn's signal facts, told before its classifier ran. */
   readonly stage?: Evidence.StageFacts | undefined
   readonly advised?: RoutingFacts.Advised | undefined
+}
+
+/** What a request reported so far, with `facts` told: the last of each kind kept. */
+export const withFacts = (reported: Reported, facts: RoutingFacts.RouteFacts): Reported => {
+  switch (facts._tag) {
+    case "Classified":
+      return { ...reported, classified: facts }
+    case "Stage":
+      return { ...reported, stage: facts.facts }
+    case "Advised":
+      return { ...reported, advised: facts }
+  }
 }
 
 const storedOf = (stored: Option.Option<SessionDecision>): StoredDecision | null =>

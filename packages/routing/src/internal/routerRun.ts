@@ -160,9 +160,7 @@ const bounded = <A, E>(route: Route, self: Effect.Effect<A, E>): Effect.Effect<A
  */
 const holding = (observer: RoutingFacts.Observer, calls: Array<RoutingFacts.RoutingCall>): RoutingFacts.Observer => ({
   judgeCall: observer.judgeCall,
-  classified: observer.classified,
-  stage: observer.stage,
-  advised: observer.advised,
+  routed: observer.routed,
   routingCall: (call) => {
     calls.push(call)
     observer.routingCall(call)
@@ -260,9 +258,7 @@ const routeOnce = (
       Effect.sync(() =>
         deps.stats.settle(
           calls,
-          Exit.isSuccess(exit) && exit.value._tag === "Answered" && Option.isSome(exit.value.servedBy)
-            ? exit.value.servedBy.value.id
-            : undefined,
+          Exit.isSuccess(exit) && exit.value._tag === "Answered" ? exit.value.answer : undefined,
           found.id
         )
       ))

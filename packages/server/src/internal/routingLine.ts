@@ -10,10 +10,9 @@
  */
 import { clip } from "@switchyard-ts/protocol/Excerpt"
 import { tokenCounts, type Usage } from "@switchyard-ts/protocol/OpenAiChat"
-import type * as Decision from "@switchyard-ts/routing/Decision"
-import type * as Evidence from "@switchyard-ts/routing/Evidence"
+import * as Decision from "@switchyard-ts/routing/Decision"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
-import type * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
+import * as RoutingFacts from "@switchyard-ts/routing/RoutingFacts"
 import * as RoutingRecord from "@switchyard-ts/routing/RoutingRecord"
 import * as SessionIdentity from "@switchyard-ts/routing/SessionIdentity"
 import * as Option from "effect/Option"
@@ -130,9 +129,10 @@ interface Collected {
   usageOf: () => Usage | null | undefined
   /** The request's judge fact: its last judge call not settled late. */
   judge: RoutingLog.ResponseLine["judge"]
-  classified: RoutingFacts.Classified | undefined
-  stage: Evidence.StageFacts | undefined
-  advised: RoutingFacts.Advised | undefined
+  /** What the route type told of the request (`RoutingFacts.RouteFacts`). */
+  reported: RoutingRecord.Reported
+  /** The calls made while routing, but the judge's (those have lines of their own at once). */
+  calls: Array<RoutingFacts.RoutingCall>
   streamEnded: boolean
   streamFailed: boolean
 }
@@ -154,25 +154,20 @@ export const start = (
   const collected: Collected = {
     usageOf: noUsage,
     judge: null,
-    classified: undefined,
-    stage: undefined,
-    advised: undefined,
+    reported: {},
+    calls: [],
     streamEnded: false,
     streamFailed: false
   }
   return {
     observer: {
       judgeCall: (call) => judgeCall(log, identity, collected, call),
-      classified: (facts) => {
-        collected.classified = facts
+      routed: (facts) => {
+        collected.reported = RoutingRecord.withFacts(collected.reported, facts)
       },
-      stage: (facts) => {
-        collected.stage = facts
-      },
-      advised: (facts) => {
-        collected.advised = facts
-      },
-      routingCall: () => {}
+      routingCall: (call) => {
+        if (call.kind !== "judge") collected.calls.push(call)
+      }
     },
     answered: (usage) => {
       collected.usageOf = usage
@@ -224,6 +219,25 @@ const judgeCall = (
   }, cost)
 }
 
+/**
+ * The line of a call made while routing that did not become the request's answer (a review, a
+ * discarded or failed turn), priced by its usage (unknown when it failed).
+ */
+const callLine = (log: RoutingLog.RoutingLog["Type"], identity: Identity, call: RoutingFacts.RoutingCall): void => {
+  if (call.kind === "judge") return
+  const cost = call.ok ? log.costOf(call.model, call.usage) : undefined
+  log.unsafeAppend({
+    kind: call.kind,
+    ts: isoOf(call.endedAtMs),
+    ...identity,
+    model: call.model,
+    outcome: call.ok ? "ok" : "error",
+    error: call.ok ? null : call.error ?? null,
+    latency_ms: call.latencyMs,
+    ...tokensOf(call.usage, cost)
+  }, cost)
+}
+
 /** How the answer ended: an error status, a whole answer, a stream failed after its headers, or one cut short. */
 const outcomeOf = (response: Response, collected: Collected): RoutingLog.ResponseOutcome =>
   response.status >= 300
@@ -249,11 +263,11 @@ const respond = (
   const baseline = response.model === "" || response.baselineModel === null
     ? undefined
     : log.baselineCostOf(response.baselineModel, response.model, usage, cost)
-  const decided = RoutingRecord.decidedOf(response.decision, {
-    classified: collected.classified,
-    stage: collected.stage,
-    advised: collected.advised
-  })
+  const decided = RoutingRecord.decidedOf(response.decision, collected.reported)
+  const answer = Option.getOrUndefined(Option.flatMap(response.decision, Decision.answerOf))
+  for (const call of collected.calls) {
+    if (!RoutingFacts.isAnswer(call, answer)) callLine(log, identity, call)
+  }
   log.unsafeAppend(
     {
       kind: "response",

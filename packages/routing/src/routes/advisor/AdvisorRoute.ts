@@ -338,7 +338,8 @@ const gateRequest = Effect.fnUntraced(function*(host: RouteHost.Host, gate: Gate
   // What a policy replay needs: the scope's budget before this request, what triggered, how the consult ended.
   const advised: Advise = (trigger, consult) =>
     RoutingFacts.report((observer) =>
-      observer.advised({
+      observer.routed({
+        _tag: "Advised",
         posture: postureOf(options.failOpen),
         reviewsBefore: before.reviews,
         failedConsultsBefore: before.failedConsults,

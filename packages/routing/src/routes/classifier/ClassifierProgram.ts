@@ -139,7 +139,8 @@ export const program = <K extends Kind, S>(mode: Mode<K, S>): Program<S> => {
     storedAfter: Option.Option<SessionDecision>
   ) =>
     RoutingFacts.report((observer) =>
-      observer.classified({
+      observer.routed({
+        _tag: "Classified",
         trigger: mode.rules.trigger,
         posture: mode.posture,
         consulted,

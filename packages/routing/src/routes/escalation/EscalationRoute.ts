@@ -127,7 +127,8 @@ const report = (
   tier: Option.Option<"weak" | "strong">
 ) =>
   RoutingFacts.report((observer) =>
-    observer.classified({
+    observer.routed({
+      _tag: "Classified",
       trigger: "every_request",
       posture: options.judgeFailure,
       consulted,

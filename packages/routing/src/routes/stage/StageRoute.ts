@@ -365,7 +365,9 @@ export const decideTurn: (
 
     if (picked._tag === "Ambiguous") {
       // Told before the classifier runs: its `error` posture may fail the request (no evidence).
-      yield* RoutingFacts.report((observer) => observer.stage(facts("fall_open", mode.fallOpenTier)))
+      yield* RoutingFacts.report((observer) =>
+        observer.routed({ _tag: "Stage", facts: facts("fall_open", mode.fallOpenTier) })
+      )
     }
     const { decision, source } = picked._tag === "Decided"
       ? {
