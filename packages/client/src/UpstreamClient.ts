@@ -6,10 +6,12 @@
  * over the ambient one (the server provides undici's, `UpstreamTransport.layerDispatcher`), `layer`
  * over any platform `HttpClient` (`UpstreamTransport.layerHttpClient`; tests provide a scripted
  * one), so this module stays runtime-neutral. This module is the public service and its wiring; the
- * implementation is internal: call preparation (`internal/wire.ts`), the logical call with its
- * retries and deadline (`internal/call.ts`, each attempt one `Effect.async` exchange with one
- * deadline timer on the fiber's `Clock`, `internal/exchange.ts`), and the reading of buffered and
- * streamed replies by format (`internal/buffered.ts`, `internal/streamed.ts`).
+ * implementation is internal: call preparation (`internal/wire.ts`, `internal/headers.ts`), the
+ * logical call with its retries and deadline (`internal/call.ts`, each attempt one `Effect.async`
+ * exchange with one deadline timer on the fiber's `Clock`, `internal/exchange.ts`), and the reading
+ * of buffered and streamed replies (`internal/buffered.ts`, `internal/streamed.ts`); what differs by
+ * wire format is one record per format (`internal/format.ts`, `internal/formats/`), looked up in
+ * the table of `internal/formats.ts`.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { ClientFailure, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
@@ -189,16 +191,18 @@ export const responseAttributes: (
  * `libsy.client_call` when tracing is on and `HttpClient.currentTracerPropagation` is not off.
  *
  * Per logical call:
+ * - What differs by wire format (URL, body, auth, answers, streams, error bodies) is the target
+ *   format's record (`internal/formats/<format>.ts`); for example:
  * - URL: `openai_chat` — `base_url` trimmed, trailing `/` and a trailing `/chat/completions` or
- *   `/responses` removed, `/chat/completions` appended; `anthropic_messages` — see
- *   `Prepare.messagesUrl` (`…/v1/messages`).
+ *   `/responses` removed, `/chat/completions` appended; `anthropic_messages` — `…/v1/messages`
+ *   (`messagesUrl`).
  * - Body (`openai_chat`): a shallow copy with `model` = the target's id and missing `extra_body`
  *   keys added; streamed calls get `stream: true` and `stream_options.include_usage = true`
  *   (unless the caller set `include_usage`), buffered calls drop `stream` / `stream_options`.
  * - Body (`anthropic_messages`): the caller's native Messages body when it has one, else the chat
  *   request translated through the neutral request type (`TranslationError`, before any HTTP
- *   request, when it cannot be); then `Prepare.prepareAnthropicBody`. Answers and streamed events
- *   are translated back into chat completions and chunks; on a native replay the answer body and
+ *   request, when it cannot be); then `prepareAnthropicBody`. Answers and streamed events are
+ *   translated back into chat completions and chunks; on a native replay the answer body and
  *   every event are also kept as the upstream sent them (`Answer.native`, `StreamPiece.native`).
  * - Headers: caller headers minus `reservedHeaders`, then `extra_headers` (when the caller's own
  *   Messages body is replayed to an `anthropic_messages` client — and for token counting — the
@@ -272,27 +276,18 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTranspor
       answerStream,
       complete: (options) => Effect.map(answer(options), (answered) => answered.completion),
       stream: (options) => Effect.map(answerStream(options), chunksOf),
-      countTokens: (options) =>
-        options.target.client.format === "anthropic_messages"
-          ? guarded(
-            options,
-            Call.logicalCall(transport, options, Wire.countTokensWire(options), false, Call.noStream, Buffered.readJson)
-          )
-          : Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`),
-      responsesAuxiliary: (options, operation) =>
-        options.target.client.format === "openai_responses"
-          ? guarded(
-            options,
-            Call.logicalCall(
-              transport,
-              options,
-              Wire.responsesAuxiliaryWire(options, operation),
-              false,
-              Call.noStream,
-              Buffered.readJson
-            )
-          )
-          : Effect.dieMessage(`${operation} needs an openai_responses target, got ${options.target.client.format}`),
+      countTokens: (options) => {
+        const wire = Wire.countTokensWire(options)
+        return wire === undefined
+          ? Effect.dieMessage(`countTokens needs an anthropic_messages target, got ${options.target.client.format}`)
+          : guarded(options, Call.logicalCall(transport, options, wire, false, Call.noStream, Buffered.readJson))
+      },
+      responsesAuxiliary: (options, operation) => {
+        const wire = Wire.responsesAuxiliaryWire(options, operation)
+        return wire === undefined
+          ? Effect.dieMessage(`${operation} needs an openai_responses target, got ${options.target.client.format}`)
+          : guarded(options, Call.logicalCall(transport, options, wire, false, Call.noStream, Buffered.readJson))
+      },
       register: registry.register,
       breakers: registry.statuses
     })

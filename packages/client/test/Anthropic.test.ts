@@ -3,14 +3,9 @@ import type { ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import {
-  countTokensUrl,
-  mergeBetas,
-  messagesUrl,
-  prepareAnthropicBody,
-  prepareHeaders,
-  withoutOauthBetas
-} from "../src/internal/prepare.js"
+import { mergeBetas, withoutOauthBetas } from "../src/internal/formats/anthropicBeta.js"
+import { countTokensUrl, messagesUrl, prepareAnthropicBody } from "../src/internal/formats/anthropicMessages.js"
+import { prepareHeaders } from "../src/internal/headers.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, request, Step, target } from "./support.js"
 

@@ -18,6 +18,7 @@ import {
 import * as Equal from "effect/Equal"
 import * as Option from "effect/Option"
 import * as Failure from "../src/internal/failure.js"
+import * as OpenAiChat from "../src/internal/formats/openAiChat.js"
 
 /** Pairs of the same failure: made as usual, and without a stack trace. */
 const pairs = [
@@ -37,7 +38,8 @@ const pairs = [
       status: 429,
       body: Option.some(JSON.stringify({ error: { message: "slow down" } })),
       retryAfterMs: Option.some(2000),
-      secrets: []
+      secrets: [],
+      errors: OpenAiChat.errors
     })
   ],
   [

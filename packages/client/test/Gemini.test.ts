@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { apiRoot, modelUrl, prepareBody } from "../src/internal/gemini.js"
+import { apiRoot, modelUrl, prepareBody } from "../src/internal/formats/geminiGenerateContent.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, sseData, Step, target } from "./support.js"
 

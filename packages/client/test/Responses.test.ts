@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import { responsesUrl } from "../src/internal/prepare.js"
+import { responsesUrl } from "../src/internal/formats/openAiResponses.js"
 import type { Target } from "../src/Target.js"
 import { apiKey, makeFake, Step, target } from "./support.js"
 

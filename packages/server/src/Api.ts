@@ -404,7 +404,7 @@ const geminiGet = (
 ) =>
 (request: HttpServerRequest.HttpServerRequest) =>
   enveloped(
-    Gemini.plain,
+    Codecs.geminiPlain,
     undefined,
     request,
     Effect.zipRight(

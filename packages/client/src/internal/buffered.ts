@@ -1,69 +1,36 @@
 /**
- * Buffered replies: a 2xx body decoded into an answer by the target's format (a chat completion,
- * or a Messages, Responses or Gemini answer translated into one and, on a native replay, kept as sent),
- * or read as any JSON value (token counting); and the `gen_ai.response.*` span attributes.
+ * Buffered replies: a 2xx body decoded into an answer by the target's format record
+ * (`UpstreamFormat.readAnswer`: a chat completion, or an answer of the format translated into one
+ * and, on a native replay, kept as sent), or read as any JSON value (token counting); and the
+ * `gen_ai.response.*` span attributes.
  *
  * @internal
  */
 import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import * as Nesting from "@switchyard-ts/protocol/Nesting"
-import { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Clock from "effect/Clock"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Spans from "../Spans.js"
-import type { Format, NativeBody } from "../Target.js"
 import type { Answer } from "../UpstreamClient.js"
-import * as Anthropic from "./anthropic.js"
 import type { CallContext } from "./call.js"
 import type * as Exchange from "./exchange.js"
 import * as Failure from "./failure.js"
-import * as Gemini from "./gemini.js"
-import * as Responses from "./responses.js"
-
-const decodeCompletion = Failure.decodeJsonText(ChatCompletion, "response body")
+import * as Formats from "./formats.js"
 
 /** The body of a buffered reply (a streamed one never reaches a buffered call). */
 const bodyOf = <S>(reply: Exchange.Reply<S>): string => (reply._tag === "Body" ? reply.body : "")
 
-/** Decodes a buffered answer of a format other than chat: the completion, and the body as sent. */
-type NativeDecoder = (
-  target: string,
-  text: string,
-  nowSeconds: number,
-  secrets: ReadonlyArray<string>
-) => Either.Either<{ readonly completion: ChatCompletion; readonly body: NativeBody["body"] }, UpstreamFailure>
-
-const nativeDecoders: Readonly<Record<Exclude<Format, "openai_chat">, NativeDecoder>> = {
-  anthropic_messages: Anthropic.decodeAnswer,
-  openai_responses: Responses.decodeAnswer,
-  gemini_generate_content: Gemini.decodeAnswer
-}
-
 /**
- * Decodes a buffered 2xx body (a Messages, Responses or Gemini answer translated into a completion, its
- * own body kept on a native replay; `created`, when the answer has none, is the time now),
- * annotating the call's span with {@link responseAttributes}.
+ * Decodes a buffered 2xx body by the target's format (`created`, when the answer has none, is the
+ * time now; the format's own body kept on a native replay) — an answer translated for a caller of
+ * another format with its tool-call arguments held to the nesting bound — annotating the call's
+ * span with {@link responseAttributes}.
  */
 export const readAnswer = <S>(reply: Exchange.Reply<S>, ctx: CallContext): Effect.Effect<Answer, UpstreamFailure> => {
-  const text = bodyOf(reply)
-  const target = ctx.target.id
-  const format = ctx.target.client.format
-  const answered: Effect.Effect<Answer, UpstreamFailure> = format === "openai_chat"
-    ? Effect.map(decodeCompletion(target, text), (completion) => ({ completion, native: Option.none() }))
-    : Effect.flatMap(
-      Clock.currentTimeMillis,
-      (now) =>
-        Effect.map(
-          nativeDecoders[format](target, text, Math.floor(now / 1000), ctx.secrets),
-          ({ body, completion }) => ({
-            completion,
-            native: ctx.nativeReplay ? Option.some<NativeBody>({ format, body }) : Option.none()
-          })
-        )
-    )
-  const checked = ctx.translatedAnswer ? Effect.flatMap(answered, (answer) => heldArguments(answer, target)) : answered
+  const answered = Formats.of(ctx.target.client.format).readAnswer(bodyOf(reply), ctx)
+  const checked = ctx.translatedAnswer
+    ? Effect.flatMap(answered, (answer) => heldArguments(answer, ctx.target.id))
+    : answered
   return Spans.annotateOutcome<Answer, UpstreamFailure>(({ completion }) => responseAttributes(completion))(checked)
 }
 

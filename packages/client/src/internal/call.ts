@@ -19,6 +19,8 @@ import type { CallOptions } from "../UpstreamClient.js"
 import type * as UpstreamTransport from "../UpstreamTransport.js"
 import * as Exchange from "./exchange.js"
 import * as Failure from "./failure.js"
+import * as Formats from "./formats.js"
+import * as Headers from "./headers.js"
 import * as Prepare from "./prepare.js"
 import * as Wire from "./wire.js"
 
@@ -53,7 +55,7 @@ const isSuccess = (status: number): boolean => status >= 200 && status <= 299
 /**
  * One HTTP attempt (`Exchange.exchange`: one `Effect.async` with the deadline's timer), then
  * either the 2xx reply to `onOk` or the non-2xx answer mapped to `UpstreamStatus` (its body read
- * for `error.message`, up to 64 KiB).
+ * for `error.message`, up to 64 KiB, with the error vocabulary of the target's format).
  */
 const attempt = <A, S>(
   transport: UpstreamTransport.UpstreamTransport["Type"],
@@ -82,7 +84,7 @@ const attempt = <A, S>(
                 body: Option.some(reply.body),
                 retryAfterMs: Failure.parseRetryAfter(reply.headers["retry-after"], now),
                 secrets: ctx.secrets,
-                format: ctx.target.client.format
+                errors: Formats.of(ctx.target.client.format).errors
               })))
       )
   })
@@ -171,14 +173,14 @@ export const logicalCall = <A, S>(
   const client = target.client
   const ctx: CallContext = {
     target,
-    secrets: Prepare.secretsOf(client, options.headers),
+    secrets: Headers.secretsOf(client, options.headers),
     nativeReplay: wire.nativeReplay,
     translatedAnswer: options.native !== undefined && !wire.nativeReplay
   }
   const timeoutMs = callTimeoutMs(options)
   const run = Effect.clockWith((clock) =>
     Effect.withFiberRuntime<A, UpstreamFailure>((fiber) => {
-      const headers = Wire.requestHeaders(client, options.headers, wire, streaming, fiber)
+      const headers = Headers.requestHeaders(client, options.headers, wire, streaming, fiber)
       const request: Request = Option.map(Prepare.originAndPath(wire.url), ({ origin, path }) => ({
         origin,
         path,

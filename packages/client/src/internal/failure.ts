@@ -19,7 +19,6 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import type * as Schema from "effect/Schema"
 import * as ExpectedFailure from "../ExpectedFailure.js"
-import type { Format } from "../Target.js"
 
 /** Longest upstream `error.message` kept on an `UpstreamStatus` (a cut text ends with `…`). */
 export const maxMessageLength = 2000
@@ -27,35 +26,6 @@ export const maxMessageLength = 2000
 export const maxCodeLength = 200
 /** Largest `Retry-After` honoured, in milliseconds. */
 export const maxRetryAfterMs = 60_000
-
-const contextWindowPhrases: ReadonlyArray<string> = [
-  "maximum context length",
-  "context length exceeded",
-  "context window",
-  "context length is only",
-  "please reduce the length of the input",
-  "exceeds the maximum allowed input length",
-  "exceeds the maximum allowed length",
-  "is longer than the model's context length"
-]
-
-/** The phrases of an Anthropic 400 that mean the prompt does not fit (docs/operations.md). */
-const anthropicContextWindowPhrases: ReadonlyArray<string> = [
-  "prompt is too long",
-  "maximum number of tokens",
-  "context window",
-  "context length"
-]
-
-/**
- * The phrases of a Gemini 400 that mean the prompt does not fit ("The input token count (…)
- * exceeds the maximum number of tokens allowed (…)").
- */
-const geminiContextWindowPhrases: ReadonlyArray<string> = [
-  "exceeds the maximum number of tokens",
-  "input token count",
-  "context window"
-]
 
 /** A `TransportError` (no stack trace). */
 export const transport = (target: string, reason: string): TransportError =>
@@ -117,30 +87,6 @@ export const errorBodyOf = (json: unknown): Option.Option<UpstreamErrorBody["err
     : Option.none()
 
 /**
- * The `retryDelay` of a Gemini error body's `google.rpc.RetryInfo` detail (`"30s"`, `"1.5s"`) in
- * milliseconds, capped like `Retry-After`: Gemini's 429 says when to come back there, not in a header.
- */
-const geminiRetryDelayOf = (json: unknown): Option.Option<number> => {
-  const details = Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "details") &&
-      Array.isArray(json.error.details)
-    ? json.error.details
-    : []
-  for (const detail of details) {
-    const delay = Predicate.hasProperty(detail, "retryDelay") ? detail.retryDelay : undefined
-    const seconds = Predicate.isString(delay) ? /^(\d+(?:\.\d+)?)s$/.exec(delay.trim())?.[1] : undefined
-    if (seconds !== undefined) return Option.some(Math.min(Math.round(Number(seconds) * 1000), maxRetryAfterMs))
-  }
-  return Option.none()
-}
-
-/** The `error.status` of a Gemini error body (`{"error": {"code", "message", "status"}}`). */
-const geminiStatusOf = (json: unknown): Option.Option<string> =>
-  Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "status") &&
-    Predicate.isString(json.error.status)
-    ? Option.some(json.error.status)
-    : Option.none()
-
-/**
  * `Retry-After` in milliseconds: integer seconds or an HTTP-date (relative to `nowMs`; past dates
  * give 0), capped at 60 s. `None` when the header is absent or unparsable.
  */
@@ -154,36 +100,61 @@ export const parseRetryAfter = (value: string | undefined, nowMs: number): Optio
 }
 
 /**
- * Whether a 400 body says the context window was exceeded (docs/operations.md): for OpenAI formats
- * `error.code == "context_length_exceeded"` or one of their phrases; for `anthropic_messages` and
- * `gemini_generate_content` one of that provider's phrases; in `error.message` or the raw body,
- * case-insensitively.
+ * How a format's error bodies are read: which field is the upstream code, which codes and phrases
+ * mean the context window was exceeded, and a retry delay the body itself may name. Each format's
+ * record holds one (`UpstreamFormat.errors`).
+ */
+export interface ErrorVocabulary {
+  /** The upstream code of an error body (`json`: the body parsed, `error`: its `error` object decoded). */
+  readonly codeOf: (
+    json: Option.Option<unknown>,
+    error: Option.Option<UpstreamErrorBody["error"]>
+  ) => Option.Option<string>
+  /** Upstream codes that mean the context window was exceeded. */
+  readonly contextWindowCodes: ReadonlyArray<string>
+  /** Phrases (lower case) of an error message or body that mean the context window was exceeded. */
+  readonly contextWindowPhrases: ReadonlyArray<string>
+  /** The retry delay a body names (ms, capped at {@link maxRetryAfterMs}) when no `Retry-After` header gave one. */
+  readonly retryAfterOf: (json: unknown) => Option.Option<number>
+}
+
+/** The `error.code` (as text) of an error object, else its `error.type`. */
+export const codeOrTypeOf = (
+  _json: Option.Option<unknown>,
+  error: Option.Option<UpstreamErrorBody["error"]>
+): Option.Option<string> =>
+  Option.flatMap(error, (e) =>
+    Option.orElse(
+      Option.fromNullable(e.code).pipe(Option.map(String)),
+      () => Option.fromNullable(e.type)
+    ))
+
+/** A body names no retry delay. */
+export const noRetryAfter = (_json: unknown): Option.Option<number> => Option.none()
+
+/**
+ * Whether a 400 body says the context window was exceeded (docs/operations.md): its upstream code
+ * is one of the format's `contextWindowCodes`, or one of its phrases is in `error.message` or the
+ * raw body, case-insensitively.
  */
 export const isContextWindowExceeded = (
   status: number,
   code: Option.Option<string>,
   message: Option.Option<string>,
   rawBody: string,
-  format: Format = "openai_chat"
+  errors: ErrorVocabulary
 ): boolean => {
   if (status !== 400) return false
-  const openAi = format === "openai_chat" || format === "openai_responses"
-  if (openAi && Option.contains(code, "context_length_exceeded")) return true
+  if (Option.isSome(code) && errors.contextWindowCodes.includes(code.value)) return true
   const haystacks = [Option.getOrElse(message, () => ""), rawBody].map((s) => s.toLowerCase())
-  const phrases = format === "anthropic_messages"
-    ? anthropicContextWindowPhrases
-    : format === "gemini_generate_content"
-    ? geminiContextWindowPhrases
-    : contextWindowPhrases
-  return phrases.some((phrase) => haystacks.some((h) => h.includes(phrase)))
+  return errors.contextWindowPhrases.some((phrase) => haystacks.some((h) => h.includes(phrase)))
 }
 
 /**
- * An `UpstreamStatus` from a non-2xx answer: the body's `error.message` (bounded, secrets
- * redacted), `error.code` or `error.type` (for `gemini_generate_content`, whose `error.code` is the
- * HTTP status again, `error.status`: `RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`, …), the
- * `Retry-After` delay (for Gemini, without the header, its `RetryInfo` detail's `retryDelay`) and
- * the context-window flag.
+ * An `UpstreamStatus` from a non-2xx answer (or an in-band error) read with the target format's
+ * vocabulary (`errors`): the body's `error.message` (bounded, secrets redacted), its upstream code
+ * ({@link ErrorVocabulary.codeOf}), the `Retry-After` delay (without the header, the delay the body
+ * names, when the format has one) and the context-window flag.
  */
 export const upstreamStatus = (options: {
   readonly target: string
@@ -191,22 +162,17 @@ export const upstreamStatus = (options: {
   readonly body: Option.Option<string>
   readonly retryAfterMs: Option.Option<number>
   readonly secrets: ReadonlyArray<string>
-  /** The target's wire format (which context-window phrases apply); `openai_chat` by default. */
-  readonly format?: Format
+  /** The target format's error vocabulary (`UpstreamFormat.errors`). */
+  readonly errors: ErrorVocabulary
 }): UpstreamStatus => {
   const raw = Option.getOrElse(options.body, () => "")
-  const error = Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(errorBodyOf))
+  const json = Option.flatMap(options.body, jsonOf)
+  const error = Option.flatMap(json, errorBodyOf)
   const message = Option.flatMap(error, (e) => Option.fromNullable(e.message))
-  const code = options.format === "gemini_generate_content"
-    ? Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(geminiStatusOf))
-    : Option.flatMap(error, (e) =>
-      Option.orElse(
-        Option.fromNullable(e.code).pipe(Option.map(String)),
-        () => Option.fromNullable(e.type)
-      ))
-  const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw, options.format)
-  const retryAfterMs = options.format === "gemini_generate_content" && Option.isNone(options.retryAfterMs)
-    ? Option.flatMap(options.body, jsonOf).pipe(Option.flatMap(geminiRetryDelayOf))
+  const code = options.errors.codeOf(json, error)
+  const contextWindowExceeded = isContextWindowExceeded(options.status, code, message, raw, options.errors)
+  const retryAfterMs = Option.isNone(options.retryAfterMs)
+    ? Option.flatMap(json, options.errors.retryAfterOf)
     : options.retryAfterMs
   return ExpectedFailure.make(() =>
     new UpstreamStatus({
@@ -257,10 +223,6 @@ export const transportReason = (error: HttpClientError.HttpClientError): string 
       return `response body could not be read${code}`
   }
 }
-
-/** A `TransportError` for a platform error. */
-export const transportError = (target: string, error: HttpClientError.HttpClientError): TransportError =>
-  transport(target, transportReason(error))
 
 /** A schema mismatch described by the failing paths only (values can quote the conversation). */
 export const schemaMismatch = (target: string, what: string, error: ParseResult.ParseError): InvalidResponse => {

@@ -1,21 +1,17 @@
 /**
- * The Gemini API ingress: `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent`
+ * The Gemini API endpoints: `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent`
  * (SSE with `alt=sse`, else one JSON array streamed) and `:countTokens`, whose `{model}` names the
- * route. A request is translated (`TranslateGemini`) into the chat request routing works on and
- * runs the one request pipeline with this format's codec; answers, streams and failures are
- * written back in Gemini's shapes (its error envelope for every failure). The caller's key may come
- * as `x-goog-api-key` or `?key=`; neither is ever forwarded upstream nor logged.
+ * route, and the models list. A generate request runs the one request pipeline with the Gemini
+ * codec (`codecs/geminiGenerateContent.ts`: the translation, answers, streams and the Gemini error
+ * envelope for every failure). The caller's key may come as `x-goog-api-key` or `?key=`; neither
+ * is ever forwarded upstream nor logged.
  *
  * @internal
  */
-import * as Relay from "@switchyard-ts/client/Relay"
 import type * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
-import { ModelNotFound, type RequestFailure, toHttp } from "@switchyard-ts/protocol/Errors"
-import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import { ModelNotFound, type RequestFailure } from "@switchyard-ts/protocol/Errors"
 import * as Gemini from "@switchyard-ts/protocol/Gemini"
 import type * as Neutral from "@switchyard-ts/protocol/Neutral"
-import type { ChatCompletion, ChatCompletionRequest } from "@switchyard-ts/protocol/OpenAiChat"
-import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateGemini from "@switchyard-ts/protocol/TranslateGemini"
 import { forwardAuthMismatch } from "@switchyard-ts/routing/Route"
@@ -25,16 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as RoutingLog from "../RoutingLog.js"
 import * as Auth from "./auth.js"
-import { decodeValue, parseBody, readBody, validateValue } from "./body.js"
-import {
-  type Codec,
-  type Encoder,
-  type ErrorResponse,
-  nativeEvents,
-  servedIn,
-  sseData,
-  translatedEvents
-} from "./codecs.js"
+import { decodeValue, parseBody, readBody } from "./body.js"
+import * as Codecs from "./codecs.js"
 import type * as Edge from "./edge.js"
 import * as Messages from "./messages.js"
 import * as Pipeline from "./pipeline.js"
@@ -82,109 +70,6 @@ const queryOf = (url: string | undefined): URLSearchParams => {
   const at = url?.indexOf("?") ?? -1
   return new URLSearchParams(url === undefined || at === -1 ? "" : url.slice(at + 1))
 }
-
-/** The status and Gemini envelope of a failure (the status mapping of every other endpoint). */
-export const errorOf = (failure: RequestFailure): ErrorResponse => {
-  const mapping = toHttp(failure)
-  return { status: mapping.status, body: Gemini.envelope(mapping.status, mapping.message) }
-}
-
-/** A chat answer as a Gemini answer, its `modelVersion` the model that served it. */
-const responseOf = (completion: ChatCompletion, model: string): Gemini.GenerateContentResponse => ({
-  ...TranslateGemini.toGeminiResponse(Translate.fromOpenAiResponse(completion)),
-  modelVersion: model
-})
-
-/** The JSON text of the error a stream that failed after its headers ends with. */
-const streamErrorText = (failure: UpstreamFailure): string => {
-  const mapping = toHttp(failure)
-  return JSON.stringify(Gemini.envelope(mapping.status, mapping.message))
-}
-
-/** A Gemini answer object of a Gemini target, as sent, its `modelVersion` (when it has one) restamped. */
-const restamped = (body: Readonly<Record<string, unknown>>, model: string): Readonly<Record<string, unknown>> =>
-  body["modelVersion"] === undefined ? body : { ...body, modelVersion: model }
-
-/**
- * The encoder of one request. A stream is `data: <GenerateContentResponse>` events (`sse`) or one
- * JSON array of them written as they come (`[`, events joined by `,`, `]`); a stream failing after
- * its headers ends with the error envelope as its last event (or array element, the array closed).
- * An answer of a `gemini_generate_content` target (the caller's body was replayed there) is written
- * as the upstream sent it — every event of a stream — only `modelVersion` restamped; any other is
- * translated from the chat shape.
- */
-const encoder = (sse: boolean): Encoder => ({
-  answer: (completed, model) =>
-    Option.match(completed.native, {
-      onNone: () => responseOf(completed.completion, model),
-      onSome: (native) => restamped(native.body, model)
-    }),
-  decisionResponse: responseOf,
-  stream: (streamed, model) => {
-    const native = servedIn(streamed, "gemini_generate_content")
-    const encoded = (encode: (text: string) => string) =>
-      native
-        ? nativeEvents(streamed, (event) => encode(JSON.stringify(restamped(event.data, model))))
-        : translatedEvents(streamed, TranslateGemini.chatToGeminiStream({ model }), (event) =>
-          encode(JSON.stringify(event)))
-    if (sse) {
-      return {
-        events: encoded(sseData),
-        streamError: (failure) => sseData(streamErrorText(failure))
-      }
-    }
-    let opened = false
-    const element = (text: string) => {
-      const separator = opened ? "," : "["
-      opened = true
-      return separator + text
-    }
-    return {
-      events: Relay.concat(
-        encoded(element),
-        Effect.sync(() => [opened ? "]" : "[]"])
-      ),
-      streamError: (failure) => `${element(streamErrorText(failure))}]`,
-      contentType: "application/json"
-    }
-  }
-})
-
-const decodeGenerateContentRequest = Plain.decoder(Gemini.GenerateContentRequest, Gemini.decodeOptions)
-
-/** The chat request of a neutral one, streamed with usage when the caller streams. */
-const chatOf = (neutral: Neutral.NeutralRequest, stream: boolean): ChatCompletionRequest => {
-  const chat = Translate.toOpenAiRequest(neutral)
-  return stream ? { ...chat, stream: true, stream_options: { include_usage: true } } : chat
-}
-
-/**
- * The codec of one Gemini request: `model` (the route id) and streaming come from the URL, `sse`
- * from its `alt=sse`. The body is a `GenerateContentRequest`, kept as the native body: a
- * `gemini_generate_content` target receives it as it came (its Gemini-only fields included), any
- * other target the chat request translated from it.
- */
-export const codec = (model: string, stream: boolean, sse: boolean): Codec => ({
-  format: "gemini_generate_content",
-  decode: (json, headers, sessionId) =>
-    Effect.map(validateValue(decodeGenerateContentRequest, json), (body) => ({
-      routed: {
-        body: chatOf(TranslateGemini.fromGeminiRequest(body, { model, stream }), stream),
-        headers,
-        sessionId,
-        native: { format: "gemini_generate_content", body },
-        inboundFormat: "gemini_generate_content"
-      },
-      model,
-      streaming: stream,
-      encoder: encoder(sse)
-    })),
-  error: errorOf,
-  internalError: { status: 500, body: Gemini.envelope(500, "internal error") }
-})
-
-/** The codec of Gemini endpoints that route nothing (token counting, refusals, the models list). */
-export const plain: Codec = codec("", false, false)
 
 /** The request of a `countTokens` body, as neutral. */
 const countedRequest = (json: unknown, model: string) =>
@@ -303,13 +188,13 @@ export const endpoint = (
   const { method, model } = parsed
   return (request) => {
     const refused = Auth.refusal(deps.guard, authHeaders(request.headers, request.incoming.url), true)
-    if (refused !== undefined) return Pipeline.refuse(plain, refused)
+    if (refused !== undefined) return Pipeline.refuse(Codecs.geminiPlain, refused)
     const routed = { ...request, headers: withoutKey(request.headers) }
     if (method === "countTokens") {
-      return Pipeline.respond(plain, countTokens(deps.router, deps.upstream, routed, model, deps.limit))
+      return Pipeline.respond(Codecs.geminiPlain, countTokens(deps.router, deps.upstream, routed, model, deps.limit))
     }
     const stream = method === "streamGenerateContent"
     const sse = stream && queryOf(request.incoming.url).get("alt") === "sse"
-    return Pipeline.handle(codec(model, stream, sse), deps.router, deps.stats, deps.limit, deps.log)(routed)
+    return Pipeline.handle(Codecs.gemini(model, stream, sse), deps.router, deps.stats, deps.limit, deps.log)(routed)
   }
 }

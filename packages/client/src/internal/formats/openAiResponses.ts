@@ -1,13 +1,15 @@
 /**
- * The `openai_responses` side of the upstream client: the Responses body sent for a call (the
- * caller's own Responses body when it has one, else the chat request translated through the
- * neutral request type), and the translation of Responses answers — buffered and streamed — back
- * into chat completions and chunks.
+ * The `openai_responses` format (`POST …/responses`, `Authorization: Bearer`): the Responses body
+ * sent for a call (the caller's own Responses body when it has one, else the chat request
+ * translated through the neutral request type), the auxiliary operations (`…/responses/input_tokens`,
+ * `…/responses/compact`), the translation of Responses answers — buffered and streamed — back into
+ * chat completions and chunks (an in-band `error` or `response.failed` event failing the stream),
+ * and the OpenAI error body (as `openai_chat`'s).
  *
  * @internal
  */
-import type { InvalidResponse, TranslationError } from "@switchyard-ts/protocol/Errors"
-import { type ChatCompletion, type ChatCompletionChunk, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
+import type { InvalidResponse } from "@switchyard-ts/protocol/Errors"
+import { type ChatCompletion, decodeOptions } from "@switchyard-ts/protocol/OpenAiChat"
 import * as OpenAiResponses from "@switchyard-ts/protocol/OpenAiResponses"
 import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
@@ -15,40 +17,30 @@ import * as TranslateResponses from "@switchyard-ts/protocol/TranslateResponses"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
-import type { NativeBody, Target } from "../Target.js"
-import type { StreamStep } from "./anthropic.js"
-import * as Failure from "./failure.js"
-import * as Prepare from "./prepare.js"
+import type { NativeBody, Target } from "../../Target.js"
+import * as Failure from "../failure.js"
+import {
+  type EncodeBody,
+  type ResponsesAuxiliary,
+  type StreamStep,
+  type StreamTranslator,
+  translatedAnswer,
+  translatedSteps,
+  translatedWire,
+  type UpstreamFormat
+} from "../format.js"
+import * as Prepare from "../prepare.js"
+import * as AnthropicBeta from "./anthropicBeta.js"
+import * as OpenAiChat from "./openAiChat.js"
 
-const decodeResponsesRequest = Schema.decodeUnknownEither(
-  OpenAiResponses.ResponsesRequest,
-  OpenAiResponses.decodeOptions
-)
-
-/**
- * Why a native body the server could not translate fails on a target of `format`: the server finds
- * a Responses body untranslatable while building the Chat request routing works on, so `error`
- * speaks of an `openai_chat` upstream; for an `anthropic_messages` target the Messages
- * translation's own error is given instead (`error` when that one does not fail).
- */
-export const untranslatableFor = (
-  format: Target["client"]["format"],
-  native: NativeBody,
-  error: TranslationError
-): TranslationError => {
-  if (format !== "anthropic_messages" || native.format !== "openai_responses") return error
-  return decodeResponsesRequest(native.body).pipe(
-    Either.mapLeft(() => error),
-    Either.flatMap(TranslateResponses.fromResponsesRequest),
-    Either.flatMap(TranslateResponses.toMessagesRequest),
-    Either.match({ onLeft: (messagesError) => messagesError, onRight: () => error })
-  )
-}
+/** The Responses URL of an `openai_responses` client: `base_url` stripped as for Chat, then `/responses`. */
+export const responsesUrl = (baseUrl: string): string => `${OpenAiChat.openAiBase(baseUrl)}/responses`
 
 /**
  * A Responses body for `target`: `model` = the target's id, the target's `extra_body` keys added
- * where missing; `stream: true` for a streamed call, no `stream` / `stream_options` otherwise.
+ * where missing, its `reasoning_effort` as `reasoning.effort` (the caller's other `reasoning`
+ * fields kept), its `system_prompt` before the caller's `instructions` (a blank line between);
+ * `stream: true` for a streamed call, no `stream` / `stream_options` otherwise.
  */
 export const prepareBody = (
   target: Target,
@@ -57,8 +49,18 @@ export const prepareBody = (
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = { ...body, model: target.id }
   Prepare.addExtraBody(out, target)
-  Prepare.forceReasoningEffort(out, target, "responses")
-  Prepare.prependSystemPrompt(out, target, "responses")
+  const effort = target.reasoningEffort
+  if (effort !== undefined) {
+    const reasoning = out["reasoning"]
+    out["reasoning"] = Predicate.isRecord(reasoning) ? { ...reasoning, effort } : { effort }
+  }
+  const prompt = target.systemPrompt
+  if (prompt !== undefined) {
+    const instructions = out["instructions"]
+    out["instructions"] = typeof instructions === "string" && instructions !== ""
+      ? `${prompt}\n\n${instructions}`
+      : prompt
+  }
   if (streaming) out["stream"] = true
   else {
     delete out["stream"]
@@ -73,12 +75,7 @@ export const prepareBody = (
  * then {@link prepareBody}. Fails with `TranslationError` when the chat request has something the
  * Responses API cannot express.
  */
-export const encodeBody = (
-  target: Target,
-  body: Readonly<Record<string, unknown>>,
-  native: NativeBody | undefined,
-  streaming: boolean
-): Either.Either<Record<string, unknown>, TranslationError> =>
+export const encodeBody: EncodeBody = (target, body, native, streaming) =>
   Prepare.nativeOrTranslated(
     "openai_responses",
     body,
@@ -130,10 +127,7 @@ const failureMessage = (json: Readonly<Record<string, unknown>>): string => {
 export const streamTranslator = (options: {
   readonly target: string
   readonly secrets: ReadonlyArray<string>
-}): {
-  readonly push: (data: string) => StreamStep
-  readonly end: () => ReadonlyArray<ChatCompletionChunk>
-} => {
+}): StreamTranslator => {
   const translator = TranslateResponses.responsesToChatStream()
   const push = (data: string): StreamStep =>
     Either.match(Failure.jsonOrInvalid(options.target, "stream event", data), {
@@ -147,7 +141,8 @@ export const streamTranslator = (options: {
               status: 502,
               body: Option.some(JSON.stringify({ error: { message: failureMessage(json) } })),
               retryAfterMs: Option.none(),
-              secrets: options.secrets
+              secrets: options.secrets,
+              errors: OpenAiChat.errors
             })
           }
         }
@@ -166,4 +161,21 @@ export const streamTranslator = (options: {
       }
     })
   return { push, end: () => translator.end() }
+}
+
+/** `POST …/responses/<operation>`. */
+const auxiliaryUrl = (baseUrl: string, operation: ResponsesAuxiliary): string => `${responsesUrl(baseUrl)}/${operation}`
+
+/** The `openai_responses` record. */
+export const format: UpstreamFormat = {
+  format: "openai_responses",
+  chatWire: translatedWire("openai_responses", encodeBody, (target) => responsesUrl(target.client.baseUrl)),
+  untranslatable: (_native: NativeBody, error) => error,
+  auxiliaryUrl,
+  authHeaders: OpenAiChat.bearerAuth,
+  forwardedHeaders: OpenAiChat.openAiForwardedHeaders,
+  carryHeaders: AnthropicBeta.onNativeReplay,
+  readAnswer: translatedAnswer("openai_responses", decodeAnswer),
+  streamSteps: translatedSteps("openai_responses", streamTranslator),
+  errors: OpenAiChat.errors
 }

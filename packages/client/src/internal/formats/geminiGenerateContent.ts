@@ -1,25 +1,36 @@
 /**
- * The `gemini_generate_content` side of the upstream client: the URL of a call (the model and the
- * method are in the path), the `generateContent` body sent (the caller's own Gemini body when it
- * has one, else the chat request translated through the neutral request type), the translation of
- * Gemini answers — buffered and streamed — back into chat completions and chunks, and what an
- * in-band Gemini `error` object becomes.
+ * The `gemini_generate_content` format (`POST …/models/{model}:generateContent`,
+ * `:streamGenerateContent?alt=sse`, `x-goog-api-key`): the URL of a call (the model and the method
+ * are in the path), the `generateContent` body sent (the caller's own Gemini body when it has one,
+ * else the chat request translated through the neutral request type), the translation of Gemini
+ * answers — buffered and streamed — back into chat completions and chunks, what an in-band Gemini
+ * `error` object becomes, and the Gemini error body (`error.status` is the upstream code, its
+ * `RetryInfo` detail the retry delay).
  *
  * @internal
  */
-import type { TranslationError, UpstreamFailure } from "@switchyard-ts/protocol/Errors"
+import type { UpstreamFailure } from "@switchyard-ts/protocol/Errors"
 import * as Gemini from "@switchyard-ts/protocol/Gemini"
-import type { ChatCompletion, ChatCompletionChunk } from "@switchyard-ts/protocol/OpenAiChat"
+import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Plain from "@switchyard-ts/protocol/Plain"
 import * as Translate from "@switchyard-ts/protocol/Translate"
 import * as TranslateGemini from "@switchyard-ts/protocol/TranslateGemini"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type { NativeBody, Target } from "../Target.js"
-import type { StreamStep } from "./anthropic.js"
-import * as Failure from "./failure.js"
-import * as Prepare from "./prepare.js"
+import type { NativeBody, Target } from "../../Target.js"
+import * as Failure from "../failure.js"
+import {
+  type EncodeBody,
+  type StreamStep,
+  type StreamTranslator,
+  translatedAnswer,
+  translatedSteps,
+  translatedWire,
+  type UpstreamFormat
+} from "../format.js"
+import * as Prepare from "../prepare.js"
+import * as AnthropicBeta from "./anthropicBeta.js"
 
 /** The API version a `base_url` without a path is given (Google's own endpoint serves `v1beta`). */
 export const defaultVersionPath = "/v1beta"
@@ -95,12 +106,7 @@ export const prepareBody = (target: Target, body: Readonly<Record<string, unknow
  * {@link prepareBody}. Fails with `TranslationError` when the chat request has something the
  * Gemini API cannot express (`TranslateGemini.toGeminiRequest`).
  */
-export const encodeBody = (
-  target: Target,
-  body: Readonly<Record<string, unknown>>,
-  native: NativeBody | undefined,
-  _streaming: boolean
-): Either.Either<Record<string, unknown>, TranslationError> =>
+export const encodeBody: EncodeBody = (target, body, native) =>
   Prepare.nativeOrTranslated(
     "gemini_generate_content",
     body,
@@ -130,7 +136,7 @@ const inBandError = (target: string, secrets: ReadonlyArray<string>, error: unkn
     body: Option.some(errorText(error)),
     retryAfterMs: Option.none(),
     secrets,
-    format: "gemini_generate_content"
+    errors
   })
 
 const decodeResponse = Plain.decoder(Gemini.GenerateContentResponse, Gemini.decodeOptions)
@@ -197,10 +203,7 @@ export const decodeAnswer = (
 export const streamTranslator = (options: {
   readonly target: string
   readonly secrets: ReadonlyArray<string>
-}): {
-  readonly push: (data: string) => StreamStep
-  readonly end: () => ReadonlyArray<ChatCompletionChunk>
-} => {
+}): StreamTranslator => {
   const translator = TranslateGemini.geminiToChatStream()
   const push = (data: string): StreamStep =>
     Either.match(Failure.jsonOrInvalid(options.target, "stream event", data), {
@@ -217,4 +220,77 @@ export const streamTranslator = (options: {
         })
     })
   return { push, end: () => translator.end() }
+}
+
+/**
+ * The phrases of a Gemini 400 that mean the prompt does not fit ("The input token count (…)
+ * exceeds the maximum number of tokens allowed (…)").
+ */
+const contextWindowPhrases: ReadonlyArray<string> = [
+  "exceeds the maximum number of tokens",
+  "input token count",
+  "context window"
+]
+
+/**
+ * The `error.status` of a Gemini error body (`{"error": {"code", "message", "status"}}`): its
+ * `error.code` is the HTTP status again, so `RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`, … is the code.
+ */
+const statusOf = (json: Option.Option<unknown>): Option.Option<string> =>
+  Option.flatMap(
+    json,
+    (value) =>
+      Predicate.hasProperty(value, "error") && Predicate.hasProperty(value.error, "status") &&
+        Predicate.isString(value.error.status)
+        ? Option.some(value.error.status)
+        : Option.none()
+  )
+
+/**
+ * The `retryDelay` of a Gemini error body's `google.rpc.RetryInfo` detail (`"30s"`, `"1.5s"`) in
+ * milliseconds, capped like `Retry-After`: Gemini's 429 says when to come back there, not in a header.
+ */
+const retryDelayOf = (json: unknown): Option.Option<number> => {
+  const details = Predicate.hasProperty(json, "error") && Predicate.hasProperty(json.error, "details") &&
+      Array.isArray(json.error.details)
+    ? json.error.details
+    : []
+  for (const detail of details) {
+    const delay = Predicate.hasProperty(detail, "retryDelay") ? detail.retryDelay : undefined
+    const seconds = Predicate.isString(delay) ? /^(\d+(?:\.\d+)?)s$/.exec(delay.trim())?.[1] : undefined
+    if (seconds !== undefined) {
+      return Option.some(Math.min(Math.round(Number(seconds) * 1000), Failure.maxRetryAfterMs))
+    }
+  }
+  return Option.none()
+}
+
+/** The Gemini error body: `error.status`, its context-window phrases, its `RetryInfo` delay. */
+export const errors: Failure.ErrorVocabulary = {
+  codeOf: statusOf,
+  contextWindowCodes: [],
+  contextWindowPhrases,
+  retryAfterOf: retryDelayOf
+}
+
+/** `x-goog-api-key: <key>` (never `?key=` in the URL, which ends up in logs and spans). */
+const authHeaders = (key: Option.Option<string>): Record<string, string> =>
+  Option.match(key, { onNone: () => ({}), onSome: (value) => ({ "x-goog-api-key": value }) })
+
+/** The `gemini_generate_content` record. */
+export const format: UpstreamFormat = {
+  format: "gemini_generate_content",
+  chatWire: translatedWire(
+    "gemini_generate_content",
+    encodeBody,
+    (target, streaming) =>
+      modelUrl(target.client.baseUrl, target.id, streaming ? "streamGenerateContent" : "generateContent")
+  ),
+  untranslatable: (_native: NativeBody, error) => error,
+  authHeaders,
+  forwardedHeaders: [],
+  carryHeaders: AnthropicBeta.onNativeReplay,
+  readAnswer: translatedAnswer("gemini_generate_content", decodeAnswer),
+  streamSteps: translatedSteps("gemini_generate_content", streamTranslator),
+  errors
 }
