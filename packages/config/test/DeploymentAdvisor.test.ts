@@ -1,53 +1,27 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Target } from "@switchyard-ts/client/Target"
-import type { AdvisorRouteSpec, Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import type { AdvisorRouteSpec, Deployment } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { expectInvalid, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import { chatClient, document, expectInvalid, hosted, load, route, routeOf, target, targetNamed } from "./support.js"
 
 /**
  * A valid deployment with one advisor route `[routes.gate]`; `route` appends lines to it,
  * `advisorClient` to the advisor's client (which has no `timeout_ms`).
  */
-const advisor = (parts: { route?: string; advisorClient?: string } = {}): string => `
-schema_version = 1
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-timeout_ms = 120000
-
-[llm_clients.review]
-format = "openai_chat"
-base_url = "https://review.example.com/v1"
-${parts.advisorClient ?? ""}
-
-[targets.exec]
-id = "small-coder"
-llm_client = "hosted"
-
-[targets.reviewer]
-id = "frontier-reviewer"
-llm_client = "review"
-
-[routes.gate]
-id = "gate"
-type = "advisor"
-executor_target = "exec"
-advisor_target = "reviewer"
-${parts.route ?? ""}
-`
+const advisor = (parts: { route?: string; advisorClient?: string } = {}): string =>
+  document(
+    hosted("timeout_ms = 120000"),
+    chatClient("review", "https://review.example.com/v1", parts.advisorClient ?? ""),
+    target("exec", "small-coder", "hosted"),
+    target("reviewer", "frontier-reviewer", "review"),
+    route("gate", "advisor", "executor_target = \"exec\"", "advisor_target = \"reviewer\"", parts.route ?? "")
+  )
 
 const at = "routes.gate"
 
-const target = (deployment: Deployment, name: string): Target =>
-  deployment.targets.find((t) => t.name === name) ?? assert.fail(`no target ${name}`)
-
-const advisorRoute = (deployment: Deployment): AdvisorRouteSpec => {
-  const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "gate")
-  return route?.type === "advisor" ? route : assert.fail("no advisor route")
-}
+const advisorRoute = (deployment: Deployment): AdvisorRouteSpec => routeOf(deployment, "gate", "advisor")
 
 describe("DeploymentToml.parse advisor", () => {
   it.effect("a minimal route decodes with every default", () =>
@@ -60,8 +34,8 @@ describe("DeploymentToml.parse advisor", () => {
         toolCalling: Option.none(),
         requestTimeoutMs: Option.none(),
         type: "advisor",
-        executor: target(deployment, "exec"),
-        advisor: target(deployment, "reviewer"),
+        executor: targetNamed(deployment, "exec"),
+        advisor: targetNamed(deployment, "reviewer"),
         gateTrigger: "no_tool_call",
         gateTriggerPattern: Option.none(),
         maxReviews: 1,
@@ -147,83 +121,43 @@ describe("DeploymentToml.parse advisor", () => {
     }))
 
   // One test per rule.
-  it.effect("executor_target is required", () =>
-    expectInvalid(advisor().replace("executor_target = \"exec\"", ""), `${at}.executor_target`, "missing"))
+  Rejections.edits(at, advisor())([
+    ["executor_target = \"exec\"", "", "missing"],
+    ["advisor_target = \"reviewer\"", "", "missing"],
+    ["executor_target = \"exec\"", "executor_target = \"nope\"", "references unknown target \"nope\""],
+    ["advisor_target = \"reviewer\"", "advisor_target = \"nope\"", "references unknown target \"nope\""]
+  ])
 
-  it.effect("advisor_target is required", () =>
-    expectInvalid(advisor().replace("advisor_target = \"reviewer\"", ""), `${at}.advisor_target`, "missing"))
+  Rejections.lines(at, (line) => advisor({ route: line }))([
+    ["gate_trigger = \"always\"", "unknown variant \"always\"; expected one of \"no_tool_call\", \"pattern\""],
+    ["gate_trigger_pattern = \"done\"", "gate_trigger_pattern requires gate_trigger = \"pattern\""],
+    ["max_reviews = 0", "must be at least 1, got 0"],
+    ["max_reviews = 1.5", "expected an integer, got float"],
+    ["gate_stall_turns = -1", "must be at least 0, got -1"],
+    ["gate_min_tool_results = -2", "must be at least 0, got -2"],
+    ["advisor_max_tokens = 0", "must be at least 1, got 0"]
+  ])
 
-  it.effect("executor_target must name a target", () =>
-    expectInvalid(
-      advisor().replace("executor_target = \"exec\"", "executor_target = \"nope\""),
-      `${at}.executor_target`,
-      "references unknown target \"nope\""
-    ))
-
-  it.effect("advisor_target must name a target", () =>
-    expectInvalid(
-      advisor().replace("advisor_target = \"reviewer\"", "advisor_target = \"nope\""),
-      `${at}.advisor_target`,
-      "references unknown target \"nope\""
-    ))
-
-  it.effect("gate_trigger is no_tool_call or pattern", () =>
-    expectInvalid(
-      advisor({ route: "gate_trigger = \"always\"" }),
-      `${at}.gate_trigger`,
-      "unknown variant \"always\"; expected one of \"no_tool_call\", \"pattern\""
-    ))
-
-  it.effect("gate_trigger = \"pattern\" requires gate_trigger_pattern", () =>
-    expectInvalid(
+  Rejections.at(at)([
+    [
+      "gate_trigger = \"pattern\" requires gate_trigger_pattern",
       advisor({ route: "gate_trigger = \"pattern\"" }),
-      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern",
       "gate_trigger_pattern is required when gate_trigger = \"pattern\""
-    ))
-
-  it.effect("gate_trigger_pattern without gate_trigger = \"pattern\" is rejected", () =>
-    expectInvalid(
-      advisor({ route: "gate_trigger_pattern = \"done\"" }),
-      `${at}.gate_trigger_pattern`,
-      "gate_trigger_pattern requires gate_trigger = \"pattern\""
-    ))
-
-  it.effect("gate_trigger_pattern must not be blank", () =>
-    expectInvalid(
+    ],
+    [
+      "gate_trigger_pattern must not be blank",
       advisor({ route: "gate_trigger = \"pattern\"\ngate_trigger_pattern = \"  \"" }),
-      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern",
       "gate_trigger_pattern must not be empty"
-    ))
-
-  it.effect("gate_trigger_pattern must be a valid regular expression", () =>
-    expectInvalid(
+    ],
+    [
+      "gate_trigger_pattern must be a valid regular expression",
       advisor({ route: "gate_trigger = \"pattern\"\ngate_trigger_pattern = \"(unclosed\"" }),
-      `${at}.gate_trigger_pattern`,
+      "gate_trigger_pattern",
       "gate_trigger_pattern is not a valid regular expression"
-    ))
-
-  it.effect("max_reviews is at least 1", () =>
-    expectInvalid(advisor({ route: "max_reviews = 0" }), `${at}.max_reviews`, "must be at least 1, got 0"))
-
-  it.effect("max_reviews is an integer", () =>
-    expectInvalid(advisor({ route: "max_reviews = 1.5" }), `${at}.max_reviews`, "expected an integer, got float"))
-
-  it.effect("gate_stall_turns is not negative", () =>
-    expectInvalid(advisor({ route: "gate_stall_turns = -1" }), `${at}.gate_stall_turns`, "must be at least 0, got -1"))
-
-  it.effect("gate_min_tool_results is not negative", () =>
-    expectInvalid(
-      advisor({ route: "gate_min_tool_results = -2" }),
-      `${at}.gate_min_tool_results`,
-      "must be at least 0, got -2"
-    ))
-
-  it.effect("advisor_max_tokens is at least 1", () =>
-    expectInvalid(
-      advisor({ route: "advisor_max_tokens = 0" }),
-      `${at}.advisor_max_tokens`,
-      "must be at least 1, got 0"
-    ))
+    ]
+  ])
 
   it.effect("advisor_temperature is finite and not negative", () =>
     Effect.gen(function*() {
@@ -244,39 +178,22 @@ describe("DeploymentToml.parse advisor", () => {
       )
     }))
 
-  it.effect("transcript_max_chars is at least 256", () =>
-    expectInvalid(
-      advisor({ route: "transcript_max_chars = 255" }),
-      `${at}.transcript_max_chars`,
-      "must be at least 256, got 255"
-    ))
+  Rejections.lines(at, (line) => advisor({ route: line }))([
+    ["transcript_max_chars = 255", "must be at least 256, got 255"],
+    ["fail_open = \"yes\"", "expected a boolean, got string"],
+    ["reviewer_system_prompt = \" \"", "reviewer_system_prompt must not be empty"],
+    ["redo_feedback_prefix = \"\"", "redo_feedback_prefix must not be empty"],
+    ["judge_failure = \"error\"", "unknown field"]
+  ])
 
-  it.effect("fail_open is a boolean", () =>
-    expectInvalid(advisor({ route: "fail_open = \"yes\"" }), `${at}.fail_open`, "expected a boolean, got string"))
-
-  it.effect("reviewer_system_prompt must not be blank", () =>
-    expectInvalid(
-      advisor({ route: "reviewer_system_prompt = \" \"" }),
-      `${at}.reviewer_system_prompt`,
-      "reviewer_system_prompt must not be empty"
-    ))
-
-  it.effect("redo_feedback_prefix must not be blank", () =>
-    expectInvalid(
-      advisor({ route: "redo_feedback_prefix = \"\"" }),
-      `${at}.redo_feedback_prefix`,
-      "redo_feedback_prefix must not be empty"
-    ))
-
-  it.effect("unknown keys are rejected with their path", () =>
-    expectInvalid(advisor({ route: "judge_failure = \"error\"" }), `${at}.judge_failure`, "unknown field"))
-
-  it.effect("references are checked before the other rules", () =>
-    expectInvalid(
+  Rejections.at(at)([
+    [
+      "references are checked before the other rules",
       advisor({ route: "max_reviews = 0" }).replace("advisor_target = \"reviewer\"", "advisor_target = \"nope\""),
-      `${at}.advisor_target`,
+      "advisor_target",
       "references unknown target"
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml.warnings for advisor routes", () => {

@@ -6,24 +6,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { doc, expectInvalid, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import { doc, expectInvalid, load, route, target } from "./support.js"
 
 /** Two targets on one model id (`alias_a`, `alias_b`), a judge on another, all on `hosted`. */
-const aliases = (a: string, b: string) => `
-[targets.alias_a]
-id = "shared-model"
-llm_client = "hosted"
-${a}
+const aliases = (a: string, b: string) =>
+  [
+    target("alias_a", "shared-model", "hosted", a),
+    target("alias_b", "shared-model", "hosted", b),
+    target("judge", "judge-model", "hosted")
+  ].join("\n")
 
-[targets.alias_b]
-id = "shared-model"
-llm_client = "hosted"
-${b}
-
-[targets.judge]
-id = "judge-model"
-llm_client = "hosted"
-`
+/** A random route `[routes.pair]` over both aliases. */
+const pair = route("pair", "random", "targets = [\"alias_a\", \"alias_b\"]")
 
 describe("a target's system_prompt", () => {
   it.effect("loads as given; absent, the target has none", () =>
@@ -34,57 +29,51 @@ describe("a target's system_prompt", () => {
       assert.isFalse(plain.targets[0] !== undefined && "systemPrompt" in plain.targets[0])
     }))
 
-  it.effect("must be a string", () =>
-    expectInvalid(doc({ target: "system_prompt = 1" }), "targets.weak.system_prompt", "expected a string"))
+  Rejections.lines("targets.weak", (line) => doc({ target: line }))([
+    ["system_prompt = 1", "expected a string"]
+  ])
 
-  it.effect("two answer targets of one route on one model with different prompts are a load error", () =>
-    expectInvalid(
+  Rejections.each([
+    [
+      "two answer targets of one route on one model with different prompts are a load error",
       doc({
-        more: aliases("system_prompt = \"one\"", "system_prompt = \"two\"") +
-          "[routes.pair]\nid = \"pair\"\ntype = \"random\"\ntargets = [\"alias_a\", \"alias_b\"]\n"
+        more: aliases("system_prompt = \"one\"", "system_prompt = \"two\"") + pair
       }),
       "routes.pair",
       "routes.pair: route pair maps completion target aliases to model shared-model with different system_prompt values"
-    ))
+    ]
+  ])
 
   it.effect("one alias with a prompt and one without differ too; equal prompts, or aliases in different routes, load", () =>
     Effect.gen(function*() {
       yield* expectInvalid(
         doc({
-          more: aliases("system_prompt = \"one\"", "") +
-            "[routes.pair]\nid = \"pair\"\ntype = \"random\"\ntargets = [\"alias_a\", \"alias_b\"]\n"
+          more: aliases("system_prompt = \"one\"", "") + pair
         }),
         "routes.pair",
         "maps completion target aliases to model shared-model with different system_prompt values"
       )
       yield* load(doc({
-        more: aliases("system_prompt = \"same\"", "system_prompt = \"same\"") +
-          "[routes.pair]\nid = \"pair\"\ntype = \"random\"\ntargets = [\"alias_a\", \"alias_b\"]\n"
+        more: aliases("system_prompt = \"same\"", "system_prompt = \"same\"") + pair
       }))
       yield* load(doc({
         more: aliases("system_prompt = \"one\"", "system_prompt = \"two\"") +
-          "[routes.a]\nid = \"a\"\ntype = \"passthrough\"\ntarget = \"alias_a\"\n" +
-          "[routes.b]\nid = \"b\"\ntype = \"passthrough\"\ntarget = \"alias_b\"\n"
+          route("a", "passthrough", "target = \"alias_a\"") + route("b", "passthrough", "target = \"alias_b\"")
       }))
     }))
 
   it.effect("an escalation's weak target with a prompt on its judge's model is a load error", () =>
     expectInvalid(
       doc({
-        more: aliases("system_prompt = \"weak prompt\"", "") + `
-[targets.strong]
-id = "strong-model"
-llm_client = "hosted"
-
-[routes.esc]
-id = "esc"
-type = "llm_classifier"
-mode = "escalation"
-classifier_target = "alias_b"
-weak_target = "alias_a"
-strong_target = "strong"
-escalation = {}
-`
+        more: aliases("system_prompt = \"weak prompt\"", "") + target("strong", "strong-model", "hosted") + route(
+          "esc",
+          "llm_classifier",
+          "mode = \"escalation\"",
+          "classifier_target = \"alias_b\"",
+          "weak_target = \"alias_a\"",
+          "strong_target = \"strong\"",
+          "escalation = {}"
+        )
       }),
       "routes.esc",
       "routes.esc: route esc cannot apply system_prompt to target alias_a: " +
@@ -95,13 +84,8 @@ escalation = {}
     Effect.gen(function*() {
       const advisor = (executor: string) =>
         doc({
-          more: aliases("system_prompt = \"executor prompt\"", "") + `
-[routes.adv]
-id = "adv"
-type = "advisor"
-executor_target = "${executor}"
-advisor_target = "alias_b"
-`
+          more: aliases("system_prompt = \"executor prompt\"", "") +
+            route("adv", "advisor", `executor_target = "${executor}"`, "advisor_target = \"alias_b\"")
         })
       yield* expectInvalid(
         advisor("alias_a"),
@@ -147,13 +131,13 @@ describe("fallback_client", () => {
       assert.isUndefined((yield* load(doc())).fallbackClient)
     }))
 
-  it.effect("an unknown client is a load error", () =>
-    expectInvalid(
+  Rejections.each([
+    [
+      "an unknown client is a load error",
       doc({ top: "fallback_client = \"nope\"" }),
       "fallback_client",
       "fallback_client: references unknown llm client \"nope\""
-    ))
-
-  it.effect("must be a string", () =>
-    expectInvalid(doc({ top: "fallback_client = 1" }), "fallback_client", "expected a string"))
+    ],
+    ["must be a string", doc({ top: "fallback_client = 1" }), "fallback_client", "expected a string"]
+  ])
 })

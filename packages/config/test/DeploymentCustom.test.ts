@@ -1,64 +1,46 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { CustomClassifierRouteSpec, Deployment, RouteSpec } from "@switchyard-ts/config/Deployment"
+import type { CustomClassifierRouteSpec, Deployment } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as JsonSchema from "@switchyard-ts/routing/JsonSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { readFileSync } from "node:fs"
-import { doc, expectInvalid, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import { doc, document, expectInvalid, fixture, hosted, load, route, routeOf, target } from "./support.js"
+
+const routeSchema =
+  "{\"type\": \"object\", \"properties\": {\"route\": {\"type\": \"string\"}}, \"required\": [\"route\"]}"
 
 /**
  * A valid deployment with one custom classifier route `[routes.auto]`; `route` appends lines to
  * it, `policy` replaces its policy line, `schema` its response_schema.
  */
-const custom = (parts: { route?: string; policy?: string; schema?: string } = {}): string => `
-schema_version = 1
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-timeout_ms = 120000
-
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "hosted"
-
-[targets.fast]
-id = "small-coder"
-llm_client = "hosted"
-
-[targets.careful]
-id = "frontier-coder"
-llm_client = "hosted"
-
-[targets.twin]
-id = "small-coder"
-llm_client = "hosted"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-mode = "custom"
-classifier_target = "judge"
-targets = ["fast", "careful"]
-default_target = "careful"
-prompt = "Answer with the target for this task."
-response_schema = '''${
-  parts.schema ??
-    "{\"type\": \"object\", \"properties\": {\"route\": {\"type\": \"string\"}}, \"required\": [\"route\"]}"
-}'''
-${parts.policy ?? "policy = { type = \"target_selector\", selector = \"/route\" }"}
-${parts.route ?? ""}
-`
+const custom = (parts: { route?: string; policy?: string; schema?: string } = {}): string =>
+  document(
+    hosted("timeout_ms = 120000"),
+    target("judge", "qwen3-30b", "hosted"),
+    target("fast", "small-coder", "hosted"),
+    target("careful", "frontier-coder", "hosted"),
+    target("twin", "small-coder", "hosted"),
+    route(
+      "auto",
+      "llm_classifier",
+      "mode = \"custom\"",
+      "classifier_target = \"judge\"",
+      "targets = [\"fast\", \"careful\"]",
+      "default_target = \"careful\"",
+      "prompt = \"Answer with the target for this task.\"",
+      `response_schema = '''${parts.schema ?? routeSchema}'''`,
+      parts.policy ?? "policy = { type = \"target_selector\", selector = \"/route\" }",
+      parts.route ?? ""
+    )
+  )
 
 const at = "routes.auto"
 
-const customRoute = (deployment: Deployment, id: string): CustomClassifierRouteSpec => {
-  const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === id)
-  return route?.type === "llm_classifier" && route.mode === "custom" ? route : assert.fail(`no custom route ${id}`)
-}
+/** `custom()` with the labelled targets `list` (a TOML array). */
+const labels = (list: string) => custom().replace("targets = [\"fast\", \"careful\"]", `targets = ${list}`)
 
-const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")
+const customRoute = (deployment: Deployment, id: string): CustomClassifierRouteSpec => routeOf(deployment, id, "custom")
 
 describe("DeploymentToml.parse llm_classifier (custom)", () => {
   it.effect("a minimal route decodes with every default", () =>
@@ -134,178 +116,143 @@ describe("DeploymentToml.parse llm_classifier (custom)", () => {
 })
 
 describe("DeploymentToml.parse llm_classifier (custom) load errors", () => {
-  for (
-    const [key, line] of [
-      ["strong_target", "strong_target = \"careful\""],
-      ["weak_target", "weak_target = \"fast\""],
-      ["base_threshold", "base_threshold = 0.5"],
-      ["threshold_step", "threshold_step = 0.1"],
-      ["escalation", "escalation = { confirmations = 2 }"],
-      ["response_format_type", "response_format_type = \"json_object\""]
-    ] as const
-  ) {
-    it.effect(`${key} is a capability or escalation field`, () =>
-      expectInvalid(custom({ route: line }), `${at}.${key}`, "mode custom cannot use capability or escalation fields"))
-  }
+  const capabilityOrEscalation = [
+    ["strong_target", "strong_target = \"careful\""],
+    ["weak_target", "weak_target = \"fast\""],
+    ["base_threshold", "base_threshold = 0.5"],
+    ["threshold_step", "threshold_step = 0.1"],
+    ["escalation", "escalation = { confirmations = 2 }"],
+    ["response_format_type", "response_format_type = \"json_object\""]
+  ] as const
+  const required = ["targets", "default_target", "prompt", "response_schema", "policy"]
+  Rejections.at(at)([
+    ...capabilityOrEscalation.map(([key, line]) =>
+      [
+        `${key} is a capability or escalation field`,
+        custom({ route: line }),
+        key,
+        "mode custom cannot use capability or escalation fields"
+      ] as const
+    ),
+    ["unknown keys are rejected", custom({ route: "bogus = 1" }), "bogus", "unknown field"],
+    ...required.map((key) =>
+      [`${key} is required`, custom().replace(new RegExp(`^${key} = .*$`, "m"), ""), key, "missing"] as const
+    )
+  ])
 
-  it.effect("unknown keys are rejected", () =>
-    expectInvalid(custom({ route: "bogus = 1" }), `${at}.bogus`, "unknown field"))
+  Rejections.edits(at, custom())([
+    ["classifier_target = \"judge\"", "classifier_target = \"ghost\"", "references unknown target \"ghost\""],
+    ["targets = [\"fast\", \"careful\"]", "targets = [\"careful\"]", "custom classifier requires at least two targets"],
+    ["default_target = \"careful\"", "default_target = \"judge\"", "default_target \"judge\" must be one of targets"],
+    ["prompt = \"Answer with the target for this task.\"", "prompt = \"  \"", "classifier prompt must not be empty"]
+  ])
 
-  for (const key of ["targets", "default_target", "prompt", "response_schema", "policy"]) {
-    it.effect(`${key} is required`, () =>
-      expectInvalid(
-        custom().replace(new RegExp(`^${key} = .*$`, "m"), ""),
-        `${at}.${key}`,
-        "missing"
-      ))
-  }
+  Rejections.lines(at, (line) => custom({ route: line }))([
+    ["message_hash_fallback = true", "message_hash_fallback requires classify_trigger = new_session or user_turn"],
+    ["recent_turn_window = -1", "must be at least 0"],
+    ["max_output_tokens = 0", "must be at least 1"],
+    ["judge_timeout_ms = 0", "must be a positive integer"],
+    ["judge_failure = \"retry\"", "unknown variant \"retry\""]
+  ])
 
-  it.effect("classifier_target must exist", () =>
-    expectInvalid(
-      custom().replace("classifier_target = \"judge\"", "classifier_target = \"ghost\""),
-      `${at}.classifier_target`,
-      "references unknown target \"ghost\""
-    ))
-
-  it.effect("at least two targets", () =>
-    expectInvalid(
-      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"careful\"]"),
-      `${at}.targets`,
-      "custom classifier requires at least two targets"
-    ))
-
-  it.effect("labels are not blank", () =>
-    expectInvalid(
-      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"  \"]"),
-      `${at}.targets[1]`,
+  Rejections.at(at)([
+    [
+      "labels are not blank",
+      labels("[\"fast\", \"  \"]"),
+      "targets[1]",
       "labels must not be empty"
-    ))
-
-  it.effect("labels are unique", () =>
-    expectInvalid(
-      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"careful\", \"fast\"]"),
-      `${at}.targets[2]`,
+    ],
+    [
+      "labels are unique",
+      labels("[\"fast\", \"careful\", \"fast\"]"),
+      "targets[2]",
       "custom classifier targets must be unique; \"fast\" is listed twice"
-    ))
-
-  it.effect("labels name configured targets", () =>
-    expectInvalid(
-      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"ghost\"]"),
-      `${at}.targets[1]`,
+    ],
+    [
+      "labels name configured targets",
+      labels("[\"fast\", \"ghost\"]"),
+      "targets[1]",
       "references unknown target \"ghost\""
-    ))
-
-  it.effect("two labels resolving to the same model id are rejected", () =>
-    expectInvalid(
-      custom().replace("targets = [\"fast\", \"careful\"]", "targets = [\"fast\", \"careful\", \"twin\"]"),
-      `${at}.targets[2]`,
+    ],
+    [
+      "two labels resolving to the same model id are rejected",
+      labels("[\"fast\", \"careful\", \"twin\"]"),
+      "targets[2]",
       "resolved target \"small-coder\" is duplicated"
-    ))
-
-  it.effect("default_target is one of targets", () =>
-    expectInvalid(
-      custom().replace("default_target = \"careful\"", "default_target = \"judge\""),
-      `${at}.default_target`,
-      "default_target \"judge\" must be one of targets"
-    ))
-
-  it.effect("message_hash_fallback requires new_session", () =>
-    expectInvalid(
-      custom({ route: "message_hash_fallback = true" }),
-      `${at}.message_hash_fallback`,
-      "message_hash_fallback requires classify_trigger = new_session or user_turn"
-    ))
-
-  it.effect("recent_turn_window is non-negative", () =>
-    expectInvalid(custom({ route: "recent_turn_window = -1" }), `${at}.recent_turn_window`, "must be at least 0"))
-
-  it.effect("prompt must not be blank", () =>
-    expectInvalid(
-      custom().replace("prompt = \"Answer with the target for this task.\"", "prompt = \"  \""),
-      `${at}.prompt`,
-      "classifier prompt must not be empty"
-    ))
-
-  it.effect("prompt must not carry the schema placeholder", () =>
-    expectInvalid(
+    ],
+    [
+      "prompt must not carry the schema placeholder",
       custom().replace("Answer with the target for this task.", "Answer per {{RESPONSE_SCHEMA}}"),
-      `${at}.prompt`,
+      "prompt",
       "the response schema is supplied automatically"
-    ))
-
-  it.effect("response_schema must be JSON", () =>
-    expectInvalid(custom({ schema: "{not json" }), `${at}.response_schema`, "response_schema is invalid JSON"))
-
-  it.effect("response_schema must be an object", () =>
-    expectInvalid(custom({ schema: "[1, 2]" }), `${at}.response_schema`, "response_schema must be a JSON object"))
-
-  it.effect("response_schema must not be a provider wrapper", () =>
-    expectInvalid(
+    ],
+    [
+      "response_schema must be JSON",
+      custom({ schema: "{not json" }),
+      "response_schema",
+      "response_schema is invalid JSON"
+    ],
+    [
+      "response_schema must be an object",
+      custom({ schema: "[1, 2]" }),
+      "response_schema",
+      "response_schema must be a JSON object"
+    ],
+    [
+      "response_schema must not be a provider wrapper",
       custom({ schema: "{\"type\": \"json_schema\", \"json_schema\": {\"name\": \"x\", \"schema\": {}}}" }),
-      `${at}.response_schema`,
+      "response_schema",
       "not a provider response_format wrapper"
-    ))
-
-  it.effect("response_schema keywords outside the supported subset are rejected with their place", () =>
-    expectInvalid(
+    ],
+    [
+      "response_schema keywords outside the supported subset are rejected with their place",
       custom({ schema: "{\"type\": \"object\", \"properties\": {\"p\": {\"type\": \"number\", \"minimum\": 0}}}" }),
-      `${at}.response_schema`,
+      "response_schema",
       "response_schema is not a supported JSON Schema at \"/properties/p/minimum\": unsupported keyword \"minimum\""
-    ))
-
-  it.effect("response_schema keyword values are meta-validated", () =>
-    expectInvalid(
+    ],
+    [
+      "response_schema keyword values are meta-validated",
       custom({ schema: "{\"type\": \"object\", \"required\": \"route\"}" }),
-      `${at}.response_schema`,
+      "response_schema",
       "at \"/required\": required must be an array of strings"
-    ))
-
-  it.effect("policy.type is target_selector", () =>
-    expectInvalid(
+    ],
+    [
+      "policy.type is target_selector",
       custom({ policy: "policy = { type = \"threshold\", selector = \"/route\" }" }),
-      `${at}.policy.type`,
+      "policy.type",
       "unknown variant \"threshold\"; expected one of \"target_selector\""
-    ))
-
-  it.effect("policy.selector is required", () =>
-    expectInvalid(custom({ policy: "policy = { type = \"target_selector\" }" }), `${at}.policy.selector`, "missing"))
-
-  it.effect("policy has no other keys", () =>
-    expectInvalid(
+    ],
+    [
+      "policy.selector is required",
+      custom({ policy: "policy = { type = \"target_selector\" }" }),
+      "policy.selector",
+      "missing"
+    ],
+    [
+      "policy has no other keys",
       custom({ policy: "policy = { type = \"target_selector\", selector = \"/route\", extra = 1 }" }),
-      `${at}.policy.extra`,
+      "policy.extra",
       "unknown field"
-    ))
-
-  it.effect("policy.selector must be a JSON Pointer", () =>
-    expectInvalid(
+    ],
+    [
+      "policy.selector must be a JSON Pointer",
       custom({ policy: "policy = { type = \"target_selector\", selector = \"route\" }" }),
-      `${at}.policy.selector`,
+      "policy.selector",
       "selector is not a valid JSON Pointer"
-    ))
-
-  it.effect("policy.selector escapes are checked", () =>
-    expectInvalid(
+    ],
+    [
+      "policy.selector escapes are checked",
       custom({ policy: "policy = { type = \"target_selector\", selector = \"/a~2\" }" }),
-      `${at}.policy.selector`,
+      "policy.selector",
       "\"~\" must be followed by 0 or 1"
-    ))
-
-  it.effect("policy.selector must not be the root", () =>
-    expectInvalid(
+    ],
+    [
+      "policy.selector must not be the root",
       custom({ policy: "policy = { type = \"target_selector\", selector = \"\" }" }),
-      `${at}.policy.selector`,
+      "policy.selector",
       "selector must not be the root pointer"
-    ))
-
-  it.effect("max_output_tokens is at least 1", () =>
-    expectInvalid(custom({ route: "max_output_tokens = 0" }), `${at}.max_output_tokens`, "must be at least 1"))
-
-  it.effect("judge_timeout_ms is a positive integer", () =>
-    expectInvalid(custom({ route: "judge_timeout_ms = 0" }), `${at}.judge_timeout_ms`, "must be a positive integer"))
-
-  it.effect("judge_failure is error or fail_open", () =>
-    expectInvalid(custom({ route: "judge_failure = \"retry\"" }), `${at}.judge_failure`, "unknown variant \"retry\""))
+    ]
+  ])
 })
 
 /** The group form: `custom()` with `models` in place of `classifier_target` and `targets`. */

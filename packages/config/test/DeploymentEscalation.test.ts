@@ -1,51 +1,53 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Deployment, EscalationClassifierRouteSpec, RouteSpec } from "@switchyard-ts/config/Deployment"
+import type { Deployment, EscalationClassifierRouteSpec } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { readFileSync } from "node:fs"
-import { expectInvalid, judgeWeakStrong, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import {
+  document,
+  expectInvalid,
+  fixture,
+  hosted,
+  judgeCallDefaults,
+  judgeCallOf,
+  judgeWeakStrong,
+  load,
+  route,
+  routeOf,
+  table
+} from "./support.js"
 
 /** A valid deployment with one escalation route `[routes.auto]`; `route` appends lines, `table` the escalation table's lines. */
-const escalation = (parts: { route?: string; table?: string; mode?: string } = {}): string => `
-schema_version = 1
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-timeout_ms = 120000
-
-${judgeWeakStrong("hosted")}
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-${parts.mode ?? "mode = \"escalation\""}
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-${parts.route ?? ""}
-
-[routes.auto.escalation]
-${parts.table ?? ""}
-`
+const escalation = (parts: { route?: string; table?: string; mode?: string } = {}): string =>
+  document(
+    hosted("timeout_ms = 120000"),
+    judgeWeakStrong("hosted"),
+    route(
+      "auto",
+      "llm_classifier",
+      parts.mode ?? "mode = \"escalation\"",
+      "classifier_target = \"judge\"",
+      "weak_target = \"weak\"",
+      "strong_target = \"strong\"",
+      parts.route ?? ""
+    ),
+    table("routes.auto.escalation", parts.table ?? "")
+  )
 
 const at = "routes.auto"
 
-const escalationRoute = (deployment: Deployment): EscalationClassifierRouteSpec => {
-  const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "auto")
-  return route?.type === "llm_classifier" && route.mode === "escalation" ? route : assert.fail("no escalation route")
-}
+const escalationRoute = (deployment: Deployment): EscalationClassifierRouteSpec =>
+  routeOf(deployment, "auto", "escalation")
 
 describe("DeploymentToml.parse llm_classifier (escalation)", () => {
   it.effect("the compatible system's documented escalation example loads unchanged (mode implied by the table)", () =>
     Effect.gen(function*() {
-      const text = readFileSync(new URL("./fixtures/escalation-router-routing-example.toml", import.meta.url), "utf8")
-      const deployment = yield* load(text, [["OPENROUTER_API_KEY", "sk-or-test"]])
-      const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "agent")
-      if (route?.type !== "llm_classifier" || route.mode !== "escalation") {
-        return assert.fail("no escalation route agent")
-      }
+      const deployment = yield* load(fixture("escalation-router-routing-example.toml"), [[
+        "OPENROUTER_API_KEY",
+        "sk-or-test"
+      ]])
+      const route = routeOf(deployment, "agent", "escalation")
       assert.strictEqual(route.judge.id, "google/gemini-3.5-flash")
       assert.strictEqual(route.weak.id, "moonshotai/kimi-k2.6")
       assert.strictEqual(route.strong.id, "anthropic/claude-opus-4.7")
@@ -65,11 +67,7 @@ describe("DeploymentToml.parse llm_classifier (escalation)", () => {
       assert.strictEqual(route.confirmations, 2)
       assert.strictEqual(route.recentTurnWindow, 28)
       assert.strictEqual(route.windowMessageChars, 500)
-      assert.deepStrictEqual(route.prompt, Option.none())
-      assert.strictEqual(route.responseFormatType, "json_schema")
-      assert.strictEqual(route.maxOutputTokens, 4096)
-      assert.strictEqual(route.judgeFailure, "error")
-      assert.deepStrictEqual(route.judgeTimeoutMs, Option.none())
+      assert.deepStrictEqual(judgeCallOf(route), judgeCallDefaults)
     }))
 
   it.effect("every key is read", () =>
@@ -105,119 +103,54 @@ describe("DeploymentToml.parse llm_classifier (escalation)", () => {
 })
 
 describe("DeploymentToml.parse llm_classifier (escalation) load errors", () => {
-  const cases: ReadonlyArray<readonly [string, Parameters<typeof escalation>[0], string, string]> = [
-    ["explicit mode without the table", undefined, `${at}.escalation`, "mode escalation requires an escalation table"],
+  Rejections.lines(`${at}.escalation`, (line) => escalation({ table: line }))([
+    ["confirmations = 0", "confirmations must be at least 1"],
+    ["recent_turn_window = 0", "at least 1"],
+    ["window_message_chars = 49", "at least 50"],
+    ["bogus = 1", "bogus"],
+    ["confirmations = \"2\"", "expected an integer"]
+  ])
+
+  Rejections.lines(at, (line) => escalation({ route: line }))([
+    ["classify_trigger = \"user_turn\"", "mode escalation cannot use classify_trigger"],
+    ["base_threshold = 0.5", "mode escalation cannot use capability routing settings"],
+    ["threshold_step = 0.1", "mode escalation cannot use capability routing settings"],
+    ["message_hash_fallback = true", "mode escalation cannot use capability routing settings"],
+    ["recent_turn_window = 4", "mode escalation cannot use capability routing settings"],
+    ["targets = [\"weak\", \"strong\"]", "mode escalation cannot use custom classifier fields"],
     [
-      "confirmations 0",
-      { table: "confirmations = 0" },
-      `${at}.escalation.confirmations`,
-      "confirmations must be at least 1"
-    ],
-    ["recent_turn_window 0", { table: "recent_turn_window = 0" }, `${at}.escalation.recent_turn_window`, "at least 1"],
-    [
-      "window_message_chars 49",
-      { table: "window_message_chars = 49" },
-      `${at}.escalation.window_message_chars`,
-      "at least 50"
-    ],
-    ["an unknown escalation key", { table: "bogus = 1" }, `${at}.escalation.bogus`, "bogus"],
-    [
-      "confirmations as a string",
-      { table: "confirmations = \"2\"" },
-      `${at}.escalation.confirmations`,
-      "expected an integer"
-    ],
-    [
-      "classify_trigger other than every_request",
-      { route: "classify_trigger = \"user_turn\"" },
-      `${at}.classify_trigger`,
-      "mode escalation cannot use classify_trigger"
-    ],
-    [
-      "explicit base_threshold",
-      { route: "base_threshold = 0.5" },
-      `${at}.base_threshold`,
-      "mode escalation cannot use capability routing settings"
-    ],
-    [
-      "threshold_step",
-      { route: "threshold_step = 0.1" },
-      `${at}.threshold_step`,
-      "mode escalation cannot use capability routing settings"
-    ],
-    [
-      "message_hash_fallback",
-      { route: "message_hash_fallback = true" },
-      `${at}.message_hash_fallback`,
-      "mode escalation cannot use capability routing settings"
-    ],
-    [
-      "recent_turn_window at the route level",
-      { route: "recent_turn_window = 4" },
-      `${at}.recent_turn_window`,
-      "mode escalation cannot use capability routing settings"
-    ],
-    [
-      "implicit mode with threshold_step",
-      { mode: "threshold_step = 0.1" },
-      `${at}.threshold_step`,
-      "mode escalation cannot use capability routing settings"
-    ],
-    [
-      "custom field targets",
-      { route: "targets = [\"weak\", \"strong\"]" },
-      `${at}.targets`,
+      "policy = { type = \"target_selector\", selector = \"/r\" }",
       "mode escalation cannot use custom classifier fields"
     ],
-    [
-      "custom field policy",
-      { route: "policy = { type = \"target_selector\", selector = \"/r\" }" },
-      `${at}.policy`,
-      "mode escalation cannot use custom classifier fields"
-    ],
-    [
-      "an unknown route key",
-      { route: "weak_target_unused = 1" },
-      `${at}.weak_target_unused`,
-      "weak_target_unused"
-    ],
-    ["blank prompt", { route: "prompt = \"  \"" }, `${at}.prompt`, "classifier prompt must not be empty"],
-    [
-      "prompt with the schema placeholder",
-      { route: "prompt = \"x {{RESPONSE_SCHEMA}}\"" },
-      `${at}.prompt`,
-      "supplied automatically"
-    ],
-    ["max_output_tokens 0", { route: "max_output_tokens = 0" }, `${at}.max_output_tokens`, "at least 1"],
-    ["judge_timeout_ms 0", { route: "judge_timeout_ms = 0" }, `${at}.judge_timeout_ms`, "must be a positive integer"],
-    ["judge_failure unknown", { route: "judge_failure = \"panic\"" }, `${at}.judge_failure`, "unknown variant"],
-    [
-      "response_format_type unknown",
-      { route: "response_format_type = \"text\"" },
-      `${at}.response_format_type`,
-      "unknown variant"
-    ]
-  ]
-  for (const [name, parts, path, fragment] of cases) {
-    it.effect(name, () =>
-      expectInvalid(
-        name === "explicit mode without the table"
-          ? escalation().replace("[routes.auto.escalation]", "")
-          : escalation(parts),
-        path,
-        fragment
-      ))
-  }
+    ["weak_target_unused = 1", "weak_target_unused"],
+    ["prompt = \"  \"", "classifier prompt must not be empty"],
+    ["prompt = \"x {{RESPONSE_SCHEMA}}\"", "supplied automatically"],
+    ["max_output_tokens = 0", "at least 1"],
+    ["judge_timeout_ms = 0", "must be a positive integer"],
+    ["judge_failure = \"panic\"", "unknown variant"],
+    ["response_format_type = \"text\"", "unknown variant"]
+  ])
 
-  it.effect("a missing strong_target is reported at its key", () =>
-    expectInvalid(escalation().replace("strong_target = \"strong\"", ""), `${at}.strong_target`, ""))
-
-  it.effect("an unknown weak target is reported at weak_target", () =>
+  it.effect("implicit mode with threshold_step", () =>
     expectInvalid(
-      escalation().replace("weak_target = \"weak\"", "weak_target = \"nope\""),
-      `${at}.weak_target`,
-      "nope"
+      escalation({ mode: "threshold_step = 0.1" }),
+      `${at}.threshold_step`,
+      "mode escalation cannot use capability routing settings"
     ))
+
+  Rejections.edits(at, escalation())([
+    ["strong_target = \"strong\"", "", ""],
+    ["weak_target = \"weak\"", "weak_target = \"nope\"", "nope"]
+  ])
+
+  Rejections.at(at)([
+    [
+      "explicit mode without the table",
+      escalation().replace("[routes.auto.escalation]", ""),
+      "escalation",
+      "mode escalation requires an escalation table"
+    ]
+  ])
 })
 
 describe("DeploymentToml.parse llm_classifier (escalation): the deescalation table", () => {
@@ -226,12 +159,11 @@ describe("DeploymentToml.parse llm_classifier (escalation): the deescalation tab
 
   it.effect("the compatible system's documented de-escalation example loads unchanged", () =>
     Effect.gen(function*() {
-      const text = readFileSync(new URL("./fixtures/escalation-deescalation-example.toml", import.meta.url), "utf8")
-      const deployment = yield* load(text, [["OPENROUTER_API_KEY", "sk-or-test"]])
-      const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "agent")
-      if (route?.type !== "llm_classifier" || route.mode !== "escalation") {
-        return assert.fail("no escalation route agent")
-      }
+      const deployment = yield* load(fixture("escalation-deescalation-example.toml"), [[
+        "OPENROUTER_API_KEY",
+        "sk-or-test"
+      ]])
+      const route = routeOf(deployment, "agent", "escalation")
       assert.strictEqual(route.confirmations, 2)
       assert.deepStrictEqual(
         route.deescalation,
@@ -265,51 +197,47 @@ describe("DeploymentToml.parse llm_classifier (escalation): the deescalation tab
       )
     }))
 
-  const where = `${at}.escalation.deescalation`
-  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
+  Rejections.at(at)([
     [
       "strong_min_calls 0",
-      "strong_min_calls = 0\nconfirmations = 1",
-      `${where}.strong_min_calls`,
+      deesc("strong_min_calls = 0\nconfirmations = 1"),
+      "escalation.deescalation.strong_min_calls",
       "deescalation.strong_min_calls must be at least 1, got 0"
     ],
     [
       "confirmations 0",
-      "strong_min_calls = 1\nconfirmations = 0",
-      `${where}.confirmations`,
+      deesc("strong_min_calls = 1\nconfirmations = 0"),
+      "escalation.deescalation.confirmations",
       "deescalation.confirmations must be at least 1, got 0"
     ],
     [
       "strong_max_calls below strong_min_calls",
-      "strong_min_calls = 3\nconfirmations = 1\nstrong_max_calls = 2",
-      `${where}.strong_max_calls`,
+      deesc("strong_min_calls = 3\nconfirmations = 1\nstrong_max_calls = 2"),
+      "escalation.deescalation.strong_max_calls",
       "deescalation.strong_max_calls must be at least deescalation.strong_min_calls, got 2"
     ],
     [
       "a negative weak_cooldown_calls",
-      "strong_min_calls = 1\nconfirmations = 1\nweak_cooldown_calls = -1",
-      `${where}.weak_cooldown_calls`,
+      deesc("strong_min_calls = 1\nconfirmations = 1\nweak_cooldown_calls = -1"),
+      "escalation.deescalation.weak_cooldown_calls",
       "must be at least 0, got -1"
     ],
-    ["a missing strong_min_calls", "confirmations = 1", `${where}.strong_min_calls`, "missing"],
-    ["a missing confirmations", "strong_min_calls = 1", `${where}.confirmations`, "missing"],
+    ["a missing strong_min_calls", deesc("confirmations = 1"), "escalation.deescalation.strong_min_calls", "missing"],
+    ["a missing confirmations", deesc("strong_min_calls = 1"), "escalation.deescalation.confirmations", "missing"],
     [
       "an unknown key",
-      "strong_min_calls = 1\nconfirmations = 1\nstrong_calls = 2",
-      `${where}.strong_calls`,
+      deesc("strong_min_calls = 1\nconfirmations = 1\nstrong_calls = 2"),
+      "escalation.deescalation.strong_calls",
       "unknown field"
     ],
     [
       "strong_min_calls as a float",
-      "strong_min_calls = 1.5\nconfirmations = 1",
-      `${where}.strong_min_calls`,
+      deesc("strong_min_calls = 1.5\nconfirmations = 1"),
+      "escalation.deescalation.strong_min_calls",
       "expected an integer"
     ]
-  ]
-  for (const [name, lines, path, fragment] of cases) {
-    it.effect(name, () => expectInvalid(deesc(lines), path, fragment))
-  }
+  ])
 
   it.effect("not a table", () =>
-    expectInvalid(escalation({ table: "deescalation = 3" }), `${where}`, "expected a table"))
+    expectInvalid(escalation({ table: "deescalation = 3" }), `${at}.escalation.deescalation`, "expected a table"))
 })

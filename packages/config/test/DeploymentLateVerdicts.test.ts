@@ -7,18 +7,11 @@ import { assert, describe, it } from "@effect/vitest"
 import type * as Deployment from "@switchyard-ts/config/Deployment"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { doc, expectInvalid, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import { doc, expectInvalid, load, table, target } from "./support.js"
 
 /** The judge and a second answer target (`weak` is in the base document). */
-const targets = `
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "hosted"
-
-[targets.strong]
-id = "frontier-coder"
-llm_client = "hosted"
-`
+const targets = target("judge", "qwen3-30b", "hosted") + target("strong", "frontier-coder", "hosted")
 
 /** A custom classifier's keys, on a route or in a `subagents` table. */
 const customKeys = `mode = "custom"
@@ -31,7 +24,7 @@ policy = { type = "target_selector", selector = "/route" }`
 
 /** A route table `[routes.<id>]` of `type` with `lines`, after the targets. */
 const routeDoc = (id: string, lines: string, tail = "") =>
-  doc({ more: `${targets}\n[routes.${id}]\nid = "${id}"\n${lines}\n${tail}` })
+  doc({ more: [targets, table(`routes.${id}`, `id = "${id}"`, lines), tail].join("\n") })
 
 const capability = (lines: string) =>
   routeDoc(
@@ -128,19 +121,20 @@ describe("DeploymentToml.parse: late_verdict_ms and max_late_verdicts", () => {
           )
         }))
 
-      it.effect("late_verdict_ms requires judge_timeout_ms", () =>
-        expectInvalid(
+      Rejections.each([
+        [
+          "late_verdict_ms requires judge_timeout_ms",
           kind.text("judge_failure = \"fail_open\"\nlate_verdict_ms = 500"),
           `${kind.at}.late_verdict_ms`,
           "requires judge_timeout_ms"
-        ))
-
-      it.effect("max_late_verdicts requires late_verdict_ms", () =>
-        expectInvalid(
+        ],
+        [
+          "max_late_verdicts requires late_verdict_ms",
           kind.text(`${enabled}\nmax_late_verdicts = 4`),
           `${kind.at}.max_late_verdicts`,
           "max_late_verdicts requires late_verdict_ms"
-        ))
+        ]
+      ])
 
       it.effect("max_late_verdicts is a positive integer", () =>
         Effect.gen(function*() {

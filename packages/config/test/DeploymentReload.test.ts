@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { load, secret } from "./support.js"
+import { document, hosted, load, route, secret, target } from "./support.js"
 
 const verdict = JSON.stringify({ crux: "x", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 })
 
@@ -52,48 +52,28 @@ const fakeUpstream = () => {
   return { calls, state, layer: Layer.succeed(HttpClient.HttpClient, http) }
 }
 
-const toml = (routes: string, client = "") => `
-schema_version = 1
+const toml = (routes: string, client = "") =>
+  document(
+    hosted("api_key_env = \"HOSTED_API_KEY\"", "max_retries = 0", client),
+    target("weak", "weak-model", "hosted"),
+    target("strong", "strong-model", "hosted"),
+    target("judge", "judge-model", "hosted"),
+    routes
+  )
 
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-api_key_env = "HOSTED_API_KEY"
-max_retries = 0
-${client}
+const passthrough = (id: string, to: string) => route(id, "passthrough", `target = "${to}"`)
 
-[targets.weak]
-id = "weak-model"
-llm_client = "hosted"
-
-[targets.strong]
-id = "strong-model"
-llm_client = "hosted"
-
-[targets.judge]
-id = "judge-model"
-llm_client = "hosted"
-${routes}
-`
-
-const passthrough = (id: string, target: string) => `
-[routes.${id}]
-id = "${id}"
-type = "passthrough"
-target = "${target}"
-`
-
-const capability = (posture: "error" | "fail_open") => `
-[routes.judged]
-id = "judged"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "strong"
-base_threshold = 0.5
-classify_trigger = "user_turn"
-judge_failure = "${posture}"
-`
+const capability = (posture: "error" | "fail_open") =>
+  route(
+    "judged",
+    "llm_classifier",
+    "classifier_target = \"judge\"",
+    "weak_target = \"weak\"",
+    "strong_target = \"strong\"",
+    "base_threshold = 0.5",
+    "classify_trigger = \"user_turn\"",
+    `judge_failure = "${posture}"`
+  )
 
 type Turn = { readonly role: "user" | "assistant"; readonly content: string }
 
@@ -138,7 +118,7 @@ describe("Deployment.Reloader", () => {
 
   it.scoped("a rotated key is a change of every route that calls its client", () =>
     Effect.gen(function*() {
-      const text = toml(`${passthrough("a", "weak")}\n[routes.n]\nid = "n"\ntype = "noop"\n`)
+      const text = toml(passthrough("a", "weak") + route("n", "noop"))
       const first = yield* load(text)
       const rotated = yield* load(text, [["HOSTED_API_KEY", `${secret}-rotated`]])
       yield* Effect.gen(function*() {

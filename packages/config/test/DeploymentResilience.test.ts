@@ -11,7 +11,8 @@ import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { doc, expectInvalid, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import { doc, expectInvalid, load, route, target } from "./support.js"
 
 const clientOf = (deployment: Deployment.Deployment, name: string) =>
   deployment.clients.find((c) => c.name === name) ?? assert.fail(`no client ${name}`)
@@ -21,20 +22,15 @@ const routeOf = (deployment: Deployment.Deployment, id: string) =>
 
 const capability = (lines: string) =>
   doc({
-    more: `
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "hosted"
-
-[routes.auto]
-id = "auto"
-type = "llm_classifier"
-classifier_target = "judge"
-weak_target = "weak"
-strong_target = "weak"
-base_threshold = 0.5
-${lines}
-`
+    more: target("judge", "qwen3-30b", "hosted") + route(
+      "auto",
+      "llm_classifier",
+      "classifier_target = \"judge\"",
+      "weak_target = \"weak\"",
+      "strong_target = \"weak\"",
+      "base_threshold = 0.5",
+      lines
+    )
   })
 
 describe("DeploymentToml.parse: breaker", () => {
@@ -68,57 +64,54 @@ describe("DeploymentToml.parse: breaker", () => {
       )
     }))
 
-  it.effect("failure_threshold is required", () =>
-    expectInvalid(
+  Rejections.lines("llm_clients.hosted", (line) => doc({ client: line }))([
+    ["breaker = 5", "expected a table, got integer"]
+  ])
+
+  Rejections.each([
+    [
+      "failure_threshold is required",
       doc({ client: "breaker = { cooldown_ms = 30000 }" }),
       "llm_clients.hosted.breaker.failure_threshold",
       "missing"
-    ))
-
-  it.effect("cooldown_ms is required", () =>
-    expectInvalid(
+    ],
+    [
+      "cooldown_ms is required",
       doc({ client: "breaker = { failure_threshold = 5 }" }),
       "llm_clients.hosted.breaker.cooldown_ms",
       "missing"
-    ))
-
-  it.effect("unknown keys are rejected", () =>
-    expectInvalid(
+    ],
+    [
+      "unknown keys are rejected",
       doc({ client: "breaker = { failure_threshold = 5, cooldown_ms = 30000, half_open_calls = 2 }" }),
       "llm_clients.hosted.breaker.half_open_calls",
       "unknown field"
-    ))
-
-  it.effect("breaker is a table", () =>
-    expectInvalid(doc({ client: "breaker = 5" }), "llm_clients.hosted.breaker", "expected a table, got integer"))
-
-  it.effect("failure_threshold is an integer", () =>
-    expectInvalid(
+    ],
+    [
+      "failure_threshold is an integer",
       doc({ client: "breaker = { failure_threshold = 2.5, cooldown_ms = 30000 }" }),
       "llm_clients.hosted.breaker.failure_threshold",
       "expected an integer, got float"
-    ))
-
-  it.effect("failure_threshold is at least 1", () =>
-    expectInvalid(
+    ],
+    [
+      "failure_threshold is at least 1",
       doc({ client: "breaker = { failure_threshold = 0, cooldown_ms = 30000 }" }),
       "llm_clients.hosted.breaker.failure_threshold",
       "must be a positive integer, got 0"
-    ))
-
-  it.effect("cooldown_ms is an integer", () =>
-    expectInvalid(
+    ],
+    [
+      "cooldown_ms is an integer",
       doc({ client: "breaker = { failure_threshold = 5, cooldown_ms = \"30s\" }" }),
       "llm_clients.hosted.breaker.cooldown_ms",
       "expected an integer, got string"
-    ))
-
-  it.effect("cooldown_ms is at least 1", () =>
-    expectInvalid(
+    ],
+    [
+      "cooldown_ms is at least 1",
       doc({ client: "breaker = { failure_threshold = 5, cooldown_ms = -1 }" }),
       "llm_clients.hosted.breaker.cooldown_ms",
       "must be a positive integer, got -1"
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml.parse: request_timeout_ms", () => {
@@ -134,19 +127,8 @@ describe("DeploymentToml.parse: request_timeout_ms", () => {
         capability("request_timeout_ms = 4000").replace(
           "type = \"noop\"",
           "type = \"noop\"\nrequest_timeout_ms = 1000"
-        ) + `
-[routes.p]
-id = "p"
-type = "passthrough"
-target = "weak"
-request_timeout_ms = 2000
-
-[routes.q]
-id = "q"
-type = "random"
-targets = ["weak"]
-request_timeout_ms = 3000
-`
+        ) + route("p", "passthrough", "target = \"weak\"", "request_timeout_ms = 2000") +
+          route("q", "random", "targets = [\"weak\"]", "request_timeout_ms = 3000")
       )
       assert.deepStrictEqual(
         ["r", "p", "q", "auto"].map((id) => routeOf(deployment, id).requestTimeoutMs),
@@ -154,26 +136,19 @@ request_timeout_ms = 3000
       )
     }))
 
-  it.effect("is a positive integer", () =>
-    expectInvalid(
-      doc({ route: "request_timeout_ms = 0" }),
-      "routes.r.request_timeout_ms",
-      "must be a positive integer, got 0"
-    ))
+  Rejections.lines("routes.r", (line) => doc({ route: line }))([
+    ["request_timeout_ms = 0", "must be a positive integer, got 0"],
+    ["request_timeout_ms = 1.5", "expected an integer, got float"]
+  ])
 
-  it.effect("is an integer", () =>
-    expectInvalid(
-      doc({ route: "request_timeout_ms = 1.5" }),
-      "routes.r.request_timeout_ms",
-      "expected an integer, got float"
-    ))
-
-  it.effect("is range-checked on classifier routes too", () =>
-    expectInvalid(
+  Rejections.each([
+    [
+      "is range-checked on classifier routes too",
       capability("request_timeout_ms = -5"),
       "routes.auto.request_timeout_ms",
       "must be a positive integer, got -5"
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml.parse: judge_timeout_ms", () => {
@@ -185,19 +160,10 @@ describe("DeploymentToml.parse: judge_timeout_ms", () => {
       assert.isTrue(set.type === "llm_classifier" && Option.getOrNull(set.judgeTimeoutMs) === 1500)
     }))
 
-  it.effect("is a positive integer", () =>
-    expectInvalid(
-      capability("judge_timeout_ms = 0"),
-      "routes.auto.judge_timeout_ms",
-      "must be a positive integer, got 0"
-    ))
-
-  it.effect("is an integer", () =>
-    expectInvalid(
-      capability("judge_timeout_ms = \"2s\""),
-      "routes.auto.judge_timeout_ms",
-      "expected an integer, got string"
-    ))
+  Rejections.lines("routes.auto", (line) => capability(line))([
+    ["judge_timeout_ms = 0", "must be a positive integer, got 0"],
+    ["judge_timeout_ms = \"2s\"", "expected an integer, got string"]
+  ])
 
   it.effect("a judge bounded by judge_timeout_ms or request_timeout_ms draws no missing-timeout warning", () =>
     Effect.gen(function*() {

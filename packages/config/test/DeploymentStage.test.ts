@@ -1,36 +1,38 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Deployment, RouteSpec, StageRouterRouteSpec } from "@switchyard-ts/config/Deployment"
+import type { Deployment, StageRouterRouteSpec } from "@switchyard-ts/config/Deployment"
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { readFileSync } from "node:fs"
-import { customSubagents, expectInvalid, judgeWeakStrong, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import {
+  customSubagents,
+  document,
+  expectInvalid,
+  fixture,
+  judgeCallDefaults,
+  judgeCallOf,
+  judgedHead,
+  load,
+  route,
+  routeOf,
+  unboundedJudge
+} from "./support.js"
 
 /** A valid deployment with one stage router `[routes.stage]`; `route` appends route lines, `more` whole tables. */
-const stage = (parts: { route?: string; more?: string; judgeClient?: string } = {}): string => `
-schema_version = 1
-
-[llm_clients.hosted]
-format = "openai_chat"
-base_url = "https://api.example.com/v1"
-
-[llm_clients.judge]
-format = "openai_chat"
-base_url = "http://127.0.0.1:8001/v1"
-${parts.judgeClient ?? "timeout_ms = 3000"}
-
-${judgeWeakStrong("judge")}
-
-[routes.stage]
-id = "stage"
-type = "stage_router"
-capable_target = "strong"
-efficient_target = "weak"
-picker = "efficient_first"
-confidence_threshold = 0.5
-${parts.route ?? ""}
-${parts.more ?? ""}
-`
+const stage = (parts: { route?: string; more?: string; judgeClient?: string } = {}): string =>
+  document(
+    judgedHead(parts.judgeClient),
+    route(
+      "stage",
+      "stage_router",
+      "capable_target = \"strong\"",
+      "efficient_target = \"weak\"",
+      "picker = \"efficient_first\"",
+      "confidence_threshold = 0.5",
+      parts.route ?? ""
+    ),
+    parts.more ?? ""
+  )
 
 /** `stage` with a `[routes.stage.classifier]` table of `lines` (after `target` and `base_threshold`). */
 const withClassifier = (lines = "", head = "target = \"judge\"\nbase_threshold = 0.5") =>
@@ -40,19 +42,13 @@ const at = "routes.stage"
 
 const capableFirst = (text: string) => text.replace("picker = \"efficient_first\"", "picker = \"capable_first\"")
 
-const stageRoute = (deployment: Deployment): StageRouterRouteSpec => {
-  const route: RouteSpec | undefined = deployment.routes.find((r) => r.id === "stage")
-  return route?.type === "stage_router" ? route : assert.fail("no stage router")
-}
-
-const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")
+const stageRoute = (deployment: Deployment): StageRouterRouteSpec => routeOf(deployment, "stage", "stage_router")
 
 describe("DeploymentToml.parse stage_router", () => {
   it.effect("the compatible system's documented stage router example loads unchanged", () =>
     Effect.gen(function*() {
       const deployment = yield* load(fixture("stage-router-routing-example.toml"), [["OPENROUTER_API_KEY", "sk-or"]])
-      const route = deployment.routes.find((r) => r.id === "switchyard/stage")
-      if (route?.type !== "stage_router") return assert.fail("no stage router")
+      const route = routeOf(deployment, "switchyard/stage", "stage_router")
       assert.strictEqual(route.capable.id, "openai/gpt-4o")
       assert.strictEqual(route.efficient.id, "openai/gpt-4o-mini")
       assert.strictEqual(route.picker, "efficient_first")
@@ -70,8 +66,7 @@ describe("DeploymentToml.parse stage_router", () => {
         DeploymentToml.summary(deployment),
         "server OK: switchyard/advisor, switchyard/classifier, switchyard/noop, switchyard/passthrough, switchyard/random, switchyard/stage"
       )
-      const route = deployment.routes.find((r) => r.id === "switchyard/stage")
-      if (route?.type !== "stage_router") return assert.fail("no stage router")
+      const route = routeOf(deployment, "switchyard/stage", "stage_router")
       const notes = Option.getOrThrow(route.handoffNotes)
       assert.include(notes.escalationNote, "[router-guidance]")
       assert.deepStrictEqual(notes.deescalationNote, Option.none())
@@ -160,11 +155,7 @@ judge_timeout_ms = 2000`
       assert.strictEqual(classifier.classifyTrigger, "every_request")
       assert.isFalse(classifier.messageHashFallback)
       assert.deepStrictEqual(classifier.recentTurnWindow, Option.none())
-      assert.deepStrictEqual(classifier.prompt, Option.none())
-      assert.strictEqual(classifier.responseFormatType, "json_schema")
-      assert.strictEqual(classifier.maxOutputTokens, 4096)
-      assert.strictEqual(classifier.judgeFailure, "error")
-      assert.deepStrictEqual(classifier.judgeTimeoutMs, Option.none())
+      assert.deepStrictEqual(judgeCallOf(classifier), judgeCallDefaults)
     }))
 
   it.effect("warnings: capable_first is experimental; a classifier judge without any deadline", () =>
@@ -177,9 +168,7 @@ judge_timeout_ms = 2000`
         judgeClient: "",
         more: "[routes.stage.classifier]\ntarget = \"judge\"\nbase_threshold = 0.5"
       }))
-      assert.deepStrictEqual(DeploymentToml.warnings(unbounded), [
-        "route stage: judge client judge has no timeout_ms; a stalled judge holds requests until the peer closes the connection"
-      ])
+      assert.deepStrictEqual(DeploymentToml.warnings(unbounded), [unboundedJudge("stage", "judge")])
       const bounded = yield* load(stage({
         judgeClient: "",
         more: "[routes.stage.classifier]\ntarget = \"judge\"\nbase_threshold = 0.5\njudge_timeout_ms = 500"
@@ -231,208 +220,120 @@ describe("DeploymentToml.parse stage_router with a subagents table (its keys: De
       const deployment = yield* load(capableFirst(stage({ judgeClient: "", more: `${classifier}\n${subagents()}` })))
       const [picker, ...judges] = DeploymentToml.warnings(deployment)
       assert.include(picker ?? "", "route stage: picker \"capable_first\" is experimental")
-      assert.deepStrictEqual(judges, [
-        "route stage: judge client judge has no timeout_ms; a stalled judge holds requests until the peer closes the connection",
-        "route stage: subagents judge client judge has no timeout_ms; " +
-        "a stalled judge holds requests until the peer closes the connection"
-      ])
+      assert.deepStrictEqual(judges, [unboundedJudge("stage", "judge"), unboundedJudge("stage", "judge", "subagents ")])
     }))
 })
 
 describe("DeploymentToml.parse stage_router load errors (each names its key path)", () => {
-  const without = (key: string) => stage().replace(new RegExp(`^${key} = .*$`, "m"), "")
-  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
-    ["capable_target missing", without("capable_target"), `${at}.capable_target`, "missing"],
-    ["efficient_target missing", without("efficient_target"), `${at}.efficient_target`, "missing"],
-    ["picker missing", without("picker"), `${at}.picker`, "missing"],
-    ["confidence_threshold missing", without("confidence_threshold"), `${at}.confidence_threshold`, "missing"],
+  Rejections.edits(at, stage())([
+    ["capable_target = \"strong\"", "", "missing"],
+    ["efficient_target = \"weak\"", "", "missing"],
+    ["picker = \"efficient_first\"", "", "missing"],
+    ["confidence_threshold = 0.5", "", "missing"],
+    ["capable_target = \"strong\"", "capable_target = \"nope\"", "references unknown target \"nope\""],
+    ["efficient_target = \"weak\"", "efficient_target = \"nope\"", "references unknown target \"nope\""],
     [
-      "unknown capable_target",
-      stage().replace("capable_target = \"strong\"", "capable_target = \"nope\""),
-      `${at}.capable_target`,
-      "references unknown target \"nope\""
-    ],
-    [
-      "unknown efficient_target",
-      stage().replace("efficient_target = \"weak\"", "efficient_target = \"nope\""),
-      `${at}.efficient_target`,
-      "references unknown target \"nope\""
-    ],
-    [
-      "unknown picker",
-      stage().replace("picker = \"efficient_first\"", "picker = \"cheapest\""),
-      `${at}.picker`,
+      "picker = \"efficient_first\"",
+      "picker = \"cheapest\"",
       "unknown variant \"cheapest\"; expected one of \"efficient_first\", \"capable_first\""
     ],
     [
-      "confidence_threshold above 1",
-      stage().replace("confidence_threshold = 0.5", "confidence_threshold = 1.5"),
-      `${at}.confidence_threshold`,
+      "confidence_threshold = 0.5",
+      "confidence_threshold = 1.5",
       "confidence_threshold must be between 0 and 1, got 1.5"
     ],
     [
-      "confidence_threshold below 0",
-      stage().replace("confidence_threshold = 0.5", "confidence_threshold = -0.1"),
-      `${at}.confidence_threshold`,
+      "confidence_threshold = 0.5",
+      "confidence_threshold = -0.1",
       "confidence_threshold must be between 0 and 1, got -0.1"
     ],
     [
-      "confidence_threshold nan",
-      stage().replace("confidence_threshold = 0.5", "confidence_threshold = nan"),
-      `${at}.confidence_threshold`,
+      "confidence_threshold = 0.5",
+      "confidence_threshold = nan",
       "confidence_threshold must be between 0 and 1, got NaN"
     ],
-    [
-      "confidence_threshold a string",
-      stage().replace("confidence_threshold = 0.5", "confidence_threshold = \"high\""),
-      `${at}.confidence_threshold`,
-      "expected a number, got string"
-    ],
-    ["recent_turn_window negative", stage({ route: "recent_turn_window = -1" }), `${at}.recent_turn_window`, "got -1"],
-    [
-      "blank capable_system_prompt",
-      stage({ route: "capable_system_prompt = \" \"" }),
-      `${at}.capable_system_prompt`,
-      "capable_system_prompt must not be empty"
-    ],
-    [
-      "blank efficient_system_prompt",
-      stage({ route: "efficient_system_prompt = \"\"" }),
-      `${at}.efficient_system_prompt`,
-      "efficient_system_prompt must not be empty"
-    ],
-    ["unknown route key", stage({ route: "weak_target = \"weak\"" }), `${at}.weak_target`, "unknown field"],
+    ["confidence_threshold = 0.5", "confidence_threshold = \"high\"", "expected a number, got string"]
+  ])
+
+  Rejections.lines(at, (line) => stage({ route: line }))([
+    ["recent_turn_window = -1", "got -1"],
+    ["capable_system_prompt = \" \"", "capable_system_prompt must not be empty"],
+    ["efficient_system_prompt = \"\"", "efficient_system_prompt must not be empty"],
+    ["weak_target = \"weak\"", "unknown field"]
+  ])
+
+  Rejections.lines(`${at}.classifier`, (line) => withClassifier(line))([
+    ["threshold_step = -0.1", "must be finite and at least 0, got -0.1"],
+    ["threshold_step = 0.3", "base_threshold + 2 * threshold_step must be at most 1, got 1.1"],
+    ["classify_trigger = \"sometimes\"", "unknown variant \"sometimes\""],
+    ["message_hash_fallback = true", "message_hash_fallback requires classify_trigger = new_session or user_turn"],
+    ["recent_turn_window = -2", "got -2"],
+    ["prompt = \"  \"", "classifier prompt must not be empty"],
+    ["prompt = \"answer {{RESPONSE_SCHEMA}}\"", "must not contain {{RESPONSE_SCHEMA}}"],
+    ["response_format_type = \"text\"", "unknown variant \"text\""],
+    ["max_output_tokens = 0", "must be at least 1, got 0"],
+    ["judge_failure = \"retry\"", "unknown variant \"retry\"; expected one of \"error\", \"fail_open\""],
+    ["judge_timeout_ms = 0", "must be a positive integer, got 0"],
+    ["classifier_target = \"judge\"", "unknown field"]
+  ])
+
+  Rejections.at(at)([
     [
       "judge_failure on the route (it belongs to the classifier table)",
       stage({ route: "judge_failure = \"fail_open\"" }),
-      `${at}.judge_failure`,
+      "judge_failure",
       "unknown field"
     ],
     [
       "handoff_notes without escalation_note",
       stage({ more: "[routes.stage.handoff_notes]\ndeescalation_note = \"carry on\"" }),
-      `${at}.handoff_notes.escalation_note`,
+      "handoff_notes.escalation_note",
       "missing"
     ],
     [
       "blank escalation_note",
       stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \" \"" }),
-      `${at}.handoff_notes.escalation_note`,
+      "handoff_notes.escalation_note",
       "escalation_note must not be empty"
     ],
     [
       "blank deescalation_note",
       stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \"x\"\ndeescalation_note = \"\"" }),
-      `${at}.handoff_notes.deescalation_note`,
+      "handoff_notes.deescalation_note",
       "deescalation_note must not be empty"
     ],
     [
       "only_on_wrong_signal_escalation not a boolean",
       stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \"x\"\nonly_on_wrong_signal_escalation = 1" }),
-      `${at}.handoff_notes.only_on_wrong_signal_escalation`,
+      "handoff_notes.only_on_wrong_signal_escalation",
       "expected a boolean, got integer"
     ],
     [
       "unknown handoff_notes key",
       stage({ more: "[routes.stage.handoff_notes]\nescalation_note = \"x\"\nnote = \"y\"" }),
-      `${at}.handoff_notes.note`,
+      "handoff_notes.note",
       "unknown field"
     ],
-    ["classifier without target", withClassifier("", "base_threshold = 0.5"), `${at}.classifier.target`, "missing"],
+    ["classifier without target", withClassifier("", "base_threshold = 0.5"), "classifier.target", "missing"],
     [
       "classifier without base_threshold",
       withClassifier("", "target = \"judge\""),
-      `${at}.classifier.base_threshold`,
+      "classifier.base_threshold",
       "missing"
     ],
     [
       "classifier unknown target",
       withClassifier("", "target = \"oracle\"\nbase_threshold = 0.5"),
-      `${at}.classifier.target`,
+      "classifier.target",
       "references unknown target \"oracle\""
     ],
     [
       "classifier base_threshold above 1",
       withClassifier("", "target = \"judge\"\nbase_threshold = 2"),
-      `${at}.classifier.base_threshold`,
+      "classifier.base_threshold",
       "must be between 0 and 1, got 2"
-    ],
-    [
-      "classifier negative threshold_step",
-      withClassifier("threshold_step = -0.1"),
-      `${at}.classifier.threshold_step`,
-      "must be finite and at least 0, got -0.1"
-    ],
-    [
-      "classifier thresholds past 1",
-      withClassifier("threshold_step = 0.3"),
-      `${at}.classifier.threshold_step`,
-      "base_threshold + 2 * threshold_step must be at most 1, got 1.1"
-    ],
-    [
-      "classifier unknown classify_trigger",
-      withClassifier("classify_trigger = \"sometimes\""),
-      `${at}.classifier.classify_trigger`,
-      "unknown variant \"sometimes\""
-    ],
-    [
-      "classifier message_hash_fallback without new_session",
-      withClassifier("message_hash_fallback = true"),
-      `${at}.classifier.message_hash_fallback`,
-      "message_hash_fallback requires classify_trigger = new_session or user_turn"
-    ],
-    [
-      "classifier negative recent_turn_window",
-      withClassifier("recent_turn_window = -2"),
-      `${at}.classifier.recent_turn_window`,
-      "got -2"
-    ],
-    [
-      "classifier blank prompt",
-      withClassifier("prompt = \"  \""),
-      `${at}.classifier.prompt`,
-      "classifier prompt must not be empty"
-    ],
-    [
-      "classifier prompt with the schema placeholder",
-      withClassifier("prompt = \"answer {{RESPONSE_SCHEMA}}\""),
-      `${at}.classifier.prompt`,
-      "must not contain {{RESPONSE_SCHEMA}}"
-    ],
-    [
-      "classifier unknown response_format_type",
-      withClassifier("response_format_type = \"text\""),
-      `${at}.classifier.response_format_type`,
-      "unknown variant \"text\""
-    ],
-    [
-      "classifier max_output_tokens 0",
-      withClassifier("max_output_tokens = 0"),
-      `${at}.classifier.max_output_tokens`,
-      "must be at least 1, got 0"
-    ],
-    [
-      "classifier unknown judge_failure",
-      withClassifier("judge_failure = \"retry\""),
-      `${at}.classifier.judge_failure`,
-      "unknown variant \"retry\"; expected one of \"error\", \"fail_open\""
-    ],
-    [
-      "classifier judge_timeout_ms 0",
-      withClassifier("judge_timeout_ms = 0"),
-      `${at}.classifier.judge_timeout_ms`,
-      "must be a positive integer, got 0"
-    ],
-    [
-      "classifier unknown key",
-      withClassifier("classifier_target = \"judge\""),
-      `${at}.classifier.classifier_target`,
-      "unknown field"
     ]
-  ]
-  for (const [name, text, path, fragment] of cases) {
-    it.effect(name, () => expectInvalid(text, path, fragment))
-  }
+  ])
 })
 
 describe("DeploymentToml.parse stage_router: capable_hold_turns and tool_semantics", () => {
@@ -465,64 +366,47 @@ new = ["start_conversation", "start_conversation"]`))
       assert.deepStrictEqual(partial.toolSemantics, { observe: ["lookup"], mutate: [], plan: [], new: [] })
     }))
 
-  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
-    ["capable_hold_turns negative", stage({ route: "capable_hold_turns = -1" }), `${at}.capable_hold_turns`, "got -1"],
-    [
-      "capable_hold_turns not an integer",
-      stage({ route: "capable_hold_turns = 1.5" }),
-      `${at}.capable_hold_turns`,
-      "expected an integer"
-    ],
-    [
-      "tool_semantics unknown category",
-      semantics("investigate = [\"lookup\"]"),
-      `${at}.tool_semantics.investigate`,
-      "unknown field"
-    ],
+  Rejections.lines(at, (line) => stage({ route: line }))([
+    ["capable_hold_turns = -1", "got -1"],
+    ["capable_hold_turns = 1.5", "expected an integer"],
+    ["tool_semantics = \"observe\"", "expected a table"]
+  ])
+
+  Rejections.lines(`${at}.tool_semantics`, (line) => semantics(line))([
+    ["investigate = [\"lookup\"]", "unknown field"]
+  ])
+
+  Rejections.at(at)([
     [
       "tool_semantics empty name",
       semantics("observe = [\"lookup\", \"\"]"),
-      `${at}.tool_semantics.observe[1]`,
+      "tool_semantics.observe[1]",
       "tool_semantics.observe names must not be empty"
     ],
     [
       "tool_semantics blank name",
       semantics("new = [\"  \"]"),
-      `${at}.tool_semantics.new[0]`,
+      "tool_semantics.new[0]",
       "tool_semantics.new names must not be empty"
     ],
     [
       "tool_semantics name in two categories (ASCII case-insensitive)",
       semantics("observe = [\"lookup\"]\nplan = [\"LookUp\"]"),
-      `${at}.tool_semantics.plan[0]`,
+      "tool_semantics.plan[0]",
       "tool_semantics lists \"LookUp\" in both observe and plan"
     ],
     [
       "tool_semantics built-in tool name",
       semantics("mutate = [\"Read\"]"),
-      `${at}.tool_semantics.mutate[0]`,
+      "tool_semantics.mutate[0]",
       "tool_semantics.mutate names the built-in tool \"Read\", which cannot be reclassified"
     ],
     [
       "tool_semantics built-in shell tool",
       semantics("observe = [\"bash\"]"),
-      `${at}.tool_semantics.observe[0]`,
+      "tool_semantics.observe[0]",
       "names the built-in tool \"bash\""
     ],
-    [
-      "tool_semantics list of non-strings",
-      semantics("observe = [1]"),
-      `${at}.tool_semantics.observe[0]`,
-      "expected a string"
-    ],
-    [
-      "tool_semantics not a table",
-      stage({ route: "tool_semantics = \"observe\"" }),
-      `${at}.tool_semantics`,
-      "expected a table"
-    ]
-  ]
-  for (const [name, text, path, fragment] of cases) {
-    it.effect(name, () => expectInvalid(text, path, fragment))
-  }
+    ["tool_semantics list of non-strings", semantics("observe = [1]"), "tool_semantics.observe[0]", "expected a string"]
+  ])
 })

@@ -3,7 +3,8 @@ import type { Deployment, SubagentsSpec } from "@switchyard-ts/config/Deployment
 import * as DeploymentToml from "@switchyard-ts/config/DeploymentToml"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { customSubagents, doc, expectInvalid, load } from "./support.js"
+import * as Rejections from "./rejections.js"
+import { customSubagents, doc, expectInvalid, load, table, target, unboundedJudge } from "./support.js"
 
 /** The route types that take a `subagents` table, with the lines of such a parent route over `parent` and `light`. */
 const parents = {
@@ -25,35 +26,15 @@ type Parent = keyof typeof parents
  */
 const withSubagentsOn = (parent: Parent) => (subagents: string, route = ""): string =>
   doc({
-    more: `
-[targets.judge]
-id = "qwen3-30b"
-llm_client = "hosted"
-
-[targets.parent]
-id = "frontier-coder"
-llm_client = "hosted"
-
-[targets.worker]
-id = "worker-coder"
-llm_client = "hosted"
-
-[targets.reviewer]
-id = "review-coder"
-llm_client = "hosted"
-
-[targets.light]
-id = "light-coder"
-llm_client = "hosted"
-
-[routes.main]
-id = "main"
-${parents[parent]}
-${route}
-
-[routes.main.subagents]
-${subagents}
-`
+    more: [
+      target("judge", "qwen3-30b", "hosted"),
+      target("parent", "frontier-coder", "hosted"),
+      target("worker", "worker-coder", "hosted"),
+      target("reviewer", "review-coder", "hosted"),
+      target("light", "light-coder", "hosted"),
+      table("routes.main", "id = \"main\"", parents[parent], route),
+      table("routes.main.subagents", subagents)
+    ].join("\n")
   })
 
 /** A valid custom classifier subagents table (judge `judge`, over worker and reviewer); `extra` appends lines. */
@@ -157,14 +138,15 @@ describe.each(["passthrough", "stage_router"] as const)("a %s route's subagents 
       }))
 
     describe("load errors name their key path", () => {
-      it.effect("a missing type", () => expectInvalid(withSubagents("target = \"worker\""), `${at}.type`, "missing"))
-
-      it.effect("an unknown type lists the allowed ones", () =>
-        expectInvalid(
+      Rejections.at(at)([
+        ["a missing type", withSubagents("target = \"worker\""), "type", "missing"],
+        [
+          "an unknown type lists the allowed ones",
           withSubagents("type = \"random\"\ntargets = [\"worker\"]"),
-          `${at}.type`,
+          "type",
           "\"passthrough\", \"llm_classifier\""
-        ))
+        ]
+      ])
 
       it.effect("passthrough: target is required, and must exist", () =>
         Effect.gen(function*() {
@@ -269,10 +251,7 @@ describe.each(["passthrough", "stage_router"] as const)("a %s route's subagents 
     it.effect("a judge client without timeout_ms is named, unless judge_timeout_ms or request_timeout_ms bounds it", () =>
       Effect.gen(function*() {
         const unbounded = yield* load(withSubagents(custom()))
-        assert.deepStrictEqual(DeploymentToml.warnings(unbounded), [
-          "route main: subagents judge client hosted has no timeout_ms; " +
-          "a stalled judge holds requests until the peer closes the connection"
-        ])
+        assert.deepStrictEqual(DeploymentToml.warnings(unbounded), [unboundedJudge("main", "hosted", "subagents ")])
         const clientBound = withSubagents(custom()).replace(
           "api_key_env = \"HOSTED_API_KEY\"",
           "api_key_env = \"HOSTED_API_KEY\"\ntimeout_ms = 3000"

@@ -7,6 +7,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Rejections from "./rejections.js"
 import { doc, expectInvalid, load, secret } from "./support.js"
 
 const fullDeployment = `
@@ -161,43 +162,45 @@ describe("DeploymentToml.parse top level", () => {
       assert.include(error.message, "line 2")
     }))
 
-  it.effect("schema_version is required", () =>
-    expectInvalid("[targets]\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "schema_version", "schema_version: missing"))
-
-  it.effect("schema_version must be 1", () =>
-    expectInvalid(
-      doc().replace("schema_version = 1", "schema_version = 2"),
+  Rejections.each([
+    [
+      "schema_version is required",
+      "[targets]\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n",
       "schema_version",
-      "unsupported schema_version 2; expected 1"
-    ))
-
-  it.effect("schema_version must be an integer", () =>
-    expectInvalid(
-      doc().replace("schema_version = 1", "schema_version = 1.0"),
-      "schema_version",
-      "expected an integer, got float"
-    ))
-
-  it.effect("unknown top-level keys are rejected", () =>
-    expectInvalid(doc({ top: "surprise = true" }), "surprise", "surprise: unknown field"))
-
-  it.effect("[targets] is required", () =>
-    expectInvalid("schema_version = 1\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n", "targets", "targets: missing"))
-
-  it.effect("[routes] is required", () => expectInvalid("schema_version = 1\n[targets]\n", "routes", "routes: missing"))
-
-  it.effect("[routes] must not be empty", () =>
-    expectInvalid("schema_version = 1\n[targets]\n[routes]\n", "routes", "routes: at least one route is required"))
-
-  it.effect("arrays of tables are not tables", () =>
-    expectInvalid(
+      "schema_version: missing"
+    ],
+    ["unknown top-level keys are rejected", doc({ top: "surprise = true" }), "surprise", "surprise: unknown field"],
+    [
+      "[targets] is required",
+      "schema_version = 1\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n",
+      "targets",
+      "targets: missing"
+    ],
+    ["[routes] is required", "schema_version = 1\n[targets]\n", "routes", "routes: missing"],
+    [
+      "[routes] must not be empty",
+      "schema_version = 1\n[targets]\n[routes]\n",
+      "routes",
+      "routes: at least one route is required"
+    ],
+    [
+      "arrays of tables are not tables",
       "schema_version = 1\n[[targets]]\nid = \"a\"\n[routes.n]\nid = \"n\"\ntype = \"noop\"\n",
       "targets",
       "expected a table, got array"
-    ))
+    ],
+    [
+      "keys such as __proto__ are parse errors",
+      doc({ target: "extra_body = { __proto__ = 1 }" }),
+      "",
+      "failed to parse TOML"
+    ]
+  ])
 
-  it.effect("keys such as __proto__ are parse errors", () =>
-    expectInvalid(doc({ target: "extra_body = { __proto__ = 1 }" }), "", "failed to parse TOML"))
+  Rejections.edits("", doc())([
+    ["schema_version = 1", "schema_version = 2", "unsupported schema_version 2; expected 1"],
+    ["schema_version = 1", "schema_version = 1.0", "expected an integer, got float"]
+  ])
 
   it.effect("a table name must be a table", () =>
     expectInvalid(
@@ -208,40 +211,34 @@ describe("DeploymentToml.parse top level", () => {
 })
 
 describe("DeploymentToml.parse names and ids", () => {
-  it.effect("client table names have no surrounding whitespace", () =>
-    expectInvalid(
+  Rejections.edits("targets.weak", doc())([
+    ["id = \"small-coder\"", "id = \"  \"", "target id must be non-empty"]
+  ])
+
+  Rejections.edits("routes.r", doc())([
+    ["id = \"r\"", "id = \"r \"", "route id must be non-empty and have no surrounding whitespace"]
+  ])
+
+  Rejections.each([
+    [
+      "client table names have no surrounding whitespace",
       doc({ more: "[llm_clients.\" spaced\"]\nformat = \"openai_chat\"\nbase_url = \"http://h\"" }),
       "llm_clients.\" spaced\"",
       "llm client name must be non-empty and have no surrounding whitespace"
-    ))
-
-  it.effect("target table names are non-empty", () =>
-    expectInvalid(
+    ],
+    [
+      "target table names are non-empty",
       doc({ more: "[targets.\"\"]\nid = \"m\"\nllm_client = \"hosted\"" }),
       "targets.\"\"",
       "target name must be non-empty"
-    ))
-
-  it.effect("target ids are non-empty", () =>
-    expectInvalid(
-      doc().replace("id = \"small-coder\"", "id = \"  \""),
-      "targets.weak.id",
-      "target id must be non-empty"
-    ))
-
-  it.effect("route ids have no surrounding whitespace", () =>
-    expectInvalid(
-      doc().replace("id = \"r\"", "id = \"r \""),
-      "routes.r.id",
-      "route id must be non-empty and have no surrounding whitespace"
-    ))
-
-  it.effect("names are checked before clients", () =>
-    expectInvalid(
+    ],
+    [
+      "names are checked before clients",
       doc({ client: "max_retries = 11" }).replace("id = \"r\"", "id = \"\""),
       "routes.r.id",
       "route id must be non-empty"
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml.parse llm clients", () => {
@@ -301,65 +298,60 @@ describe("DeploymentToml.parse llm clients", () => {
       assert.isTrue(client !== undefined && Option.isSome(client.apiKey))
     }))
 
-  it.effect("gemini_generate_content clients never forward the caller's key", () =>
-    expectInvalid(
+  Rejections.each([
+    [
+      "gemini_generate_content clients never forward the caller's key",
       other("format = \"gemini_generate_content\"\nbase_url = \"http://h\"\nforward_auth = true"),
       "llm_clients.other.forward_auth",
       "is not supported on gemini_generate_content clients"
-    ))
-
-  it.effect("no client sets x-goog-api-key in extra_headers", () =>
-    expectInvalid(
+    ],
+    [
+      "no client sets x-goog-api-key in extra_headers",
       other(
         "format = \"gemini_generate_content\"\nbase_url = \"http://h\"\nextra_headers = { \"X-Goog-Api-Key\" = \"k\" }"
       ),
       "llm_clients.other.extra_headers.X-Goog-Api-Key",
       "extra_headers cannot set \"X-Goog-Api-Key\""
-    ))
-
-  it.effect("a target of a gemini_generate_content client cannot set reasoning_effort", () =>
-    expectInvalid(
+    ],
+    [
+      "a target of a gemini_generate_content client cannot set reasoning_effort",
       other("format = \"gemini_generate_content\"\nbase_url = \"http://h\"").concat(
         "\n[targets.g]\nid = \"gemini-2.5-flash\"\nllm_client = \"other\"\nreasoning_effort = \"high\"\n"
       ),
       "targets.g.reasoning_effort",
       "is not supported on gemini_generate_content clients (llm client \"other\")"
-    ))
-
-  it.effect("an unknown format names the three supported ones", () =>
-    expectInvalid(
+    ],
+    [
+      "an unknown format names the three supported ones",
       other("format = \"openai_completions\"\nbase_url = \"http://h\""),
       "llm_clients.other.format",
       "openai_responses"
-    ))
-
-  it.effect("unknown formats list the allowed values", () =>
-    expectInvalid(
+    ],
+    [
+      "unknown formats list the allowed values",
       other("format = \"gemini\"\nbase_url = \"http://h\""),
       "llm_clients.other.format",
       "unknown variant \"gemini\"; expected one of \"openai_chat\", \"openai_responses\", \"anthropic_messages\", \"gemini_generate_content\""
-    ))
-
-  it.effect("base_url is required", () =>
-    expectInvalid(
+    ],
+    [
+      "base_url is required",
       other("format = \"openai_chat\""),
       "llm_clients.other.base_url",
       "llm_clients.other.base_url: missing"
-    ))
-
-  it.effect("base_url must be http(s)", () =>
-    expectInvalid(
+    ],
+    [
+      "base_url must be http(s)",
       other("format = \"openai_chat\"\nbase_url = \"ftp://h/v1\""),
       "llm_clients.other.base_url",
       "base_url must be an absolute HTTP(S) URL"
-    ))
-
-  it.effect("base_url must be absolute", () =>
-    expectInvalid(
+    ],
+    [
+      "base_url must be absolute",
       other("format = \"openai_chat\"\nbase_url = \"api.example.com/v1\""),
       "llm_clients.other.base_url",
       "base_url must be an absolute HTTP(S) URL"
-    ))
+    ]
+  ])
 
   it.effect("base_url of a bare host is normalized without a trailing slash", () =>
     Effect.gen(function*() {
@@ -432,273 +424,219 @@ describe("DeploymentToml.parse llm clients", () => {
       })
     }))
 
-  it.effect("extra_headers cannot set credential headers", () =>
-    expectInvalid(
+  Rejections.lines("llm_clients.hosted", (line) => doc({ client: line }))([
+    ["max_retries = 11", "llm_clients.hosted.max_retries: must be at most 10, got 11"],
+    ["max_retries = -1", "must be at least 0, got -1"],
+    ["max_retries = 2.5", "expected an integer, got float"],
+    ["timeout_ms = 0", "must be a positive integer, got 0"],
+    ["timeout_ms = -5", "must be a positive integer, got -5"],
+    ["forward_auth = true", "cannot set both forward_auth and api_key_env"],
+    ["api_key = \"x\"", "unknown field"]
+  ])
+
+  Rejections.each([
+    [
+      "extra_headers cannot set credential headers",
       doc({ client: "extra_headers = { \"x-team\" = \"a\", \"Authorization\" = \"Bearer x\" }" }),
       "llm_clients.hosted.extra_headers.Authorization",
       "extra_headers cannot set \"Authorization\""
-    ))
-
-  it.effect("extra_headers compares names case-insensitively", () =>
-    expectInvalid(
+    ],
+    [
+      "extra_headers compares names case-insensitively",
       doc({ client: "extra_headers = { \"X-Api-Key\" = \"k\" }" }),
       "llm_clients.hosted.extra_headers.X-Api-Key",
       "extra_headers cannot set \"X-Api-Key\""
-    ))
-
-  it.effect("extra_headers values are strings", () =>
-    expectInvalid(
+    ],
+    [
+      "extra_headers values are strings",
       doc({ client: "extra_headers = { \"x-n\" = 1 }" }),
       "llm_clients.hosted.extra_headers.x-n",
       "expected a string, got integer"
-    ))
-
-  it.effect("max_retries is at most 10", () =>
-    expectInvalid(
-      doc({ client: "max_retries = 11" }),
-      "llm_clients.hosted.max_retries",
-      "llm_clients.hosted.max_retries: must be at most 10, got 11"
-    ))
-
-  it.effect("max_retries is non-negative", () =>
-    expectInvalid(doc({ client: "max_retries = -1" }), "llm_clients.hosted.max_retries", "must be at least 0, got -1"))
-
-  it.effect("max_retries is an integer", () =>
-    expectInvalid(
-      doc({ client: "max_retries = 2.5" }),
-      "llm_clients.hosted.max_retries",
-      "expected an integer, got float"
-    ))
-
-  it.effect("timeout_ms of 0 is rejected", () =>
-    expectInvalid(
-      doc({ client: "timeout_ms = 0" }),
-      "llm_clients.hosted.timeout_ms",
-      "must be a positive integer, got 0"
-    ))
-
-  it.effect("negative timeout_ms is rejected", () =>
-    expectInvalid(
-      doc({ client: "timeout_ms = -5" }),
-      "llm_clients.hosted.timeout_ms",
-      "must be a positive integer, got -5"
-    ))
-
-  it.effect("forward_auth cannot be combined with api_key_env", () =>
-    expectInvalid(
-      doc({ client: "forward_auth = true" }),
-      "llm_clients.hosted.forward_auth",
-      "cannot set both forward_auth and api_key_env"
-    ))
-
-  it.effect("unknown client keys are rejected", () =>
-    expectInvalid(doc({ client: "api_key = \"x\"" }), "llm_clients.hosted.api_key", "unknown field"))
-
-  it.effect("clients are checked before targets", () =>
-    expectInvalid(
+    ],
+    [
+      "clients are checked before targets",
       doc({ client: "max_retries = 11" }).replace("llm_client = \"hosted\"", "llm_client = \"nope\""),
       "llm_clients.hosted.max_retries",
       "must be at most 10"
-    ))
-
-  it.effect("targets are checked before routes", () =>
-    expectInvalid(
+    ],
+    [
+      "targets are checked before routes",
       doc({ more: "[routes.p]\nid = \"p\"\ntype = \"passthrough\"\ntarget = \"ghost\"" }).replace(
         "llm_client = \"hosted\"",
         "llm_client = \"nope\""
       ),
       "targets.weak.llm_client",
       "references unknown llm client \"nope\""
-    ))
-
-  it.effect("structure (unknown keys) is checked before rules", () =>
-    expectInvalid(
+    ],
+    [
+      "structure (unknown keys) is checked before rules",
       doc({ client: "max_retries = 11", target: "llm_client_x = 1" }).replace(
         "llm_client = \"hosted\"",
         "llm_client = \"nope\""
       ),
       "targets.weak.llm_client_x",
       "unknown field"
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml.parse targets", () => {
-  it.effect("id is required", () =>
-    expectInvalid(doc().replace("id = \"small-coder\"", ""), "targets.weak.id", "missing"))
+  Rejections.edits("targets.weak", doc())([
+    ["id = \"small-coder\"", "", "missing"],
+    ["llm_client = \"hosted\"", "", "missing"],
+    ["llm_client = \"hosted\"", "llm_client = \"x\"", "targets.weak.llm_client: references unknown llm client \"x\""]
+  ])
 
-  it.effect("llm_client is required", () =>
-    expectInvalid(doc().replace("llm_client = \"hosted\"", ""), "targets.weak.llm_client", "missing"))
+  Rejections.lines("targets.weak", (line) => doc({ target: line }))([
+    ["context_window = 1000", "unknown field"],
+    ["extra_body = 1", "expected a table, got integer"]
+  ])
 
-  it.effect("llm_client must name a client", () =>
-    expectInvalid(
-      doc().replace("llm_client = \"hosted\"", "llm_client = \"x\""),
-      "targets.weak.llm_client",
-      "targets.weak.llm_client: references unknown llm client \"x\""
-    ))
-
-  it.effect("unknown target keys such as context_window are rejected", () =>
-    expectInvalid(doc({ target: "context_window = 1000" }), "targets.weak.context_window", "unknown field"))
-
-  it.effect("extra_body must be a table", () =>
-    expectInvalid(doc({ target: "extra_body = 1" }), "targets.weak.extra_body", "expected a table, got integer"))
-
-  it.effect("extra_body rejects TOML datetimes", () =>
-    expectInvalid(
+  Rejections.each([
+    [
+      "extra_body rejects TOML datetimes",
       doc({ target: "extra_body = { a = { when = 1979-05-27T07:32:00Z } }" }),
       "targets.weak.extra_body.a.when",
       "TOML datetimes are not supported"
-    ))
-
-  it.effect("extra_body rejects integers JSON cannot hold exactly", () =>
-    expectInvalid(
+    ],
+    [
+      "extra_body rejects integers JSON cannot hold exactly",
       doc({ target: "extra_body = { n = 9007199254740993 }" }),
       "targets.weak.extra_body.n",
       "cannot be represented exactly"
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml.parse routes", () => {
   const route = (body: string) => doc({ more: `[routes.x]\n${body}` })
 
-  it.effect("id is required", () => expectInvalid(route("type = \"noop\""), "routes.x.id", "routes.x.id: missing"))
+  Rejections.lines("routes.r", (line) => doc({ route: line }))([
+    ["context_window = 0", "must be greater than zero, got 0"],
+    ["tool_calling = \"yes\"", "expected a boolean, got string"],
+    ["target = \"weak\"", "unknown field"]
+  ])
 
-  it.effect("type is required", () => expectInvalid(route("id = \"x\""), "routes.x.type", "routes.x.type: missing"))
-
-  it.effect("context_window must be greater than zero", () =>
-    expectInvalid(doc({ route: "context_window = 0" }), "routes.r.context_window", "must be greater than zero, got 0"))
-
-  it.effect("tool_calling is a boolean", () =>
-    expectInvalid(doc({ route: "tool_calling = \"yes\"" }), "routes.r.tool_calling", "expected a boolean, got string"))
-
-  it.effect("route ids are unique", () =>
-    expectInvalid(route("id = \"r\"\ntype = \"noop\""), "routes.x.id", "routes.x.id: duplicate route model r"))
-
-  it.effect("noop takes no other keys", () =>
-    expectInvalid(doc({ route: "target = \"weak\"" }), "routes.r.target", "unknown field"))
-
-  it.effect("unknown keys in inline route tables are rejected", () =>
-    expectInvalid(
+  Rejections.each([
+    ["id is required", route("type = \"noop\""), "routes.x.id", "routes.x.id: missing"],
+    ["type is required", route("id = \"x\""), "routes.x.type", "routes.x.type: missing"],
+    [
+      "route ids are unique",
+      route("id = \"r\"\ntype = \"noop\""),
+      "routes.x.id",
+      "routes.x.id: duplicate route model r"
+    ],
+    [
+      "unknown keys in inline route tables are rejected",
       doc({ more: "[routes.inline]\nid = \"i\"\ntype = \"noop\"\nbogus = { a = 1 }" }),
       "routes.inline.bogus",
       "unknown field"
-    ))
-
-  it.effect("passthrough requires target", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"passthrough\""), "routes.x.target", "missing"))
-
-  it.effect("passthrough target must exist", () =>
-    expectInvalid(
+    ],
+    ["passthrough requires target", route("id = \"x\"\ntype = \"passthrough\""), "routes.x.target", "missing"],
+    [
+      "passthrough target must exist",
       route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"nope\""),
       "routes.x.target",
       "references unknown target \"nope\""
-    ))
-
-  it.effect("random targets are required", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"random\""), "routes.x.targets", "missing"))
-
-  it.effect("random targets must be non-empty", () =>
-    expectInvalid(
+    ],
+    ["random targets are required", route("id = \"x\"\ntype = \"random\""), "routes.x.targets", "missing"],
+    [
+      "random targets must be non-empty",
       route("id = \"x\"\ntype = \"random\"\ntargets = []"),
       "routes.x.targets",
       "no routing targets are configured"
-    ))
-
-  it.effect("random targets must exist", () =>
-    expectInvalid(
+    ],
+    [
+      "random targets must exist",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"ghost\"]"),
       "routes.x.targets[1]",
       "references unknown target \"ghost\""
-    ))
-
-  it.effect("random targets must be unique", () =>
-    expectInvalid(
+    ],
+    [
+      "random targets must be unique",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", \"weak\"]"),
       "routes.x.targets[1]",
       "random targets must be unique"
-    ))
-
-  it.effect("random targets are strings", () =>
-    expectInvalid(
+    ],
+    [
+      "random targets are strings",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\", 3]"),
       "routes.x.targets[1]",
       "expected a string, got integer"
-    ))
-
-  it.effect("weights have one entry per target", () =>
-    expectInvalid(
+    ],
+    [
+      "weights have one entry per target",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [1, 2]"),
       "routes.x.weights",
       "expected 1 weights, got 2"
-    ))
-
-  it.effect("weights are non-negative", () =>
-    expectInvalid(
+    ],
+    [
+      "weights are non-negative",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [-1]"),
       "routes.x.weights[0]",
       "weights must be finite and nonnegative"
-    ))
-
-  it.effect("weights are finite", () =>
-    expectInvalid(
+    ],
+    [
+      "weights are finite",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [inf]"),
       "routes.x.weights[0]",
       "weights must be finite and nonnegative"
-    ))
-
-  it.effect("weights are not NaN", () =>
-    expectInvalid(
+    ],
+    [
+      "weights are not NaN",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [nan]"),
       "routes.x.weights[0]",
       "weights must be finite and nonnegative"
-    ))
-
-  it.effect("at least one weight is positive", () =>
-    expectInvalid(
+    ],
+    [
+      "at least one weight is positive",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nweights = [0.0]"),
       "routes.x.weights",
       "at least one weight must be positive"
-    ))
-
-  it.effect("seed is non-negative", () =>
-    expectInvalid(
+    ],
+    [
+      "seed is non-negative",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = -1"),
       "routes.x.seed",
       "must be at least 0, got -1"
-    ))
-
-  it.effect("seed fits in 64 bits", () =>
-    expectInvalid(
+    ],
+    [
+      "seed fits in 64 bits",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 18446744073709551616"),
       "routes.x.seed",
       "must be at most 18446744073709551615"
-    ))
-
-  it.effect("seed is an integer", () =>
-    expectInvalid(
+    ],
+    [
+      "seed is an integer",
       route("id = \"x\"\ntype = \"random\"\ntargets = [\"weak\"]\nseed = 1.5"),
       "routes.x.seed",
       "expected an integer, got float"
-    ))
-
-  it.effect("advisor is a supported route type whose keys are then required", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"advisor\""), "routes.x.executor_target", "missing"))
-
-  it.effect("stage_router is a supported route type whose keys are then required", () =>
-    expectInvalid(route("id = \"x\"\ntype = \"stage_router\""), "routes.x.capable_target", "missing"))
-
-  it.effect("a passthrough route's subagents table needs its own type (see DeploymentSubagents.test.ts)", () =>
-    expectInvalid(
+    ],
+    [
+      "advisor is a supported route type whose keys are then required",
+      route("id = \"x\"\ntype = \"advisor\""),
+      "routes.x.executor_target",
+      "missing"
+    ],
+    [
+      "stage_router is a supported route type whose keys are then required",
+      route("id = \"x\"\ntype = \"stage_router\""),
+      "routes.x.capable_target",
+      "missing"
+    ],
+    [
+      "a passthrough route's subagents table needs its own type (see DeploymentSubagents.test.ts)",
       route("id = \"x\"\ntype = \"passthrough\"\ntarget = \"weak\"\nsubagents = { target = \"weak\" }"),
       "routes.x.subagents.type",
       "missing"
-    ))
-
-  it.effect("unknown route types list the allowed values", () =>
-    expectInvalid(
+    ],
+    [
+      "unknown route types list the allowed values",
       route("id = \"x\"\ntype = \"magic\""),
       "routes.x.type",
       "unknown variant \"magic\"; expected one of \"noop\", \"passthrough\", \"random\", \"llm_classifier\", \"stage_router\", \"advisor\""
-    ))
+    ]
+  ])
 })
 
 describe("DeploymentToml secrets", () => {

@@ -4,10 +4,12 @@
  * text the `switchyard` CLI and `DeploymentToml.parse` read.
  *
  * Every property is spelled as its TOML key (docs/configuration.md is the reference for what each
- * key means and accepts), so a value here reads like the file it becomes. The types say which keys
- * each table has; they do not repeat the loader's checks (ranges, references, key combinations): a
- * test that wants a load error of that kind gets it from the loader, as a user would. Tests whose
- * subject is the TOML text itself (bad files, key-path messages) write their text by hand.
+ * key means and accepts), so a value here reads like the file it becomes. The types are the
+ * tables' own: each table's keys are the keys its Schema decodes (`<Table>.table.keys`, see
+ * {@link Writable}), so a key a table gains is a key the builder takes. They do not repeat the
+ * loader's rules (ranges, references, key combinations): a test that wants a load error of that
+ * kind gets it from the loader, as a user would. Tests whose subject is the TOML text itself (bad
+ * files, key-path messages) write their text by hand.
  *
  * @example
  * ```ts
@@ -18,258 +20,128 @@
  * })
  * ```
  */
-import { section, type TomlTable, type TomlValue } from "./internal/toml.js"
+import type * as ClientTarget from "@switchyard-ts/client/Target"
+import type * as LlmClientTable from "@switchyard-ts/config/LlmClientTable"
+import type * as ServerTable from "@switchyard-ts/config/ServerTable"
+import type * as SessionsTable from "@switchyard-ts/config/SessionsTable"
+import type * as TargetTable from "@switchyard-ts/config/TargetTable"
+import type * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
+import type * as SubagentsTable from "@switchyard-ts/routing/SubagentsTable"
+import { section, type TomlValue } from "./internal/toml.js"
 
 export type { TomlTable, TomlValue } from "./internal/toml.js"
 
-/** The wire format of an LLM client. */
-export type Format = "openai_chat" | "openai_responses" | "anthropic_messages" | "gemini_generate_content"
+/**
+ * What the builder takes for a value its table's keys decode to (`typeof <Table>.table.keys.Type`:
+ * the TOML keys as read, before any rule): TOML integers, `bigint`s when parsed, may also be
+ * written as `number`s, at any depth; a value the table leaves undecoded (`extra_body`) is any
+ * TOML value; everything else is as decoded (strings, variants, booleans, floats as numbers,
+ * arrays, tables). A value of no TOML shape (a function, or an object made of them such as a
+ * `Date`) cannot be given.
+ *
+ * The decoded side rather than the encoded one: a sub-table's keys (`breaker`, `[classifier]`,
+ * `escalation`) are decoded from a TOML table whose encoded type is only "a table".
+ * `packages/testkit/test/DeploymentBuilderTables.test.ts` writes generated keys of every table and reads them back.
+ */
+export type Writable<T> = unknown extends T ? TomlValue
+  : T extends bigint ? number | bigint
+  : T extends (...args: ReadonlyArray<never>) => unknown ? never
+  : T extends ReadonlyArray<infer E> ? ReadonlyArray<Writable<E>>
+  : T extends object ? { readonly [K in keyof T]: Writable<T[K]> }
+  : T
 
-/** `[llm_clients.<name>]`. */
-export interface LlmClient {
-  readonly format: Format
-  readonly base_url: string
-  readonly api_key_env?: string
-  readonly forward_auth?: boolean
-  readonly extra_headers?: Readonly<Record<string, string>>
-  readonly max_retries?: number
-  readonly timeout_ms?: number
-  readonly breaker?: { readonly failure_threshold: number; readonly cooldown_ms: number }
-}
+/** The keys of a table (a value with a `keys` Schema), as the builder takes them. */
+export type KeysOf<Table extends { readonly keys: { readonly Type: unknown } }> = Writable<Table["keys"]["Type"]>
+
+/** The wire format of an LLM client. */
+export type Format = ClientTarget.Format
+
+/** `[llm_clients.<name>]` (its `format` is one of {@link Format}; the loader names the others). */
+export type LlmClient = KeysOf<typeof LlmClientTable.table>
 
 /** `[targets.<name>]`. */
-export interface Target {
-  readonly id: string
-  readonly llm_client: string
-  readonly extra_body?: TomlTable
-  readonly reasoning_effort?: string
-  readonly system_prompt?: string
-}
-
-/** What a judge failure does to the request: fail it, or route without a verdict. */
-export type JudgeFailure = "error" | "fail_open"
-
-/** When a classifier consults its judge. */
-export type ClassifyTrigger = "every_request" | "user_turn" | "new_session"
-
-/** The keys every route type takes. */
-export interface RouteCommon {
-  readonly id: string
-  readonly context_window?: number
-  readonly tool_calling?: boolean
-  readonly reasoning?: boolean
-  readonly vision?: boolean
-  readonly request_timeout_ms?: number
-  readonly baseline_target?: string
-}
-
-/** The judge keys shared by capability and custom classifiers (and a stage router's classifier). */
-export interface JudgeSettings {
-  readonly classify_trigger?: ClassifyTrigger
-  readonly message_hash_fallback?: boolean
-  readonly recent_turn_window?: number
-  readonly max_output_tokens?: number
-  readonly judge_failure?: JudgeFailure
-  readonly judge_timeout_ms?: number
-  readonly late_verdict_ms?: number
-  readonly max_late_verdicts?: number
-}
-
-/** The capability judge's keys (a capability route, a stage router's `[classifier]`). */
-export interface CapabilitySettings extends JudgeSettings {
-  readonly base_threshold: number
-  readonly threshold_step?: number
-  readonly prompt?: string
-  readonly response_format_type?: "json_schema" | "json_object"
-}
-
-/** The keys of a custom classifier (a custom route, a `subagents` classifier). */
-export interface CustomSettings extends JudgeSettings {
-  /** The targets form: the judge and the labelled targets (without `models`). */
-  readonly classifier_target?: string
-  readonly targets?: ReadonlyArray<string>
-  /** The group form: named groups of target names, `judge` and `any` among them. */
-  readonly models?: Readonly<Record<string, ReadonlyArray<string>>>
-  readonly default_target: string
-  readonly prompt: string
-  /** The inner JSON Schema of the judge's reply, as text. */
-  readonly response_schema: string
-  readonly policy: { readonly type: "target_selector"; readonly selector: string }
-}
-
-/** `subagents` on a passthrough or stage router route: a fixed target or a custom classifier. */
-export type Subagents =
-  | { readonly type: "passthrough"; readonly target: string }
-  | ({ readonly type: "llm_classifier"; readonly mode: "custom" } & CustomSettings)
-
-/** `type = "noop"`: answered by the router itself. */
-export interface NoopRoute extends RouteCommon {
-  readonly type: "noop"
-}
-
-/** `type = "passthrough"`. */
-export interface PassthroughRoute extends RouteCommon {
-  readonly type: "passthrough"
-  readonly target: string
-  readonly subagents?: Subagents
-}
-
-/** `type = "random"`. */
-export interface RandomRoute extends RouteCommon {
-  readonly type: "random"
-  readonly targets: ReadonlyArray<string>
-  readonly weights?: ReadonlyArray<number>
-  readonly seed?: number | bigint
-}
-
-/** `type = "llm_classifier"` in capability mode (the default). */
-export interface CapabilityRoute extends RouteCommon, CapabilitySettings {
-  readonly type: "llm_classifier"
-  readonly mode?: "capability"
-  readonly classifier_target: string
-  readonly weak_target: string
-  readonly strong_target: string
-}
-
-/** `type = "llm_classifier"`, `mode = "custom"`. */
-export interface CustomRoute extends RouteCommon, CustomSettings {
-  readonly type: "llm_classifier"
-  readonly mode: "custom"
-}
-
-/** `escalation.deescalation = { ... }`: the strong phase's release rules. */
-export interface Deescalation {
-  readonly strong_min_calls: number
-  readonly confirmations: number
-  readonly strong_max_calls?: number
-  readonly weak_cooldown_calls?: number
-}
-
-/** `escalation = { ... }` of an escalation classifier. */
-export interface Escalation {
-  readonly confirmations?: number
-  readonly recent_turn_window?: number
-  readonly window_message_chars?: number
-  readonly deescalation?: Deescalation
-}
-
-/** `type = "llm_classifier"` in escalation mode (explicit, or implied by the `escalation` table). */
-export interface EscalationRoute extends RouteCommon {
-  readonly type: "llm_classifier"
-  readonly mode?: "escalation"
-  readonly classifier_target: string
-  readonly weak_target: string
-  readonly strong_target: string
-  readonly escalation: Escalation
-  /** Accepted (and ignored) only when the mode is implied by the table. */
-  readonly base_threshold?: number
-  readonly classify_trigger?: "every_request"
-  readonly prompt?: string
-  readonly response_format_type?: "json_schema" | "json_object"
-  readonly max_output_tokens?: number
-  readonly judge_failure?: JudgeFailure
-  readonly judge_timeout_ms?: number
-}
-
-/** `[routes.<name>.classifier]` of a stage router. */
-export interface StageClassifier extends CapabilitySettings {
-  readonly target: string
-}
-
-/** `[routes.<name>.handoff_notes]` of a stage router. */
-export interface HandoffNotes {
-  readonly escalation_note: string
-  readonly deescalation_note?: string
-  readonly only_on_wrong_signal_escalation?: boolean
-}
-
-/** `type = "stage_router"`. */
-export interface StageRouterRoute extends RouteCommon {
-  readonly type: "stage_router"
-  readonly capable_target: string
-  readonly efficient_target: string
-  readonly picker: "efficient_first" | "capable_first"
-  readonly confidence_threshold: number
-  readonly recent_turn_window?: number
-  readonly capable_hold_turns?: number
-  readonly tool_semantics?: {
-    readonly observe?: ReadonlyArray<string>
-    readonly mutate?: ReadonlyArray<string>
-    readonly plan?: ReadonlyArray<string>
-    readonly new?: ReadonlyArray<string>
-  }
-  readonly capable_system_prompt?: string
-  readonly efficient_system_prompt?: string
-  readonly handoff_notes?: HandoffNotes
-  readonly classifier?: StageClassifier
-  readonly subagents?: Subagents
-}
-
-/** `[routes.<name>.stage]` of a composite route: the stage router's keys without its picker or classifier. */
-export interface CompositeStage {
-  readonly capable_target: string
-  readonly efficient_target: string
-  readonly confidence_threshold: number
-  readonly recent_turn_window?: number
-  readonly capable_hold_turns?: number
-  readonly tool_semantics?: StageRouterRoute["tool_semantics"]
-}
-
-/** `type = "composite"`: a capability classifier setting the tier a stage router falls open to. */
-export interface CompositeRoute extends RouteCommon {
-  readonly type: "composite"
-  readonly judge_failure?: JudgeFailure
-  readonly classifier: StageClassifier
-  readonly stage: CompositeStage
-  readonly subagents?: Subagents
-}
-
-/** `type = "advisor"`. */
-export interface AdvisorRoute extends RouteCommon {
-  readonly type: "advisor"
-  readonly executor_target: string
-  readonly advisor_target: string
-  readonly gate_trigger?: "no_tool_call" | "pattern"
-  readonly gate_trigger_pattern?: string
-  readonly max_reviews?: number
-  readonly gate_stall_turns?: number
-  readonly gate_min_tool_results?: number
-  readonly advisor_max_tokens?: number
-  readonly advisor_temperature?: number
-  readonly transcript_max_chars?: number
-  readonly fail_open?: boolean
-  readonly reviewer_system_prompt?: string
-  readonly redo_feedback_prefix?: string
-}
-
-/** `[routes.<name>]`: one of the route types. */
-export type Route =
-  | NoopRoute
-  | PassthroughRoute
-  | RandomRoute
-  | CapabilityRoute
-  | CustomRoute
-  | EscalationRoute
-  | StageRouterRoute
-  | CompositeRoute
-  | AdvisorRoute
+export type Target = KeysOf<typeof TargetTable.table>
 
 /** `[sessions]`. */
-export interface Sessions {
-  readonly store?: "memory" | "redis"
-  readonly max_entries?: number
-  readonly ttl_ms?: number
-  readonly url?: string
-}
+export type Sessions = KeysOf<typeof SessionsTable.table>
 
 /** `[server]`: inbound auth and connection timeouts. */
-export interface Server {
-  readonly api_keys_env?: string | ReadonlyArray<string>
-  readonly metrics_auth?: boolean
-  readonly keep_alive_timeout_ms?: number
-  readonly headers_timeout_ms?: number
-  readonly request_timeout_ms?: number
-}
+export type Server = KeysOf<typeof ServerTable.table>
+
+/** The route kinds (a route table's `type`, and an `llm_classifier`'s mode), as the routing registry lists them. */
+export type RouteKind = RouteTypes.Kind
+
+/** `[routes.<name>]` of route kind `K`: its route type's table's keys. */
+export type RouteOf<K extends RouteKind> = KeysOf<(typeof RouteTypes.routeTypes)[K]["table"]>
+
+/** `[routes.<name>]`: one of the route types. */
+export type Route = { readonly [K in RouteKind]: RouteOf<K> }[RouteKind]
+
+/** `type = "noop"`: answered by the router itself. */
+export type NoopRoute = RouteOf<"noop">
+
+/** `type = "passthrough"`. */
+export type PassthroughRoute = RouteOf<"passthrough">
+
+/** `type = "random"`. */
+export type RandomRoute = RouteOf<"random">
+
+/** `type = "llm_classifier"` in capability mode (the default). */
+export type CapabilityRoute = RouteOf<"capability">
+
+/** `type = "llm_classifier"`, `mode = "custom"`. */
+export type CustomRoute = RouteOf<"custom">
+
+/** `type = "llm_classifier"` in escalation mode (explicit, or implied by the `escalation` table). */
+export type EscalationRoute = RouteOf<"escalation">
+
+/** `type = "stage_router"`. */
+export type StageRouterRoute = RouteOf<"stage_router">
+
+/** `type = "auto"`: the stage router's preset over a capable and an efficient target. */
+export type AutoRoute = RouteOf<"auto">
+
+/** `type = "composite"`: a capability classifier setting the tier a stage router falls open to. */
+export type CompositeRoute = RouteOf<"composite">
+
+/** `type = "advisor"`. */
+export type AdvisorRoute = RouteOf<"advisor">
+
+/** The keys every route type takes (a noop route has only those, and its `type`). */
+export type RouteCommon = Omit<NoopRoute, "type">
+
+/** What a judge failure does to the request: fail it, or route without a verdict. */
+export type JudgeFailure = NonNullable<CapabilityRoute["judge_failure"]>
+
+/** When a classifier consults its judge. */
+export type ClassifyTrigger = NonNullable<CapabilityRoute["classify_trigger"]>
+
+/** `subagents` on a passthrough, stage router or composite route: a fixed target or a custom classifier. */
+export type Subagents = KeysOf<typeof SubagentsTable.table>
+
+/** The keys of a custom classifier (a custom route, a `subagents` classifier) after its `type` and `mode`. */
+export type CustomSettings = Omit<Extract<Subagents, { readonly type: "llm_classifier" }>, "type" | "mode">
+
+/** `[routes.<name>.classifier]` of a stage router: a capability judge's keys and its `target`. */
+export type StageClassifier = NonNullable<StageRouterRoute["classifier"]>
+
+/** The capability judge's keys (a capability route's, a stage router's `[classifier]`). */
+export type CapabilitySettings = Omit<StageClassifier, "target">
+
+/** `[routes.<name>.handoff_notes]` of a stage router. */
+export type HandoffNotes = NonNullable<StageRouterRoute["handoff_notes"]>
+
+/** `escalation = { ... }` of an escalation classifier. */
+export type Escalation = NonNullable<EscalationRoute["escalation"]>
+
+/** `escalation.deescalation = { ... }`: the strong phase's release rules. */
+export type Deescalation = NonNullable<Escalation["deescalation"]>
+
+/** `[routes.<name>.stage]` of a composite route: a stage router's turn keys. */
+export type CompositeStage = CompositeRoute["stage"]
+
+/** `[routes.<name>.classifier]` of a composite route. */
+export type CompositeClassifier = CompositeRoute["classifier"]
 
 /** A whole deployment file. */
 export interface Deployment {
@@ -292,7 +164,8 @@ const routeSubTables = ["handoff_notes", "classifier", "subagents", "stage"]
  * `[server]`, `[sessions]`, every `[llm_clients.*]`, `[targets.*]` and `[routes.*]` in the order
  * given, each key on its own line (`handoff_notes`, `classifier`, `subagents` and `stage` as sub-sections,
  * other tables inline). Strings are escaped; integral numbers are written as integers, others as
- * floats. Pure; never fails.
+ * floats (so a float of integral value, `1.0`, cannot be written: the keys that take floats take
+ * integers as well, and `extra_body` values become JSON numbers either way). Pure; never fails.
  */
 export const toToml = (deployment: Deployment): string => {
   const sections = [
@@ -301,44 +174,18 @@ export const toToml = (deployment: Deployment): string => {
       ...(deployment.fallback_client === undefined ? {} : { fallback_client: deployment.fallback_client })
     })
   ]
-  if (deployment.server !== undefined) sections.push(section(["server"], toTable(deployment.server)))
-  if (deployment.sessions !== undefined) sections.push(section(["sessions"], toTable(deployment.sessions)))
+  if (deployment.server !== undefined) sections.push(section(["server"], deployment.server))
+  if (deployment.sessions !== undefined) sections.push(section(["sessions"], deployment.sessions))
   for (const [name, client] of Object.entries(deployment.llm_clients ?? {})) {
-    sections.push(section(["llm_clients", name], toTable(client)))
+    sections.push(section(["llm_clients", name], client))
   }
   for (const [name, target] of Object.entries(deployment.targets)) {
-    sections.push(section(["targets", name], toTable(target)))
+    sections.push(section(["targets", name], target))
   }
   for (const [name, route] of Object.entries(deployment.routes)) {
-    sections.push(section(["routes", name], toTable(route), routeSubTables))
+    sections.push(section(["routes", name], route, routeSubTables))
   }
   return `${sections.join("\n\n")}\n`
-}
-
-/**
- * A typed table as a TOML table. Every property of the interfaces above is a {@link TomlValue}
- * (or `undefined`), so copying the entries loses nothing.
- */
-const toTable = (value: object): TomlTable => {
-  const table: Record<string, TomlValue | undefined> = {}
-  for (const [k, v] of Object.entries(value)) if (isTomlValue(v)) table[k] = v
-  return table
-}
-
-const isTomlValue = (v: unknown): v is TomlValue => {
-  switch (typeof v) {
-    case "string":
-    case "number":
-    case "bigint":
-    case "boolean":
-      return true
-    case "object":
-      if (v === null) return false
-      if (Array.isArray(v)) return v.every(isTomlValue)
-      return Object.values(v).every((item) => item === undefined || isTomlValue(item))
-    default:
-      return false
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -398,8 +245,14 @@ export const custom = (id: string, settings: Omit<CustomRoute, "id" | "type" | "
   ...settings
 })
 
-/** An escalation classifier route (mode implied by its `escalation` table unless `mode` is given). */
-export const escalation = (id: string, settings: Omit<EscalationRoute, "id" | "type">): EscalationRoute => ({
+/**
+ * An escalation classifier route: its `escalation` table is required here, as it implies the mode
+ * (`mode = "escalation"` may be given as well).
+ */
+export const escalation = (
+  id: string,
+  settings: Omit<EscalationRoute, "id" | "type" | "escalation"> & { readonly escalation: Escalation }
+): EscalationRoute => ({
   id,
   type: "llm_classifier",
   ...settings
@@ -409,6 +262,13 @@ export const escalation = (id: string, settings: Omit<EscalationRoute, "id" | "t
 export const stageRouter = (id: string, settings: Omit<StageRouterRoute, "id" | "type">): StageRouterRoute => ({
   id,
   type: "stage_router",
+  ...settings
+})
+
+/** An `auto` route: the stage router's preset over `capable_target` and `efficient_target`. */
+export const auto = (id: string, settings: Omit<AutoRoute, "id" | "type">): AutoRoute => ({
+  id,
+  type: "auto",
   ...settings
 })
 

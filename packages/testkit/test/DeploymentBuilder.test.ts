@@ -191,6 +191,7 @@ const allRouteTypes = (upstreamUrl: string): D.Deployment => ({
       classifier: { target: "judge", base_threshold: 0.5, classify_trigger: "new_session" },
       subagents: { type: "passthrough", target: "weak" }
     }),
+    D.auto("preset", { capable_target: "strong", efficient_target: "weak" }),
     D.composite("combo", {
       judge_failure: "fail_open",
       classifier: { target: "judge", base_threshold: 0.5, classify_trigger: "user_turn" },
@@ -239,6 +240,9 @@ describe("DeploymentBuilder with the CLI", () => {
       const exit = yield* cli.exited
       assert.strictEqual(cli.stderr().split("\n").filter((l) => !l.startsWith("warning") && l !== "").join("\n"), "")
       assert.deepStrictEqual(exit, { code: 0, signal: null })
-      assert.strictEqual(cli.stdout(), "server OK: agents, auto, combo, esc, fast, gated, mix, pick, ping, stage\n")
+      assert.strictEqual(
+        cli.stdout(),
+        "server OK: agents, auto, combo, esc, fast, gated, mix, pick, ping, preset, stage\n"
+      )
     }))
 })
