@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ViteUserConfig } from "vitest/config"
 
@@ -14,7 +15,9 @@ export const shared = (dir: string): ViteUserConfig => ({
     setupFiles: [path.join(import.meta.dirname, "vitest.setup.ts")],
     ...(path.basename(dir) === "server" ? { globalSetup: [path.join(import.meta.dirname, "vitest.redis.ts")] } : {}),
     typecheck: {
-      enabled: true,
+      // only where there are type tests (each project that checks types prints vitest's banner)
+      enabled: fs.existsSync(path.join(dir, "test")) &&
+        fs.readdirSync(path.join(dir, "test")).some((file) => file.endsWith(".test-d.ts")),
       include: ["test/**/*.test-d.ts"],
       tsconfig: path.join(import.meta.dirname, "tsconfig.json")
     },

@@ -3,7 +3,8 @@
  * setting (or any agent's prompt): it reads the session id from the status-line JSON on standard
  * input (`session_id`) or `--session-id`, asks a running server's `GET /v1/session-stats`, and prints
  * the session's calls and — once a call of it was priced (`--pricing-file`, or a provider's own
- * `usage.cost`) — its cost and the share of it spent on routing (judge and classifier calls).
+ * `usage.cost`) — its cost and the share of it spent on routing (every call made while routing that
+ * did not answer: judges, reviews, discarded turns).
  *
  * Every outcome is one short line on stdout and exit code 0 (a status line shows stdout; a stack or
  * a non-zero exit would only blank it): a server that is down or slow, a refused key, an unknown
