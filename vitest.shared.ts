@@ -1,4 +1,3 @@
-import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ViteUserConfig } from "vitest/config"
 
@@ -14,13 +13,6 @@ export const shared = (dir: string): ViteUserConfig => ({
     include: ["test/**/*.test.ts"],
     setupFiles: [path.join(import.meta.dirname, "vitest.setup.ts")],
     ...(path.basename(dir) === "server" ? { globalSetup: [path.join(import.meta.dirname, "vitest.redis.ts")] } : {}),
-    typecheck: {
-      // only where there are type tests (each project that checks types prints vitest's banner)
-      enabled: fs.existsSync(path.join(dir, "test")) &&
-        fs.readdirSync(path.join(dir, "test")).some((file) => file.endsWith(".test-d.ts")),
-      include: ["test/**/*.test-d.ts"],
-      tsconfig: path.join(import.meta.dirname, "tsconfig.json")
-    },
     testTimeout: 20_000,
     hookTimeout: 20_000
   }
