@@ -50,7 +50,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
         requestTimeoutMs: Option.none(),
         judgeTimeoutMs: Option.none(),
         lateVerdictMs: Option.none(),
-        maxLateVerdicts: 16
+        maxLateVerdicts: 16,
+        fallbacks: [],
+        hedgeMs: Option.none()
       }
       assert.deepStrictEqual(deployment.routes, [expected])
       const route = classifierRoute(deployment, "auto")
@@ -101,7 +103,9 @@ describe("DeploymentToml.parse llm_classifier (capability)", () => {
         requestTimeoutMs: Option.some(60000),
         judgeTimeoutMs: Option.some(1500),
         lateVerdictMs: Option.some(800),
-        maxLateVerdicts: 4
+        maxLateVerdicts: 4,
+        fallbacks: [],
+        hedgeMs: Option.none()
       }
       assert.deepStrictEqual(classifierRoute(deployment, "auto"), expected)
     }))

@@ -335,7 +335,7 @@ describe("DeploymentToml.parse llm_classifier (custom), the group form", () => {
       )
     }))
 
-  it.effect("models goes with neither classifier_target nor targets, and judge holds one target", () =>
+  it.effect("models goes with neither classifier_target nor targets; judge's other targets are its fallbacks", () =>
     Effect.gen(function*() {
       yield* expectInvalid(
         grouped(models).replace("mode = \"custom\"", "mode = \"custom\"\nclassifier_target = \"judge\""),
@@ -350,7 +350,17 @@ describe("DeploymentToml.parse llm_classifier (custom), the group form", () => {
       yield* expectInvalid(
         grouped("judge = [\"judge\", \"fast\"], any = [\"fast\", \"careful\"]", "any"),
         `${at}.models.judge`,
-        "models.judge takes one target here"
+        "names target \"fast\", which the route routes to"
+      )
+      yield* expectInvalid(
+        grouped("judge = [\"judge\", \"judge\"], any = [\"fast\", \"careful\"]", "any"),
+        `${at}.models.judge`,
+        "the route's classifier_target"
+      )
+      yield* expectInvalid(
+        grouped("judge = [\"judge\", \"nope\"], any = [\"fast\", \"careful\"]", "any"),
+        `${at}.models.judge[1]`,
+        "references unknown target \"nope\""
       )
     }))
 

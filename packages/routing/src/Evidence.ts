@@ -75,9 +75,20 @@ export const Random = Schema.Struct({ source: Schema.Literal("random") })
 export const Continuation = Schema.Struct({ source: Schema.Literal("continuation") })
 /** A `noop` route answered by itself. */
 export const Noop = Schema.Struct({ source: Schema.Literal("noop") })
+/**
+ * The model of the judge whose verdict was used, on a verdict's evidence: set only when it was not
+ * the route's first judge (a `classifier_fallback` judge, or a hedge).
+ */
+const usedJudge = Schema.optionalWith(Schema.String, { exact: true })
+
+/** A judge of a chain that failed before the one whose verdict (or failure) the evidence names. */
+export const JudgeFallback = Schema.Struct({ model: Schema.String, reason: Reason })
+export type JudgeFallback = typeof JudgeFallback.Type
+
 /** A fresh valid verdict decided. */
 export const Classifier = Schema.Struct({
   source: Schema.Literal("llm-classifier"),
+  judge_model: usedJudge,
   score: Schema.Number,
   threshold: Schema.Number,
   boundary: Boundary,
@@ -86,7 +97,8 @@ export const Classifier = Schema.Struct({
 /** A custom classifier's fresh valid verdict named the configured label `label` at its selector. */
 export const CustomClassifier = Schema.Struct({
   source: Schema.Literal("llm-classifier"),
-  label: Schema.String
+  label: Schema.String,
+  judge_model: usedJudge
 })
 /**
  * A custom classifier's fresh valid verdict named no configured label at its `selector` (missing,
@@ -188,7 +200,8 @@ export const Escalation = Schema.Struct({
   new_evidence: Schema.optionalWith(Schema.Boolean, { exact: true }),
   strong_calls: Schema.optionalWith(Schema.Number, { exact: true }),
   release_streak: Schema.optionalWith(Schema.Number, { exact: true }),
-  cooldown: Schema.optionalWith(Schema.Number, { exact: true })
+  cooldown: Schema.optionalWith(Schema.Number, { exact: true }),
+  judge_model: usedJudge
 })
 
 /** What made the advisor gate review a turn (also the `trigger` label of the review metric). */
@@ -253,9 +266,48 @@ export const Evidence = Schema.extend(
     Advisor,
     AdvisorFailOpen
   ),
-  Schema.Struct({ subagent: Schema.optionalWith(Schema.Literal(true), { exact: true }) })
+  Schema.Struct({
+    subagent: Schema.optionalWith(Schema.Literal(true), { exact: true }),
+    /** The judges of the route's chain that failed before the one named (`classifier_fallback`). */
+    judge_fallbacks: Schema.optionalWith(Schema.Array(JudgeFallback), { exact: true }),
+    /** The verdict came from a judge asked as a hedge (`classifier_hedge_ms`). */
+    hedged: Schema.optionalWith(Schema.Literal(true), { exact: true })
+  })
 )
 export type Evidence = typeof Evidence.Type
+
+/**
+ * A judge-using evidence with what its judge chain came to (`JudgeChain.Trail`): unchanged when the
+ * route's first judge answered (or failed alone) without a hedge; else `judge_model` names the judge
+ * whose verdict was used or whose failure ended the chain, `judge_fallbacks` the judges that failed
+ * before it, and `hedged` a verdict from a hedge. Evidence of no judge is never changed.
+ */
+export const withTrail = (
+  evidence: Evidence,
+  trail: {
+    readonly judgeModel: string
+    readonly fallbacks: ReadonlyArray<JudgeFallback>
+    readonly hedged: boolean
+  } | undefined
+): Evidence => {
+  if (trail === undefined || (trail.fallbacks.length === 0 && !trail.hedged)) return evidence
+  const chain = {
+    judge_model: trail.judgeModel,
+    ...(trail.fallbacks.length === 0 ? {} : { judge_fallbacks: trail.fallbacks }),
+    ...(trail.hedged ? { hedged: true as const } : {})
+  }
+  switch (evidence.source) {
+    case "llm-classifier":
+    case "abstained":
+    case "retained":
+    case "fail-open":
+    case "circuit-open":
+    case "escalation":
+      return { ...evidence, ...chain }
+    default:
+      return evidence
+  }
+}
 
 /** The `source` values. */
 export type Source = Evidence["source"]

@@ -57,6 +57,21 @@ export const classifierFailOpenTotal = Metric.counter("switchyard_classifier_fai
 })
 
 /**
+ * Judges of a chain (`classifier_fallback`) that failed and were followed by the next one, labelled
+ * `route`, `judge_model` (the judge that failed) and `reason` (`Evidence.Reason`).
+ */
+export const classifierJudgeFallbacksTotal = Metric.counter("switchyard_classifier_judge_fallbacks_total", {
+  incremental: true,
+  description: "Judges that failed and were followed by the next judge of their chain, by route, judge model and reason"
+})
+
+/** Hedges started (`classifier_hedge_ms`), labelled `route` and `judge_model` (the judge asked as a hedge). */
+export const classifierJudgeHedgesTotal = Metric.counter("switchyard_classifier_judge_hedges_total", {
+  incremental: true,
+  description: "Judges asked as a hedge beside a slow one, by route and judge model"
+})
+
+/**
  * Judge calls that missed their deadline on a route with `late_verdict_ms`, labelled `judge_model`
  * and `outcome` (`LateVerdict.Outcome`: `stored`, `superseded`, `invalid`, `failed`, `expired`, `dropped`).
  */

@@ -211,6 +211,7 @@ export const logOf = <S>(
     const { lines, log } = memoryLog()
     for (const step of steps) {
       current = step
+      const startedMs = yield* Clock.currentTimeMillis
       const request = requestOf(step)
       const headers: Record<string, string> = {
         ...(request.session === null ? {} : { [SessionIdentity.sessionHeader]: request.session }),
@@ -250,7 +251,7 @@ export const logOf = <S>(
         error: Exit.isSuccess(exit)
           ? ""
           : Option.match(failure, { onNone: () => "internal_error", onSome: (e) => e.code }),
-        latencyMs: 1,
+        latencyMs: (yield* Clock.currentTimeMillis) - startedMs,
         endedAtMs: yield* Clock.currentTimeMillis,
         baselineModel: Option.isNone(decision)
           ? null

@@ -22,6 +22,7 @@ import type * as Decision from "../Decision.js"
 import type { JudgeError } from "../judge/Consultation.js"
 import * as JsonPointer from "../judge/JsonPointer.js"
 import { Judge } from "../judge/Judge.js"
+import * as JudgeChain from "../judge/JudgeChain.js"
 import * as LateVerdict from "../judge/LateVerdict.js"
 import type * as Posture from "../judge/Posture.js"
 import { invalid } from "../judge/Verdict.js"
@@ -40,6 +41,8 @@ export interface Options {
   readonly algorithm: Decision.Algorithm
   /** The late verdicts of the route's classifier (`LateVerdict.settings`), and its judge model; none when off. */
   readonly late: Option.Option<{ readonly settings: LateVerdict.Settings; readonly judgeModel: string }>
+  /** The route's name: the `route` label of its judge chain's counters. */
+  readonly route: string
 }
 
 /**
@@ -266,41 +269,60 @@ export const make = (
     const upstream = yield* UpstreamClient
     const exclusive = locks()
     const late = yield* lateVerdicts(options, sessionStore, exclusive)
+    // A route with late verdicts has one judge (a chain cannot be waited for in the background).
+    const withLate = Option.isSome(options.late)
+    /** A question's judges asked as its route's chain (`JudgeChain`): each asked with its options' judge replaced. */
+    const chained = <O extends JudgeChain.ChainOptions, A, E extends JudgeError>(
+      judgeOptions: O,
+      ask: (options: O) => Effect.Effect<A, E, RoutingFacts.Reporter>
+    ) =>
+      JudgeChain.run(
+        JudgeChain.settingsOf(judgeOptions, options.route),
+        (target, timeoutMs) => ask({ ...judgeOptions, judge: target, judgeTimeoutMs: timeoutMs })
+      )
     const consultants: RouteHost.Consultants = {
-      Capability: (question) =>
-        late.consult(question.late, (timeout) =>
-          judge.consult({
-            options: withTimeout(question.options, timeout),
-            messages: question.request.body.messages,
-            headers: question.request.headers
-          })),
-      Custom: (question) =>
-        late.consult(question.late, (timeout) =>
+      Capability: (question) => {
+        const ask = (options: typeof question.options) =>
+          judge.consult({ options, messages: question.request.body.messages, headers: question.request.headers })
+        return withLate
+          ? JudgeChain.one(
+            question.options.judge.id,
+            late.consult(question.late, (timeout) => ask(withTimeout(question.options, timeout)))
+          )
+          : chained(question.options, ask)
+      },
+      Custom: (question) => {
+        const ask = (options: typeof question.options) =>
           Effect.map(
-            judge.classify({
-              options: withTimeout(question.options, timeout),
-              messages: question.request.body.messages,
-              headers: question.request.headers
-            }),
+            judge.classify({ options, messages: question.request.body.messages, headers: question.request.headers }),
             (verdict) =>
               JsonPointer.resolve(question.selector, verdict).pipe(Option.filter((v) => typeof v === "string"))
-          )),
+          )
+        return withLate
+          ? JudgeChain.one(
+            question.options.judge.id,
+            late.consult(question.late, (timeout) => ask(withTimeout(question.options, timeout)))
+          )
+          : chained(question.options, ask)
+      },
       Escalation: (question) =>
-        Effect.map(
-          judge.escalate({
-            options: question.options,
-            messages: question.request.body.messages,
-            reply: question.reply,
-            headers: question.request.headers,
-            ...Option.match(question.phase, { onNone: () => ({}), onSome: (phase) => ({ phase }) })
-          }),
-          (verdict): RouteHost.Vote => ({
-            escalate: verdict.escalate,
-            ...(verdict.category === undefined ? {} : { category: verdict.category }),
-            ...(verdict.new_evidence === undefined ? {} : { new_evidence: verdict.new_evidence })
-          })
-        ),
-      Advisor: (question) => askAdvisor(upstream, options.algorithm, question)
+        chained(question.options, (asked) =>
+          Effect.map(
+            judge.escalate({
+              options: asked,
+              messages: question.request.body.messages,
+              reply: question.reply,
+              headers: question.request.headers,
+              ...Option.match(question.phase, { onNone: () => ({}), onSome: (phase) => ({ phase }) })
+            }),
+            (verdict): RouteHost.Vote => ({
+              escalate: verdict.escalate,
+              ...(verdict.category === undefined ? {} : { category: verdict.category }),
+              ...(verdict.new_evidence === undefined ? {} : { new_evidence: verdict.new_evidence })
+            })
+          )),
+      Advisor: (question) =>
+        JudgeChain.one(question.options.advisor.id, askAdvisor(upstream, options.algorithm, question))
     }
     const parts: Pick<RouteHost.Store<SessionDecision>, "get" | "put" | "remove"> = {
       get: sessionStore.get,
@@ -351,8 +373,8 @@ export const serve = (host: RouteHost.Host, program: RouteHost.Program): Route["
 
 /** A route (`fields`) whose decisions are `program` run on a live host built with `options`. */
 export const route = (
-  options: Options,
+  options: Omit<Options, "route">,
   fields: Omit<Route, "decide">,
   program: RouteHost.Program
 ): Effect.Effect<Route, never, Services> =>
-  Effect.map(make(options), (host): Route => ({ ...fields, decide: serve(host, program) }))
+  Effect.map(make({ ...options, route: fields.name }), (host): Route => ({ ...fields, decide: serve(host, program) }))

@@ -26,6 +26,8 @@ import * as Option from "effect/Option"
 import type * as Decision from "../Decision.js"
 import type * as Evidence from "../Evidence.js"
 import * as Consultation from "../judge/Consultation.js"
+import type { JudgeError } from "../judge/Consultation.js"
+import * as JudgeChain from "../judge/JudgeChain.js"
 import type { RoutedRequest, RouteFailure } from "../Route.js"
 import * as EscalationRules from "../routes/escalation/EscalationRules.js"
 import * as RouteHost from "./RouteHost.js"
@@ -85,8 +87,12 @@ export const loggedTier = (
 
 /** The verdicts a log says arrived late and were stored for a session, as a replay meets them in file order. */
 export interface LateVerdicts {
-  /** The evidence of the newest verdict stored late for `session` and not taken yet; taking it removes it. */
-  readonly take: (session: string) => Option.Option<Evidence.Evidence>
+  /**
+   * The evidence of the newest verdict stored late for `session` by `beforeMs` (a request's start)
+   * and not taken yet; taking it removes it and every older one. A verdict stored after the request
+   * started (its own judge call's, logged before its response line) stays for a later request.
+   */
+  readonly take: (session: string, beforeMs: number) => Option.Option<Evidence.Evidence>
 }
 
 /** No late verdicts. */
@@ -94,27 +100,36 @@ export const noLateVerdicts: LateVerdicts = { take: () => Option.none() }
 
 /** What a late call's log line says of it. */
 export interface LateCall {
+  readonly ts: string
   readonly session_id: string | null
   readonly late?: string | undefined
   readonly evidence?: Evidence.Evidence | undefined
 }
 
 /**
- * Late verdicts gathered from a route's judge lines in file order (`add`): the newest stored one per
- * session, until a replay takes it.
+ * Late verdicts gathered from a route's judge lines in file order (`add`): the ones stored per
+ * session, with when they were stored, until a replay takes them.
  */
 export const lateVerdicts = (): LateVerdicts & { readonly add: (line: LateCall) => void } => {
-  const stored = new Map<string, Evidence.Evidence>()
+  const stored = new Map<string, Array<{ readonly atMs: number; readonly evidence: Evidence.Evidence }>>()
   return {
     add: (line) => {
       if (line.late === "stored" && line.evidence !== undefined && line.session_id !== null) {
-        stored.set(line.session_id, line.evidence)
+        const verdicts = stored.get(line.session_id) ?? []
+        verdicts.push({ atMs: Date.parse(line.ts), evidence: line.evidence })
+        stored.set(line.session_id, verdicts)
       }
     },
-    take: (session) => {
-      const evidence = Option.fromNullable(stored.get(session))
-      stored.delete(session)
-      return evidence
+    take: (session, beforeMs) => {
+      const verdicts = stored.get(session) ?? []
+      let newest = -1
+      for (let i = 0; i < verdicts.length; i++) if ((verdicts[i]?.atMs ?? Infinity) <= beforeMs) newest = i
+      if (newest < 0) return Option.none()
+      const evidence = verdicts[newest]?.evidence
+      const rest = verdicts.slice(newest + 1)
+      if (rest.length === 0) stored.delete(session)
+      else stored.set(session, rest)
+      return Option.fromNullable(evidence)
     }
   }
 }
@@ -199,23 +214,58 @@ const callOf = (record: Record, call: RouteHost.ModelCall): Effect.Effect<ChatCo
   }
 }
 
+/**
+ * What the record says the request's judge chain came to (`JudgeChain.Trail`): the judge its
+ * evidence names when a fallback or a hedge gave it, else `first` alone.
+ */
+const loggedTrail = (record: Record, first: string): JudgeChain.Trail => {
+  const evidence = record.evidence
+  if (evidence === null || (evidence.judge_fallbacks === undefined && evidence.hedged === undefined)) {
+    return JudgeChain.single(first)
+  }
+  return {
+    judgeModel: "judge_model" in evidence && evidence.judge_model !== undefined ? evidence.judge_model : first,
+    fallbacks: evidence.judge_fallbacks ?? [],
+    hedged: evidence.hedged === true
+  }
+}
+
+/** A logged consultation as a chain: its answer or last failure, with the logged trail. */
+const chainOf = <A>(record: Record, first: string, self: Effect.Effect<A, JudgeError>) => {
+  const trail = loggedTrail(record, first)
+  return Effect.mapBoth(self, {
+    onSuccess: (answer): JudgeChain.Chained<A> => ({ answer, trail }),
+    onFailure: (failure): JudgeChain.Unanswered => ({ failure, trail })
+  })
+}
+
 /** The replayed answer of a judge question, from what the record says of it. */
 const consultantsOf = (record: Record): RouteHost.Consultants<never> => ({
   Capability: (question) =>
-    answered(RoutingRecord.judgeFact(record, RouteHost.answerIn.Capability), question.options.judge.id),
-  Custom: (question) => answered(RoutingRecord.judgeFact(record, RouteHost.answerIn.Custom), question.options.judge.id),
+    chainOf(
+      record,
+      question.options.judge.id,
+      answered(RoutingRecord.judgeFact(record, RouteHost.answerIn.Capability), question.options.judge.id)
+    ),
+  Custom: (question) =>
+    chainOf(
+      record,
+      question.options.judge.id,
+      answered(RoutingRecord.judgeFact(record, RouteHost.answerIn.Custom), question.options.judge.id)
+    ),
   Escalation: (question) => {
     const target = question.options.judge.id
     if (question.turn === "weak") {
       return EscalationRules.strongPhase(record)
         ? notLogged
-        : answered(RoutingRecord.judgeFact(record, EscalationRules.weakVoteOf), target)
+        : chainOf(record, target, answered(RoutingRecord.judgeFact(record, EscalationRules.weakVoteOf), target))
     }
     return !EscalationRules.strongPhase(record) || record.evidence === null
       ? notLogged
-      : answered(strongReview(record.evidence), target)
+      : chainOf(record, target, answered(strongReview(record.evidence), target))
   },
-  Advisor: (question) => answered(advisorFact(record), question.options.advisor.id)
+  Advisor: (question) =>
+    JudgeChain.one(question.options.advisor.id, answered(advisorFact(record), question.options.advisor.id))
 })
 
 /** The signals of a logged request. */
@@ -287,7 +337,8 @@ const viewed = <S>(
       const { late, record } = current
       const forget = rules.forgotten(record) ? store.remove(key) : Effect.void
       if (record.stored_before?.late !== true || rules.late === undefined || record.session_id === null) return forget
-      const stored = Option.flatMap(late.take(record.session_id), rules.late)
+      const startedMs = record.ts === undefined ? Infinity : Date.parse(record.ts) - (record.latency_ms ?? 0)
+      const stored = Option.flatMap(late.take(record.session_id, startedMs), rules.late)
       return Option.match(stored, {
         onNone: () => forget,
         onSome: (value) => Effect.zipRight(forget, store.put(key, value))

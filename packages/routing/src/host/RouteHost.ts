@@ -29,9 +29,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Decision from "../Decision.js"
 import type * as Evidence from "../Evidence.js"
-import type { JudgeError } from "../judge/Consultation.js"
 import type * as JsonPointer from "../judge/JsonPointer.js"
 import type { CustomJudgeOptions, EscalationJudgeOptions, JudgeOptions } from "../judge/Judge.js"
+import type * as JudgeChain from "../judge/JudgeChain.js"
 import type * as Verdict from "../judge/Verdict.js"
 import type { RoutedRequest, RouteFailure } from "../Route.js"
 import type * as AdvisorReview from "../routes/advisor/AdvisorReview.js"
@@ -113,15 +113,19 @@ export type Question<K extends QuestionKind = QuestionKind> = {
 
 /** How a host answers each kind of question (its `consult`, one handler per kind). */
 export type Consultants<R = RoutingFacts.Reporter> = {
-  readonly [K in QuestionKind]: (question: Question<K>) => Effect.Effect<Answers[K], JudgeError, R>
+  readonly [K in QuestionKind]: (
+    question: Question<K>
+  ) => Effect.Effect<JudgeChain.Chained<Answers[K]>, JudgeChain.Unanswered, R>
 }
 
 /** Ask `question` of the host's `consultants` (the handler of its kind). */
 export const dispatch = <K extends QuestionKind, R>(
   consultants: Consultants<R>,
   question: Question<K>
-): Effect.Effect<Answers[K], JudgeError, R> => {
-  const handler: (question: Question<K>) => Effect.Effect<Answers[K], JudgeError, R> = consultants[question._tag]
+): Effect.Effect<JudgeChain.Chained<Answers[K]>, JudgeChain.Unanswered, R> => {
+  const handler: (
+    question: Question<K>
+  ) => Effect.Effect<JudgeChain.Chained<Answers[K]>, JudgeChain.Unanswered, R> = consultants[question._tag]
   return handler(question)
 }
 
@@ -298,10 +302,14 @@ export interface Signals {
 
 /** The host of a route program (see the module doc). */
 export interface Host {
-  /** Ask a judge; the consultation's failure is the posture's input. Each call made is reported. */
+  /**
+   * Ask a question of the route's judges (its chain: `JudgeChain`); the answer or the last judge's
+   * failure comes back with the chain's trail, and the failure is the posture's input
+   * (`Consultation.runChained`). Each call made is reported.
+   */
   readonly consult: <K extends QuestionKind>(
     question: Question<K>
-  ) => Effect.Effect<Answers[K], JudgeError, RoutingFacts.Reporter>
+  ) => Effect.Effect<JudgeChain.Chained<Answers[K]>, JudgeChain.Unanswered, RoutingFacts.Reporter>
   /** Make a routing-time model call (reported when it made a request). */
   readonly call: (call: ModelCall) => Effect.Effect<ChatCompletion, ClientFailure, RoutingFacts.Reporter>
   /** The store of a space (opened once per host). */
@@ -324,7 +332,7 @@ export class RouteHost extends Context.Tag("@switchyard-ts/routing/RouteHost")<R
 /** Ask the host's judge `question`. */
 export const consult = <K extends QuestionKind>(
   question: Question<K>
-): Effect.Effect<Answers[K], JudgeError, RouteHost | RoutingFacts.Reporter> =>
+): Effect.Effect<JudgeChain.Chained<Answers[K]>, JudgeChain.Unanswered, RouteHost | RoutingFacts.Reporter> =>
   Effect.flatMap(RouteHost, (host) => host.consult(question))
 
 /** Make a routing-time model call through the host. */

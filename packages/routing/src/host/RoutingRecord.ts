@@ -98,6 +98,9 @@ export type Decided = Schema.Struct.Type<typeof fields>
 export interface RoutingRecord extends Decided {
   /** The normalized session id (the log's `session_id`). */
   readonly session_id: string | null
+  /** When the response line was written and how long the request took (when the record has them): when it started. */
+  readonly ts?: string | undefined
+  readonly latency_ms?: number | undefined
 }
 
 /** What routing reported of one request besides its calls (`RoutingFacts.RouteFacts`), the last of each kind. */

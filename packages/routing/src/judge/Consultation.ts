@@ -29,6 +29,7 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
 import type * as Evidence from "../Evidence.js"
+import type * as JudgeChain from "./JudgeChain.js"
 import type { Unconsulted } from "./Posture.js"
 import { InvalidVerdict } from "./Verdict.js"
 
@@ -44,8 +45,8 @@ export type JudgeError = JudgeCallFailure | InvalidVerdict | CircuitOpen
  * when the breaker refused the call).
  */
 export type Outcome<A> = Data.TaggedEnum<{
-  Verdict: { readonly verdict: A }
-  WithoutVerdict: { readonly reason: Evidence.Reason }
+  Verdict: { readonly verdict: A; readonly trail?: JudgeChain.Trail }
+  WithoutVerdict: { readonly reason: Evidence.Reason; readonly trail?: JudgeChain.Trail }
 }>
 
 interface OutcomeDefinition extends Data.TaggedEnum.WithGenerics<1> {
@@ -144,4 +145,30 @@ export const run: {
         Effect.as(posture(Effect.fail(error)), WithoutVerdict({ reason: reasonOf(error) }))
       )
     )
+)
+
+/**
+ * Run a judge chain's consultation (`JudgeChain.run`, or `JudgeChain.one` of a single judge) through
+ * a posture: {@link run} of the chain's last failure when it is exhausted, the chain's
+ * `JudgeChain.Trail` kept on the {@link Outcome} either way.
+ */
+export const runChained: {
+  <E>(posture: PostureCombinator<E>): <A, EC extends JudgeError, R>(
+    self: Effect.Effect<JudgeChain.Chained<A>, JudgeChain.Unanswered<EC>, R>
+  ) => Effect.Effect<Outcome<A>, Folded<E, EC>, R>
+  <A, EC extends JudgeError, R, E>(
+    self: Effect.Effect<JudgeChain.Chained<A>, JudgeChain.Unanswered<EC>, R>,
+    posture: PostureCombinator<E>
+  ): Effect.Effect<Outcome<A>, Folded<E, EC>, R>
+} = dual(
+  2,
+  <A, R, E>(
+    self: Effect.Effect<JudgeChain.Chained<A>, JudgeChain.Unanswered, R>,
+    posture: PostureCombinator<E>
+  ): Effect.Effect<Outcome<A>, E, R> =>
+    Effect.matchEffect(self, {
+      onSuccess: ({ answer, trail }) => Effect.succeed(Verdict({ verdict: answer, trail })),
+      onFailure: ({ failure, trail }): Effect.Effect<Outcome<A>, E> =>
+        Effect.as(posture(Effect.fail(failure)), WithoutVerdict({ reason: reasonOf(failure), trail }))
+    })
 )

@@ -32,6 +32,7 @@ import * as EscalationJudge from "../routes/escalation/EscalationJudge.js"
 import * as Conversation from "../sessions/Conversation.js"
 import { type JudgeError, reasonOf } from "./Consultation.js"
 import * as JsonSchema from "./JsonSchema.js"
+import * as JudgeHealth from "./JudgeHealth.js"
 import * as JudgePrompt from "./JudgePrompt.js"
 import * as Verdict from "./Verdict.js"
 
@@ -51,6 +52,10 @@ export interface JudgeOptions {
    * absent): the client's `timeout_ms` alone.
    */
   readonly judgeTimeoutMs?: Option.Option<number>
+  /** `classifier_fallback`: judges asked in order after `judge` (`JudgeChain`; the host's business). */
+  readonly fallbacks?: ReadonlyArray<Target>
+  /** `classifier_hedge_ms` (`JudgeChain`). */
+  readonly hedgeMs?: Option.Option<number>
 }
 
 /** One consultation: the route's options and the caller's conversation and headers. */
@@ -75,6 +80,10 @@ export interface CustomJudgeOptions {
   readonly recentTurnWindow: Option.Option<number>
   /** As {@link JudgeOptions.judgeTimeoutMs}. */
   readonly judgeTimeoutMs?: Option.Option<number>
+  /** `classifier_fallback`: judges asked in order after `judge` (`JudgeChain`; the host's business). */
+  readonly fallbacks?: ReadonlyArray<Target>
+  /** `classifier_hedge_ms` (`JudgeChain`). */
+  readonly hedgeMs?: Option.Option<number>
 }
 
 /** One custom consultation: the route's options and the caller's conversation and headers. */
@@ -95,6 +104,10 @@ export interface EscalationJudgeOptions extends EscalationJudge.TranscriptOption
   readonly maxOutputTokens: number
   /** As {@link JudgeOptions.judgeTimeoutMs}. */
   readonly judgeTimeoutMs?: Option.Option<number>
+  /** `classifier_fallback`: judges asked in order after `judge` (`JudgeChain`; the host's business). */
+  readonly fallbacks?: ReadonlyArray<Target>
+  /** `classifier_hedge_ms` (`JudgeChain`). */
+  readonly hedgeMs?: Option.Option<number>
 }
 
 /**
@@ -285,7 +298,8 @@ const consultWith = <V>(
   body: Readonly<Record<string, unknown>>,
   headers: Readonly<Record<string, string>>,
   judgeTimeoutMs: Option.Option<number> | undefined,
-  verdictOf: (completion: ChatCompletion) => Effect.Effect<V, Verdict.InvalidVerdict>
+  verdictOf: (completion: ChatCompletion) => Effect.Effect<V, Verdict.InvalidVerdict>,
+  health: Option.Option<JudgeHealth.Recorder>
 ): Effect.Effect<V, JudgeError, RoutingFacts.Reporter> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) => {
     let usage: Option.Option<Usage> = Option.none()
@@ -297,21 +311,20 @@ const consultWith = <V>(
       Effect.onExit((exit) =>
         refusedByBreaker(exit) ?
           Effect.void :
-          Effect.flatMap(Clock.currentTimeMillis, (end) =>
-            RoutingFacts.report((observer) =>
-              observer.judgeCall({
-                judgeModel: judge.id,
-                outcome: Exit.isSuccess(exit)
-                  ? "ok"
-                  : Option.match(Cause.failureOption(exit.cause), {
-                    onNone: () => "interrupted",
-                    onSome: reasonOf
-                  }),
-                latencyMs: end - start,
-                endedAtMs: end,
-                usage
+          Effect.flatMap(Clock.currentTimeMillis, (end) => {
+            const outcome = Exit.isSuccess(exit)
+              ? "ok"
+              : Option.match(Cause.failureOption(exit.cause), {
+                onNone: () => "interrupted" as const,
+                onSome: reasonOf
               })
-            ))
+            if (Option.isSome(health)) {
+              health.value.record({ model: judge.id, outcome, latencyMs: end - start, endedAtMs: end })
+            }
+            return RoutingFacts.report((observer) =>
+              observer.judgeCall({ judgeModel: judge.id, outcome, latencyMs: end - start, endedAtMs: end, usage })
+            )
+          })
       ),
       Spans.withSpan("Judge.consult", () => ({
         captureStackTrace: false,
@@ -326,8 +339,8 @@ const consultWith = <V>(
  * breaker made no HTTP request and is not recorded in the call metrics.
  */
 export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.map(
-  UpstreamClient,
-  (upstream) =>
+  Effect.zip(UpstreamClient, Effect.serviceOption(JudgeHealth.JudgeHealth)),
+  ([upstream, health]) =>
     Judge.of({
       consult: (consultation) =>
         consultWith(
@@ -336,7 +349,8 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
           requestBody(consultation),
           consultation.headers,
           consultation.options.judgeTimeoutMs,
-          verdictOf
+          verdictOf,
+          health
         ),
       classify: (consultation) =>
         consultWith(
@@ -345,7 +359,8 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
           customRequestBody(consultation),
           consultation.headers,
           consultation.options.judgeTimeoutMs,
-          (completion) => customVerdictOf(completion, consultation.options.compiledSchema)
+          (completion) => customVerdictOf(completion, consultation.options.compiledSchema),
+          health
         ),
       escalate: (consultation) =>
         consultWith(
@@ -354,7 +369,8 @@ export const make: Effect.Effect<Judge["Type"], never, UpstreamClient> = Effect.
           escalationRequestBody(consultation),
           consultation.headers,
           consultation.options.judgeTimeoutMs,
-          escalationVerdictOf
+          escalationVerdictOf,
+          health
         )
     })
 )

@@ -13,6 +13,7 @@ import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import type * as LiveHost from "../host/LiveHost.js"
 import type * as ReplayHost from "../host/ReplayHost.js"
+import type * as JudgeChain from "../judge/JudgeChain.js"
 import type { Route } from "../Route.js"
 import type * as RouteKeys from "../tables/RouteKeys.js"
 import type * as Table from "../tables/Table.js"
@@ -46,8 +47,11 @@ export interface RouteType<K extends { readonly id: string }, I, Spec extends Ro
   readonly answerTargets: (spec: Spec) => ReadonlyArray<Target>
   /** The targets its routing calls besides its answers: judges, an advisor, its `subagents` table's targets. */
   readonly routingTargets: (spec: Spec) => ReadonlyArray<Target>
-  /** The judges it consults (its classifier's, its `subagents` classifier's): what an operator watches. */
-  readonly judges: (spec: Spec) => ReadonlyArray<Target>
+  /**
+   * The judge chains it consults (its classifier's, its `subagents` classifier's), each with its
+   * posture: what an operator watches (`/v1/judges`).
+   */
+  readonly judges: (spec: Spec) => ReadonlyArray<JudgeChain.Use>
   /** Its target whose routing-time call may answer (see {@link RoutingAnswer}); none when it has none. */
   readonly routingAnswer: (spec: Spec) => Option.Option<RoutingAnswer>
   /** The model a destination of its replay answers with (none: unknown). */

@@ -12,6 +12,7 @@ import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import type * as LiveHost from "../host/LiveHost.js"
 import type * as ReplayHost from "../host/ReplayHost.js"
+import type * as JudgeChain from "../judge/JudgeChain.js"
 import type { Route } from "../Route.js"
 import type * as RouteKeys from "../tables/RouteKeys.js"
 import * as AdvisorRouteType from "./advisor/AdvisorRouteType.js"
@@ -81,7 +82,10 @@ export interface Bound {
   readonly baseline: Option.Option<Target>
   readonly answerTargets: ReadonlyArray<Target>
   readonly routingTargets: ReadonlyArray<Target>
+  /** Its judges, each chain's in order. */
   readonly judges: ReadonlyArray<Target>
+  /** Its judge chains with their postures. */
+  readonly judgeChains: ReadonlyArray<JudgeChain.Use>
   readonly routingAnswer: Option.Option<RoutingAnswer>
   readonly destinationModel: (destination: string) => string | undefined
   readonly warnings: ReadonlyArray<string>
@@ -99,7 +103,8 @@ const bind = <K, I, Spec extends RouteKeys.RouteCommon>(
   baseline: type.baseline(spec),
   answerTargets: type.answerTargets(spec),
   routingTargets: type.routingTargets(spec),
-  judges: type.judges(spec),
+  judges: type.judges(spec).flatMap((use) => use.judges),
+  judgeChains: type.judges(spec),
   routingAnswer: type.routingAnswer(spec),
   destinationModel: type.destinationModel(spec),
   warnings: type.warnings(spec),

@@ -17,7 +17,7 @@ import type * as Posture from "../judge/Posture.js"
 import type * as ClassifierCascade from "../routes/classifier/ClassifierCascade.js"
 import type * as StageRoute from "../routes/stage/StageRoute.js"
 import { integerOr, lookupTarget, maxSafe, maxU32, optionalInteger, positive, unitInterval } from "./KeyRules.js"
-import { failAt, TomlBoolean, TomlInteger, TomlNumber, TomlString, TomlVariant } from "./Toml.js"
+import { arrayOf, failAt, TomlBoolean, TomlInteger, TomlNumber, TomlString, TomlVariant } from "./Toml.js"
 
 type Rule<A> = Effect.Effect<A, ParseResult.ParseIssue>
 
@@ -97,6 +97,70 @@ export const judgeCall = (keys: Schema.Struct.Type<typeof judgeCallFields>) =>
     return { maxOutputTokens, judgeFailure, judgeTimeoutMs }
   })
 
+/** `classifier_fallback`, `classifier_hedge_ms`: a judge chain (`JudgeChain`). */
+export const chainFields = {
+  classifier_fallback: Schema.optional(arrayOf(TomlString)),
+  classifier_hedge_ms: Schema.optional(TomlInteger)
+}
+
+/** A judge chain, validated: the judges after the first, and the hedge time. */
+export interface Chain {
+  readonly fallbacks: ReadonlyArray<Target>
+  readonly hedgeMs: Option.Option<number>
+}
+
+/**
+ * The judge chain: `classifier_fallback` names targets, each at most once, none of them the
+ * route's `classifier_target` or a target the route routes to, and not empty;
+ * `classifier_hedge_ms` is positive and only with `classifier_fallback`. A route with late verdicts
+ * (`late_verdict_ms`) has one judge.
+ */
+export const chain = (
+  keys: Schema.Struct.Type<typeof chainFields>,
+  targets: ReadonlyMap<string, Target>,
+  route: {
+    readonly judge: Target
+    readonly destinations: ReadonlyArray<Target>
+    readonly lateVerdictMs: Option.Option<number>
+  },
+  path: ReadonlyArray<string> = ["classifier_fallback"]
+): Rule<Chain> =>
+  Effect.gen(function*() {
+    const hedgeMs = yield* optionalInteger(["classifier_hedge_ms"], keys.classifier_hedge_ms, positive)
+    const names = keys.classifier_fallback
+    if (names === undefined) {
+      if (Option.isSome(hedgeMs)) {
+        return yield* failAt(["classifier_hedge_ms"], "classifier_hedge_ms requires classifier_fallback")
+      }
+      return { fallbacks: [], hedgeMs }
+    }
+    if (names.length === 0) return yield* failAt(path, "must name at least one target")
+    if (Option.isSome(route.lateVerdictMs)) {
+      return yield* failAt(
+        path,
+        "classifier_fallback cannot be combined with late_verdict_ms (a route with late verdicts has one judge)"
+      )
+    }
+    const fallbacks: Array<Target> = []
+    for (const name of names) {
+      const target = yield* lookupTarget(targets, path, name)
+      if (fallbacks.some((t) => t.name === name)) {
+        return yield* failAt(path, `names target ${JSON.stringify(name)} twice`)
+      }
+      if (target.name === route.judge.name) {
+        return yield* failAt(path, `names the route's classifier_target ${JSON.stringify(name)}`)
+      }
+      if (route.destinations.some((t) => t.name === name)) {
+        return yield* failAt(
+          path,
+          `names target ${JSON.stringify(name)}, which the route routes to; a judge must not be a destination`
+        )
+      }
+      fallbacks.push(target)
+    }
+    return { fallbacks, hedgeMs }
+  })
+
 /** `late_verdict_ms`, `max_late_verdicts`. */
 export const lateVerdictFields = {
   late_verdict_ms: Schema.optional(TomlInteger),
@@ -166,7 +230,8 @@ export const capabilityJudgeFields = {
   prompt: Schema.optional(TomlString),
   response_format_type: Schema.optional(ResponseFormatType),
   ...judgeCallFields,
-  ...lateVerdictFields
+  ...lateVerdictFields,
+  ...chainFields
 }
 
 /** A capability judge, validated: every key of the stage router's classifier options, the judge included. */

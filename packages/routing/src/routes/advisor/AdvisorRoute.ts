@@ -268,8 +268,8 @@ const review = Effect.fnUntraced(function*(
   const { options } = gate
   const advisorModel = options.advisor.id
   const outcome = yield* host.consult({ _tag: "Advisor", options, request, turn, trigger }).pipe(
-    Effect.tapError((error) => {
-      const reason = Consultation.reasonOf(error)
+    Effect.tapError(({ failure }) => {
+      const reason = Consultation.reasonOf(failure)
       return Effect.all([
         failedConsult(scope, reason),
         advised(Option.some(trigger), Option.some(reason)),
@@ -280,7 +280,7 @@ const review = Effect.fnUntraced(function*(
         )
       ], { discard: true })
     }),
-    Consultation.run(gate.posture),
+    Consultation.runChained(gate.posture),
     Effect.mapError((failure) => new AdvisorUnavailable({ advisorModel, failure }))
   )
   const judged: Consultation.Outcome<"approve" | "redo"> = outcome._tag === "Verdict"
@@ -421,7 +421,8 @@ export const program = (options: Options): RouteHost.Program => programOf(gateOf
  */
 export const make = (options: Options): Effect.Effect<AdvisorRoute, never, LiveHost.Services> =>
   Effect.zipLeft(
-    Effect.map(LiveHost.make({ algorithm: "advisor_gate", late: Option.none() }), (host) => gateRoute(options, host)),
+    Effect.map(LiveHost.make({ algorithm: "advisor_gate", late: Option.none(), route: options.name }), (host) =>
+      gateRoute(options, host)),
     Metric.update(Metrics.advisorGateDiscardedTurnsTotal, 0)
   )
 

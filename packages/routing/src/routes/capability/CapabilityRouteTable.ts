@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { capabilityJudge, capabilityJudgeFields, weakStrong, weakStrongFields } from "../../tables/JudgeKeys.js"
+import { capabilityJudge, capabilityJudgeFields, chain, weakStrong, weakStrongFields } from "../../tables/JudgeKeys.js"
 import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "../../tables/RouteKeys.js"
 import * as Table from "../../tables/Table.js"
 import { failAt, keysOf, TomlBoolean, TomlVariant } from "../../tables/Toml.js"
@@ -39,7 +39,12 @@ export const table = routeTable(
       const judge = yield* capabilityJudge(
         keys.fail_open === undefined ? keys : { ...keys, judge_failure: keys.fail_open ? "fail_open" : "error" }
       )
-      return { ...common, type: "llm_classifier", mode: "capability", ...targets, ...judge }
+      const judges = yield* chain(keys, context.targets, {
+        judge: targets.judge,
+        destinations: [targets.weak, targets.strong],
+        lateVerdictMs: judge.lateVerdictMs
+      })
+      return { ...common, type: "llm_classifier", mode: "capability", ...targets, ...judge, ...judges }
     })
 )
 

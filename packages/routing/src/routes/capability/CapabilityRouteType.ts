@@ -2,6 +2,7 @@
  * The `llm_classifier` route type in `capability` mode (see `CapabilityRoute`).
  */
 import * as Option from "effect/Option"
+import * as JudgeChain from "../../judge/JudgeChain.js"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
 import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
@@ -16,8 +17,8 @@ export const routeType = {
   replayable: (spec) => Option.some(CapabilityRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.strong),
   answerTargets: (spec) => [spec.weak, spec.strong],
-  routingTargets: (spec) => [spec.judge],
-  judges: (spec) => [spec.judge],
+  routingTargets: (spec) => JudgeChain.judgesOf(spec),
+  judges: (spec) => [JudgeChain.useOf(spec)],
   routingAnswer: () => Option.none(),
   destinationModel: (spec) => (destination) =>
     destination === "weak" ? spec.weak.id : destination === "strong" ? spec.strong.id : undefined,

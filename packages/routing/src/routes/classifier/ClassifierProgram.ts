@@ -13,7 +13,7 @@ import * as TaggedMetric from "@switchyard-ts/client/TaggedMetric"
 import { JudgeUnavailable } from "@switchyard-ts/protocol/Errors"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Evidence from "../../Evidence.js"
+import * as Evidence from "../../Evidence.js"
 import * as RouteHost from "../../host/RouteHost.js"
 import * as RoutingFacts from "../../host/RoutingFacts.js"
 import * as Warnings from "../../internal/warnings.js"
@@ -176,12 +176,15 @@ export const program = <K extends Kind, S>(mode: Mode<K, S>): Program<S> => {
       }
 
       const outcome = yield* host.consult(mode.question(request, Option.map(key, lateStore))).pipe(
-        Consultation.run(posture),
+        Consultation.runChained(posture),
         Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
         Effect.tapError((error) => report(Option.none(), error.failure._tag !== "CircuitOpen", before, before))
       )
-      const decided = ClassifierCascade.settle(mode.rules, stored, outcome)
-      if (outcome._tag === "WithoutVerdict") yield* host.record(recordWithoutVerdict(judgeModel, outcome.reason))
+      const settled = ClassifierCascade.settle(mode.rules, stored, outcome)
+      const decided = { ...settled, evidence: Evidence.withTrail(settled.evidence, outcome.trail) }
+      if (outcome._tag === "WithoutVerdict") {
+        yield* host.record(recordWithoutVerdict(outcome.trail?.judgeModel ?? judgeModel, outcome.reason))
+      }
       const written = Option.flatMap(decided.store, (selection) => Option.map(key, () => mode.toStored(selection)))
       if (Option.isSome(key) && Option.isSome(written)) yield* store.put(key.value, written.value)
       const consulted = outcome._tag === "Verdict" || outcome.reason !== "circuit_open"

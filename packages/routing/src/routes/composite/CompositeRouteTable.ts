@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { capabilityJudge, capabilityJudgeFields, ClassifyTrigger } from "../../tables/JudgeKeys.js"
+import { capabilityJudge, capabilityJudgeFields, chain, ClassifyTrigger } from "../../tables/JudgeKeys.js"
 import { lookupTarget } from "../../tables/KeyRules.js"
 import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "../../tables/RouteKeys.js"
 import * as Table from "../../tables/Table.js"
@@ -75,7 +75,7 @@ const classifier = (
     }
     const judge = yield* lookupTarget(context.targets, ["target"], table.target)
     const settings = yield* capabilityJudge({ ...table, judge_failure: table.judge_failure ?? routeJudgeFailure })
-    const spec: ClassifierSpec = { judge, ...settings, classifyTrigger: trigger }
+    const spec: Omit<ClassifierSpec, "fallbacks" | "hedgeMs"> = { judge, ...settings, classifyTrigger: trigger }
     return spec
   })
 
@@ -93,8 +93,16 @@ export const table = routeTable(
         classifier(keys.classifier, keys.judge_failure, context, label)
       )
       const stage = yield* Table.nested(["stage"], StageRouteTable.turn(keys.stage, context.targets, label))
+      const judges = yield* Table.nested(
+        ["classifier"],
+        chain(keys.classifier, context.targets, {
+          judge: judge.judge,
+          destinations: [stage.capable, stage.efficient],
+          lateVerdictMs: judge.lateVerdictMs
+        })
+      )
       const subagents = yield* SubagentsTable.optional(keys.subagents, context.targets)
-      return { ...common, type: "composite", ...stage, classifier: judge, subagents }
+      return { ...common, type: "composite", ...stage, classifier: { ...judge, ...judges }, subagents }
     })
 )
 

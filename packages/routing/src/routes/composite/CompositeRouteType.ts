@@ -2,6 +2,7 @@
  * The `composite` route type (see `CompositeRoute`).
  */
 import * as Option from "effect/Option"
+import * as JudgeChain from "../../judge/JudgeChain.js"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
 import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
@@ -18,8 +19,8 @@ export const routeType = {
   replayable: (spec) => Option.some(CompositeRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.capable),
   answerTargets: (spec) => [spec.capable, spec.efficient],
-  routingTargets: (spec) => [spec.classifier.judge, ...SubagentsRoute.targets(spec)],
-  judges: (spec) => [spec.classifier.judge, ...SubagentsRoute.judges(spec)],
+  routingTargets: (spec) => [...JudgeChain.judgesOf(spec.classifier), ...SubagentsRoute.targets(spec)],
+  judges: (spec) => [JudgeChain.useOf(spec.classifier), ...SubagentsRoute.judges(spec)],
   routingAnswer: () => Option.none(),
   destinationModel: StageRouteType.tierModel,
   warnings: (spec) => [...JudgeKeys.unboundedJudge(spec, spec.classifier), ...SubagentsRoute.warnings(spec)],

@@ -12,6 +12,8 @@ import * as Schema from "effect/Schema"
 import * as JsonPointer from "../../judge/JsonPointer.js"
 import * as JsonSchema from "../../judge/JsonSchema.js"
 import {
+  chain,
+  chainFields,
   checkPrompt,
   judgeCall,
   judgeCallFields,
@@ -57,6 +59,7 @@ export const customFields = {
   response_schema: TomlString,
   policy: Policy,
   ...triggerFields,
+  ...chainFields,
   // custom mode always sends its own json_schema format; only the default may be spelled out
   response_format_type: Schema.optional(TomlVariant("json_schema")),
   ...judgeCallFields,
@@ -152,13 +155,14 @@ const targetsForm = (keys: Keys, targets: ReadonlyMap<string, Target>) =>
     if (defaultTarget === undefined) {
       return yield* failAt(["default_target"], `default_target ${JSON.stringify(defaultLabel)} must be one of targets`)
     }
-    return { judge, targets: resolved, defaultTarget }
+    const judgeFallbacks: ReadonlyArray<string> = []
+    return { judge, targets: resolved, defaultTarget, judgeFallbacks }
   })
 
 /**
  * The group form (`[routes.<n>.models]`, the compatible system's after 0.3.0): `any` and `judge`
  * non-empty, `default_target` a non-empty group other than `judge`, every other group's targets in
- * `any`. `judge` holds the one judge target (judge calls do not fall back to other targets). A
+ * `any`. `judge` lists the judge chain: its first target, then its fallbacks (`classifier_fallback`). A
  * group's candidates are its own targets, then `any`'s others; the route's targets are `any`'s.
  */
 const groupsForm = (
@@ -208,12 +212,6 @@ const groupsForm = (
     const resolvedOf = (names: ReadonlyArray<string>): Array<Target> =>
       names.flatMap((name) => resolved.get(name) ?? [])
     const judgeNames = models["judge"] ?? []
-    if (judgeNames.length > 1) {
-      return yield* failAt(
-        ["models", "judge"],
-        "models.judge takes one target here: judge calls do not fall back to other targets (judge_failure decides what a failed judge means)"
-      )
-    }
     const groups: Array<CustomRoute.Group> = []
     for (const label of Object.keys(models).filter((name) => name !== "judge").sort()) {
       const own = [...new Set(models[label] ?? [])]
@@ -230,7 +228,9 @@ const groupsForm = (
       judge,
       targets: anyTargets,
       defaultTarget,
-      groups: { groups, defaultLabel }
+      groups: { groups, defaultLabel },
+      // `models.judge = [a, b, …]`: `a` first, then `b, …` as its `classifier_fallback`
+      judgeFallbacks: judgeNames.slice(1)
     }
   })
 
@@ -251,8 +251,22 @@ export const customClassifier = (keys: Keys, targets: ReadonlyMap<string, Target
     const selector = yield* selectorOf(keys.policy.selector)
     const call = yield* judgeCall(keys)
     const late = yield* lateVerdicts(keys, call)
+    const { judgeFallbacks: listed, ...chosen } = form
+    if (listed.length > 0 && keys.classifier_fallback !== undefined) {
+      return yield* failAt(
+        ["classifier_fallback"],
+        "models.judge already lists the judge's fallbacks; give them in one place"
+      )
+    }
+    const judges = yield* chain(
+      listed.length > 0 ? { ...keys, classifier_fallback: listed } : keys,
+      targets,
+      { judge: form.judge, destinations: form.targets, lateVerdictMs: late.lateVerdictMs },
+      listed.length > 0 ? ["models", "judge"] : ["classifier_fallback"]
+    )
     const settings: CustomClassifierSettings = {
-      ...form,
+      ...chosen,
+      ...judges,
       prompt,
       ...schema,
       selector,

@@ -2,6 +2,7 @@
  * The `llm_classifier` route type in `custom` mode (see `CustomRoute`).
  */
 import * as Option from "effect/Option"
+import * as JudgeChain from "../../judge/JudgeChain.js"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
 import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
@@ -16,8 +17,8 @@ export const routeType = {
   replayable: (spec) => Option.some(CustomRoute.replayable(spec)),
   baseline: (spec) => Option.some(spec.defaultTarget),
   answerTargets: (spec) => [...spec.targets, spec.defaultTarget],
-  routingTargets: (spec) => [spec.judge],
-  judges: (spec) => [spec.judge],
+  routingTargets: (spec) => JudgeChain.judgesOf(spec),
+  judges: (spec) => [JudgeChain.useOf(spec)],
   routingAnswer: () => Option.none(),
   destinationModel: () => (destination) => destination,
   warnings: (spec) => JudgeKeys.unboundedJudge(spec, spec),

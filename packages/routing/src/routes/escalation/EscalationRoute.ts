@@ -46,6 +46,7 @@ import type { ChatCompletion } from "@switchyard-ts/protocol/OpenAiChat"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Decision from "../../Decision.js"
+import * as Evidence from "../../Evidence.js"
 import * as LiveHost from "../../host/LiveHost.js"
 import * as ReplayHost from "../../host/ReplayHost.js"
 import * as RouteHost from "../../host/RouteHost.js"
@@ -200,11 +201,17 @@ const askJudge = (
   phase: Option.Option<EscalationJudge.Phase>
 ) => host.consult({ _tag: "Escalation", options: shell.options, request, reply, turn, phase })
 
+/** A judged turn's evidence with what its judge chain came to (`Evidence.withTrail`). */
+const trailed = (decided: EscalationRules.Decided, outcome: Consultation.Outcome<EscalationRules.Vote>) => ({
+  ...decided,
+  evidence: Evidence.withTrail(decided.evidence, outcome.trail)
+})
+
 /** Count a consultation that came to no verdict; whether the judge was called (not an open breaker). */
 const settle = (host: RouteHost.Host, shell: Shell, outcome: Consultation.Outcome<EscalationRules.Vote>) =>
   Effect.as(
     outcome._tag === "WithoutVerdict"
-      ? host.record(shell.recordWithoutVerdict(shell.options.judge.id, outcome.reason))
+      ? host.record(shell.recordWithoutVerdict(outcome.trail?.judgeModel ?? shell.options.judge.id, outcome.reason))
       : Effect.void,
     outcome._tag === "Verdict" || outcome.reason !== "circuit_open"
   )
@@ -229,11 +236,11 @@ const reviewStrong = Effect.fnUntraced(
       return yield* step.apply(EscalationRules.strongFallbackTurn(options, state), false, Option.some(served.answer))
     }
     const outcome = yield* askJudge(step.host, shell, request, served.answer, "strong", Option.some("strong")).pipe(
-      Consultation.run(Posture.failOpen)
+      Consultation.runChained(Posture.failOpen)
     )
     const consulted = yield* settle(step.host, shell, outcome)
     return yield* step.apply(
-      EscalationRules.reviewedStrongTurn(options, options.judge.id, state, outcome),
+      trailed(EscalationRules.reviewedStrongTurn(options, options.judge.id, state, outcome), outcome),
       consulted,
       Option.some(served.answer)
     )
@@ -267,12 +274,15 @@ const judgeWeak = Effect.fnUntraced(
       ? Option.some("efficient" as const)
       : Option.none()
     const outcome = yield* askJudge(step.host, shell, request, reply.value, "weak", phase).pipe(
-      Consultation.run(shell.posture),
+      Consultation.runChained(shell.posture),
       Effect.mapError((failure) => new JudgeUnavailable({ judgeModel, failure })),
       Effect.tapError(() => report(options, true, step.stored, step.stored, Option.none()))
     )
     const consulted = yield* settle(step.host, shell, outcome)
-    const decided = EscalationRules.judgedWeakTurn(options, judgeModel, state, Option.isSome(step.stored), outcome)
+    const decided = trailed(
+      EscalationRules.judgedWeakTurn(options, judgeModel, state, Option.isSome(step.stored), outcome),
+      outcome
+    )
     return yield* step.apply(decided, consulted, decided.tier === "weak" ? reply : Option.none())
   }
 )

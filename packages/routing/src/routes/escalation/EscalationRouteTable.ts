@@ -9,6 +9,8 @@ import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import {
+  chain,
+  chainFields,
   ClassifyTrigger,
   judgeCall,
   judgeCallFields,
@@ -55,7 +57,8 @@ const keys = keysOf({
   classify_trigger: Schema.optional(ClassifyTrigger),
   prompt: Schema.optional(TomlString),
   response_format_type: Schema.optional(ResponseFormatType),
-  ...judgeCallFields
+  ...judgeCallFields,
+  ...chainFields
 }).pipe(
   Schema.filter((keys) =>
     keys.classify_trigger === undefined || keys.classify_trigger === "every_request" ||
@@ -126,6 +129,11 @@ export const table = routeTable(
       const escalation = yield* escalationSettings(keys.escalation ?? {})
       const prompt = yield* optionalPrompt(keys.prompt)
       const call = yield* judgeCall(keys)
+      const judges = yield* chain(keys, context.targets, {
+        judge: targets.judge,
+        destinations: [targets.weak, targets.strong],
+        lateVerdictMs: Option.none()
+      })
       return {
         ...common,
         type: "llm_classifier",
@@ -134,7 +142,8 @@ export const table = routeTable(
         ...escalation,
         prompt,
         responseFormatType: keys.response_format_type ?? "json_schema",
-        ...call
+        ...call,
+        ...judges
       }
     })
 )

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { capabilityJudge, capabilityJudgeFields, type CapabilityJudgeSpec } from "../../tables/JudgeKeys.js"
+import { capabilityJudge, capabilityJudgeFields, type CapabilityJudgeSpec, chain } from "../../tables/JudgeKeys.js"
 import { integerOr, lookupTarget, maxSafe, maxU32, optionalText, unitInterval } from "../../tables/KeyRules.js"
 import { type RouteContext, routeKeyFields, type RouteSpecOf, routeTable } from "../../tables/RouteKeys.js"
 import * as Table from "../../tables/Table.js"
@@ -211,11 +211,16 @@ export const turn = (
   })
 
 /** `[classifier]`: `target`, then a capability judge's rules. */
-const classifier = (keys: typeof ClassifierKeys.Type, targets: RouteContext["targets"]) =>
+const classifier = (
+  keys: typeof ClassifierKeys.Type,
+  targets: RouteContext["targets"],
+  destinations: ReadonlyArray<Target>
+) =>
   Effect.gen(function*() {
     const judge = yield* lookupTarget(targets, ["target"], keys.target)
     const settings = yield* capabilityJudge(keys)
-    const spec: ClassifierSpec = { judge, ...settings }
+    const judges = yield* chain(keys, targets, { judge, destinations, lateVerdictMs: settings.lateVerdictMs })
+    const spec: ClassifierSpec = { judge, ...settings, ...judges }
     return spec
   })
 
@@ -228,7 +233,8 @@ export const table = routeTable(
   (keys, context, common): Effect.Effect<Spec, ParseResult.ParseIssue> =>
     Effect.gen(function*() {
       const turnSpec = yield* turn(keys, context.targets)
-      const judge = yield* optionalNested("classifier", keys.classifier, (table) => classifier(table, context.targets))
+      const judge = yield* optionalNested("classifier", keys.classifier, (table) =>
+        classifier(table, context.targets, [turnSpec.capable, turnSpec.efficient]))
       const subagents = yield* SubagentsTable.optional(keys.subagents, context.targets)
       return {
         ...common,

@@ -3,6 +3,7 @@
  */
 import type { Target } from "@switchyard-ts/client/Target"
 import * as Option from "effect/Option"
+import * as JudgeChain from "../../judge/JudgeChain.js"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
 import * as RouteKeys from "../../tables/RouteKeys.js"
 import type { RouteType } from "../RouteType.js"
@@ -19,7 +20,7 @@ export const tierModel = (spec: Pick<Stage, "capable" | "efficient">) => (destin
 
 /** The judge of a stage route's `[classifier]`, if it has one. */
 const classifierJudge = (spec: Stage): ReadonlyArray<Target> =>
-  Option.match(spec.classifier, { onNone: () => [], onSome: (classifier) => [classifier.judge] })
+  Option.match(spec.classifier, { onNone: () => [], onSome: JudgeChain.judgesOf })
 
 /** The parts a stage router and an `auto` route share (all but the table). */
 export const stageParts = {
@@ -28,7 +29,10 @@ export const stageParts = {
   baseline: (spec: Stage) => Option.some(spec.capable),
   answerTargets: (spec: Stage) => [spec.capable, spec.efficient],
   routingTargets: (spec: Stage) => [...classifierJudge(spec), ...SubagentsRoute.targets(spec)],
-  judges: (spec: Stage) => [...classifierJudge(spec), ...SubagentsRoute.judges(spec)],
+  judges: (spec: Stage) => [
+    ...Option.match(spec.classifier, { onNone: () => [], onSome: (classifier) => [JudgeChain.useOf(classifier)] }),
+    ...SubagentsRoute.judges(spec)
+  ],
   routingAnswer: () => Option.none(),
   destinationModel: tierModel,
   warnings: (spec: Stage) => [

@@ -8,6 +8,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as LiveHost from "../../host/LiveHost.js"
+import * as JudgeChain from "../../judge/JudgeChain.js"
 import type { Route } from "../../Route.js"
 import * as JudgeKeys from "../../tables/JudgeKeys.js"
 import type * as RouteKeys from "../../tables/RouteKeys.js"
@@ -49,14 +50,16 @@ export const targets = (spec: WithSubagents): ReadonlyArray<Target> =>
   Option.match(spec.subagents, {
     onNone: () => [],
     onSome: (table) =>
-      table.type === "passthrough" ? [table.target] : [table.judge, ...table.targets, table.defaultTarget]
+      table.type === "passthrough"
+        ? [table.target]
+        : [...JudgeChain.judgesOf(table), ...table.targets, table.defaultTarget]
   })
 
 /** The judge of a `subagents` classifier. */
-export const judges = (spec: WithSubagents): ReadonlyArray<Target> =>
+export const judges = (spec: WithSubagents): ReadonlyArray<JudgeChain.Use> =>
   Option.match(spec.subagents, {
     onNone: () => [],
-    onSome: (table) => table.type === "passthrough" ? [] : [table.judge]
+    onSome: (table) => table.type === "passthrough" ? [] : [JudgeChain.useOf(table)]
   })
 
 /** The warning of a `subagents` classifier's unbounded judge (`route <n>: subagents judge client ...`). */
