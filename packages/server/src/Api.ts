@@ -29,10 +29,12 @@ import {
   ResponsesAuxiliaryUnsupported
 } from "@switchyard-ts/protocol/Errors"
 import * as Decision from "@switchyard-ts/routing/Decision"
+import * as JudgeHealth from "@switchyard-ts/routing/JudgeHealth"
 import * as ResponseState from "@switchyard-ts/routing/ResponseState"
 import { forwardAuthMismatch, type Route } from "@switchyard-ts/routing/Route"
 import { Router } from "@switchyard-ts/routing/Router"
 import * as Stats from "@switchyard-ts/routing/Stats"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -44,6 +46,7 @@ import * as Continuations from "./internal/continuations.js"
 import * as Edge from "./internal/edge.js"
 import * as Forward from "./internal/forward.js"
 import * as Gemini from "./internal/gemini.js"
+import * as Judges from "./internal/judges.js"
 import * as Messages from "./internal/messages.js"
 import * as Pipeline from "./internal/pipeline.js"
 import { sessionIdOf } from "./internal/session.js"
@@ -65,6 +68,11 @@ export interface Options {
    * API root (`internal/forward.ts`), behind inbound auth. Absent: such requests get the 404.
    */
   readonly fallbackClient?: LlmClient
+  /**
+   * The deployment's judges (`Server.layerApp` passes them): `GET /v1/judges` lists them with what
+   * the `JudgeHealth` recorder has seen. Absent (or no recorder): the endpoint lists none.
+   */
+  readonly judges?: ReadonlyArray<Judges.Listed>
 }
 
 export {
@@ -492,6 +500,24 @@ export const adminLayer = (options: Options = {}) =>
     yield* http.add("GET", "/v1/stats", stats.read)
     yield* http.add("POST", "/v1/stats/reset", stats.reset)
     yield* http.add("GET", "/health", health(upstream))
+    const judgeHealth = yield* Effect.serviceOption(JudgeHealth.JudgeHealth)
+    const judged = Option.isSome(judgeHealth) ? options.judges ?? [] : []
+    const recorder = Option.getOrElse(judgeHealth, JudgeHealth.make)
+    yield* http.add(
+      "GET",
+      "/v1/judges",
+      (request) =>
+        enveloped(
+          Codecs.openAiChat,
+          guard,
+          request,
+          Effect.zipWith(
+            upstream.breakers,
+            Clock.currentTimeMillis,
+            (breakers, now) => HttpServerResponse.unsafeJson(Judges.body(judged, breakers, recorder, now))
+          )
+        )
+    )
     const log = yield* RoutingLog.RoutingLog
     if (log.enabled) {
       yield* http.add("GET", "/v1/session-stats", sessionStats(log, guard))

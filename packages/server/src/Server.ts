@@ -13,6 +13,7 @@ import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as Deployment from "@switchyard-ts/config/Deployment"
 import * as ServerTable from "@switchyard-ts/config/ServerTable"
 import * as Judge from "@switchyard-ts/routing/Judge"
+import * as JudgeHealth from "@switchyard-ts/routing/JudgeHealth"
 import * as Pricing from "@switchyard-ts/routing/Pricing"
 import * as ResponseState from "@switchyard-ts/routing/ResponseState"
 import * as Router from "@switchyard-ts/routing/Router"
@@ -30,6 +31,7 @@ import { Readable } from "node:stream"
 import * as Api from "./Api.js"
 import * as Auth from "./internal/auth.js"
 import * as Edge from "./internal/edge.js"
+import * as Judges from "./internal/judges.js"
 import * as LineBatches from "./internal/lineBatches.js"
 import * as Logfmt from "./internal/logfmt.js"
 import * as Reload from "./internal/reload.js"
@@ -169,6 +171,8 @@ export const routerLayer = (
 ) =>
   Deployment.layerWith(deployment).pipe(
     Layer.provide(Layer.merge(Judge.layer, sessions)),
+    // also exposed: the judge calls the Judge records, which /v1/judges reads
+    Layer.provideMerge(JudgeHealth.layer),
     // also exposed: /health reads the circuit breaker states of the one UpstreamClient
     Layer.provideMerge(UpstreamClient.layerTransport),
     Layer.provide(upstreamTransportLayer)
@@ -263,6 +267,7 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
   const fallbackClient = options.fallbackClient ?? deployment.fallbackClient
   const api: Api.Options = {
     ...options,
+    judges: Judges.listOf(deployment),
     inboundAuth: options.inboundAuth ?? deployment.server,
     ...(fallbackClient === undefined ? {} : { fallbackClient })
   }

@@ -297,6 +297,7 @@ const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`
 interface Ids {
   readonly judge: string
   readonly deadJudge: string
+  readonly slowJudge: string
   readonly weak: string
   readonly strong: string
 }
@@ -314,12 +315,16 @@ const deployment = (ids: Ids) => (upstreamUrl: string): D.Deployment => {
     targets: {
       judge: D.target(ids.judge, "judge"),
       dead_judge: D.target(ids.deadJudge, "judge"),
+      slow_judge: D.target(ids.slowJudge, "judge"),
       weak: D.target(ids.weak, "sim"),
       strong: D.target(ids.strong, "sim")
     },
     routes: D.byId(
       capabilityRoute("auto", "judge"),
       capabilityRoute("open", "dead_judge", { judge_failure: "fail_open" }),
+      // a dead first judge hands over to its fallback; a slow one has its fallback asked as a hedge
+      capabilityRoute("chain", "dead_judge", { classifier_fallback: ["judge"] }),
+      capabilityRoute("hedged", "slow_judge", { classifier_fallback: ["judge"], classifier_hedge_ms: 1 }),
       D.stageRouter("stage", {
         capable_target: "strong",
         efficient_target: "weak",
@@ -365,6 +370,7 @@ const scrapeAfterTraffic = Effect.gen(function*() {
   const ids = {
     judge: unique("judge"),
     deadJudge: unique("dead-judge"),
+    slowJudge: unique("slow-judge"),
     weak: unique("weak"),
     strong: unique("strong")
   }
@@ -381,6 +387,13 @@ const scrapeAfterTraffic = Effect.gen(function*() {
     )
   )
   yield* upstream.setBehaviour(ids.deadJudge, FakeUpstream.status(503))
+  yield* upstream.setBehaviour(
+    ids.slowJudge,
+    FakeUpstream.ok(
+      JSON.stringify({ crux: "small fix", primary_rule: "SUP-1", capability_boundary: "supported", p_solve: 0.9 }),
+      { delayMs: 200 }
+    )
+  )
   yield* upstream.setBehaviour(ids.weak, FakeUpstream.ok("weak answer", { usage }))
   yield* upstream.setBehaviour(ids.strong, FakeUpstream.ok("strong answer", { usage }))
   const question = [{ role: "user", content: "fix it" }]
@@ -389,9 +402,11 @@ const scrapeAfterTraffic = Effect.gen(function*() {
       yield* post(client, "auto", question),
       yield* post(client, "open", question),
       yield* post(client, "stage", critical),
+      yield* post(client, "chain", question),
+      yield* post(client, "hedged", question),
       yield* post(client, "auto", question, "")
     ],
-    [200, 200, 200, 401]
+    [200, 200, 200, 200, 200, 401]
   )
   return yield* Effect.flatMap(
     client.execute(HttpClientRequest.get("/metrics")),
