@@ -159,13 +159,14 @@ describe("the posture over judge chains (model)", () => {
         if (!anyVerdict) {
           const model = sequential(steps)
           const expected = folded(posture, model)
-          assert.deepStrictEqual(
-            Either.match(result, {
-              onLeft: (failure) => Either.left(kindOf(failure)),
-              onRight: (o) => Either.right(o._tag === "WithoutVerdict" ? o.reason : "verdict")
-            }),
-            Either.isLeft(expected) ? expected : Either.right(model._tag === "Failed" ? model.kind : "verdict")
-          )
+          const got: Either.Either<string, string> = Either.match(result, {
+            onLeft: (failure) => Either.left(kindOf(failure)),
+            onRight: (o) => Either.right(o._tag === "WithoutVerdict" ? o.reason : "verdict")
+          })
+          const want: Either.Either<string, string> = Either.isLeft(expected)
+            ? Either.left(expected.left)
+            : Either.right(model._tag === "Failed" ? model.kind : "verdict")
+          assert.deepStrictEqual(got, want)
           if (Either.isRight(result)) {
             assert.strictEqual(result.right.trail?.judgeModel, `judge-${steps.length - 1}`)
             assert.deepStrictEqual(
