@@ -57,7 +57,12 @@ const sequential = (steps: ReadonlyArray<Step>) => {
 }
 
 /** The posture's fold of the model's outcome: what `runChained` must give. */
-const folded = (posture: Posture.Posture, outcome: ReturnType<typeof sequential>) => {
+type Folded = Either.Either<
+  { readonly _tag: string; readonly verdict?: string; readonly reason?: string; readonly model: string | undefined },
+  string
+>
+
+const folded = (posture: Posture.Posture, outcome: ReturnType<typeof sequential>): Folded => {
   if (outcome._tag === "Verdict") {
     return Either.right({ _tag: "Verdict", verdict: `verdict of ${outcome.model}`, model: outcome.model })
   }
@@ -125,7 +130,7 @@ describe("the posture over judge chains (model)", () => {
         const { asked, result } = yield* run(steps, posture, Option.none())
         const model = sequential(steps)
         const expected = folded(posture, model)
-        const got = Either.match(result, {
+        const got: Folded = Either.match(result, {
           onLeft: (failure) => Either.left(kindOf(failure)),
           onRight: (outcome) =>
             Either.right(
