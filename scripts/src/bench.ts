@@ -58,6 +58,7 @@ import { type BenchOptions, parseBenchOptions } from "./bench/options.js"
 import { type TinyStage, writeOutput } from "./bench/output.js"
 import { machineJiffies, ownCpu, procCpuS, procStatus } from "./bench/proc.js"
 import { bufferedRows } from "./bench/rows/buffered.js"
+import { hedgeRow } from "./bench/rows/hedge.js"
 import { judgeRows } from "./bench/rows/judge.js"
 import { manyStreamsRows } from "./bench/rows/manyStreams.js"
 import { sessionsRow } from "./bench/rows/sessions.js"
@@ -122,9 +123,10 @@ const tinyStage = async (base: RunContext): Promise<TinyStage> => {
   await stopForwarders(forwarders, cpu)
   const judge = await judgeRows(ctx, judgeBody)
   const stall = await stallRow(ctx, agent, judge.cap)
+  const hedge = await hedgeRow(ctx, agent)
   agent.destroy()
   const many = await manyStreamsRows(ctx)
-  return { buffered, streaming, judge, stall, many, sanity, forwarders }
+  return { buffered, streaming, judge, stall, hedge, many, sanity, forwarders }
 }
 
 const main = async (): Promise<void> => {

@@ -6,12 +6,13 @@ import type { BenchOptions } from "./options.js"
 import type { Peer } from "./peer.js"
 import type { OwnCpu } from "./proc.js"
 import type { InflightRow } from "./rows/agentMemory.js"
+import type { HedgeRow } from "./rows/hedge.js"
 import type { ManyStreamsRow } from "./rows/manyStreams.js"
 import type { SessionsRow } from "./rows/sessions.js"
 import type { StallRow } from "./rows/stall.js"
 
 /** Any row of the report. */
-export type Row = LoadRow | StreamRow | StallRow | SessionsRow | ManyStreamsRow | InflightRow
+export type Row = LoadRow | StreamRow | StallRow | SessionsRow | ManyStreamsRow | InflightRow | HedgeRow
 
 /** The run's processes and settings, as the rows see them. */
 export interface BenchContext {
@@ -43,6 +44,12 @@ export const rowLine = (row: Row): string => {
       return `  ${row.name}: first chunk p50 ${row.first.p50.toFixed(3)} ms, last chunk p50 ${
         row.last.p50.toFixed(3)
       } ms, errors ${row.errors}`
+    case "hedge":
+      return `  ${row.name}: alone mean ${row.slow.mean.toFixed(1)} p99 ${row.slow.p99.toFixed(1)} ms, hedged mean ${
+        row.hedged.mean.toFixed(1)
+      } p99 ${row.hedged.p99.toFixed(1)} ms, ${
+        row.hedgesPerRequest.toFixed(2)
+      } added judge calls/request, errors ${row.errors}`
     case "stall":
       return `  ${row.name}: ${
         row.runs.map((r) => `${r.status} ${r.ms.toFixed(1)} ms ${r.source}/${r.reason}`).join(", ")

@@ -4,7 +4,10 @@
 // a `user_turn` capability route and the held model of the in-flight memory row.
 import * as D from "@switchyard-ts/testkit/DeploymentBuilder"
 import { HOST, STALL_TIMEOUT_MS } from "./options.js"
-import { AGENT_MODEL_PREFIX, HOLD_MODEL, JUDGE_MODEL, STALL_MODEL } from "./shared.js"
+import { AGENT_MODEL_PREFIX, HOLD_MODEL, JUDGE_MODEL, SLOW_JUDGE_MODEL, STALL_MODEL } from "./shared.js"
+
+/** The hedge row's `classifier_hedge_ms`. */
+export const HEDGE_MS = 100
 
 /** The agent rows' routes: their ids are the `model` of the bodies sent to the server. */
 export const AGENT_ROUTES = {
@@ -52,6 +55,7 @@ export const benchDeployment = (
       judge: D.target(JUDGE_MODEL, "judge", { extra_body: { temperature: 0 } }),
       dead_judge: D.target(JUDGE_MODEL, "dead_judge"),
       stall_judge: D.target(STALL_MODEL, "stall_judge"),
+      slow_judge: D.target(SLOW_JUDGE_MODEL, "judge"),
       drip: D.target(dripModel, "mock"),
       agent: D.target(AGENT_MODEL_PREFIX, "mock"),
       agent_strong: D.target(`${AGENT_MODEL_PREFIX}-strong`, "mock"),
@@ -65,6 +69,13 @@ export const benchDeployment = (
       cap: capability("cap", "judge"),
       cap_dead: capability("cap-dead", "dead_judge"),
       cap_stall: capability("cap-stall", "stall_judge"),
+      // judge chains: a dead first judge with a live fallback; a slow judge alone, and hedged by the live one
+      cap_chain: capability("cap-chain", "dead_judge", { classifier_fallback: ["judge"] }),
+      cap_slow: capability("cap-slow", "slow_judge"),
+      cap_hedge: capability("cap-hedge", "slow_judge", {
+        classifier_fallback: ["judge"],
+        classifier_hedge_ms: HEDGE_MS
+      }),
       sess: capability("sess", "judge", { classify_trigger: "new_session" }),
       agent_chat: D.passthrough(AGENT_ROUTES.chat, "agent"),
       agent_anthropic: D.passthrough(AGENT_ROUTES.anthropic, "agent_anthropic"),

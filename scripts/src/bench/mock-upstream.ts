@@ -5,6 +5,7 @@
 //
 //   POST /v1/chat/completions
 //     model = JUDGE_MODEL         -> a completion whose content is a valid capability verdict
+//     model = SLOW_JUDGE_MODEL    -> the judge's verdict after SLOW_JUDGE_MS (the hedge row)
 //     model = STALL_MODEL         -> never answers (the socket is dropped when the caller closes it,
 //                                    or after 60 s at the latest)
 //     any other model             -> a buffered completion, or SSE (`stream: true`): a role chunk,
@@ -28,7 +29,15 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as http from "node:http"
 import type { Socket } from "node:net"
-import { AGENT_MODEL_PREFIX, HOLD_MODEL, JUDGE_MODEL, type Ready, STALL_MODEL } from "./shared.js"
+import {
+  AGENT_MODEL_PREFIX,
+  HOLD_MODEL,
+  JUDGE_MODEL,
+  type Ready,
+  SLOW_JUDGE_MODEL,
+  SLOW_JUDGE_MS,
+  STALL_MODEL
+} from "./shared.js"
 
 /** What the mock reads from a request body. */
 const Peek = Schema.Struct({ model: Schema.optional(Schema.Unknown), stream: Schema.optional(Schema.Unknown) })
@@ -51,7 +60,9 @@ const buffered = new Map<string, Buffer>() // model -> the whole response body
 const bufferedFor = (model: string): Buffer => {
   let body = buffered.get(model)
   if (body === undefined) {
-    body = Buffer.from(completion(model, model === JUDGE_MODEL ? VERDICT : "Hello from the bench mock."))
+    body = Buffer.from(
+      completion(model, model === JUDGE_MODEL || model === SLOW_JUDGE_MODEL ? VERDICT : "Hello from the bench mock.")
+    )
     if (buffered.size < 64) buffered.set(model, body)
   }
   return body
@@ -225,6 +236,11 @@ const server = http.createServer({ keepAliveTimeout: 120_000, noDelay: true }, (
     }
     const stream = parsed.value.stream === true
     if (model === HOLD_MODEL) return void held.push(() => answer(res, api, model, stream))
+    if (model === SLOW_JUDGE_MODEL) {
+      const timer = setTimeout(() => answer(res, api, model, stream), SLOW_JUDGE_MS)
+      req.socket.once("close", () => clearTimeout(timer))
+      return
+    }
     const dripping = stream && api === "chat" ? DRIP.exec(model) : null
     if (dripping !== null) return drip(res, model, Number(dripping[1]), Number(dripping[2]))
     answer(res, api, model, stream)

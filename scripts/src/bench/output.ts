@@ -14,6 +14,7 @@ import { CLK_TCK, machineJiffies, type OwnCpu, type ProcStatus } from "./proc.js
 import type { Reach } from "./reach.js"
 import { issueTargets, manyStreamsTable, memoryTable, type Results, rowsTable, targets } from "./report.js"
 import type { BufferedRows } from "./rows/buffered.js"
+import type { HedgeRow } from "./rows/hedge.js"
 import type { JudgeRows } from "./rows/judge.js"
 import type { ManyStreamsRows } from "./rows/manyStreams.js"
 import type { SessionsRow } from "./rows/sessions.js"
@@ -27,6 +28,7 @@ export interface TinyStage {
   readonly streaming: StreamingRows
   readonly judge: JudgeRows
   readonly stall: StallRow
+  readonly hedge: HedgeRow
   readonly many: ManyStreamsRows
   readonly sanity: ReadonlyArray<Sanity>
   readonly forwarders: Forwarders & { readonly reach: { readonly floor: Reach; readonly peer?: Reach } }

@@ -6,6 +6,7 @@ import type { BenchOptions } from "./options.js"
 import { STALL_TIMEOUT_MS } from "./options.js"
 import type { ProcStatus } from "./proc.js"
 import type { BufferedRows } from "./rows/buffered.js"
+import type { HedgeRow } from "./rows/hedge.js"
 import type { JudgeRows } from "./rows/judge.js"
 import type { ManyStreamsRows } from "./rows/manyStreams.js"
 import type { SessionsRow } from "./rows/sessions.js"
@@ -18,6 +19,7 @@ export interface Results {
   readonly streaming: StreamingRows
   readonly judge: JudgeRows
   readonly stall: StallRow
+  readonly hedge: HedgeRow
   readonly many: ManyStreamsRows
   readonly sessions: SessionsRow | null
   readonly mainStatus: ProcStatus
@@ -49,8 +51,8 @@ const signed = (
 export const rowsTable = (r: Results): Array<string> => {
   const { d1, d32, f1, f32, m1, p1, p32, peer1, peer32 } = r.buffered
   const { ds, fs, peerS, ps } = r.streaming
-  const { cap, cap8, dead, dead8, pair } = r.judge
-  const { sessions, stall } = r
+  const { cap, cap8, chain, chain8, dead, dead8, pair } = r.judge
+  const { hedge, sessions, stall } = r
   const table = [
     "| row | req/s | mean ms | p50 ms | p99 ms | added ms vs direct | CPU µs/req | errors / non-2xx |",
     "|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -96,6 +98,15 @@ export const rowsTable = (r: Results): Array<string> => {
   loadLine(dead, `${signed(dead.added)} vs live judge`)
   loadLine(cap8)
   loadLine(dead8, `${signed(dead8.added)} vs live judge, c=8`)
+  loadLine(chain, `${signed(chain.added)} vs live judge (paired)`)
+  loadLine(chain8, `${signed(chain8.added)} vs live judge, c=8 (paired)`)
+  table.push(
+    `| ${hedge.name}, ${hedge.count} sequential each | – | ${f(hedge.hedged.mean, 1)} hedged / ${
+      f(hedge.slow.mean, 1)
+    } alone | | ${f(hedge.hedged.p99, 1)} hedged / ${f(hedge.slow.p99, 1)} alone | ${
+      signed(hedge.hedged.p99 - hedge.slow.p99, 1)
+    } p99 for ${f(hedge.hedgesPerRequest)} added judge calls/request | | ${hedge.errors} |`
+  )
   table.push(
     `| ${stall.name}, ${stall.count} sequential | – | ${f(stall.mean, 1)} | ${f(stall.p50, 1)} | ${
       f(stall.max, 1)

@@ -5,6 +5,10 @@ import * as Schema from "effect/Schema"
 export const JUDGE_MODEL = "bench-judge"
 /** The stalled judge model: the mock never answers it. */
 export const STALL_MODEL = "bench-judge-stall"
+/** The slow judge model: the mock answers it with a valid verdict after {@link SLOW_JUDGE_MS}. */
+export const SLOW_JUDGE_MODEL = "bench-judge-slow"
+/** How long the slow judge takes. */
+export const SLOW_JUDGE_MS = 2000
 
 /** The agent rows' answer models start with this: the mock keeps their last request body. */
 export const AGENT_MODEL_PREFIX = "bench-agent"

@@ -41,7 +41,7 @@ export interface Options {
   readonly algorithm: Decision.Algorithm
   /** The late verdicts of the route's classifier (`LateVerdict.settings`), and its judge model; none when off. */
   readonly late: Option.Option<{ readonly settings: LateVerdict.Settings; readonly judgeModel: string }>
-  /** The route's name: the `route` label of its judge chain's counters. */
+  /** The route's id: the `route` label of its judge chain's counters (as the route cost counters'). */
   readonly route: string
 }
 
@@ -377,4 +377,4 @@ export const route = (
   fields: Omit<Route, "decide">,
   program: RouteHost.Program
 ): Effect.Effect<Route, never, Services> =>
-  Effect.map(make({ ...options, route: fields.name }), (host): Route => ({ ...fields, decide: serve(host, program) }))
+  Effect.map(make({ ...options, route: fields.id }), (host): Route => ({ ...fields, decide: serve(host, program) }))

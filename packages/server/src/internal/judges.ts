@@ -10,7 +10,7 @@ import type { Deployment } from "@switchyard-ts/config/Deployment"
 import type * as JudgeHealth from "@switchyard-ts/routing/JudgeHealth"
 import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
 
-/** One route's use of a judge. */
+/** One route's use of a judge (`route`: the route's id, as in the metrics' `route` label). */
 export interface Use {
   readonly route: string
   readonly role: "primary" | "fallback"
@@ -32,8 +32,8 @@ export const listOf = (deployment: Deployment): ReadonlyArray<Listed> => {
         const entry = listed.get(target.name) ?? { target, routes: [] }
         listed.set(target.name, entry)
         const role = i === 0 ? "primary" : "fallback"
-        if (!entry.routes.some((r) => r.route === spec.name && r.role === role)) {
-          entry.routes.push({ route: spec.name, role, judge_failure: use.posture })
+        if (!entry.routes.some((r) => r.route === spec.id && r.role === role)) {
+          entry.routes.push({ route: spec.id, role, judge_failure: use.posture })
         }
       })
     }

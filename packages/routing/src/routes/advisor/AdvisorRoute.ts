@@ -421,7 +421,7 @@ export const program = (options: Options): RouteHost.Program => programOf(gateOf
  */
 export const make = (options: Options): Effect.Effect<AdvisorRoute, never, LiveHost.Services> =>
   Effect.zipLeft(
-    Effect.map(LiveHost.make({ algorithm: "advisor_gate", late: Option.none(), route: options.name }), (host) =>
+    Effect.map(LiveHost.make({ algorithm: "advisor_gate", late: Option.none(), route: options.id }), (host) =>
       gateRoute(options, host)),
     Metric.update(Metrics.advisorGateDiscardedTurnsTotal, 0)
   )
