@@ -67,8 +67,8 @@ export const replayerOf = (replayable: ReplayHost.Replayable): ReplayHost.Replay
   return {
     ...replayer,
     logged: (line) => continued(line) ? asContinued : replayer.logged(line),
-    start: () => {
-      const step = replayer.start()
+    start: (options) => {
+      const step = replayer.start(options)
       return (line, late) => continued(line) ? Effect.succeed(asContinued) : step(line, late)
     }
   }
@@ -105,10 +105,14 @@ export interface Side {
   readonly routed: Readonly<Record<string, number>>
   /** Requests failed by the `error` posture. */
   readonly failed: number
+  /** Those failures by the HTTP status they answered (502 a judge call failure, 504 its deadline, 503 an open breaker). */
+  readonly failed_by_status: Readonly<Record<string, number>>
   /** Requests whose outcome the log cannot tell. */
   readonly unknown: number
   /** Requests routed without a verdict (fail-open, retained, circuit-open), by reason. */
   readonly without_verdict: Readonly<Record<string, number>>
+  /** The same requests by the destination they went to. */
+  readonly without_verdict_routed: Readonly<Record<string, number>>
   /** `total_tokens` of the logged lines, by the destination each request went (or would go) to. */
   readonly tokens: Readonly<Record<string, number>>
   /** With a pricing table: the side's answer, routing and baseline cost and its savings. */
@@ -131,23 +135,44 @@ export interface RouteReport {
   readonly sessions_changed: number
 }
 
+/** The status a request failed by the `error` posture answered, by its judge failure's reason (docs/http-api.md). */
+const statusOf = (reason: string): number => reason === "timeout" ? 504 : reason === "circuit_open" ? 503 : 502
+
 /** A side's counts as they grow. */
 const tally = (destinations: ReadonlyArray<string>) => {
   let failed = 0, unknown = 0
   const routed: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
   const tokens: Record<string, number> = Object.fromEntries(destinations.map((d) => [d, 0]))
   const withoutVerdict: Record<string, number> = {}
+  const withoutVerdictRouted: Record<string, number> = {}
+  const byStatus: Record<string, number> = {}
+  const bump = (record: Record<string, number>, key: string, by = 1) => {
+    record[key] = (record[key] ?? 0) + by
+  }
   return {
     add: (outcome: ReplayHost.Outcome, lineTokens: number) => {
-      if (outcome._tag === "Failed") failed++
-      else if (outcome._tag === "Unknown") unknown++
+      if (outcome._tag === "Failed") {
+        failed++
+        bump(byStatus, String(statusOf(outcome.reason)))
+      } else if (outcome._tag === "Unknown") unknown++
       else {
-        routed[outcome.destination] = (routed[outcome.destination] ?? 0) + 1
-        tokens[outcome.destination] = (tokens[outcome.destination] ?? 0) + lineTokens
-        if (outcome.reason !== undefined) withoutVerdict[outcome.reason] = (withoutVerdict[outcome.reason] ?? 0) + 1
+        bump(routed, outcome.destination)
+        bump(tokens, outcome.destination, lineTokens)
+        if (outcome.reason !== undefined) {
+          bump(withoutVerdict, outcome.reason)
+          bump(withoutVerdictRouted, outcome.destination)
+        }
       }
     },
-    side: (): Side => ({ routed, failed, unknown, without_verdict: withoutVerdict, tokens })
+    side: (): Side => ({
+      routed,
+      failed,
+      failed_by_status: byStatus,
+      unknown,
+      without_verdict: withoutVerdict,
+      without_verdict_routed: withoutVerdictRouted,
+      tokens
+    })
   }
 }
 
@@ -176,11 +201,12 @@ export interface Replay {
 export const start = (
   replayers: ReadonlyMap<string, ReplayHost.Replayer>,
   route?: string,
-  pricing?: ReadonlyMap<string, ReplayCost.RoutePricing>
+  pricing?: ReadonlyMap<string, ReplayCost.RoutePricing>,
+  options: ReplayHost.ReplayOptions = {}
 ): Replay => {
   const routes = new Map(
     [...replayers].filter(([id]) => route === undefined || id === route).map(([id, replayer]) => {
-      const step = replayer.start()
+      const step = replayer.start(options)
       const late = ReplayHost.lateVerdicts()
       const logged = tally(replayer.destinations)
       const replayed = tally(replayer.destinations)
@@ -308,12 +334,26 @@ export const format = (reports: ReadonlyArray<RouteReport>): string =>
       ["", "logged", "replayed"],
       ...destinations.map((destination) => count(destination, (side) => side.routed[destination] ?? 0)),
       count("failed (error posture)", (side) => side.failed),
+      ...keysOf((side) => side.failed_by_status).sort().map((status) =>
+        [
+          `  failed ${status}`,
+          String(report.logged.failed_by_status[status] ?? 0),
+          String(report.replayed.failed_by_status[status] ?? 0)
+        ] as const
+      ),
       count("unknown (no logged verdict)", (side) => side.unknown),
       ...reasons.map((reason) =>
         [
           `without verdict: ${reason}`,
           String(report.logged.without_verdict[reason] ?? 0),
           String(report.replayed.without_verdict[reason] ?? 0)
+        ] as const
+      ),
+      ...keysOf((side) => side.without_verdict_routed).map((destination) =>
+        [
+          `without verdict on ${destination}`,
+          String(report.logged.without_verdict_routed[destination] ?? 0),
+          String(report.replayed.without_verdict_routed[destination] ?? 0)
         ] as const
       ),
       ...destinations.map((destination) =>

@@ -135,15 +135,19 @@ describe("policy replay", () => {
         logged: {
           routed: { weak: 2, strong: 1 },
           failed: 1,
+          failed_by_status: { "502": 1 },
           unknown: 0,
           without_verdict: { parse_error: 1 },
+          without_verdict_routed: { strong: 1 },
           tokens: { weak: 0, strong: 0 }
         },
         replayed: {
           routed: { weak: 1, strong: 3 },
           failed: 0,
+          failed_by_status: {},
           unknown: 0,
           without_verdict: { parse_error: 1, transport: 1 },
+          without_verdict_routed: { strong: 2 },
           tokens: { weak: 0, strong: 0 }
         },
         changed: 2,
@@ -155,8 +159,10 @@ describe("policy replay", () => {
     const side = (weak: number, strong: number, failed: number, reasons: Record<string, number>) => ({
       routed: { weak, strong },
       failed,
+      failed_by_status: {},
       unknown: 0,
       without_verdict: reasons,
+      without_verdict_routed: {},
       tokens: { weak: weak * 49, strong: strong * 49 }
     })
     const text = PolicyReplay.format([{

@@ -94,15 +94,19 @@ describe("policy replay of advisor routes", () => {
         logged: {
           routed: { released: 4, redone: 1 },
           failed: 0,
+          failed_by_status: {},
           unknown: 0,
           without_verdict: { upstream_5xx: 1 },
+          without_verdict_routed: { released: 1 },
           tokens: { released: 400, redone: 100 }
         },
         replayed: {
           routed: { released: 3, redone: 1 },
           failed: 1,
+          failed_by_status: { "502": 1 },
           unknown: 0,
           without_verdict: {},
+          without_verdict_routed: {},
           tokens: { released: 300, redone: 100 }
         },
         // a's second request (approve → skipped), b's first (fail-open → failed), b's third (no trigger → skipped)

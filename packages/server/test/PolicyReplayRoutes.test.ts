@@ -87,15 +87,19 @@ describe("policy replay of custom classifier routes", () => {
         logged: {
           routed: { "alpha-model": 1, "beta-model": 2, "gamma-model": 2 },
           failed: 1,
+          failed_by_status: { "502": 1 },
           unknown: 0,
           without_verdict: { parse_error: 1 },
+          without_verdict_routed: { "beta-model": 1 },
           tokens: { "alpha-model": 40, "beta-model": 6, "gamma-model": 110 }
         },
         replayed: {
           routed: { "alpha-model": 1, "beta-model": 5 },
           failed: 0,
+          failed_by_status: {},
           unknown: 0,
           without_verdict: { transport: 1, parse_error: 1 },
+          without_verdict_routed: { "beta-model": 2 },
           tokens: { "alpha-model": 40, "beta-model": 116 }
         },
         changed: 3,
@@ -193,15 +197,19 @@ describe("policy replay of stage routers", () => {
         logged: {
           routed: { capable: 2, efficient: 3 },
           failed: 1,
+          failed_by_status: { "502": 1 },
           unknown: 0,
           without_verdict: {},
+          without_verdict_routed: {},
           tokens: { capable: 210, efficient: 121 }
         },
         replayed: {
           routed: { capable: 4, efficient: 2 },
           failed: 0,
+          failed_by_status: {},
           unknown: 0,
           without_verdict: {},
+          without_verdict_routed: {},
           tokens: { capable: 111, efficient: 220 }
         },
         changed: 4,
@@ -395,8 +403,10 @@ describe("policy replay of escalation routes", () => {
       const logged = {
         routed: { weak: 3, strong: 4 },
         failed: 1,
+        failed_by_status: { "502": 1 },
         unknown: 0,
         without_verdict: {},
+        without_verdict_routed: {},
         tokens: { weak: 90, strong: 190 }
       }
       // 1 confirmation, fail_open: 2 latches (strong), 3 strong (latched, not escalate), 4-5 as
@@ -410,8 +420,10 @@ describe("policy replay of escalation routes", () => {
         replayed: {
           routed: { weak: 2, strong: 6 },
           failed: 0,
+          failed_by_status: {},
           unknown: 0,
           without_verdict: { transport: 1 },
+          without_verdict_routed: { weak: 1 },
           tokens: { weak: 10, strong: 270 }
         },
         changed: 4,
@@ -428,8 +440,10 @@ describe("policy replay of escalation routes", () => {
         replayed: {
           routed: { weak: 4, strong: 1 },
           failed: 1,
+          failed_by_status: { "502": 1 },
           unknown: 2,
           without_verdict: {},
+          without_verdict_routed: {},
           tokens: { weak: 120, strong: 70 }
         },
         changed: 3,

@@ -268,6 +268,31 @@ const consultantsOf = (record: Record): RouteHost.Consultants<never> => ({
     JudgeChain.one(question.options.advisor.id, answered(advisorFact(record), question.options.advisor.id))
 })
 
+/**
+ * Every judge unreachable (a judge outage): each consultation fails with a `transport` failure of
+ * the last judge of its chain, every judge before it a `transport` fallback — what the posture then
+ * makes of it is the route's. An advisor's consultation fails alike.
+ */
+const outageFailure = (judges: ReadonlyArray<{ readonly id: string }>): JudgeChain.Unanswered => {
+  const models = judges.map((judge) => judge.id)
+  const last = models[models.length - 1] ?? ""
+  return {
+    failure: new TransportError({ target: last, reason: "judge outage (replay)" }),
+    trail: {
+      judgeModel: last,
+      fallbacks: models.slice(0, -1).map((model) => ({ model, reason: "transport" })),
+      hedged: false
+    }
+  }
+}
+
+const outageConsultants: RouteHost.Consultants<never> = {
+  Capability: (question) => Effect.fail(outageFailure(JudgeChain.judgesOf(question.options))),
+  Custom: (question) => Effect.fail(outageFailure(JudgeChain.judgesOf(question.options))),
+  Escalation: (question) => Effect.fail(outageFailure(JudgeChain.judgesOf(question.options))),
+  Advisor: (question) => Effect.fail(outageFailure([question.options.advisor]))
+}
+
 /** The signals of a logged request. */
 const signalsOf = (record: Record): RouteHost.Signals => ({
   userTurn: () => record.user_turn,
@@ -354,8 +379,11 @@ const viewed = <S>(
 
 /** One replay's host: its state, and the host of each record as the replay reaches it. */
 export interface Replay {
-  /** The host serving the program for `record` (`late`: the route's late verdicts read so far). */
-  readonly at: (record: Record, late: LateVerdicts) => RouteHost.Host
+  /**
+   * The host serving the program for `record` (`late`: the route's late verdicts read so far);
+   * `down`: every judge is unreachable for it (a judge outage, {@link outageConsultants}).
+   */
+  readonly at: (record: Record, late: LateVerdicts, down?: boolean) => RouteHost.Host
 }
 
 /** A fresh replay: its own state, kept across the records it is given. */
@@ -383,10 +411,11 @@ export const start = (): Replay => {
     view: (store, rules) => viewed(current, store, rules)
   }
   return {
-    at: (record, late) => {
+    at: (record, late, down = false) => {
       current.record = record
-      current.late = late
-      const consultants = consultantsOf(record)
+      // an outage brings no late verdict either
+      current.late = down ? noLateVerdicts : late
+      const consultants = down ? outageConsultants : consultantsOf(record)
       return {
         consult: (question) => RouteHost.dispatch(consultants, question),
         call: (call) => callOf(record, call),
@@ -427,7 +456,13 @@ export interface Replayer extends Omit<Replayable, "program"> {
    * under this replayer's settings; `late` holds the late verdicts of the route's judge lines read
    * so far.
    */
-  readonly start: () => (record: Record, late: LateVerdicts) => Effect.Effect<Outcome>
+  readonly start: (options?: ReplayOptions) => (record: Record, late: LateVerdicts) => Effect.Effect<Outcome>
+}
+
+/** How a replay treats its records. */
+export interface ReplayOptions {
+  /** The records replayed as if every judge were unreachable (`switchyard replay --judge-outage`). */
+  readonly outage?: (record: Record) => boolean
 }
 
 /** The destination delegated sub-agent requests are counted under; they replay as logged. */
@@ -472,7 +507,7 @@ export const replayer = (replayable: Replayable): Replayer => ({
   algorithm: replayable.algorithm,
   destinations: replayable.destinations,
   logged: replayable.logged,
-  start: () => {
+  start: (options = {}) => {
     const replay = start()
     const program = replayable.program()
     return (record, late) => {
@@ -485,7 +520,7 @@ export const replayer = (replayable: Replayable): Replayer => ({
         }
       }
       return program(requestOf(record)).pipe(
-        Effect.provideService(RouteHost.RouteHost, replay.at(record, late)),
+        Effect.provideService(RouteHost.RouteHost, replay.at(record, late, options.outage?.(record) ?? false)),
         RoutingFacts.observe(observer),
         Effect.exit,
         Effect.flatMap((exit) => Effect.suspend(() => outcomeOf(replayable, record, reported, exit)))

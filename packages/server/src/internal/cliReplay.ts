@@ -36,6 +36,12 @@ export interface ReplayOptions {
   readonly pricingFile?: string | undefined
   readonly json: boolean
   /**
+   * `--judge-outage`: replay as if every judge of every route had been unreachable (a `transport`
+   * failure on every consultation, fallback judges included), under each route's posture; with
+   * `from` / `until` (epoch ms, from the ISO flags) only the records in that window.
+   */
+  readonly outage?: { readonly from?: number | undefined; readonly until?: number | undefined } | undefined
+  /**
    * Report progress on stderr every this many log lines read (the command: every 100,000 lines
    * when stderr is a terminal, else never).
    */
@@ -47,7 +53,7 @@ export const replayProgressEvery = 100_000
 
 /** The usage line of `switchyard replay`, printed after a usage error. */
 export const replayUsage =
-  "usage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--pricing-file PRICES.json] [--json]"
+  "usage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--pricing-file PRICES.json] [--judge-outage [--judge-outage-from ISO] [--judge-outage-until ISO]] [--json]"
 
 /** The routing log file could not be read. */
 export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileError", { message: Schema.String }) {}
@@ -57,11 +63,17 @@ export class LogFileError extends Schema.TaggedError<LogFileError>()("LogFileErr
  * time, and its result rendered as the command prints it: the table, or the JSON array of
  * `PolicyReplay.RouteReport`s.
  */
-const policyReplay = (deployment: Deployment, route: string | undefined, table: Pricing.Table | undefined) => {
+const policyReplay = (
+  deployment: Deployment,
+  route: string | undefined,
+  table: Pricing.Table | undefined,
+  outage: ReplayOptions["outage"]
+) => {
   const run = PolicyReplay.start(
     PolicyReplay.replayersOf(deployment),
     route,
-    table === undefined ? undefined : PolicyReplay.pricingOf(deployment, table)
+    table === undefined ? undefined : PolicyReplay.pricingOf(deployment, table),
+    outage === undefined ? {} : { outage: inOutage(outage) }
   )
   return {
     add: (line: RoutingLog.Line): Effect.Effect<void> => run.add(line),
@@ -70,6 +82,13 @@ const policyReplay = (deployment: Deployment, route: string | undefined, table: 
       return json ? JSON.stringify(reports) : PolicyReplay.format(reports)
     }
   }
+}
+
+/** Whether a record falls in the outage window (a record without a readable time: when the window is open-ended). */
+const inOutage = (window: NonNullable<ReplayOptions["outage"]>) => (record: { readonly ts?: string | undefined }) => {
+  const at = record.ts === undefined ? Number.NaN : Date.parse(record.ts)
+  if (Number.isNaN(at)) return window.from === undefined && window.until === undefined
+  return (window.from === undefined || at >= window.from) && (window.until === undefined || at < window.until)
 }
 
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(RoutingLog.Line))
@@ -133,7 +152,7 @@ export const replayProgram = (options: ReplayOptions) =>
   Effect.gen(function*() {
     const deployment = yield* loadDeployment(options.config)
     const table = options.pricingFile === undefined ? undefined : yield* loadPricing(options.pricingFile)
-    const replay = policyReplay(deployment, options.route, table)
+    const replay = policyReplay(deployment, options.route, table, options.outage)
     let skipped = 0
     let read = 0
     let records = 0
@@ -195,23 +214,79 @@ const replayFlags = {
     ),
     Options.optional
   ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the reports as a JSON array instead of a table."))
+  json: Options.boolean("json").pipe(Options.withDescription("Print the reports as a JSON array instead of a table.")),
+  judgeOutage: Options.boolean("judge-outage").pipe(
+    Options.withDescription(
+      "Replay as if every judge of every route had been unreachable (a transport failure on every consultation, fallbacks included), under each route's posture."
+    )
+  ),
+  judgeOutageFrom: Options.text("judge-outage-from").pipe(
+    Options.withPseudoName("ISO"),
+    Options.withDescription(
+      "With --judge-outage: the outage starts at this time (ISO 8601; default: the log's start)."
+    ),
+    Options.optional
+  ),
+  judgeOutageUntil: Options.text("judge-outage-until").pipe(
+    Options.withPseudoName("ISO"),
+    Options.withDescription(
+      "With --judge-outage: the outage ends before this time (ISO 8601; default: the log's end)."
+    ),
+    Options.optional
+  )
 }
+
+/** An ISO 8601 time of flag `flag` as epoch ms, or the usage error naming it. */
+const timeFlag = (flag: string, value: Option.Option<string>): Effect.Effect<number | undefined, UsageError> => {
+  if (Option.isNone(value)) return Effect.succeed(undefined)
+  const at = Date.parse(value.value)
+  return Number.isNaN(at)
+    ? Effect.fail(
+      new UsageError({ message: `--${flag} ${JSON.stringify(value.value)} is not an ISO 8601 time\n${replayUsage}` })
+    )
+    : Effect.succeed(at)
+}
+
+/** The outage window of the flags, or the usage error of a window without `--judge-outage` or one that ends before it starts. */
+const outageOf = (
+  flags: Command.Command.ParseConfig<typeof replayFlags>
+): Effect.Effect<ReplayOptions["outage"], UsageError> =>
+  Effect.gen(function*() {
+    const from = yield* timeFlag("judge-outage-from", flags.judgeOutageFrom)
+    const until = yield* timeFlag("judge-outage-until", flags.judgeOutageUntil)
+    if (!flags.judgeOutage) {
+      if (from !== undefined || until !== undefined) {
+        return yield* new UsageError({
+          message: `--judge-outage-from and --judge-outage-until go with --judge-outage\n${replayUsage}`
+        })
+      }
+      return undefined
+    }
+    if (from !== undefined && until !== undefined && until <= from) {
+      return yield* new UsageError({
+        message: `--judge-outage-until must be after --judge-outage-from\n${replayUsage}`
+      })
+    }
+    return { from, until }
+  })
 
 /** The options of parsed replay flags, or the `UsageError` the command prints. */
 const toReplayOptions = (
   flags: Command.Command.ParseConfig<typeof replayFlags>
 ): Effect.Effect<ReplayOptions, UsageError> => {
   const [first, ...more] = flags.log
-  return first !== undefined && Option.isSome(flags.config)
-    ? Effect.succeed({
-      log: more.length === 0 ? first : flags.log,
-      config: flags.config.value,
-      route: Option.getOrUndefined(flags.route),
-      pricingFile: Option.getOrUndefined(flags.pricingFile),
-      json: flags.json
-    })
-    : new UsageError({ message: `--log and --config are required\n${replayUsage}` })
+  if (first === undefined || Option.isNone(flags.config)) {
+    return new UsageError({ message: `--log and --config are required\n${replayUsage}` })
+  }
+  const config = flags.config.value
+  return Effect.map(outageOf(flags), (outage) => ({
+    log: more.length === 0 ? first : flags.log,
+    config,
+    route: Option.getOrUndefined(flags.route),
+    pricingFile: Option.getOrUndefined(flags.pricingFile),
+    json: flags.json,
+    ...(outage === undefined ? {} : { outage })
+  }))
 }
 
 /** `switchyard replay`, reporting progress on stderr when it is a terminal. */
