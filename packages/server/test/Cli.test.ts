@@ -106,7 +106,7 @@ describe("switchyard CLI", () => {
       assert.strictEqual(yield* replay.exited, 2)
       assert.strictEqual(
         replay.stderr(),
-        "--log and --config are required\nusage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--pricing-file PRICES.json] [--json]\n"
+        "--log and --config are required\nusage: switchyard replay --log FILE [--log FILE ...] --config OTHER.toml [--route ID] [--pricing-file PRICES.json] [--judge-outage [--judge-outage-from ISO] [--judge-outage-until ISO]] [--json]\n"
       )
       for (const cli of [missing, unknown, replay]) assert.strictEqual(cli.stdout(), "")
     }), spawnTimeout)
