@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
 import * as Breaker from "../src/Breaker.js"
+import * as Phases from "../src/internal/breakerPhase.js"
 import type { LlmClient } from "../src/Target.js"
 
 let counter = 0
@@ -271,6 +272,17 @@ describe("Breakers shared by replicas (TestClock)", () => {
       assert.strictEqual(yield* r.call(up), "answer")
       assert.strictEqual(yield* r.breaker.state, "closed")
     }))
+
+  it("a transition is later than the record it follows, even in the same millisecond, so it is written", () => {
+    const settings = { failureThreshold: 1, cooldownMs: 100 }
+    const adopted = Phases.adopt(Phases.initial, { state: "closed", closed_at: 1_000 })
+    assert.deepStrictEqual(adopted, { _tag: "Closed", failures: 0, at: 1_000 })
+    const opened = Phases.settle(adopted, false, "failure", 1_000, settings, 100)
+    assert.deepStrictEqual(opened, { _tag: "Open", at: 1_001, until: 1_101 })
+    assert.deepStrictEqual(Phases.recordOf(opened), { state: "open", opened_at: 1_001, until: 1_101 })
+    // an older or equal record changes nothing
+    assert.strictEqual(Phases.adopt(opened, { state: "closed", closed_at: 1_001 }), opened)
+  })
 
   it.effect("without a shared store a breaker is the process's own: never shared", () =>
     Effect.gen(function*() {

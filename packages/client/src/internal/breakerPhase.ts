@@ -53,7 +53,9 @@ export const admit = (phase: Phase, now: number): readonly [Admission, Phase] =>
  * Where a call admitted as `probe` (or not) and its outcome take the breaker at `now`. A probe
  * decides whatever the phase is by then; an interrupted or lost probe leaves the breaker open (the
  * next call probes; after a lost one, not before `leaseMs`, when the other replica's probe should
- * have decided). An ordinary call's outcome counts only while the breaker is still closed.
+ * have decided). An ordinary call's outcome counts only while the breaker is still closed. A new
+ * transition is always later than the phase's (by 1 ms at least, should the phase be an adopted
+ * record of the same millisecond), so that it is written to the store.
  */
 export const settle = (
   phase: Phase,
@@ -63,12 +65,13 @@ export const settle = (
   settings: BreakerSettings,
   leaseMs: number
 ): Phase => {
+  const at = Math.max(now, phase.at + 1)
   if (probe) {
     switch (outcome) {
       case "success":
-        return { _tag: "Closed", failures: 0, at: now }
+        return { _tag: "Closed", failures: 0, at }
       case "failure":
-        return { _tag: "Open", at: now, until: now + settings.cooldownMs }
+        return { _tag: "Open", at, until: at + settings.cooldownMs }
       case "interrupted":
         return phase._tag === "HalfOpen" ? { _tag: "Open", at: phase.at, until: now } : phase
       case "lost":
@@ -79,7 +82,7 @@ export const settle = (
   if (outcome === "success") return phase.failures === 0 ? phase : { _tag: "Closed", failures: 0, at: phase.at }
   const failures = phase.failures + 1
   return failures >= settings.failureThreshold
-    ? { _tag: "Open", at: now, until: now + settings.cooldownMs }
+    ? { _tag: "Open", at, until: at + settings.cooldownMs }
     : { _tag: "Closed", failures, at: phase.at }
 }
 
