@@ -221,6 +221,12 @@ describe.skipIf(skipWithoutRedis)("circuit breakers shared by two server process
         assert.lengthOf(linesOf(a, outageStarts), startsBefore.a + 1)
         assert.lengthOf(linesOf(b, outageStarts), startsBefore.b + 1)
         assert.strictEqual(upstream.counts().requests, 8)
+
+        // Both stop cleanly (the sync stops, then the connection's QUIT, bounded).
+        a.child.kill("SIGTERM")
+        b.child.kill("SIGTERM")
+        assert.strictEqual(yield* a.exited.pipe(Effect.timeout("10 seconds")), 0)
+        assert.strictEqual(yield* b.exited.pipe(Effect.timeout("10 seconds")), 0)
       }),
     60_000
   )
