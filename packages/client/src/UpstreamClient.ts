@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Breaker from "./Breaker.js"
 import * as Buffered from "./internal/buffered.js"
@@ -159,7 +160,10 @@ export class UpstreamClient extends Context.Tag("@switchyard-ts/client/UpstreamC
    * one whose settings changed, and drops one whose client has no `breaker` table any more.
    */
   readonly register: (client: LlmClient) => Effect.Effect<void>
-  /** The state of every breaker created so far, sorted by LLM client name. */
+  /**
+   * The state of every breaker created so far, sorted by LLM client name: its state, when it opened
+   * and whether it is shared right now (`Breaker.read` picks one client's).
+   */
   readonly breakers: Effect.Effect<ReadonlyArray<Breaker.Status>>
 }>() {}
 
@@ -229,12 +233,35 @@ export const responseAttributes: (
  *   per server), shared by every target of that client and by judge and answer calls alike. The
  *   breaker wraps the whole logical call (retries and deadline included; for a stream, until the
  *   headers), so it counts logical failures; an open breaker fails the call with `CircuitOpen`
- *   before any request is built. See `Breaker`.
+ *   before any request is built. See `Breaker`; {@link makeShared} shares their state with other
+ *   replicas.
  */
-export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTransport.UpstreamTransport> = Effect.gen(
-  function*() {
+export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTransport.UpstreamTransport> = Effect.flatMap(
+  Breaker.makeRegistry,
+  (registry) => over(registry)
+)
+
+/**
+ * {@link make} with breakers shared by replicas through the provided `Breaker.SharedStore` (the
+ * server's is Redis with `[sessions] store = "redis"`): the same calls, each decided by this
+ * process's breaker, whose state the registry's sync keeps in step with the store in the background
+ * for as long as the `Scope` lives (see `Breaker`).
+ */
+export const makeShared: Effect.Effect<
+  UpstreamClient["Type"],
+  never,
+  UpstreamTransport.UpstreamTransport | Breaker.SharedStore | Scope.Scope
+> = Effect.flatMap(
+  Effect.flatMap(Breaker.SharedStore, (store) => Breaker.makeSharedRegistry({ store })),
+  (registry) => over(registry)
+)
+
+/** The service over `registry`'s breakers and the ambient transport. */
+const over = (
+  registry: Breaker.Registry
+): Effect.Effect<UpstreamClient["Type"], never, UpstreamTransport.UpstreamTransport> =>
+  Effect.gen(function*() {
     const transport = yield* UpstreamTransport.UpstreamTransport
-    const registry = yield* Breaker.makeRegistry
     const guarded = <A>(
       options: CallOptions,
       call: Effect.Effect<A, UpstreamFailure>
@@ -291,8 +318,7 @@ export const make: Effect.Effect<UpstreamClient["Type"], never, UpstreamTranspor
       register: registry.register,
       breakers: registry.statuses
     })
-  }
-)
+  })
 
 /**
  * {@link make} over the ambient `UpstreamTransport`: the server provides the undici one
@@ -302,6 +328,16 @@ export const layerTransport: Layer.Layer<UpstreamClient, never, UpstreamTranspor
   UpstreamClient,
   make
 )
+
+/**
+ * {@link makeShared} as a layer: {@link layerTransport} with breakers shared through the provided
+ * `Breaker.SharedStore`; the sync stops when the layer is released.
+ */
+export const layerTransportShared: Layer.Layer<
+  UpstreamClient,
+  never,
+  UpstreamTransport.UpstreamTransport | Breaker.SharedStore
+> = Layer.scoped(UpstreamClient, makeShared)
 
 /**
  * {@link make} over any platform `HttpClient` (e.g. `NodeHttpClient.layerUndici` or

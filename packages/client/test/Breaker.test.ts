@@ -300,7 +300,10 @@ describe("Breaker inside the UpstreamClient (TestClock)", () => {
         yield* TestClock.adjust(settings.cooldownMs - elapsed)
         yield* Effect.flip(fake.client.complete({ target: t, body: request, headers: {} }))
         assert.strictEqual((yield* fake.requests).length, sent + maxRetries + 1)
-        assert.deepStrictEqual(yield* fake.client.breakers, [{ client: "a-client", state: "open" }])
+        // re-opened by the probe, at the end of the cooldown
+        assert.deepStrictEqual(yield* fake.client.breakers, [
+          { client: "a-client", state: "open", opened_at: Option.some(settings.cooldownMs), shared: false }
+        ])
       }),
     { fastCheck: { numRuns: 100 }, timeout: 60_000 }
   )
@@ -315,9 +318,13 @@ describe("Breaker inside the UpstreamClient (TestClock)", () => {
       yield* Effect.flip(fake.client.complete({ target: t, body: request, headers: {} }))
       // 503, 503: one counted failure, still closed
       yield* Effect.flip(fake.client.complete({ target: t, body: request, headers: {} }))
-      assert.deepStrictEqual(yield* fake.client.breakers, [{ client: "a-client", state: "closed" }])
+      assert.deepStrictEqual(yield* fake.client.breakers, [
+        { client: "a-client", state: "closed", opened_at: Option.none(), shared: false }
+      ])
       yield* Effect.flip(fake.client.complete({ target: t, body: request, headers: {} }))
-      assert.deepStrictEqual(yield* fake.client.breakers, [{ client: "a-client", state: "open" }])
+      assert.deepStrictEqual(yield* fake.client.breakers, [
+        { client: "a-client", state: "open", opened_at: Option.some(0), shared: false }
+      ])
     }))
 
   it.effect("a deadline counts as a failure", () =>
@@ -355,7 +362,9 @@ describe("Breaker inside the UpstreamClient (TestClock)", () => {
       assert.deepStrictEqual(refused, new CircuitOpen({ target: "b-model", client: "shared" }))
       assert.strictEqual((yield* fake.requestsTo("b.test")).length, 0)
       yield* fake.client.complete({ target: c, body: request, headers: {} })
-      assert.deepStrictEqual(yield* fake.client.breakers, [{ client: "shared", state: "open" }])
+      assert.deepStrictEqual(yield* fake.client.breakers, [
+        { client: "shared", state: "open", opened_at: Option.some(0), shared: false }
+      ])
     }))
 
   it.effect("register creates a client's breaker before any call", () =>
@@ -365,7 +374,9 @@ describe("Breaker inside the UpstreamClient (TestClock)", () => {
       assert.deepStrictEqual(yield* fake.client.breakers, [])
       yield* fake.client.register(t.client)
       yield* fake.client.register(t.client)
-      assert.deepStrictEqual(yield* fake.client.breakers, [{ client: "z-client", state: "closed" }])
+      assert.deepStrictEqual(yield* fake.client.breakers, [
+        { client: "z-client", state: "closed", opened_at: Option.none(), shared: false }
+      ])
       assert.strictEqual((yield* fake.requests).length, 0)
     }))
 })

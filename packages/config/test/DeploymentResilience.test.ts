@@ -193,6 +193,6 @@ describe("Deployment.layer and breakers", () => {
           )
         )
       )
-      assert.deepStrictEqual(statuses, [{ client: "hosted", state: "closed" }])
+      assert.deepStrictEqual(statuses, [{ client: "hosted", state: "closed", opened_at: Option.none(), shared: false }])
     }))
 })

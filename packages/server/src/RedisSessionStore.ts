@@ -23,8 +23,9 @@
  * - `size` counts this store's keys with `SCAN MATCH <prefix>* COUNT 1000` (deduplicated, expired
  *   keys excluded): its cost grows with the whole database, so it is for tests and the benchmark,
  *   never for request paths. It reads 0 when Redis cannot be reached.
- * - One {@link Connection} (client, bounded commands, these failure rules) can serve the store and
- *   the session totals of `RedisSessionTotals` ({@link layerConnection}, {@link layerOver}).
+ * - One {@link Connection} (client, bounded commands, these failure rules) can serve the store, the
+ *   session totals of `RedisSessionTotals` and the shared circuit breakers of `RedisBreakerStore`
+ *   ({@link layerConnection}, {@link layerOver}).
  */
 import * as Spans from "@switchyard-ts/client/Spans"
 import * as Evidence from "@switchyard-ts/routing/Evidence"
@@ -57,7 +58,7 @@ export const errorsTotal = Metric.counter("switchyard_session_store_errors_total
 })
 
 /** The operations counted by {@link errorsTotal}. */
-export type Operation = "get" | "put" | "remove" | "size" | "totals_add" | "totals_get"
+export type Operation = "get" | "put" | "remove" | "size" | "totals_add" | "totals_get" | "breaker"
 
 const StoredDecision: Schema.Schema<SessionDecision> = Schema.Struct({
   target: Schema.String,
@@ -104,6 +105,13 @@ export interface ConnectionOptions {
  */
 export class Connection extends Context.Tag("@switchyard-ts/server/RedisSessionStore/Connection")<Connection, {
   readonly client: Redis
+  /** The Redis URL without its credentials, for log lines. */
+  readonly where: string
+  /**
+   * One command, bounded by the command timeout; a failure is counted in {@link errorsTotal} under
+   * `operation` and fails with its reason, not logged (for a caller that logs outages itself).
+   */
+  readonly attempt: <A>(operation: Operation, run: () => Promise<A>) => Effect.Effect<A, string>
   /**
    * One command, bounded by the command timeout; a failure is counted in {@link errorsTotal} under
    * `operation`, logged as a warning (the Redis host, never the URL's credentials), and fails with
@@ -118,7 +126,8 @@ const degraded: Record<Operation, string> = {
   remove: "session store unavailable; the session's state was not removed (it expires after ttl_ms)",
   size: "session store unavailable; size reads 0",
   totals_add: "session store unavailable; a line was not added to its session's totals",
-  totals_get: "session store unavailable; the session's totals were not read"
+  totals_get: "session store unavailable; the session's totals were not read",
+  breaker: "session store unavailable; circuit breaker state was not shared"
 }
 
 /** Connect (see the module doc); the connection lives as long as the `Scope`. Never fails. */
@@ -175,21 +184,23 @@ export const connect = (options: ConnectionOptions) =>
       )
     }
 
-    const command = <A>(operation: Operation, run: () => Promise<A>): Effect.Effect<A, string> =>
+    const attempt = <A>(operation: Operation, run: () => Promise<A>): Effect.Effect<A, string> =>
       Effect.tryPromise({ try: run, catch: describeError }).pipe(
         // ioredis bounds the command too; this bound also holds should a promise never settle.
         Effect.timeoutFail({ duration: Duration.millis(commandTimeoutMs + 50), onTimeout: () => "Command timed out" }),
+        Effect.tapError(() => Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 1))
+      )
+
+    const command = <A>(operation: Operation, run: () => Promise<A>): Effect.Effect<A, string> =>
+      attempt(operation, run).pipe(
         Effect.tapError((error) =>
-          Effect.zipRight(
-            Metric.update(errorsTotal.pipe(Metric.tagged("operation", operation)), 1),
-            Effect.logWarning(degraded[operation]).pipe(
-              Effect.annotateLogs({ session_store: "redis", operation, redis: where, error })
-            )
+          Effect.logWarning(degraded[operation]).pipe(
+            Effect.annotateLogs({ session_store: "redis", operation, redis: where, error })
           )
         )
       )
 
-    return Connection.of({ client, command })
+    return Connection.of({ client, where, attempt, command })
   })
 
 /** {@link connect} as a scoped layer (connected while the layer lives). */

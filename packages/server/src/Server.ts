@@ -8,6 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Undici from "@effect/platform-node/Undici"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
+import type * as Breaker from "@switchyard-ts/client/Breaker"
 import * as UpstreamClient from "@switchyard-ts/client/UpstreamClient"
 import * as UpstreamTransport from "@switchyard-ts/client/UpstreamTransport"
 import * as Deployment from "@switchyard-ts/config/Deployment"
@@ -36,6 +37,7 @@ import * as LineBatches from "./internal/lineBatches.js"
 import * as Logfmt from "./internal/logfmt.js"
 import * as Reload from "./internal/reload.js"
 import * as Tracing from "./internal/tracing.js"
+import * as RedisBreakerStore from "./RedisBreakerStore.js"
 import * as RedisSessionStore from "./RedisSessionStore.js"
 import * as RedisSessionTotals from "./RedisSessionTotals.js"
 import * as RoutingLog from "./RoutingLog.js"
@@ -86,23 +88,31 @@ export interface Options extends Api.Options {
 export const sessionStoreLayer = (sessions: Deployment.SessionsSpec): Layer.Layer<SessionStore.SessionStore> =>
   sessionLayers(sessions).store
 
-/**
- * The session store and, when it is Redis, the session totals of `/v1/session-stats` kept beside
- * it (`RedisSessionTotals`, same `ttl_ms`) over one connection; with the memory store, no totals
- * layer (the routing log keeps them in memory).
- */
-export const sessionLayers = (sessions: Deployment.SessionsSpec): {
+/** What a deployment's `[sessions]` table gives the server (see {@link sessionLayers}). */
+export interface SessionLayers {
   readonly store: Layer.Layer<SessionStore.SessionStore>
   readonly totals: Option.Option<Layer.Layer<SessionTotals.SessionTotals>>
-} => {
-  if (sessions.store !== "redis") return { store: SessionStore.layerMemory(sessions), totals: Option.none() }
+  readonly breakers: Option.Option<Layer.Layer<Breaker.SharedStore>>
+}
+
+/**
+ * The session store and, when it is Redis, over one connection: the session totals of
+ * `/v1/session-stats` kept beside it (`RedisSessionTotals`, same `ttl_ms`) and the circuit
+ * breakers' shared state (`RedisBreakerStore`); with the memory store, neither (the routing log keeps
+ * the totals in memory, each breaker is the process's own).
+ */
+export const sessionLayers = (sessions: Deployment.SessionsSpec): SessionLayers => {
+  if (sessions.store !== "redis") {
+    return { store: SessionStore.layerMemory(sessions), totals: Option.none(), breakers: Option.none() }
+  }
   const connection = Option.match(sessions.url, {
     onNone: () => Layer.die(new Error("[sessions] store = \"redis\" needs a url")),
     onSome: (url) => RedisSessionStore.layerConnection({ url })
   })
   return {
     store: RedisSessionStore.layerOver({ ttlMs: sessions.ttlMs }).pipe(Layer.provide(connection)),
-    totals: Option.some(RedisSessionTotals.layer({ ttlMs: sessions.ttlMs }).pipe(Layer.provide(connection)))
+    totals: Option.some(RedisSessionTotals.layer({ ttlMs: sessions.ttlMs }).pipe(Layer.provide(connection))),
+    breakers: Option.some(RedisBreakerStore.layer().pipe(Layer.provide(connection)))
   }
 }
 
@@ -163,20 +173,32 @@ export const upstreamTransportLayer = upstreamTransport()
 /**
  * The Router of a deployment with the default judge, the deployment's session store and a real
  * upstream client (undici, keep-alive pool per origin, {@link upstreamConnectionsPerOrigin}
- * connections at most).
+ * connections at most), whose circuit breakers share their state through `breakers` when given
+ * (`sessionLayers(…).breakers`). Without arguments, both come from the deployment's `[sessions]`
+ * table, over one Redis connection when it says `store = "redis"`.
  */
 export const routerLayer = (
   deployment: Deployment.Deployment,
-  sessions: Layer.Layer<SessionStore.SessionStore> = sessionStoreLayer(deployment.sessions)
-) =>
-  Deployment.layerWith(deployment).pipe(
-    Layer.provide(Layer.merge(Judge.layer, sessions)),
+  sessions?: Layer.Layer<SessionStore.SessionStore>,
+  breakers?: Option.Option<Layer.Layer<Breaker.SharedStore>>
+) => {
+  const own = sessions === undefined
+    ? sessionLayers(deployment.sessions)
+    : { store: sessions, breakers: Option.none<Layer.Layer<Breaker.SharedStore>>() }
+  const shared = breakers ?? own.breakers
+  const upstream = Option.match(shared, {
+    onNone: () => UpstreamClient.layerTransport,
+    onSome: (store) => UpstreamClient.layerTransportShared.pipe(Layer.provide(store))
+  })
+  return Deployment.layerWith(deployment).pipe(
+    Layer.provide(Layer.merge(Judge.layer, own.store)),
     // also exposed: the judge calls the Judge records, which /v1/judges reads
     Layer.provideMerge(JudgeHealth.layer),
     // also exposed: /health reads the circuit breaker states of the one UpstreamClient
-    Layer.provideMerge(UpstreamClient.layerTransport),
+    Layer.provideMerge(upstream),
     Layer.provide(upstreamTransportLayer)
   )
+}
 
 /**
  * The Responses continuation state of a deployment (`ResponseState`): in memory, its id → target
@@ -271,8 +293,9 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
     inboundAuth: options.inboundAuth ?? deployment.server,
     ...(fallbackClient === undefined ? {} : { fallbackClient })
   }
-  // One session store (one Redis client) for the routes, the shared continuation records and the session totals.
-  const { store: sessions, totals } = sessionLayers(deployment.sessions)
+  // One session store (one Redis client) for the routes, the shared continuation records, the session
+  // totals and the shared circuit breakers.
+  const { breakers, store: sessions, totals } = sessionLayers(deployment.sessions)
   const logOptions = options.routingLog
   const routingLog = logOptions === undefined
     ? RoutingLog.layerNoop
@@ -288,7 +311,7 @@ export const layerApp = (deployment: Deployment.Deployment, options: AppOptions 
         backlog: options.backlog ?? defaultBacklog
       })
     ),
-    Layer.provideMerge(Layer.provideMerge(routerLayer(deployment, sessions), statsLayer(deployment))),
+    Layer.provideMerge(Layer.provideMerge(routerLayer(deployment, sessions, breakers), statsLayer(deployment))),
     Layer.provide(responseStateLayer(deployment, sessions)),
     Layer.provide(options.telemetry ?? Telemetry.layer),
     Layer.provide(routingLog),

@@ -20,7 +20,11 @@ const deployment = (stopped: string, live: string) => (upstreamUrl: string): D.D
   llm_clients: {
     sim: D.client("openai_chat", upstreamUrl, { max_retries: 0 }),
     judge: D.client("openai_chat", upstreamUrl, { max_retries: 0, timeout_ms: 3000 }),
-    stopped: D.client("openai_chat", D.deadUrl, { max_retries: 0, timeout_ms: 3000 })
+    stopped: D.client("openai_chat", D.deadUrl, {
+      max_retries: 0,
+      timeout_ms: 3000,
+      breaker: { failure_threshold: 5, cooldown_ms: 30000 }
+    })
   },
   targets: {
     primary: D.target(stopped, "stopped"),
@@ -47,7 +51,11 @@ const Judges = Schema.parseJson(Schema.Struct({
     model: Schema.String,
     llm_client: Schema.String,
     routes: Schema.Array(Schema.Struct({ route: Schema.String, role: Schema.String, judge_failure: Schema.String })),
-    breaker: Schema.Null,
+    breaker: Schema.NullOr(Schema.Struct({
+      state: Schema.String,
+      opened_at: Schema.NullOr(Schema.String),
+      shared: Schema.Boolean
+    })),
     last_success_at: Schema.NullOr(Schema.String),
     last_failure: Schema.NullOr(Schema.Struct({ at: Schema.String, reason: Schema.String })),
     window: Schema.Struct({
@@ -109,6 +117,9 @@ describe("classifier_fallback through the server", () => {
         ["backup", live, "judge", [{ route: "auto", role: "fallback", judge_failure: "fail_open" }]]
       ])
       const [first, second] = judges.judges
+      // one failure of five: the stopped judge's breaker is still closed, and not shared (no Redis)
+      assert.deepStrictEqual(first?.breaker, { state: "closed", opened_at: null, shared: false })
+      assert.strictEqual(second?.breaker, null)
       assert.strictEqual(first?.last_success_at, null)
       assert.strictEqual(first?.last_failure?.reason, "transport")
       assert.deepStrictEqual([first?.window.calls, first?.window.failures], [1, 1])

@@ -1,6 +1,6 @@
 /**
  * The test Redis of the server tests (`SWITCHYARD_TEST_REDIS_URL`), shared by the Redis session
- * store and session totals tests: when to skip, a raw client, per-run key names and their clean-up,
+ * store, session totals and shared circuit breaker tests: when to skip, a raw client, per-run key names and their clean-up,
  * a redis-server of a test's own (to stop it mid-test), a closed port, a Redis that hangs after its
  * handshake, the store's error counts and a capturing logger.
  */
@@ -19,7 +19,7 @@ export const envUrl = process.env["SWITCHYARD_TEST_REDIS_URL"] ?? ""
 export const skipWithoutRedis = envUrl === "" && process.env["SWITCHYARD_REQUIRE_REDIS"] !== "1"
 if (skipWithoutRedis) {
   process.stderr.write(
-    "skipping the Redis session store tests: no redis-server on the PATH and SWITCHYARD_TEST_REDIS_URL is unset " +
+    "skipping the Redis tests (session store, session totals, shared circuit breakers): no redis-server on the PATH and SWITCHYARD_TEST_REDIS_URL is unset " +
       "(install redis-server, or run `bash .ci/run`, which provides one and makes this skip a failure)" + "\n"
   )
 }

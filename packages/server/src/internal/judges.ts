@@ -9,6 +9,7 @@ import type { Target } from "@switchyard-ts/client/Target"
 import type { Deployment } from "@switchyard-ts/config/Deployment"
 import type * as JudgeHealth from "@switchyard-ts/routing/JudgeHealth"
 import * as RouteTypes from "@switchyard-ts/routing/RouteTypes"
+import * as Option from "effect/Option"
 
 /** One route's use of a judge (`route`: the route's id, as in the metrics' `route` label). */
 export interface Use {
@@ -43,10 +44,17 @@ export const listOf = (deployment: Deployment): ReadonlyArray<Listed> => {
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-/** The breaker of a judge's client as the endpoint shows it; null for a client without one. */
+/**
+ * The breaker of a judge's client as the endpoint shows it (`opened_at` null while closed; `shared`:
+ * its state is shared with other replicas right now); null for a client without one.
+ */
 const breakerOf = (statuses: ReadonlyArray<Breaker.Status>, client: string) => {
   const status = statuses.find((s) => s.client === client)
-  return status === undefined ? null : { state: status.state }
+  return status === undefined ? null : {
+    state: status.state,
+    opened_at: Option.match(status.opened_at, { onNone: () => null, onSome: iso }),
+    shared: status.shared
+  }
 }
 
 /** The body of `GET /v1/judges` at `nowMs`. */
