@@ -248,6 +248,62 @@ interface SyncedBreaker extends Breaker {
   readonly adopt: (record: SharedRecord) => Effect.Effect<void>
 }
 
+/** What a breaker's `guard` is made of (see {@link build}). */
+interface Gate {
+  readonly client: string
+  readonly sharing: Option.Option<Sharing>
+  /** The admission of a call now (a transition). */
+  readonly acquire: Effect.Effect<Phases.Admission>
+  /** A call's outcome, settled into the breaker (and published when sharing). */
+  readonly release: (probe: boolean, outcome: Outcome) => Effect.Effect<unknown>
+  /** Whether this replica may probe the opening at `at`. */
+  readonly claim: (store: Context.Tag.Service<SharedStore>, at: number) => Effect.Effect<boolean>
+}
+
+/**
+ * A breaker's `guard`: admit the call (refused while open; a probe when due — with sharing, only
+ * the replica holding the probe lease), run it, and settle its outcome, uninterruptibly around it.
+ */
+const guarded = ({ acquire, claim, client, release, sharing }: Gate) => {
+  const refused = (target: string) => Effect.fail(ExpectedFailure.make(() => new CircuitOpen({ target, client })))
+  return <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    options: { readonly target: string; readonly isFailure: (error: E) => boolean }
+  ): Effect.Effect<A, E | CircuitOpen, R> =>
+    Effect.uninterruptibleMask((restore) => {
+      const run = (probe: boolean) =>
+        restore(self).pipe(
+          Effect.onExit((exit) => {
+            if (Exit.isSuccess(exit)) return release(probe, "success")
+            // A defect or an interruption says nothing about the upstream's health.
+            return Option.match(Cause.failureOption(exit.cause), {
+              onNone: () => release(probe, "interrupted"),
+              onSome: (error) => release(probe, options.isFailure(error) ? "failure" : "success")
+            })
+          })
+        )
+      return Effect.flatMap(acquire, (admission): Effect.Effect<A, E | CircuitOpen, R> => {
+        switch (admission._tag) {
+          case "Refuse":
+            return refused(options.target)
+          case "Call":
+            return run(false)
+          case "Probe":
+            return Option.match(sharing, {
+              onNone: () => run(true),
+              onSome: ({ store }) =>
+                restore(claim(store, admission.at)).pipe(
+                  Effect.onInterrupt(() => release(true, "interrupted")),
+                  Effect.flatMap((won): Effect.Effect<A, E | CircuitOpen, R> =>
+                    won ? run(true) : Effect.zipRight(release(true, "lost"), refused(options.target))
+                  )
+                )
+            })
+        }
+      })
+    })
+}
+
 const build = (client: string, settings: Settings, sharing: Option.Option<Sharing>): Effect.Effect<SyncedBreaker> =>
   Effect.gen(function*() {
     const gauge = gaugeOf(client)
@@ -296,44 +352,7 @@ const build = (client: string, settings: Settings, sharing: Option.Option<Sharin
       }
     )
 
-    const refused = (target: string) => Effect.fail(ExpectedFailure.make(() => new CircuitOpen({ target, client })))
-
-    const guard = <A, E, R>(
-      self: Effect.Effect<A, E, R>,
-      options: { readonly target: string; readonly isFailure: (error: E) => boolean }
-    ): Effect.Effect<A, E | CircuitOpen, R> =>
-      Effect.uninterruptibleMask((restore) => {
-        const run = (probe: boolean) =>
-          restore(self).pipe(
-            Effect.onExit((exit) => {
-              if (Exit.isSuccess(exit)) return release(probe, "success")
-              // A defect or an interruption says nothing about the upstream's health.
-              return Option.match(Cause.failureOption(exit.cause), {
-                onNone: () => release(probe, "interrupted"),
-                onSome: (error) => release(probe, options.isFailure(error) ? "failure" : "success")
-              })
-            })
-          )
-        return Effect.flatMap(acquire, (admission): Effect.Effect<A, E | CircuitOpen, R> => {
-          switch (admission._tag) {
-            case "Refuse":
-              return refused(options.target)
-            case "Call":
-              return run(false)
-            case "Probe":
-              return Option.match(sharing, {
-                onNone: () => run(true),
-                onSome: ({ store }) =>
-                  restore(claim(store, admission.at)).pipe(
-                    Effect.onInterrupt(() => release(true, "interrupted")),
-                    Effect.flatMap((won): Effect.Effect<A, E | CircuitOpen, R> =>
-                      won ? run(true) : Effect.zipRight(release(true, "lost"), refused(options.target))
-                    )
-                  )
-              })
-          }
-        })
-      })
+    const guard = guarded({ client, sharing, acquire, release, claim })
 
     const isShared = Option.match(sharing, { onNone: () => Effect.succeed(false), onSome: (s) => s.store.reachable })
 
